@@ -1,0 +1,198 @@
+"""The provider-neutral LLM request format (the seed's ``llm_requests.py``).
+
+``to_llm_request()`` turns stored messages into these; provider adapters turn
+these into request bodies. They never cross JSON, so they are frozen slotted
+dataclasses (cheap to build on the hot path), not pydantic models. Every
+message keeps the ``msg_id`` it came from so a payload part can be traced back
+to its card.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+
+@dataclass(slots=True, frozen=True)
+class LLMTextPart:
+    """Text in a user turn."""
+
+    text: str
+    kind: ClassVar[Literal["text"]] = "text"
+
+
+@dataclass(slots=True, frozen=True)
+class _LLMMediaPart:
+    """Where a medium's bytes are (one of url, path, data) and the text to send when it cannot be sent."""
+
+    url: str | None = None
+    path: str | None = None
+    data: str | None = None
+    media_type: str | None = None
+    detail: str | None = None
+    filename: str | None = None
+
+    @property
+    def location(self) -> str | None:
+        """The URL or path of the medium, or None when it is inline base64."""
+        return self.url if self.url is not None else self.path
+
+
+@dataclass(slots=True, frozen=True)
+class LLMImagePart(_LLMMediaPart):
+    """An image in a user turn."""
+
+    kind: ClassVar[Literal["image"]] = "image"
+
+
+@dataclass(slots=True, frozen=True)
+class LLMAudioPart(_LLMMediaPart):
+    """An audio clip in a user turn."""
+
+    kind: ClassVar[Literal["audio"]] = "audio"
+
+
+@dataclass(slots=True, frozen=True)
+class LLMVideoPart(_LLMMediaPart):
+    """A video in a user turn."""
+
+    kind: ClassVar[Literal["video"]] = "video"
+
+
+@dataclass(slots=True, frozen=True)
+class LLMFilePart(_LLMMediaPart):
+    """A file (PDF or other) in a user turn."""
+
+    kind: ClassVar[Literal["file"]] = "file"
+
+
+LLMMediaPart = LLMImagePart | LLMAudioPart | LLMVideoPart | LLMFilePart
+LLMUserPart = LLMTextPart | LLMImagePart | LLMAudioPart | LLMVideoPart | LLMFilePart
+
+
+@dataclass(slots=True, frozen=True)
+class LLMThinking:
+    """A signed thinking block, replayed verbatim to the provider that produced it."""
+
+    thinking: str
+    signature: str
+    kind: ClassVar[Literal["thinking"]] = "thinking"
+
+
+@dataclass(slots=True, frozen=True)
+class LLMRedactedThinking:
+    """An encrypted thinking block, replayed verbatim to the provider that produced it."""
+
+    data: str
+    kind: ClassVar[Literal["redacted_thinking"]] = "redacted_thinking"
+
+
+LLMReasoningBlock = LLMThinking | LLMRedactedThinking
+
+
+@dataclass(slots=True, frozen=True)
+class LLMToolCall:
+    """A tool call; ``arguments`` is the model's original JSON text (byte-exact replay avoids drift)."""
+
+    id: str
+    name: str
+    arguments: str
+
+    def parsed_arguments(self) -> dict[str, Any] | None:
+        """The arguments as an object, or None when the text is not a JSON object."""
+        return parse_arguments(self.arguments)
+
+
+@dataclass(slots=True, frozen=True)
+class LLMFunctionCall:
+    """A legacy OpenAI function call."""
+
+    name: str
+    arguments: str
+
+
+@dataclass(slots=True, frozen=True)
+class LLMSystemMessage:
+    """A system prompt fragment; adapters decide where it goes."""
+
+    content: str
+    msg_id: str | None = None
+    role: ClassVar[Literal["system"]] = "system"
+
+
+@dataclass(slots=True, frozen=True)
+class LLMUserMessage:
+    """A user turn. ``attachment_of`` is set when the turn only carries a tool/console result's attachments.
+
+    It names the tool call id (or ``"console"``) so adapters can move the parts where their provider
+    wants them: inside an Anthropic tool_result, after the whole tool block for OpenAI.
+    """
+
+    content: tuple[LLMUserPart, ...]
+    msg_id: str | None = None
+    attachment_of: str | None = None
+    role: ClassVar[Literal["user"]] = "user"
+
+
+@dataclass(slots=True, frozen=True)
+class LLMAssistantMessage:
+    """An assistant turn: text, reasoning, tool calls, a legacy function call and TFL scripts."""
+
+    content: str = ""
+    reasoning_content: str | tuple[LLMReasoningBlock, ...] | None = None
+    tool_calls: tuple[LLMToolCall, ...] = ()
+    function_call: LLMFunctionCall | None = None
+    tfl_scripts: tuple[str, ...] = ()
+    msg_id: str | None = None
+    role: ClassVar[Literal["assistant"]] = "assistant"
+
+
+@dataclass(slots=True, frozen=True)
+class LLMToolMessage:
+    """One tool result. ``tool_call_id`` is None for a bare string result that names no call."""
+
+    content: str
+    tool_call_id: str | None = None
+    name: str | None = None
+    is_error: bool = False
+    msg_id: str | None = None
+    role: ClassVar[Literal["tool"]] = "tool"
+
+
+@dataclass(slots=True, frozen=True)
+class LLMFunctionMessage:
+    """The result of a legacy function call."""
+
+    name: str
+    content: str
+    msg_id: str | None = None
+    role: ClassVar[Literal["function"]] = "function"
+
+
+@dataclass(slots=True, frozen=True)
+class LLMTFLMessage:
+    """Console output of the TFL interpreter; providers have no such role, so adapters rewrite it."""
+
+    content: str
+    summary: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    msg_id: str | None = None
+    role: ClassVar[Literal["console"]] = "console"
+
+
+LLMMessage = (
+    LLMSystemMessage | LLMUserMessage | LLMAssistantMessage | LLMToolMessage | LLMFunctionMessage | LLMTFLMessage
+)
+"""Any neutral request message."""
+
+
+def parse_arguments(text: str) -> dict[str, Any] | None:
+    """Parse tool-call arguments; None when they are not a JSON object (the caller decides what that means)."""
+    if not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None

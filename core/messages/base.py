@@ -1,0 +1,191 @@
+"""BaseMessage: every field of the seed's table, and the ``to_llm_request`` contract.
+
+System, tool, console and function messages have no subclass: they are plain
+BaseMessage records and convert here. User and assistant messages must be
+subclasses; a bare one is what TFROB-299 left behind, and converting it raises
+the seed's ContractError instead of guessing (a guess would silently drop
+tool calls and reasoning).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import TYPE_CHECKING, Annotated, Any, Literal, assert_never
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+
+from core.errors import ContractError
+from core.llm.messages import (
+    LLMFunctionMessage,
+    LLMMessage,
+    LLMSystemMessage,
+    LLMTFLMessage,
+    LLMToolMessage,
+    LLMUserMessage,
+)
+from core.messages.convert import parts_to_llm, text_of
+from core.messages.objects import (
+    BaseGroup,
+    BaseUser,
+    ConsoleResult,
+    FunctionCall,
+    FunctionResult,
+    ToolCall,
+    ToolReturn,
+)
+from core.messages.parts import MsgPart
+from core.messages.refs import PathRef, UrlRef
+
+if TYPE_CHECKING:
+    from core.messages.union import Message
+
+Role = Literal["system", "user", "assistant", "function", "tool", "console"]
+ROLES: tuple[Role, ...] = ("system", "user", "assistant", "function", "tool", "console")
+
+
+def now_ms() -> int:
+    """Milliseconds since the epoch: the unit of ``create_ts``."""
+    return time.time_ns() // 1_000_000
+
+
+def new_msg_id() -> str:
+    """A fresh message id for messages built in Python (stored records always carry theirs)."""
+    return uuid.uuid4().hex
+
+
+def content_tag(value: Any) -> str | None:
+    """Which member of the wide ``content`` union a value is; accepts JSON values and Python objects.
+
+    Plain strings stay strings here: only subclasses whose content *is* a location
+    (ImageMessage and friends) apply the path-versus-URL rule.
+    """
+    if isinstance(value, str):
+        if isinstance(value, UrlRef):
+            return "url"
+        return "path" if isinstance(value, PathRef) else "str"
+    if isinstance(value, dict | BaseUser):
+        return "user"
+    if isinstance(value, list | tuple):
+        if not value:
+            return "parts"
+        first = value[0]
+        if isinstance(first, dict):
+            return "messages" if "role" in first else "parts"
+        return "messages" if isinstance(first, BaseMessage) else "parts"
+    return None
+
+
+BaseContent = Annotated[
+    Annotated[str, Tag("str")]
+    | Annotated[PathRef, Tag("path")]
+    | Annotated[UrlRef, Tag("url")]
+    | Annotated[BaseUser, Tag("user")]
+    | Annotated[list["Message"], Tag("messages")]
+    | Annotated[list[MsgPart], Tag("parts")],
+    Discriminator(content_tag),
+]
+
+
+class BaseMessage(BaseModel):
+    """One message of the agent: the seed's BaseMessage with every field of its table.
+
+    Unknown keys are kept (extra="allow"): whatever a newer agent wrote comes back on dump.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    role: Role
+    content: BaseContent = ""
+    tool_calls: list[ToolCall] | None = None
+    tool_reses: list[str | ToolReturn] | None = None
+    function_call: FunctionCall | None = None
+    function_res: FunctionResult | None = None
+    console_reses: list[str | ConsoleResult] | None = None
+    tfl_scripts: list[str] | None = None
+    additional_kwargs: dict[str, Any] = Field(default_factory=dict)
+    create_ts: int = Field(default_factory=now_ms)
+    creator: BaseUser | None = None
+    group: BaseGroup | None = None
+    msg_id: str = Field(default_factory=new_msg_id)
+    conversation_id: str = ""
+
+    @property
+    def tag(self) -> str:
+        """The discriminator key: ``role:msg_type`` for subclasses, the role alone for base records."""
+        msg_type = getattr(self, "msg_type", None)
+        return f"{self.role}:{msg_type}" if isinstance(msg_type, str) else self.role
+
+    def to_llm_request(self) -> LLMMessage | list[LLMMessage]:
+        """This message in the provider-neutral request format (the seed's contract).
+
+        User and assistant subclasses override this; reaching it with those roles means
+        the record lost its subclass, so it raises rather than guess.
+        """
+        match self.role:
+            case "assistant" | "user":
+                raise ContractError(self.role, self.msg_id)
+            case "system":
+                return LLMSystemMessage(content=text_of(self.content), msg_id=self.msg_id)
+            case "console":
+                return self._console_to_llm()
+            case "tool":
+                return self._tool_to_llm()
+            case "function":
+                return self._function_to_llm()
+            case _:
+                assert_never(self.role)
+
+    def _console_to_llm(self) -> list[LLMMessage]:
+        """Each ConsoleResult becomes an LLMTFLMessage, followed by its attachments as a user turn."""
+        if not self.console_reses:
+            return [LLMTFLMessage(content=text_of(self.content), msg_id=self.msg_id)]
+        out: list[LLMMessage] = []
+        for res in self.console_reses:
+            if isinstance(res, str):
+                out.append(LLMTFLMessage(content=res, msg_id=self.msg_id))
+                continue
+            out.append(LLMTFLMessage(content=res.result, summary=res.summary_result, meta=res.meta, msg_id=self.msg_id))
+            if res.attachments:
+                parts = parts_to_llm(res.attachments)
+                out.append(LLMUserMessage(content=parts, msg_id=self.msg_id, attachment_of="console"))
+        return out
+
+    def _tool_to_llm(self) -> list[LLMMessage]:
+        """Each ToolReturn becomes an LLMToolMessage, followed by its attachments as a user turn."""
+        if not self.tool_reses:
+            call_id = self.additional_kwargs.get("tool_call_id")
+            return [
+                LLMToolMessage(
+                    content=text_of(self.content),
+                    tool_call_id=call_id if isinstance(call_id, str) else None,
+                    msg_id=self.msg_id,
+                )
+            ]
+        out: list[LLMMessage] = []
+        for res in self.tool_reses:
+            if isinstance(res, str):
+                # A bare string names no call; adapters pair it by position or treat it as an orphan.
+                out.append(LLMToolMessage(content=res, msg_id=self.msg_id))
+                continue
+            out.append(
+                LLMToolMessage(
+                    content=res.result,
+                    tool_call_id=res.call_id,
+                    name=res.name,
+                    is_error=res.is_error,
+                    msg_id=self.msg_id,
+                )
+            )
+            if res.attachments:
+                parts = parts_to_llm(res.attachments)
+                out.append(LLMUserMessage(content=parts, msg_id=self.msg_id, attachment_of=res.call_id))
+        return out
+
+    def _function_to_llm(self) -> LLMFunctionMessage:
+        if self.function_res is not None:
+            return LLMFunctionMessage(name=self.function_res.name, content=self.function_res.result, msg_id=self.msg_id)
+        name = self.additional_kwargs.get("name")
+        return LLMFunctionMessage(
+            name=name if isinstance(name, str) else "", content=text_of(self.content), msg_id=self.msg_id
+        )

@@ -1,0 +1,230 @@
+"""Reading stored messages from JSON and JSONL, with limits and errors that say where.
+
+This is the one reader behind ``check``, ``repair``, ``payload`` and ``import``.
+It yields each top-level message twice over: the JSON object exactly as read
+(``raw``: the store keeps it verbatim, so nothing the parser does not know is
+lost) and the typed message parsed through the Message union. Bad input stops
+the read with an InputError naming the source, the line and the JSON path.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, Literal
+
+import orjson
+from pydantic import ValidationError
+
+from core.errors import InputError
+from core.messages.union import MESSAGE_ADAPTER, Message
+
+Format = Literal["json", "jsonl"]
+MiB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ReadLimits:
+    """Bounds on what one read accepts; exceeding one is an InputError, never a hang or a crash.
+
+    The nesting bound is orjson's fixed depth limit of 1024 (it cannot be raised), which
+    keeps a 100,000-deep ``[[[[`` from reaching the validator at all.
+    """
+
+    max_file_bytes: int = 512 * MiB
+    max_record_bytes: int = 32 * MiB
+
+
+DEFAULT_LIMITS = ReadLimits()
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One top-level message as read: where it was, its JSON object verbatim, and its typed form."""
+
+    source: str
+    line: int | None
+    index: int
+    raw: dict[str, Any]
+    message: Message
+
+
+def detect_format(name: str, head: bytes) -> Format:
+    """``.jsonl``/``.ndjson`` are JSONL, ``.json`` is JSON; otherwise a leading ``[`` means JSON."""
+    lower = name.lower()
+    if lower.endswith((".jsonl", ".ndjson")):
+        return "jsonl"
+    if lower.endswith(".json"):
+        return "json"
+    return "json" if head.lstrip()[:1] == b"[" else "jsonl"
+
+
+def read_path(path: str | Path, *, fmt: Format | None = None, limits: ReadLimits = DEFAULT_LIMITS) -> Iterator[Record]:
+    """Read messages from a file, or from standard input when ``path`` is ``-``."""
+    name = str(path)
+    if name == "-":
+        yield from read_stream(sys.stdin.buffer, source="<stdin>", fmt=fmt, limits=limits)
+        return
+    try:
+        handle = Path(path).open("rb")  # noqa: SIM115 - closed below; the generator owns it
+    except OSError as exc:
+        raise InputError(f"cannot open: {exc.strerror or exc}", source=name) from None
+    with handle:
+        yield from read_stream(handle, source=name, fmt=fmt, limits=limits)
+
+
+def read_bytes(
+    data: bytes, *, source: str = "<input>", fmt: Format | None = None, limits: ReadLimits = DEFAULT_LIMITS
+) -> Iterator[Record]:
+    """Read messages from bytes already in memory (an upload, a test)."""
+    yield from read_stream(io.BytesIO(data), source=source, fmt=fmt, limits=limits)
+
+
+def read_stream(
+    stream: IO[bytes], *, source: str, fmt: Format | None = None, limits: ReadLimits = DEFAULT_LIMITS
+) -> Iterator[Record]:
+    """Read messages from a binary stream; the format is detected from the name and first bytes."""
+    head = _peek(stream)
+    if head.startswith(b"\xef\xbb\xbf"):
+        stream.read(3)
+        head = head[3:]
+    chosen = fmt or detect_format(source, head)
+    if chosen == "jsonl":
+        yield from _read_jsonl(stream, source, limits)
+    else:
+        yield from _read_json(stream, source, limits)
+
+
+def _peek(stream: IO[bytes]) -> bytes:
+    peek = getattr(stream, "peek", None)
+    if peek is not None:
+        data: bytes = peek(64)[:64]
+        return data
+    pos = stream.tell()
+    data = stream.read(64)
+    stream.seek(pos)
+    return data
+
+
+def _read_jsonl(stream: IO[bytes], source: str, limits: ReadLimits) -> Iterator[Record]:
+    index = 0
+    line_no = 0
+    while True:
+        line = stream.readline(limits.max_record_bytes + 1)
+        if not line:
+            return
+        line_no += 1
+        if len(line) > limits.max_record_bytes and not line.endswith(b"\n"):
+            raise InputError(
+                f"line is longer than the {_size(limits.max_record_bytes)} record limit (max_record_bytes)",
+                source=source,
+                line=line_no,
+            )
+        if not line.strip():
+            continue
+        value = _loads(line, source, line_no)
+        yield _record(value, source, line_no, index, "$")
+        index += 1
+
+
+def _read_json(stream: IO[bytes], source: str, limits: ReadLimits) -> Iterator[Record]:
+    data = stream.read(limits.max_file_bytes + 1)
+    if len(data) > limits.max_file_bytes:
+        raise InputError(
+            f"file is larger than the {_size(limits.max_file_bytes)} limit (max_file_bytes)", source=source
+        )
+    if not data.strip():
+        raise InputError("file is empty: expected a message object or an array of them", source=source)
+    value = _loads(data, source, None)
+    if isinstance(value, dict):
+        yield _record(value, source, 1, 0, "$")
+        return
+    if not isinstance(value, list):
+        raise InputError(f"expected a message object or an array of them, found {_json_type(value)}", source=source)
+    for index, item in enumerate(value):
+        yield _record(item, source, None, index, f"$[{index}]")
+
+
+def _loads(data: bytes, source: str, line: int | None) -> Any:
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        reason = str(exc)
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            reason = f"not valid UTF-8 (byte {bad.start} of the {'line' if line else 'file'})"
+        else:
+            reason = f"not valid JSON: {reason}"
+        raise InputError(reason, source=source, line=line) from None
+
+
+def _record(value: Any, source: str, line: int | None, index: int, root: str) -> Record:
+    if not isinstance(value, dict):
+        raise InputError(f"expected a message object, found {_json_type(value)}", source=source, line=line, path=root)
+    try:
+        message = MESSAGE_ADAPTER.validate_python(value)
+    except ValidationError as exc:
+        path, reason = describe_validation_error(exc, value, root)
+        raise InputError(reason, source=source, line=line, path=path) from None
+    except RecursionError:
+        raise InputError("messages are nested too deeply to read", source=source, line=line, path=root) from None
+    return Record(source=source, line=line, index=index, raw=value, message=message)
+
+
+def describe_validation_error(exc: ValidationError, value: Any, root: str = "$") -> tuple[str, str]:
+    """The JSON path and a one-line reason for the most specific error in ``exc``.
+
+    Pydantic's ``loc`` mixes real keys with union branch names (``user:text``,
+    ``ToolReturn``); walking it over the input keeps only the steps that exist in
+    the JSON, so the path reads like the file (``$.intermediate_trace.records[2].msg_type``).
+    """
+    errors = exc.errors(include_url=False)
+    # An unknown tag is the most useful thing to say; otherwise the deepest error is the most specific.
+    tag_errors = [e for e in errors if e["type"] in ("union_tag_invalid", "union_tag_not_found")]
+    best = tag_errors[0] if tag_errors else max(errors, key=lambda e: len(e["loc"]))
+    path = json_path(best["loc"], value, root)
+    reason = best["msg"]
+    ctx = best.get("ctx", {})
+    if best["type"] == "union_tag_invalid":
+        reason = f"unknown kind {ctx.get('tag', '?')!r}; expected one of: {ctx.get('expected_tags', '?')}"
+    elif best["type"] == "union_tag_not_found":
+        reason = "expected an object with a role (a message) or a type (a part)"
+    if len(errors) > 1:
+        reason += f" (and {len(errors) - 1} more error{'s' if len(errors) > 2 else ''})"
+    return path, reason
+
+
+def json_path(loc: tuple[int | str, ...], value: Any, root: str = "$") -> str:
+    """Turn a pydantic error location into a JSON path over ``value``, skipping union branch names."""
+    path = root
+    current = value
+    for i, step in enumerate(loc):
+        if isinstance(step, int) and isinstance(current, list) and 0 <= step < len(current):
+            path += f"[{step}]"
+            current = current[step]
+        elif isinstance(step, str) and isinstance(current, dict) and step in current:
+            path += f".{step}" if step.isidentifier() else f"[{step!r}]"
+            current = current[step]
+        elif i == len(loc) - 1 and isinstance(step, str) and isinstance(current, dict):
+            path += f".{step}"  # a missing field: name it
+    return path
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "null" if value is None else "an object"
+
+
+def _size(n: int) -> str:
+    return f"{n // MiB} MiB" if n % MiB == 0 else f"{n:,} bytes"

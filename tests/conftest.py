@@ -1,0 +1,37 @@
+"""Shared fixtures and the loopback-only network guard."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+_real_connect = socket.socket.connect
+
+
+def _is_loopback(address: Any) -> bool:
+    if isinstance(address, str):  # a unix socket path
+        return True
+    host = address[0] if isinstance(address, tuple) else address
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@pytest.fixture(autouse=True)
+def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Fail any test that opens a connection to anything but loopback."""
+
+    def guarded(self: socket.socket, address: Any) -> Any:
+        if not _is_loopback(address):
+            raise AssertionError(f"test tried to reach {address!r}: only loopback is allowed")
+        return _real_connect(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)
+    yield

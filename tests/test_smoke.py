@@ -1,0 +1,12 @@
+"""The package imports and the CLI answers."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def test_cli_help_lists_commands() -> None:
+    out = subprocess.run([sys.executable, "-m", "web.cli", "--help"], capture_output=True, text=True, check=True).stdout
+    assert "check" in out
+    assert "repair" in out

@@ -1,0 +1,1 @@
+"""Traceloupe's web layer: the Litestar dashboard and the command line."""

@@ -1,0 +1,53 @@
+"""The ``traceloupe`` command line.
+
+Each subcommand lives in its own module with ``register(subparsers)``; the module
+is imported only when its command runs, so ``traceloupe --help`` stays fast
+(no Litestar, no SQLAlchemy at start-up).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+# name -> (module, one-line help). Adding a command is one module and one line here.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "check": ("web.cli.check", "report records that lost their type on the JSON round trip (TFROB-299)"),
+    "repair": ("web.cli.repair", "write a repaired JSONL, inferring each damaged record's class"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand registered."""
+    parser = argparse.ArgumentParser(
+        prog="traceloupe",
+        description="Review, replay and diff LLM agent traces.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (_, help_text) in COMMANDS.items():
+        sub.add_parser(name, help=help_text, add_help=False)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script; returns the process exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] not in COMMANDS:
+        parser = build_parser()
+        if not args:
+            parser.print_help()
+            return 0
+        parser.parse_args(args)  # prints help or "invalid choice" and exits
+        return 2
+    module = importlib.import_module(COMMANDS[args[0]][0])
+    parser = argparse.ArgumentParser(prog=f"traceloupe {args[0]}", description=COMMANDS[args[0]][1])
+    module.register(parser)
+    ns = parser.parse_args(args[1:])
+    code: int = module.run(ns)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
