@@ -1,0 +1,56 @@
+"""``/`` and ``/conversations/{id}``: the conversation list and the timeline of typed cards."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from litestar import Controller, get
+from litestar.exceptions import NotFoundException
+from litestar.params import Parameter
+from litestar.plugins.htmx import HTMXRequest
+from litestar.response import Template
+
+from web.deps import SettingsDep, SourceDep
+from web.pages import ConversationPage, IndexPage
+from web.timeline import Timeline
+
+
+class ConversationController(Controller):
+    """The conversation list and one conversation's timeline."""
+
+    @get("/", name="index")
+    async def index(self, source: SourceDep) -> Template:
+        """Every conversation, most recent first."""
+        return Template("index.html", context={"page": IndexPage(conversations=source.conversations())})
+
+    @get("/conversations/{conversation_id:str}", name="conversation")
+    async def conversation(
+        self,
+        request: HTMXRequest,
+        conversation_id: str,
+        source: SourceDep,
+        settings: SettingsDep,
+        offset: Annotated[int, Parameter(ge=0, default=0)],
+        through: Annotated[str | None, Parameter(max_length=300, default=None)],
+    ) -> Template:
+        """The timeline page; an htmx request gets only the next slice of cards (infinite scroll).
+
+        ``through`` (a card's anchor, ``msg-<id>``) extends the slice until that card is in it,
+        which is how a permalink or a call -> result jump reaches a card on a later page.
+        """
+        messages = source.messages(conversation_id)
+        if messages is None:
+            raise NotFoundException(f"No conversation with id {conversation_id!r}.")
+        timeline = Timeline(messages)
+        page = timeline.page(offset, settings.page_size, through=through)
+        summary = next((s for s in source.conversations() if s.conversation_id == conversation_id), None)
+        context = ConversationPage(
+            conversation_id=conversation_id,
+            title=summary.title if summary else conversation_id,
+            timeline=page,
+            page_size=settings.page_size,
+            damaged=summary.damaged if summary else 0,
+        )
+        template = "_timeline_page.html" if request.htmx else "conversation.html"
+        # The same URL answers with a page or a fragment, so caches must key on HX-Request.
+        return Template(template, context={"page": context}, headers={"Vary": "HX-Request"})
