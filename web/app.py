@@ -11,9 +11,9 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from litestar import Litestar
 from litestar.config.csrf import CSRFConfig
-from litestar.contrib.jinja import JinjaTemplateEngine
 from litestar.di import Provide
 from litestar.plugins.htmx import HTMXPlugin
+from litestar.plugins.jinja import JinjaTemplateEngine
 from litestar.static_files import create_static_files_router
 from litestar.template.config import TemplateConfig
 
@@ -23,6 +23,7 @@ from web.errors import EXCEPTION_HANDLERS
 from web.security import SecurityGuard, add_security_headers
 from web.settings import HTMX_VERSION, Settings
 from web.source import InMemoryTimelineSource, TimelineSource
+from web.timeline import TimelineCache
 from web.timeline.build import format_ts
 
 HTMX_CONFIG: dict[str, Any] = {
@@ -55,6 +56,7 @@ def jinja_environment(settings: Settings) -> Environment:
 def create_app(settings: Settings, source: TimelineSource | None = None) -> Litestar:
     """Assemble the dashboard; ``source`` defaults to the settings' trace files held in memory."""
     timeline_source: TimelineSource = source or InMemoryTimelineSource.from_paths(settings.trace_files)
+    timelines = TimelineCache()
     app = Litestar(
         route_handlers=[
             ConversationController,
@@ -64,6 +66,7 @@ def create_app(settings: Settings, source: TimelineSource | None = None) -> Lite
         dependencies={
             "source": Provide(lambda: timeline_source, use_cache=True, sync_to_thread=False),
             "settings": Provide(lambda: settings, use_cache=True, sync_to_thread=False),
+            "timelines": Provide(lambda: timelines, use_cache=True, sync_to_thread=False),
         },
         template_config=TemplateConfig(
             engine=JinjaTemplateEngine.from_environment(jinja_environment(settings)),

@@ -10,7 +10,23 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from litestar import Litestar
+
 from core import MESSAGE_ADAPTER, Message
+from core.messages.refs import looks_like_url
+from web.app import create_app
+from web.settings import Settings
+from web.source import InMemoryTimelineSource
+
+BASE_URL = "http://127.0.0.1:8000"
+
+
+def make_app(messages: list[Message] | None = None, **settings: Any) -> Litestar:
+    """An app over ``messages`` (default: every kind in plain text, plus a 250-record trace)."""
+    if messages is None:
+        messages = every_kind("plain text") + long_trace(250)
+    return create_app(Settings(**settings), InMemoryTimelineSource(messages))
+
 
 XSS_PAYLOADS: tuple[str, ...] = (
     "<script>alert(1)</script>",
@@ -45,7 +61,7 @@ XSS_PAYLOADS: tuple[str, ...] = (
 
 def every_kind(text: str, *, conversation_id: str = "c-every", start: int = 1_700_000_000_000) -> list[Message]:
     """Top-level messages covering all fifteen card kinds (and a damaged record), ``text`` in every field."""
-    url = text if ":" in text[:12] else f"https://example.com/{text}"
+    url = text if looks_like_url(text) else f"https://example.com/{text}"
     part_fields: dict[str, Any] = {"detail": text, "media_type": "image/png"}
     parts = [
         {"type": "text", "text": text},

@@ -6,12 +6,9 @@ nothing is stored: importing into the store arrives with the store.
 
 from __future__ import annotations
 
-from typing import Annotated
-
 from litestar import Controller, get, post
 from litestar.datastructures import UploadFile
-from litestar.enums import RequestEncodingType
-from litestar.params import Body
+from litestar.params import MultipartBody
 from litestar.response import Template
 
 from core import InputError, UserMessage
@@ -34,12 +31,15 @@ class CheckController(Controller):
     @post("/", name="check-upload", status_code=200)
     async def upload(
         self,
-        data: Annotated[UploadFile, Body(media_type=RequestEncodingType.MULTI_PART)],
+        data: MultipartBody[UploadFile],
         settings: SettingsDep,
     ) -> Template:
         """Read the uploaded file and list every record that lost its type."""
         name = data.filename or "<upload>"
-        raw = await data.read()
+        try:
+            raw = await data.read()
+        finally:
+            await data.close()
         page = check_bytes(raw, name, settings.max_body_bytes)
         return Template("check.html", context={"page": page}, status_code=200 if page.error is None else 400)
 

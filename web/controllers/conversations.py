@@ -6,13 +6,12 @@ from typing import Annotated
 
 from litestar import Controller, get
 from litestar.exceptions import NotFoundException
-from litestar.params import Parameter
+from litestar.params import FromPath, QueryParameter
 from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Template
 
-from web.deps import SettingsDep, SourceDep
+from web.deps import SettingsDep, SourceDep, TimelinesDep
 from web.pages import ConversationPage, IndexPage
-from web.timeline import Timeline
 
 
 class ConversationController(Controller):
@@ -27,11 +26,12 @@ class ConversationController(Controller):
     async def conversation(
         self,
         request: HTMXRequest,
-        conversation_id: str,
+        conversation_id: FromPath[str],
         source: SourceDep,
         settings: SettingsDep,
-        offset: Annotated[int, Parameter(ge=0, default=0)],
-        through: Annotated[str | None, Parameter(max_length=300, default=None)],
+        timelines: TimelinesDep,
+        offset: Annotated[int, QueryParameter(ge=0)] = 0,
+        through: Annotated[str | None, QueryParameter(max_length=300)] = None,
     ) -> Template:
         """The timeline page; an htmx request gets only the next slice of cards (infinite scroll).
 
@@ -41,7 +41,7 @@ class ConversationController(Controller):
         messages = source.messages(conversation_id)
         if messages is None:
             raise NotFoundException(f"No conversation with id {conversation_id!r}.")
-        timeline = Timeline(messages)
+        timeline = timelines.get(conversation_id, messages)
         page = timeline.page(offset, settings.page_size, through=through)
         summary = next((s for s in source.conversations() if s.conversation_id == conversation_id), None)
         context = ConversationPage(

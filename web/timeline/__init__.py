@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -10,7 +11,7 @@ from web.timeline.build import build_cards
 from web.timeline.cards import CARD_KINDS, Card, CardKind
 from web.timeline.order import CallIndex, Entry, flatten, msg_anchor
 
-__all__ = ["CARD_KINDS", "Card", "CardKind", "Page", "Timeline", "msg_anchor"]
+__all__ = ["CARD_KINDS", "Card", "CardKind", "Page", "Timeline", "TimelineCache", "msg_anchor"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,9 +30,6 @@ class Timeline:
     def __init__(self, messages: Sequence[Message]) -> None:
         self._entries: list[Entry] = flatten(messages)
         self._calls = CallIndex.of(self._entries)
-        self._positions: dict[str, int] = {}
-        for position, entry in enumerate(self._entries):
-            self._positions.setdefault(msg_anchor(entry.message.msg_id), position)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -43,7 +41,7 @@ class Timeline:
         """
         offset = max(0, min(offset, len(self._entries)))
         end = offset + size
-        target = self._positions.get(through) if through is not None else None
+        target = self.position(through) if through is not None else None
         if target is not None and target >= end:
             end += (target - end) // size * size + size
         end = min(end, len(self._entries))
@@ -51,5 +49,38 @@ class Timeline:
         return Page(cards=cards, offset=offset, next_offset=end if end < len(self._entries) else None, total=len(self))
 
     def position(self, anchor: str) -> int | None:
-        """Where the card with this anchor sits in the timeline (its first occurrence), or None."""
-        return self._positions.get(anchor)
+        """Where the card with this anchor sits in the timeline (its first occurrence), or None.
+
+        A linear scan, done only when a permalink asks: building an anchor map for every request would
+        make the common first page pay for a rare jump.
+        """
+        for position, entry in enumerate(self._entries):
+            if msg_anchor(entry.message.msg_id) == anchor:
+                return position
+        return None
+
+
+class TimelineCache:
+    """Recently opened timelines, reused while the source hands back the very same message sequence.
+
+    Paging a long trace asks for the same conversation again and again; the in-memory
+    source returns one immutable sequence per conversation, so its flattened order and
+    call index are computed once. A source that builds a new sequence per call (a
+    database) simply never hits, and stays correct.
+    """
+
+    def __init__(self, size: int = 8) -> None:
+        self._size = size
+        self._items: OrderedDict[str, tuple[Sequence[Message], Timeline]] = OrderedDict()
+
+    def get(self, conversation_id: str, messages: Sequence[Message]) -> Timeline:
+        """The timeline of these messages, built once per (conversation, sequence object)."""
+        hit = self._items.get(conversation_id)
+        if hit is not None and hit[0] is messages:
+            self._items.move_to_end(conversation_id)
+            return hit[1]
+        timeline = Timeline(messages)
+        self._items[conversation_id] = (messages, timeline)
+        if len(self._items) > self._size:
+            self._items.popitem(last=False)
+        return timeline

@@ -187,7 +187,7 @@ def _thinking(block: Any) -> ThinkingView:
 
 def _call(msg_id: str, call: ToolCall, calls: CallIndex) -> ToolCallView:
     arguments, valid = pretty_arguments(call.arguments)
-    target = calls.results.get(call.id)
+    target = calls.result_of(call.id)
     return ToolCallView(
         call_id=call.id,
         name=call.name,
@@ -195,7 +195,7 @@ def _call(msg_id: str, call: ToolCall, calls: CallIndex) -> ToolCallView:
         valid_json=valid,
         anchor=call_anchor(msg_id, call.id),
         result_anchor=target.anchor if target else None,
-        result_card=msg_anchor(target.msg_id) if target else None,
+        result_card=target.card if target else None,
     )
 
 
@@ -210,7 +210,7 @@ def _tool(msg: BaseMessage, calls: CallIndex) -> ToolBody:
         if isinstance(res, str):
             results.append(ToolResultView(None, None, res, False, (), None, None, None))
             continue
-        target = calls.calls.get(res.call_id)
+        target = calls.call_of(res.call_id)
         results.append(
             ToolResultView(
                 call_id=res.call_id,
@@ -220,7 +220,7 @@ def _tool(msg: BaseMessage, calls: CallIndex) -> ToolBody:
                 attachments=_parts(res.attachments),
                 anchor=result_anchor(msg.msg_id, res.call_id),
                 call_anchor=target.anchor if target else None,
-                call_card=msg_anchor(target.msg_id) if target else None,
+                call_card=target.card if target else None,
             )
         )
     return ToolBody(tuple(results), "" if results else text_of(msg.content))

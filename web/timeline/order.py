@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import re
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
+from typing import NamedTuple
 
 from core import Message, UserMessage
 from web.timeline.cards import Placement
@@ -21,6 +24,7 @@ from web.timeline.cards import Placement
 MAX_TRACE_DEPTH = 16
 """Traces of trace records are expanded this deep; deeper records are still counted, never dropped silently."""
 
+_CREATE_TS = attrgetter("create_ts")
 _PLAIN_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 
 
@@ -36,9 +40,11 @@ def msg_anchor(msg_id: str) -> str:
     return f"msg-{slug(msg_id)}"
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """One future card: the message, where it sits, and the user message whose trace holds it."""
+class Entry(NamedTuple):
+    """One future card: the message, where it sits, and the user message whose trace holds it.
+
+    A NamedTuple, not a frozen dataclass: a long trace makes one per record per request.
+    """
 
     message: Message
     placement: Placement
@@ -61,45 +67,60 @@ def _expand(
     if not records or level >= MAX_TRACE_DEPTH:
         out.append(Entry(message, placement, parent, depth))
         return
-    ordered = sorted(records, key=lambda r: r.create_ts)
-    for record in ordered:
-        if record.create_ts < message.create_ts:
-            _expand(record, "before", message, depth, level + 1, out)
+    ordered = sorted(records, key=_CREATE_TS)
+    split = bisect_left(ordered, message.create_ts, key=_CREATE_TS)
+    for record in ordered[:split]:
+        _expand(record, "before", message, depth, level + 1, out)
     out.append(Entry(message, placement, parent, depth))
-    for record in ordered:
-        if record.create_ts >= message.create_ts:
-            _expand(record, "after", message, depth, level + 1, out)
+    for record in ordered[split:]:
+        _expand(record, "after", message, depth, level + 1, out)
 
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """Where a link lands: the element's id and the card (message) that holds it."""
+    """Where a link lands: the element's id and the anchor of the card that holds it."""
 
     anchor: str
-    msg_id: str
+    card: str
 
 
 @dataclass(slots=True)
 class CallIndex:
-    """Tool calls and their results across a whole timeline, so links work across pages.
+    """Which message holds each tool call and each tool result, across a whole timeline.
 
+    Only ids are collected here (one pass, no string building), so a 10,000-record
+    trace stays cheap; anchors are made for the few links a page actually shows.
     A call id seen twice links to its first occurrence: ids are trace data and may repeat.
     """
 
-    calls: dict[str, Target] = field(default_factory=dict)
-    results: dict[str, Target] = field(default_factory=dict)
+    calls: dict[str, str] = field(default_factory=dict)
+    results: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, entries: Sequence[Entry]) -> CallIndex:
         index = cls()
+        calls = index.calls
+        results = index.results
         for entry in entries:
             msg = entry.message
-            for call in msg.tool_calls or ():
-                index.calls.setdefault(call.id, Target(call_anchor(msg.msg_id, call.id), msg.msg_id))
-            for res in msg.tool_reses or ():
-                if not isinstance(res, str):
-                    index.results.setdefault(res.call_id, Target(result_anchor(msg.msg_id, res.call_id), msg.msg_id))
+            if msg.tool_calls:
+                for call in msg.tool_calls:
+                    calls.setdefault(call.id, msg.msg_id)
+            if msg.tool_reses:
+                for res in msg.tool_reses:
+                    if not isinstance(res, str):
+                        results.setdefault(res.call_id, msg.msg_id)
         return index
+
+    def call_of(self, call_id: str) -> Target | None:
+        """Where the call with this id is, if the timeline has it."""
+        msg_id = self.calls.get(call_id)
+        return None if msg_id is None else Target(call_anchor(msg_id, call_id), msg_anchor(msg_id))
+
+    def result_of(self, call_id: str) -> Target | None:
+        """Where the result for this call id is, if the timeline has it."""
+        msg_id = self.results.get(call_id)
+        return None if msg_id is None else Target(result_anchor(msg_id, call_id), msg_anchor(msg_id))
 
 
 def call_anchor(msg_id: str, call_id: str) -> str:
