@@ -3,6 +3,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh test
+if [ ! -x /usr/bin/chromium ]; then
+    # The browser tests drive Debian's Chromium (Playwright's own browser download is not used).
+    echo "== installing Debian's chromium for the browser tests"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq chromium >/dev/null
+fi
 echo "== ruff"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .

@@ -7,7 +7,10 @@ single unescaped sink anywhere shows up in the parsed page.
 
 from __future__ import annotations
 
+import base64
 import json
+import struct
+import zlib
 from typing import Any
 
 from litestar import Litestar
@@ -145,9 +148,23 @@ def every_kind(text: str, *, conversation_id: str = "c-every", start: int = 1_70
         msg(26, role="user", msg_type="contact", content={"uid": text, "name": text, text: text}),
         msg(27, role="user", msg_type="history", content=history),
         msg(28, role="user", msg_type="multipart", content=parts),
-        msg(29, role="user", msg_type="image", content="data:image/png;base64,iVBORw0KGgo="),
+        msg(29, role="user", msg_type="image", content=f"data:image/png;base64,{tiny_png()}"),
     ]
     return [MESSAGE_ADAPTER.validate_python(m) for m in top]
+
+
+def tiny_png(size: int = 24) -> str:
+    """A real PNG (a blue square with a red diagonal), base64: something a browser actually decodes."""
+    rows = b"".join(
+        b"\x00" + b"".join(b"\xd0\x30\x30" if x == y else b"\x2f\x6f\xd6" for x in range(size)) for y in range(size)
+    )
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", size, size, 8, 2, 0, 0, 0)
+    png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+    return base64.b64encode(png).decode()
 
 
 def _json_str(text: str) -> str:
