@@ -13,7 +13,7 @@ fi
 echo "== ruff"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
-echo "== mypy --strict core"
+echo "== mypy --strict core web"
 .venv/bin/mypy
 echo "== pytest"
 exec .venv/bin/pytest -n 2 "$@"

@@ -184,7 +184,7 @@ def test_permalink_anchor_on_every_card(client: TestClient[Litestar]) -> None:
     page = parse(client.get("/conversations/c-every").text)
     permalinks = {el.get("href") for el in page.elements if el.get("class") == "card__permalink"}
     cards = [el for el in page.elements if el.tag == "article"]
-    assert len(cards) == 24  # 20 timeline cards and 4 inside the history
+    assert len(cards) == 26  # 20 timeline cards and 6 inside the history (one is a nested trace record)
     for card in cards:
         msg_id = card.get("data-msg-id") or ""
         # Plain ids are their own permalink; others (here: with a space) get a stable hashed one.
@@ -271,3 +271,20 @@ def test_in_memory_source_reads_jsonl_through_core_reader(tmp_path: Path) -> Non
     assert (summary.messages, summary.records, summary.damaged, summary.title) == (11, 9, 2, "x")
     with TestClient(make_app(list(source.messages("a") or [])), base_url=BASE_URL) as client:
         assert client.get("/conversations/a").status_code == 200
+
+
+def test_history_is_collapsible_with_its_own_traces(client: TestClient[Litestar]) -> None:
+    page = parse(client.get("/conversations/c-every").text)
+    history = next(i for i, el in enumerate(page.elements) if el.get("data-kind") == "user-history")
+    details = page.elements[history + 1 :]
+    assert next(el for el in details if el.tag == "details").has("data-history")
+    nested = [el for el in details if el.tag == "article"][:6]
+    assert [(el.get("data-kind"), el.get("data-placement")) for el in nested] == [
+        ("user-text", "nested"),
+        ("assistant-text", "nested"),
+        ("user-image", "nested"),
+        ("user-multipart", "nested"),
+        ("user-text", "nested"),
+        ("assistant-text", "after"),  # the nested message's own trace record
+    ]
+    assert nested[3].get("data-integrity") == "type-lost"

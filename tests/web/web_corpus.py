@@ -136,6 +136,13 @@ def every_kind(text: str, *, conversation_id: str = "c-every", start: int = 1_70
         msg(41, role="assistant", msg_type="text", content=text, reasoning_content=text),
         msg(42, role="user", msg_type="image", content=url),
         msg(43, role="user", content=[{"type": "text", "text": text}]),  # damaged, repaired as multipart
+        msg(
+            44,
+            role="user",
+            msg_type="text",
+            content=text,
+            intermediate_trace={"records": [msg(45, role="assistant", msg_type="text", content=text)]},
+        ),
     ]
     top = [
         msg(2, role="user", msg_type="text", content=text, intermediate_trace={"records": records}),

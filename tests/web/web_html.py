@@ -31,13 +31,14 @@ URL_ATTRS = frozenset({"href", "src", "action", "formaction", "data-src", "xlink
 _CONTROL = re.compile(r"[\x00-\x20]")
 _INLINE_IMAGE = re.compile(r"^data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=]+$")
 # The only htmx attributes the templates write: the CSRF header and history switch on <body>,
-# and the next-page link of the timeline.
+# the next-page link of the timeline, and hx-disable on every card.
 ALLOWED_HX = {
     ("body", "hx-headers"),
     ("body", "hx-history"),
     ("a", "hx-get"),
     ("a", "hx-trigger"),
     ("a", "hx-swap"),
+    ("article", "hx-disable"),
 }
 
 

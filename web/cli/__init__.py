@@ -16,6 +16,7 @@ from collections.abc import Sequence
 COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("web.cli.check", "report records that lost their type on the JSON round trip (TFROB-299)"),
     "repair": ("web.cli.repair", "write a repaired JSONL, inferring each damaged record's class"),
+    "serve": ("web.cli.serve", "serve the dashboard on 127.0.0.1 (a non-loopback host needs --allow-remote)"),
 }
 
 
