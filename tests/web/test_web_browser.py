@@ -235,6 +235,8 @@ def test_keyboard_moves_between_cards_and_expands(page: tuple[object, Watch], ba
     assert first != second and second.startswith("/conversations/")
     pg.keyboard.press("k")  # type: ignore[attr-defined]
     assert pg.evaluate("document.activeElement.getAttribute('href')") == first  # type: ignore[attr-defined]
+    pg.keyboard.press("Enter")  # type: ignore[attr-defined]
+    pg.wait_for_url(base_url + first)  # type: ignore[attr-defined]
     pg.goto(base_url + "/conversations/c-every")  # type: ignore[attr-defined]
     for _ in range(4):
         pg.keyboard.press("j")  # type: ignore[attr-defined]
@@ -260,8 +262,9 @@ def test_xss_corpus_renders_inert(page: tuple[object, Watch], base_url: str) -> 
         injected = pg.evaluate(  # type: ignore[attr-defined]
             """() => [...document.querySelectorAll('#timeline *')].filter(el =>
                  ['SCRIPT','IFRAME','OBJECT','EMBED','STYLE','BASE','SVG','MATH'].includes(el.tagName.toUpperCase()) ||
-                 [...el.attributes].some(a => a.name.startsWith('on') || a.name.startsWith('hx-') ||
-                                             a.name.startsWith('data-hx-'))
+                 [...el.attributes].some(a => a.name.startsWith('on') ||
+                   ((a.name.startsWith('hx-') || a.name.startsWith('data-hx-')) &&
+                    !(el.tagName === 'ARTICLE' && a.name === 'hx-disable') && !el.matches('[data-next-page]')))
                ).map(el => el.outerHTML.slice(0, 80))"""
         )
         assert injected == [], (payload, injected)
@@ -270,4 +273,45 @@ def test_xss_corpus_renders_inert(page: tuple[object, Watch], base_url: str) -> 
     pg.goto(f"{base_url}/nothing/{quote(XSS_PAYLOADS[1])}")  # type: ignore[attr-defined]
     assert XSS_PAYLOADS[1] in pg.inner_text("main")  # type: ignore[attr-defined]
     watch.errors = [e for e in watch.errors if "404 (Not Found)" not in e]
+    assert watch.clean(), watch
+
+
+def test_check_form_posts_with_token_from_the_same_origin(
+    page: tuple[object, Watch], base_url: str, tmp_path: Path
+) -> None:
+    pg, watch = page
+    upload = tmp_path / "incident.jsonl"
+    upload.write_text(
+        '{"role": "user", "msg_type": "text", "content": "hi", "msg_id": "u1", "conversation_id": "c",'
+        ' "intermediate_trace": {"records": [{"role": "assistant", "content": "lost", "msg_id": "a1"}]}}\n'
+    )
+    pg.goto(base_url + "/check")  # type: ignore[attr-defined]
+    pg.set_input_files("input[type=file]", str(upload))  # type: ignore[attr-defined]
+    pg.click("button[type=submit]")  # type: ignore[attr-defined]
+    pg.wait_for_selector("[data-check-report]")  # type: ignore[attr-defined]
+    row = pg.locator("[data-findings] tr[data-integrity='type-lost']")  # type: ignore[attr-defined]
+    assert row.count() == 1
+    assert "AssistantTextMessage" in row.inner_text()
+    _shot(pg, "check.png")
+    assert watch.mutating == [f"POST {base_url}/check"]
+    watch.mutating.clear()
+    assert watch.clean(), watch
+
+
+def test_damaged_record_and_history_cards(page: tuple[object, Watch], base_url: str) -> None:
+    pg, watch = page
+    pg.goto(base_url + "/conversations/c-every")  # type: ignore[attr-defined]
+    damaged = pg.locator("#timeline > [data-integrity='type-lost']")  # type: ignore[attr-defined]
+    assert damaged.count() == 2
+    note = damaged.first.locator("[data-integrity-note]")
+    assert "ContractError" in note.inner_text() and "助理消息需要子类实现转换过程" in note.inner_text()
+    damaged.first.scroll_into_view_if_needed()
+    _shot(pg, "damaged.png")
+    history = pg.locator("[data-kind='user-history'] [data-history]")  # type: ignore[attr-defined]
+    nested = history.locator("[data-placement='nested']")
+    assert not nested.first.is_visible()
+    history.locator("summary").first.click()
+    assert nested.first.is_visible() and nested.count() == 5
+    history.scroll_into_view_if_needed()
+    _shot(pg, "history.png")
     assert watch.clean(), watch
