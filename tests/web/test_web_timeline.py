@@ -288,3 +288,34 @@ def test_history_is_collapsible_with_its_own_traces(client: TestClient[Litestar]
         ("assistant-text", "after"),  # the nested message's own trace record
     ]
     assert nested[3].get("data-integrity") == "type-lost"
+
+
+def test_huge_fields_are_clipped_and_say_so() -> None:
+    huge = "A" * 3_000_000
+    msgs = [
+        _msg(
+            role="user",
+            msg_type="text",
+            msg_id="u",
+            create_ts=1,
+            content=huge,
+            intermediate_trace={
+                "records": [
+                    {"role": "tool", "msg_id": "t", "create_ts": 2, "tool_reses": [{"call_id": "c", "result": huge}]},
+                    {
+                        "role": "user",
+                        "msg_type": "image",
+                        "msg_id": "i",
+                        "create_ts": 3,
+                        "content": "https://x/" + huge,
+                    },
+                ]
+            },
+        )
+    ]
+    with TestClient(make_app(msgs), base_url=BASE_URL) as client:
+        response = client.get("/conversations/c")
+    assert response.status_code == 200
+    assert len(response.content) < 200_000
+    assert response.text.count("2,980,000 more characters not shown; 3,000,000 in all") == 2
+    assert 'href="https://x/' not in response.text  # a 3 MB "URL" is text, not a link

@@ -58,6 +58,9 @@ from web.timeline.cards import (
 from web.timeline.links import inline_data_view, location_view
 from web.timeline.order import CallIndex, Entry, call_anchor, flatten, msg_anchor, result_anchor
 
+MAX_FIELD_CHARS = 20_000
+"""A longer field shows its head and says how much is hidden: one huge tool result must not make a page huge."""
+
 MAX_HISTORY_DEPTH = 6
 """Histories nested deeper than this show their size, not their cards: the page must stay bounded."""
 
@@ -98,8 +101,8 @@ def build_card(entry: Entry, calls: CallIndex) -> Card:
         depth=entry.depth,
         body=body,
         damage=damage,
-        metadata=pretty_json(msg.additional_kwargs) if msg.additional_kwargs else None,
-        extra=tuple(f"{k}: {_compact(v)}" for k, v in (msg.model_extra or {}).items()),
+        metadata=cap(pretty_json(msg.additional_kwargs)) if msg.additional_kwargs else None,
+        extra=tuple(cap(f"{k}: {_compact(v)}") for k, v in (msg.model_extra or {}).items()),
     )
 
 
@@ -110,7 +113,7 @@ def build_cards(entries: Sequence[Entry], calls: CallIndex) -> list[Card]:
 
 def _kind_and_body(msg: Message, damage: Damage | None, calls: CallIndex, depth: int) -> tuple[CardKind, CardBody]:
     if isinstance(msg, TextMessage):
-        return "user-text", TextBody(msg.content)
+        return "user-text", TextBody(cap(msg.content))
     if isinstance(msg, ImageMessage | AudioMessage | VideoMessage | AttachmentMessage | UrlMessage):
         kind, medium = _MEDIA_KINDS[type(msg)]
         return kind, MediaBody(medium, location_view(str(msg.content)))
@@ -133,7 +136,7 @@ def _base_kind_and_body(
     role = msg.role
     match role:
         case "system":
-            return "system", TextBody(text_of(msg.content))
+            return "system", TextBody(cap(text_of(msg.content)))
         case "tool":
             return "tool", _tool(msg, calls)
         case "console":
@@ -141,9 +144,9 @@ def _base_kind_and_body(
         case "function":
             res = msg.function_res
             if res is not None:
-                return "function", FunctionBody(res.name, res.result)
+                return "function", FunctionBody(cap(res.name), cap(res.result))
             name = msg.additional_kwargs.get("name")
-            return "function", FunctionBody(name if isinstance(name, str) else "", text_of(msg.content))
+            return "function", FunctionBody(cap(name) if isinstance(name, str) else "", cap(text_of(msg.content)))
         case "assistant":
             # The reasoning did not survive the round trip; show what did.
             return "assistant-text", _assistant(msg, None, calls)
@@ -156,7 +159,7 @@ def _base_kind_and_body(
                 return kind, _history([m for m in content if isinstance(m, BaseMessage)], depth)
             if kind == "user-multipart" and isinstance(content, list):
                 return kind, PartsBody(_parts([p for p in content if not isinstance(p, BaseMessage)]))
-            return "user-text", TextBody(text_of(content))
+            return "user-text", TextBody(cap(text_of(content)))
         case _:
             assert_never(role)
 
@@ -164,12 +167,12 @@ def _base_kind_and_body(
 def _assistant(msg: BaseMessage, reasoning: str | Sequence[Any] | None, calls: CallIndex) -> AssistantBody:
     blocks = tuple(_thinking(b) for b in reasoning) if isinstance(reasoning, list | tuple) else ()
     return AssistantBody(
-        text=text_of(msg.content),
-        reasoning_text=reasoning if isinstance(reasoning, str) else None,
+        text=cap(text_of(msg.content)),
+        reasoning_text=cap(reasoning) if isinstance(reasoning, str) else None,
         reasoning_blocks=blocks,
         tool_calls=tuple(_call(msg.msg_id, c, calls) for c in msg.tool_calls or ()),
         function_call=_function_call(msg.msg_id, msg.function_call) if msg.function_call else None,
-        scripts=tuple(msg.tfl_scripts or ()),
+        scripts=tuple(cap(script) for script in msg.tfl_scripts or ()),
     )
 
 
@@ -180,7 +183,7 @@ def _script_only(body: AssistantBody) -> bool:
 
 def _thinking(block: Any) -> ThinkingView:
     if isinstance(block, ThinkingBlock):
-        return ThinkingView("signed" if block.signature else "unsigned", block.thinking)
+        return ThinkingView("signed" if block.signature else "unsigned", cap(block.thinking))
     data = getattr(block, "data", "")
     return ThinkingView("redacted", f"{len(data):,} characters of encrypted reasoning")
 
@@ -208,14 +211,14 @@ def _tool(msg: BaseMessage, calls: CallIndex) -> ToolBody:
     results: list[ToolResultView] = []
     for res in msg.tool_reses or ():
         if isinstance(res, str):
-            results.append(ToolResultView(None, None, res, False, (), None, None, None))
+            results.append(ToolResultView(None, None, cap(res), False, (), None, None, None))
             continue
         target = calls.call_of(res.call_id)
         results.append(
             ToolResultView(
                 call_id=res.call_id,
                 name=res.name,
-                text=res.result,
+                text=cap(res.result),
                 is_error=res.is_error,
                 attachments=_parts(res.attachments),
                 anchor=result_anchor(msg.msg_id, res.call_id),
@@ -223,18 +226,19 @@ def _tool(msg: BaseMessage, calls: CallIndex) -> ToolBody:
                 call_card=target.card if target else None,
             )
         )
-    return ToolBody(tuple(results), "" if results else text_of(msg.content))
+    return ToolBody(tuple(results), "" if results else cap(text_of(msg.content)))
 
 
 def _console(msg: BaseMessage) -> ConsoleBody:
     views: list[ConsoleView] = []
     for res in msg.console_reses or ():
         if isinstance(res, ConsoleResult):
-            meta = pretty_json(res.meta) if res.meta else None
-            views.append(ConsoleView(res.result, res.summary_result, _parts(res.attachments), meta))
+            meta = cap(pretty_json(res.meta)) if res.meta else None
+            summary = cap(res.summary_result) if res.summary_result is not None else None
+            views.append(ConsoleView(cap(res.result), summary, _parts(res.attachments), meta))
         else:
-            views.append(ConsoleView(res, None, (), None))
-    return ConsoleBody(tuple(views), "" if views else text_of(msg.content))
+            views.append(ConsoleView(cap(res), None, (), None))
+    return ConsoleBody(tuple(views), "" if views else cap(text_of(msg.content)))
 
 
 def _contact(user: BaseUser) -> ContactBody:
@@ -253,7 +257,7 @@ def _parts(parts: Sequence[MsgPart]) -> tuple[PartView, ...]:
     views: list[PartView] = []
     for part in parts:
         if isinstance(part, TextPart):
-            views.append(PartView("text", text=part.text))
+            views.append(PartView("text", text=cap(part.text)))
             continue
         if part.location is not None:
             location = location_view(part.location, media_type=part.media_type)
@@ -262,9 +266,21 @@ def _parts(parts: Sequence[MsgPart]) -> tuple[PartView, ...]:
         else:
             location = None
         views.append(
-            PartView(part.type, location=location, detail=part.detail, filename=getattr(part, "filename", None))
+            PartView(
+                part.type,
+                location=location,
+                detail=cap(part.detail) if part.detail is not None else None,
+                filename=getattr(part, "filename", None),
+            )
         )
     return tuple(views)
+
+
+def cap(text: str, limit: int = MAX_FIELD_CHARS) -> str:
+    """``text`` as shown on a card: whole when short, else its head and a note of what was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n… [{len(text) - limit:,} more characters not shown; {len(text):,} in all]"
 
 
 def pretty_arguments(text: str) -> tuple[str, bool]:
@@ -274,8 +290,8 @@ def pretty_arguments(text: str) -> tuple[str, bool]:
     try:
         value = json.loads(text)
     except ValueError:
-        return text, False
-    return pretty_json(value), True
+        return cap(text), False
+    return cap(pretty_json(value)), True
 
 
 def pretty_json(value: Any) -> str:

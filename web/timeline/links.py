@@ -19,6 +19,8 @@ LocationKind = Literal["remote", "data", "path", "inert"]
 
 # Raster types a browser decodes without running anything; SVG is left out on purpose.
 INLINE_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+MAX_LINK_CHARS = 8192
+"""A longer "URL" is shown as clipped text, never as a link: no real link is that long, and it would bloat the page."""
 MAX_INLINE_DATA_BYTES = 256 * 1024
 """Inline base64 media above this size stays a placeholder: it would bloat the page budget."""
 
@@ -42,15 +44,15 @@ class LocationView:
 def location_view(text: str, *, media_type: str | None = None) -> LocationView:
     """Classify a path or URL from a trace (FORMAT.md's scheme rule decides which it is)."""
     if not looks_like_url(text):
-        return LocationView(kind="path", text=text, media_type=media_type)
+        return LocationView(kind="path", text=_preview(text, MAX_LINK_CHARS), media_type=media_type)
     # Browsers drop control characters and spaces inside schemes ("java\tscript:"), so judge the cleaned text.
     cleaned = _CONTROL.sub("", text)
     scheme = cleaned.split(":", 1)[0].lower()
-    if scheme in ("http", "https"):
+    if scheme in ("http", "https") and len(text) <= MAX_LINK_CHARS:
         return LocationView(kind="remote", text=text, href=text, media_type=media_type, scheme=scheme)
     if scheme == "data":
         return data_url_view(text)
-    return LocationView(kind="inert", text=text, scheme=scheme, media_type=media_type)
+    return LocationView(kind="inert", text=_preview(text, MAX_LINK_CHARS), scheme=scheme, media_type=media_type)
 
 
 def data_url_view(text: str) -> LocationView:
