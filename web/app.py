@@ -12,11 +12,14 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from litestar import Litestar
 from litestar.config.csrf import CSRFConfig
 from litestar.di import Provide
+from litestar.openapi.config import OpenAPIConfig
+from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.plugins.htmx import HTMXPlugin
 from litestar.plugins.jinja import JinjaTemplateEngine
 from litestar.static_files import create_static_files_router
 from litestar.template.config import TemplateConfig
 
+from web.controllers.api import ApiController
 from web.controllers.check import CheckController
 from web.controllers.conversations import ConversationController
 from web.errors import EXCEPTION_HANDLERS
@@ -25,6 +28,8 @@ from web.settings import HTMX_VERSION, Settings
 from web.source import InMemoryTimelineSource, TimelineSource
 from web.timeline import TimelineCache
 from web.timeline.build import format_ts
+
+__version__ = "0.1.0"
 
 HTMX_CONFIG: dict[str, Any] = {
     # Explicit even where 2.x defaults agree: the page must not depend on a default changing.
@@ -59,6 +64,7 @@ def create_app(settings: Settings, source: TimelineSource | None = None) -> Lite
     timelines = TimelineCache()
     app = Litestar(
         route_handlers=[
+            ApiController,
             ConversationController,
             CheckController,
             create_static_files_router(path="/static", directories=[settings.static_dir], include_in_schema=False),
@@ -77,7 +83,13 @@ def create_app(settings: Settings, source: TimelineSource | None = None) -> Lite
         before_send=[add_security_headers],
         request_max_body_size=settings.max_body_bytes,
         debug=settings.debug,
-        openapi_config=None,
+        # The schema as JSON only: the bundled UIs load scripts from CDNs, which the CSP (rightly) refuses.
+        openapi_config=OpenAPIConfig(
+            title="Traceloupe",
+            version=__version__,
+            path="/schema",
+            render_plugins=[JsonRenderPlugin(path=["/", "/openapi.json"])],
+        ),
     )
     # Litestar's middleware runs per route, after routing; the guard must also cover 404s and static
     # files, so it wraps the whole handler (inside the before_send hook, so refusals get the headers too).

@@ -19,7 +19,16 @@ upstream_upload_leak = pytest.mark.filterwarnings(
     "ignore:Exception ignored in. <function SpooledTemporaryFile.__del__:pytest.PytestUnraisableExceptionWarning"
 )
 
-ROUTES = ["/", "/conversations/c-every", "/conversations/c-every?offset=5", "/check", "/static/app.css", "/nope"]
+ROUTES = [
+    "/",
+    "/conversations/c-every",
+    "/conversations/c-every?offset=5",
+    "/check",
+    "/static/app.css",
+    "/nope",
+    "/api/conversations",
+    "/schema",
+]
 JSONL = b'{"role": "user", "msg_type": "text", "content": "hi", "msg_id": "a", "conversation_id": "c"}\n'
 
 

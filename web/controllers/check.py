@@ -22,6 +22,7 @@ class CheckController(Controller):
     """A state-changing form in the dashboard's rules: CSRF token, same origin, body limit."""
 
     path = "/check"
+    include_in_schema = False
 
     @get("/", name="check")
     async def form(self, settings: SettingsDep) -> Template:

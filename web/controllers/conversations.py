@@ -17,6 +17,8 @@ from web.pages import ConversationPage, IndexPage
 class ConversationController(Controller):
     """The conversation list and one conversation's timeline."""
 
+    include_in_schema = False  # pages, not API: the schema at /schema documents /api only
+
     @get("/", name="index")
     async def index(self, source: SourceDep) -> Template:
         """Every conversation, most recent first."""
