@@ -186,11 +186,13 @@ def describe_validation_error(exc: ValidationError, value: Any, root: str = "$")
     # An unknown tag is the most useful thing to say; otherwise the deepest error is the most specific.
     tag_errors = [e for e in errors if e["type"] in ("union_tag_invalid", "union_tag_not_found")]
     best = tag_errors[0] if tag_errors else max(errors, key=lambda e: len(e["loc"]))
-    path = json_path(best["loc"], value, root)
+    path = json_path(best["loc"], value, root, missing=best["type"] == "missing")
     reason = best["msg"]
     ctx = best.get("ctx", {})
     if best["type"] == "union_tag_invalid":
         reason = f"unknown kind {ctx.get('tag', '?')!r}; expected one of: {ctx.get('expected_tags', '?')}"
+    elif best["type"] in ("recursion_loop", "recursion_depth_exceeded"):
+        reason = "messages are nested too deeply to read (the validator's depth limit)"
     elif best["type"] == "union_tag_not_found":
         reason = "expected an object with a role (a message) or a type (a part)"
     if len(errors) > 1:
@@ -198,8 +200,11 @@ def describe_validation_error(exc: ValidationError, value: Any, root: str = "$")
     return path, reason
 
 
-def json_path(loc: tuple[int | str, ...], value: Any, root: str = "$") -> str:
-    """Turn a pydantic error location into a JSON path over ``value``, skipping union branch names."""
+def json_path(loc: tuple[int | str, ...], value: Any, root: str = "$", *, missing: bool = False) -> str:
+    """Turn a pydantic error location into a JSON path over ``value``, skipping union branch names.
+
+    With ``missing`` the last step names a field that is absent from the input, so it is kept.
+    """
     path = root
     current = value
     for i, step in enumerate(loc):
@@ -209,7 +214,7 @@ def json_path(loc: tuple[int | str, ...], value: Any, root: str = "$") -> str:
         elif isinstance(step, str) and isinstance(current, dict) and step in current:
             path += f".{step}" if step.isidentifier() else f"[{step!r}]"
             current = current[step]
-        elif i == len(loc) - 1 and isinstance(step, str) and isinstance(current, dict):
+        elif missing and i == len(loc) - 1 and isinstance(step, str) and isinstance(current, dict):
             path += f".{step}"  # a missing field: name it
     return path
 

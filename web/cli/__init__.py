@@ -47,7 +47,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     ns = parser.parse_args(args[1:])
     code: int = module.run(ns)
     return code
-
-
-if __name__ == "__main__":
-    sys.exit(main())
