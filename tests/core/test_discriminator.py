@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import TypeAdapter, ValidationError
 
 from core import (
@@ -17,6 +19,9 @@ from core import (
     UserAndAssMsg,
     get_discriminator_value,
 )
+from core.errors import InputError
+from core.messages.base import ROLES
+from core.reader import read_bytes
 
 SAMPLE_CONTENT: dict[str, Any] = {
     "user:text": "hello",
@@ -70,7 +75,14 @@ def test_unknown_msg_type_for_its_role_is_an_error_naming_the_tag(raw: dict[str,
         MESSAGE_ADAPTER.validate_python(raw)
     (error,) = caught.value.errors()
     assert error["type"] == "union_tag_invalid"
-    assert f"{raw['role']}:{raw['msg_type']}" in str(caught.value)
+    assert error["loc"][0] == raw["role"]
+    assert str(error["ctx"]["tag"]) == str(raw["msg_type"])
+    assert f"'{raw['msg_type']}'" in str(caught.value)
+
+
+def test_the_reader_names_the_full_role_msg_type_tag() -> None:
+    with pytest.raises(InputError, match=r"unknown message kind 'user:sticker'"):
+        list(read_bytes(b'{"role":"user","msg_type":"sticker"}', source="x.jsonl"))
 
 
 def test_unknown_tag_nested_in_a_trace_is_an_error_too() -> None:
@@ -79,13 +91,34 @@ def test_unknown_tag_nested_in_a_trace_is_an_error_too() -> None:
         "msg_type": "text",
         "intermediate_trace": {"records": [{"role": "assistant", "msg_type": "x"}]},
     }
-    with pytest.raises(ValidationError, match="assistant:x"):
+    with pytest.raises(ValidationError, match="'x'"):
         MESSAGE_ADAPTER.validate_python(raw)
 
 
 def test_user_and_ass_union_rejects_a_bare_record() -> None:
-    with pytest.raises(ValidationError, match=DEFAULT_TAG):
+    with pytest.raises(ValidationError, match="union_tag_invalid"):
         TypeAdapter(UserAndAssMsg).validate_python({"role": "assistant", "content": "x"})
+    with pytest.raises(ValidationError, match="union_tag_invalid"):
+        TypeAdapter(UserAndAssMsg).validate_python({"role": "tool", "content": "x"})
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.fixed_dictionaries(
+        {"role": st.sampled_from([*ROLES, "robot"])},
+        optional={"msg_type": st.sampled_from([*{t.split(":")[1] for t in MESSAGE_TAGS}, "user", "sticker"])},
+    )
+)
+def test_compiled_dispatch_agrees_with_the_seed_function(raw: dict[str, Any]) -> None:
+    """The union picks exactly the member get_discriminator_value names, or refuses exactly when it names none."""
+    tag = get_discriminator_value(raw)
+    expected = BaseMessage if tag == DEFAULT_TAG else MESSAGE_TAGS.get(str(tag))
+    data = {**raw, "content": SAMPLE_CONTENT.get(str(tag), "x")}
+    if raw["role"] not in ROLES or expected is None:
+        with pytest.raises(ValidationError):
+            MESSAGE_ADAPTER.validate_python(data)
+        return
+    assert type(MESSAGE_ADAPTER.validate_python(data)) is expected
 
 
 def test_instances_keep_their_class_through_the_union() -> None:
