@@ -114,9 +114,12 @@ def assistant_records() -> st.SearchStrategy[dict[str, Any]]:
     )
 
 
-def damaged_records() -> st.SearchStrategy[dict[str, Any]]:
-    """What the pre-fix schema wrote: user/assistant records without msg_type."""
-    return _obj({"role": st.sampled_from(["user", "assistant"]), "content": TEXT}, _common())
+def damaged_records(inner: st.SearchStrategy[dict[str, Any]] | None = None) -> st.SearchStrategy[dict[str, Any]]:
+    """What the pre-fix schema wrote: user/assistant records without msg_type, any content shape."""
+    content = TEXT | URLS | PATHS | USERS | st.lists(PARTS, max_size=3)
+    if inner is not None:
+        content = content | st.lists(inner, min_size=1, max_size=3)
+    return _obj({"role": st.sampled_from(["user", "assistant"]), "content": content}, _common())
 
 
 def messages(max_depth: int = 3) -> st.SearchStrategy[dict[str, Any]]:
@@ -129,7 +132,7 @@ def _messages(depth: int) -> st.SearchStrategy[dict[str, Any]]:
     if depth <= 0:
         return leaves
     inner = st.deferred(lambda: _messages(depth - 1))
-    return st.one_of(leaves, _user_records(inner))
+    return st.one_of(leaves, _user_records(inner), damaged_records(inner))
 
 
 def _user_records(inner: st.SearchStrategy[dict[str, Any]] | None) -> st.SearchStrategy[dict[str, Any]]:

@@ -55,16 +55,17 @@ def new_msg_id() -> str:
 
 
 # Smart mode with ``str`` first: JSON strings stay strings and serialise at plain-str speed, while a
-# Python-built PathRef/UrlRef keeps its kind (smart mode prefers the exact instance match). A list is
+# Python-built PathRef/UrlRef keeps its kind (smart mode prefers the exact instance match wherever
+# it stands; the serialiser tries members in order, so the instance-only ones come last). A list is
 # a nested history when its items carry a role, else parts. Plain members, not a callable
 # discriminator: a callable makes pydantic-core convert the whole JSON value to Python first.
 BaseContent = (
     str
-    | Annotated[PathRef, InstanceOnly()]
-    | Annotated[UrlRef, InstanceOnly()]
     | BaseUser
     | list["Message"]
     | list[MsgPart]
+    | Annotated[PathRef, InstanceOnly()]
+    | Annotated[UrlRef, InstanceOnly()]
 )
 
 

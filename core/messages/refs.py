@@ -130,6 +130,5 @@ class InstanceOnly:
     """
 
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
-        return core_schema.is_instance_schema(
-            source, serialization=core_schema.plain_serializer_function_ser_schema(str, when_used="json")
-        )
+        # No function serialiser: inside a union it would accept (and stringify) any value.
+        return core_schema.is_instance_schema(source)
