@@ -16,6 +16,7 @@ from collections.abc import Sequence
 COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("web.cli.check", "report records that lost their type on the JSON round trip (TFROB-299)"),
     "repair": ("web.cli.repair", "write a repaired JSONL, inferring each damaged record's class"),
+    "stub-provider": ("web.cli.stub_provider", "serve a scriptable loopback stand-in for the LLM providers"),
 }
 
 
