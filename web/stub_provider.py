@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
-Dialect = Literal["openai", "anthropic", "gemini"]
+Dialect = Literal["openai", "openai-responses", "anthropic", "gemini"]
 MAX_BODY = 64 * 1024 * 1024
 
 
@@ -85,6 +85,8 @@ def dialect_of(path: str) -> Dialect | None:
     """Which wire format a request path belongs to."""
     if path.endswith("/chat/completions"):
         return "openai"
+    if path.endswith("/responses"):
+        return "openai-responses"
     if path.endswith("/messages"):
         return "anthropic"
     if ":generateContent" in path:
@@ -121,6 +123,8 @@ def success_body(dialect: Dialect, model: str, reply: Reply) -> dict[str, Any]:
             ],
             "usage": {"prompt_tokens": usage_in, "completion_tokens": usage_out, "total_tokens": usage_in + usage_out},
         }
+    if dialect == "openai-responses":
+        return _responses_body(model, reply, usage_in, usage_out)
     if dialect == "anthropic":
         content: list[dict[str, Any]] = []
         if reply.reasoning:
@@ -156,6 +160,32 @@ def success_body(dialect: Dialect, model: str, reply: Reply) -> dict[str, Any]:
         },
         "modelVersion": model,
     }
+
+
+def _responses_body(model: str, reply: Reply, usage_in: int, usage_out: int) -> dict[str, Any]:
+    output: list[dict[str, Any]] = []
+    if reply.reasoning:
+        output.append(
+            {"type": "reasoning", "id": "rs_stub", "summary": [{"type": "summary_text", "text": reply.reasoning}]}
+        )
+    if reply.text:
+        output.append({
+            "type": "message", "id": "msg_stub", "status": "completed", "role": "assistant",
+            "content": [{"type": "output_text", "text": reply.text, "annotations": []}],
+        })  # fmt: skip
+    output += [
+        {"type": "function_call", "id": f"fc_stub_{i}", "call_id": f"call_stub_{i}", "name": c["name"],
+         "arguments": json.dumps(c.get("arguments", {})), "status": "completed"}
+        for i, c in enumerate(reply.tool_calls)
+    ]  # fmt: skip
+    return {
+        "id": "resp_stub", "object": "response", "created_at": int(time.time()), "status": "completed",
+        "model": model, "output": output, "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
+        "usage": {
+            "input_tokens": usage_in, "output_tokens": usage_out, "total_tokens": usage_in + usage_out,
+            "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0},
+        },
+    }  # fmt: skip
 
 
 def error_body(dialect: Dialect, status: int) -> dict[str, Any]:
