@@ -52,7 +52,7 @@ class InputError(MisuseError):
         self.line = line
         self.path = path
         where = source if line is None else f"{source}:{line}"
-        at = f" at {path}" if path else ""
+        at = f" at {_shorten(path)}" if path else ""
         super().__init__(f"{where}{at}: {reason}")
 
 
@@ -67,3 +67,10 @@ class ProviderError(TraceloupeError):
         self.status = status
         self.body = body
         super().__init__(message)
+
+
+def _shorten(path: str, limit: int = 160) -> str:
+    """Keep a JSON path readable on one line: a very deep one keeps its head and its tail."""
+    if len(path) <= limit:
+        return path
+    return f"{path[:60]}…{path[-(limit - 61) :]}"
