@@ -7,11 +7,14 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
 from web_corpus import BASE_URL
 from web_html import parse
 
+from core import InputError
+from core.reader import read_bytes
 from web.app import HTMX_CONFIG, jinja_environment
 from web.settings import HTMX_VERSION, STATIC_DIR, Settings
 
@@ -146,9 +149,12 @@ def test_check_upload_reports_damaged_records(client: TestClient[Litestar]) -> N
 
 
 def test_check_upload_names_file_line_and_path(client: TestClient[Litestar]) -> None:
+    """The page shows exactly the reader's message (the CLI's): file, line, JSON path, reason."""
     good = b'{"role": "system", "content": "x"}\n'
     bad = b'{"role": "user", "msg_type": "nope", "content": "x"}\n'
+    with pytest.raises(InputError) as expected:
+        list(read_bytes(good + bad, source="bad.jsonl"))
     status, text = _check(client, good + bad, "bad.jsonl")
     assert status == 400
-    assert "bad.jsonl:2 at $.msg_type" in text or "bad.jsonl:2" in text
-    assert "unknown kind 'user:nope'" in text
+    assert str(expected.value).startswith("bad.jsonl:2 at $.msg_type: ")
+    assert str(expected.value) in text
