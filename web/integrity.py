@@ -1,31 +1,17 @@
-"""Type-loss detection for one record, as the timeline needs it (a stand-in for ``core.integrity``).
+"""Type-loss of one record, as a card shows it: a thin view over ``core.integrity``.
 
-The lead is adding ``core/integrity.py`` with damage reports and repair inference;
-until it lands, the timeline asks this module one question through one function,
-:func:`inspect_record`, so swapping the implementation is a one-line change.
-
-A damaged record is a bare BaseMessage with role user or assistant: what the pre-fix
-``list[BaseMessage]`` annotation of TFROB-299 wrote. It reads fine, but the request
-pipeline raises ``ContractError(role, msg_id)`` on it, and the fields of its subclass
-are gone. The repair infers the subclass from the role and the shape of ``content``
-and never invents the dropped data.
+The timeline asks one question through one function, :func:`inspect_record`. It
+started as a stand-in while ``core/integrity.py`` was being written; now it only
+adapts core's report to what a card needs (the error's type for the explanation,
+and the card kind the repair implies), so detection and inference live in core alone.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core import (
-    AssistantTextMessage,
-    BaseMessage,
-    BaseUser,
-    ContactMessage,
-    ContractError,
-    HistoryMessage,
-    Message,
-    MultiPartMessage,
-    TextMessage,
-)
+from core import ContractError, Message
+from core.integrity import find_damage, is_damaged
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +24,8 @@ class Damage:
     error_type: str
     error: str
     repair_class: str
+    confidence: str
+    reason: str
 
     @property
     def summary(self) -> str:
@@ -45,32 +33,22 @@ class Damage:
         return f"type lost: {', '.join(self.lost)}; pipeline raises {self.error_type}; repair as {self.repair_class}"
 
 
-def inspect_record(message: Message) -> Damage | None:
-    """The damage of one record, or None when its type survived (or it never had a subclass)."""
-    if type(message) is not BaseMessage or message.role not in ("user", "assistant"):
+ERROR_TYPE = f"{ContractError.__module__}.{ContractError.__qualname__}"
+"""What the request pipeline raises on a damaged record (``core.errors.ContractError``)."""
+
+
+def inspect_record(message: Message, path: str = "$") -> Damage | None:
+    """The damage of this record itself (not of records inside it), or None when its type survived."""
+    if not is_damaged(message):
         return None
-    repaired = infer_class(message)
-    lost = tuple(name for name in repaired.model_fields if name not in BaseMessage.model_fields)
-    error = ContractError(message.role, message.msg_id)
+    report = find_damage(message, path)[0]  # the record itself comes first, then anything nested in it
     return Damage(
-        role=message.role,
-        msg_id=message.msg_id,
-        lost=lost,
-        error_type=f"core.errors.{type(error).__name__}",
-        error=str(error),
-        repair_class=repaired.__name__,
+        role=report.role,
+        msg_id=report.msg_id,
+        lost=report.lost,
+        error_type=ERROR_TYPE,
+        error=report.error,
+        repair_class=report.inferred,
+        confidence=report.confidence,
+        reason=report.reason,
     )
-
-
-def infer_class(message: BaseMessage) -> type[BaseMessage]:
-    """The subclass a damaged record most likely had, from its role and its content's shape."""
-    if message.role == "assistant":
-        return AssistantTextMessage
-    content = message.content
-    if isinstance(content, BaseUser):
-        return ContactMessage
-    if isinstance(content, list):
-        if content and all(isinstance(item, BaseMessage) for item in content):
-            return HistoryMessage
-        return MultiPartMessage
-    return TextMessage

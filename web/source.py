@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Protocol
 
 from core import Message, TextMessage, UserMessage
+from core.integrity import is_damaged
 from core.reader import Record, read_path
-from web.integrity import inspect_record
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,11 +86,11 @@ def _summary(conversation_id: str, messages: Sequence[Message]) -> ConversationS
     last_ts = 0
     for message in messages:
         last_ts = max(last_ts, message.create_ts)
-        damaged += inspect_record(message) is not None
+        damaged += is_damaged(message)
         if isinstance(message, UserMessage):
             for record in message.intermediate_trace.records:
                 records += 1
-                damaged += inspect_record(record) is not None
+                damaged += is_damaged(record)
                 last_ts = max(last_ts, record.create_ts)
     return ConversationSummary(
         conversation_id=conversation_id,

@@ -143,9 +143,9 @@ def test_check_upload_reports_damaged_records(client: TestClient[Litestar]) -> N
     status, text = _check(client, b"\n".join(json.dumps(x).encode() for x in lines), "t.jsonl")
     assert status == 200
     assert "2 messages · 1 trace records · 1 conversation" in " ".join(text.split())
-    assert "t.jsonl:1 .intermediate_trace.records[0]" in text
+    assert "t.jsonl:1 $.intermediate_trace.records[0]" in text
     assert "a1" in text and "AssistantTextMessage" in text and "助理消息需要子类实现转换过程" in text
-    assert "t.jsonl:2" in text and "TextMessage" in text
+    assert "t.jsonl:2 $" in text and "TextMessage" in text
 
 
 def test_check_upload_names_file_line_and_path(client: TestClient[Litestar]) -> None:

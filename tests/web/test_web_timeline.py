@@ -94,10 +94,10 @@ def test_damaged_record_explains_itself(client: TestClient[Litestar]) -> None:
     assert (
         "Type lost on the JSON round trip (TFROB-299). This assistant record was stored as a bare BaseMessage." in text
     )
-    assert "msg_type, reasoning_content (and any values they held)" in text
+    assert "msg_type, reasoning_content (not recoverable)" in text
     assert "core.errors.ContractError: 助理消息需要子类实现转换过程 (msg_id=m9-plain text, role=assistant)" in text
-    assert "read as AssistantTextMessage" in text
-    assert "msg_type, intermediate_trace (and any values they held)" in text
+    assert "read as AssistantTextMessage (certain: assistant messages have one subclass)" in text
+    assert "msg_type, intermediate_trace (not recoverable)" in text
 
 
 def test_inspect_record_only_flags_bare_user_and_assistant() -> None:
@@ -108,6 +108,28 @@ def test_inspect_record_only_flags_bare_user_and_assistant() -> None:
     assert damage is not None and damage.repair_class == "ContactMessage"
     damage = inspect_record(_msg(role="user", content=[{"role": "user", "content": "x"}]))
     assert damage is not None and damage.repair_class == "HistoryMessage"
+
+
+@pytest.mark.parametrize(
+    ("content", "kind", "repair"),
+    [
+        ("hello", "user-text", "TextMessage"),
+        ("uploads/cat.png", "user-image", "ImageMessage"),
+        ("https://example.com/talk.mp3", "user-audio", "AudioMessage"),
+        ("https://example.com/page", "user-url", "UrlMessage"),
+        ("javascript:alert(1)", "user-url", "UrlMessage"),
+        ({"uid": "7", "name": "Ann"}, "user-contact", "ContactMessage"),
+        ([{"type": "text", "text": "hi"}], "user-multipart", "MultiPartMessage"),
+        ([{"role": "user", "msg_type": "text", "content": "x"}], "user-history", "HistoryMessage"),
+    ],
+)
+def test_damaged_user_record_shown_as_its_repair(content: object, kind: str, repair: str) -> None:
+    card = Timeline([_msg(role="user", content=content, msg_id="d")]).page(0, 1).cards[0]
+    assert card.damage is not None and card.damage.repair_class == repair
+    assert card.kind == kind
+    if kind in ("user-image", "user-audio", "user-url"):
+        assert isinstance(card.body, MediaBody)
+        assert card.body.location.href is None or card.body.location.href.startswith("https://")
 
 
 def test_tool_call_and_result_link_both_ways(client: TestClient[Litestar]) -> None:

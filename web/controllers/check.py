@@ -12,6 +12,7 @@ from litestar.params import MultipartBody
 from litestar.response import Template
 
 from core import InputError, UserMessage
+from core.integrity import walk
 from core.reader import read_bytes
 from web.deps import SettingsDep
 from web.integrity import inspect_record
@@ -46,24 +47,23 @@ class CheckController(Controller):
 
 
 def check_bytes(raw: bytes, name: str, max_bytes: int) -> CheckPage:
-    """What the upload holds: counts, and one finding per damaged record (top-level or in a trace)."""
+    """What the upload holds: counts, and one finding per damaged record, wherever it is nested."""
     findings: list[CheckFinding] = []
     messages = records = 0
     conversations: set[str] = set()
     try:
         for record in read_bytes(raw, source=name):
             messages += 1
-            conversations.add(record.message.conversation_id)
-            where = f"{name}:{record.line}" if record.line is not None else f"{name} $[{record.index}]"
-            damage = inspect_record(record.message)
-            if damage is not None:
-                findings.append(CheckFinding(where, damage))
-            if isinstance(record.message, UserMessage):
-                for i, item in enumerate(record.message.intermediate_trace.records):
-                    records += 1
-                    damage = inspect_record(item)
-                    if damage is not None:
-                        findings.append(CheckFinding(f"{where} .intermediate_trace.records[{i}]", damage))
+            message = record.message
+            conversations.add(message.conversation_id)
+            if isinstance(message, UserMessage):
+                records += len(message.intermediate_trace.records)
+            where = f"{name}:{record.line}" if record.line is not None else name
+            root = "$" if record.line is not None else f"$[{record.index}]"
+            for path, item in walk(message, root):
+                damage = inspect_record(item, path)
+                if damage is not None:
+                    findings.append(CheckFinding(f"{where} {path}", damage))
     except InputError as exc:
         return CheckPage(filename=name, error=str(exc), max_bytes=max_bytes)
     return CheckPage(

@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any, assert_never
+from typing import Any, assert_never, cast
 
 from core import (
+    MESSAGE_TAGS,
     AssistantTextMessage,
     AttachmentMessage,
     AudioMessage,
@@ -64,19 +65,18 @@ MAX_FIELD_CHARS = 20_000
 MAX_HISTORY_DEPTH = 6
 """Histories nested deeper than this show their size, not their cards: the page must stay bounded."""
 
-_REPAIR_KINDS: dict[str, CardKind] = {
-    "AssistantTextMessage": "assistant-text",
-    "TextMessage": "user-text",
-    "ContactMessage": "user-contact",
-    "HistoryMessage": "user-history",
-    "MultiPartMessage": "user-multipart",
-}
 _MEDIA_KINDS: dict[type[BaseMessage], tuple[CardKind, str]] = {
     ImageMessage: ("user-image", "image"),
     AudioMessage: ("user-audio", "audio"),
     VideoMessage: ("user-video", "video"),
     AttachmentMessage: ("user-attachment", "file"),
     UrlMessage: ("user-url", "link"),
+}
+_MEDIUM_OF_KIND: dict[CardKind, str] = dict(_MEDIA_KINDS.values())
+
+# The card kind of each subclass name, for the class a repair infers ("ImageMessage" -> "user-image").
+_REPAIR_KINDS: dict[str, CardKind] = {
+    cls.__name__: cast(CardKind, tag.replace(":", "-")) for tag, cls in MESSAGE_TAGS.items()
 }
 
 
@@ -151,17 +151,24 @@ def _base_kind_and_body(
             # The reasoning did not survive the round trip; show what did.
             return "assistant-text", _assistant(msg, None, calls)
         case "user":
-            kind = _REPAIR_KINDS.get(damage.repair_class if damage else "", "user-text")
-            content = msg.content
-            if kind == "user-contact" and isinstance(content, BaseUser):
-                return kind, _contact(content)
-            if kind == "user-history" and isinstance(content, list):
-                return kind, _history([m for m in content if isinstance(m, BaseMessage)], depth)
-            if kind == "user-multipart" and isinstance(content, list):
-                return kind, PartsBody(_parts([p for p in content if not isinstance(p, BaseMessage)]))
-            return "user-text", TextBody(cap(text_of(content)))
+            return _repaired_user(msg, damage, depth)
         case _:
             assert_never(role)
+
+
+def _repaired_user(msg: BaseMessage, damage: Damage | None, depth: int) -> tuple[CardKind, CardBody]:
+    """A damaged user record, shown as the class its repair infers, from the fields that survived."""
+    kind = _REPAIR_KINDS.get(damage.repair_class if damage else "", "user-text")
+    content = msg.content
+    if kind == "user-contact" and isinstance(content, BaseUser):
+        return kind, _contact(content)
+    if kind == "user-history" and isinstance(content, list):
+        return kind, _history([m for m in content if isinstance(m, BaseMessage)], depth)
+    if kind == "user-multipart" and isinstance(content, list):
+        return kind, PartsBody(_parts([p for p in content if not isinstance(p, BaseMessage)]))
+    if kind in _MEDIUM_OF_KIND and isinstance(content, str):
+        return kind, MediaBody(_MEDIUM_OF_KIND[kind], location_view(content))
+    return "user-text", TextBody(cap(text_of(content)))
 
 
 def _assistant(msg: BaseMessage, reasoning: str | Sequence[Any] | None, calls: CallIndex) -> AssistantBody:
