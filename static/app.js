@@ -77,16 +77,21 @@
     setTimeout(function () { card.classList.remove("is-target"); }, 2500);
   }
 
-  // A link to a card on a page not loaded yet: load every page up to it, then scroll.
+  // A link to a card on a page not loaded yet: load every page up to it, then scroll. The server
+  // refuses to load more than a bounded number of cards at once; then open the card's own page.
   function goTo(anchor, cardAnchor) {
     var el = document.getElementById(anchor);
     if (el) { reveal(el); return; }
     var more = document.querySelector("[data-next-page]");
-    if (!more || !window.htmx) return;
-    var url = more.getAttribute("data-next-page") + "&through=" + encodeURIComponent(cardAnchor || anchor);
+    var timeline = document.getElementById("timeline");
+    if (!more || !window.htmx || !timeline) return;
+    var target = cardAnchor || anchor;
+    var url = more.getAttribute("data-next-page") + "&through=" + encodeURIComponent(target);
     window.htmx.ajax("GET", url, { target: more, swap: "outerHTML" }).then(function () {
       var found = document.getElementById(anchor);
-      if (found) reveal(found);
+      if (found) { reveal(found); return; }
+      if (new URLSearchParams(location.search).get("at") === target) return; // already tried: not in this conversation
+      location.assign(timeline.getAttribute("data-base-url") + "?at=" + encodeURIComponent(target) + "#" + anchor);
     });
   }
 

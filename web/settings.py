@@ -32,13 +32,16 @@ class Settings:
     request whose ``Host`` is not on the list is rejected before routing, which is the
     defence against DNS rebinding. ``csrf_secret`` signs the CSRF cookie; the default is
     a fresh random value per process, which is right for a local viewer (a restart only
-    invalidates open forms) until the CLI persists one per install.
+    invalidates open forms) until the CLI persists one per install. ``page_size`` cards
+    come per response; a jump loads at most ``max_jump_cards`` ahead in one response and
+    opens the card's own page beyond that.
     """
 
     allowed_hosts: tuple[str, ...] = ()
     csrf_secret: str = field(default_factory=lambda: secrets.token_hex(32), repr=False)
     max_body_bytes: int = 16 * MiB
     page_size: int = 100
+    max_jump_cards: int = 1000
     debug: bool = False
     trace_files: tuple[Path, ...] = ()
     templates_dir: Path = TEMPLATES_DIR
@@ -47,6 +50,8 @@ class Settings:
     def __post_init__(self) -> None:
         if self.page_size < 1:
             raise ValueError("page_size must be at least 1")
+        if self.max_jump_cards < self.page_size:
+            raise ValueError("max_jump_cards must be at least page_size")
         if self.max_body_bytes < 1:
             raise ValueError("max_body_bytes must be at least 1")
         if len(self.csrf_secret) < 32:

@@ -50,7 +50,8 @@ def base_url() -> Iterator[str]:
     messages = every_kind("Plan the trip: <b>Lisbon</b> in May?", conversation_id="c-every") + long_trace(450)
     for i, payload in enumerate(XSS_PAYLOADS):
         messages += every_kind(payload, conversation_id=f"xss-{i}")
-    app = create_app(Settings(), InMemoryTimelineSource(messages))
+    # A small jump limit so the permalink test takes both roads: load-through and open-the-page.
+    app = create_app(Settings(max_jump_cards=150), InMemoryTimelineSource(messages))
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, daemon=True)
@@ -198,19 +199,34 @@ def test_scrolling_loads_the_next_page(page: tuple[object, Watch], base_url: str
     assert watch.clean(), watch
 
 
-def test_permalink_reload_scrolls_to_a_card_on_a_later_page(page: tuple[object, Watch], base_url: str) -> None:
+@pytest.mark.parametrize(("card", "road"), [("r180", "loaded through"), ("r300", "its own page")])
+def test_permalink_reload_scrolls_to_a_card_on_a_later_page(
+    page: tuple[object, Watch], base_url: str, card: str, road: str
+) -> None:
     pg, watch = page
-    pg.goto(base_url + "/conversations/c-long#msg-r300")  # type: ignore[attr-defined]
-    pg.wait_for_selector("#msg-r300")  # type: ignore[attr-defined]
-    pg.wait_for_timeout(200)  # type: ignore[attr-defined]
-    assert _in_view(pg, "#msg-r300")
+    pg.goto(f"{base_url}/conversations/c-long#msg-{card}")  # type: ignore[attr-defined]
+    pg.wait_for_selector(f"#msg-{card}")  # type: ignore[attr-defined]
+    pg.wait_for_timeout(300)  # type: ignore[attr-defined]
+    assert _in_view(pg, f"#msg-{card}")
+    first = pg.eval_on_selector("#timeline > [data-msg-id]", "e => e.dataset.msgId")  # type: ignore[attr-defined]
+    assert first == ("u0" if road == "loaded through" else "r299")
     pg.reload()  # type: ignore[attr-defined]
-    pg.wait_for_selector("#msg-r300")  # type: ignore[attr-defined]
-    pg.wait_for_timeout(200)  # type: ignore[attr-defined]
-    assert _in_view(pg, "#msg-r300")
-    _shot(pg, "permalink.png")
-    # A permalink click on the first page lands on its own card, too.
-    pg.goto(base_url + "/conversations/c-every#msg-m20-Plan")  # an unknown anchor is harmless  # type: ignore[attr-defined]
+    pg.wait_for_selector(f"#msg-{card}")  # type: ignore[attr-defined]
+    pg.wait_for_timeout(300)  # type: ignore[attr-defined]
+    assert _in_view(pg, f"#msg-{card}")
+    _shot(pg, f"permalink-{card}.png")
+    assert watch.clean(), watch
+
+
+def test_permalink_to_a_missing_card_is_harmless(page: tuple[object, Watch], base_url: str) -> None:
+    pg, watch = page
+    pg.goto(base_url + "/conversations/c-long#msg-nowhere")  # type: ignore[attr-defined]
+    pg.wait_for_timeout(500)  # type: ignore[attr-defined]
+    # One bounded try, one page load with ?at=, then it stops: no loop.
+    assert pg.evaluate("location.search") in ("", "?at=msg-nowhere")  # type: ignore[attr-defined]
+    pg.wait_for_timeout(500)  # type: ignore[attr-defined]
+    assert pg.evaluate("location.search") in ("", "?at=msg-nowhere")  # type: ignore[attr-defined]
+    assert pg.locator("#timeline > [data-msg-id]").count() >= 100  # type: ignore[attr-defined]
     assert watch.clean(), watch
 
 

@@ -247,6 +247,19 @@ def test_through_loads_up_to_a_later_card(client: TestClient[Litestar]) -> None:
     assert ids[0] == "r99" and "r230" in ids and len(ids) == 151
 
 
+def test_far_jump_opens_the_cards_own_page() -> None:
+    app = make_app(long_trace(2500, conversation_id="c"))
+    with TestClient(app, base_url=BASE_URL) as client:
+        near = client.get("/conversations/c?offset=100&through=msg-r900", headers={"HX-Request": "true"}).text
+        far = client.get("/conversations/c?offset=100&through=msg-r2000", headers={"HX-Request": "true"}).text
+        page = client.get("/conversations/c?at=msg-r2000").text
+    assert len(_cards(near)) == 900  # r99 .. r998: whole pages up to the one holding r900
+    assert len(_cards(far)) == 100  # bounded: 1,900 cards ahead is too far for one response
+    ids = [c.get("data-msg-id") for c in _cards(page)]
+    assert ids[0] == "r1999" and "r2000" in ids and len(ids) == 100  # the page [2000, 2100) holds it
+    assert "previous cards" in page
+
+
 def test_tool_links_cross_pages(client: TestClient[Litestar]) -> None:
     html = client.get("/conversations/c-long").text
     link = next(el for el in parse(html).elements if el.has("data-jump-result") and el.get("data-card") == "msg-r99")

@@ -34,17 +34,21 @@ class ConversationController(Controller):
         timelines: TimelinesDep,
         offset: Annotated[int, QueryParameter(ge=0)] = 0,
         through: Annotated[str | None, QueryParameter(max_length=300)] = None,
+        at: Annotated[str | None, QueryParameter(max_length=300)] = None,
     ) -> Template:
         """The timeline page; an htmx request gets only the next slice of cards (infinite scroll).
 
         ``through`` (a card's anchor, ``msg-<id>``) extends the slice until that card is in it,
-        which is how a permalink or a call -> result jump reaches a card on a later page.
+        which is how a permalink or a call -> result jump reaches a card on a later page; ``at``
+        opens the page that holds a card too far ahead for that.
         """
         messages = source.messages(conversation_id)
         if messages is None:
             raise NotFoundException(f"No conversation with id {conversation_id!r}.")
         timeline = timelines.get(conversation_id, messages)
-        page = timeline.page(offset, settings.page_size, through=through)
+        if at is not None:
+            offset = timeline.page_of(at, settings.page_size)
+        page = timeline.page(offset, settings.page_size, through=through, max_through=settings.max_jump_cards)
         summary = next((s for s in source.conversations() if s.conversation_id == conversation_id), None)
         context = ConversationPage(
             conversation_id=conversation_id,

@@ -34,19 +34,26 @@ class Timeline:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def page(self, offset: int, size: int, *, through: str | None = None) -> Page:
+    def page(self, offset: int, size: int, *, through: str | None = None, max_through: int = 1000) -> Page:
         """Cards ``[offset, offset + size)``, extended by whole pages until the card ``through`` is included.
 
-        ``through`` is a card's anchor (``msg-<id>``), as permalinks carry it; unknown anchors are ignored.
+        ``through`` is a card's anchor (``msg-<id>``), as permalinks carry it. Unknown anchors, and
+        anchors more than ``max_through`` cards ahead, are ignored: one response must stay bounded, so
+        a far jump opens the page that holds the card instead (:meth:`page_of`).
         """
         offset = max(0, min(offset, len(self._entries)))
         end = offset + size
         target = self.position(through) if through is not None else None
-        if target is not None and target >= end:
+        if target is not None and end <= target < offset + max_through:
             end += (target - end) // size * size + size
         end = min(end, len(self._entries))
         cards = build_cards(self._entries[offset:end], self._calls)
         return Page(cards=cards, offset=offset, next_offset=end if end < len(self._entries) else None, total=len(self))
+
+    def page_of(self, anchor: str, size: int) -> int:
+        """The offset of the page that holds the card with this anchor (0 when there is none)."""
+        position = self.position(anchor)
+        return 0 if position is None else position // size * size
 
     def position(self, anchor: str) -> int | None:
         """Where the card with this anchor sits in the timeline (its first occurrence), or None.
