@@ -152,11 +152,21 @@ def test_tool_arguments_pretty_or_flagged() -> None:
     body = next(c.body for c in cards if c.msg_id == "m4-x")
     assert isinstance(body, AssistantBody)
     good, bad = body.tool_calls
-    assert good.valid_json and good.arguments == '{\n  "q": "x"\n}'
+    assert good.valid_json and good.arguments == '{"q": "x"}'
     assert not bad.valid_json and bad.arguments == "x{not json"
     assert [b.status for b in body.reasoning_blocks] == ["signed", "unsigned", "redacted"]
     tool = next(c.body for c in cards if c.kind == "tool")
     assert isinstance(tool, ToolBody) and tool.results[0].is_error and len(tool.results[0].attachments) == 6
+
+
+def test_long_arguments_are_indented() -> None:
+    from web.timeline.build import pretty_arguments
+
+    long = json.dumps({"query": "x" * 120, "limit": 5})
+    text, valid = pretty_arguments(long)
+    assert valid and text.startswith('{\n  "query": "') and text.endswith('\n  "limit": 5\n}')
+    assert pretty_arguments("") == ("", True)
+    assert pretty_arguments("[1, 2") == ("[1, 2", False)
 
 
 def test_script_only_assistant_is_a_tfl_card(client: TestClient[Litestar]) -> None:

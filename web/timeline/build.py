@@ -62,6 +62,8 @@ from web.timeline.order import CallIndex, Entry, call_anchor, flatten, msg_ancho
 MAX_FIELD_CHARS = 20_000
 """A longer field shows its head and says how much is hidden: one huge tool result must not make a page huge."""
 
+COMPACT_JSON_CHARS = 100
+
 MAX_HISTORY_DEPTH = 6
 """Histories nested deeper than this show their size, not their cards: the page must stay bounded."""
 
@@ -298,7 +300,9 @@ def pretty_arguments(text: str) -> tuple[str, bool]:
         value = json.loads(text)
     except ValueError:
         return cap(text), False
-    return cap(pretty_json(value)), True
+    # Short arguments read best on one line; anything longer is indented.
+    compact = json.dumps(value, ensure_ascii=False, default=repr)
+    return (compact, True) if len(compact) <= COMPACT_JSON_CHARS else (cap(pretty_json(value)), True)
 
 
 def pretty_json(value: Any) -> str:
