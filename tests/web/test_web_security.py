@@ -157,6 +157,8 @@ def test_token_in_header_works_for_htmx(client: TestClient[Litestar]) -> None:
 def test_page_carries_token_for_htmx_and_forms(client: TestClient[Litestar]) -> None:
     response = client.get("/check")
     token = response.cookies["csrftoken"]
+    cookie = response.headers["set-cookie"].lower()
+    assert "httponly" in cookie and "samesite=strict" in cookie  # scripts cannot read it; other sites never send it
     assert f'hx-headers=\'{{"x-csrftoken": "{token}"}}\'' in response.text
     assert f'name="_csrf_token" value="{token}"' in response.text
 
