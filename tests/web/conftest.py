@@ -7,7 +7,8 @@ from collections.abc import Iterator
 import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
-from web_corpus import BASE_URL, make_app
+
+from tests.web.web_corpus import BASE_URL, make_app
 
 
 @pytest.fixture

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from litestar import Litestar
 from litestar.testing import TestClient
-from web_corpus import every_kind
 
 from core import MESSAGES_ADAPTER, AssistantTextMessage, BaseMessage
+from tests.web.web_corpus import every_kind
 
 
 def test_list_conversations(client: TestClient[Litestar]) -> None:

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
-from web_corpus import BASE_URL
-from web_html import parse
 
 from core import InputError
 from core.reader import read_bytes
+from tests.web.web_corpus import BASE_URL
+from tests.web.web_html import parse
 from web.app import HTMX_CONFIG, jinja_environment
 from web.settings import HTMX_VERSION, STATIC_DIR, Settings
 

@@ -16,8 +16,8 @@ from urllib.parse import quote
 
 import pytest
 import uvicorn
-from web_corpus import XSS_PAYLOADS, every_kind, long_trace
 
+from tests.web.web_corpus import XSS_PAYLOADS, every_kind, long_trace
 from web.app import create_app
 from web.settings import Settings
 from web.source import InMemoryTimelineSource

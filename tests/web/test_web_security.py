@@ -8,8 +8,8 @@ import re
 import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
-from web_corpus import BASE_URL, make_app
 
+from tests.web.web_corpus import BASE_URL, make_app
 from web.security import SecurityGuard, split_host
 from web.settings import Settings
 

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
-from web_corpus import BASE_URL, every_kind, long_trace, make_app
-from web_html import Element, parse
 
 from core import MESSAGE_ADAPTER, MESSAGE_TAGS, Message
+from tests.web.web_corpus import BASE_URL, every_kind, long_trace, make_app
+from tests.web.web_html import Element, parse
 from web.integrity import inspect_record
 from web.settings import Settings
 from web.source import InMemoryTimelineSource

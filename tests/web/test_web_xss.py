@@ -7,9 +7,9 @@ from urllib.parse import quote
 
 import pytest
 from litestar.testing import TestClient
-from web_corpus import BASE_URL, XSS_PAYLOADS, every_kind, make_app
-from web_html import live_content, parse
 
+from tests.web.web_corpus import BASE_URL, XSS_PAYLOADS, every_kind, make_app
+from tests.web.web_html import live_content, parse
 from web.timeline import Timeline
 
 
