@@ -112,6 +112,18 @@
     goTo(anchor, cardAnchor);
   }
 
+  // A next-page request that fails leaves a plain link that says so, instead of "Loading…" forever.
+  function nextPageFailed(event) {
+    var elt = event.detail && event.detail.elt;
+    if (!elt || !elt.matches || !elt.matches("[data-next-page]")) return;
+    var xhr = event.detail.xhr;
+    var why = xhr && xhr.status ? "the server answered " + xhr.status : "the server did not answer";
+    elt.textContent = "Could not load more cards (" + why + "). Follow this link to open them.";
+    elt.classList.add("more--failed");
+  }
+  document.addEventListener("htmx:responseError", nextPageFailed);
+  document.addEventListener("htmx:sendError", nextPageFailed);
+
   window.addEventListener("hashchange", fromHash);
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", fromHash);
   else fromHash();

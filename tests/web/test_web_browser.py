@@ -218,6 +218,22 @@ def test_permalink_reload_scrolls_to_a_card_on_a_later_page(
     assert watch.clean(), watch
 
 
+def test_failed_next_page_says_so(page: tuple[object, Watch], base_url: str) -> None:
+    pg, watch = page
+    pg.route(  # type: ignore[attr-defined]
+        "**/conversations/c-long?offset=100", lambda route: route.fulfill(status=503, body="down for a moment")
+    )
+    pg.goto(base_url + "/conversations/c-long")  # type: ignore[attr-defined]
+    more = pg.locator("[data-next-page]")  # type: ignore[attr-defined]
+    more.scroll_into_view_if_needed()
+    _until(lambda: "Could not load more cards" in more.inner_text())
+    assert "503" in more.inner_text()
+    assert more.get_attribute("href") == "/conversations/c-long?offset=100"  # the plain link still works
+    assert pg.locator("#timeline > [data-msg-id]").count() == 100  # type: ignore[attr-defined]
+    watch.errors = [e for e in watch.errors if "503" not in e]  # the browser logs the failed request itself
+    assert watch.clean(), watch
+
+
 def test_permalink_to_a_missing_card_is_harmless(page: tuple[object, Watch], base_url: str) -> None:
     pg, watch = page
     pg.goto(base_url + "/conversations/c-long#msg-nowhere")  # type: ignore[attr-defined]
