@@ -60,21 +60,22 @@ def data_url_view(text: str) -> LocationView:
     match = _DATA_URL.match(text)
     if match is None:
         return LocationView(kind="inert", text=_preview(text), scheme="data")
-    declared = match.group(1).lower() or "text/plain"
+    declared = match.group(1) or "text/plain"  # shown as written; compared in lower case
     payload = text[match.end() :]
     is_base64 = ";base64" in match.group(2).lower()
     size = len(payload) * 3 // 4 if is_base64 else len(payload)
-    src = text if is_base64 and declared in INLINE_IMAGE_TYPES and size <= MAX_INLINE_DATA_BYTES else None
+    inline = is_base64 and declared.lower() in INLINE_IMAGE_TYPES and size <= MAX_INLINE_DATA_BYTES
+    src = f"data:{declared.lower()};base64,{payload}" if inline else None
     return LocationView(kind="data", text=_preview(text), inline_src=src, media_type=declared, size=size, scheme="data")
 
 
 def inline_data_view(data: str, media_type: str | None) -> LocationView:
     """Base64 bytes carried in a part's ``data`` field, shown like a ``data:`` URL."""
-    declared = (media_type or "application/octet-stream").lower()
+    declared = media_type or "application/octet-stream"
     size = len(data) * 3 // 4
     src = None
-    if declared in INLINE_IMAGE_TYPES and size <= MAX_INLINE_DATA_BYTES and _is_base64(data):
-        src = f"data:{declared};base64,{data}"
+    if declared.lower() in INLINE_IMAGE_TYPES and size <= MAX_INLINE_DATA_BYTES and _is_base64(data):
+        src = f"data:{declared.lower()};base64,{data}"
     return LocationView(kind="data", text=_preview(data), inline_src=src, media_type=declared, size=size, scheme="data")
 
 
