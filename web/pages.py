@@ -7,15 +7,20 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from web.integrity import Damage
+from web.listing import ListQuery
 from web.source import ConversationSummary
 from web.timeline import Page
 
 
 @dataclass(frozen=True, slots=True)
 class IndexPage:
-    """``/``: the conversations."""
+    """``/``: the conversations matching the query, one keyset page at a time."""
 
     conversations: Sequence[ConversationSummary]
+    query: ListQuery
+    matched: int
+    total: int
+    next_url: str | None
 
 
 @dataclass(frozen=True, slots=True)

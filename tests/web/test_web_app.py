@@ -158,3 +158,52 @@ def test_check_upload_names_file_line_and_path(client: TestClient[Litestar]) -> 
     assert status == 400
     assert str(expected.value).startswith("bad.jsonl:2 at $.msg_type: ")
     assert str(expected.value) in text
+
+
+def _rows(html: str) -> list[str]:
+    return [el.get("data-conversation-id") or "" for el in parse(html).elements if el.has("data-conversation-id")]
+
+
+def test_list_search_filter_and_keyset_pages() -> None:
+    from core import MESSAGE_ADAPTER
+    from tests.web.web_corpus import make_app
+
+    msgs = [
+        MESSAGE_ADAPTER.validate_python(
+            {
+                "role": "user",
+                "msg_type": "text",
+                "content": f"topic {i % 3} number {i}",
+                "conversation_id": f"c{i:03}",
+                "create_ts": 1_700_000_000_000 + i * 1000,
+            }
+        )
+        for i in range(120)
+    ]
+    (
+        msgs.append(
+            MESSAGE_ADAPTER.validate_python(
+                {"role": "user", "content": "bare", "conversation_id": "broken", "create_ts": 1}
+            )
+        ),
+    )
+    with TestClient(make_app(msgs), base_url=BASE_URL) as client:
+        first = client.get("/").text
+        assert _rows(first)[:2] == ["c119", "c118"] and len(_rows(first)) == 50
+        nxt = next(el for el in parse(first).elements if el.has("data-next-list")).get("href") or ""
+        assert nxt == "/?after=1700000070000%3Ac070"
+        second = _rows(client.get(nxt).text)
+        assert second[0] == "c069" and len(second) == 50
+        last = client.get("/?after=1700000020000%3Ac020").text
+        assert _rows(last)[-1] == "broken" and not any(el.has("data-next-list") for el in parse(last).elements)
+
+        found = client.get("/?q=TOPIC+1+number+10").text  # case-insensitive, on the title
+        assert _rows(found) == ["c109", "c106", "c103", "c100", "c010"]
+        assert "5 of 121 conversations" in " ".join(parse(found).text.split())
+        assert 'value="TOPIC 1 number 10"' in found  # the URL's state is back in the form
+        assert _rows(client.get("/?damaged=1").text) == ["broken"]
+        assert _rows(client.get("/?q=c11").text)[:3] == ["c119", "c118", "c117"]  # ids match too
+        nothing = client.get("/?q=%3Cscript%3E").text
+        assert any(el.has("data-no-match") for el in parse(nothing).elements)
+        assert client.get("/?after=garbage").status_code == 200  # a bad cursor starts at the top
+        assert client.get("/?q=" + "x" * 500).status_code == 400

@@ -269,6 +269,13 @@ def test_keyboard_moves_between_cards_and_expands(page: tuple[object, Watch], ba
     assert pg.evaluate("document.activeElement.getAttribute('href')") == first  # type: ignore[attr-defined]
     pg.keyboard.press("Enter")  # type: ignore[attr-defined]
     pg.wait_for_url(base_url + first)  # type: ignore[attr-defined]
+    pg.goto(base_url + "/")  # type: ignore[attr-defined]
+    pg.keyboard.press("/")  # type: ignore[attr-defined]
+    pg.keyboard.type("lisbon")  # type: ignore[attr-defined]
+    pg.keyboard.press("Enter")  # type: ignore[attr-defined]
+    pg.wait_for_url(base_url + "/?q=lisbon")  # type: ignore[attr-defined]
+    assert pg.locator("[data-conversation-id]").count() == 1  # type: ignore[attr-defined]
+    _shot(pg, "list-search.png")
     pg.goto(base_url + "/conversations/c-every")  # type: ignore[attr-defined]
     for _ in range(4):
         pg.keyboard.press("j")  # type: ignore[attr-defined]

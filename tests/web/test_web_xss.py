@@ -38,6 +38,7 @@ def test_payload_is_inert_on_every_page(payload: str) -> None:
     with TestClient(app, base_url=BASE_URL) as client:
         pages = {
             "list": client.get("/"),
+            "search": client.get(f"/?q={quote(payload, safe='')}&damaged=1"),
             "timeline": client.get(f"/conversations/{quote(cid, safe='')}"),
             "fragment": client.get(f"/conversations/{quote(cid, safe='')}?offset=3", headers={"HX-Request": "true"}),
             "404": client.get(f"/nothing/{quote(payload, safe='')}"),

@@ -25,7 +25,7 @@ FORBIDDEN_TAGS = frozenset(
     }
 )
 KNOWN_LINKS = frozenset({"/static/app.css", "data:,"})
-KNOWN_FORMS = frozenset({"/check"})
+KNOWN_FORMS = frozenset({"/check", "/"})
 _SCRIPT_SRC = re.compile(r"^/static/(app\.js|vendor/htmx-\d+\.\d+\.\d+\.min\.js)$")
 URL_ATTRS = frozenset({"href", "src", "action", "formaction", "data-src", "xlink:href", "poster", "srcset"})
 _CONTROL = re.compile(r"[\x00-\x20]")

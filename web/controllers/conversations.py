@@ -11,6 +11,7 @@ from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Template
 
 from web.deps import SettingsDep, SourceDep, TimelinesDep
+from web.listing import ListQuery, run_query
 from web.pages import ConversationPage, IndexPage
 
 
@@ -20,9 +21,25 @@ class ConversationController(Controller):
     include_in_schema = False  # pages, not API: the schema at /schema documents /api only
 
     @get("/", name="index")
-    async def index(self, source: SourceDep) -> Template:
-        """Every conversation, most recent first."""
-        return Template("index.html", context={"page": IndexPage(conversations=source.conversations())})
+    async def index(
+        self,
+        source: SourceDep,
+        q: Annotated[str, QueryParameter(max_length=200)] = "",
+        damaged: Annotated[bool, QueryParameter()] = False,
+        after: Annotated[str | None, QueryParameter(max_length=300)] = None,
+    ) -> Template:
+        """The conversations, most recent first; the URL carries the search, the filter and the page."""
+        query = ListQuery(q=q, damaged=damaged, after=after)
+        summaries = source.conversations()
+        result = run_query(summaries, query)
+        page = IndexPage(
+            conversations=result.rows,
+            query=query,
+            matched=result.matched,
+            total=len(summaries),
+            next_url=query.url(after=result.next_after) if result.next_after else None,
+        )
+        return Template("index.html", context={"page": page})
 
     @get("/conversations/{conversation_id:str}", name="conversation")
     async def conversation(
