@@ -28,7 +28,7 @@ EMPTY_TURN_PLACEHOLDER = "(empty)"
 # use the user role", anthropic-sdk-typescript#622; Gemini: model-first is unsafe; bug 14).
 FIRST_USER_PLACEHOLDER = "(earlier conversation omitted)"
 # Result text synthesised for a tool call that was never answered (interrupted run; bug 7).
-UNANSWERED_CALL_TEXT = "error: the tool call was not answered (the run was interrupted)"
+UNANSWERED_CALL_TEXT = "the tool call was not answered (the run was interrupted)"
 # Key that carries tool-call arguments that are not a JSON object to dialects that need an object.
 RAW_ARGUMENTS_KEY = "_raw_arguments"
 
