@@ -172,13 +172,18 @@ class MediaReader:
             fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         except OSError:
             return None, f"path {path!r} cannot be opened"
-        with os.fdopen(fd, "rb") as handle:
-            info = os.fstat(handle.fileno())
+        try:
+            info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
                 return None, f"path {path!r} is not a regular file"
             if info.st_size > self.max_bytes:
                 return None, f"path {path!r} is larger than the {self.max_bytes:,}-byte attachment limit"
-            data = handle.read(self.max_bytes + 1)
+            with os.fdopen(os.dup(fd), "rb") as handle:
+                data = handle.read(self.max_bytes + 1)
+        except OSError:
+            return None, f"path {path!r} cannot be read"
+        finally:
+            os.close(fd)
         if len(data) > self.max_bytes:
             return None, f"path {path!r} is larger than the {self.max_bytes:,}-byte attachment limit"
         return data, None

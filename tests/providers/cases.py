@@ -80,11 +80,14 @@ def golden_view(result: RequestResult) -> dict[str, Any]:
 
 
 def user(text: str, n: int, **kw: Any) -> TextMessage:
-    return TextMessage(content=text, msg_id=f"u{n}", create_ts=1000 * n, conversation_id="c1", **kw)
+    """User message ``u<n>`` stamped at ``1000 n``."""
+    return TextMessage(**{"content": text, "msg_id": f"u{n}", "create_ts": 1000 * n, "conversation_id": "c1", **kw})
 
 
 def reply(text: str, n: int, **kw: Any) -> AssistantTextMessage:
-    return AssistantTextMessage(content=text, msg_id=f"a{n}", create_ts=1000 * n + 500, conversation_id="c1", **kw)
+    """Assistant message ``a<n>`` stamped at ``1000 n + 500``."""
+    fields = {"content": text, "msg_id": f"a{n}", "create_ts": 1000 * n + 500, "conversation_id": "c1", **kw}
+    return AssistantTextMessage(**fields)
 
 
 def tool(n: int, *results: ToolReturn | str) -> BaseMessage:
