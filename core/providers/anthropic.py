@@ -76,7 +76,7 @@ class AnthropicDialect(Dialect):
     """Anthropic Messages: system at top level, blocks, tool_use/tool_result, signed thinking."""
 
     name = "anthropic"
-    default_model = "claude-sonnet-4-5"
+    default_model = "claude-sonnet-4-6"
     description = "Anthropic Messages"
 
     def configure_api_params(self, options: RequestOptions) -> JSON:
