@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import assert_never
@@ -48,8 +49,12 @@ TOOL_ID = re.compile(r"[A-Za-z0-9_-]+")
 MID_SYSTEM_PREFIX = "[system] "
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def tool_id(call_id: str | None) -> str:
-    """A tool id Anthropic accepts: the same id when it already does, else invalid characters as ``_``."""
+    """A tool id Anthropic accepts: the same id when it already does, else invalid characters as ``_``.
+
+    Cached: each id is asked for twice per request (tool_use and tool_result), and again per dialect view.
+    """
     text = call_id or "call"
     return text if TOOL_ID.fullmatch(text) else re.sub(r"[^A-Za-z0-9_-]", "_", text)
 
@@ -67,7 +72,9 @@ class _Turns:
         turns = self.turns
         if turns and turns[-1]["role"] == role:
             tag = self.ctx.tag
-            turns[-1]["content"].extend(tag(b, msg_id) for b in blocks)
+            merged = turns[-1]["content"]
+            for block in blocks:
+                merged.append(tag(block, msg_id))
         else:
             turns.append(self.ctx.tag({"role": role, "content": blocks}, msg_id))
 
@@ -102,15 +109,20 @@ class AnthropicDialect(Dialect):
         system: list[JSON] = []
         turns = _Turns(ctx)
         results: dict[str, JSON] = {}  # call id -> tool_result block of the current tool block
+        out = turns.turns
+        tag = ctx.tag
         for msg in messages:
             match msg:
+                case LLMToolMessage():  # the hot path (one per call), inlined: merge into the results turn
+                    block = self._tool_result(msg)
+                    results[msg.tool_call_id or ""] = block
+                    if out and out[-1]["role"] == "user":
+                        out[-1]["content"].append(tag(block, msg.msg_id))
+                    else:
+                        out.append(tag({"role": "user", "content": [block]}, msg.msg_id))
                 case LLMAssistantMessage():
                     results = {}
                     turns.push("assistant", self._assistant(msg, ctx), msg.msg_id)
-                case LLMToolMessage():
-                    block = self._tool_result(msg)
-                    results[msg.tool_call_id or ""] = block
-                    turns.push("user", [block], msg.msg_id)
                 case LLMUserMessage():
                     target = results.get(msg.attachment_of or "")
                     if target is not None:
@@ -133,7 +145,6 @@ class AnthropicDialect(Dialect):
                     raise AssertionError("legacy function results are converted by to_list")
                 case _:
                     assert_never(msg)
-        out = turns.turns
         if out and out[0]["role"] != "user":
             ctx.warn(
                 _first_msg_id(out[0], ctx),

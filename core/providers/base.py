@@ -8,13 +8,21 @@ attachments root) and records everything it could not map as a :class:`Degradati
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
-from core.llm.messages import LLMAssistantMessage, LLMMediaPart, LLMMessage, LLMTFLMessage, LLMToolCall
+import orjson
+
+from core.llm.messages import (
+    LLMAssistantMessage,
+    LLMMediaPart,
+    LLMMessage,
+    LLMTFLMessage,
+    LLMToolCall,
+    parse_arguments,
+)
 from core.providers.media import MediaReader, ResolvedMedia, fallback_text
 
 JSON = dict[str, Any]
@@ -60,8 +68,7 @@ class RequestOptions:
     max_attachment_bytes: int = 20 * MiB
 
 
-@dataclass(frozen=True, slots=True)
-class Degradation:
+class Degradation(NamedTuple):
     """Something of message ``msg_id`` that the provider could not take as it was, and what was sent instead."""
 
     msg_id: str | None
@@ -79,30 +86,35 @@ class Degradation:
 class RequestContext:
     """Per-request state shared by the phases: options, warnings, provenance tags and the media reader."""
 
-    __slots__ = ("_tags", "call_extras", "media", "options", "warnings")
+    __slots__ = ("_alive", "_tags", "call_extras", "media", "options", "warnings")
 
     def __init__(self, options: RequestOptions) -> None:
         self.options = options
-        self.warnings: list[Degradation] = []
+        # Plain (msg_id, element, reason) tuples: there may be one per record, so they become Degradation
+        # objects only when read (RequestResult.warnings).
+        self.warnings: list[tuple[str | None, str, str]] = []
         # Provider fields a stored tool call carried beyond id/name/arguments (e.g. Gemini's thought_signature),
         # by call id: the neutral format has no place for them, and a dialect that knows one replays it.
         self.call_extras: dict[str, dict[str, Any]] = {}
-        self._tags: dict[int, tuple[object, str | None]] = {}
+        # id(node) -> msg_id; every tagged node is also kept in _alive, so no id is reused while the request
+        # lives (a node dropped from the body after tagging cannot pass its id on to a new node).
+        self._tags: dict[int, str | None] = {}
+        self._alive: list[object] = []
         self.media = MediaReader(options.attachments_root, options.max_attachment_bytes)
 
     def warn(self, msg_id: str | None, element: str, reason: str) -> None:
         """Record that part of ``msg_id`` was degraded, moved or dropped."""
-        self.warnings.append(Degradation(msg_id, element, reason))
+        self.warnings.append((msg_id, element, reason))
 
     def tag(self, node: JSON, msg_id: str | None) -> JSON:
         """Mark a body node (a message, a block, a part) as coming from ``msg_id``; returns the node."""
-        self._tags[id(node)] = (node, msg_id)
+        self._tags[id(node)] = msg_id
+        self._alive.append(node)
         return node
 
     def tag_of(self, node: object) -> str | bool | None:
         """The msg_id a node was tagged with, or False when it was not tagged."""
-        entry = self._tags.get(id(node))
-        return False if entry is None or entry[0] is not node else entry[1]
+        return self._tags.get(id(node), False)
 
     def resolve(self, part: LLMMediaPart, msg_id: str | None) -> ResolvedMedia | str:
         """The bytes or URL of a media part; when it cannot be sent, a warning and the text that replaces it."""
@@ -125,6 +137,8 @@ class Dialect:
     name: ClassVar[str]
     default_model: ClassVar[str]
     description: ClassVar[str] = ""
+    # Does the dialect read RequestContext.call_extras (provider fields of stored tool calls)?
+    uses_call_extras: ClassVar[bool] = False
 
     def configure_api_params(self, options: RequestOptions) -> JSON:
         """Phase 2 hook: the request parameters other than messages and tools (model, limits, reasoning)."""
@@ -175,7 +189,7 @@ def arguments_object(call: LLMToolCall, msg_id: str | None, ctx: RequestContext)
 
     Text that is not a JSON object is kept, not lost: it travels under ``_raw_arguments`` with a warning.
     """
-    parsed = call.parsed_arguments()
+    parsed = parse_object(call.arguments)
     if parsed is not None:
         return parsed
     ctx.warn(
@@ -192,13 +206,21 @@ def check_arguments_text(call: LLMToolCall, msg_id: str | None, ctx: RequestCont
     Invalid JSON is sent as it was produced (re-serialising would change what the model said) and noted.
     """
     text = call.arguments
-    if call.parsed_arguments() is None:
+    if parse_object(text) is None:
         ctx.warn(msg_id, "tool_call.arguments", f"call {call.id}: arguments are not a JSON object; sent verbatim")
     elif not text.strip():
         return "{}"
     return text
 
 
-def dumps(value: Any) -> str:
-    """Compact JSON text, keeping non-ASCII as is."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+def parse_object(text: str) -> dict[str, Any] | None:
+    """Tool-call arguments as an object, or None when they are not a JSON object (empty text is ``{}``).
+
+    orjson first (the hot path: one parse per call); anything it refuses (e.g. integers past 64 bits,
+    NaN) is decided by the stdlib parser the core uses, so the answer is the same as ``parse_arguments``.
+    """
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return parse_arguments(text)
+    return value if type(value) is dict else None

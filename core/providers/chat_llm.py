@@ -17,14 +17,15 @@ JSON pointers of the body nodes it became.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 from core.context import Conversation, PromptContext
 from core.errors import UnknownNameError
 from core.llm.messages import LLMMessage
-from core.messages.base import BaseMessage
 from core.messages.union import Message
 from core.messages.user import UserMessage
 from core.providers.base import JSON, Degradation, Dialect, RequestContext, RequestOptions
@@ -46,17 +47,37 @@ PHASES: tuple[str, ...] = (
 """The phase names, in order; the keys of :attr:`RequestResult.phases`."""
 
 
-@dataclass(frozen=True, slots=True)
-class Placed:
-    """A message of the expanded history and where it came from (``top``, ``pre``/``post`` a user turn, or
-    ``intermediate``: the current chain's records)."""
-
-    message: Message
-    placement: str
-    of: str | None = None
+_CREATE_TS = attrgetter("create_ts")
 
 
-def expand_trace_for_msg(msg: Message) -> tuple[list[Placed], list[Placed]]:
+@dataclass(slots=True)
+class Expanded:
+    """The expanded history: the messages in order, and where each run of them came from.
+
+    ``segments`` holds ``(start, end, placement, of)``: ``top`` for a conversation message,
+    ``pre``/``post`` for trace records placed before/after user message ``of``, ``intermediate`` for
+    the current chain's records. Runs, not per-message objects, so expanding 10,000 records costs a sort.
+    """
+
+    messages: list[Message]
+    segments: list[tuple[int, int, str, str | None]]
+
+    def cut(self, end: int) -> Expanded:
+        """The history before index ``end``."""
+        kept = [(a, min(b, end), p, of) for a, b, p, of in self.segments if a < end]
+        return Expanded(self.messages[:end], kept)
+
+    def to_json(self) -> list[JSON]:
+        """One entry per message: its msg_id, tag, placement and the user message it was placed around."""
+        msgs = self.messages
+        return [
+            {"msg_id": msgs[i].msg_id, "tag": msgs[i].tag, "placement": placement, "of": of}
+            for start, end, placement, of in self.segments
+            for i in range(start, end)
+        ]
+
+
+def expand_trace_for_msg(msg: Message) -> tuple[list[Message], list[Message]]:
     """Split a user message's trace records into those before it and those after it, by ``create_ts``.
 
     Records are ordered by ``create_ts`` (stable: equal stamps keep their stored order); a record
@@ -65,26 +86,21 @@ def expand_trace_for_msg(msg: Message) -> tuple[list[Placed], list[Placed]]:
     """
     if not isinstance(msg, UserMessage) or not msg.intermediate_trace.records:
         return [], []
-    records = sorted(msg.intermediate_trace.records, key=_create_ts)
-    pre = [Placed(r, "pre", msg.msg_id) for r in records if r.create_ts < msg.create_ts]
-    post = [Placed(r, "post", msg.msg_id) for r in records if r.create_ts >= msg.create_ts]
-    return pre, post
-
-
-def _create_ts(msg: BaseMessage) -> int:
-    return msg.create_ts
+    records = sorted(msg.intermediate_trace.records, key=_CREATE_TS)
+    split = bisect_left(records, msg.create_ts, key=_CREATE_TS)
+    return records[:split], records[split:]
 
 
 class RequestResult:
     """A built request: the body, each phase's output, the warnings, and where each message went."""
 
-    __slots__ = ("_ctx", "_phase_data", "body", "dialect", "model", "warnings")
+    __slots__ = ("_ctx", "_phase_data", "_warnings", "body", "dialect", "model")
 
     def __init__(self, dialect: str, model: str, body: JSON, ctx: RequestContext, phase_data: dict[str, Any]):
         self.dialect = dialect
         self.model = model
         self.body = body
-        self.warnings: list[Degradation] = ctx.warnings
+        self._warnings: list[Degradation] | None = None
         self._ctx = ctx
         self._phase_data = phase_data
 
@@ -92,12 +108,10 @@ class RequestResult:
     def phases(self) -> dict[str, Any]:
         """Each phase's output as JSON, by phase name (built on demand)."""
         data = self._phase_data
-        placed: list[Placed] = data["construct_prompt_context"]
+        expanded: Expanded = data["construct_prompt_context"]
         formatted: list[tuple[str, Formatted]] = data["format_to_request_msgs"]
         return {
-            "construct_prompt_context": [
-                {"msg_id": p.message.msg_id, "tag": p.message.tag, "placement": p.placement, "of": p.of} for p in placed
-            ],
+            "construct_prompt_context": expanded.to_json(),
             "_configure_api_params": data["_configure_api_params"],
             "format_to_request_msgs": [
                 {"msg_id": msg_id, "llm": [llm_message_json(m) for m in (out if isinstance(out, list) else [out])]}
@@ -112,6 +126,13 @@ class RequestResult:
     def provenance(self) -> dict[str, list[str]]:
         """msg_id -> JSON pointers (RFC 6901) of the body nodes that message became."""
         return provenance_map(self.body, self._ctx)
+
+    @property
+    def warnings(self) -> list[Degradation]:
+        """What was degraded, moved or dropped, each naming its msg_id, in the order it happened."""
+        if self._warnings is None:
+            self._warnings = [Degradation._make(w) for w in self._ctx.warnings]
+        return self._warnings
 
     def warnings_json(self) -> list[JSON]:
         """The warnings as JSON objects."""
@@ -131,21 +152,30 @@ class ChatLLM:
     ) -> PromptContext:
         """The prompt context: the conversation with every user message's trace expanded around it."""
         msgs = conversation.msgs if isinstance(conversation, Conversation) else list(conversation)
+        expanded = self._expand(msgs, intermediate_msgs)
         return PromptContext(
-            conversation=Conversation.model_construct(msgs=[p.message for p in self._placed(msgs, intermediate_msgs)]),
+            conversation=Conversation.model_construct(msgs=expanded.messages),
             intermediate_msgs=list(intermediate_msgs) if intermediate_msgs is not None else None,
         )
 
     @staticmethod
-    def _placed(msgs: Iterable[Message], intermediate: Sequence[Message] | None = None) -> list[Placed]:
-        placed: list[Placed] = []
+    def _expand(msgs: Iterable[Message], intermediate: Sequence[Message] | None = None) -> Expanded:
+        out: list[Message] = []
+        segments: list[tuple[int, int, str, str | None]] = []
         for msg in msgs:
             pre, post = expand_trace_for_msg(msg)
-            placed.extend(pre)
-            placed.append(Placed(msg, "top"))
-            placed.extend(post)
-        placed.extend(Placed(m, "intermediate") for m in intermediate or ())
-        return placed
+            if pre:
+                segments.append((len(out), len(out) + len(pre), "pre", msg.msg_id))
+                out.extend(pre)
+            segments.append((len(out), len(out) + 1, "top", None))
+            out.append(msg)
+            if post:
+                segments.append((len(out), len(out) + len(post), "post", msg.msg_id))
+                out.extend(post)
+        if intermediate:
+            segments.append((len(out), len(out) + len(intermediate), "intermediate", None))
+            out.extend(intermediate)
+        return Expanded(out, segments)
 
     # -- phase 2 ---------------------------------------------------------------------------------------------
     def _configure_api_params(self) -> JSON:
@@ -189,18 +219,19 @@ class ChatLLM:
         i.e. built from everything strictly before it (UnknownNameError when no message has that id).
         """
         msgs = conversation.msgs if isinstance(conversation, Conversation) else list(conversation)
-        placed = self._placed(msgs, intermediate_msgs)
+        expanded = self._expand(msgs, intermediate_msgs)
         if upto is not None:
-            placed = placed[: _index_of(placed, upto)]
+            expanded = expanded.cut(_index_of(expanded.messages, upto))
         ctx = RequestContext(self.options)
-        _collect_call_extras(placed, ctx)
+        if self.dialect.uses_call_extras:
+            _collect_call_extras(expanded.messages, ctx)
         params = self._configure_api_params()
-        formatted = self.format_to_request_msgs(p.message for p in placed)
+        formatted = self.format_to_request_msgs(expanded.messages)
         flat = self.to_list(formatted, ctx)
         fragments = self.reformat_request_msg_to_api(flat, ctx)
         body = self._assemble_api_request(params, fragments, ctx)
         phase_data = {
-            "construct_prompt_context": placed,
+            "construct_prompt_context": expanded,
             "_configure_api_params": params,
             "format_to_request_msgs": formatted,
             "to_list": flat,
@@ -210,19 +241,19 @@ class ChatLLM:
         return RequestResult(self.dialect.name, model, body, ctx, phase_data)
 
 
-def _collect_call_extras(placed: Iterable[Placed], ctx: RequestContext) -> None:
+def _collect_call_extras(msgs: Iterable[Message], ctx: RequestContext) -> None:
     """Keep the provider fields of stored tool calls (unknown keys survive on ToolCall) for the dialects."""
     extras = ctx.call_extras
-    for p in placed:
-        calls = p.message.tool_calls
+    for msg in msgs:
+        calls = msg.tool_calls
         if calls:
             for call in calls:
                 if call.model_extra:
                     extras[call.id] = call.model_extra
 
 
-def _index_of(placed: list[Placed], msg_id: str) -> int:
-    for i, p in enumerate(placed):
-        if p.message.msg_id == msg_id:
+def _index_of(msgs: list[Message], msg_id: str) -> int:
+    for i, msg in enumerate(msgs):
+        if msg.msg_id == msg_id:
             return i
     raise UnknownNameError(f"no message with msg_id {msg_id!r} in this conversation")

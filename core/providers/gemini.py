@@ -78,7 +78,9 @@ class _Contents:
         contents = self.contents
         if contents and contents[-1]["role"] == role and response == self.last_is_response:
             tag = self.ctx.tag
-            contents[-1]["parts"].extend(tag(p, msg_id) for p in parts)
+            merged = contents[-1]["parts"]
+            for part in parts:
+                merged.append(tag(part, msg_id))
         else:
             contents.append(self.ctx.tag({"role": role, "parts": parts}, msg_id))
             self.last_is_response = response
@@ -90,6 +92,7 @@ class GeminiDialect(Dialect):
     name = "gemini"
     default_model = "gemini-2.5-flash"
     description = "Google Gemini generateContent (REST JSON)"
+    uses_call_extras = True  # thought signatures
 
     def configure_api_params(self, options: RequestOptions) -> JSON:
         config: JSON = {}
@@ -117,13 +120,13 @@ class GeminiDialect(Dialect):
         responses: dict[str, JSON] = {}  # call id -> functionResponse of the current tool block
         for msg in messages:
             match msg:
-                case LLMAssistantMessage():
-                    responses = {}
-                    out.push("model", self._model_parts(msg, ctx), msg.msg_id)
-                case LLMToolMessage():
+                case LLMToolMessage():  # the hot path first: one per call
                     response = self._response(msg)
                     responses[msg.tool_call_id or ""] = response
                     out.push("user", [{"functionResponse": response}], msg.msg_id, response=True)
+                case LLMAssistantMessage():
+                    responses = {}
+                    out.push("model", self._model_parts(msg, ctx), msg.msg_id)
                 case LLMUserMessage():
                     target = responses.get(msg.attachment_of or "")
                     if target is not None:

@@ -56,8 +56,7 @@ def to_list(formatted: Iterable[LLMMessage | list[LLMMessage]], ctx: RequestCont
     for item in formatted:
         for msg in item if isinstance(item, list) else (item,):
             kind = type(msg)
-            if kind is LLMAssistantMessage:
-                assert isinstance(msg, LLMAssistantMessage)
+            if isinstance(msg, LLMAssistantMessage):
                 if block is not None:
                     _close(block, out, ctx)
                     block = None
@@ -66,11 +65,9 @@ def to_list(formatted: Iterable[LLMMessage | list[LLMMessage]], ctx: RequestCont
                 if msg.tool_calls:
                     legacy = msg.tool_calls[-1].id if msg.function_call is not None else None
                     block = _Block(msg.tool_calls, legacy, msg.msg_id)
-            elif kind is LLMToolMessage:
-                assert isinstance(msg, LLMToolMessage)
+            elif isinstance(msg, LLMToolMessage):
                 _answer(block, msg, ctx)
-            elif kind is LLMFunctionMessage:
-                assert isinstance(msg, LLMFunctionMessage)
+            elif isinstance(msg, LLMFunctionMessage):
                 _answer_legacy(block, msg, ctx)
             elif block is None:
                 if isinstance(msg, LLMUserMessage) and msg.attachment_of not in (None, "console"):
@@ -96,6 +93,8 @@ def to_list(formatted: Iterable[LLMMessage | list[LLMMessage]], ctx: RequestCont
 def _modernise(msg: LLMAssistantMessage, synthetic: int) -> tuple[LLMAssistantMessage, int]:
     """Give every call a usable, unique id and turn a legacy function_call into one more tool call."""
     calls = msg.tool_calls
+    if msg.function_call is None and (not calls or (len(calls) == 1 and calls[0].id)):
+        return msg, synthetic  # the common case, decided without building anything
     seen: set[str] = set()
     fixed: list[LLMToolCall] | None = None
     for i, call in enumerate(calls):
@@ -128,8 +127,10 @@ def _answer(block: _Block | None, msg: LLMToolMessage, ctx: RequestContext) -> N
         msg = replace(msg, tool_call_id=call.id, name=msg.name or call.name)
         block.results[call.id] = msg
         return
-    call = next((c for c in block.calls if c.id == call_id), None)
-    if call is None:
+    for call in block.calls:
+        if call.id == call_id:
+            break
+    else:
         ctx.warn(
             msg.msg_id,
             "tool_result",

@@ -52,8 +52,8 @@ def test_phases_are_named_in_seed_order_and_json_able() -> None:
 def test_construct_prompt_context_places_records_by_create_ts() -> None:
     msgs = traced()
     pre, post = expand_trace_for_msg(msgs[0])
-    assert [p.message.msg_id for p in pre] == ["k0"]
-    assert [p.message.msg_id for p in post] == ["a1", "t1", "a2"]
+    assert [m.msg_id for m in pre] == ["k0"]
+    assert [m.msg_id for m in post] == ["a1", "t1", "a2"]
     ctx = ChatLLM("openai").construct_prompt_context(Conversation(msgs=msgs))
     assert [m.msg_id for m in ctx.conversation.msgs] == ["k0", "u1", "a1", "t1", "a2", "u3"]
     placed = ChatLLM("openai").construct_request_params(msgs).phases["construct_prompt_context"]
@@ -71,7 +71,7 @@ def test_equal_timestamps_keep_stored_order_after_the_user_message() -> None:
     records: list[Message] = [reply("second", 1, create_ts=1000), reply("third", 2, create_ts=1000)]
     msg = user("first", 1, intermediate_trace=IntermediateTrace(records=records))
     pre, post = expand_trace_for_msg(msg)
-    assert pre == [] and [p.message.content for p in post] == ["second", "third"]
+    assert pre == [] and [m.content for m in post] == ["second", "third"]
 
 
 def test_upto_builds_the_request_that_produced_a_message() -> None:
