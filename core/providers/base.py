@@ -125,6 +125,20 @@ class RequestContext:
             self.warn(msg_id, part.kind, note)
         return resolved
 
+    def file_text(self, part: LLMMediaPart, media: ResolvedMedia, msg_id: str | None) -> str | None:
+        """A text file (``text/*``, inline, UTF-8) as text, for dialects without a document part; else None.
+
+        Extracting the text is the degradation providers.md suggests for Chat-style APIs; it keeps the content.
+        """
+        if media.data is None or not (media.media_type or "").startswith("text/"):
+            return None
+        try:
+            text = media.raw_bytes().decode("utf-8")
+        except (UnicodeDecodeError, ValueError):
+            return None
+        self.warn(msg_id, part.kind, f"no document part for {media.media_type}; its text was sent inline")
+        return f"[file: {part.filename or media.filename or 'attachment'}]\n{text}"
+
     def degrade(self, part: LLMMediaPart, msg_id: str | None, reason: str) -> str:
         """Record a degraded media part and return the text that replaces it."""
         self.warn(msg_id, part.kind, f"{reason}; sent as text")

@@ -33,11 +33,11 @@ class DoubaoDialect(ChatCompletionsDialect):
 
     def media_part(self, part: LLMMediaPart, msg_id: str | None, ctx: RequestContext) -> JSON | str:
         kind = part.kind
-        if kind == "file":
-            return ctx.degrade(part, msg_id, "Ark chat has no file part")
         media = ctx.resolve(part, msg_id)
         if isinstance(media, str):
             return media
+        if kind == "file":
+            return ctx.file_text(part, media, msg_id) or ctx.degrade(part, msg_id, "Ark chat has no file part")
         if kind == "image":
             if media.media_type is not None and media.media_type not in IMAGE_TYPES:
                 return ctx.degrade(part, msg_id, f"image type {media.media_type} not accepted")

@@ -72,11 +72,6 @@ class ResolvedMedia:
             return self.url or ""
         return f"data:{self.media_type or 'application/octet-stream'};base64,{self.data}"
 
-    @property
-    def subtype(self) -> str:
-        """The part after the slash of the media type (``png``, ``wav``), or an empty string."""
-        return (self.media_type or "").partition("/")[2]
-
     def raw_bytes(self) -> bytes:
         """The decoded bytes of an inline medium (empty for a URL)."""
         return base64.b64decode(self.data) if self.data is not None else b""

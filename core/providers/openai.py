@@ -51,7 +51,7 @@ class OpenAIChatDialect(ChatCompletionsDialect):
                 return ctx.degrade(part, msg_id, "input_audio takes inline wav or mp3 only")
             return {"type": "input_audio", "input_audio": {"data": media.data, "format": fmt}}
         if media.data is None or media.media_type not in FILE_TYPES:
-            return ctx.degrade(part, msg_id, "file parts take inline PDF only")
+            return ctx.file_text(part, media, msg_id) or ctx.degrade(part, msg_id, "file parts take inline PDF only")
         return {"type": "file", "file": {"file_data": media.data_url, "filename": part.filename or "document.pdf"}}
 
 

@@ -56,7 +56,8 @@ class ZhipuDialect(ChatCompletionsDialect):
             return {"type": "input_audio", "input_audio": {"data": media.data, "format": fmt}}
         key = URL_ONLY_KINDS[kind]
         if media.url is None:
-            return ctx.degrade(part, msg_id, f"{key} takes an http(s) URL only")
+            text = ctx.file_text(part, media, msg_id) if kind == "file" else None
+            return text or ctx.degrade(part, msg_id, f"{key} takes an http(s) URL only")
         return data_url_part(key, media.url)
 
 

@@ -4,6 +4,7 @@ and that obey each provider's ordering rules. Nothing here is left for the provi
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -94,7 +95,7 @@ def histories(draw: Any) -> list[Message]:
 def check_anthropic(body: dict[str, Any]) -> None:
     turns = body["messages"]
     assert not turns or turns[0]["role"] == "user"
-    for a, b in zip(turns, turns[1:], strict=False):
+    for a, b in itertools.pairwise(turns):
         assert a["role"] != b["role"], "roles must alternate"
     for i, turn in enumerate(turns):
         assert turn["content"], "no empty turn"
