@@ -67,6 +67,14 @@ class Expanded:
         kept = [(a, min(b, end), p, of) for a, b, p, of in self.segments if a < end]
         return Expanded(self.messages[:end], kept)
 
+    def to_prompt_context(self) -> PromptContext:
+        """The seed's PromptContext: a conversation of the expanded messages, the chain's records apart."""
+        intermediate = [m for a, b, p, _ in self.segments if p == "intermediate" for m in self.messages[a:b]]
+        top = [m for a, b, p, _ in self.segments if p != "intermediate" for m in self.messages[a:b]]
+        return PromptContext(
+            conversation=Conversation.model_construct(msgs=top), intermediate_msgs=intermediate or None
+        )
+
     def to_json(self) -> list[JSON]:
         """One entry per message: its msg_id, tag, placement and the user message it was placed around."""
         msgs = self.messages
@@ -149,17 +157,13 @@ class ChatLLM:
     # -- phase 1 ---------------------------------------------------------------------------------------------
     def construct_prompt_context(
         self, conversation: Conversation | Sequence[Message], intermediate_msgs: Sequence[Message] | None = None
-    ) -> PromptContext:
-        """The prompt context: the conversation with every user message's trace expanded around it."""
-        msgs = conversation.msgs if isinstance(conversation, Conversation) else list(conversation)
-        expanded = self._expand(msgs, intermediate_msgs)
-        return PromptContext(
-            conversation=Conversation.model_construct(msgs=expanded.messages),
-            intermediate_msgs=list(intermediate_msgs) if intermediate_msgs is not None else None,
-        )
+    ) -> Expanded:
+        """The conversation with every user message's trace expanded around it, then the chain's records.
 
-    @staticmethod
-    def _expand(msgs: Iterable[Message], intermediate: Sequence[Message] | None = None) -> Expanded:
+        Returned as runs of messages (cheap on a 10,000-record trace); ``.to_prompt_context()`` gives the
+        seed's PromptContext.
+        """
+        msgs = conversation.msgs if isinstance(conversation, Conversation) else conversation
         out: list[Message] = []
         segments: list[tuple[int, int, str, str | None]] = []
         for msg in msgs:
@@ -172,9 +176,9 @@ class ChatLLM:
             if post:
                 segments.append((len(out), len(out) + len(post), "post", msg.msg_id))
                 out.extend(post)
-        if intermediate:
-            segments.append((len(out), len(out) + len(intermediate), "intermediate", None))
-            out.extend(intermediate)
+        if intermediate_msgs:
+            segments.append((len(out), len(out) + len(intermediate_msgs), "intermediate", None))
+            out.extend(intermediate_msgs)
         return Expanded(out, segments)
 
     # -- phase 2 ---------------------------------------------------------------------------------------------
@@ -190,9 +194,7 @@ class ChatLLM:
 
     # -- phase 4 ---------------------------------------------------------------------------------------------
     @staticmethod
-    def to_list(
-        formatted: Iterable[tuple[str, LLMMessage | list[LLMMessage]]], ctx: RequestContext
-    ) -> list[LLMMessage]:
+    def to_list(formatted: Iterable[tuple[str, Formatted]], ctx: RequestContext) -> list[LLMMessage]:
         """Flatten and merge (see :mod:`core.providers.pairing`)."""
         return to_list((out for _, out in formatted), ctx)
 
@@ -218,8 +220,7 @@ class ChatLLM:
         ``upto`` names a message of the expanded history: the request is the one that produced it,
         i.e. built from everything strictly before it (UnknownNameError when no message has that id).
         """
-        msgs = conversation.msgs if isinstance(conversation, Conversation) else list(conversation)
-        expanded = self._expand(msgs, intermediate_msgs)
+        expanded = self.construct_prompt_context(conversation, intermediate_msgs)
         if upto is not None:
             expanded = expanded.cut(_index_of(expanded.messages, upto))
         ctx = RequestContext(self.options)

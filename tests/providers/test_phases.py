@@ -54,8 +54,11 @@ def test_construct_prompt_context_places_records_by_create_ts() -> None:
     pre, post = expand_trace_for_msg(msgs[0])
     assert [m.msg_id for m in pre] == ["k0"]
     assert [m.msg_id for m in post] == ["a1", "t1", "a2"]
-    ctx = ChatLLM("openai").construct_prompt_context(Conversation(msgs=msgs))
+    expanded = ChatLLM("openai").construct_prompt_context(Conversation(msgs=msgs), [reply("now", 9)])
+    assert [m.msg_id for m in expanded.messages] == ["k0", "u1", "a1", "t1", "a2", "u3", "a9"]
+    ctx = expanded.to_prompt_context()
     assert [m.msg_id for m in ctx.conversation.msgs] == ["k0", "u1", "a1", "t1", "a2", "u3"]
+    assert [m.msg_id for m in ctx.intermediate_msgs or []] == ["a9"]
     placed = ChatLLM("openai").construct_request_params(msgs).phases["construct_prompt_context"]
     assert [(p["msg_id"], p["placement"], p["of"]) for p in placed] == [
         ("k0", "pre", "u1"),
