@@ -204,10 +204,10 @@ class AnthropicDialect(Dialect):
 
     def _fold(self, block: JSON, msg: LLMUserMessage, ctx: RequestContext) -> None:
         """Put a tool result's attachments inside its tool_result block (tool results can carry images)."""
-        text = block.pop("content", "")
-        content: list[JSON] = [_text(text)] if text else []
+        content = block.get("content", "")
+        if isinstance(content, str):
+            content = block["content"] = [_text(content)] if content else []
         content.extend(self._blocks(msg.content, msg.msg_id, ctx))
-        block["content"] = content
 
     def _blocks(self, parts: Sequence[LLMUserPart], msg_id: str | None, ctx: RequestContext) -> list[JSON]:
         out: list[JSON] = []

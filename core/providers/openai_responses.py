@@ -93,8 +93,10 @@ class OpenAIResponsesDialect(Dialect):
                     target = outputs.get(msg.attachment_of or "")
                     parts = self._parts(msg.content, msg.msg_id, ctx)
                     if target is not None:
-                        text = target["output"]
-                        target["output"] = ([{"type": "input_text", "text": text}] if text else []) + parts
+                        output = target["output"]
+                        if isinstance(output, str):
+                            output = target["output"] = [{"type": "input_text", "text": output}] if output else []
+                        output.extend(parts)
                     else:
                         items.append(tag({"role": "user", "content": _content(parts, msg, ctx)}, msg.msg_id))
                 case LLMSystemMessage():

@@ -53,9 +53,22 @@ def to_list(formatted: Iterable[LLMMessage | list[LLMMessage]], ctx: RequestCont
     out: list[LLMMessage] = []
     block: _Block | None = None
     synthetic = 0
+    # The call id the last result named and the one it was kept under (None: dropped), so the attachments
+    # that follow it stay with it, move with a positional pairing, or become a plain user turn.
+    last_result: tuple[str, str | None] | None = None
     for item in formatted:
         for msg in item if isinstance(item, list) else (item,):
-            kind = type(msg)
+            moved, last_result = last_result, None
+            if (
+                moved is not None
+                and isinstance(msg, LLMUserMessage)
+                and msg.attachment_of == moved[0]
+                and moved[1] != moved[0]
+            ):
+                msg = replace(msg, attachment_of=moved[1])
+                if moved[1] is None and block is not None:
+                    block.deferred.append(msg)  # a dropped result's attachments: a plain user turn after the block
+                    continue
             if isinstance(msg, LLMAssistantMessage):
                 if block is not None:
                     _close(block, out, ctx)
@@ -66,21 +79,17 @@ def to_list(formatted: Iterable[LLMMessage | list[LLMMessage]], ctx: RequestCont
                     legacy = msg.tool_calls[-1].id if msg.function_call is not None else None
                     block = _Block(msg.tool_calls, legacy, msg.msg_id)
             elif isinstance(msg, LLMToolMessage):
-                _answer(block, msg, ctx)
+                last_result = (msg.tool_call_id or "", _answer(block, msg, ctx))
             elif isinstance(msg, LLMFunctionMessage):
                 _answer_legacy(block, msg, ctx)
             elif block is None:
                 if isinstance(msg, LLMUserMessage) and msg.attachment_of not in (None, "console"):
                     msg = replace(msg, attachment_of=None)  # the attachments of a dropped (orphan) result
                 out.append(msg)
-            elif (
-                kind is LLMTFLMessage
-                or kind is LLMSystemMessage
-                or (
-                    kind is LLMUserMessage and msg.attachment_of is not None  # type: ignore[union-attr]
-                )
+            elif isinstance(msg, LLMTFLMessage | LLMSystemMessage) or (
+                isinstance(msg, LLMUserMessage) and msg.attachment_of is not None
             ):
-                block.deferred.append(msg)
+                block.deferred.append(msg)  # output that arrived inside the tool block goes after its results
             else:
                 _close(block, out, ctx)
                 block = None
@@ -113,20 +122,21 @@ def _modernise(msg: LLMAssistantMessage, synthetic: int) -> tuple[LLMAssistantMe
     return replace(msg, tool_calls=tuple(fixed)), synthetic
 
 
-def _answer(block: _Block | None, msg: LLMToolMessage, ctx: RequestContext) -> None:
+def _answer(block: _Block | None, msg: LLMToolMessage, ctx: RequestContext) -> str | None:
+    """Keep a result in its block; returns the call id it answers, or None when it was dropped (warned)."""
     if block is None:
         ctx.warn(msg.msg_id, "tool_result", f"result for call {msg.tool_call_id!r} follows no tool call; dropped")
-        return
+        return None
     call_id = msg.tool_call_id
     if not call_id:
         call = next((c for c in block.calls if c.id not in block.results), None)
         if call is None:
             ctx.warn(msg.msg_id, "tool_result", "result names no call and every call is answered; dropped")
-            return
+            return None
         ctx.warn(msg.msg_id, "tool_result", f"result names no call; paired by position with call {call.id}")
         msg = replace(msg, tool_call_id=call.id, name=msg.name or call.name)
         block.results[call.id] = msg
-        return
+        return call.id
     for call in block.calls:
         if call.id == call_id:
             break
@@ -136,13 +146,14 @@ def _answer(block: _Block | None, msg: LLMToolMessage, ctx: RequestContext) -> N
             "tool_result",
             f"result for call {call_id!r}, which the preceding assistant turn did not make; dropped",
         )
-        return
+        return None
     if call_id in block.results:
         ctx.warn(msg.msg_id, "tool_result", f"second result for call {call_id!r}; dropped")
-        return
+        return None
     if msg.name is None:
         msg = replace(msg, name=call.name)
     block.results[call_id] = msg
+    return call_id
 
 
 def _answer_legacy(block: _Block | None, msg: LLMFunctionMessage, ctx: RequestContext) -> None:

@@ -161,3 +161,26 @@ def test_unknown_dialect_names_the_known_ones() -> None:
 
 def test_assistant_record_types_survive() -> None:
     assert isinstance(reply("x", 1), AssistantTextMessage) and isinstance(user("x", 1), TextMessage)
+
+
+def test_attachments_follow_their_result_through_pairing() -> None:
+    """A dropped result's attachments become a plain user turn after the block; a result paired by position
+    takes its attachments along."""
+    from core import ImagePart
+
+    image = ImagePart(url="https://example.com/i.png")
+    msgs: list[Message] = [
+        user("go", 1),
+        reply("", 1, tool_calls=[call("c1"), call("c2")]),
+        tool(1, ToolReturn(call_id="c1", result="first", attachments=[image])),
+        tool(2, ToolReturn(call_id="c1", result="duplicate", attachments=[image])),  # dropped
+        tool(3, ToolReturn(call_id="", result="by position", attachments=[image])),  # pairs with c2
+    ]
+    result = ChatLLM("anthropic").construct_request_params(msgs)
+    turns = result.body["messages"]
+    results = turns[2]["content"]
+    assert [b.get("tool_use_id") for b in results] == ["c1", "c2", None]
+    assert [b["type"] for b in results[0]["content"]] == ["text", "image"]
+    assert [b["type"] for b in results[1]["content"]] == ["text", "image"]
+    assert results[2]["type"] == "image"  # the duplicate's attachment, after the results
+    assert [w.msg_id for w in result.warnings] == ["t2", "t3"]
