@@ -132,6 +132,8 @@ def test_every_dialect_has_a_sender() -> None:
     assert sorted(SENDERS) == dialect_names()
 
 
+# A newer SDK may call a default model deprecated; that says nothing about the body, which is what is checked.
+@pytest.mark.filterwarnings(r"ignore:The model .* is deprecated:DeprecationWarning")
 @pytest.mark.parametrize("dialect", dialect_names())
 @pytest.mark.parametrize("case", list(CASES))
 def test_sdk_client_sends_the_produced_body(stub: tuple[str, Captured], case: str, dialect: str) -> None:
