@@ -17,7 +17,7 @@ What they share (providers.md sections 1, 5, 6):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar, assert_never
+from typing import ClassVar, assert_never
 
 from core.llm.messages import (
     LLMAssistantMessage,
@@ -128,14 +128,14 @@ class ChatCompletionsDialect(Dialect):
             ctx.warn(msg.msg_id, "assistant", "empty assistant turn; placeholder text sent")
             out["content"] = EMPTY_TURN_PLACEHOLDER
         reasoning = msg.reasoning_content
-        if self.TAKES_REASONING_CONTENT and (isinstance(reasoning, str) or reasoning is None):
-            if reasoning:
-                out["reasoning_content"] = reasoning
-            elif reasoning_required:
-                out["reasoning_content"] = REASONING_PLACEHOLDER
-        elif reasoning:
+        if self.TAKES_REASONING_CONTENT and isinstance(reasoning, str) and reasoning:
+            out["reasoning_content"] = reasoning
+            return out
+        if reasoning:
             what = "signed thinking blocks" if isinstance(reasoning, tuple) else "reasoning_content"
             ctx.warn(msg.msg_id, "reasoning", f"{what} not accepted by {self.name}; dropped")
+        if reasoning_required:
+            out["reasoning_content"] = REASONING_PLACEHOLDER
         return out
 
     def _user_content(self, msg: LLMUserMessage, ctx: RequestContext) -> str | list[JSON]:
@@ -161,9 +161,9 @@ class ChatCompletionsDialect(Dialect):
         return out
 
 
-def data_url_part(kind_key: str, url: str, **extra: Any) -> JSON:
-    """``{"type": kind_key, kind_key: {"url": url, ...}}``: the ``image_url``/``video_url``/``file_url`` form."""
-    return {"type": kind_key, kind_key: {"url": url, **extra}}
+def data_url_part(kind_key: str, url: str) -> JSON:
+    """``{"type": kind_key, kind_key: {"url": url}}``: the ``image_url``/``video_url``/``file_url`` form."""
+    return {"type": kind_key, kind_key: {"url": url}}
 
 
 def audio_format(media_type: str | None) -> str | None:

@@ -244,9 +244,11 @@ def test_bug10_reasoning_content_passed_back_only_where_taken() -> None:
         reply("", 1, reasoning_content="Need the tool.", tool_calls=[call("c1")]),
         tool(1, ToolReturn(call_id="c1", name="get_weather", result="18C")),
         reply("18C.", 2),  # the model returned no reasoning here
+        user("More?", 3),
+        reply("Sure.", 3, reasoning_content=[ThinkingBlock(thinking="t", signature="s")]),  # another provider's
     ]
     zhipu = [m for m in body("zhipu", msgs, thinking=True)["messages"] if m["role"] == "assistant"]
-    assert [m.get("reasoning_content") for m in zhipu] == ["Need the tool.", ""]
+    assert [m.get("reasoning_content") for m in zhipu] == ["Need the tool.", "", ""]
     for dialect in ("openai", "doubao"):
         result = run(dialect, msgs, thinking=True)
         assert "reasoning_content" not in json.dumps(result.body)
