@@ -13,7 +13,6 @@ from core.llm.messages import (
     LLMMediaPart,
     LLMMessage,
     LLMSystemMessage,
-    LLMTextPart,
     LLMTFLMessage,
     LLMThinking,
     LLMToolMessage,
@@ -31,6 +30,7 @@ from core.providers.base import (
     arguments_object,
     assistant_text,
     console_text,
+    map_parts,
 )
 
 # max_tokens is Required on every request [SDK: MessageCreateParamsBase].
@@ -210,15 +210,7 @@ class AnthropicDialect(Dialect):
         content.extend(self._blocks(msg.content, msg.msg_id, ctx))
 
     def _blocks(self, parts: Sequence[LLMUserPart], msg_id: str | None, ctx: RequestContext) -> list[JSON]:
-        out: list[JSON] = []
-        for part in parts:
-            if type(part) is LLMTextPart:
-                if part.text:  # "text content blocks must be non-empty"
-                    out.append(_text(part.text))
-                continue
-            assert not isinstance(part, LLMTextPart)
-            out.append(self._media(part, msg_id, ctx))
-        return out
+        return map_parts(parts, msg_id, ctx, _text, self._media)  # "text content blocks must be non-empty"
 
     @staticmethod
     def _media(part: LLMMediaPart, msg_id: str | None, ctx: RequestContext) -> JSON:

@@ -8,7 +8,7 @@ attachments root) and records everything it could not map as a :class:`Degradati
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
@@ -19,8 +19,10 @@ from core.llm.messages import (
     LLMAssistantMessage,
     LLMMediaPart,
     LLMMessage,
+    LLMTextPart,
     LLMTFLMessage,
     LLMToolCall,
+    LLMUserPart,
     parse_arguments,
 )
 from core.providers.media import MediaReader, ResolvedMedia, fallback_text
@@ -172,6 +174,28 @@ class Dialect:
         if ctx.options.tools:
             body["tools"] = self.format_tools(ctx.options.tools)
         return body
+
+
+MediaMapper = Callable[[LLMMediaPart, "str | None", "RequestContext"], JSON]
+
+
+def map_parts(
+    parts: Sequence[LLMUserPart],
+    msg_id: str | None,
+    ctx: RequestContext,
+    text: Callable[[str], JSON],
+    media: MediaMapper,
+) -> list[JSON]:
+    """A turn's parts in a dialect's shape: empty text dropped (no provider takes it), media through ``media``."""
+    out: list[JSON] = []
+    for part in parts:
+        if type(part) is LLMTextPart:
+            if part.text:
+                out.append(text(part.text))
+        else:
+            assert not isinstance(part, LLMTextPart)
+            out.append(media(part, msg_id, ctx))
+    return out
 
 
 def assistant_text(msg: LLMAssistantMessage) -> str:

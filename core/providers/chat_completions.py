@@ -41,7 +41,9 @@ from core.providers.base import (
     attachments_header,
     check_arguments_text,
     console_text,
+    map_parts,
 )
+from core.providers.media import ResolvedMedia
 
 # Tool messages have no is_error field in this shape: the error is said in the text (providers.md section 1).
 ERROR_PREFIX = "Error: "
@@ -144,21 +146,40 @@ class ChatCompletionsDialect(Dialect):
             text = parts[0].text
             if text:
                 return text
-        out: list[JSON] = []
+        out = map_parts(parts, msg.msg_id, ctx, _text, self._mapped)
         if msg.attachment_of is not None:
-            out.append({"type": "text", "text": attachments_header(msg.attachment_of)})
-        for part in parts:
-            if type(part) is LLMTextPart:
-                if part.text:
-                    out.append({"type": "text", "text": part.text})
-                continue
-            assert not isinstance(part, LLMTextPart)
-            mapped = self.media_part(part, msg.msg_id, ctx)
-            out.append({"type": "text", "text": mapped} if isinstance(mapped, str) else mapped)
+            out.insert(0, _text(attachments_header(msg.attachment_of)))
         if not out:
             ctx.warn(msg.msg_id, "user", "empty user turn; placeholder text sent")
             return EMPTY_TURN_PLACEHOLDER
         return out
+
+    def _mapped(self, part: LLMMediaPart, msg_id: str | None, ctx: RequestContext) -> JSON:
+        mapped = self.media_part(part, msg_id, ctx)
+        return _text(mapped) if isinstance(mapped, str) else mapped
+
+    @staticmethod
+    def image_part(
+        part: LLMMediaPart, media: ResolvedMedia, msg_id: str | None, ctx: RequestContext, accepted: frozenset[str]
+    ) -> JSON | str:
+        """``image_url`` with an http(s) URL or a data URL, when the media type (if known) is accepted."""
+        if media.media_type is not None and media.media_type not in accepted:
+            return ctx.degrade(part, msg_id, f"image type {media.media_type} not accepted")
+        return data_url_part("image_url", media.data_url)
+
+    @staticmethod
+    def inline_audio_part(
+        part: LLMMediaPart, media: ResolvedMedia, msg_id: str | None, ctx: RequestContext
+    ) -> JSON | str:
+        """``input_audio`` with inline base64 wav or mp3 (no URL form)."""
+        fmt = audio_format(media.media_type)
+        if media.data is None or fmt is None:
+            return ctx.degrade(part, msg_id, "input_audio takes inline wav or mp3 only")
+        return {"type": "input_audio", "input_audio": {"data": media.data, "format": fmt}}
+
+
+def _text(text: str) -> JSON:
+    return {"type": "text", "text": text}
 
 
 def data_url_part(kind_key: str, url: str) -> JSON:

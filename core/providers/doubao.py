@@ -39,9 +39,7 @@ class DoubaoDialect(ChatCompletionsDialect):
         if kind == "file":
             return ctx.file_text(part, media, msg_id) or ctx.degrade(part, msg_id, "Ark chat has no file part")
         if kind == "image":
-            if media.media_type is not None and media.media_type not in IMAGE_TYPES:
-                return ctx.degrade(part, msg_id, f"image type {media.media_type} not accepted")
-            return data_url_part("image_url", media.data_url)
+            return self.image_part(part, media, msg_id, ctx, IMAGE_TYPES)
         if kind == "video":
             return data_url_part("video_url", media.data_url)
         fmt = audio_format(media.media_type)

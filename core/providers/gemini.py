@@ -14,7 +14,6 @@ from core.llm.messages import (
     LLMMediaPart,
     LLMMessage,
     LLMSystemMessage,
-    LLMTextPart,
     LLMTFLMessage,
     LLMToolMessage,
     LLMUserMessage,
@@ -31,6 +30,7 @@ from core.providers.base import (
     arguments_object,
     assistant_text,
     console_text,
+    map_parts,
 )
 
 # Accepted MIME types per kind [docs; list partly unverified]; anything else degrades to text.
@@ -215,15 +215,7 @@ class GeminiDialect(Dialect):
             del response["parts"]
 
     def _parts(self, parts: Sequence[LLMUserPart], msg_id: str | None, ctx: RequestContext) -> list[JSON]:
-        out: list[JSON] = []
-        for part in parts:
-            if type(part) is LLMTextPart:
-                if part.text:  # "contents.parts must not be empty" and no empty text parts
-                    out.append({"text": part.text})
-                continue
-            assert not isinstance(part, LLMTextPart)
-            out.append(self._media(part, msg_id, ctx))
-        return out
+        return map_parts(parts, msg_id, ctx, _text, self._media)
 
     @staticmethod
     def _media(part: LLMMediaPart, msg_id: str | None, ctx: RequestContext) -> JSON:
@@ -238,6 +230,10 @@ class GeminiDialect(Dialect):
         if media.url is not None:
             return {"fileData": {"mimeType": mime, "fileUri": media.url}}
         return {"inlineData": {"mimeType": mime, "data": media.data}}
+
+
+def _text(text: str) -> JSON:
+    return {"text": text}
 
 
 def _signature(extras: dict[str, dict[str, object]], call_id: str) -> str | None:

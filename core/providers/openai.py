@@ -9,7 +9,7 @@ from typing import ClassVar
 
 from core.llm.messages import LLMMediaPart
 from core.providers.base import JSON, RequestContext, RequestOptions
-from core.providers.chat_completions import ChatCompletionsDialect, audio_format, data_url_part
+from core.providers.chat_completions import ChatCompletionsDialect
 
 # Image formats Chat Completions takes (PNG, JPEG, WEBP, non-animated GIF) [docs].
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/webp", "image/gif"})
@@ -42,14 +42,9 @@ class OpenAIChatDialect(ChatCompletionsDialect):
         if isinstance(media, str):
             return media
         if kind == "image":
-            if media.media_type is not None and media.media_type not in IMAGE_TYPES:
-                return ctx.degrade(part, msg_id, f"image type {media.media_type} not accepted")
-            return data_url_part("image_url", media.data_url)
+            return self.image_part(part, media, msg_id, ctx, IMAGE_TYPES)
         if kind == "audio":
-            fmt = audio_format(media.media_type)
-            if media.data is None or fmt is None:
-                return ctx.degrade(part, msg_id, "input_audio takes inline wav or mp3 only")
-            return {"type": "input_audio", "input_audio": {"data": media.data, "format": fmt}}
+            return self.inline_audio_part(part, media, msg_id, ctx)
         if media.data is None or media.media_type not in FILE_TYPES:
             return ctx.file_text(part, media, msg_id) or ctx.degrade(part, msg_id, "file parts take inline PDF only")
         return {"type": "file", "file": {"file_data": media.data_url, "filename": part.filename or "document.pdf"}}

@@ -21,7 +21,6 @@ from core.llm.messages import (
     LLMMediaPart,
     LLMMessage,
     LLMSystemMessage,
-    LLMTextPart,
     LLMTFLMessage,
     LLMToolMessage,
     LLMUserMessage,
@@ -38,6 +37,7 @@ from core.providers.base import (
     attachments_header,
     check_arguments_text,
     console_text,
+    map_parts,
 )
 
 # input_image.detail is Required in the SDK type [SDK: ResponseInputImageParam]; "auto" leaves it to the API.
@@ -133,15 +133,7 @@ class OpenAIResponsesDialect(Dialect):
             )
 
     def _parts(self, parts: Sequence[LLMUserPart], msg_id: str | None, ctx: RequestContext) -> list[JSON]:
-        out: list[JSON] = []
-        for part in parts:
-            if type(part) is LLMTextPart:
-                if part.text:
-                    out.append({"type": "input_text", "text": part.text})
-                continue
-            assert not isinstance(part, LLMTextPart)
-            out.append(self._media(part, msg_id, ctx))
-        return out
+        return map_parts(parts, msg_id, ctx, _input_text, self._media)
 
     @staticmethod
     def _media(part: LLMMediaPart, msg_id: str | None, ctx: RequestContext) -> JSON:
@@ -161,6 +153,10 @@ class OpenAIResponsesDialect(Dialect):
         if media.url is not None:
             return {"type": "input_file", "file_url": media.url}
         return {"type": "input_file", "file_data": media.data_url, "filename": part.filename or "attachment"}
+
+
+def _input_text(text: str) -> JSON:
+    return {"type": "input_text", "text": text}
 
 
 def _content(parts: list[JSON], msg: LLMUserMessage, ctx: RequestContext) -> str | list[JSON]:

@@ -9,7 +9,7 @@ from typing import ClassVar
 
 from core.llm.messages import LLMMediaPart
 from core.providers.base import JSON, RequestContext, RequestOptions
-from core.providers.chat_completions import ChatCompletionsDialect, audio_format, data_url_part
+from core.providers.chat_completions import ChatCompletionsDialect, data_url_part
 
 # GLM-4V image formats: jpg/png/jpeg [docs, old]; URL or base64 data URL.
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg"})
@@ -46,14 +46,9 @@ class ZhipuDialect(ChatCompletionsDialect):
             return media
         kind = part.kind
         if kind == "image":
-            if media.media_type is not None and media.media_type not in IMAGE_TYPES:
-                return ctx.degrade(part, msg_id, f"image type {media.media_type} not accepted")
-            return data_url_part("image_url", media.data_url)
+            return self.image_part(part, media, msg_id, ctx, IMAGE_TYPES)
         if kind == "audio":
-            fmt = audio_format(media.media_type)
-            if media.data is None or fmt is None:
-                return ctx.degrade(part, msg_id, "input_audio takes inline wav or mp3 only")
-            return {"type": "input_audio", "input_audio": {"data": media.data, "format": fmt}}
+            return self.inline_audio_part(part, media, msg_id, ctx)
         key = URL_ONLY_KINDS[kind]
         if media.url is None:
             text = ctx.file_text(part, media, msg_id) if kind == "file" else None
