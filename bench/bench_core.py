@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal
 import orjson
 from pydantic import BaseModel, Field, TypeAdapter
 
+from bench.timing import best_of_rounds
 from bench.trace_fixture import build_trace_message
 from core import MESSAGE_ADAPTER
 from core.messages.door import gc_paused
@@ -80,17 +81,6 @@ class FloorUser(_FloorBase):
 FLOOR = TypeAdapter(FloorUser)
 
 
-def best_of(fn: Callable[[], Any], repeat: int = 7) -> float:
-    """Best wall time of ``repeat`` runs, in seconds (the least disturbed by a noisy machine)."""
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
 def _paused(fn: Callable[[], Any]) -> Any:
     with gc_paused():
         return fn()
@@ -126,16 +116,25 @@ def main() -> None:
     floor = FLOOR.validate_json(data)
     assert orjson.loads(FLOOR.dump_json(floor)) == orjson.loads(data), "the floor must read the same wire shape"
 
-    load = best_of(lambda: MESSAGE_ADAPTER.validate_json(data))
-    load_floor = best_of(lambda: FLOOR.validate_json(data))
-    # Like for like: the floor under the same collector policy as the door (paused while building).
-    load_floor_paused = best_of(lambda: _paused(lambda: FLOOR.validate_json(data)))
-    load_raw = best_of(lambda: MESSAGE_ADAPTER.adapter.validate_json(data))
-    load_orjson = best_of(lambda: orjson.loads(data))
-    dump = best_of(lambda: MESSAGE_ADAPTER.dump_json(typed))
-    dump_floor = best_of(lambda: FLOOR.dump_json(floor))
+    # Interleaved rounds (bench/timing.py); the door pauses the collector itself, and the floor is also
+    # measured under that same policy so the ratio compares like with like.
     dump_orjson_obj = orjson.loads(data)
-    dump_orjson = best_of(lambda: orjson.dumps(dump_orjson_obj))
+    best = best_of_rounds(
+        9,
+        {
+            "load": lambda: MESSAGE_ADAPTER.validate_json(data),
+            "load_floor": lambda: FLOOR.validate_json(data),
+            "load_floor_paused": lambda: _paused(lambda: FLOOR.validate_json(data)),
+            "load_raw": lambda: MESSAGE_ADAPTER.adapter.validate_json(data),
+            "load_orjson": lambda: orjson.loads(data),
+            "dump": lambda: MESSAGE_ADAPTER.dump_json(typed),
+            "dump_floor": lambda: FLOOR.dump_json(floor),
+            "dump_orjson": lambda: orjson.dumps(dump_orjson_obj),
+        },
+    )
+    load, load_floor, load_floor_paused = best["load"] / 1e3, best["load_floor"] / 1e3, best["load_floor_paused"] / 1e3
+    load_raw, load_orjson = best["load_raw"] / 1e3, best["load_orjson"] / 1e3
+    dump, dump_floor, dump_orjson = best["dump"] / 1e3, best["dump_floor"] / 1e3, best["dump_orjson"] / 1e3
     memory = retained_bytes(lambda: MESSAGE_ADAPTER.validate_json(data))
     memory_floor = retained_bytes(lambda: FLOOR.validate_json(data))
 
