@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import urllib.request
-from collections.abc import Iterator
 from typing import Any
 
 import anthropic
@@ -16,14 +15,6 @@ from google.genai import types as gtypes
 from web.stub_provider import StubServer
 
 KEY = "sk-stub-test-key"
-
-
-@pytest.fixture
-def stub() -> Iterator[StubServer]:
-    server = StubServer().start()
-    yield server
-    server.shutdown()
-    server.server_close()
 
 
 def _openai(stub: StubServer, **kw: Any) -> openai.OpenAI:
