@@ -16,6 +16,11 @@ from collections.abc import Sequence
 COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("web.cli.check", "report records that lost their type on the JSON round trip (TFROB-299)"),
     "repair": ("web.cli.repair", "write a repaired JSONL, inferring each damaged record's class"),
+    "import": ("web.cli.importer", "store .json/.jsonl files in the database, each all-or-nothing"),
+    "export": ("web.cli.export", "write stored messages as JSONL, exactly as imported"),
+    "conversations": ("web.cli.conversations", "list stored conversations with their figures"),
+    "runs": ("web.cli.runs", "list recorded replays"),
+    "db": ("web.cli.db", "upgrade the database schema or show its status"),
 }
 
 
