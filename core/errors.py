@@ -52,7 +52,8 @@ class InputError(MisuseError):
         self.line = line
         self.path = path
         where = source if line is None else f"{source}:{line}"
-        at = f" at {path}" if path else ""
+        shown = path if path is None or len(path) <= 160 else f"{path[:70]}…{path[-70:]}"  # deep nesting: keep one line
+        at = f" at {shown}" if shown else ""
         super().__init__(f"{where}{at}: {reason}")
 
 

@@ -187,6 +187,8 @@ def describe_validation_error(exc: ValidationError, value: Any, root: str = "$")
     tag_errors = [e for e in errors if e["type"] in ("union_tag_invalid", "union_tag_not_found")]
     best = tag_errors[0] if tag_errors else max(errors, key=lambda e: len(e["loc"]))
     path = json_path(best["loc"], value, root)
+    if best["type"] == "union_tag_invalid":
+        path += _tag_field(best["loc"], value)
     reason = best["msg"]
     ctx = best.get("ctx", {})
     if best["type"] == "union_tag_invalid":
@@ -196,6 +198,21 @@ def describe_validation_error(exc: ValidationError, value: Any, root: str = "$")
     if len(errors) > 1:
         reason += f" (and {len(errors) - 1} more error{'s' if len(errors) > 2 else ''})"
     return path, reason
+
+
+def _tag_field(loc: tuple[int | str, ...], value: Any) -> str:
+    """The key that holds an unknown tag (``.msg_type`` of a message, ``.type`` of a part), so the error names it."""
+    current = value
+    for step in loc:
+        if (isinstance(step, int) and isinstance(current, list) and 0 <= step < len(current)) or (
+            isinstance(step, str) and isinstance(current, dict) and step in current
+        ):
+            current = current[step]
+    if isinstance(current, dict):
+        for key in ("msg_type", "type"):
+            if key in current:
+                return f".{key}"
+    return ""
 
 
 def json_path(loc: tuple[int | str, ...], value: Any, root: str = "$") -> str:

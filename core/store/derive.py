@@ -13,14 +13,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from core.messages.assistant import AssistantTextMessage
 from core.messages.base import BaseMessage
 from core.messages.convert import text_of
 from core.messages.objects import ConsoleResult, ToolReturn
 from core.messages.union import Message
 from core.messages.user import HistoryMessage, UserMessage
+from core.store.jsonio import dumps
 
 TITLE_MAX_CHARS = 200
 """A title is the first user text, cut here: the list page shows one line of it."""
@@ -139,5 +138,5 @@ def derived_msg_id(raw: dict[str, Any]) -> str:
     twice would store it twice; hashing the content keeps re-import a no-op and survives
     export (the exported body still has no ``msg_id`` and hashes the same).
     """
-    digest = hashlib.sha256(orjson.dumps(raw, option=orjson.OPT_SORT_KEYS)).hexdigest()
+    digest = hashlib.sha256(dumps(raw, sort_keys=True)).hexdigest()
     return f"sha256:{digest[:40]}"

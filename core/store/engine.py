@@ -27,6 +27,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
 from core.store.errors import StoreError
+from core.store.jsonio import dumps_text
 
 ENV_VAR = "TRACELOUPE_DATABASE_URL"
 DEFAULT_SQLITE_FILE = "traceloupe.db"
@@ -82,10 +83,6 @@ def backend_of(engine: Engine) -> Backend:
     raise StoreError(f"unsupported database {name!r}")
 
 
-def _dumps(value: Any) -> str:
-    return orjson.dumps(value).decode()
-
-
 def make_engine(url: URL | str, settings: EngineSettings = DEFAULT_SETTINGS) -> Engine:
     """An engine for ``url`` with the settings above applied on every connection."""
     url = resolve_url(url) if isinstance(url, str) else url
@@ -95,14 +92,14 @@ def make_engine(url: URL | str, settings: EngineSettings = DEFAULT_SETTINGS) -> 
         engine = create_engine(
             url,
             connect_args={"timeout": settings.busy_timeout_ms / 1000, "check_same_thread": False},
-            json_serializer=_dumps,
+            json_serializer=dumps_text,
             json_deserializer=orjson.loads,
         )
         _sqlite_events(engine, settings)
         return engine
     engine = create_engine(
         url,
-        json_serializer=_dumps,
+        json_serializer=dumps_text,
         json_deserializer=orjson.loads,
         pool_pre_ping=True,
         connect_args={"options": f"-c statement_timeout={settings.statement_timeout_ms}"},

@@ -21,14 +21,14 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def run(ns: argparse.Namespace) -> int:
     """Write the JSONL; conversations one after another, each in order."""
-    import orjson
+    from core.store.jsonio import dumps
 
     def body(store: Store) -> int:
         bodies = store.export_bodies(ns.conversation)
         out = open(ns.output, "wb") if ns.output else sys.stdout.buffer  # noqa: SIM115, PTH123 - closed below
         try:
             for item in bodies:
-                out.write(orjson.dumps(item) + b"\n")
+                out.write(dumps(item) + b"\n")
             out.flush()
         finally:
             if ns.output:

@@ -1,0 +1,29 @@
+"""JSON text for the store's columns and exports: orjson, with the standard library past orjson's depth.
+
+orjson refuses to serialise more than 254 levels of nesting, but the reader accepts
+deeper input (a forwarded history inside a forwarded history...), so a message
+that was read must also be writable: the standard library encoder takes over
+for those rare bodies.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+
+
+def dumps(value: Any, *, sort_keys: bool = False) -> bytes:
+    """Compact UTF-8 JSON of ``value``."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS if sort_keys else 0)
+    except TypeError as exc:
+        if "Recursion" not in str(exc):
+            raise
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=sort_keys).encode()
+
+
+def dumps_text(value: Any) -> str:
+    """``dumps`` as a str (what SQLAlchemy's JSON columns expect from their serializer)."""
+    return dumps(value).decode()
