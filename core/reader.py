@@ -204,10 +204,10 @@ def _tag_field(loc: tuple[int | str, ...], value: Any) -> str:
     """The key that holds an unknown tag (``.msg_type`` of a message, ``.type`` of a part), so the error names it."""
     current = value
     for step in loc:
-        if (isinstance(step, int) and isinstance(current, list) and 0 <= step < len(current)) or (
-            isinstance(step, str) and isinstance(current, dict) and step in current
-        ):
+        if isinstance(current, list) and isinstance(step, int) and 0 <= step < len(current):
             current = current[step]
+        elif isinstance(current, dict) and isinstance(step, str):
+            current = current.get(step, current)  # a union branch name is not a key: stay put
     if isinstance(current, dict):
         for key in ("msg_type", "type"):
             if key in current:
