@@ -59,7 +59,11 @@ class Store:
         """Open the store at ``url`` (see ``resolve_url``), upgrading an empty database unless ``migrate`` is off."""
         engine = make_engine(resolve_url(url), settings)
         if migrate:
-            ensure_schema(engine)
+            try:
+                ensure_schema(engine)
+            except BaseException:
+                engine.dispose()
+                raise
         return cls(engine)
 
     @property
