@@ -1,29 +1,49 @@
 """Importing messages: each file is all-or-nothing and importing the same messages again is a no-op.
 
 Two phases. *Prepare* reads and validates the whole file and derives every row
-outside any transaction; bad input raises InputError before anything is
-written. *Write* stores the rows in one short write transaction (the writer
-lock is held only for the inserts): messages are inserted with ``ON CONFLICT
-(msg_id) DO NOTHING RETURNING msg_id``, so concurrent importers of overlapping
-files each store a message at most once and know exactly which ones they
-stored, and the conversation figures grow by exactly those.
+(figures, search text, serialised JSON) outside any transaction; bad input raises
+InputError before anything is written. *Write* stores the rows in one short write
+transaction. Imports are serialised (one writer path): SQLite's BEGIN IMMEDIATE
+takes the database's write lock, PostgreSQL takes a transaction-scoped advisory
+lock. Inside it, the msg_ids already stored are looked up and skipped, so the
+conversation figures grow by exactly the messages stored now, and a plain
+``executemany`` (the fastest path on both drivers) inserts the rest.
 """
 
 from __future__ import annotations
 
+import gc
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import BigInteger, Connection, Engine, Integer, Text, and_, bindparam, case, delete, or_, select, update
+from pydantic_core import PydanticSerializationError
+from sqlalchemy import (
+    BigInteger,
+    Connection,
+    Engine,
+    Integer,
+    Text,
+    and_,
+    bindparam,
+    case,
+    delete,
+    insert,
+    or_,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 
 from core.errors import InputError
-from core.messages.union import MESSAGE_ADAPTER
+from core.messages.union import MESSAGE_ADAPTER, Message
 from core.reader import Record
 from core.store.derive import derived_msg_id, figures, title_of
 from core.store.engine import write_transaction
+from core.store.jsonio import RawJSON, dumps
 from core.store.tables import CONVERSATION_KINDS, CONVERSATIONS, MESSAGES
 from core.store.views import ImportSummary
 
@@ -32,6 +52,9 @@ CHUNK = 1000
 
 _MAX_BIGINT = 2**63 - 1
 _MIN_BIGINT = -(2**63)
+
+IMPORT_LOCK = 0x7472_6C76
+"""PostgreSQL advisory lock key that serialises imports (any constant unique to Traceloupe)."""
 
 Progress = Callable[[int, int], None]
 """Called as ``(rows written, rows to write)`` after each batch of the write phase."""
@@ -63,18 +86,42 @@ class _Delta:
     kinds: set[str] = field(default_factory=set)
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a file is read, validated and written.
+
+    An import builds hundreds of thousands of small objects that all stay alive until
+    the write ends; every few thousand allocations the collector would walk all of
+    them again, which made reading 100,000 messages six times slower (11.6 s against
+    1.8 s). Nothing here creates cycles worth collecting early.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def prepare(records: Iterable[Record], *, postgres: bool = False) -> list[PreparedMessage]:
     """Validate and derive every row of one file; raises InputError (naming file and line) on bad input.
 
     PostgreSQL's JSONB cannot hold U+0000, so with ``postgres`` a string containing it is
     refused here, as bad input, rather than failing the transaction later.
     """
+    with gc_paused():
+        return _prepare(records, postgres)
+
+
+def _prepare(records: Iterable[Record], postgres: bool) -> list[PreparedMessage]:
     now = time.time_ns() // 1_000_000
     out: list[PreparedMessage] = []
     for record in records:
         message = record.message
         raw = record.raw
-        if postgres:
+        body = dumps(raw)
+        if postgres and b"\\u0000" in body:
             _refuse_nul(raw, record)
         raw_id = raw.get("msg_id")
         msg_id = raw_id if isinstance(raw_id, str) else derived_msg_id(raw)
@@ -96,8 +143,8 @@ def prepare(records: Iterable[Record], *, postgres: bool = False) -> list[Prepar
             "create_ts": message.create_ts,
             "records": fig.records,
             "damaged": fig.damaged,
-            "body": raw,
-            "parsed": MESSAGE_ADAPTER.dump_python(message, mode="json"),
+            "body": RawJSON(body.decode()),
+            "parsed": _parsed_json(message),
             "search_text": search_text,
             "source": record.source,
             "line": record.line,
@@ -113,6 +160,14 @@ def prepare(records: Iterable[Record], *, postgres: bool = False) -> list[Prepar
             )
         )
     return out
+
+
+def _parsed_json(message: Message) -> RawJSON:
+    """What the parser made of a message, as JSON; pydantic's JSON writer stops at a depth the reader allows."""
+    try:
+        return RawJSON(MESSAGE_ADAPTER.dump_json(message).decode())
+    except PydanticSerializationError:
+        return RawJSON(dumps(MESSAGE_ADAPTER.dump_python(message, mode="json")).decode())
 
 
 def _refuse_nul(raw: dict[str, Any], record: Record) -> None:
@@ -143,7 +198,9 @@ def write(
     unique: dict[str, PreparedMessage] = {}
     for item in prepared:
         unique.setdefault(item.row["msg_id"], item)
-    with write_transaction(engine) as conn:
+    with gc_paused(), write_transaction(engine) as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": IMPORT_LOCK})
         pks, created = _conversation_pks(conn, list(dict.fromkeys(p.conversation_id for p in unique.values())))
         stored = _insert_messages(conn, list(unique.values()), pks, progress)
         deltas = _deltas(unique, stored)
@@ -186,13 +243,17 @@ def _conversation_pks(conn: Connection, ids: list[str]) -> tuple[dict[str, int],
 def _insert_messages(
     conn: Connection, items: list[PreparedMessage], pks: dict[str, int], progress: Progress | None
 ) -> set[str]:
-    insert = _dialect_insert(conn)
-    stmt = insert(MESSAGES).on_conflict_do_nothing(index_elements=["msg_id"]).returning(MESSAGES.c.msg_id)
+    """Insert the messages not stored yet; returns their msg_ids. Runs under the import lock, so the
+    look-up and the insert see the same state."""
+    m = MESSAGES.c
     stored: set[str] = set()
     for start in range(0, len(items), CHUNK):
         chunk = items[start : start + CHUNK]
-        rows = [{**p.row, "conversation_pk": pks[p.conversation_id]} for p in chunk]
-        stored.update(conn.execute(stmt, rows).scalars())
+        existing = set(conn.execute(select(m.msg_id).where(m.msg_id.in_([p.row["msg_id"] for p in chunk]))).scalars())
+        rows = [{**p.row, "conversation_pk": pks[p.conversation_id]} for p in chunk if p.row["msg_id"] not in existing]
+        if rows:
+            conn.execute(insert(MESSAGES), rows)
+        stored.update(row["msg_id"] for row in rows)
         if progress is not None:
             progress(start + len(chunk), len(items))
     return stored

@@ -14,6 +14,12 @@ from typing import Any
 import orjson
 
 
+class RawJSON(str):
+    """JSON text already serialised (by pydantic's ``dump_json``, say): the column stores it as it is."""
+
+    __slots__ = ()
+
+
 def dumps(value: Any, *, sort_keys: bool = False) -> bytes:
     """Compact UTF-8 JSON of ``value``."""
     try:
@@ -25,5 +31,7 @@ def dumps(value: Any, *, sort_keys: bool = False) -> bytes:
 
 
 def dumps_text(value: Any) -> str:
-    """``dumps`` as a str (what SQLAlchemy's JSON columns expect from their serializer)."""
+    """``dumps`` as a str (what SQLAlchemy's JSON columns expect from their serializer); RawJSON passes through."""
+    if isinstance(value, RawJSON):
+        return str.__str__(value)
     return dumps(value).decode()
