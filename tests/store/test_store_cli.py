@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -88,3 +89,29 @@ def test_unreachable_database_is_one_line(tmp_path: Path, capsys: pytest.Capture
     code = main(["conversations", "--db", str(tmp_path / "missing-dir" / "x.db")])
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_on_a_terminal(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import web.cli.importer as importer_cli
+
+    path = tmp_path / "a.jsonl"
+    _write(path, 34, 120)  # 480 messages
+    terminal = _Terminal()
+    monkeypatch.setattr(importer_cli, "PROGRESS_MIN_BYTES", 0)  # every file counts as big
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["import", str(path), "--db", db_url]) == 0
+    drawn = terminal.getvalue()
+    assert "reading" in drawn and "100%" in drawn and "\r" in drawn
+    assert drawn.endswith("\r\033[K")  # the bar erases itself; the summary goes to stdout
+    assert "imported 480 messages" in capsys.readouterr().out
+    terminal.seek(0)
+    terminal.truncate()
+    assert main(["import", str(path), "--db", db_url, "--quiet"]) == 0
+    assert terminal.getvalue() == ""
