@@ -30,6 +30,7 @@ from core.llm import (
 )
 from core.messages.assistant import AssistantMessage, AssistantTextMessage
 from core.messages.base import BaseMessage, Role
+from core.messages.discriminator import DEFAULT_TAG
 from core.messages.objects import (
     BaseGroup,
     BaseUser,
@@ -46,7 +47,6 @@ from core.messages.parts import AudioPart, FilePart, ImagePart, MsgPart, TextPar
 from core.messages.refs import PathRef, UrlRef
 from core.messages.trace import IntermediateTrace
 from core.messages.union import (
-    DEFAULT_TAG,
     MESSAGE_ADAPTER,
     MESSAGE_TAGS,
     MESSAGES_ADAPTER,

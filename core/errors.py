@@ -52,8 +52,7 @@ class InputError(MisuseError):
         self.line = line
         self.path = path
         where = source if line is None else f"{source}:{line}"
-        shown = path if path is None or len(path) <= 160 else f"{path[:70]}…{path[-70:]}"  # deep nesting: keep one line
-        at = f" at {shown}" if shown else ""
+        at = f" at {_shorten(path)}" if path else ""
         super().__init__(f"{where}{at}: {reason}")
 
 
@@ -68,3 +67,10 @@ class ProviderError(TraceloupeError):
         self.status = status
         self.body = body
         super().__init__(message)
+
+
+def _shorten(path: str, limit: int = 160) -> str:
+    """Keep a JSON path readable on one line: a very deep one keeps its head and its tail."""
+    if len(path) <= limit:
+        return path
+    return f"{path[:60]}…{path[-(limit - 61) :]}"

@@ -178,21 +178,21 @@ def _record(value: Any, source: str, line: int | None, index: int, root: str) ->
 def describe_validation_error(exc: ValidationError, value: Any, root: str = "$") -> tuple[str, str]:
     """The JSON path and a one-line reason for the most specific error in ``exc``.
 
-    Pydantic's ``loc`` mixes real keys with union branch names (``user:text``,
-    ``ToolReturn``); walking it over the input keeps only the steps that exist in
-    the JSON, so the path reads like the file (``$.intermediate_trace.records[2].msg_type``).
+    Pydantic's ``loc`` mixes real keys with union branch names (``user``, ``ToolReturn``);
+    walking it over the input keeps only the steps that exist in the JSON, so the path
+    reads like the file (``$.intermediate_trace.records[2].msg_type``).
     """
     errors = exc.errors(include_url=False)
     # An unknown tag is the most useful thing to say; otherwise the deepest error is the most specific.
     tag_errors = [e for e in errors if e["type"] in ("union_tag_invalid", "union_tag_not_found")]
     best = tag_errors[0] if tag_errors else max(errors, key=lambda e: len(e["loc"]))
-    path = json_path(best["loc"], value, root)
-    if best["type"] == "union_tag_invalid":
-        path += _tag_field(best["loc"], value)
+    path, node = locate(best["loc"], value, root, missing=best["type"] == "missing")
     reason = best["msg"]
-    ctx = best.get("ctx", {})
     if best["type"] == "union_tag_invalid":
-        reason = f"unknown kind {ctx.get('tag', '?')!r}; expected one of: {ctx.get('expected_tags', '?')}"
+        key, reason = _unknown_tag(node, best.get("ctx", {}))
+        path += f".{key}"
+    elif best["type"] in ("recursion_loop", "recursion_depth_exceeded"):
+        reason = "messages are nested too deeply to read (the validator's depth limit)"
     elif best["type"] == "union_tag_not_found":
         reason = "expected an object with a role (a message) or a type (a part)"
     if len(errors) > 1:
@@ -200,23 +200,12 @@ def describe_validation_error(exc: ValidationError, value: Any, root: str = "$")
     return path, reason
 
 
-def _tag_field(loc: tuple[int | str, ...], value: Any) -> str:
-    """The key that holds an unknown tag (``.msg_type`` of a message, ``.type`` of a part), so the error names it."""
-    current = value
-    for step in loc:
-        if isinstance(current, list) and isinstance(step, int) and 0 <= step < len(current):
-            current = current[step]
-        elif isinstance(current, dict) and isinstance(step, str):
-            current = current.get(step, current)  # a union branch name is not a key: stay put
-    if isinstance(current, dict):
-        for key in ("msg_type", "type"):
-            if key in current:
-                return f".{key}"
-    return ""
+def locate(loc: tuple[int | str, ...], value: Any, root: str = "$", *, missing: bool = False) -> tuple[str, Any]:
+    """Follow a pydantic error location over ``value``: the JSON path it names and the value found there.
 
-
-def json_path(loc: tuple[int | str, ...], value: Any, root: str = "$") -> str:
-    """Turn a pydantic error location into a JSON path over ``value``, skipping union branch names."""
+    Union branch names are skipped. With ``missing`` the last step names a field absent from
+    the input, so it is kept in the path.
+    """
     path = root
     current = value
     for i, step in enumerate(loc):
@@ -226,9 +215,21 @@ def json_path(loc: tuple[int | str, ...], value: Any, root: str = "$") -> str:
         elif isinstance(step, str) and isinstance(current, dict) and step in current:
             path += f".{step}" if step.isidentifier() else f"[{step!r}]"
             current = current[step]
-        elif i == len(loc) - 1 and isinstance(step, str) and isinstance(current, dict):
-            path += f".{step}"  # a missing field: name it
-    return path
+        elif missing and i == len(loc) - 1 and isinstance(step, str) and isinstance(current, dict):
+            path += f".{step}"
+    return path, current
+
+
+def _unknown_tag(node: Any, ctx: dict[str, Any]) -> tuple[str, str]:
+    """The key holding an unknown tag and a reason naming it in the file's own terms."""
+    from core.messages.union import MESSAGE_TAGS
+
+    if isinstance(node, dict) and "role" in node and "msg_type" in node:
+        role = node["role"]
+        known = ", ".join(tag for tag in MESSAGE_TAGS if tag.startswith(f"{role}:"))
+        return "msg_type", f"unknown message kind '{role}:{node['msg_type']}' (role:msg_type); known: {known}"
+    key = "role" if ctx.get("discriminator") == "'role'" else "type"
+    return key, f"unknown {key} {ctx.get('tag', '?')!r}; expected one of: {ctx.get('expected_tags', '?')}"
 
 
 def _json_type(value: Any) -> str:

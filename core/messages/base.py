@@ -13,7 +13,7 @@ import time
 import uuid
 from typing import TYPE_CHECKING, Annotated, Any, Literal, assert_never
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny
 
 from core.errors import ContractError
 from core.llm.messages import (
@@ -35,7 +35,7 @@ from core.messages.objects import (
     ToolReturn,
 )
 from core.messages.parts import MsgPart
-from core.messages.refs import PathRef, UrlRef
+from core.messages.refs import InstanceOnly, PathRef, UrlRef
 
 if TYPE_CHECKING:
     from core.messages.union import Message
@@ -54,37 +54,19 @@ def new_msg_id() -> str:
     return uuid.uuid4().hex
 
 
-def content_tag(value: Any) -> str | None:
-    """Which member of the wide ``content`` union a value is; accepts JSON values and Python objects.
-
-    Plain strings stay strings here: only subclasses whose content *is* a location
-    (ImageMessage and friends) apply the path-versus-URL rule.
-    """
-    if isinstance(value, str):
-        if isinstance(value, UrlRef):
-            return "url"
-        return "path" if isinstance(value, PathRef) else "str"
-    if isinstance(value, dict | BaseUser):
-        return "user"
-    if isinstance(value, list | tuple):
-        if not value:
-            return "parts"
-        first = value[0]
-        if isinstance(first, dict):
-            return "messages" if "role" in first else "parts"
-        return "messages" if isinstance(first, BaseMessage) else "parts"
-    return None
-
-
-BaseContent = Annotated[
-    Annotated[str, Tag("str")]
-    | Annotated[PathRef, Tag("path")]
-    | Annotated[UrlRef, Tag("url")]
-    | Annotated[BaseUser, Tag("user")]
-    | Annotated[list["Message"], Tag("messages")]
-    | Annotated[list[MsgPart], Tag("parts")],
-    Discriminator(content_tag),
-]
+# Smart mode with ``str`` first: JSON strings stay strings and serialise at plain-str speed, while a
+# Python-built PathRef/UrlRef keeps its kind (smart mode prefers the exact instance match wherever
+# it stands; the serialiser tries members in order, so the instance-only ones come last). A list is
+# a nested history when its items carry a role, else parts. Plain members, not a callable
+# discriminator: a callable makes pydantic-core convert the whole JSON value to Python first.
+BaseContent = (
+    str
+    | BaseUser
+    | list["Message"]
+    | list[MsgPart]
+    | Annotated[PathRef, InstanceOnly()]
+    | Annotated[UrlRef, InstanceOnly()]
+)
 
 
 class BaseMessage(BaseModel):
@@ -98,10 +80,11 @@ class BaseMessage(BaseModel):
     role: Role
     content: BaseContent = ""
     tool_calls: list[ToolCall] | None = None
-    tool_reses: list[str | ToolReturn] | None = None
+    # Serialised by each item's own type: pydantic's union serialiser costs about 2x per item here.
+    tool_reses: SerializeAsAny[list[str | ToolReturn]] | None = None
     function_call: FunctionCall | None = None
     function_res: FunctionResult | None = None
-    console_reses: list[str | ConsoleResult] | None = None
+    console_reses: SerializeAsAny[list[str | ConsoleResult]] | None = None
     tfl_scripts: list[str] | None = None
     additional_kwargs: dict[str, Any] = Field(default_factory=dict)
     create_ts: int = Field(default_factory=now_ms)

@@ -95,16 +95,8 @@ class RedactedThinkingBlock(BaseModel):
     data: str = ""
 
 
-def reasoning_tag(value: Any) -> str | None:
-    """Discriminator for ReasoningBlock: the ``type`` of a dict or of a block."""
-    if isinstance(value, dict):
-        tag = value.get("type")
-        return tag if isinstance(tag, str) else None
-    return getattr(value, "type", None)
-
-
 ReasoningBlock = Annotated[
     Annotated[ThinkingBlock, Tag("thinking")] | Annotated[RedactedThinkingBlock, Tag("redacted_thinking")],
-    Discriminator(reasoning_tag),
+    Discriminator("type"),  # a key, not a function: see MsgPart
 ]
 """One reasoning block, dispatched on its ``type``."""

@@ -120,3 +120,15 @@ class _LocationSchema:
 
 LocationField = Annotated[UrlRef | PathRef, _LocationSchema]
 """Field type for message content that is a path or a URL (image, audio, video, attachment)."""
+
+
+class InstanceOnly:
+    """Annotated marker: accept an existing instance of the annotated type, never JSON input.
+
+    Used where a wide union should keep a Python-built PathRef/UrlRef as it is while JSON
+    strings fall through to plain ``str`` (pydantic's InstanceOf would parse JSON too).
+    """
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        # No function serialiser: inside a union it would accept (and stringify) any value.
+        return core_schema.is_instance_schema(source)

@@ -12,10 +12,12 @@ from __future__ import annotations
 import sys
 from typing import Annotated, Any, TypeAlias
 
-from pydantic import BaseModel, Discriminator, Tag, TypeAdapter
+from pydantic import BaseModel, Tag
 
 from core.messages.assistant import AssistantMessage, AssistantTextMessage
 from core.messages.base import BaseMessage
+from core.messages.discriminator import DEFAULT_TAG, CompiledDiscriminator
+from core.messages.door import MessageAdapter
 from core.messages.trace import IntermediateTrace
 from core.messages.user import (
     AttachmentMessage,
@@ -29,8 +31,6 @@ from core.messages.user import (
     UserMessage,
     VideoMessage,
 )
-
-DEFAULT_TAG = "default"
 
 
 def get_discriminator_value(v: Any) -> str | None:
@@ -67,7 +67,7 @@ Message: TypeAlias = Annotated[
     | Annotated[MultiPartMessage, Tag("user:multipart")]
     | Annotated[AssistantTextMessage, Tag("assistant:text")]
     | Annotated[BaseMessage, Tag(DEFAULT_TAG)],
-    Discriminator(get_discriminator_value),
+    CompiledDiscriminator(get_discriminator_value),
 ]
 """Any stored message; subclasses survive JSON because every container is typed with this."""
 
@@ -82,7 +82,7 @@ UserAndAssMsg: TypeAlias = Annotated[
     | Annotated[HistoryMessage, Tag("user:history")]
     | Annotated[MultiPartMessage, Tag("user:multipart")]
     | Annotated[AssistantTextMessage, Tag("assistant:text")],
-    Discriminator(get_discriminator_value),
+    CompiledDiscriminator(get_discriminator_value),
 ]
 """A user or assistant subclass only: no DEFAULT_TAG branch, so a bare record is an error here."""
 
@@ -113,8 +113,8 @@ for _model in _models:
     _namespace = {**vars(sys.modules[BaseMessage.__module__]), **vars(sys.modules[_model.__module__])}
     _model.model_rebuild(_types_namespace={**_namespace, "Message": Message})
 
-MESSAGE_ADAPTER: TypeAdapter[Message] = TypeAdapter(Message)
+MESSAGE_ADAPTER: MessageAdapter[Message] = MessageAdapter(Message)
 """The one door: parse a message from JSON (``validate_json``) and dump it (``dump_json``)."""
 
-MESSAGES_ADAPTER: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
+MESSAGES_ADAPTER: MessageAdapter[list[Message]] = MessageAdapter(list[Message])
 """The same door for a JSON array of messages."""

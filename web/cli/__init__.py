@@ -16,6 +16,8 @@ from collections.abc import Sequence
 COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("web.cli.check", "report records that lost their type on the JSON round trip (TFROB-299)"),
     "repair": ("web.cli.repair", "write a repaired JSONL, inferring each damaged record's class"),
+    "stub-provider": ("web.cli.stub_provider", "serve a scriptable loopback stand-in for the LLM providers"),
+    "serve": ("web.cli.serve", "serve the dashboard on 127.0.0.1 (a non-loopback host needs --allow-remote)"),
     "import": ("web.cli.importer", "store .json/.jsonl files in the database, each all-or-nothing"),
     "export": ("web.cli.export", "write stored messages as JSONL, exactly as imported"),
     "conversations": ("web.cli.conversations", "list stored conversations with their figures"),
@@ -52,7 +54,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     ns = parser.parse_args(args[1:])
     code: int = module.run(ns)
     return code
-
-
-if __name__ == "__main__":
-    sys.exit(main())

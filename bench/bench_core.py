@@ -1,0 +1,162 @@
+"""Core benchmark: typed load/dump of a 10,000-record trace against a minimal pydantic floor and orjson.
+
+Run: .venv/bin/python -m bench.bench_core   (prints figures and ratios measured in this one process)
+
+Targets (issue 2): load and dump each within 1.3x of the floor model; retained memory at most 6x the
+JSON size; ``import core`` under 0.5 s cold; ``traceloupe --help`` under 1 s.
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import subprocess
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+import orjson
+from pydantic import BaseModel, Field, TypeAdapter
+
+from bench.trace_fixture import build_trace_message
+from core import MESSAGE_ADAPTER
+from core.messages.door import gc_paused
+
+
+# The floor: the least a pydantic model of the same wire shape can do (no extras kept,
+# a Rust-side literal discriminator, no callable, no path/URL types).
+class FloorToolCall(BaseModel):
+    id: str
+    name: str
+    arguments: str
+
+
+class FloorToolReturn(BaseModel):
+    call_id: str
+    name: str | None
+    result: str
+    attachments: list[dict[str, Any]]
+    is_error: bool
+
+
+class _FloorBase(BaseModel):
+    content: str
+    tool_calls: list[FloorToolCall] | None
+    tool_reses: list[FloorToolReturn] | None
+    function_call: dict[str, Any] | None
+    function_res: dict[str, Any] | None
+    console_reses: list[Any] | None
+    tfl_scripts: list[str] | None
+    additional_kwargs: dict[str, Any]
+    create_ts: int
+    creator: dict[str, Any] | None
+    group: dict[str, Any] | None
+    msg_id: str
+    conversation_id: str
+
+
+class FloorAssistant(_FloorBase):
+    role: Literal["assistant"]
+    msg_type: Literal["text"]
+    reasoning_content: str | None
+
+
+class FloorTool(_FloorBase):
+    role: Literal["tool"]
+
+
+class FloorTrace(BaseModel):
+    records: list[Annotated[FloorAssistant | FloorTool, Field(discriminator="role")]]
+
+
+class FloorUser(_FloorBase):
+    role: Literal["user"]
+    msg_type: Literal["text"]
+    intermediate_trace: FloorTrace
+
+
+FLOOR = TypeAdapter(FloorUser)
+
+
+def best_of(fn: Callable[[], Any], repeat: int = 7) -> float:
+    """Best wall time of ``repeat`` runs, in seconds (the least disturbed by a noisy machine)."""
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def _paused(fn: Callable[[], Any]) -> Any:
+    with gc_paused():
+        return fn()
+
+
+def retained_bytes(fn: Callable[[], Any]) -> int:
+    """Bytes still allocated while the result of ``fn`` is alive."""
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    kept = fn()
+    gc.collect()
+    after = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    del kept
+    return after - before
+
+
+def cold_seconds(code: str, runs: int = 5) -> float:
+    """Median wall time of a fresh interpreter running ``code``."""
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    message = build_trace_message(10_000)
+    data = MESSAGE_ADAPTER.dump_json(message)
+    typed = MESSAGE_ADAPTER.validate_json(data)
+    floor = FLOOR.validate_json(data)
+    assert orjson.loads(FLOOR.dump_json(floor)) == orjson.loads(data), "the floor must read the same wire shape"
+
+    load = best_of(lambda: MESSAGE_ADAPTER.validate_json(data))
+    load_floor = best_of(lambda: FLOOR.validate_json(data))
+    # Like for like: the floor under the same collector policy as the door (paused while building).
+    load_floor_paused = best_of(lambda: _paused(lambda: FLOOR.validate_json(data)))
+    load_raw = best_of(lambda: MESSAGE_ADAPTER.adapter.validate_json(data))
+    load_orjson = best_of(lambda: orjson.loads(data))
+    dump = best_of(lambda: MESSAGE_ADAPTER.dump_json(typed))
+    dump_floor = best_of(lambda: FLOOR.dump_json(floor))
+    dump_orjson_obj = orjson.loads(data)
+    dump_orjson = best_of(lambda: orjson.dumps(dump_orjson_obj))
+    memory = retained_bytes(lambda: MESSAGE_ADAPTER.validate_json(data))
+    memory_floor = retained_bytes(lambda: FLOOR.validate_json(data))
+
+    print(f"trace: 10,000 records, {len(data) / 1e6:.2f} MB of JSON")
+    print(f"load  typed {load * 1e3:7.1f} ms | floor {load_floor * 1e3:7.1f} ms | orjson {load_orjson * 1e3:6.1f} ms")
+    print(f"      floor with the collector paused like the door: {load_floor_paused * 1e3:.1f} ms")
+    print(
+        f"      ratio to floor {load / load_floor_paused:.2f}x like for like (target <= 1.3), "
+        f"{load / load_floor:.2f}x to the plain floor | to orjson.loads {load / load_orjson:.2f}x"
+    )
+    print(f"      the bare TypeAdapter without the paused collector: {load_raw * 1e3:.1f} ms")
+    print(f"dump  typed {dump * 1e3:7.1f} ms | floor {dump_floor * 1e3:7.1f} ms | orjson {dump_orjson * 1e3:6.1f} ms")
+    print(f"      ratio to floor {dump / dump_floor:.2f}x (target <= 1.3) | to orjson.dumps {dump / dump_orjson:.2f}x")
+    print(
+        f"memory retained {memory / 1e6:.1f} MB = {memory / len(data):.2f}x the JSON (target <= 6) "
+        f"| floor {memory_floor / len(data):.2f}x"
+    )
+    print(f"import core cold   {cold_seconds('import core') * 1e3:6.0f} ms (target < 500)")
+    help_code = "import sys; sys.argv=['traceloupe','--help']; from web.cli import main; main()"
+    print(f"traceloupe --help  {cold_seconds(help_code) * 1e3:6.0f} ms (target < 1000)")
+
+
+if __name__ == "__main__":
+    main()

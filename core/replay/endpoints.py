@@ -1,0 +1,98 @@
+"""Where each provider is reached and with which key: the environment, and nothing else.
+
+A key is read from its variable at the moment of sending and handed to the SDK
+client; it is never returned by anything here except ``Endpoint.key`` itself, never
+stored, never put in an error. A base URL comes from the environment too, never from
+a trace or a request (a stored ``base_url`` would otherwise receive the operator's key).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+SdkFamily = Literal["openai-chat", "openai-responses", "anthropic", "gemini"]
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderEnv:
+    """The environment variables of one dialect and the SDK that speaks it."""
+
+    dialect: str
+    family: SdkFamily
+    key_var: str
+    base_url_var: str
+    default_base_url: str | None  # None: the SDK's own default
+
+
+# Documented in the README; Zhipu and Doubao speak OpenAI's chat format at their own base URLs.
+PROVIDER_ENV: dict[str, ProviderEnv] = {
+    "openai": ProviderEnv("openai", "openai-chat", "OPENAI_API_KEY", "OPENAI_BASE_URL", None),
+    "openai-responses": ProviderEnv("openai-responses", "openai-responses", "OPENAI_API_KEY", "OPENAI_BASE_URL", None),
+    "anthropic": ProviderEnv("anthropic", "anthropic", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", None),
+    "gemini": ProviderEnv("gemini", "gemini", "GEMINI_API_KEY", "GEMINI_BASE_URL", None),
+    "zhipu": ProviderEnv(
+        "zhipu", "openai-chat", "ZHIPU_API_KEY", "ZHIPU_BASE_URL", "https://open.bigmodel.cn/api/paas/v4/"
+    ),
+    "doubao": ProviderEnv(
+        "doubao", "openai-chat", "DOUBAO_API_KEY", "DOUBAO_BASE_URL", "https://ark.cn-beijing.volces.com/api/v3"
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """A usable provider: its SDK family, base URL (None for the SDK default) and key."""
+
+    dialect: str
+    family: SdkFamily
+    base_url: str | None
+    key: str
+
+    def __repr__(self) -> str:  # the key must never reach a log line through a repr
+        return f"Endpoint(dialect={self.dialect!r}, family={self.family!r}, base_url={self.base_url!r}, key=***)"
+
+
+@dataclass(frozen=True, slots=True)
+class Availability:
+    """Whether a dialect can be replayed now, and if not, which variable to set. Safe to show."""
+
+    dialect: str
+    available: bool
+    key_var: str
+    base_url: str | None
+    reason: str
+
+
+def endpoint_for(dialect: str, environ: Mapping[str, str] | None = None) -> Endpoint | None:
+    """The endpoint for ``dialect`` from the environment, or None when its key is not set."""
+    env = os.environ if environ is None else environ
+    spec = PROVIDER_ENV.get(dialect)
+    if spec is None:
+        return None
+    key = env.get(spec.key_var, "").strip()
+    if not key:
+        return None
+    base_url = env.get(spec.base_url_var, "").strip() or spec.default_base_url
+    return Endpoint(dialect=dialect, family=spec.family, base_url=base_url, key=key)
+
+
+def availability(environ: Mapping[str, str] | None = None) -> list[Availability]:
+    """Every dialect with whether its key is set; never includes a key."""
+    env = os.environ if environ is None else environ
+    out: list[Availability] = []
+    for name, spec in PROVIDER_ENV.items():
+        endpoint = endpoint_for(name, env)
+        base_url = env.get(spec.base_url_var, "").strip() or spec.default_base_url
+        reason = "ready" if endpoint is not None else f"set {spec.key_var} to replay against {name}"
+        out.append(Availability(name, endpoint is not None, spec.key_var, base_url, reason))
+    return out
+
+
+def scrub(text: str, endpoint: Endpoint | None) -> str:
+    """``text`` with the endpoint's key replaced, for anything that may be stored or shown."""
+    if endpoint is None or not endpoint.key:
+        return text
+    return text.replace(endpoint.key, "[redacted]")

@@ -1,0 +1,153 @@
+"""Send one request body through the provider's official SDK and capture what came back.
+
+Every outcome is a value, never an exception: a reply, an HTTP error with the
+provider's body, a rate limit with its retry-after, a timeout, a refused connection,
+an answer that is not JSON. The key goes to the SDK client and nowhere else; error
+texts are scrubbed of it before they leave this module.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from core.replay.endpoints import Endpoint, scrub
+
+Status = Literal["ok", "http_error", "rate_limited", "timeout", "connection_error", "malformed", "refused"]
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """What one send produced. ``response`` is the parsed JSON body when there was one."""
+
+    status: Status
+    latency_ms: int
+    http_status: int | None = None
+    response: Any = None
+    response_text: str | None = None
+    error: str | None = None
+    retry_after: str | None = None
+
+
+def send(endpoint: Endpoint, model: str, body: dict[str, Any], *, timeout: float = 60.0) -> Exchange:
+    """POST ``body`` for ``model`` to the endpoint through its SDK (no retries) and classify the result."""
+    started = time.perf_counter()
+    try:
+        status_code, text, headers = _dispatch(endpoint, model, body, timeout)
+    except Exception as exc:  # every SDK failure becomes a recorded outcome, by design
+        return _failure(endpoint, exc, _ms(started))
+    latency = _ms(started)
+    if status_code >= 400:
+        return _http_error(endpoint, status_code, text, headers, latency)
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return Exchange(
+            "malformed", latency, status_code, None, scrub(text[:10_000], endpoint),
+            error="the provider's answer is not JSON",
+        )  # fmt: skip
+    return Exchange("ok", latency, status_code, parsed, None)
+
+
+def _dispatch(endpoint: Endpoint, model: str, body: dict[str, Any], timeout: float) -> tuple[int, str, dict[str, str]]:
+    """The SDK call for the endpoint's family: (HTTP status, body text, headers)."""
+    rest = {k: v for k, v in body.items() if k not in ("model", "messages", "input", "max_tokens")}
+    if endpoint.family in ("openai-chat", "openai-responses"):
+        import openai
+
+        client = openai.OpenAI(api_key=endpoint.key, base_url=endpoint.base_url, max_retries=0, timeout=timeout)
+        if endpoint.family == "openai-chat":
+            raw: Any = client.chat.completions.with_raw_response.create(
+                model=model, messages=body.get("messages", []), extra_body=rest
+            )
+        else:
+            raw = client.responses.with_raw_response.create(model=model, input=body.get("input", []), extra_body=rest)
+        return raw.http_response.status_code, raw.http_response.text, dict(raw.http_response.headers)
+    if endpoint.family == "anthropic":
+        import anthropic
+
+        aclient = anthropic.Anthropic(api_key=endpoint.key, base_url=endpoint.base_url, max_retries=0, timeout=timeout)
+        araw = aclient.messages.with_raw_response.create(
+            model=model, max_tokens=int(body.get("max_tokens", 1024)), messages=body.get("messages", []),
+            extra_body=rest,
+        )  # fmt: skip
+        return araw.http_response.status_code, araw.http_response.text, dict(araw.http_response.headers)
+    return _send_gemini(endpoint, model, body, timeout)
+
+
+def _send_gemini(
+    endpoint: Endpoint, model: str, body: dict[str, Any], timeout: float
+) -> tuple[int, str, dict[str, str]]:
+    """google-genai takes typed objects, so the REST body is read back into its types first."""
+    from google import genai
+    from google.genai import types
+
+    options = types.HttpOptions(
+        base_url=endpoint.base_url, timeout=int(timeout * 1000), retry_options=types.HttpRetryOptions(attempts=1)
+    )
+    client = genai.Client(api_key=endpoint.key, http_options=options)
+    contents = [types.Content.model_validate(c) for c in body.get("contents", [])]
+    config: dict[str, Any] = dict(body.get("generationConfig") or {})
+    for key in ("systemInstruction", "tools", "toolConfig", "safetySettings"):
+        if key in body:
+            config[key] = body[key]
+    response = client.models.generate_content(
+        model=model, contents=contents, config=types.GenerateContentConfig.model_validate(config)
+    )
+    dumped = response.model_dump(mode="json", by_alias=True, exclude_none=True)
+    dumped.pop("sdkHttpResponse", None)
+    return 200, json.dumps(dumped), {}
+
+
+def _http_error(endpoint: Endpoint, status_code: int, text: str, headers: dict[str, str], latency: int) -> Exchange:
+    try:
+        parsed: Any = json.loads(text)
+    except ValueError:
+        parsed = None
+    detail = _error_detail(parsed) or text[:300]
+    retry_after = {k.lower(): v for k, v in headers.items()}.get("retry-after")
+    if status_code == 429:
+        wait = f"; the provider asks to retry after {retry_after} s" if retry_after else ""
+        return Exchange(
+            "rate_limited", latency, 429, parsed, scrub(text[:10_000], endpoint),
+            error=scrub(f"rate limited (HTTP 429): {detail}{wait}", endpoint), retry_after=retry_after,
+        )  # fmt: skip
+    return Exchange(
+        "http_error", latency, status_code, parsed, scrub(text[:10_000], endpoint),
+        error=scrub(f"the provider answered HTTP {status_code}: {detail}", endpoint),
+    )  # fmt: skip
+
+
+def _failure(endpoint: Endpoint, exc: Exception, latency: int) -> Exchange:
+    """Classify an SDK exception: its status response if it has one, else a timeout or a connection failure."""
+    response = getattr(exc, "response", None)
+    status_code = getattr(response, "status_code", None) or getattr(exc, "code", None)
+    if isinstance(status_code, int) and status_code >= 400:
+        text = getattr(response, "text", None) or json.dumps(getattr(exc, "details", None) or str(exc))
+        headers = dict(getattr(response, "headers", {}) or {})
+        return _http_error(endpoint, status_code, text if isinstance(text, str) else str(text), headers, latency)
+    name = type(exc).__name__
+    if "Timeout" in name or isinstance(exc, TimeoutError):
+        return Exchange("timeout", latency, error=f"no answer within the time limit ({name})")
+    if "Connect" in name or isinstance(exc, ConnectionError | OSError):
+        return Exchange("connection_error", latency, error=scrub(f"could not reach the provider: {exc}", endpoint))
+    if isinstance(exc, ValueError | TypeError):
+        return Exchange("malformed", latency, error=scrub(f"the exchange could not be read: {name}: {exc}", endpoint))
+    return Exchange("connection_error", latency, error=scrub(f"{name}: {exc}", endpoint))
+
+
+def _error_detail(parsed: Any) -> str | None:
+    """The message inside each provider's error JSON."""
+    if isinstance(parsed, dict):
+        error = parsed.get("error")
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return str(error["message"])
+        if isinstance(error, str):
+            return error
+    return None
+
+
+def _ms(started: float) -> int:
+    return int((time.perf_counter() - started) * 1000)

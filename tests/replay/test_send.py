@@ -1,0 +1,103 @@
+"""Sending through each SDK: the body arrives unchanged, the key only in the auth header, outcomes are values."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from typing import Any
+
+import pytest
+
+from core import AssistantTextMessage
+from core.replay.endpoints import PROVIDER_ENV, availability, endpoint_for
+from core.replay.parse import parse_reply
+from core.replay.send import send
+from tests.replay.conftest import CANARY_KEY
+from web.stub_provider import StubServer
+
+BODIES: dict[str, dict[str, Any]] = {
+    "openai": {"messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]},
+    "zhipu": {"messages": [{"role": "user", "content": "hi"}], "temperature": 0.2},
+    "doubao": {"messages": [{"role": "user", "content": "hi"}]},
+    "openai-responses": {"input": [{"role": "user", "content": "hi"}], "instructions": "be brief"},
+    "anthropic": {"system": "be brief", "max_tokens": 256, "messages": [{"role": "user", "content": "hi"}]},
+    "gemini": {
+        "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+        "systemInstruction": {"parts": [{"text": "be brief"}]},
+        "generationConfig": {"temperature": 0.5},
+    },
+}
+AUTH_HEADER = {"gemini": "x-goog-api-key"}  # this anthropic SDK sends a bearer token (providers.md 8.3)
+
+
+def _script(stub: StubServer, replies: list[dict[str, Any]]) -> None:
+    req = urllib.request.Request(f"{stub.base_url}/__stub/script", data=json.dumps(replies).encode(), method="POST")
+    urllib.request.urlopen(req).close()
+
+
+@pytest.mark.parametrize("dialect", list(PROVIDER_ENV))
+def test_body_arrives_as_built_and_the_reply_parses(dialect: str, stub: StubServer, stub_env: dict[str, str]) -> None:
+    endpoint = endpoint_for(dialect, stub_env)
+    assert endpoint is not None
+    _script(stub, [{"text": "forty-two", "tool_calls": [{"name": "lookup", "arguments": {"q": "x"}}]}])
+    exchange = send(endpoint, "model-under-test", BODIES[dialect], timeout=10)
+    assert exchange.status == "ok", exchange.error
+    (seen,) = stub.state.requests
+    if dialect == "gemini":
+        assert seen.body["contents"] == BODIES["gemini"]["contents"]
+        assert seen.body["systemInstruction"]["parts"] == [{"text": "be brief"}]
+        assert seen.body["generationConfig"] == {"temperature": 0.5}
+        assert seen.path.endswith("/models/model-under-test:generateContent")
+    else:
+        assert seen.body == {"model": "model-under-test", **BODIES[dialect]}
+    header = AUTH_HEADER.get(dialect, "authorization")
+    assert CANARY_KEY in seen.headers[header]
+    leaked = {k: v for k, v in seen.headers.items() if CANARY_KEY in v and k != header}
+    assert leaked == {}, "the key may travel only in the auth header"
+    assert CANARY_KEY not in json.dumps(seen.body)
+    reply = parse_reply(endpoint.family, exchange.response, msg_id="r1", conversation_id="c", create_ts=1)
+    assert isinstance(reply.message, AssistantTextMessage)
+    assert reply.message.content == "forty-two"
+    assert [c.name for c in reply.message.tool_calls or []] == ["lookup"]
+    assert json.loads((reply.message.tool_calls or [])[0].arguments) == {"q": "x"}
+    assert reply.usage.total_tokens
+
+
+@pytest.mark.parametrize("dialect", ["openai", "anthropic", "gemini", "openai-responses"])
+@pytest.mark.parametrize(
+    ("model", "status", "words"),
+    [
+        ("stub-error-500", "http_error", "HTTP 500"),
+        ("stub-error-429", "rate_limited", "retry after 1 s"),
+        ("stub-slow-3", "timeout", "time limit"),
+    ],
+)
+def test_failures_become_outcomes_with_clear_errors(
+    dialect: str, model: str, status: str, words: str, stub: StubServer, stub_env: dict[str, str]
+) -> None:
+    endpoint = endpoint_for(dialect, stub_env)
+    assert endpoint is not None
+    if dialect == "gemini" and status == "rate_limited":
+        words = "HTTP 429"  # google-genai drops response headers from its errors
+    exchange = send(endpoint, model, BODIES[dialect], timeout=1.0)
+    assert exchange.status == status
+    assert exchange.error is not None and words in exchange.error
+    assert CANARY_KEY not in exchange.error
+    assert CANARY_KEY not in (exchange.response_text or "")
+
+
+def test_a_missing_key_is_unavailable_and_names_the_variable() -> None:
+    env = {"ANTHROPIC_API_KEY": CANARY_KEY}
+    assert endpoint_for("openai", env) is None
+    table = {a.dialect: a for a in availability(env)}
+    assert table["anthropic"].available and not table["openai"].available
+    assert "OPENAI_API_KEY" in table["openai"].reason
+    assert CANARY_KEY not in repr(table) and CANARY_KEY not in repr(endpoint_for("anthropic", env))
+
+
+def test_an_unreachable_provider_is_a_connection_error() -> None:
+    endpoint = endpoint_for("openai", {"OPENAI_API_KEY": CANARY_KEY, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
+    assert endpoint is not None
+    exchange = send(endpoint, "m", BODIES["openai"], timeout=2)
+    assert exchange.status == "connection_error"
+    assert CANARY_KEY not in (exchange.error or "")

@@ -1,0 +1,98 @@
+"""The stub provider answers the official SDKs like the providers do: replies, tool calls, errors, delays."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import anthropic
+import openai
+import pytest
+from google import genai
+from google.genai import types as gtypes
+
+from web.stub_provider import StubServer
+
+KEY = "sk-stub-test-key"
+
+
+@pytest.fixture
+def stub() -> Iterator[StubServer]:
+    server = StubServer().start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def _openai(stub: StubServer, **kw: Any) -> openai.OpenAI:
+    return openai.OpenAI(base_url=f"{stub.base_url}/v1", api_key=KEY, max_retries=0, **kw)
+
+
+def _anthropic(stub: StubServer, **kw: Any) -> anthropic.Anthropic:
+    return anthropic.Anthropic(base_url=stub.base_url, api_key=KEY, max_retries=0, **kw)
+
+
+def _gemini(stub: StubServer) -> genai.Client:
+    return genai.Client(api_key=KEY, http_options=gtypes.HttpOptions(base_url=stub.base_url))
+
+
+def _script(stub: StubServer, replies: list[dict[str, Any]]) -> None:
+    req = urllib.request.Request(f"{stub.base_url}/__stub/script", data=json.dumps(replies).encode(), method="POST")
+    with urllib.request.urlopen(req) as resp:
+        assert resp.status == 200
+
+
+def test_openai_sdk_gets_a_reply_and_the_stub_records_the_exact_body(stub: StubServer) -> None:
+    messages = [{"role": "user", "content": "hello"}]
+    reply = _openai(stub).chat.completions.create(model="gpt-test", messages=messages)  # type: ignore[arg-type]
+    assert reply.choices[0].message.content
+    assert reply.usage is not None and reply.usage.total_tokens > 0
+    (seen,) = stub.state.requests
+    assert seen.body == {"model": "gpt-test", "messages": messages}
+    assert seen.headers["authorization"] == f"Bearer {KEY}"
+
+
+def test_anthropic_sdk_gets_tool_use_blocks(stub: StubServer) -> None:
+    reply = _anthropic(stub).messages.create(
+        model="stub-tool", max_tokens=64, messages=[{"role": "user", "content": "search"}]
+    )
+    kinds = [block.type for block in reply.content]
+    assert kinds == ["tool_use"]
+    assert stub.state.requests[0].path == "/v1/messages"
+
+
+def test_gemini_sdk_gets_text_and_thought_parts(stub: StubServer) -> None:
+    _script(stub, [{"text": "hi from gemini", "reasoning": "thinking..."}])
+    client = _gemini(stub)  # keep a reference: the SDK closes its HTTP client when collected
+    reply = client.models.generate_content(model="gemini-test", contents="hello")
+    assert reply.text == "hi from gemini"
+    assert stub.state.requests[0].headers["x-goog-api-key"] == KEY
+
+
+def test_errors_arrive_as_the_sdk_error_types_with_retry_after(stub: StubServer) -> None:
+    with pytest.raises(openai.InternalServerError):
+        _openai(stub).chat.completions.create(model="stub-error-500", messages=[{"role": "user", "content": "x"}])
+    with pytest.raises(anthropic.RateLimitError) as caught:
+        _anthropic(stub).messages.create(
+            model="stub-error-429", max_tokens=8, messages=[{"role": "user", "content": "x"}]
+        )
+    assert caught.value.response.headers["retry-after"] == "1"
+
+
+def test_a_slow_reply_times_out_on_the_client(stub: StubServer) -> None:
+    with pytest.raises(openai.APITimeoutError):
+        _openai(stub, timeout=0.3).chat.completions.create(
+            model="stub-slow-2", messages=[{"role": "user", "content": "x"}]
+        )
+
+
+def test_a_malformed_answer_is_not_json(stub: StubServer) -> None:
+    with pytest.raises(ValueError, match="Expecting property name"):
+        _openai(stub).chat.completions.create(model="stub-malformed", messages=[{"role": "user", "content": "x"}])
+
+
+def test_the_stub_refuses_to_bind_beyond_loopback() -> None:
+    with pytest.raises(ValueError, match="loopback"):
+        StubServer(host="0.0.0.0")

@@ -1,0 +1,1 @@
+"""Tests of the dashboard: the app, its security, the timeline view model, the browser flows."""

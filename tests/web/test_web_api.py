@@ -1,0 +1,51 @@
+"""``/api``: the same conversations as JSON in the stored format, and the OpenAPI schema at ``/schema``."""
+
+from __future__ import annotations
+
+from litestar import Litestar
+from litestar.testing import TestClient
+
+from core import MESSAGES_ADAPTER, AssistantTextMessage, BaseMessage
+from tests.web.web_corpus import every_kind
+
+
+def test_list_conversations(client: TestClient[Litestar]) -> None:
+    body = client.get("/api/conversations").json()
+    rows = {row["conversation_id"]: row for row in body["conversations"]}
+    assert rows["c-every"] == {
+        "conversation_id": "c-every",
+        "title": "plain text",
+        "messages": 11,
+        "records": 9,
+        "damaged": 2,
+        "last_ts": 1_700_000_029_000,
+    }
+    assert rows["c-long"]["records"] == 250
+
+
+def test_conversation_messages_round_trip_with_their_types(client: TestClient[Litestar]) -> None:
+    first = client.get("/api/conversations/c-every?limit=4").json()
+    assert (first["total"], first["offset"], first["next_offset"], len(first["messages"])) == (11, 0, 4, 4)
+    rest = client.get("/api/conversations/c-every?offset=4&limit=100").json()
+    assert rest["next_offset"] is None and len(rest["messages"]) == 7
+    parsed = MESSAGES_ADAPTER.validate_python(first["messages"] + rest["messages"])
+    expected = every_kind("plain text", conversation_id="c-every")
+    assert MESSAGES_ADAPTER.dump_python(parsed, mode="json") == MESSAGES_ADAPTER.dump_python(expected, mode="json")
+    records = parsed[0].intermediate_trace.records  # type: ignore[union-attr]
+    assert isinstance(records[2], AssistantTextMessage)  # the subclass survived the API
+    assert type(records[7]) is BaseMessage and records[7].role == "assistant"  # the damaged one stays damaged
+
+
+def test_api_errors_are_json(client: TestClient[Litestar]) -> None:
+    missing = client.get("/api/conversations/nope")
+    assert missing.status_code == 404
+    assert missing.json() == {"status_code": 404, "detail": "No conversation with id 'nope'."}
+    bad = client.get("/api/conversations/c-every?limit=0")
+    assert bad.status_code == 400 and bad.json()["status_code"] == 400
+
+
+def test_schema_documents_the_api_only(client: TestClient[Litestar]) -> None:
+    schema = client.get("/schema").json()
+    assert schema["openapi"].startswith("3.")
+    assert set(schema["paths"]) == {"/api/conversations", "/api/conversations/{conversation_id}"}
+    assert client.get("/schema/openapi.json").json() == schema

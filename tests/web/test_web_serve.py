@@ -1,0 +1,64 @@
+"""``traceloupe serve``: loopback by default, a public bind refused without an explicit flag."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from web.cli import main
+from web.cli.serve import is_loopback
+
+
+@pytest.fixture
+def served(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    calls: list[dict[str, Any]] = []
+    import uvicorn
+
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: calls.append({"app": app, **kw}))
+    return calls
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.10", "example.com"])
+def test_refuses_public_bind_without_flag(host: str, served: list[dict[str, Any]], capsys: Any) -> None:
+    assert main(["serve", "--host", host]) == 2
+    assert served == []
+    assert f"refusing to bind {host}" in capsys.readouterr().err
+
+
+def test_public_bind_with_explicit_flag(served: list[dict[str, Any]]) -> None:
+    assert main(["serve", "--host", "0.0.0.0", "--allow-remote", "--port", "8123"]) == 0
+    assert served[0]["host"] == "0.0.0.0" and served[0]["port"] == 8123
+
+
+def test_default_is_loopback_and_loads_traces(served: list[dict[str, Any]], tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"role": "user", "msg_type": "text", "content": "hello", "conversation_id": "c1"}\n')
+    assert main(["serve", "--trace", str(trace)]) == 0
+    assert served[0]["host"] == "127.0.0.1" and served[0]["port"] == 8000
+    assert served[0]["proxy_headers"] is False  # X-Forwarded-* never trusted
+
+
+def test_unreadable_trace_is_one_line(served: list[dict[str, Any]], tmp_path: Path, capsys: Any) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{not json\n")
+    assert main(["serve", "--trace", str(bad)]) == 2
+    assert served == []
+    assert f"{bad}:1" in capsys.readouterr().err
+
+
+LOOPBACK_CASES = [
+    ("127.0.0.1", True),
+    ("127.0.0.2", True),
+    ("localhost", True),
+    ("::1", True),
+    ("[::1]", True),
+    ("0.0.0.0", False),
+    ("10.0.0.1", False),
+]
+
+
+@pytest.mark.parametrize(("host", "expected"), LOOPBACK_CASES)
+def test_is_loopback(host: str, expected: bool) -> None:
+    assert is_loopback(host) is expected

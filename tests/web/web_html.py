@@ -1,0 +1,136 @@
+"""Parse rendered pages and find anything live that trace data could have smuggled in."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+
+# Tags our templates never emit: one of these in a page can only come from trace data.
+FORBIDDEN_TAGS = frozenset(
+    {
+        "iframe",
+        "object",
+        "embed",
+        "style",
+        "base",
+        "frame",
+        "frameset",
+        "svg",
+        "math",
+        "img",
+        "video",
+        "audio",
+        "source",
+    }
+)
+KNOWN_LINKS = frozenset({"/static/app.css", "data:,"})
+KNOWN_FORMS = frozenset({"/check", "/"})
+_SCRIPT_SRC = re.compile(r"^/static/(app\.js|vendor/htmx-\d+\.\d+\.\d+\.min\.js)$")
+URL_ATTRS = frozenset({"href", "src", "action", "formaction", "data-src", "xlink:href", "poster", "srcset"})
+_CONTROL = re.compile(r"[\x00-\x20]")
+_INLINE_IMAGE = re.compile(r"^data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=]+$")
+# The only htmx attributes the templates write: the CSRF header and history switch on <body>,
+# the next-page link of the timeline, and hx-disable on every card.
+ALLOWED_HX = {
+    ("body", "hx-headers"),
+    ("body", "hx-history"),
+    ("a", "hx-get"),
+    ("a", "hx-trigger"),
+    ("a", "hx-swap"),
+    ("article", "hx-disable"),
+}
+
+
+@dataclass
+class Element:
+    tag: str
+    attrs: list[tuple[str, str | None]]
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        for key, value in self.attrs:
+            if key == name:
+                return value
+        return default
+
+    def has(self, name: str) -> bool:
+        """True when the attribute is present, valueless (``data-jump``) or not."""
+        return any(key == name for key, _ in self.attrs)
+
+
+@dataclass
+class ParsedPage(HTMLParser):
+    elements: list[Element] = field(default_factory=list)
+    text_parts: list[str] = field(default_factory=list)
+    script_bodies: list[str] = field(default_factory=list)
+    _in_script: bool = False
+
+    def __post_init__(self) -> None:
+        HTMLParser.__init__(self, convert_charrefs=True)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.elements.append(Element(tag, attrs))
+        self._in_script = tag == "script"
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.elements.append(Element(tag, attrs))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "script":
+            self._in_script = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_script:
+            self.script_bodies.append(data)
+        else:
+            self.text_parts.append(data)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.text_parts)
+
+
+def parse(html: str) -> ParsedPage:
+    page = ParsedPage()
+    page.feed(html)
+    page.close()
+    return page
+
+
+def live_content(html: str) -> list[str]:
+    """Every element or attribute in the page that could run script or fire a request it should not."""
+    page = parse(html)
+    problems: list[str] = []
+    for body in page.script_bodies:
+        if body.strip():
+            problems.append(f"inline script body: {body[:60]!r}")
+    for el in page.elements:
+        if el.tag in FORBIDDEN_TAGS:
+            problems.append(f"<{el.tag}> element")
+        if el.tag == "script" and not _SCRIPT_SRC.match(el.get("src") or ""):
+            problems.append(f"<script src={el.get('src')!r}>")
+        if el.tag == "meta" and el.get("http-equiv") is not None:
+            problems.append("<meta http-equiv>")
+        if el.tag == "link" and el.get("href") not in KNOWN_LINKS:
+            problems.append(f"<link href={el.get('href')!r}>")
+        if el.tag == "form" and el.get("action") not in KNOWN_FORMS:
+            problems.append(f"<form action={el.get('action')!r}>")
+        for name, value in el.attrs:
+            name = name.lower()
+            if name.startswith("on"):
+                problems.append(f"<{el.tag} {name}=...>")
+            if name.startswith(("hx-", "data-hx-")):
+                if (el.tag, name) not in ALLOWED_HX:
+                    problems.append(f"<{el.tag} {name}=...>")
+                elif name == "hx-get" and (value != el.get("href") or not (value or "").startswith("/conversations/")):
+                    problems.append(f"<a hx-get={value!r}> that is not the next-page link")
+            if name in URL_ATTRS and value is not None:
+                cleaned = _CONTROL.sub("", value).lower()
+                scheme = cleaned.split(":", 1)[0] if ":" in cleaned.split("/", 1)[0] else ""
+                if scheme in ("javascript", "vbscript"):
+                    problems.append(f"{name}={value!r}")
+                if scheme == "data" and not (value == "data:," or _INLINE_IMAGE.match(value)):
+                    problems.append(f"{name}={value[:60]!r}")
+            if name == "style":
+                problems.append(f"<{el.tag} style=...>")
+    return problems

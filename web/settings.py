@@ -1,0 +1,63 @@
+"""The dashboard's settings: one typed, frozen object handed to ``create_app``.
+
+Nothing here reads the environment or the disk; the CLI (``traceloupe serve``) and
+the tests build a Settings and pass it in, so every security knob is visible at the
+call site and in one repr (which never shows the CSRF secret).
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TEMPLATES_DIR = ROOT / "templates"
+STATIC_DIR = ROOT / "static"
+
+HTMX_VERSION = "2.0.11"
+"""The vendored htmx release (``static/vendor/htmx-<version>.min.js``; sha256 in static/vendor/README.md)."""
+
+LOOPBACK_HOSTS: tuple[str, ...] = ("127.0.0.1", "localhost", "::1")
+"""Host names every instance answers to; anything else must be configured by name."""
+
+MiB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """How one dashboard instance behaves.
+
+    ``allowed_hosts`` adds names (lower case, without port) to the loopback ones; a
+    request whose ``Host`` is not on the list is rejected before routing, which is the
+    defence against DNS rebinding. ``csrf_secret`` signs the CSRF cookie; the default is
+    a fresh random value per process, which is right for a local viewer (a restart only
+    invalidates open forms) until the CLI persists one per install. ``page_size`` cards
+    come per response; a jump loads at most ``max_jump_cards`` ahead in one response and
+    opens the card's own page beyond that.
+    """
+
+    allowed_hosts: tuple[str, ...] = ()
+    csrf_secret: str = field(default_factory=lambda: secrets.token_hex(32), repr=False)
+    max_body_bytes: int = 16 * MiB
+    page_size: int = 100
+    max_jump_cards: int = 1000
+    debug: bool = False
+    trace_files: tuple[Path, ...] = ()
+    templates_dir: Path = TEMPLATES_DIR
+    static_dir: Path = STATIC_DIR
+
+    def __post_init__(self) -> None:
+        if self.page_size < 1:
+            raise ValueError("page_size must be at least 1")
+        if self.max_jump_cards < self.page_size:
+            raise ValueError("max_jump_cards must be at least page_size")
+        if self.max_body_bytes < 1:
+            raise ValueError("max_body_bytes must be at least 1")
+        if len(self.csrf_secret) < 32:
+            raise ValueError("csrf_secret must be at least 32 characters")
+
+    @property
+    def hosts(self) -> frozenset[str]:
+        """Every host name this instance answers to, normalised to lower case."""
+        return frozenset(h.lower().strip("[]") for h in (*LOOPBACK_HOSTS, *self.allowed_hosts))

@@ -1,0 +1,199 @@
+"""Typed card contexts: what a card template may read, and nothing else.
+
+One card per top-level message and per trace record. ``kind`` picks the partial
+``templates/cards/_<kind>.html``; ``body`` is the matching dataclass below. Every
+string here is trace data and is rendered through autoescaping only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, get_args
+
+from web.integrity import Damage
+from web.timeline.links import LocationView
+
+CardKind = Literal[
+    "user-text",
+    "user-image",
+    "user-audio",
+    "user-video",
+    "user-attachment",
+    "user-url",
+    "user-contact",
+    "user-history",
+    "user-multipart",
+    "assistant-text",
+    "tool",
+    "console",
+    "tfl",
+    "system",
+    "function",
+]
+CARD_KINDS: tuple[CardKind, ...] = get_args(CardKind)
+
+Placement = Literal["message", "before", "after", "nested"]
+"""A top-level message, a trace record before or after its user message, or a message inside a history."""
+
+
+@dataclass(frozen=True, slots=True)
+class PartView:
+    """One MsgPart: text, or a medium with its location and the text a provider gets instead."""
+
+    type: str
+    text: str | None = None
+    location: LocationView | None = None
+    detail: str | None = None
+    filename: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TextBody:
+    """Plain text: user-text and system cards."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class MediaBody:
+    """One medium by path or URL: user-image, user-audio, user-video, user-attachment and user-url cards."""
+
+    medium: str
+    location: LocationView
+
+
+@dataclass(frozen=True, slots=True)
+class ContactBody:
+    """A contact card: the person's id, name and any other keys they carry."""
+
+    uid: str
+    name: str | None
+    extra: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryBody:
+    """A forwarded chat history: its messages as nested cards (each with its own trace)."""
+
+    count: int
+    cards: tuple[Card, ...]
+    hidden: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class PartsBody:
+    """A multipart user message."""
+
+    parts: tuple[PartView, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingView:
+    """One reasoning block: readable (signed or unsigned) or redacted (opaque data)."""
+
+    status: Literal["signed", "unsigned", "redacted"]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallView:
+    """One tool call, its arguments pretty-printed when they are JSON, and the link to its result."""
+
+    call_id: str
+    name: str
+    arguments: str
+    valid_json: bool
+    anchor: str
+    result_anchor: str | None
+    result_card: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantBody:
+    """An assistant reply: text, reasoning (a string or blocks), tool calls, a legacy function call, scripts."""
+
+    text: str
+    reasoning_text: str | None
+    reasoning_blocks: tuple[ThinkingView, ...]
+    tool_calls: tuple[ToolCallView, ...]
+    function_call: ToolCallView | None
+    scripts: tuple[str, ...]
+
+    @property
+    def has_reasoning(self) -> bool:
+        return bool(self.reasoning_text) or bool(self.reasoning_blocks)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultView:
+    """One tool result, linked back to the call that asked for it."""
+
+    call_id: str | None
+    name: str | None
+    text: str
+    is_error: bool
+    attachments: tuple[PartView, ...]
+    anchor: str | None
+    call_anchor: str | None
+    call_card: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolBody:
+    """A tool message: its results (or its bare content when it has none)."""
+
+    results: tuple[ToolResultView, ...]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConsoleView:
+    """One console (TFL interpreter) result."""
+
+    result: str
+    summary: str | None
+    attachments: tuple[PartView, ...]
+    meta: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ConsoleBody:
+    """A console message: its results (or its bare content when it has none)."""
+
+    results: tuple[ConsoleView, ...]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionBody:
+    """A legacy function result."""
+
+    name: str
+    result: str
+
+
+CardBody = (
+    TextBody | MediaBody | ContactBody | HistoryBody | PartsBody | AssistantBody | ToolBody | ConsoleBody | FunctionBody
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Card:
+    """One card of the timeline; ``anchor`` is the permalink fragment (``msg-<id>``)."""
+
+    msg_id: str
+    anchor: str
+    kind: CardKind
+    role: str
+    msg_type: str | None
+    create_ts: int
+    when: str
+    creator: str | None
+    placement: Placement
+    parent_id: str | None
+    parent_anchor: str | None
+    depth: int
+    body: CardBody
+    damage: Damage | None = None
+    metadata: str | None = None
+    extra: tuple[str, ...] = field(default=())

@@ -1,0 +1,133 @@
+"""The order of a timeline and the links across it, computed without building any card.
+
+A conversation is flattened once into entries (message, placement, parent): each
+user message's trace records sorted by ``create_ts`` (stable, so equal stamps keep
+file order) and split around it, records older than the message before it, the
+rest after, as the seed's ``_expand_trace_for_msg`` does. Cards are built only for
+the page being rendered, so a 10,000-record trace costs one cheap pass here and
+one page of cards, not 10,000 cards.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from bisect import bisect_left
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from operator import attrgetter
+from typing import NamedTuple
+
+from core import Message, UserMessage
+from web.timeline.cards import Placement
+
+MAX_TRACE_DEPTH = 16
+"""Traces of trace records are expanded this deep; deeper records are still counted, never dropped silently."""
+
+_CREATE_TS = attrgetter("create_ts")
+_PLAIN_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
+
+
+def slug(value: str) -> str:
+    """A fragment-safe token for an id from a trace: the id itself when plain, else a stable hash."""
+    if _PLAIN_ID.match(value):
+        return value
+    return "h" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:20]
+
+
+def msg_anchor(msg_id: str) -> str:
+    """The permalink fragment of a card: ``msg-<id>``."""
+    return f"msg-{slug(msg_id)}"
+
+
+class Entry(NamedTuple):
+    """One future card: the message, where it sits, and the user message whose trace holds it.
+
+    A NamedTuple, not a frozen dataclass: a long trace makes one per record per request.
+    """
+
+    message: Message
+    placement: Placement
+    parent: Message | None
+    depth: int = 0
+
+
+def flatten(messages: Iterable[Message], *, placement: Placement = "message", depth: int = 0) -> list[Entry]:
+    """Messages in timeline order, each user message's trace records placed before or after it."""
+    out: list[Entry] = []
+    for message in messages:
+        _expand(message, placement, None, depth, 0, out)
+    return out
+
+
+def _expand(
+    message: Message, placement: Placement, parent: Message | None, depth: int, level: int, out: list[Entry]
+) -> None:
+    records = message.intermediate_trace.records if isinstance(message, UserMessage) else []
+    if not records or level >= MAX_TRACE_DEPTH:
+        out.append(Entry(message, placement, parent, depth))
+        return
+    ordered = sorted(records, key=_CREATE_TS)
+    split = bisect_left(ordered, message.create_ts, key=_CREATE_TS)
+    for record in ordered[:split]:
+        _expand(record, "before", message, depth, level + 1, out)
+    out.append(Entry(message, placement, parent, depth))
+    for record in ordered[split:]:
+        _expand(record, "after", message, depth, level + 1, out)
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Where a link lands: the element's id and the anchor of the card that holds it."""
+
+    anchor: str
+    card: str
+
+
+@dataclass(slots=True)
+class CallIndex:
+    """Which message holds each tool call and each tool result, across a whole timeline.
+
+    Only ids are collected here (one pass, no string building), so a 10,000-record
+    trace stays cheap; anchors are made for the few links a page actually shows.
+    A call id seen twice links to its first occurrence: ids are trace data and may repeat.
+    """
+
+    calls: dict[str, str] = field(default_factory=dict)
+    results: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, entries: Sequence[Entry]) -> CallIndex:
+        index = cls()
+        calls = index.calls
+        results = index.results
+        for entry in entries:
+            msg = entry.message
+            if msg.tool_calls:
+                for call in msg.tool_calls:
+                    calls.setdefault(call.id, msg.msg_id)
+            if msg.tool_reses:
+                for res in msg.tool_reses:
+                    if not isinstance(res, str):
+                        results.setdefault(res.call_id, msg.msg_id)
+        return index
+
+    def call_of(self, call_id: str) -> Target | None:
+        """Where the call with this id is, if the timeline has it."""
+        msg_id = self.calls.get(call_id)
+        return None if msg_id is None else Target(call_anchor(msg_id, call_id), msg_anchor(msg_id))
+
+    def result_of(self, call_id: str) -> Target | None:
+        """Where the result for this call id is, if the timeline has it."""
+        msg_id = self.results.get(call_id)
+        return None if msg_id is None else Target(result_anchor(msg_id, call_id), msg_anchor(msg_id))
+
+
+def call_anchor(msg_id: str, call_id: str) -> str:
+    """The id of a tool call's element inside its assistant card."""
+    return f"call-{slug(msg_id)}-{slug(call_id)}"
+
+
+def result_anchor(msg_id: str, call_id: str) -> str:
+    """The id of a tool result's element inside its tool card."""
+    return f"result-{slug(msg_id)}-{slug(call_id)}"
