@@ -29,17 +29,17 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "store")]
+sys.path.insert(0, str(ROOT))
 
 import orjson  # noqa: E402
 from sqlalchemy import select, text  # noqa: E402
-from store_factory import dataset  # noqa: E402
 
 from core.reader import read_path  # noqa: E402
 from core.store import SORTS, ConversationQuery, Store, importer  # noqa: E402
 from core.store.engine import read_transaction, write_transaction  # noqa: E402
 from core.store.jsonio import dumps_text  # noqa: E402
 from core.store.tables import CONVERSATIONS, MESSAGES  # noqa: E402
+from tests.store.store_factory import dataset  # noqa: E402
 
 MESSAGE_COLUMNS = [c.name for c in MESSAGES.columns if c.name != "id"]
 JSON_COLUMNS = {"body", "parsed"}

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from core.integrity import is_damaged
 from core.messages.assistant import AssistantTextMessage
 from core.messages.base import BaseMessage
 from core.messages.convert import text_of
@@ -32,18 +33,13 @@ class Figures:
     records: int
     """Messages nested inside this one at any depth (trace records, histories), not counting itself."""
     damaged: int
-    """Damaged records at any depth, this message included (see ``is_damaged``)."""
+    """Damaged records at any depth, this message included (``core.integrity.is_damaged``)."""
     kinds: frozenset[str]
     """Every kind (``user:image``, ``tool``, ...) of this message and of those nested in it."""
     last_ts: int
     """The latest ``create_ts`` of this message and of those nested in it."""
     search_text: str
     """The readable text of this message and of those nested in it, for substring search."""
-
-
-def is_damaged(message: BaseMessage) -> bool:
-    """A user or assistant record that is a bare BaseMessage lost its subclass (TFROB-299)."""
-    return type(message) is BaseMessage and message.role in ("user", "assistant")
 
 
 def children(message: BaseMessage) -> list[Message]:

@@ -19,7 +19,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic_core import PydanticSerializationError
 from sqlalchemy import (
     BigInteger,
     Connection,
@@ -39,7 +38,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql, sqlite
 
 from core.errors import InputError
-from core.messages.union import MESSAGE_ADAPTER, Message
+from core.messages.union import MESSAGE_ADAPTER
 from core.reader import Record
 from core.store.derive import derived_msg_id, figures, title_of
 from core.store.engine import write_transaction
@@ -144,7 +143,7 @@ def _prepare(records: Iterable[Record], postgres: bool) -> list[PreparedMessage]
             "records": fig.records,
             "damaged": fig.damaged,
             "body": RawJSON(body.decode()),
-            "parsed": _parsed_json(message),
+            "parsed": _parsed_json(record),
             "search_text": search_text,
             "source": record.source,
             "line": record.line,
@@ -162,12 +161,23 @@ def _prepare(records: Iterable[Record], postgres: bool) -> list[PreparedMessage]
     return out
 
 
-def _parsed_json(message: Message) -> RawJSON:
-    """What the parser made of a message, as JSON; pydantic's JSON writer stops at a depth the reader allows."""
+def _parsed_json(record: Record) -> RawJSON:
+    """What the parser made of a message, as JSON text.
+
+    Pydantic's serialiser stops at a depth the reader still accepts (about 125 nested
+    forwarded histories); such a message cannot be stored with its parsed form, so it
+    is refused like any other bad input, naming the file and the line.
+    """
     try:
-        return RawJSON(MESSAGE_ADAPTER.dump_json(message).decode())
-    except PydanticSerializationError:
-        return RawJSON(dumps(MESSAGE_ADAPTER.dump_python(message, mode="json")).decode())
+        return RawJSON(MESSAGE_ADAPTER.dump_json(record.message).decode())
+    except ValueError as exc:  # PydanticSerializationError: "Maximum serialization depth exceeded"
+        reason = str(exc).rsplit(": ", 1)[-1]
+        raise InputError(
+            f"nested too deeply to store ({reason}; the reader accepts it, the serialiser does not)",
+            source=record.source,
+            line=record.line,
+            path="$",
+        ) from None
 
 
 def _refuse_nul(raw: dict[str, Any], record: Record) -> None:

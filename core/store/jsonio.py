@@ -1,9 +1,8 @@
 """JSON text for the store's columns and exports: orjson, with the standard library past orjson's depth.
 
-orjson refuses to serialise more than 254 levels of nesting, but the reader accepts
-deeper input (a forwarded history inside a forwarded history...), so a message
-that was read must also be writable: the standard library encoder takes over
-for those rare bodies.
+orjson refuses to serialise more than 254 levels of nesting, while the reader accepts
+up to 1024; whatever the reader hands over must never crash a write or an export
+with a TypeError, so the standard library encoder takes over for those rare bodies.
 """
 
 from __future__ import annotations

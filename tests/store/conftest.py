@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import text
-from store_pg import BACKENDS, create_pg_database, drop_pg_database, pg_database_url
 
 from core.store import Store
 from core.store.engine import make_engine, resolve_url
+from tests.store.store_pg import BACKENDS, create_pg_database, drop_pg_database, pg_database_url
 
 
 @pytest.fixture(scope="session")

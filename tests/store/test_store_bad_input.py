@@ -120,22 +120,51 @@ def test_history_nested_past_the_validator_depth_is_refused_cleanly(
     _assert_one_clear_line(err, path, [":1 at $.content[0]", "depth"])
 
 
-@pytest.mark.parametrize("depth", [100, 200])
-def test_nesting_deeper_than_orjson_writes_is_stored_and_exported(
-    depth: int, db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_nesting_within_the_serialiser_is_stored_and_exported(
+    db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """orjson writes at most 254 levels; a legal 200-level history (400 JSON levels) must still store and export."""
-    msg = _history(depth)
+    msg = _history(100)
     path = tmp_path / "deep.jsonl"
     path.write_bytes(json.dumps(msg).encode() + b"\n")
     code, _, err = _run_import(path, db_url, capsys)
     assert code == 0, err
     assert main(["export", "--db", db_url]) == 0
-    exported = capsys.readouterr().out
-    assert json.loads(exported) == msg
+    assert json.loads(capsys.readouterr().out) == msg
     with Store.open(db_url) as store:
         (c,) = store.iter_conversations()
-        assert c.records == depth
+        assert c.records == 100
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        pytest.param(lambda: _history(200), id="200-nested-histories"),
+        pytest.param(
+            lambda: {"role": "system", "msg_id": "k", "additional_kwargs": {"deep": _lists(300)}}, id="300-deep-kwargs"
+        ),
+    ],
+)
+def test_readable_but_too_deep_to_serialise_is_refused_cleanly(
+    message: Any, db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The reader accepts these; pydantic cannot write them back, so the store refuses them on one line."""
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(GOOD_LINE + json.dumps(message()).encode() + b"\n")
+    code, _, err = _run_import(path, db_url, capsys)
+    assert code == 1
+    _assert_one_clear_line(err, path, [":2 at $:", "nested too deeply to store"])
+    with Store.open(db_url) as store:
+        assert store.counts()["messages"] == 0
+
+
+def _lists(depth: int) -> list[Any]:
+    outer: list[Any] = []
+    current = outer
+    for _ in range(depth):
+        inner: list[Any] = []
+        current.append(inner)
+        current = inner
+    return outer
 
 
 def test_nul_characters_are_kept_on_sqlite_and_refused_clearly_on_postgresql(

@@ -11,9 +11,9 @@ from typing import Any
 
 import orjson
 import pytest
-from store_factory import count_nested, dataset
 
 from core.store import Store
+from tests.store.store_factory import count_nested, dataset
 from web.cli import main
 
 CLI = [sys.executable, "-c", "import sys; from web.cli import main; sys.exit(main())"]

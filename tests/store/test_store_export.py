@@ -8,10 +8,10 @@ from typing import Any
 
 import orjson
 import pytest
-from store_factory import dataset
 
 from core.reader import read_bytes
 from core.store import Store
+from tests.store.store_factory import dataset
 from web.cli import main
 
 

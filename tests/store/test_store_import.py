@@ -7,11 +7,11 @@ from typing import Any
 
 import orjson
 import pytest
-from store_factory import conversation, count_nested, dataset
 
 from core import AssistantTextMessage, BaseMessage, InputError, TextMessage
 from core.reader import read_bytes
 from core.store import ConversationQuery, Store
+from tests.store.store_factory import conversation, count_nested, dataset
 
 
 def jsonl(messages: list[dict[str, Any]]) -> bytes:

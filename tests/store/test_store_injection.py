@@ -12,11 +12,11 @@ from typing import Any
 
 import orjson
 import pytest
-from store_pg import BACKENDS, create_pg_database, drop_pg_database, pg_database_url
 
 from core import UnknownNameError
 from core.reader import read_bytes
 from core.store import ConversationQuery, InvalidQueryError, Store
+from tests.store.store_pg import BACKENDS, create_pg_database, drop_pg_database, pg_database_url
 
 PAYLOADS = [
     "' OR '1'='1",

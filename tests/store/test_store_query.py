@@ -6,10 +6,10 @@ from typing import Any
 
 import orjson
 import pytest
-from store_factory import dataset
 
 from core.reader import read_bytes
 from core.store import SORTS, ConversationQuery, InvalidQueryError, Store
+from tests.store.store_factory import dataset
 
 
 def _import(store: Store, messages: list[dict[str, Any]]) -> None:

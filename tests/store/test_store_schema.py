@@ -10,11 +10,11 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import insert, text
-from store_pg import BACKENDS
 
 from core.store import SchemaOutOfDate, Store, head_revision, make_engine, resolve_url
 from core.store.engine import read_transaction, write_transaction
 from core.store.tables import CONVERSATIONS, METADATA
+from tests.store.store_pg import BACKENDS
 from web.cli import main
 
 

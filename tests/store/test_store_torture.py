@@ -21,12 +21,12 @@ from typing import Any
 import orjson
 import pytest
 from sqlalchemy import func, select, text
-from store_factory import dataset
-from store_pg import BACKENDS
 
 from core.store import Store
 from core.store.engine import read_transaction
 from core.store.tables import CONVERSATIONS, MESSAGES, RUNS
+from tests.store.store_factory import dataset
+from tests.store.store_pg import BACKENDS
 
 WORKER = str(Path(__file__).with_name("torture_worker.py"))
 SECONDS = float(os.environ.get("TRACELOUPE_TORTURE_SECONDS", "10"))
