@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import Engine, func, select
 
 from core.errors import UnknownNameError
-from core.messages.union import MESSAGE_ADAPTER
+from core.messages.union import MESSAGE_ADAPTER, Message
 from core.reader import DEFAULT_LIMITS, ReadLimits, Record, read_path
 from core.store import importer, query, runs
 from core.store.engine import (
@@ -175,6 +175,17 @@ class Store:
             for r in rows
         )
         return ConversationDetail(summary=query.to_summary(row), messages=messages)
+
+    def messages(self, conversation_id: str) -> tuple[Message, ...] | None:
+        """A conversation's top-level messages in order, typed; None when there is no such conversation.
+
+        The shape of the web layer's ``TimelineSource.messages``.
+        """
+        try:
+            detail = self.get_conversation(conversation_id)
+        except UnknownNameError:
+            return None
+        return tuple(m.message for m in detail.messages)
 
     def counts(self) -> dict[str, int]:
         """Row counts of each table (for ``db`` status and tests)."""

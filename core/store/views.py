@@ -7,12 +7,15 @@ handle, so a template can never open the database by accident.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from core.messages.union import Message
 
-RunStatus = Literal["running", "ok", "error", "timeout"]
-RUN_STATUSES: tuple[RunStatus, ...] = ("running", "ok", "error", "timeout")
+RunStatus = Literal[
+    "running", "ok", "error", "http_error", "rate_limited", "timeout", "connection_error", "malformed", "refused"
+]
+"""``running`` until the run ends; then ``error`` or one of ``core.replay.send.Status`` (pinned by a test)."""
+RUN_STATUSES: tuple[RunStatus, ...] = get_args(RunStatus)
 
 
 @dataclass(frozen=True, slots=True)

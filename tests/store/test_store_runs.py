@@ -6,7 +6,7 @@ import pytest
 
 from core import UnknownNameError
 from core.reader import read_bytes
-from core.store import InvalidQueryError, Store, TokenUsage
+from core.store import RUN_STATUSES, InvalidQueryError, Store, TokenUsage
 
 MESSAGE = b'{"role":"user","msg_type":"text","content":"hi","create_ts":1000,"msg_id":"u","conversation_id":"c"}\n'
 
@@ -78,3 +78,21 @@ def test_run_misuse(with_conversation: Store) -> None:
     with pytest.raises(UnknownNameError):
         store.get_run("missing")
     assert store.list_runs("nope") == ((), None)
+
+
+def test_every_replay_outcome_can_be_recorded(with_conversation: Store) -> None:
+    from typing import get_args
+
+    from core.replay.send import Status
+
+    store = with_conversation
+    assert set(get_args(Status)) <= set(RUN_STATUSES)
+    for status in get_args(Status):
+        run = store.start_run("c", provider="p", model="m", request_body={})
+        assert store.finish_run(run.run_id, status=status).status == status
+
+
+def test_messages_in_the_web_sources_shape(with_conversation: Store) -> None:
+    (only,) = with_conversation.messages("c") or ()
+    assert only.msg_id == "u"
+    assert with_conversation.messages("nope") is None
