@@ -14,12 +14,16 @@ PostgreSQL goes through psycopg 3; JSON columns are JSONB.
 
 from __future__ import annotations
 
+import logging
 import os
+import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+from weakref import WeakKeyDictionary
 
 import orjson
 from sqlalchemy import Connection, Engine, create_engine, event
@@ -28,6 +32,8 @@ from sqlalchemy.exc import ArgumentError
 
 from core.store.errors import StoreError
 from core.store.jsonio import dumps_text
+
+log = logging.getLogger("traceloupe.store")
 
 ENV_VAR = "TRACELOUPE_DATABASE_URL"
 DEFAULT_SQLITE_FILE = "traceloupe.db"
@@ -41,11 +47,21 @@ class EngineSettings:
     """Connection settings with their defaults; the busy timeout bounds how long a writer waits for the lock."""
 
     busy_timeout_ms: int = 5_000
+    write_wait_ms: int = 120_000
+    """SQLite only: how long a writer keeps retrying for the lock past the busy timeout.
+
+    Imports hold the lock for their whole write (a 100,000-message file: about ten
+    seconds), longer than the busy timeout; a run being recorded meanwhile waits for it
+    instead of failing with "database is locked". Retrying is safe: nothing was written.
+    """
+    slow_write_ms: int = 2_000
+    """A write transaction that holds the lock longer is logged (``traceloupe.store``), to find lock holders."""
     statement_timeout_ms: int = 30_000
     """PostgreSQL only: a search or list query that runs longer is cancelled instead of holding a worker."""
 
 
 DEFAULT_SETTINGS = EngineSettings()
+_SETTINGS: WeakKeyDictionary[Engine, EngineSettings] = WeakKeyDictionary()
 
 
 def resolve_url(explicit: str | None = None, *, cwd: Path | None = None) -> URL:
@@ -96,6 +112,7 @@ def make_engine(url: URL | str, settings: EngineSettings = DEFAULT_SETTINGS) -> 
             json_deserializer=orjson.loads,
         )
         _sqlite_events(engine, settings)
+        _SETTINGS[engine] = settings
         return engine
     engine = create_engine(
         url,
@@ -104,6 +121,7 @@ def make_engine(url: URL | str, settings: EngineSettings = DEFAULT_SETTINGS) -> 
         pool_pre_ping=True,
         connect_args={"options": f"-c statement_timeout={settings.statement_timeout_ms}"},
     )
+    _SETTINGS[engine] = settings
     return engine
 
 
@@ -121,8 +139,23 @@ def _sqlite_events(engine: Engine, settings: EngineSettings) -> None:
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
-        write = bool(conn.get_execution_options().get(_WRITE_OPTION))
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+        dbapi_connection = conn.connection.driver_connection
+        assert dbapi_connection is not None
+        if not conn.get_execution_options().get(_WRITE_OPTION):
+            dbapi_connection.execute("BEGIN")
+            return
+        deadline = time.monotonic() + settings.write_wait_ms / 1000
+        while True:
+            try:
+                dbapi_connection.execute("BEGIN IMMEDIATE")  # waits up to busy_timeout for the lock
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc):
+                    raise
+                if time.monotonic() >= deadline:
+                    waited = (settings.busy_timeout_ms + settings.write_wait_ms) / 1000
+                    raise StoreError(f"database is locked: another writer held it for over {waited:g} s") from None
+                log.info("still waiting for the SQLite write lock (%s)", exc)
 
 
 @contextmanager
@@ -132,10 +165,15 @@ def write_transaction(engine: Engine) -> Iterator[Connection]:
     On SQLite the transaction is begun IMMEDIATE, so the write lock is taken (or waited
     for) before the first statement rather than failing halfway through.
     """
+    slow_ms = _SETTINGS.get(engine, DEFAULT_SETTINGS).slow_write_ms
     with engine.connect() as conn:
         conn.execution_options(**{_WRITE_OPTION: True})
         with conn.begin():
+            started = time.monotonic()
             yield conn
+        held_ms = (time.monotonic() - started) * 1000
+        if held_ms > slow_ms:
+            log.warning("a write transaction held the write lock for %.1f s", held_ms / 1000)
 
 
 @contextmanager

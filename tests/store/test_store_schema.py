@@ -11,7 +11,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import insert, text
 
-from core.store import SchemaOutOfDate, Store, head_revision, make_engine, resolve_url
+from core.store import EngineSettings, SchemaOutOfDate, Store, StoreError, head_revision, make_engine, resolve_url
 from core.store.engine import read_transaction, write_transaction
 from core.store.tables import CONVERSATIONS, METADATA
 from tests.store.store_pg import BACKENDS
@@ -43,7 +43,9 @@ def test_db_upgrade_command(fresh_url: str, capsys: pytest.CaptureFixture[str]) 
     assert main(["db", "upgrade", "--db", fresh_url]) == 0
     assert "already at" in capsys.readouterr().out
     assert main(["db", "status", "--db", fresh_url]) == 0
-    assert "conversations: 0" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "conversations: 0" in out
+    assert ("quick_check: ok" in out) == ("://" not in fresh_url)
 
 
 @pytest.mark.parametrize("fresh_url", BACKENDS, indirect=True)
@@ -111,3 +113,46 @@ def test_database_url_resolution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert resolve_url("other.db").database == str(Path("other.db").resolve())
     with pytest.raises(Exception, match="unsupported database 'mysql'"):
         resolve_url("mysql://u@h/db")
+
+
+@pytest.mark.parametrize("write_wait_ms", [10_000, 0])
+def test_sqlite_writer_outwaits_a_long_import(tmp_path: Path, write_wait_ms: int) -> None:
+    """A lock held past the busy timeout (a big import) makes another writer wait, not fail;
+    with no extra wait the same writer fails, which is what the retry is for."""
+    url = str(tmp_path / "long.db")
+    Store.open(url).close()
+    holder = make_engine(resolve_url(url))
+    settings = EngineSettings(busy_timeout_ms=100, write_wait_ms=write_wait_ms)
+    waiter = make_engine(resolve_url(url), settings)
+    inside = threading.Event()
+
+    def hold() -> None:
+        with write_transaction(holder) as conn:
+            conn.execute(insert(CONVERSATIONS).values(conversation_id="import"))
+            inside.set()
+            time.sleep(0.8)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    inside.wait()
+    try:
+        if write_wait_ms:
+            with write_transaction(waiter) as conn:
+                conn.execute(insert(CONVERSATIONS).values(conversation_id="run"))
+        else:
+            with pytest.raises(StoreError, match="database is locked"), write_transaction(waiter) as conn:
+                conn.execute(insert(CONVERSATIONS).values(conversation_id="run"))
+    finally:
+        thread.join()
+    with read_transaction(holder) as conn:
+        assert conn.execute(text("SELECT count(*) FROM conversations")).scalar() == (2 if write_wait_ms else 1)
+    holder.dispose()
+    waiter.dispose()
+
+
+def test_long_write_transactions_are_logged(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    engine = make_engine(resolve_url(str(tmp_path / "slow.db")), EngineSettings(slow_write_ms=50))
+    with caplog.at_level("WARNING", logger="traceloupe.store"), write_transaction(engine):
+        time.sleep(0.1)
+    assert "held the write lock" in caplog.text
+    engine.dispose()

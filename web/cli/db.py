@@ -49,7 +49,11 @@ def run_with_store(ns: argparse.Namespace, body: Callable[[Store], int], *, migr
 
 def register(parser: argparse.ArgumentParser) -> None:
     """``db upgrade`` and ``db status``."""
-    parser.add_argument("action", choices=("upgrade", "status"), help="upgrade: apply migrations; status: show them")
+    parser.add_argument(
+        "action",
+        choices=("upgrade", "status"),
+        help="upgrade: apply the migrations; status: revision, row counts and (SQLite) PRAGMA quick_check",
+    )
     add_db_argument(parser)
 
 
@@ -75,6 +79,11 @@ def run(ns: argparse.Namespace) -> int:
         if revision == head_revision():
             for table, count in store.counts().items():
                 print(f"{table}: {count}")
+        if store.backend == "sqlite":
+            with store.engine.connect() as conn:
+                check = [str(row[0]) for row in conn.exec_driver_sql("PRAGMA quick_check")]
+            print(f"quick_check: {'; '.join(check)}")
+            return 0 if check == ["ok"] else 1
         return 0
 
     return run_with_store(ns, do_upgrade if ns.action == "upgrade" else do_status, migrate=False)
