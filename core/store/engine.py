@@ -159,11 +159,12 @@ def _sqlite_events(engine: Engine, settings: EngineSettings) -> None:
 
 
 @contextmanager
-def write_transaction(engine: Engine) -> Iterator[Connection]:
+def write_transaction(engine: Engine, *, label: str | None = None) -> Iterator[Connection]:
     """A connection in a write transaction: committed on success, rolled back on any error.
 
     On SQLite the transaction is begun IMMEDIATE, so the write lock is taken (or waited
-    for) before the first statement rather than failing halfway through.
+    for) before the first statement rather than failing halfway through. A ``label``
+    marks a transaction that is expected to be long (an import): logged as info.
     """
     slow_ms = _SETTINGS.get(engine, DEFAULT_SETTINGS).slow_write_ms
     with engine.connect() as conn:
@@ -173,7 +174,9 @@ def write_transaction(engine: Engine) -> Iterator[Connection]:
             yield conn
         held_ms = (time.monotonic() - started) * 1000
         if held_ms > slow_ms:
-            log.warning("a write transaction held the write lock for %.1f s", held_ms / 1000)
+            # An import is long on purpose (info); anything else holding the lock that long is worth a warning.
+            level = logging.INFO if label is not None else logging.WARNING
+            log.log(level, "%s held the write lock for %.1f s", label or "a write transaction", held_ms / 1000)
 
 
 @contextmanager

@@ -191,7 +191,7 @@ def write(
     unique: dict[str, PreparedMessage] = {}
     for item in prepared:
         unique.setdefault(item.row["msg_id"], item)
-    with gc_paused(), write_transaction(engine) as conn:
+    with gc_paused(), write_transaction(engine, label=f"the import of {source}") as conn:
         if conn.dialect.name == "postgresql":
             conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": IMPORT_LOCK})
         pks, created = _conversation_pks(conn, list(dict.fromkeys(p.conversation_id for p in unique.values())))

@@ -152,7 +152,13 @@ def test_sqlite_writer_outwaits_a_long_import(tmp_path: Path, write_wait_ms: int
 
 def test_long_write_transactions_are_logged(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     engine = make_engine(resolve_url(str(tmp_path / "slow.db")), EngineSettings(slow_write_ms=50))
-    with caplog.at_level("WARNING", logger="traceloupe.store"), write_transaction(engine):
-        time.sleep(0.1)
-    assert "held the write lock" in caplog.text
+    with caplog.at_level("INFO", logger="traceloupe.store"):
+        with write_transaction(engine):
+            time.sleep(0.1)
+        with write_transaction(engine, label="the import of big.jsonl"):
+            time.sleep(0.1)
+    assert [(r.levelname, r.getMessage()[:40]) for r in caplog.records] == [
+        ("WARNING", "a write transaction held the write lock f"),
+        ("INFO", "the import of big.jsonl held the write lo"),
+    ]
     engine.dispose()
