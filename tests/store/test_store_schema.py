@@ -157,8 +157,8 @@ def test_long_write_transactions_are_logged(tmp_path: Path, caplog: pytest.LogCa
             time.sleep(0.1)
         with write_transaction(engine, label="the import of big.jsonl"):
             time.sleep(0.1)
-    assert [(r.levelname, r.getMessage()[:40]) for r in caplog.records] == [
-        ("WARNING", "a write transaction held the write lock f"),
-        ("INFO", "the import of big.jsonl held the write lo"),
+    assert [(r.levelname, r.getMessage().split(" held ")[0]) for r in caplog.records] == [
+        ("WARNING", "a write transaction"),
+        ("INFO", "the import of big.jsonl"),
     ]
     engine.dispose()
