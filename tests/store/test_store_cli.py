@@ -115,3 +115,18 @@ def test_progress_bar_on_a_terminal(
     terminal.truncate()
     assert main(["import", str(path), "--db", db_url, "--quiet"]) == 0
     assert terminal.getvalue() == ""
+
+
+def test_export_into_a_closed_pipe_stops_quietly(db_url: str, tmp_path: Path) -> None:
+    """``traceloupe export | head -1``: no BrokenPipeError traceback."""
+    _write(tmp_path / "a.jsonl", 35, 300)
+    with Store.open(db_url) as store:
+        store.import_path(tmp_path / "a.jsonl")
+    proc = subprocess.Popen([*CLI, "export", "--db", db_url], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.read(10)
+    proc.stdout.close()
+    err = proc.stderr.read()
+    proc.stderr.close()
+    assert proc.wait(timeout=60) == 0
+    assert b"Traceback" not in err and err == b""

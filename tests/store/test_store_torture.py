@@ -113,6 +113,10 @@ def test_torture_fixed_seeds(fresh_url: str, tmp_path: Path) -> None:
     assert sum(res["imported"] for res in importers) == len(expected)  # each message stored exactly once
     assert all(res["reads"] > 0 for res in readers)
 
+    print(  # the figures, for `pytest -s`
+        f"torture: {len(expected)} messages stored once by {IMPORTERS} importers, "
+        f"{sum(res['runs'] for res in importers)} runs recorded, {sum(res['reads'] for res in readers)} reader rounds"
+    )
     with Store.open(fresh_url) as store:
         counts = store.counts()
         assert counts["messages"] == len(expected)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -42,6 +43,10 @@ def run_with_store(ns: argparse.Namespace, body: Callable[[Store], int], *, migr
         reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
         print(f"traceloupe: database error: {reason}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (``traceloupe export | head``): stop quietly, as cat does.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print("traceloupe: interrupted; the file being imported was not stored", file=sys.stderr)
         return 130
