@@ -16,6 +16,8 @@ from collections.abc import Sequence
 COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("web.cli.check", "report records that lost their type on the JSON round trip (TFROB-299)"),
     "repair": ("web.cli.repair", "write a repaired JSONL, inferring each damaged record's class"),
+    "payload": ("web.cli.payload", "print the request body a provider would receive for a conversation"),
+    "diff": ("web.cli.diff", "print a structural diff of two providers' request bodies"),
     "stub-provider": ("web.cli.stub_provider", "serve a scriptable loopback stand-in for the LLM providers"),
     "serve": ("web.cli.serve", "serve the dashboard on 127.0.0.1 (a non-loopback host needs --allow-remote)"),
     "import": ("web.cli.importer", "store .json/.jsonl files in the database, each all-or-nothing"),

@@ -1,0 +1,26 @@
+"""Provider adapters: ChatLLM's request assembly and one translation module per provider dialect."""
+
+from core.providers.base import (
+    Degradation,
+    Dialect,
+    RequestContext,
+    RequestOptions,
+    ToolSpec,
+)
+from core.providers.chat_llm import PHASES, ChatLLM, RequestResult, expand_trace_for_msg
+from core.providers.registry import DIALECT_MODULES, dialect_names, get_dialect
+
+__all__ = [
+    "DIALECT_MODULES",
+    "PHASES",
+    "ChatLLM",
+    "Degradation",
+    "Dialect",
+    "RequestContext",
+    "RequestOptions",
+    "RequestResult",
+    "ToolSpec",
+    "dialect_names",
+    "expand_trace_for_msg",
+    "get_dialect",
+]

@@ -1,0 +1,274 @@
+"""Anthropic Messages (``POST /v1/messages``): providers.md section 3. Translation only."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from typing import assert_never
+
+from core.llm.messages import (
+    LLMAssistantMessage,
+    LLMFunctionMessage,
+    LLMMediaPart,
+    LLMMessage,
+    LLMSystemMessage,
+    LLMTFLMessage,
+    LLMThinking,
+    LLMToolMessage,
+    LLMUserMessage,
+    LLMUserPart,
+)
+from core.providers.base import (
+    EMPTY_TURN_PLACEHOLDER,
+    FIRST_USER_PLACEHOLDER,
+    JSON,
+    Dialect,
+    RequestContext,
+    RequestOptions,
+    ToolSpec,
+    arguments_object,
+    assistant_text,
+    console_text,
+    map_parts,
+)
+
+# max_tokens is Required on every request [SDK: MessageCreateParamsBase].
+DEFAULT_MAX_TOKENS = 4096
+THINKING_BUDGET_TOKENS = 2048  # must stay below max_tokens [docs]
+# Exactly these four image types; image/jpg, SVG, BMP are rejected [SDK: Base64ImageSourceParam.media_type].
+IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+# document sources: base64 PDF, plain text, or a PDF by URL [SDK: DocumentBlockParam].
+PDF = "application/pdf"
+# Audio and video have no block: they degrade to text [SDK: no audio/video block in ContentBlockParam].
+NO_BLOCK_KINDS = frozenset({"audio", "video"})
+# tool_use ids should match this [unverified; providers.md section 3]; others are rewritten consistently.
+TOOL_ID = re.compile(r"[A-Za-z0-9_-]+")
+# System text after the first turn: the seed sends it as a user text block (role "system" inside messages only
+# exists on the newest models, providers.md section 3); this prefix keeps it recognisable.
+MID_SYSTEM_PREFIX = "[system] "
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def tool_id(call_id: str | None) -> str:
+    """A tool id Anthropic accepts: the same id when it already does, else invalid characters as ``_``.
+
+    Cached: each id is asked for twice per request (tool_use and tool_result), and again per dialect view.
+    """
+    text = call_id or "call"
+    return text if TOOL_ID.fullmatch(text) else re.sub(r"[^A-Za-z0-9_-]", "_", text)
+
+
+class _Turns:
+    """The messages list being built: adjacent same-role turns merge (roles must alternate)."""
+
+    __slots__ = ("ctx", "turns")
+
+    def __init__(self, ctx: RequestContext) -> None:
+        self.ctx = ctx
+        self.turns: list[JSON] = []
+
+    def push(self, role: str, blocks: list[JSON], msg_id: str | None) -> None:
+        turns = self.turns
+        if turns and turns[-1]["role"] == role:
+            tag = self.ctx.tag
+            merged = turns[-1]["content"]
+            for block in blocks:
+                merged.append(tag(block, msg_id))
+        else:
+            turns.append(self.ctx.tag({"role": role, "content": blocks}, msg_id))
+
+
+class AnthropicDialect(Dialect):
+    """Anthropic Messages: system at top level, blocks, tool_use/tool_result, signed thinking."""
+
+    name = "anthropic"
+    default_model = "claude-sonnet-4-6"
+    description = "Anthropic Messages"
+
+    def configure_api_params(self, options: RequestOptions) -> JSON:
+        max_tokens = options.max_tokens or DEFAULT_MAX_TOKENS
+        params: JSON = {"model": options.model or self.default_model, "max_tokens": max_tokens}
+        if options.thinking is True:
+            params["thinking"] = {"type": "enabled", "budget_tokens": min(THINKING_BUDGET_TOKENS, max_tokens - 1)}
+        elif options.thinking is False:
+            params["thinking"] = {"type": "disabled"}
+        return params
+
+    def format_tools(self, tools: Sequence[ToolSpec]) -> list[JSON]:
+        out: list[JSON] = []
+        for tool in tools:
+            spec: JSON = {"name": tool.name}
+            if tool.description:
+                spec["description"] = tool.description
+            spec["input_schema"] = dict(tool.parameters)
+            out.append(spec)
+        return out
+
+    def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
+        system: list[JSON] = []
+        turns = _Turns(ctx)
+        results: dict[str, JSON] = {}  # call id -> tool_result block of the current tool block
+        out = turns.turns
+        tag = ctx.tag
+        for msg in messages:
+            match msg:
+                case LLMToolMessage():  # the hot path (one per call), inlined: merge into the results turn
+                    block = self._tool_result(msg)
+                    results[msg.tool_call_id or ""] = block
+                    if out and out[-1]["role"] == "user":
+                        out[-1]["content"].append(tag(block, msg.msg_id))
+                    else:
+                        out.append(tag({"role": "user", "content": [block]}, msg.msg_id))
+                case LLMAssistantMessage():
+                    results = {}
+                    turns.push("assistant", self._assistant(msg, ctx), msg.msg_id)
+                case LLMUserMessage():
+                    target = results.get(msg.attachment_of or "")
+                    if target is not None:
+                        self._fold(target, msg, ctx)
+                    else:
+                        blocks = self._blocks(msg.content, msg.msg_id, ctx)
+                        turns.push("user", blocks or [_text(EMPTY_TURN_PLACEHOLDER)], msg.msg_id)
+                        if not blocks:
+                            ctx.warn(msg.msg_id, "user", "empty user turn; placeholder text sent")
+                case LLMSystemMessage():
+                    if not turns.turns:
+                        if msg.content:
+                            system.append(ctx.tag(_text(msg.content), msg.msg_id))
+                    else:
+                        ctx.warn(msg.msg_id, "system", "system message after the first turn; sent as a user text block")
+                        turns.push("user", [_text(MID_SYSTEM_PREFIX + msg.content)], msg.msg_id)
+                case LLMTFLMessage():
+                    turns.push("user", [_text(console_text(msg))], msg.msg_id)
+                case LLMFunctionMessage():
+                    raise AssertionError("legacy function results are converted by to_list")
+                case _:
+                    assert_never(msg)
+        if out and out[0]["role"] != "user":
+            ctx.warn(
+                _first_msg_id(out[0], ctx),
+                "history",
+                "history starts with an assistant turn; a placeholder user turn was inserted",
+            )
+            out.insert(0, {"role": "user", "content": [_text(FIRST_USER_PLACEHOLDER)]})
+        if ctx.options.thinking is False and out and out[-1]["role"] == "assistant":
+            self._strip_final_thinking(out[-1], ctx)
+        fragments: JSON = {}
+        if system:
+            fragments["system"] = system
+        fragments["messages"] = out
+        return fragments
+
+    def _assistant(self, msg: LLMAssistantMessage, ctx: RequestContext) -> list[JSON]:
+        blocks: list[JSON] = []
+        reasoning = msg.reasoning_content
+        if isinstance(reasoning, tuple):
+            # Replayed verbatim and first (BerriAI/litellm#15601): empty thinking text with a signature is kept.
+            for item in reasoning:
+                if type(item) is LLMThinking:
+                    if item.signature:
+                        blocks.append({"type": "thinking", "thinking": item.thinking, "signature": item.signature})
+                    else:
+                        ctx.warn(msg.msg_id, "reasoning", "thinking block without a signature; dropped")
+                else:
+                    assert not isinstance(item, LLMThinking)
+                    blocks.append({"type": "redacted_thinking", "data": item.data})
+        elif reasoning:
+            ctx.warn(msg.msg_id, "reasoning", "unsigned reasoning_content cannot be replayed to Anthropic; dropped")
+        text = assistant_text(msg)
+        if text:
+            blocks.append(_text(text))
+        for call in msg.tool_calls:
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": tool_id(call.id),
+                    "name": call.name,
+                    "input": arguments_object(call, msg.msg_id, ctx),
+                }
+            )
+        if not blocks:
+            ctx.warn(msg.msg_id, "assistant", "empty assistant turn; placeholder text sent")
+            blocks.append(_text(EMPTY_TURN_PLACEHOLDER))
+        return blocks
+
+    @staticmethod
+    def _tool_result(msg: LLMToolMessage) -> JSON:
+        block: JSON = {"type": "tool_result", "tool_use_id": tool_id(msg.tool_call_id)}
+        if msg.content:
+            block["content"] = msg.content
+        if msg.is_error:
+            block["is_error"] = True
+        return block
+
+    def _fold(self, block: JSON, msg: LLMUserMessage, ctx: RequestContext) -> None:
+        """Put a tool result's attachments inside its tool_result block (tool results can carry images)."""
+        content = block.get("content", "")
+        if isinstance(content, str):
+            content = block["content"] = [_text(content)] if content else []
+        content.extend(self._blocks(msg.content, msg.msg_id, ctx))
+
+    def _blocks(self, parts: Sequence[LLMUserPart], msg_id: str | None, ctx: RequestContext) -> list[JSON]:
+        return map_parts(parts, msg_id, ctx, _text, self._media)  # "text content blocks must be non-empty"
+
+    @staticmethod
+    def _media(part: LLMMediaPart, msg_id: str | None, ctx: RequestContext) -> JSON:
+        kind = part.kind
+        if kind in NO_BLOCK_KINDS:
+            return _text(ctx.degrade(part, msg_id, f"Anthropic takes no {kind}"))
+        media = ctx.resolve(part, msg_id)
+        if isinstance(media, str):
+            return _text(media)
+        media_type = media.media_type
+        if kind == "image":
+            if media.url is not None:
+                if media_type is not None and media_type not in IMAGE_TYPES:
+                    return _text(ctx.degrade(part, msg_id, f"image type {media_type} not accepted"))
+                return {"type": "image", "source": {"type": "url", "url": media.url}}
+            if media_type not in IMAGE_TYPES:
+                return _text(ctx.degrade(part, msg_id, f"image type {media_type} not accepted (no transcoder)"))
+            return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": media.data}}
+        source: JSON
+        if media.url is not None:
+            if media_type not in (PDF, None):
+                return _text(ctx.degrade(part, msg_id, f"document URLs must be PDF, not {media_type}"))
+            source = {"type": "url", "url": media.url}
+        elif media_type == PDF:
+            source = {"type": "base64", "media_type": PDF, "data": media.data}
+        elif media_type is not None and media_type.startswith("text/"):
+            try:
+                text = media.raw_bytes().decode("utf-8")
+            except UnicodeDecodeError:
+                return _text(ctx.degrade(part, msg_id, "text document is not UTF-8"))
+            source = {"type": "text", "media_type": "text/plain", "data": text}
+        else:
+            return _text(ctx.degrade(part, msg_id, f"documents must be PDF or text, not {media_type}"))
+        document: JSON = {"type": "document", "source": source}
+        if part.filename:
+            document["title"] = part.filename
+        return document
+
+    @staticmethod
+    def _strip_final_thinking(turn: JSON, ctx: RequestContext) -> None:
+        """Thinking off: "an assistant message in the final position cannot contain thinking" (litellm#18926)."""
+        kept = [b for b in turn["content"] if b["type"] not in ("thinking", "redacted_thinking")]
+        if len(kept) != len(turn["content"]):
+            ctx.warn(
+                _first_msg_id(turn, ctx),
+                "reasoning",
+                "thinking is disabled: thinking blocks stripped from the final assistant turn",
+            )
+            turn["content"] = kept or [_text(EMPTY_TURN_PLACEHOLDER)]
+
+
+def _text(text: str) -> JSON:
+    return {"type": "text", "text": text}
+
+
+def _first_msg_id(turn: JSON, ctx: RequestContext) -> str | None:
+    tag = ctx.tag_of(turn)
+    return tag if isinstance(tag, str) else None
+
+
+DIALECT = AnthropicDialect()

@@ -1,0 +1,264 @@
+"""What every dialect shares: request options, degradation warnings, the per-request context, the Dialect hooks.
+
+A dialect is translation only: it turns the neutral list that ``to_list`` produced into
+its provider's body fragments and assembles them with the request parameters. It reads
+files only through :meth:`RequestContext.resolve` (which reads only under the configured
+attachments root) and records everything it could not map as a :class:`Degradation`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, NamedTuple
+
+import orjson
+
+from core.llm.messages import (
+    LLMAssistantMessage,
+    LLMMediaPart,
+    LLMMessage,
+    LLMTextPart,
+    LLMTFLMessage,
+    LLMToolCall,
+    LLMUserPart,
+    parse_arguments,
+)
+from core.providers.media import MediaReader, ResolvedMedia, fallback_text
+
+JSON = dict[str, Any]
+
+MiB = 1024 * 1024
+
+# Text sent in place of something a provider refuses to receive empty (Anthropic "text content blocks must
+# be non-empty", Gemini "contents.parts must not be empty"; providers.md section 9, bug 6).
+EMPTY_TURN_PLACEHOLDER = "(empty)"
+# The user turn inserted when a history starts with the assistant (Anthropic/Bedrock "first message must
+# use the user role", anthropic-sdk-typescript#622; Gemini: model-first is unsafe; bug 14).
+FIRST_USER_PLACEHOLDER = "(earlier conversation omitted)"
+# Result text synthesised for a tool call that was never answered (interrupted run; bug 7).
+UNANSWERED_CALL_TEXT = "the tool call was not answered (the run was interrupted)"
+# Key that carries tool-call arguments that are not a JSON object to dialects that need an object.
+RAW_ARGUMENTS_KEY = "_raw_arguments"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool the model may call: name, description and a JSON Schema for its arguments."""
+
+    name: str
+    description: str = ""
+    parameters: Mapping[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+
+
+@dataclass(frozen=True, slots=True)
+class RequestOptions:
+    """Everything a request needs besides the messages.
+
+    ``attachments_root`` is the only directory Path attachments are read from; None means
+    no file is ever read and every Path attachment degrades to text. ``thinking`` is
+    tri-state: None leaves the provider's default, True/False switch reasoning on or off
+    where the dialect has such a switch.
+    """
+
+    model: str | None = None
+    max_tokens: int | None = None
+    thinking: bool | None = None
+    tools: tuple[ToolSpec, ...] = ()
+    attachments_root: Path | None = None
+    max_attachment_bytes: int = 20 * MiB
+
+
+class Degradation(NamedTuple):
+    """Something of message ``msg_id`` that the provider could not take as it was, and what was sent instead."""
+
+    msg_id: str | None
+    element: str
+    reason: str
+
+    def to_json(self) -> JSON:
+        """This warning as a JSON object (the dashboard shows it beside the card)."""
+        return {"msg_id": self.msg_id, "element": self.element, "reason": self.reason}
+
+    def __str__(self) -> str:
+        return f"{self.msg_id or '-'}: {self.element}: {self.reason}"
+
+
+class RequestContext:
+    """Per-request state shared by the phases: options, warnings, provenance tags and the media reader."""
+
+    __slots__ = ("_alive", "_tags", "call_extras", "media", "options", "warnings")
+
+    def __init__(self, options: RequestOptions) -> None:
+        self.options = options
+        # Plain (msg_id, element, reason) tuples: there may be one per record, so they become Degradation
+        # objects only when read (RequestResult.warnings).
+        self.warnings: list[tuple[str | None, str, str]] = []
+        # Provider fields a stored tool call carried beyond id/name/arguments (e.g. Gemini's thought_signature),
+        # by call id: the neutral format has no place for them, and a dialect that knows one replays it.
+        self.call_extras: dict[str, dict[str, Any]] = {}
+        # id(node) -> msg_id; every tagged node is also kept in _alive, so no id is reused while the request
+        # lives (a node dropped from the body after tagging cannot pass its id on to a new node).
+        self._tags: dict[int, str | None] = {}
+        self._alive: list[object] = []
+        self.media = MediaReader(options.attachments_root, options.max_attachment_bytes)
+
+    def warn(self, msg_id: str | None, element: str, reason: str) -> None:
+        """Record that part of ``msg_id`` was degraded, moved or dropped."""
+        self.warnings.append((msg_id, element, reason))
+
+    def tag(self, node: JSON, msg_id: str | None) -> JSON:
+        """Mark a body node (a message, a block, a part) as coming from ``msg_id``; returns the node."""
+        self._tags[id(node)] = msg_id
+        self._alive.append(node)
+        return node
+
+    def tag_of(self, node: object) -> str | bool | None:
+        """The msg_id a node was tagged with, or False when it was not tagged."""
+        return self._tags.get(id(node), False)
+
+    def resolve(self, part: LLMMediaPart, msg_id: str | None) -> ResolvedMedia | str:
+        """The bytes or URL of a media part; when it cannot be sent, a warning and the text that replaces it."""
+        resolved = self.media.resolve(part)
+        if isinstance(resolved, str):
+            return self.degrade(part, msg_id, resolved)
+        for note in resolved.notes:
+            self.warn(msg_id, part.kind, note)
+        return resolved
+
+    def file_text(self, part: LLMMediaPart, media: ResolvedMedia, msg_id: str | None) -> str | None:
+        """A text file (``text/*``, inline, UTF-8) as text, for dialects without a document part; else None.
+
+        Extracting the text is the degradation providers.md suggests for Chat-style APIs; it keeps the content.
+        """
+        if media.data is None or not (media.media_type or "").startswith("text/"):
+            return None
+        try:
+            text = media.raw_bytes().decode("utf-8")
+        except (UnicodeDecodeError, ValueError):
+            return None
+        self.warn(msg_id, part.kind, f"no document part for {media.media_type}; its text was sent inline")
+        return f"[file: {part.filename or media.filename or 'attachment'}]\n{text}"
+
+    def degrade(self, part: LLMMediaPart, msg_id: str | None, reason: str) -> str:
+        """Record a degraded media part and return the text that replaces it."""
+        self.warn(msg_id, part.kind, f"{reason}; sent as text")
+        return fallback_text(part)
+
+
+class Dialect:
+    """One provider's request format. Subclasses set the class constants and implement the three hooks."""
+
+    name: ClassVar[str]
+    default_model: ClassVar[str]
+    description: ClassVar[str] = ""
+    # Does the dialect read RequestContext.call_extras (provider fields of stored tool calls)?
+    uses_call_extras: ClassVar[bool] = False
+
+    def configure_api_params(self, options: RequestOptions) -> JSON:
+        """Phase 2 hook: the request parameters other than messages and tools (model, limits, reasoning)."""
+        return {"model": options.model or self.default_model}
+
+    def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
+        """Phase 5 hook: the neutral messages as this provider's body fragments (messages, system, ...)."""
+        raise NotImplementedError
+
+    def format_tools(self, tools: Sequence[ToolSpec]) -> list[JSON]:
+        """The tool definitions in this provider's shape."""
+        raise NotImplementedError
+
+    def assemble(self, params: JSON, fragments: JSON, ctx: RequestContext) -> JSON:
+        """Phase 6 hook: the final body from the parameters, the message fragments and the tools."""
+        body = {**params, **fragments}
+        if ctx.options.tools:
+            body["tools"] = self.format_tools(ctx.options.tools)
+        return body
+
+
+MediaMapper = Callable[[LLMMediaPart, "str | None", "RequestContext"], JSON]
+
+
+def map_parts(
+    parts: Sequence[LLMUserPart],
+    msg_id: str | None,
+    ctx: RequestContext,
+    text: Callable[[str], JSON],
+    media: MediaMapper,
+) -> list[JSON]:
+    """A turn's parts in a dialect's shape: empty text dropped (no provider takes it), media through ``media``."""
+    out: list[JSON] = []
+    for part in parts:
+        if type(part) is LLMTextPart:
+            if part.text:
+                out.append(text(part.text))
+        else:
+            assert not isinstance(part, LLMTextPart)
+            out.append(media(part, msg_id, ctx))
+    return out
+
+
+def assistant_text(msg: LLMAssistantMessage) -> str:
+    """The assistant's visible text: its content, then each TFL script as a fenced block (seed: scripts are
+    the assistant's product, consumed later by the interpreter, so they stay in the assistant turn)."""
+    if not msg.tfl_scripts:
+        return msg.content
+    scripts = "\n\n".join(f"```tfl\n{script}\n```" for script in msg.tfl_scripts)
+    return f"{msg.content}\n\n{scripts}" if msg.content else scripts
+
+
+def attachments_header(attachment_of: str) -> str:
+    """The text that introduces a tool or console result's attachments in their own user turn."""
+    if attachment_of == "console":
+        return "Attachments of the TFL console output:"
+    return f"Attachments of the tool result for call {attachment_of}:"
+
+
+def console_text(msg: LLMTFLMessage) -> str:
+    """Console output of the TFL interpreter as user text (no provider has a console role; seed's table)."""
+    text = f"[TFL console]\n{msg.content}"
+    if msg.summary:
+        text += f"\n[summary] {msg.summary}"
+    return text
+
+
+def arguments_object(call: LLMToolCall, msg_id: str | None, ctx: RequestContext) -> dict[str, Any]:
+    """Tool-call arguments as an object for dialects that want one (Anthropic ``input``, Gemini ``args``).
+
+    Text that is not a JSON object is kept, not lost: it travels under ``_raw_arguments`` with a warning.
+    """
+    parsed = parse_object(call.arguments)
+    if parsed is not None:
+        return parsed
+    ctx.warn(
+        msg_id,
+        "tool_call.arguments",
+        f"call {call.id}: arguments are not a JSON object; sent under {RAW_ARGUMENTS_KEY!r}",
+    )
+    return {RAW_ARGUMENTS_KEY: call.arguments}
+
+
+def check_arguments_text(call: LLMToolCall, msg_id: str | None, ctx: RequestContext) -> str:
+    """Tool-call arguments as text for dialects that want a string: the model's text, verbatim.
+
+    Invalid JSON is sent as it was produced (re-serialising would change what the model said) and noted.
+    """
+    text = call.arguments
+    if parse_object(text) is None:
+        ctx.warn(msg_id, "tool_call.arguments", f"call {call.id}: arguments are not a JSON object; sent verbatim")
+    elif not text.strip():
+        return "{}"
+    return text
+
+
+def parse_object(text: str) -> dict[str, Any] | None:
+    """Tool-call arguments as an object, or None when they are not a JSON object (empty text is ``{}``).
+
+    orjson first (the hot path: one parse per call); anything it refuses (e.g. integers past 64 bits,
+    NaN) is decided by the stdlib parser the core uses, so the answer is the same as ``parse_arguments``.
+    """
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return parse_arguments(text)
+    return value if type(value) is dict else None

@@ -1,0 +1,192 @@
+"""The Chat Completions shape shared by OpenAI and the OpenAI-compatible Zhipu and Doubao endpoints.
+
+Not a provider module itself: ``openai``, ``zhipu`` and ``doubao`` each subclass
+:class:`ChatCompletionsDialect`, set its quirk constants and map media parts their own way.
+What they share (providers.md sections 1, 5, 6):
+
+* system fragments stay ``system`` messages in place (any number, anywhere);
+* tool calls are ``tool_calls`` on the assistant message, ``arguments`` the model's JSON text;
+* one ``tool`` message per call, directly after the assistant turn, ``content`` a **string**
+  (GLM drops list-form tool content: BerriAI/litellm#25868; no ``is_error`` field, so errors are
+  said in the text);
+* tool and console attachments travel in a user message after the tool block (tool messages are text-only;
+  pydantic/pydantic-ai#4162);
+* console output becomes a user message (the seed's table).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar, assert_never
+
+from core.llm.messages import (
+    LLMAssistantMessage,
+    LLMFunctionMessage,
+    LLMMediaPart,
+    LLMMessage,
+    LLMSystemMessage,
+    LLMTextPart,
+    LLMTFLMessage,
+    LLMToolMessage,
+    LLMUserMessage,
+)
+from core.providers.base import (
+    EMPTY_TURN_PLACEHOLDER,
+    JSON,
+    Dialect,
+    RequestContext,
+    RequestOptions,
+    ToolSpec,
+    assistant_text,
+    attachments_header,
+    check_arguments_text,
+    console_text,
+    map_parts,
+)
+from core.providers.media import ResolvedMedia
+
+# Tool messages have no is_error field in this shape: the error is said in the text (providers.md section 1).
+ERROR_PREFIX = "Error: "
+# Reasoning text sent on an assistant turn that recorded none, where the provider requires the field once
+# thinking is on and tools are in the history (BerriAI/litellm#37636, #28045; bug 10). Empty: never invented.
+REASONING_PLACEHOLDER = ""
+
+
+class ChatCompletionsDialect(Dialect):
+    """A Chat-Completions-shaped dialect; subclasses implement :meth:`media_part` and set the quirks."""
+
+    SYSTEM_ROLE: ClassVar[str] = "system"
+    # Does the provider take assistant ``reasoning_content`` back in history?
+    TAKES_REASONING_CONTENT: ClassVar[bool] = False
+    # With thinking on and tool calls in history, must every assistant turn carry ``reasoning_content``?
+    REASONING_ON_EVERY_TOOL_TURN: ClassVar[bool] = False
+    # ``content`` of an assistant turn that only calls tools: None (OpenAI) or "" (GLM wants a string).
+    EMPTY_TOOL_TURN_CONTENT: ClassVar[str | None] = None
+
+    def media_part(self, part: LLMMediaPart, msg_id: str | None, ctx: RequestContext) -> JSON | str:
+        """The content part for a medium, or the text that replaces it (after recording a warning)."""
+        raise NotImplementedError
+
+    def configure_api_params(self, options: RequestOptions) -> JSON:
+        params: JSON = {"model": options.model or self.default_model}
+        if options.max_tokens is not None:
+            params["max_tokens"] = options.max_tokens
+        return params
+
+    def format_tools(self, tools: Sequence[ToolSpec]) -> list[JSON]:
+        out: list[JSON] = []
+        for tool in tools:
+            function: JSON = {"name": tool.name}
+            if tool.description:
+                function["description"] = tool.description
+            function["parameters"] = dict(tool.parameters)
+            out.append({"type": "function", "function": function})
+        return out
+
+    def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
+        reasoning_required = (
+            self.REASONING_ON_EVERY_TOOL_TURN
+            and ctx.options.thinking is True
+            and any(type(m) is LLMAssistantMessage and m.tool_calls for m in messages)
+        )
+        out: list[JSON] = []
+        tag = ctx.tag
+        for msg in messages:
+            match msg:
+                case LLMAssistantMessage():
+                    out.append(tag(self._assistant(msg, ctx, reasoning_required), msg.msg_id))
+                case LLMToolMessage():
+                    text = ERROR_PREFIX + msg.content if msg.is_error else msg.content
+                    out.append(tag({"role": "tool", "tool_call_id": msg.tool_call_id, "content": text}, msg.msg_id))
+                case LLMUserMessage():
+                    out.append(tag({"role": "user", "content": self._user_content(msg, ctx)}, msg.msg_id))
+                case LLMSystemMessage():
+                    out.append(tag({"role": self.SYSTEM_ROLE, "content": msg.content}, msg.msg_id))
+                case LLMTFLMessage():
+                    out.append(tag({"role": "user", "content": console_text(msg)}, msg.msg_id))
+                case LLMFunctionMessage():
+                    # to_list turns legacy results into tool results; one reaching here is a bug upstream.
+                    raise AssertionError("legacy function results are converted by to_list")
+                case _:
+                    assert_never(msg)
+        return {"messages": out}
+
+    def _assistant(self, msg: LLMAssistantMessage, ctx: RequestContext, reasoning_required: bool) -> JSON:
+        text = assistant_text(msg)
+        out: JSON = {"role": "assistant"}
+        if msg.tool_calls:
+            out["content"] = text or self.EMPTY_TOOL_TURN_CONTENT
+            out["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": check_arguments_text(call, msg.msg_id, ctx)},
+                }
+                for call in msg.tool_calls
+            ]
+        elif text:
+            out["content"] = text
+        else:
+            ctx.warn(msg.msg_id, "assistant", "empty assistant turn; placeholder text sent")
+            out["content"] = EMPTY_TURN_PLACEHOLDER
+        reasoning = msg.reasoning_content
+        if self.TAKES_REASONING_CONTENT and isinstance(reasoning, str) and reasoning:
+            out["reasoning_content"] = reasoning
+            return out
+        if reasoning:
+            what = "signed thinking blocks" if isinstance(reasoning, tuple) else "reasoning_content"
+            ctx.warn(msg.msg_id, "reasoning", f"{what} not accepted by {self.name}; dropped")
+        if reasoning_required:
+            out["reasoning_content"] = REASONING_PLACEHOLDER
+        return out
+
+    def _user_content(self, msg: LLMUserMessage, ctx: RequestContext) -> str | list[JSON]:
+        parts = msg.content
+        if len(parts) == 1 and type(parts[0]) is LLMTextPart and msg.attachment_of is None:
+            text = parts[0].text
+            if text:
+                return text
+        out = map_parts(parts, msg.msg_id, ctx, _text, self._mapped)
+        if msg.attachment_of is not None:
+            out.insert(0, _text(attachments_header(msg.attachment_of)))
+        if not out:
+            ctx.warn(msg.msg_id, "user", "empty user turn; placeholder text sent")
+            return EMPTY_TURN_PLACEHOLDER
+        return out
+
+    def _mapped(self, part: LLMMediaPart, msg_id: str | None, ctx: RequestContext) -> JSON:
+        mapped = self.media_part(part, msg_id, ctx)
+        return _text(mapped) if isinstance(mapped, str) else mapped
+
+    @staticmethod
+    def image_part(
+        part: LLMMediaPart, media: ResolvedMedia, msg_id: str | None, ctx: RequestContext, accepted: frozenset[str]
+    ) -> JSON | str:
+        """``image_url`` with an http(s) URL or a data URL, when the media type (if known) is accepted."""
+        if media.media_type is not None and media.media_type not in accepted:
+            return ctx.degrade(part, msg_id, f"image type {media.media_type} not accepted")
+        return data_url_part("image_url", media.data_url)
+
+    @staticmethod
+    def inline_audio_part(
+        part: LLMMediaPart, media: ResolvedMedia, msg_id: str | None, ctx: RequestContext
+    ) -> JSON | str:
+        """``input_audio`` with inline base64 wav or mp3 (no URL form)."""
+        fmt = audio_format(media.media_type)
+        if media.data is None or fmt is None:
+            return ctx.degrade(part, msg_id, "input_audio takes inline wav or mp3 only")
+        return {"type": "input_audio", "input_audio": {"data": media.data, "format": fmt}}
+
+
+def _text(text: str) -> JSON:
+    return {"type": "text", "text": text}
+
+
+def data_url_part(kind_key: str, url: str) -> JSON:
+    """``{"type": kind_key, kind_key: {"url": url}}``: the ``image_url``/``video_url``/``file_url`` form."""
+    return {"type": kind_key, kind_key: {"url": url}}
+
+
+def audio_format(media_type: str | None) -> str | None:
+    """The ``input_audio.format`` for a media type (``wav``/``mp3``), or None."""
+    return {"audio/wav": "wav", "audio/mpeg": "mp3"}.get(media_type or "")

@@ -1,0 +1,260 @@
+"""ChatLLM: the seed's request assembly, one named and inspectable step per phase.
+
+::
+
+    construct_request_params
+      ├─ construct_prompt_context     history expansion: each user message's trace placed by create_ts
+      ├─ _configure_api_params        dialect hook: model, limits, reasoning switches
+      ├─ format_to_request_msgs       to_llm_request() on every message (a damaged record raises here)
+      ├─ to_list                      flatten and merge: tool calls paired, orphans settled
+      ├─ reformat_request_msg_to_api  dialect hook: neutral messages -> provider messages
+      └─ _assemble_api_request        dialect hook: the final body with tools and parameters
+
+Each phase's output is kept on the :class:`RequestResult` (as JSON on demand, so the hot
+path pays nothing for it), with the degradation warnings and a map from msg_id to the
+JSON pointers of the body nodes it became.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from operator import attrgetter
+from typing import Any
+
+from core.context import Conversation, PromptContext
+from core.errors import UnknownNameError
+from core.llm.messages import LLMMessage
+from core.messages.union import Message
+from core.messages.user import UserMessage
+from core.providers.base import JSON, Degradation, Dialect, RequestContext, RequestOptions
+from core.providers.jsonable import llm_message_json, provenance_map
+from core.providers.pairing import to_list
+from core.providers.registry import get_dialect
+
+Formatted = LLMMessage | list[LLMMessage]
+"""What ``to_llm_request`` returns for one stored message."""
+
+PHASES: tuple[str, ...] = (
+    "construct_prompt_context",
+    "_configure_api_params",
+    "format_to_request_msgs",
+    "to_list",
+    "reformat_request_msg_to_api",
+    "_assemble_api_request",
+)
+"""The phase names, in order; the keys of :attr:`RequestResult.phases`."""
+
+
+_CREATE_TS = attrgetter("create_ts")
+
+
+@dataclass(slots=True)
+class Expanded:
+    """The expanded history: the messages in order, and where each run of them came from.
+
+    ``segments`` holds ``(start, end, placement, of)``: ``top`` for a conversation message,
+    ``pre``/``post`` for trace records placed before/after user message ``of``, ``intermediate`` for
+    the current chain's records. Runs, not per-message objects, so expanding 10,000 records costs a sort.
+    """
+
+    messages: list[Message]
+    segments: list[tuple[int, int, str, str | None]]
+
+    def cut(self, end: int) -> Expanded:
+        """The history before index ``end``."""
+        kept = [(a, min(b, end), p, of) for a, b, p, of in self.segments if a < end]
+        return Expanded(self.messages[:end], kept)
+
+    def to_prompt_context(self) -> PromptContext:
+        """The seed's PromptContext: a conversation of the expanded messages, the chain's records apart."""
+        intermediate = [m for a, b, p, _ in self.segments if p == "intermediate" for m in self.messages[a:b]]
+        top = [m for a, b, p, _ in self.segments if p != "intermediate" for m in self.messages[a:b]]
+        return PromptContext(
+            conversation=Conversation.model_construct(msgs=top), intermediate_msgs=intermediate or None
+        )
+
+    def to_json(self) -> list[JSON]:
+        """One entry per message: its msg_id, tag, placement and the user message it was placed around."""
+        msgs = self.messages
+        return [
+            {"msg_id": msgs[i].msg_id, "tag": msgs[i].tag, "placement": placement, "of": of}
+            for start, end, placement, of in self.segments
+            for i in range(start, end)
+        ]
+
+
+def expand_trace_for_msg(msg: Message) -> tuple[list[Message], list[Message]]:
+    """Split a user message's trace records into those before it and those after it, by ``create_ts``.
+
+    Records are ordered by ``create_ts`` (stable: equal stamps keep their stored order); a record
+    stamped earlier than the user message goes before it, every other one after it (the seed's
+    ``_expand_trace_for_msg``).
+    """
+    if not isinstance(msg, UserMessage) or not msg.intermediate_trace.records:
+        return [], []
+    records = sorted(msg.intermediate_trace.records, key=_CREATE_TS)
+    split = bisect_left(records, msg.create_ts, key=_CREATE_TS)
+    return records[:split], records[split:]
+
+
+class RequestResult:
+    """A built request: the body, each phase's output, the warnings, and where each message went."""
+
+    __slots__ = ("_ctx", "_phase_data", "_warnings", "body", "dialect", "model")
+
+    def __init__(self, dialect: str, model: str, body: JSON, ctx: RequestContext, phase_data: dict[str, Any]):
+        self.dialect = dialect
+        self.model = model
+        self.body = body
+        self._warnings: list[Degradation] | None = None
+        self._ctx = ctx
+        self._phase_data = phase_data
+
+    @property
+    def phases(self) -> dict[str, Any]:
+        """Each phase's output as JSON, by phase name (built on demand)."""
+        data = self._phase_data
+        expanded: Expanded = data["construct_prompt_context"]
+        formatted: list[tuple[str, Formatted]] = data["format_to_request_msgs"]
+        return {
+            "construct_prompt_context": expanded.to_json(),
+            "_configure_api_params": data["_configure_api_params"],
+            "format_to_request_msgs": [
+                {"msg_id": msg_id, "llm": [llm_message_json(m) for m in (out if isinstance(out, list) else [out])]}
+                for msg_id, out in formatted
+            ],
+            "to_list": [llm_message_json(m) for m in data["to_list"]],
+            "reformat_request_msg_to_api": data["reformat_request_msg_to_api"],
+            "_assemble_api_request": self.body,
+        }
+
+    @property
+    def provenance(self) -> dict[str, list[str]]:
+        """msg_id -> JSON pointers (RFC 6901) of the body nodes that message became."""
+        return provenance_map(self.body, self._ctx)
+
+    @property
+    def warnings(self) -> list[Degradation]:
+        """What was degraded, moved or dropped, each naming its msg_id, in the order it happened."""
+        if self._warnings is None:
+            self._warnings = [Degradation._make(w) for w in self._ctx.warnings]
+        return self._warnings
+
+    def warnings_json(self) -> list[JSON]:
+        """The warnings as JSON objects."""
+        return [w.to_json() for w in self.warnings]
+
+
+class ChatLLM:
+    """Builds one provider's request body from a conversation; the dialect supplies the three hooks."""
+
+    def __init__(self, dialect: str | Dialect, options: RequestOptions | None = None) -> None:
+        self.dialect = get_dialect(dialect) if isinstance(dialect, str) else dialect
+        self.options = options or RequestOptions()
+
+    # -- phase 1 ---------------------------------------------------------------------------------------------
+    def construct_prompt_context(
+        self, conversation: Conversation | Sequence[Message], intermediate_msgs: Sequence[Message] | None = None
+    ) -> Expanded:
+        """The conversation with every user message's trace expanded around it, then the chain's records.
+
+        Returned as runs of messages (cheap on a 10,000-record trace); ``.to_prompt_context()`` gives the
+        seed's PromptContext.
+        """
+        msgs = conversation.msgs if isinstance(conversation, Conversation) else conversation
+        out: list[Message] = []
+        segments: list[tuple[int, int, str, str | None]] = []
+        for msg in msgs:
+            pre, post = expand_trace_for_msg(msg)
+            if pre:
+                segments.append((len(out), len(out) + len(pre), "pre", msg.msg_id))
+                out.extend(pre)
+            segments.append((len(out), len(out) + 1, "top", None))
+            out.append(msg)
+            if post:
+                segments.append((len(out), len(out) + len(post), "post", msg.msg_id))
+                out.extend(post)
+        if intermediate_msgs:
+            segments.append((len(out), len(out) + len(intermediate_msgs), "intermediate", None))
+            out.extend(intermediate_msgs)
+        return Expanded(out, segments)
+
+    # -- phase 2 ---------------------------------------------------------------------------------------------
+    def _configure_api_params(self) -> JSON:
+        """Provider hook: the request parameters other than messages and tools."""
+        return self.dialect.configure_api_params(self.options)
+
+    # -- phase 3 ---------------------------------------------------------------------------------------------
+    @staticmethod
+    def format_to_request_msgs(msgs: Iterable[Message]) -> list[tuple[str, Formatted]]:
+        """``to_llm_request()`` on every message, keyed by msg_id. A damaged record raises ContractError."""
+        return [(m.msg_id, m.to_llm_request()) for m in msgs]
+
+    # -- phase 4 ---------------------------------------------------------------------------------------------
+    @staticmethod
+    def to_list(formatted: Iterable[tuple[str, Formatted]], ctx: RequestContext) -> list[LLMMessage]:
+        """Flatten and merge (see :mod:`core.providers.pairing`)."""
+        return to_list((out for _, out in formatted), ctx)
+
+    # -- phase 5 ---------------------------------------------------------------------------------------------
+    def reformat_request_msg_to_api(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
+        """Provider hook: the neutral messages as the provider's message fragments."""
+        return self.dialect.reformat(messages, ctx)
+
+    # -- phase 6 ---------------------------------------------------------------------------------------------
+    def _assemble_api_request(self, params: JSON, fragments: JSON, ctx: RequestContext) -> JSON:
+        """Provider hook: the final request body."""
+        return self.dialect.assemble(params, fragments, ctx)
+
+    def construct_request_params(
+        self,
+        conversation: Conversation | Sequence[Message],
+        intermediate_msgs: Sequence[Message] | None = None,
+        *,
+        upto: str | None = None,
+    ) -> RequestResult:
+        """Run every phase and return the body with its phase outputs, warnings and provenance.
+
+        ``upto`` names a message of the expanded history: the request is the one that produced it,
+        i.e. built from everything strictly before it (UnknownNameError when no message has that id).
+        """
+        expanded = self.construct_prompt_context(conversation, intermediate_msgs)
+        if upto is not None:
+            expanded = expanded.cut(_index_of(expanded.messages, upto))
+        ctx = RequestContext(self.options)
+        if self.dialect.uses_call_extras:
+            _collect_call_extras(expanded.messages, ctx)
+        params = self._configure_api_params()
+        formatted = self.format_to_request_msgs(expanded.messages)
+        flat = self.to_list(formatted, ctx)
+        fragments = self.reformat_request_msg_to_api(flat, ctx)
+        body = self._assemble_api_request(params, fragments, ctx)
+        phase_data = {
+            "construct_prompt_context": expanded,
+            "_configure_api_params": params,
+            "format_to_request_msgs": formatted,
+            "to_list": flat,
+            "reformat_request_msg_to_api": fragments,
+        }
+        model = self.options.model or self.dialect.default_model
+        return RequestResult(self.dialect.name, model, body, ctx, phase_data)
+
+
+def _collect_call_extras(msgs: Iterable[Message], ctx: RequestContext) -> None:
+    """Keep the provider fields of stored tool calls (unknown keys survive on ToolCall) for the dialects."""
+    extras = ctx.call_extras
+    for msg in msgs:
+        calls = msg.tool_calls
+        if calls:
+            for call in calls:
+                if call.model_extra:
+                    extras[call.id] = call.model_extra
+
+
+def _index_of(msgs: list[Message], msg_id: str) -> int:
+    for i, msg in enumerate(msgs):
+        if msg.msg_id == msg_id:
+            return i
+    raise UnknownNameError(f"no message with msg_id {msg_id!r} in this conversation")

@@ -1,0 +1,246 @@
+"""Google Gemini ``generateContent`` as REST JSON (camelCase): providers.md section 4. Translation only.
+
+The model is part of the URL (``/models/<model>:generateContent``), not of the body.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import assert_never
+
+from core.llm.messages import (
+    LLMAssistantMessage,
+    LLMFunctionMessage,
+    LLMMediaPart,
+    LLMMessage,
+    LLMSystemMessage,
+    LLMTFLMessage,
+    LLMToolMessage,
+    LLMUserMessage,
+    LLMUserPart,
+)
+from core.providers.base import (
+    EMPTY_TURN_PLACEHOLDER,
+    FIRST_USER_PLACEHOLDER,
+    JSON,
+    Dialect,
+    RequestContext,
+    RequestOptions,
+    ToolSpec,
+    arguments_object,
+    assistant_text,
+    console_text,
+    map_parts,
+)
+
+# Accepted MIME types per kind [docs; list partly unverified]; anything else degrades to text.
+MIME_TYPES: dict[str, frozenset[str]] = {
+    "image": frozenset({"image/png", "image/jpeg", "image/webp", "image/heic", "image/heif"}),
+    "audio": frozenset({"audio/wav", "audio/mp3", "audio/aiff", "audio/aac", "audio/ogg", "audio/flac"}),
+    "video": frozenset(
+        {
+            "video/mp4",
+            "video/mpeg",
+            "video/mov",
+            "video/avi",
+            "video/x-flv",
+            "video/mpg",
+            "video/webm",
+            "video/wmv",
+            "video/3gpp",
+        }
+    ),
+    "file": frozenset({"application/pdf"}),  # plus every text/* type
+}
+# Gemini's spelling of a few types (the docs list audio/mp3 and video/mov).
+MIME_RENAMES = {"audio/mpeg": "audio/mp3", "video/quicktime": "video/mov", "video/x-msvideo": "video/avi"}
+# Documented dummy signature for calls Gemini did not produce (history from another provider) [docs].
+DUMMY_THOUGHT_SIGNATURE = "skip_thought_signature_validator"
+# Provider field on a stored ToolCall that holds the signature Gemini returned with that call.
+THOUGHT_SIGNATURE_KEY = "thought_signature"
+# functionResponse.response keys: "output" for a result, "error" for a failure [SDK docstring].
+OUTPUT_KEY, ERROR_KEY = "output", "error"
+MID_SYSTEM_PREFIX = "[system] "
+
+
+class _Contents:
+    """The contents list being built. Same-role contents merge, except a functionResponse content, which
+    stays on its own directly after its functionCall content (langchain-ai/langchain#27799)."""
+
+    __slots__ = ("contents", "ctx", "last_is_response")
+
+    def __init__(self, ctx: RequestContext) -> None:
+        self.ctx = ctx
+        self.contents: list[JSON] = []
+        self.last_is_response = False
+
+    def push(self, role: str, parts: list[JSON], msg_id: str | None, *, response: bool = False) -> None:
+        contents = self.contents
+        if contents and contents[-1]["role"] == role and response == self.last_is_response:
+            tag = self.ctx.tag
+            merged = contents[-1]["parts"]
+            for part in parts:
+                merged.append(tag(part, msg_id))
+        else:
+            contents.append(self.ctx.tag({"role": role, "parts": parts}, msg_id))
+            self.last_is_response = response
+
+
+class GeminiDialect(Dialect):
+    """Gemini generateContent: roles user/model, systemInstruction, functionCall/functionResponse parts."""
+
+    name = "gemini"
+    default_model = "gemini-2.5-flash"
+    description = "Google Gemini generateContent (REST JSON)"
+    uses_call_extras = True  # thought signatures
+
+    def configure_api_params(self, options: RequestOptions) -> JSON:
+        config: JSON = {}
+        if options.max_tokens is not None:
+            config["maxOutputTokens"] = options.max_tokens
+        if options.thinking is True:
+            config["thinkingConfig"] = {"includeThoughts": True}
+        elif options.thinking is False:
+            config["thinkingConfig"] = {"thinkingBudget": 0}
+        return {"generationConfig": config} if config else {}
+
+    def format_tools(self, tools: Sequence[ToolSpec]) -> list[JSON]:
+        declarations: list[JSON] = []
+        for tool in tools:
+            spec: JSON = {"name": tool.name}
+            if tool.description:
+                spec["description"] = tool.description
+            spec["parametersJsonSchema"] = dict(tool.parameters)
+            declarations.append(spec)
+        return [{"functionDeclarations": declarations}]
+
+    def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
+        system: list[JSON] = []
+        out = _Contents(ctx)
+        responses: dict[str, JSON] = {}  # call id -> functionResponse of the current tool block
+        for msg in messages:
+            match msg:
+                case LLMToolMessage():  # the hot path first: one per call
+                    response = self._response(msg)
+                    responses[msg.tool_call_id or ""] = response
+                    out.push("user", [{"functionResponse": response}], msg.msg_id, response=True)
+                case LLMAssistantMessage():
+                    responses = {}
+                    out.push("model", self._model_parts(msg, ctx), msg.msg_id)
+                case LLMUserMessage():
+                    target = responses.get(msg.attachment_of or "")
+                    if target is not None:
+                        self._fold(target, msg, ctx)
+                    else:
+                        parts = self._parts(msg.content, msg.msg_id, ctx)
+                        if not parts:
+                            ctx.warn(msg.msg_id, "user", "empty user turn; placeholder text sent")
+                        out.push("user", parts or [{"text": EMPTY_TURN_PLACEHOLDER}], msg.msg_id)
+                case LLMSystemMessage():
+                    if not out.contents:
+                        if msg.content:
+                            system.append(ctx.tag({"text": msg.content}, msg.msg_id))
+                    else:
+                        ctx.warn(msg.msg_id, "system", "system message after the first turn; sent as user text")
+                        out.push("user", [{"text": MID_SYSTEM_PREFIX + msg.content}], msg.msg_id)
+                case LLMTFLMessage():
+                    out.push("user", [{"text": console_text(msg)}], msg.msg_id)
+                case LLMFunctionMessage():
+                    raise AssertionError("legacy function results are converted by to_list")
+                case _:
+                    assert_never(msg)
+        contents = out.contents
+        if contents and contents[0]["role"] != "user":
+            first = ctx.tag_of(contents[0])
+            ctx.warn(
+                first if isinstance(first, str) else None,
+                "history",
+                "history starts with a model turn; a placeholder user turn was inserted",
+            )
+            contents.insert(0, {"role": "user", "parts": [{"text": FIRST_USER_PLACEHOLDER}]})
+        fragments: JSON = {"contents": contents}
+        if system:
+            fragments["systemInstruction"] = {"parts": system}
+        return fragments
+
+    def _model_parts(self, msg: LLMAssistantMessage, ctx: RequestContext) -> list[JSON]:
+        if msg.reasoning_content:
+            ctx.warn(
+                msg.msg_id,
+                "reasoning",
+                "Gemini takes no reasoning text back (thought summaries are not replayed); dropped",
+            )
+        parts: list[JSON] = []
+        text = assistant_text(msg)
+        if text:
+            parts.append({"text": text})
+        extras = ctx.call_extras
+        calls = msg.tool_calls
+        any_signed = bool(extras) and any(_signature(extras, c.id) for c in calls)
+        for i, call in enumerate(calls):
+            part: JSON = {
+                "functionCall": {"id": call.id, "name": call.name, "args": arguments_object(call, msg.msg_id, ctx)}
+            }
+            signature = _signature(extras, call.id) if any_signed else None
+            if signature:
+                part["thoughtSignature"] = signature  # returned exactly where it came from
+            elif i == 0 and not any_signed:
+                # A call Gemini did not sign (another provider's history): the first call of the step gets the
+                # documented dummy; parallel calls after it carry none, as Gemini's own parallel calls do.
+                part["thoughtSignature"] = DUMMY_THOUGHT_SIGNATURE
+            parts.append(part)
+        if not parts:
+            ctx.warn(msg.msg_id, "assistant", "empty model turn; placeholder text sent")
+            parts.append({"text": EMPTY_TURN_PLACEHOLDER})
+        return parts
+
+    @staticmethod
+    def _response(msg: LLMToolMessage) -> JSON:
+        return {
+            "id": msg.tool_call_id,
+            "name": msg.name or "",
+            "response": {ERROR_KEY if msg.is_error else OUTPUT_KEY: msg.content},
+        }
+
+    def _fold(self, response: JSON, msg: LLMUserMessage, ctx: RequestContext) -> None:
+        """Attachments of a tool result: media into ``functionResponse.parts``, text onto the response text."""
+        media: list[JSON] = response.setdefault("parts", [])
+        key = next(iter(response["response"]))
+        for part in self._parts(msg.content, msg.msg_id, ctx):
+            if "text" in part:
+                response["response"][key] += "\n" + part["text"]
+            else:
+                media.append(part)
+        if not media:
+            del response["parts"]
+
+    def _parts(self, parts: Sequence[LLMUserPart], msg_id: str | None, ctx: RequestContext) -> list[JSON]:
+        return map_parts(parts, msg_id, ctx, _text, self._media)
+
+    @staticmethod
+    def _media(part: LLMMediaPart, msg_id: str | None, ctx: RequestContext) -> JSON:
+        media = ctx.resolve(part, msg_id)
+        if isinstance(media, str):
+            return {"text": media}
+        mime = MIME_RENAMES.get(media.media_type or "", media.media_type)
+        if mime is None:
+            return {"text": ctx.degrade(part, msg_id, "media type unknown (Gemini needs a mimeType)")}
+        if mime not in MIME_TYPES[part.kind] and not (part.kind == "file" and mime.startswith("text/")):
+            return {"text": ctx.degrade(part, msg_id, f"{part.kind} type {mime} not accepted")}
+        if media.url is not None:
+            return {"fileData": {"mimeType": mime, "fileUri": media.url}}
+        return {"inlineData": {"mimeType": mime, "data": media.data}}
+
+
+def _text(text: str) -> JSON:
+    return {"text": text}
+
+
+def _signature(extras: dict[str, dict[str, object]], call_id: str) -> str | None:
+    """The thought signature Gemini returned with this call, if the stored call kept one."""
+    extra = extras.get(call_id)
+    signature = extra.get(THOUGHT_SIGNATURE_KEY) if extra else None
+    return signature if isinstance(signature, str) and signature else None
+
+
+DIALECT = GeminiDialect()

@@ -1,0 +1,175 @@
+"""OpenAI Responses API (``POST /v1/responses``), history as ``input`` items: providers.md section 2.
+
+Translation only. Tool calls and results are items of their own, not message fields; tool results
+can carry images and files (``output`` parts), so attachments stay with their result.
+
+Reasoning items (``rs_...`` with ``encrypted_content``) are bound to the OpenAI model that produced
+them and must sit directly before their following item (pydantic/pydantic-ai#2861, #3230). The stored
+format has no such items, so none is ever emitted, and function_call items carry no item ``id``
+(an ``fc_...`` id would demand its reasoning item): bug 11 cannot arise. Reasoning from other
+providers is dropped with a warning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import assert_never
+
+from core.llm.messages import (
+    LLMAssistantMessage,
+    LLMFunctionMessage,
+    LLMMediaPart,
+    LLMMessage,
+    LLMSystemMessage,
+    LLMTFLMessage,
+    LLMToolMessage,
+    LLMUserMessage,
+    LLMUserPart,
+)
+from core.providers.base import (
+    EMPTY_TURN_PLACEHOLDER,
+    JSON,
+    Dialect,
+    RequestContext,
+    RequestOptions,
+    ToolSpec,
+    assistant_text,
+    attachments_header,
+    check_arguments_text,
+    console_text,
+    map_parts,
+)
+
+# input_image.detail is Required in the SDK type [SDK: ResponseInputImageParam]; "auto" leaves it to the API.
+IMAGE_DETAIL = "auto"
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/webp", "image/gif"})
+# No audio or video part in the input content union [SDK]: they degrade to text.
+NO_PART_KINDS = frozenset({"audio", "video"})
+# function_call_output has no is_error: the error is said in the output text [SDK].
+ERROR_PREFIX = "Error: "
+
+
+class OpenAIResponsesDialect(Dialect):
+    """OpenAI Responses: a flat timeline of message, function_call and function_call_output items."""
+
+    name = "openai-responses"
+    default_model = "gpt-4.1"
+    description = "OpenAI Responses API (input items)"
+
+    def configure_api_params(self, options: RequestOptions) -> JSON:
+        params: JSON = {"model": options.model or self.default_model}
+        if options.max_tokens is not None:
+            params["max_output_tokens"] = options.max_tokens
+        return params
+
+    def format_tools(self, tools: Sequence[ToolSpec]) -> list[JSON]:
+        out: list[JSON] = []
+        for tool in tools:
+            spec: JSON = {"type": "function", "name": tool.name}
+            if tool.description:
+                spec["description"] = tool.description
+            spec["parameters"] = dict(tool.parameters)
+            spec["strict"] = False  # parameters and strict are Required in the SDK type
+            out.append(spec)
+        return out
+
+    def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
+        items: list[JSON] = []
+        outputs: dict[str, JSON] = {}  # call id -> function_call_output item of the current tool block
+        tag = ctx.tag
+        for msg in messages:
+            match msg:
+                case LLMAssistantMessage():
+                    outputs = {}
+                    self._assistant(msg, items, ctx)
+                case LLMToolMessage():
+                    text = ERROR_PREFIX + msg.content if msg.is_error else msg.content
+                    item = tag(
+                        {"type": "function_call_output", "call_id": msg.tool_call_id, "output": text}, msg.msg_id
+                    )
+                    outputs[msg.tool_call_id or ""] = item
+                    items.append(item)
+                case LLMUserMessage():
+                    target = outputs.get(msg.attachment_of or "")
+                    parts = self._parts(msg.content, msg.msg_id, ctx)
+                    if target is not None:
+                        output = target["output"]
+                        if isinstance(output, str):
+                            output = target["output"] = [{"type": "input_text", "text": output}] if output else []
+                        output.extend(parts)
+                    else:
+                        items.append(tag({"role": "user", "content": _content(parts, msg, ctx)}, msg.msg_id))
+                case LLMSystemMessage():
+                    items.append(tag({"role": "system", "content": msg.content}, msg.msg_id))
+                case LLMTFLMessage():
+                    items.append(tag({"role": "user", "content": console_text(msg)}, msg.msg_id))
+                case LLMFunctionMessage():
+                    raise AssertionError("legacy function results are converted by to_list")
+                case _:
+                    assert_never(msg)
+        return {"input": items}
+
+    @staticmethod
+    def _assistant(msg: LLMAssistantMessage, items: list[JSON], ctx: RequestContext) -> None:
+        if msg.reasoning_content:
+            ctx.warn(msg.msg_id, "reasoning", "only OpenAI's own reasoning items can be replayed to Responses; dropped")
+        text = assistant_text(msg)
+        tag = ctx.tag
+        if text or not msg.tool_calls:
+            if not text:
+                ctx.warn(msg.msg_id, "assistant", "empty assistant turn; placeholder text sent")
+            items.append(tag({"role": "assistant", "content": text or EMPTY_TURN_PLACEHOLDER}, msg.msg_id))
+        for call in msg.tool_calls:
+            items.append(
+                tag(
+                    {
+                        "type": "function_call",
+                        "call_id": call.id,
+                        "name": call.name,
+                        "arguments": check_arguments_text(call, msg.msg_id, ctx),
+                    },
+                    msg.msg_id,
+                )
+            )
+
+    def _parts(self, parts: Sequence[LLMUserPart], msg_id: str | None, ctx: RequestContext) -> list[JSON]:
+        return map_parts(parts, msg_id, ctx, _input_text, self._media)
+
+    @staticmethod
+    def _media(part: LLMMediaPart, msg_id: str | None, ctx: RequestContext) -> JSON:
+        kind = part.kind
+        if kind in NO_PART_KINDS:
+            return {"type": "input_text", "text": ctx.degrade(part, msg_id, f"Responses input takes no {kind}")}
+        media = ctx.resolve(part, msg_id)
+        if isinstance(media, str):
+            return {"type": "input_text", "text": media}
+        if kind == "image":
+            if media.media_type is not None and media.media_type not in IMAGE_TYPES:
+                return {
+                    "type": "input_text",
+                    "text": ctx.degrade(part, msg_id, f"image type {media.media_type} not accepted"),
+                }
+            return {"type": "input_image", "image_url": media.data_url, "detail": IMAGE_DETAIL}
+        if media.url is not None:
+            return {"type": "input_file", "file_url": media.url}
+        return {"type": "input_file", "file_data": media.data_url, "filename": part.filename or "attachment"}
+
+
+def _input_text(text: str) -> JSON:
+    return {"type": "input_text", "text": text}
+
+
+def _content(parts: list[JSON], msg: LLMUserMessage, ctx: RequestContext) -> str | list[JSON]:
+    """A user item's content: a plain string for one text part, else the parts."""
+    if msg.attachment_of is not None:
+        parts = [{"type": "input_text", "text": attachments_header(msg.attachment_of)}, *parts]
+    if len(parts) == 1 and parts[0]["type"] == "input_text":
+        text: str = parts[0]["text"]
+        return text
+    if not parts:
+        ctx.warn(msg.msg_id, "user", "empty user turn; placeholder text sent")
+        return EMPTY_TURN_PLACEHOLDER
+    return parts
+
+
+DIALECT = OpenAIResponsesDialect()

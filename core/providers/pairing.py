@@ -1,0 +1,184 @@
+"""Phase 4, ``to_list``: flatten what ``to_llm_request`` returned and merge it into one well-formed list.
+
+Every provider requires the same thing of tool calls, so it is settled once, here, not per dialect:
+
+* legacy ``function_call`` / ``function`` pairs become tool calls with a synthesised id
+  (providers.md section 1: "convert legacy -> modern by synthesising ids");
+* each assistant turn with tool calls is followed directly by exactly one tool result per call,
+  in call order (bug 1), before anything else; console output, system text and result attachments
+  that arrived inside the tool block are kept and placed after the results;
+* a result with no call id is paired by position with the first unanswered call (with a warning);
+* an unanswered call gets a synthesised error result (bug 7: interrupted runs), with a warning;
+* a result whose call is not in the open block (an orphan) is dropped, with a warning naming it;
+  its attachments stay, as a plain user turn;
+* a result without a tool name takes the name of its call (Gemini needs it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+
+from core.llm.messages import (
+    LLMAssistantMessage,
+    LLMFunctionMessage,
+    LLMMessage,
+    LLMSystemMessage,
+    LLMTFLMessage,
+    LLMToolCall,
+    LLMToolMessage,
+    LLMUserMessage,
+)
+from core.providers.base import UNANSWERED_CALL_TEXT, RequestContext
+
+LEGACY_CALL_PREFIX = "call_fn_"
+SYNTHETIC_CALL_PREFIX = "call_auto_"
+
+
+class _Block:
+    """The tool calls of one assistant turn and what arrived for them so far."""
+
+    __slots__ = ("calls", "deferred", "legacy", "msg_id", "results")
+
+    def __init__(self, calls: tuple[LLMToolCall, ...], legacy: str | None, msg_id: str | None) -> None:
+        self.calls = calls
+        self.msg_id = msg_id
+        self.legacy = legacy  # the id of the call that came from a legacy function_call
+        self.results: dict[str, LLMToolMessage] = {}
+        self.deferred: list[LLMMessage] = []
+
+
+def to_list(formatted: Iterable[LLMMessage | list[LLMMessage]], ctx: RequestContext) -> list[LLMMessage]:
+    """Flatten and merge the neutral messages into the list every dialect starts from."""
+    out: list[LLMMessage] = []
+    block: _Block | None = None
+    synthetic = 0
+    # The call id the last result named and the one it was kept under (None: dropped), so the attachments
+    # that follow it stay with it, move with a positional pairing, or become a plain user turn.
+    last_result: tuple[str, str | None] | None = None
+    for item in formatted:
+        for msg in item if isinstance(item, list) else (item,):
+            moved, last_result = last_result, None
+            if (
+                moved is not None
+                and isinstance(msg, LLMUserMessage)
+                and msg.attachment_of == moved[0]
+                and moved[1] != moved[0]
+            ):
+                msg = replace(msg, attachment_of=moved[1])
+                if moved[1] is None and block is not None:
+                    block.deferred.append(msg)  # a dropped result's attachments: a plain user turn after the block
+                    continue
+            if isinstance(msg, LLMAssistantMessage):
+                if block is not None:
+                    _close(block, out, ctx)
+                    block = None
+                msg, synthetic = _modernise(msg, synthetic)
+                out.append(msg)
+                if msg.tool_calls:
+                    legacy = msg.tool_calls[-1].id if msg.function_call is not None else None
+                    block = _Block(msg.tool_calls, legacy, msg.msg_id)
+            elif isinstance(msg, LLMToolMessage):
+                last_result = (msg.tool_call_id or "", _answer(block, msg, ctx))
+            elif isinstance(msg, LLMFunctionMessage):
+                _answer_legacy(block, msg, ctx)
+            elif block is None:
+                if isinstance(msg, LLMUserMessage) and msg.attachment_of not in (None, "console"):
+                    msg = replace(msg, attachment_of=None)  # the attachments of a dropped (orphan) result
+                out.append(msg)
+            elif isinstance(msg, LLMTFLMessage | LLMSystemMessage) or (
+                isinstance(msg, LLMUserMessage) and msg.attachment_of is not None
+            ):
+                block.deferred.append(msg)  # output that arrived inside the tool block goes after its results
+            else:
+                _close(block, out, ctx)
+                block = None
+                out.append(msg)
+    if block is not None:
+        _close(block, out, ctx)
+    return out
+
+
+def _modernise(msg: LLMAssistantMessage, synthetic: int) -> tuple[LLMAssistantMessage, int]:
+    """Give every call a usable, unique id and turn a legacy function_call into one more tool call."""
+    calls = msg.tool_calls
+    if msg.function_call is None and (not calls or (len(calls) == 1 and calls[0].id)):
+        return msg, synthetic  # the common case, decided without building anything
+    seen: set[str] = set()
+    fixed: list[LLMToolCall] | None = None
+    for i, call in enumerate(calls):
+        if not call.id or call.id in seen:
+            fixed = fixed if fixed is not None else list(calls)
+            synthetic += 1
+            fixed[i] = LLMToolCall(id=f"{SYNTHETIC_CALL_PREFIX}{synthetic}", name=call.name, arguments=call.arguments)
+        seen.add(fixed[i].id if fixed is not None else call.id)
+    if msg.function_call is not None:
+        fixed = fixed if fixed is not None else list(calls)
+        synthetic += 1
+        fn = msg.function_call
+        fixed.append(LLMToolCall(id=f"{LEGACY_CALL_PREFIX}{synthetic}", name=fn.name, arguments=fn.arguments))
+    if fixed is None:
+        return msg, synthetic
+    return replace(msg, tool_calls=tuple(fixed)), synthetic
+
+
+def _answer(block: _Block | None, msg: LLMToolMessage, ctx: RequestContext) -> str | None:
+    """Keep a result in its block; returns the call id it answers, or None when it was dropped (warned)."""
+    if block is None:
+        ctx.warn(msg.msg_id, "tool_result", f"result for call {msg.tool_call_id!r} follows no tool call; dropped")
+        return None
+    call_id = msg.tool_call_id
+    if not call_id:
+        call = next((c for c in block.calls if c.id not in block.results), None)
+        if call is None:
+            ctx.warn(msg.msg_id, "tool_result", "result names no call and every call is answered; dropped")
+            return None
+        ctx.warn(msg.msg_id, "tool_result", f"result names no call; paired by position with call {call.id}")
+        msg = replace(msg, tool_call_id=call.id, name=msg.name or call.name)
+        block.results[call.id] = msg
+        return call.id
+    for call in block.calls:
+        if call.id == call_id:
+            break
+    else:
+        ctx.warn(
+            msg.msg_id,
+            "tool_result",
+            f"result for call {call_id!r}, which the preceding assistant turn did not make; dropped",
+        )
+        return None
+    if call_id in block.results:
+        ctx.warn(msg.msg_id, "tool_result", f"second result for call {call_id!r}; dropped")
+        return None
+    if msg.name is None:
+        msg = replace(msg, name=call.name)
+    block.results[call_id] = msg
+    return call_id
+
+
+def _answer_legacy(block: _Block | None, msg: LLMFunctionMessage, ctx: RequestContext) -> None:
+    """A legacy function result answers the block's legacy call (legacy calls have no ids: pair by position)."""
+    if block is None or block.legacy is None or block.legacy in block.results:
+        ctx.warn(msg.msg_id, "function_result", f"result of function {msg.name!r} follows no function call; dropped")
+        return
+    call = next(c for c in block.calls if c.id == block.legacy)
+    block.results[call.id] = LLMToolMessage(
+        content=msg.content, tool_call_id=call.id, name=msg.name or call.name, msg_id=msg.msg_id
+    )
+
+
+def _close(block: _Block, out: list[LLMMessage], ctx: RequestContext) -> None:
+    """Emit the block's results in call order (synthesising the missing ones), then what was deferred."""
+    results = block.results
+    for call in block.calls:
+        result = results.get(call.id)
+        if result is None:
+            ctx.warn(
+                block.msg_id, "tool_call", f"call {call.id} ({call.name}) was never answered; an error result was added"
+            )
+            result = LLMToolMessage(content=UNANSWERED_CALL_TEXT, tool_call_id=call.id, name=call.name, is_error=True)
+        out.append(result)
+    for msg in block.deferred:
+        if type(msg) is LLMUserMessage and msg.attachment_of not in results and msg.attachment_of != "console":
+            msg = replace(msg, attachment_of=None)
+        out.append(msg)
