@@ -245,11 +245,27 @@ def _insert_messages(
         existing = set(conn.execute(select(m.msg_id).where(m.msg_id.in_([p.row["msg_id"] for p in chunk]))).scalars())
         rows = [{**p.row, "conversation_pk": pks[p.conversation_id]} for p in chunk if p.row["msg_id"] not in existing]
         if rows:
-            conn.execute(insert(MESSAGES), rows)
+            _executemany_messages(conn, rows)
         stored.update(row["msg_id"] for row in rows)
         if progress is not None:
             progress(start + len(chunk), len(items))
     return stored
+
+
+def _executemany_messages(conn: Connection, rows: list[dict[str, Any]]) -> None:
+    """INSERT message rows with the driver's own executemany.
+
+    The statement is compiled from the Table (no hand-written SQL; values stay bound).
+    JSON columns already hold JSON text (RawJSON), and on PostgreSQL the compiled
+    statement casts it to JSONB, so SQLAlchemy's per-value JSON wrapping can be
+    skipped: about a tenth of PostgreSQL's write time.
+    """
+    compiled = insert(MESSAGES).compile(dialect=conn.dialect, column_keys=list(rows[0]), for_executemany=True)
+    if compiled.positional:
+        order = compiled.positiontup or []
+        conn.exec_driver_sql(str(compiled), [tuple(row[key] for key in order) for row in rows])
+    else:
+        conn.exec_driver_sql(str(compiled), rows)
 
 
 def _deltas(unique: dict[str, PreparedMessage], stored: set[str]) -> dict[str, _Delta]:
@@ -313,4 +329,6 @@ def _apply_deltas(conn: Connection, deltas: dict[str, _Delta], pks: dict[str, in
     )
     kinds = [{"conversation_pk": pks[cid], "kind": kind} for cid, d in deltas.items() for kind in sorted(d.kinds)]
     insert = _dialect_insert(conn)
-    conn.execute(insert(CONVERSATION_KINDS).on_conflict_do_nothing(), kinds)
+    # Multi-row VALUES: tens of thousands of two-column rows in a few round trips instead of one each.
+    for start in range(0, len(kinds), CHUNK):
+        conn.execute(insert(CONVERSATION_KINDS).values(kinds[start : start + CHUNK]).on_conflict_do_nothing())
