@@ -260,12 +260,32 @@ def _executemany_messages(conn: Connection, rows: list[dict[str, Any]]) -> None:
     statement casts it to JSONB, so SQLAlchemy's per-value JSON wrapping can be
     skipped: about a tenth of PostgreSQL's write time.
     """
+    if conn.dialect.name == "postgresql":
+        _copy_messages(conn, rows)
+        return
     compiled = insert(MESSAGES).compile(dialect=conn.dialect, column_keys=list(rows[0]), for_executemany=True)
     if compiled.positional:
         order = compiled.positiontup or []
         conn.exec_driver_sql(str(compiled), [tuple(row[key] for key in order) for row in rows])
     else:
         conn.exec_driver_sql(str(compiled), rows)
+
+
+def _copy_messages(conn: Connection, rows: list[dict[str, Any]]) -> None:
+    """PostgreSQL: stream the rows with COPY, several times faster than any INSERT for bulk loads.
+
+    The column list comes from the Table (quoted by the dialect), never from input; the values
+    travel in COPY's data stream, not in SQL text. JSON columns already hold JSON text, which
+    COPY's text format hands to the server's jsonb parser unchanged.
+    """
+    columns = list(rows[0])
+    quote = conn.dialect.identifier_preparer.quote
+    statement = f"COPY {quote(MESSAGES.name)} ({', '.join(quote(c) for c in columns)}) FROM STDIN"
+    driver = conn.connection.driver_connection
+    assert driver is not None
+    with driver.cursor() as cursor, cursor.copy(statement) as copy:
+        for row in rows:
+            copy.write_row(tuple(str(row[c]) if isinstance(row[c], RawJSON) else row[c] for c in columns))
 
 
 def _deltas(unique: dict[str, PreparedMessage], stored: set[str]) -> dict[str, _Delta]:
