@@ -26,6 +26,7 @@ from typing import Any
 from core.context import Conversation, PromptContext
 from core.errors import UnknownNameError
 from core.llm.messages import LLMMessage
+from core.messages.door import gc_paused
 from core.messages.union import Message
 from core.messages.user import UserMessage
 from core.providers.base import JSON, Degradation, Dialect, RequestContext, RequestOptions
@@ -220,6 +221,17 @@ class ChatLLM:
         ``upto`` names a message of the expanded history: the request is the one that produced it,
         i.e. built from everything strictly before it (UnknownNameError when no message has that id).
         """
+        # Like the message door: a build allocates a few objects per record and none form cycles, so
+        # the cyclic collector would only rescan the growing heap (measured: 3-5x slower with it on).
+        with gc_paused():
+            return self._construct(conversation, intermediate_msgs, upto)
+
+    def _construct(
+        self,
+        conversation: Conversation | Sequence[Message],
+        intermediate_msgs: Sequence[Message] | None,
+        upto: str | None,
+    ) -> RequestResult:
         expanded = self.construct_prompt_context(conversation, intermediate_msgs)
         if upto is not None:
             expanded = expanded.cut(_index_of(expanded.messages, upto))
