@@ -1,0 +1,230 @@
+"""Store benchmark: import throughput against a bare executemany floor, and keyset list pages.
+
+    .venv/bin/python bench/bench_store.py [--messages 100000] [--conversations 100000] [--pg URL] [--no-pg]
+
+Figures, not assertions. For each backend (SQLite in a temp file; PostgreSQL in a
+fresh database on the server, skipped when unreachable):
+
+1. ``traceloupe import`` of N messages (read + validate + derive + write, one
+   transaction): messages per second.
+2. The floor: a bare DB-API ``executemany`` of exactly the rows the import stored
+   (JSON already serialised, conversations already present) into a fresh database
+   with the same schema (indexes, FTS trigger): messages per second. The ratio is
+   import rate / floor rate; the target is at least 0.5.
+3. The list over M conversations: page 1 and page 1,000 (50 per page, keyset cursor)
+   of the default sort, median of repeated fetches; keyset pagination should keep
+   them within 2x of each other, where OFFSET would grow with the page number.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import orjson  # noqa: E402
+from sqlalchemy import select, text  # noqa: E402
+
+from core.reader import read_path  # noqa: E402
+from core.store import SORTS, ConversationQuery, Store, importer  # noqa: E402
+from core.store.engine import read_transaction, write_transaction  # noqa: E402
+from core.store.jsonio import dumps_text  # noqa: E402
+from core.store.tables import CONVERSATIONS, MESSAGES  # noqa: E402
+from tests.store.store_factory import dataset  # noqa: E402
+
+MESSAGE_COLUMNS = [c.name for c in MESSAGES.columns if c.name != "id"]
+JSON_COLUMNS = {"body", "parsed"}
+
+
+def write_input(path: Path, messages: int) -> int:
+    """A JSONL file of about ``messages`` messages (5 turns x 2 per conversation, 3 trace records each)."""
+    per_conv = 10
+    data = dataset(seed=7, conversations=max(1, messages // per_conv), turns=5, records=3)
+    path.write_bytes(b"".join(orjson.dumps(m) + b"\n" for m in data))
+    return len(data)
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    start = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - start, result
+
+
+def floor_rate(url: str, rows: list[dict[str, Any]], conversations: list[tuple[int, str]]) -> float:
+    """Messages per second of a bare executemany of ``rows`` into a fresh store at ``url``."""
+    with Store.open(url) as store:
+        with write_transaction(store.engine) as conn:
+            conn.execute(CONVERSATIONS.insert(), [{"id": pk, "conversation_id": cid} for pk, cid in conversations])
+        backend = store.backend
+        values = [tuple(dumps_text(r[c]) if c in JSON_COLUMNS else r[c] for c in MESSAGE_COLUMNS) for r in rows]
+        raw = store.engine.raw_connection()
+        try:
+            cur = raw.cursor()
+            cols = ", ".join(MESSAGE_COLUMNS)
+            if backend == "sqlite":
+                marks = ", ".join("?" for _ in MESSAGE_COLUMNS)
+                sql = f"INSERT INTO messages ({cols}) VALUES ({marks})"
+                start = time.perf_counter()
+                cur.execute("BEGIN IMMEDIATE")
+            else:
+                marks = ", ".join("%s::jsonb" if c in JSON_COLUMNS else "%s" for c in MESSAGE_COLUMNS)
+                sql = f"INSERT INTO messages ({cols}) VALUES ({marks})"
+                start = time.perf_counter()
+            cur.executemany(sql, values)
+            raw.commit() if backend == "postgresql" else cur.execute("COMMIT")
+            elapsed = time.perf_counter() - start
+        finally:
+            raw.close()
+    return len(rows) / elapsed
+
+
+def bench_import(url: str, floor_url: str, path: Path, n: int) -> None:
+    with Store.open(url) as store:
+        # What Store.import_path does, timed in its two phases.
+        postgres = store.backend == "postgresql"
+        prepare_s, prepared = timed(lambda: importer.prepare(read_path(path), postgres=postgres))
+        write_s, summary = timed(lambda: importer.write(store.engine, prepared, source=str(path)))
+        assert summary.imported == n, summary
+        elapsed = prepare_s + write_s
+        rate = n / elapsed
+        with read_transaction(store.engine) as conn:
+            rows = [dict(r._mapping) for r in conn.execute(select(*[MESSAGES.c[c] for c in MESSAGE_COLUMNS]))]
+            conversations = [
+                (pk, cid) for pk, cid in conn.execute(select(CONVERSATIONS.c.id, CONVERSATIONS.c.conversation_id))
+            ]
+        backend = store.backend
+    floor = floor_rate(floor_url, rows, conversations)
+    print(
+        f"[{backend}] import {n:,} messages: {elapsed:.2f} s ({prepare_s:.2f} s read+validate+derive, "
+        f"{write_s:.2f} s write), {rate:,.0f} msg/s"
+    )
+    print(f"[{backend}] floor (bare executemany of the same rows): {floor:,.0f} msg/s ({n / floor:.2f} s)")
+    print(f"[{backend}] ratio import/floor: {rate / floor:.2f} (target >= 0.5)")
+
+
+def bench_list(url: str, conversations: int) -> None:
+    with Store.open(url) as store:
+        base = 1_700_000_000_000
+        with write_transaction(store.engine) as conn:
+            conn.execute(
+                CONVERSATIONS.insert(),
+                [
+                    {
+                        "conversation_id": f"c{i:07d}",
+                        "title": f"title {i}",
+                        "messages": 2,
+                        "turns": 1,
+                        "first_ts": base + i,
+                        "last_activity": base + (i * 7919) % conversations,
+                    }
+                    for i in range(conversations)
+                ],
+            )
+        if store.backend == "postgresql":
+            with store.engine.begin() as conn:
+                conn.execute(text("ANALYZE conversations"))
+        for sort in ("recent", "oldest"):
+            cursor = None
+            page_cursor: dict[int, str | None] = {1: None}
+            for page in range(1, 1000):
+                result = store.list_conversations(ConversationQuery(sort=sort, limit=50, cursor=cursor))
+                cursor = result.next_cursor
+                page_cursor[page + 1] = cursor
+            times = {}
+            for page in (1, 1000):
+                q = ConversationQuery(sort=sort, limit=50, cursor=page_cursor[page])
+                samples = [timed(lambda q=q: store.list_conversations(q))[0] for _ in range(30)]
+                times[page] = statistics.median(samples)
+            offset_s = statistics.median(
+                timed(lambda sort=sort: _offset_page(store, sort, 999 * 50))[0] for _ in range(10)
+            )
+            print(
+                f"[{store.backend}] list {conversations:,} conversations, sort={sort}: "
+                f"page 1 {times[1] * 1000:.2f} ms, page 1,000 {times[1000] * 1000:.2f} ms "
+                f"(ratio {times[1000] / times[1]:.2f}, target <= 2; OFFSET would take {offset_s * 1000:.2f} ms)"
+            )
+
+
+def _offset_page(store: Store, sort: str, offset: int) -> list[Any]:
+    """Page 1,000 the way OFFSET pagination would fetch it, for comparison only."""
+    column = SORTS[sort].column
+    order = [column.desc(), CONVERSATIONS.c.id.desc()] if SORTS[sort].descending else [column, CONVERSATIONS.c.id]
+    with read_transaction(store.engine) as conn:
+        return conn.execute(select(CONVERSATIONS).order_by(*order).offset(offset).limit(50)).all()
+
+
+def pg_database(base: str) -> tuple[Callable[[], str], Callable[[], None]] | None:
+    import psycopg
+
+    from core.store.engine import resolve_url
+
+    url = resolve_url(base)
+    made: list[str] = []
+
+    def admin() -> Any:
+        return psycopg.connect(
+            host=url.host,
+            port=url.port or 5432,
+            user=url.username,
+            dbname=url.database,
+            autocommit=True,
+            connect_timeout=3,
+        )
+
+    try:
+        admin().close()
+    except psycopg.OperationalError as exc:
+        print(f"[postgresql] skipped: {str(exc).strip().splitlines()[0]}")
+        return None
+
+    def create() -> str:
+        name = f"tl_bench_{uuid.uuid4().hex[:10]}"
+        with admin() as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        made.append(name)
+        return url.set(database=name).render_as_string(hide_password=False)
+
+    def drop_all() -> None:
+        with admin() as conn:
+            for name in made:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    return create, drop_all
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--messages", type=int, default=100_000)
+    parser.add_argument("--conversations", type=int, default=100_000)
+    parser.add_argument("--pg", default="postgresql://postgres@127.0.0.1:5432/test")
+    parser.add_argument("--no-pg", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        path = work / "messages.jsonl"
+        n = write_input(path, args.messages)
+        print(f"input: {n:,} messages, {path.stat().st_size / 1e6:.1f} MB")
+        bench_import(str(work / "import.db"), str(work / "floor.db"), path, n)
+        bench_list(str(work / "list.db"), args.conversations)
+        pg = None if args.no_pg else pg_database(args.pg)
+        if pg is not None:
+            create, drop_all = pg
+            try:
+                bench_import(create(), create(), path, n)
+                bench_list(create(), args.conversations)
+            finally:
+                drop_all()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,49 @@
+"""The store: conversations, messages and runs in SQLite (default) or PostgreSQL, behind one repository.
+
+``Store.open(url)`` is the entry point; see ``core.store.repository``. Import is
+all-or-nothing per file and idempotent by msg_id; export gives back every key
+that was imported.
+"""
+
+from core.store.engine import ENV_VAR, EngineSettings, make_engine, resolve_url
+from core.store.errors import InvalidQueryError, SchemaOutOfDate, StoreError
+from core.store.query import SORTS, ConversationQuery
+from core.store.repository import Store
+from core.store.schema import UpgradeResult, ensure_schema, head_revision, upgrade
+from core.store.views import (
+    RUN_STATUSES,
+    ConversationDetail,
+    ConversationPage,
+    ConversationSummary,
+    ImportSummary,
+    RunStatus,
+    RunView,
+    StoredMessage,
+    TokenUsage,
+)
+
+__all__ = [
+    "ENV_VAR",
+    "RUN_STATUSES",
+    "SORTS",
+    "ConversationDetail",
+    "ConversationPage",
+    "ConversationQuery",
+    "ConversationSummary",
+    "EngineSettings",
+    "ImportSummary",
+    "InvalidQueryError",
+    "RunStatus",
+    "RunView",
+    "SchemaOutOfDate",
+    "Store",
+    "StoreError",
+    "StoredMessage",
+    "TokenUsage",
+    "UpgradeResult",
+    "ensure_schema",
+    "head_revision",
+    "make_engine",
+    "resolve_url",
+    "upgrade",
+]

@@ -1,0 +1,138 @@
+"""What the store derives from one parsed message: figures, kinds, searchable text and a title.
+
+Computed once at import, outside the write transaction, so the list page reads
+stored numbers instead of re-parsing bodies. One walk visits the message and
+every message nested in it (trace records, forwarded histories, message-list
+content), in document order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from core.integrity import is_damaged
+from core.messages.assistant import AssistantTextMessage
+from core.messages.base import BaseMessage
+from core.messages.convert import text_of
+from core.messages.objects import ConsoleResult, ToolReturn
+from core.messages.union import Message
+from core.messages.user import HistoryMessage, UserMessage
+from core.store.jsonio import dumps
+
+TITLE_MAX_CHARS = 200
+"""A title is the first user text, cut here: the list page shows one line of it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Figures:
+    """What one top-level message adds to its conversation's list-page figures."""
+
+    records: int
+    """Messages nested inside this one at any depth (trace records, histories), not counting itself."""
+    damaged: int
+    """Damaged records at any depth, this message included (``core.integrity.is_damaged``)."""
+    kinds: frozenset[str]
+    """Every kind (``user:image``, ``tool``, ...) of this message and of those nested in it."""
+    last_ts: int
+    """The latest ``create_ts`` of this message and of those nested in it."""
+    search_text: str
+    """The readable text of this message and of those nested in it, for substring search."""
+
+
+def children(message: BaseMessage) -> list[Message]:
+    """The messages directly inside ``message``: its trace records, then message-list content."""
+    out: list[Message] = []
+    if isinstance(message, UserMessage):
+        out.extend(message.intermediate_trace.records)
+    content = message.content
+    if isinstance(message, HistoryMessage) or (isinstance(content, list) and content and _is_message(content[0])):
+        out.extend(m for m in content if isinstance(m, BaseMessage))
+    return out
+
+
+def _is_message(value: object) -> bool:
+    return isinstance(value, BaseMessage)
+
+
+def walk(message: BaseMessage) -> Iterator[BaseMessage]:
+    """``message`` and every message nested in it, depth first, without recursion (deep input is legal)."""
+    stack: list[BaseMessage] = [message]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(children(current)))
+
+
+def figures(message: BaseMessage) -> Figures:
+    """One walk over ``message`` collecting everything the list page and the search need."""
+    count = 0
+    damaged = 0
+    kinds: set[str] = set()
+    last_ts = message.create_ts
+    texts: list[str] = []
+    for item in walk(message):
+        count += 1
+        if is_damaged(item):
+            damaged += 1
+        kinds.add(item.tag)
+        last_ts = max(last_ts, item.create_ts)
+        _collect_text(item, texts)
+    return Figures(
+        records=count - 1,
+        damaged=damaged,
+        kinds=frozenset(kinds),
+        last_ts=last_ts,
+        search_text="\n".join(t for t in texts if t),
+    )
+
+
+def _collect_text(message: BaseMessage, out: list[str]) -> None:
+    """The text a reader would search for: content, reasoning, calls, results, scripts."""
+    content = message.content
+    if isinstance(content, str):
+        out.append(content)
+    elif not (isinstance(content, list) and content and _is_message(content[0])):
+        out.append(text_of(content))
+    if isinstance(message, AssistantTextMessage):
+        reasoning = message.reasoning_content
+        if isinstance(reasoning, str):
+            out.append(reasoning)
+        elif reasoning:
+            out.extend(getattr(block, "thinking", "") for block in reasoning)
+    for call in message.tool_calls or ():
+        out.append(f"{call.name} {call.arguments}")
+    for res in message.tool_reses or ():
+        out.append(res.result if isinstance(res, ToolReturn) else res)
+    for console in message.console_reses or ():
+        if isinstance(console, ConsoleResult):
+            out.append(console.result)
+            out.append(console.summary_result or "")
+        else:
+            out.append(console)
+    if message.function_call is not None:
+        out.append(f"{message.function_call.name} {message.function_call.arguments}")
+    if message.function_res is not None:
+        out.append(message.function_res.result)
+    out.extend(message.tfl_scripts or ())
+
+
+def title_of(message: BaseMessage) -> str | None:
+    """The title a top-level user message gives its conversation (its text), or None for other roles."""
+    if message.role != "user":
+        return None
+    text = " ".join(text_of(message.content).split())
+    return text[:TITLE_MAX_CHARS]
+
+
+def derived_msg_id(raw: dict[str, Any]) -> str:
+    """A stable id for a legacy record without ``msg_id``: a hash of its canonical JSON.
+
+    The parser would give such a record a fresh random id, so importing the same file
+    twice would store it twice; hashing the content keeps re-import a no-op and survives
+    export (the exported body still has no ``msg_id`` and hashes the same).
+    """
+    digest = hashlib.sha256(dumps(raw, sort_keys=True)).hexdigest()
+    return f"sha256:{digest[:40]}"

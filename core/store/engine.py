@@ -1,0 +1,186 @@
+"""Where the database is and how to talk to it: URL resolution and per-backend connection settings.
+
+SQLite (the default, one file in the working directory) runs in WAL mode with a
+busy timeout, foreign keys on and ``synchronous=NORMAL``. Python's sqlite3 begins
+transactions lazily and DEFERRED, and a deferred transaction that later writes
+fails at once with "database is locked" whatever the busy timeout (the bug
+t8y2/dbx PR #6990 fixed); so the driver's own transaction handling is switched
+off and every transaction is begun here: ``BEGIN IMMEDIATE`` on a write
+connection (it waits for the lock up front, within the busy timeout), plain
+``BEGIN`` on a read connection (WAL readers never block).
+
+PostgreSQL goes through psycopg 3; JSON columns are JSONB.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+from weakref import WeakKeyDictionary
+
+import orjson
+from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError
+
+from core.store.errors import StoreError
+from core.store.jsonio import dumps_text
+
+log = logging.getLogger("traceloupe.store")
+
+ENV_VAR = "TRACELOUPE_DATABASE_URL"
+DEFAULT_SQLITE_FILE = "traceloupe.db"
+Backend = Literal["sqlite", "postgresql"]
+
+_WRITE_OPTION = "traceloupe_write"
+
+
+@dataclass(frozen=True, slots=True)
+class EngineSettings:
+    """Connection settings with their defaults; the busy timeout bounds how long a writer waits for the lock."""
+
+    busy_timeout_ms: int = 5_000
+    write_wait_ms: int = 120_000
+    """SQLite only: how long a writer keeps retrying for the lock past the busy timeout.
+
+    Imports hold the lock for their whole write (a 100,000-message file: about ten
+    seconds), longer than the busy timeout; a run being recorded meanwhile waits for it
+    instead of failing with "database is locked". Retrying is safe: nothing was written.
+    """
+    slow_write_ms: int = 2_000
+    """A write transaction that holds the lock longer is logged (``traceloupe.store``), to find lock holders."""
+    statement_timeout_ms: int = 30_000
+    """PostgreSQL only: a search or list query that runs longer is cancelled instead of holding a worker."""
+
+
+DEFAULT_SETTINGS = EngineSettings()
+_SETTINGS: WeakKeyDictionary[Engine, EngineSettings] = WeakKeyDictionary()
+
+
+def resolve_url(explicit: str | None = None, *, cwd: Path | None = None) -> URL:
+    """The database URL: ``explicit`` (``--db``), else ``$TRACELOUPE_DATABASE_URL``, else ``./traceloupe.db``.
+
+    A value without ``://`` is a SQLite file path. ``postgres://`` and ``postgresql://``
+    select the psycopg 3 driver.
+    """
+    raw = explicit or os.environ.get(ENV_VAR) or ""
+    if not raw:
+        raw = str((cwd or Path.cwd()) / DEFAULT_SQLITE_FILE)
+    if "://" not in raw:
+        return URL.create("sqlite", database=str(Path(raw).expanduser().resolve()))
+    if raw.startswith("postgres://"):
+        raw = "postgresql://" + raw[len("postgres://") :]
+    try:
+        url = make_url(raw)
+    except ArgumentError as exc:
+        raise StoreError(f"not a database URL: {raw!r} ({exc})") from None
+    backend = url.get_backend_name()
+    if backend == "postgresql":
+        return url.set(drivername="postgresql+psycopg")
+    if backend == "sqlite":
+        return url.set(drivername="sqlite")
+    raise StoreError(f"unsupported database {backend!r}: use a SQLite file or a postgresql:// URL")
+
+
+def backend_of(engine: Engine) -> Backend:
+    """Which of the two supported backends an engine talks to."""
+    name = engine.dialect.name
+    if name == "sqlite":
+        return "sqlite"
+    if name == "postgresql":
+        return "postgresql"
+    raise StoreError(f"unsupported database {name!r}")
+
+
+def make_engine(url: URL | str, settings: EngineSettings = DEFAULT_SETTINGS) -> Engine:
+    """An engine for ``url`` with the settings above applied on every connection."""
+    url = resolve_url(url) if isinstance(url, str) else url
+    if url.get_backend_name() == "sqlite":
+        if url.database in (None, "", ":memory:"):
+            raise StoreError("an in-memory SQLite database cannot be shared between connections; use a file")
+        engine = create_engine(
+            url,
+            connect_args={"timeout": settings.busy_timeout_ms / 1000, "check_same_thread": False},
+            json_serializer=dumps_text,
+            json_deserializer=orjson.loads,
+        )
+        _sqlite_events(engine, settings)
+        _SETTINGS[engine] = settings
+        return engine
+    engine = create_engine(
+        url,
+        json_serializer=dumps_text,
+        json_deserializer=orjson.loads,
+        pool_pre_ping=True,
+        connect_args={"options": f"-c statement_timeout={settings.statement_timeout_ms}"},
+    )
+    _SETTINGS[engine] = settings
+    return engine
+
+
+def _sqlite_events(engine: Engine, settings: EngineSettings) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Autocommit at the driver level: SQLAlchemy's "begin" event below issues BEGIN itself.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA busy_timeout={int(settings.busy_timeout_ms)}")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        dbapi_connection = conn.connection.driver_connection
+        assert dbapi_connection is not None
+        if not conn.get_execution_options().get(_WRITE_OPTION):
+            dbapi_connection.execute("BEGIN")
+            return
+        deadline = time.monotonic() + settings.write_wait_ms / 1000
+        while True:
+            try:
+                dbapi_connection.execute("BEGIN IMMEDIATE")  # waits up to busy_timeout for the lock
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc):
+                    raise
+                if time.monotonic() >= deadline:
+                    waited = (settings.busy_timeout_ms + settings.write_wait_ms) / 1000
+                    raise StoreError(f"database is locked: another writer held it for over {waited:g} s") from None
+                log.info("still waiting for the SQLite write lock (%s)", exc)
+
+
+@contextmanager
+def write_transaction(engine: Engine, *, label: str | None = None) -> Iterator[Connection]:
+    """A connection in a write transaction: committed on success, rolled back on any error.
+
+    On SQLite the transaction is begun IMMEDIATE, so the write lock is taken (or waited
+    for) before the first statement rather than failing halfway through. A ``label``
+    marks a transaction that is expected to be long (an import): logged as info.
+    """
+    slow_ms = _SETTINGS.get(engine, DEFAULT_SETTINGS).slow_write_ms
+    with engine.connect() as conn:
+        conn.execution_options(**{_WRITE_OPTION: True})
+        with conn.begin():
+            started = time.monotonic()
+            yield conn
+        held_ms = (time.monotonic() - started) * 1000
+        if held_ms > slow_ms:
+            # An import is long on purpose (info); anything else holding the lock that long is worth a warning.
+            level = logging.INFO if label is not None else logging.WARNING
+            log.log(level, "%s held the write lock for %.1f s", label or "a write transaction", held_ms / 1000)
+
+
+@contextmanager
+def read_transaction(engine: Engine) -> Iterator[Connection]:
+    """A connection in a read transaction: one consistent snapshot for everything read inside it."""
+    with engine.connect() as conn, conn.begin():
+        yield conn

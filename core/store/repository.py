@@ -1,0 +1,263 @@
+"""The repository: the one object the CLI, the dashboard and replay use to reach the store.
+
+``Store.open()`` resolves the URL (``--db``, ``$TRACELOUPE_DATABASE_URL``, else
+``./traceloupe.db``), applies the connection settings and upgrades an empty
+database. Every method runs in its own transaction and returns plain frozen
+dataclasses (``core.store.views``); nothing returned holds a connection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, func, select
+
+from core.errors import UnknownNameError
+from core.messages.union import MESSAGE_ADAPTER, Message
+from core.reader import DEFAULT_LIMITS, ReadLimits, Record, read_path
+from core.store import importer, query, runs
+from core.store.engine import (
+    DEFAULT_SETTINGS,
+    Backend,
+    EngineSettings,
+    backend_of,
+    make_engine,
+    read_transaction,
+    resolve_url,
+)
+from core.store.engine import write_transaction as _write
+from core.store.query import ConversationQuery
+from core.store.schema import ensure_schema
+from core.store.tables import CONVERSATION_KINDS, CONVERSATIONS, MESSAGES, RUNS
+from core.store.views import (
+    ConversationDetail,
+    ConversationPage,
+    ConversationSummary,
+    ImportSummary,
+    RunStatus,
+    RunView,
+    StoredMessage,
+    TokenUsage,
+)
+
+_M = MESSAGES.c
+_C = CONVERSATIONS.c
+
+
+class Store:
+    """Conversations, their messages and their runs, in SQLite or PostgreSQL."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    @classmethod
+    def open(
+        cls, url: str | None = None, *, settings: EngineSettings = DEFAULT_SETTINGS, migrate: bool = True
+    ) -> Store:
+        """Open the store at ``url`` (see ``resolve_url``), upgrading an empty database unless ``migrate`` is off."""
+        engine = make_engine(resolve_url(url), settings)
+        if migrate:
+            try:
+                ensure_schema(engine)
+            except BaseException:
+                engine.dispose()
+                raise
+        return cls(engine)
+
+    @property
+    def backend(self) -> Backend:
+        """``sqlite`` or ``postgresql``."""
+        return backend_of(self.engine)
+
+    def close(self) -> None:
+        """Release every pooled connection."""
+        self.engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    # -- import and export -------------------------------------------------
+
+    def import_records(
+        self, records: Iterable[Record], *, source: str, progress: importer.Progress | None = None
+    ) -> ImportSummary:
+        """Store one file's records all-or-nothing; InputError (before any write) on bad input."""
+        prepared = importer.prepare(records, postgres=self.backend == "postgresql")
+        return importer.write(self.engine, prepared, source=source, progress=progress)
+
+    def import_path(
+        self, path: str | Path, *, limits: ReadLimits = DEFAULT_LIMITS, progress: importer.Progress | None = None
+    ) -> ImportSummary:
+        """Import a .json or .jsonl file (``-`` for standard input) all-or-nothing."""
+        source = "<stdin>" if str(path) == "-" else str(path)
+        return self.import_records(read_path(path, limits=limits), source=source, progress=progress)
+
+    def export_bodies(self, conversation_id: str | None = None) -> Iterator[dict[str, Any]]:
+        """Every stored message's JSON exactly as imported, conversation by conversation, in order.
+
+        Writing these as JSONL and importing that into an empty store gives the same state.
+        """
+        stmt = select(_M.body).order_by(_M.conversation_pk, _M.create_ts, _M.id)
+        with read_transaction(self.engine) as conn:
+            if conversation_id is not None:
+                pk = self._conversation_pk(conn, conversation_id)
+                stmt = stmt.where(_M.conversation_pk == pk)
+            for (body,) in conn.execution_options(yield_per=1000).execute(stmt):
+                yield body
+
+    # -- conversations ------------------------------------------------------
+
+    def list_conversations(self, q: ConversationQuery | None = None) -> ConversationPage:
+        """One page of the conversation list (keyset pagination, search, filters; see ConversationQuery)."""
+        with read_transaction(self.engine) as conn:
+            return query.list_conversations(conn, q or ConversationQuery())
+
+    def iter_conversations(self, q: ConversationQuery | None = None) -> Iterator[ConversationSummary]:
+        """Every conversation matching ``q``, page after page."""
+        q = q or ConversationQuery(limit=query.MAX_PAGE)
+        while True:
+            page = self.list_conversations(q)
+            yield from page.items
+            if page.next_cursor is None:
+                return
+            q = ConversationQuery(
+                search=q.search,
+                has_damaged=q.has_damaged,
+                has_runs=q.has_runs,
+                kind=q.kind,
+                sort=q.sort,
+                limit=q.limit,
+                cursor=page.next_cursor,
+            )
+
+    def get_conversation(self, conversation_id: str) -> ConversationDetail:
+        """A conversation with all its messages, typed through the Message union; UnknownNameError if absent."""
+        with read_transaction(self.engine) as conn:
+            row = conn.execute(query.summary_select().where(_C.conversation_id == conversation_id)).first()
+            if row is None:
+                raise UnknownNameError(f"no conversation {conversation_id!r}")
+            rows = conn.execute(
+                select(
+                    _M.msg_id,
+                    _M.role,
+                    _M.msg_type,
+                    _M.kind,
+                    _M.create_ts,
+                    _M.records,
+                    _M.damaged,
+                    _M.source,
+                    _M.line,
+                    _M.body,
+                )
+                .where(_M.conversation_pk == row.id)
+                .order_by(_M.create_ts, _M.id)
+            ).all()
+        messages = tuple(
+            StoredMessage(
+                msg_id=r.msg_id,
+                conversation_id=conversation_id,
+                role=r.role,
+                msg_type=r.msg_type,
+                kind=r.kind,
+                create_ts=r.create_ts,
+                records=r.records,
+                damaged=r.damaged,
+                source=r.source,
+                line=r.line,
+                body=r.body,
+                message=MESSAGE_ADAPTER.validate_python(r.body),
+            )
+            for r in rows
+        )
+        return ConversationDetail(summary=query.to_summary(row), messages=messages)
+
+    def messages(self, conversation_id: str) -> tuple[Message, ...] | None:
+        """A conversation's top-level messages in order, typed; None when there is no such conversation.
+
+        The shape of the web layer's ``TimelineSource.messages``.
+        """
+        try:
+            detail = self.get_conversation(conversation_id)
+        except UnknownNameError:
+            return None
+        return tuple(m.message for m in detail.messages)
+
+    def counts(self) -> dict[str, int]:
+        """Row counts of each table (for ``db`` status and tests)."""
+        with read_transaction(self.engine) as conn:
+            return {
+                t.name: int(conn.execute(select(func.count()).select_from(t)).scalar_one())
+                for t in (CONVERSATIONS, MESSAGES, CONVERSATION_KINDS, RUNS)
+            }
+
+    @staticmethod
+    def _conversation_pk(conn: Any, conversation_id: str) -> int:
+        pk = conn.execute(select(_C.id).where(_C.conversation_id == conversation_id)).scalar()
+        if pk is None:
+            raise UnknownNameError(f"no conversation {conversation_id!r}")
+        return int(pk)
+
+    # -- runs ---------------------------------------------------------------
+
+    def start_run(
+        self,
+        conversation_id: str,
+        *,
+        provider: str,
+        model: str,
+        request_body: dict[str, Any],
+        up_to_msg_id: str | None = None,
+        idempotency_key: str | None = None,
+        started_at: int | None = None,
+    ) -> RunView:
+        """Record a run as started; a repeated idempotency key returns the run already recorded."""
+        with _write(self.engine) as conn:
+            return runs.start_run(
+                conn,
+                conversation_id=conversation_id,
+                provider=provider,
+                model=model,
+                request_body=request_body,
+                up_to_msg_id=up_to_msg_id,
+                idempotency_key=idempotency_key,
+                started_at=started_at,
+            )
+
+    def finish_run(
+        self,
+        run_id: str,
+        *,
+        status: RunStatus,
+        response_body: dict[str, Any] | None = None,
+        error: str | None = None,
+        usage: TokenUsage | None = None,
+        finished_at: int | None = None,
+    ) -> RunView:
+        """Record how a run ended (``ok``, ``error`` or ``timeout``)."""
+        with _write(self.engine) as conn:
+            return runs.finish_run(
+                conn,
+                run_id,
+                status=status,
+                response_body=response_body,
+                error=error,
+                usage=usage,
+                finished_at=finished_at,
+            )
+
+    def get_run(self, run_id: str) -> RunView:
+        """One run by id; UnknownNameError if there is none."""
+        with read_transaction(self.engine) as conn:
+            return runs.get_run(conn, run_id)
+
+    def list_runs(
+        self, conversation_id: str | None = None, *, limit: int = 100, cursor: str | None = None
+    ) -> tuple[tuple[RunView, ...], str | None]:
+        """Runs newest first (optionally of one conversation) and the cursor of the next page."""
+        with read_transaction(self.engine) as conn:
+            return runs.list_runs(conn, conversation_id=conversation_id, limit=limit, cursor=cursor)

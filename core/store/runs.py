@@ -1,0 +1,163 @@
+"""Runs: replays of a conversation against a provider, recorded whatever happens.
+
+A run is stored when it starts (status ``running``) and completed when it ends,
+so a crash or a timeout still leaves a trace. An idempotency key makes a
+retried start return the run already recorded instead of starting another.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+from sqlalchemy import Connection, func, insert, select, tuple_, update
+
+from core.errors import UnknownNameError
+from core.store.errors import InvalidQueryError
+from core.store.query import MAX_PAGE, decode_cursor, encode_cursor
+from core.store.tables import CONVERSATIONS, RUNS
+from core.store.views import RUN_STATUSES, RunStatus, RunView, TokenUsage
+
+_R = RUNS.c
+_C = CONVERSATIONS.c
+_RUN_COLUMNS = (*RUNS.c, _C.conversation_id)
+
+
+def now_ms() -> int:
+    """Milliseconds since the epoch, the store's unit of time."""
+    return time.time_ns() // 1_000_000
+
+
+def _view(row: Any) -> RunView:
+    return RunView(
+        run_id=row.run_id,
+        conversation_id=row.conversation_id,
+        up_to_msg_id=row.up_to_msg_id,
+        provider=row.provider,
+        model=row.model,
+        status=row.status,
+        request_body=row.request_body,
+        response_body=row.response_body,
+        error=row.error,
+        started_at=row.started_at,
+        finished_at=row.finished_at,
+        latency_ms=row.latency_ms,
+        usage=TokenUsage(
+            input_tokens=row.input_tokens,
+            output_tokens=row.output_tokens,
+            total_tokens=row.total_tokens,
+            raw=row.usage,
+        ),
+        idempotency_key=row.idempotency_key,
+    )
+
+
+def _select() -> Any:
+    return select(*_RUN_COLUMNS).join(CONVERSATIONS, CONVERSATIONS.c.id == _R.conversation_pk)
+
+
+def get_run(conn: Connection, run_id: str) -> RunView:
+    """One run by its id; UnknownNameError if there is none."""
+    row = conn.execute(_select().where(_R.run_id == run_id)).first()
+    if row is None:
+        raise UnknownNameError(f"no run {run_id!r}")
+    return _view(row)
+
+
+def start_run(
+    conn: Connection,
+    *,
+    conversation_id: str,
+    provider: str,
+    model: str,
+    request_body: dict[str, Any],
+    up_to_msg_id: str | None = None,
+    idempotency_key: str | None = None,
+    started_at: int | None = None,
+) -> RunView:
+    """Record a run as started (status ``running``); with a known idempotency key, return that run instead."""
+    if idempotency_key is not None:
+        existing = conn.execute(_select().where(_R.idempotency_key == idempotency_key)).first()
+        if existing is not None:
+            return _view(existing)
+    pk = conn.execute(select(_C.id).where(_C.conversation_id == conversation_id)).scalar()
+    if pk is None:
+        raise UnknownNameError(f"no conversation {conversation_id!r}")
+    started = now_ms() if started_at is None else started_at
+    run_id = uuid.uuid4().hex
+    conn.execute(
+        insert(RUNS).values(
+            run_id=run_id,
+            idempotency_key=idempotency_key,
+            conversation_pk=pk,
+            up_to_msg_id=up_to_msg_id,
+            provider=provider,
+            model=model,
+            status="running",
+            request_body=request_body,
+            started_at=started,
+        )
+    )
+    conn.execute(
+        update(CONVERSATIONS)
+        .where(_C.id == pk)
+        .values(runs=_C.runs + 1, last_activity=func.coalesce(func.max(_C.last_activity, started), started))
+        if conn.dialect.name == "sqlite"
+        else update(CONVERSATIONS)
+        .where(_C.id == pk)
+        .values(runs=_C.runs + 1, last_activity=func.greatest(_C.last_activity, started))
+    )
+    return get_run(conn, run_id)
+
+
+def finish_run(
+    conn: Connection,
+    run_id: str,
+    *,
+    status: RunStatus,
+    response_body: dict[str, Any] | None = None,
+    error: str | None = None,
+    usage: TokenUsage | None = None,
+    finished_at: int | None = None,
+) -> RunView:
+    """Record how a run ended: its status, the response or the error, token usage; latency follows."""
+    if status not in RUN_STATUSES or status == "running":
+        raise InvalidQueryError(f"a run ends as one of: {', '.join(s for s in RUN_STATUSES if s != 'running')}")
+    run = get_run(conn, run_id)
+    finished = now_ms() if finished_at is None else finished_at
+    usage = usage or TokenUsage()
+    conn.execute(
+        update(RUNS)
+        .where(_R.run_id == run_id)
+        .values(
+            status=status,
+            response_body=response_body,
+            error=error,
+            finished_at=finished,
+            latency_ms=max(0, finished - run.started_at),
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            total_tokens=usage.total_tokens,
+            usage=usage.raw,
+        )
+    )
+    return get_run(conn, run_id)
+
+
+def list_runs(
+    conn: Connection, *, conversation_id: str | None = None, limit: int = 100, cursor: str | None = None
+) -> tuple[tuple[RunView, ...], str | None]:
+    """Runs, newest first, optionally of one conversation; returns the page and the next page's cursor."""
+    if not 1 <= limit <= MAX_PAGE:
+        raise InvalidQueryError(f"limit must be between 1 and {MAX_PAGE}")
+    stmt = _select()
+    if conversation_id is not None:
+        stmt = stmt.where(_C.conversation_id == conversation_id)
+    if cursor is not None:
+        value, pk = decode_cursor(cursor, "runs")
+        stmt = stmt.where(tuple_(_R.started_at, _R.id) < tuple_(value, pk))
+    rows = conn.execute(stmt.order_by(_R.started_at.desc(), _R.id.desc()).limit(limit + 1)).all()
+    more = len(rows) > limit
+    next_cursor = encode_cursor("runs", rows[limit - 1].started_at, rows[limit - 1].id) if more else None
+    return tuple(_view(r) for r in rows[:limit]), next_cursor

@@ -1,0 +1,84 @@
+"""Schema migrations: Alembic, driven from code, with an automatic first upgrade of an empty database.
+
+Upgrades run inside one write transaction (DDL is transactional on SQLite and on
+PostgreSQL) that also holds the writer lock: BEGIN IMMEDIATE on SQLite, a
+transaction-scoped advisory lock on PostgreSQL. Several processes opening the same
+fresh database at once therefore migrate it exactly once; the others wait, then
+find it current.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection, Engine, text
+
+from core.store.engine import read_transaction, write_transaction
+from core.store.errors import SchemaOutOfDate
+
+SCRIPT_LOCATION = "core.store:migrations"
+_PG_MIGRATION_LOCK = 0x7472_6C75  # "trlu": an arbitrary constant shared by every Traceloupe process
+
+
+@dataclass(frozen=True, slots=True)
+class UpgradeResult:
+    """The schema revision before and after an upgrade (equal when there was nothing to do)."""
+
+    before: str | None
+    after: str
+
+
+def _config(conn: Connection | None = None) -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", SCRIPT_LOCATION)
+    if conn is not None:
+        cfg.attributes["connection"] = conn
+    return cfg
+
+
+@cache
+def head_revision() -> str:
+    """The newest revision the migrations in this package know."""
+    head = ScriptDirectory.from_config(_config()).get_current_head()
+    assert head is not None, "the package ships no migrations"
+    return head
+
+
+def current_revision(conn: Connection) -> str | None:
+    """The revision the database is at, or None for a database Traceloupe never touched."""
+    return MigrationContext.configure(conn).get_current_revision()
+
+
+def upgrade(engine: Engine) -> UpgradeResult:
+    """Bring the database to the newest schema (``traceloupe db upgrade``)."""
+    with write_transaction(engine) as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_MIGRATION_LOCK})
+        before = current_revision(conn)
+        if before != head_revision():
+            command.upgrade(_config(conn), "head")
+    return UpgradeResult(before=before, after=head_revision())
+
+
+def ensure_schema(engine: Engine) -> None:
+    """Upgrade an empty database on first use; refuse one that holds an older schema.
+
+    An older schema is not upgraded silently: the operator runs ``traceloupe db upgrade``
+    on purpose (after a backup), as with any migration of data they care about.
+    """
+    with read_transaction(engine) as conn:
+        revision = current_revision(conn)
+    if revision == head_revision():
+        return
+    if revision is None:
+        upgrade(engine)
+        return
+    raise SchemaOutOfDate(
+        f"the database schema is at revision {revision}, this Traceloupe needs {head_revision()}: "
+        "run `traceloupe db upgrade`"
+    )

@@ -1,0 +1,119 @@
+"""The store's tables, as SQLModel classes; the Alembic migrations create exactly these.
+
+Times are integers in milliseconds since the epoch, the unit of ``create_ts``, so
+every timestamp in the store compares with every other without time zones.
+Bodies are JSON (JSONB on PostgreSQL). ``tests/store/test_migrations.py`` checks
+that the migrations and these classes agree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, Column, ForeignKey, Index, Integer, String, Table, Text
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.types import TypeEngine
+from sqlmodel import Field, SQLModel
+
+_JSON: TypeEngine[Any] = JSON().with_variant(JSONB(), "postgresql")
+"""JSON text on SQLite, JSONB on PostgreSQL."""
+
+
+class ConversationRow(SQLModel, table=True):
+    """One conversation and the figures its list-page row shows, kept current by every import and run."""
+
+    __tablename__ = "conversations"
+    __table_args__ = (
+        Index("ix_conversations_last_activity", "last_activity", "id"),
+        Index("ix_conversations_first_ts", "first_ts", "id"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    conversation_id: str = Field(sa_column=Column(String, nullable=False, unique=True))
+    title: str = Field(default="", sa_column=Column(Text, nullable=False, server_default=""))
+    title_ts: int | None = Field(default=None, sa_type=BigInteger)
+    messages: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default="0"))
+    turns: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default="0"))
+    records: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default="0"))
+    damaged: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default="0"))
+    runs: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default="0"))
+    first_ts: int | None = Field(default=None, sa_type=BigInteger)
+    last_activity: int | None = Field(default=None, sa_type=BigInteger)
+
+
+class MessageRow(SQLModel, table=True):
+    """One top-level message: its JSON exactly as imported (``body``) beside what the parser made of it."""
+
+    __tablename__ = "messages"
+    __table_args__ = (Index("ix_messages_conversation_order", "conversation_pk", "create_ts", "id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    conversation_pk: int = Field(
+        sa_column=Column(Integer, ForeignKey("conversations.id", ondelete="CASCADE"), nullable=False)
+    )
+    msg_id: str = Field(sa_column=Column(String, nullable=False, unique=True))
+    role: str = Field(sa_column=Column(String, nullable=False))
+    msg_type: str | None = Field(default=None, sa_column=Column(String, nullable=True))
+    kind: str = Field(sa_column=Column(String, nullable=False))
+    create_ts: int = Field(sa_column=Column(BigInteger, nullable=False))
+    records: int = Field(sa_column=Column(Integer, nullable=False))
+    damaged: int = Field(sa_column=Column(Integer, nullable=False))
+    body: dict[str, Any] = Field(sa_column=Column(_JSON, nullable=False))
+    parsed: dict[str, Any] = Field(sa_column=Column(_JSON, nullable=False))
+    search_text: str = Field(sa_column=Column(Text, nullable=False))
+    source: str = Field(sa_column=Column(String, nullable=False))
+    line: int | None = Field(default=None, sa_column=Column(Integer, nullable=True))
+    imported_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+
+
+class ConversationKindRow(SQLModel, table=True):
+    """That a conversation contains at least one message of a kind (``user:image``, ``tool``...) at any depth."""
+
+    __tablename__ = "conversation_kinds"
+    __table_args__ = (Index("ix_conversation_kinds_kind", "kind", "conversation_pk"),)
+
+    conversation_pk: int = Field(
+        sa_column=Column(Integer, ForeignKey("conversations.id", ondelete="CASCADE"), primary_key=True)
+    )
+    kind: str = Field(sa_column=Column(String, primary_key=True))
+
+
+class RunRow(SQLModel, table=True):
+    """One replay of a conversation against a provider, stored whatever happened."""
+
+    __tablename__ = "runs"
+    __table_args__ = (Index("ix_runs_conversation", "conversation_pk", "started_at", "id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: str = Field(sa_column=Column(String, nullable=False, unique=True))
+    idempotency_key: str | None = Field(default=None, sa_column=Column(String, nullable=True, unique=True))
+    conversation_pk: int = Field(
+        sa_column=Column(Integer, ForeignKey("conversations.id", ondelete="CASCADE"), nullable=False)
+    )
+    up_to_msg_id: str | None = Field(default=None, sa_column=Column(String, nullable=True))
+    provider: str = Field(sa_column=Column(String, nullable=False))
+    model: str = Field(sa_column=Column(String, nullable=False))
+    status: str = Field(sa_column=Column(String, nullable=False))
+    request_body: dict[str, Any] = Field(sa_column=Column(_JSON, nullable=False))
+    response_body: dict[str, Any] | None = Field(default=None, sa_column=Column(_JSON, nullable=True))
+    error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    started_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+    finished_at: int | None = Field(default=None, sa_type=BigInteger)
+    latency_ms: int | None = Field(default=None, sa_type=BigInteger)
+    input_tokens: int | None = Field(default=None)
+    output_tokens: int | None = Field(default=None)
+    total_tokens: int | None = Field(default=None)
+    usage: dict[str, Any] | None = Field(default=None, sa_column=Column(_JSON, nullable=True))
+
+
+def _table(model: type[SQLModel]) -> Table:
+    table = model.__table__  # type: ignore[attr-defined]  # SQLModel sets it at class creation; untyped
+    assert isinstance(table, Table)
+    return table
+
+
+CONVERSATIONS = _table(ConversationRow)
+MESSAGES = _table(MessageRow)
+CONVERSATION_KINDS = _table(ConversationKindRow)
+RUNS = _table(RunRow)
+METADATA = SQLModel.metadata

@@ -1,0 +1,124 @@
+"""What the repository returns: small frozen dataclasses, never rows or sessions.
+
+The dashboard, the CLI and replay read these; none of them holds a database
+handle, so a template can never open the database by accident.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+from core.messages.union import Message
+
+RunStatus = Literal[
+    "running", "ok", "error", "http_error", "rate_limited", "timeout", "connection_error", "malformed", "refused"
+]
+"""``running`` until the run ends; then ``error`` or one of ``core.replay.send.Status`` (pinned by a test)."""
+RUN_STATUSES: tuple[RunStatus, ...] = get_args(RunStatus)
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationSummary:
+    """One row of the conversation list, with the figures it shows."""
+
+    conversation_id: str
+    title: str
+    """The first user message's text (at most 200 characters); empty when there is none."""
+    messages: int
+    """Top-level messages."""
+    turns: int
+    """Top-level user messages."""
+    records: int
+    """Messages nested in the top-level ones at any depth (trace records, forwarded histories)."""
+    damaged: int
+    """Damaged records (a bare user/assistant BaseMessage) at any depth, top-level ones included."""
+    runs: int
+    first_ts: int | None
+    last_activity: int | None
+    """The latest ``create_ts`` of any message or record, or the start of the latest run, in ms."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationPage:
+    """One page of the list; ``next_cursor`` fetches the next page, None on the last one."""
+
+    items: tuple[ConversationSummary, ...]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMessage:
+    """One top-level message: the JSON exactly as imported, and the typed message parsed from it."""
+
+    msg_id: str
+    conversation_id: str
+    role: str
+    msg_type: str | None
+    kind: str
+    """``role:msg_type`` for subclasses, the role alone for base records (``Message.tag``)."""
+    create_ts: int
+    records: int
+    damaged: int
+    source: str
+    """Where it was imported from (file name, ``<stdin>``)."""
+    line: int | None
+    body: dict[str, Any]
+    message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationDetail:
+    """A conversation with its messages in order (``create_ts``, then import position)."""
+
+    summary: ConversationSummary
+    messages: tuple[StoredMessage, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TokenUsage:
+    """Token counts a provider reported; any of them may be missing."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    total_tokens: int | None = None
+    raw: dict[str, Any] | None = None
+    """The provider's usage object as it came."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunView:
+    """One replay: what was sent, what came back, and how it went."""
+
+    run_id: str
+    conversation_id: str
+    up_to_msg_id: str | None
+    provider: str
+    model: str
+    status: RunStatus
+    request_body: dict[str, Any]
+    response_body: dict[str, Any] | None
+    error: str | None
+    started_at: int
+    finished_at: int | None
+    latency_ms: int | None
+    usage: TokenUsage
+    idempotency_key: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ImportSummary:
+    """What one import did: a file is all-or-nothing, so these are either its full effect or zeros."""
+
+    source: str
+    read: int
+    """Top-level messages read from the file."""
+    imported: int
+    """Messages stored now."""
+    skipped: int
+    """Messages already stored (same msg_id): importing them again is a no-op."""
+    conversations: int
+    """Conversations that received at least one new message."""
+    new_conversations: int
+    damaged: int
+    """Damaged records among the messages stored now."""

@@ -1,0 +1,68 @@
+"""Store fixtures: every store test runs on SQLite and on PostgreSQL.
+
+PostgreSQL is the server at 127.0.0.1:5432 (``$TRACELOUPE_TEST_PG_URL`` overrides
+it). Each test session creates its own database and drops it at the end, so
+parallel sessions (``pytest -n 2``) never see each other's rows. Without a
+server the PostgreSQL cases skip with the reason, except under ``CI=true``,
+where a missing server is a failure: CI must not go green by skipping.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from core.store import Store
+from core.store.engine import make_engine, resolve_url
+from tests.store.store_pg import BACKENDS, create_pg_database, drop_pg_database, pg_database_url
+
+
+@pytest.fixture(scope="session")
+def pg_session_url() -> Iterator[str]:
+    """One migrated database for this test session."""
+    name = create_pg_database()
+    url = pg_database_url(name)
+    Store.open(url).close()
+    try:
+        yield url
+    finally:
+        drop_pg_database(name)
+
+
+@pytest.fixture(params=BACKENDS)
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """An empty, migrated store's URL on each backend."""
+    if request.param == "sqlite":
+        url = str(tmp_path / "store.db")
+        Store.open(url).close()
+        yield url
+        return
+    url = request.getfixturevalue("pg_session_url")
+    engine = make_engine(resolve_url(url))
+    with engine.begin() as conn:
+        conn.execute(text("TRUNCATE conversations, messages, conversation_kinds, runs RESTART IDENTITY CASCADE"))
+    engine.dispose()
+    yield url
+
+
+@pytest.fixture
+def store(db_url: str) -> Iterator[Store]:
+    """An open, empty store on each backend."""
+    with Store.open(db_url) as opened:
+        yield opened
+
+
+@pytest.fixture
+def fresh_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A URL of a database Traceloupe never touched (no schema), on the backend of ``request.param``."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "fresh.db")
+        return
+    name = create_pg_database()
+    try:
+        yield pg_database_url(name)
+    finally:
+        drop_pg_database(name)

@@ -1,0 +1,202 @@
+"""Bad input to ``traceloupe import``: one clear line, a non-zero exit, nothing stored from that file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from core.store import Store
+from web.cli import main
+
+GOOD_LINE = b'{"role":"system","content":"fine","create_ts":1,"msg_id":"first-line","conversation_id":"bad"}\n'
+
+# name -> (file bytes after one good line, what the one error line must contain)
+CASES: dict[str, tuple[bytes, list[str]]] = {
+    "not-json": (b'{"role": "user", oops}\n', [":2:", "not valid JSON"]),
+    "truncated": (b'{"role":"user","msg_type":"text","content":"abc', [":2:", "not valid JSON"]),
+    "invalid-utf8": (b'{"role":"system","content":"\xff\xfe"}\n', [":2:", "not valid UTF-8"]),
+    "wrong-type": (b'{"role":"system","content":"x","create_ts":"yesterday"}\n', [":2 at $.create_ts:"]),
+    "wrong-content-type": (b'{"role":"user","msg_type":"text","content":5}\n', [":2 at $.content:"]),
+    "unknown-role": (b'{"role":"robot","content":"x"}\n', [":2 at $.role:"]),
+    "unknown-msg-type": (b'{"role":"user","msg_type":"hologram","content":"x"}\n', [":2 at $.msg_type:", "hologram"]),
+    "unknown-part-type": (
+        b'{"role":"user","msg_type":"multipart","content":[{"type":"smell"}]}\n',
+        [":2 at $.content[0].type:", "smell"],
+    ),
+    "nested-unknown-msg-type": (
+        b'{"role":"user","msg_type":"text","intermediate_trace":{"records":[{"role":"assistant","msg_type":"x"}]}}\n',
+        [":2 at $.intermediate_trace.records[0].msg_type:"],
+    ),
+    "not-an-object": (b"[1, 2, 3]\n", [":2 at $:", "expected a message object"]),
+    "100000-deep": (b"[" * 100_000 + b"]" * 100_000 + b"\n", [":2:", "depth"]),
+}
+
+
+def _run_import(path: Path, db: str, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str, str]:
+    code = main(["import", str(path), "--db", db, *extra])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _assert_one_clear_line(err: str, path: Path, expected: list[str]) -> None:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    assert str(path) in lines[0]
+    for fragment in expected:
+        assert fragment in lines[0], lines[0]
+    assert "nothing from this file was stored" in lines[0]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_file_is_refused_whole(case: str, db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    earlier = tmp_path / "earlier.jsonl"
+    earlier.write_bytes(b'{"role":"system","content":"kept","create_ts":1,"msg_id":"kept","conversation_id":"ok"}\n')
+    assert _run_import(earlier, db_url, capsys)[0] == 0
+    body, expected = CASES[case]
+    bad = tmp_path / f"{case}.jsonl"
+    bad.write_bytes(GOOD_LINE + body)
+    code, _, err = _run_import(bad, db_url, capsys)
+    assert code == 1
+    _assert_one_clear_line(err, bad, expected)
+    with Store.open(db_url) as store:
+        assert [m.msg_id for m in store.get_conversation("ok").messages] == ["kept"]
+        assert store.counts()["messages"] == 1
+
+
+def test_50_mb_line_is_refused_by_the_default_limit(
+    db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "huge.jsonl"
+    with bad.open("wb") as f:
+        f.write(GOOD_LINE)
+        f.write(b'{"role":"system","content":"' + b"x" * (50 * 1024 * 1024) + b'"}\n')
+    code, _, err = _run_import(bad, db_url, capsys)
+    assert code == 1
+    _assert_one_clear_line(err, bad, [":2:", "32 MiB", "max_record_bytes"])
+    with Store.open(db_url) as store:
+        assert store.counts()["messages"] == 0
+
+
+def test_limits_are_configurable(db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    line = orjson.dumps({"role": "system", "content": "y" * (2 * 1024 * 1024), "msg_id": "two-mib"}) + b"\n"
+    path = tmp_path / "two.jsonl"
+    path.write_bytes(line)
+    code, _, err = _run_import(path, db_url, capsys, "--max-line-mib", "1")
+    assert code == 1
+    _assert_one_clear_line(err, path, [":1:", "1 MiB"])
+    code, out, _ = _run_import(path, db_url, capsys, "--max-line-mib", "4")
+    assert code == 0 and "imported 1 message" in out
+    json_path = tmp_path / "two.json"
+    json_path.write_bytes(line)
+    code, _, err = _run_import(json_path, db_url, capsys, "--max-file-mib", "1")
+    assert code == 1
+    _assert_one_clear_line(err, json_path, ["1 MiB", "max_file_bytes"])
+
+
+def _history(depth: int) -> dict[str, Any]:
+    msg: dict[str, Any] = {"role": "user", "msg_type": "history", "content": [], "msg_id": "deep", "create_ts": 1}
+    current = msg
+    for _ in range(depth):
+        inner: dict[str, Any] = {"role": "user", "msg_type": "history", "content": [], "create_ts": 1}
+        current["content"] = [inner]
+        current = inner
+    return msg
+
+
+def test_history_nested_past_the_validator_depth_is_refused_cleanly(
+    db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """300 nested forwarded histories exceed pydantic's depth: one line, no crash."""
+    msg = _history(300)
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(json.dumps(msg).encode() + b"\n")
+    code, _, err = _run_import(path, db_url, capsys)
+    assert code == 1
+    _assert_one_clear_line(err, path, [":1 at $.content[0]", "depth"])
+
+
+def test_nesting_within_the_serialiser_is_stored_and_exported(
+    db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    msg = _history(100)
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(json.dumps(msg).encode() + b"\n")
+    code, _, err = _run_import(path, db_url, capsys)
+    assert code == 0, err
+    assert main(["export", "--db", db_url]) == 0
+    assert json.loads(capsys.readouterr().out) == msg
+    with Store.open(db_url) as store:
+        (c,) = store.iter_conversations()
+        assert c.records == 100
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        pytest.param(lambda: _history(200), id="200-nested-histories"),
+        pytest.param(
+            lambda: {"role": "system", "msg_id": "k", "additional_kwargs": {"deep": _lists(300)}}, id="300-deep-kwargs"
+        ),
+    ],
+)
+def test_readable_but_too_deep_to_serialise_is_refused_cleanly(
+    message: Any, db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The reader accepts these; pydantic cannot write them back, so the store refuses them on one line."""
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(GOOD_LINE + json.dumps(message()).encode() + b"\n")
+    code, _, err = _run_import(path, db_url, capsys)
+    assert code == 1
+    _assert_one_clear_line(err, path, [":2 at $:", "nested too deeply to store"])
+    with Store.open(db_url) as store:
+        assert store.counts()["messages"] == 0
+
+
+def _lists(depth: int) -> list[Any]:
+    outer: list[Any] = []
+    current = outer
+    for _ in range(depth):
+        inner: list[Any] = []
+        current.append(inner)
+        current = inner
+    return outer
+
+
+def test_nul_characters_are_kept_on_sqlite_and_refused_clearly_on_postgresql(
+    db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "nul.jsonl"
+    path.write_bytes(b'{"role":"system","content":"a\\u0000b","msg_id":"nul","conversation_id":"n","create_ts":1}\n')
+    code, _, err = _run_import(path, db_url, capsys)
+    with Store.open(db_url) as store:
+        if store.backend == "sqlite":
+            assert code == 0
+            assert store.get_conversation("n").messages[0].body["content"] == "a\x00b"
+        else:
+            assert code == 1
+            _assert_one_clear_line(err, path, [":1 at $.content:", "U+0000"])
+            assert store.counts()["messages"] == 0
+
+
+def test_missing_file_is_one_line(db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "nope.jsonl"
+    code, _, err = _run_import(missing, db_url, capsys)
+    assert code == 1
+    assert len(err.strip().splitlines()) == 1 and str(missing) in err and "cannot open" in err
+
+
+def test_one_bad_file_does_not_stop_the_others(db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b"{nope\n")
+    good = tmp_path / "good.jsonl"
+    good.write_bytes(GOOD_LINE)
+    code = main(["import", str(bad), str(good), "--db", db_url])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert "bad.jsonl:1" in err and "good.jsonl: imported 1 message" in out
+    assert "1 of 2 files" in out

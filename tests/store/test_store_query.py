@@ -1,0 +1,140 @@
+"""The conversation list: keyset pages, sorts, filters and substring search, on both backends."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+
+from core.reader import read_bytes
+from core.store import SORTS, ConversationQuery, InvalidQueryError, Store
+from tests.store.store_factory import dataset
+
+
+def _import(store: Store, messages: list[dict[str, Any]]) -> None:
+    store.import_records(read_bytes(b"".join(orjson.dumps(m) + b"\n" for m in messages), source="q"), source="q")
+
+
+def _text(cid: str, content: str, ts: int, **extra: Any) -> dict[str, Any]:
+    return {
+        "role": "user",
+        "msg_type": "text",
+        "content": content,
+        "create_ts": ts,
+        "msg_id": f"{cid}-{ts}",
+        "conversation_id": cid,
+        **extra,
+    }
+
+
+@pytest.mark.parametrize("sort", sorted(SORTS))
+def test_pages_cover_every_conversation_once_in_order(store: Store, sort: str) -> None:
+    _import(store, dataset(seed=21, conversations=23, turns=1, records=3))
+    seen: list[Any] = []
+    cursor = None
+    while True:
+        page = store.list_conversations(ConversationQuery(sort=sort, limit=5, cursor=cursor))
+        seen.extend(page.items)
+        assert len(page.items) <= 5
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    assert len(seen) == 23 == len({c.conversation_id for c in seen})
+    key = {
+        "recent": lambda c: -c.last_activity,
+        "oldest": lambda c: c.first_ts,
+        "newest": lambda c: -c.first_ts,
+        "damaged": lambda c: -c.damaged,
+    }[sort]
+    values = [key(c) for c in seen]
+    assert values == sorted(values)
+
+
+def test_search_is_a_case_insensitive_substring_match(store: Store) -> None:
+    _import(
+        store,
+        [
+            _text("en", "Where is the Cat hiding?", 1),
+            _text("zh", "请帮我查一下北京的天气", 2),
+            _text(
+                "tool",
+                "plain",
+                3,
+                intermediate_trace={
+                    "records": [
+                        {"role": "tool", "tool_reses": ["needle in a tool result"], "create_ts": 4, "msg_id": "t-4"}
+                    ]
+                },
+            ),
+            _text("short", "ab", 5),
+        ],
+    )
+
+    def found(text: str) -> set[str]:
+        return {c.conversation_id for c in store.iter_conversations(ConversationQuery(search=text))}
+
+    assert found("the cAT") == {"en"}
+    assert found("北京的") == {"zh"}
+    assert found("京") == {"zh"}  # shorter than a trigram: a scan, same answer
+    assert found("needle in") == {"tool"}  # trace records are searched too
+    assert found("ab") == {"short"}
+    assert found("  cat hid ") == {"en"}  # trimmed
+    assert found("dog") == set()
+    assert found("") == {"en", "zh", "tool", "short"}
+
+
+def test_filters(store: Store) -> None:
+    _import(
+        store,
+        [
+            _text("plain", "hello", 1),
+            {
+                "role": "user",
+                "msg_type": "image",
+                "content": "https://e.com/x.png",
+                "create_ts": 2,
+                "msg_id": "img",
+                "conversation_id": "image",
+            },
+            {"role": "assistant", "content": "bare", "create_ts": 3, "msg_id": "dmg", "conversation_id": "damaged"},
+            _text(
+                "deep",
+                "q",
+                4,
+                intermediate_trace={
+                    "records": [{"role": "console", "content": "out", "create_ts": 5, "msg_id": "con"}]
+                },
+            ),
+        ],
+    )
+    store.start_run("plain", provider="openai", model="m", request_body={})
+
+    def ids(**kw: Any) -> set[str]:
+        return {c.conversation_id for c in store.iter_conversations(ConversationQuery(**kw))}
+
+    assert ids(has_damaged=True) == {"damaged"}
+    assert ids(has_damaged=False) == {"plain", "image", "deep"}
+    assert ids(has_runs=True) == {"plain"}
+    assert ids(has_runs=False) == {"image", "damaged", "deep"}
+    assert ids(kind="user:image") == {"image"}
+    assert ids(kind="console") == {"deep"}  # nested in a trace
+    assert ids(kind="assistant") == {"damaged"}  # a bare assistant record's kind is its role
+    assert ids(kind="user:text", has_runs=True) == {"plain"}
+    assert ids(kind="no-such-kind") == set()
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        ConversationQuery(sort="id; DROP TABLE conversations"),
+        ConversationQuery(sort="title"),
+        ConversationQuery(limit=0),
+        ConversationQuery(limit=10_000),
+        ConversationQuery(cursor="not a cursor"),
+        ConversationQuery(cursor="WyJvbGRlc3QiLDEsMV0"),  # a valid cursor of another sort
+    ],
+)
+def test_bad_sort_limit_or_cursor_is_refused(store: Store, query: ConversationQuery) -> None:
+    with pytest.raises(InvalidQueryError):
+        store.list_conversations(query)

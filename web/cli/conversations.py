@@ -1,0 +1,52 @@
+"""``traceloupe conversations``: the conversation list with its figures, as a table or as JSON."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from typing import TYPE_CHECKING
+
+from web.cli.db import add_db_argument, run_with_store
+
+if TYPE_CHECKING:
+    from core.store import Store
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    """``--db``, ``--json`` and the list's filters."""
+    from core.store import SORTS
+
+    add_db_argument(parser)
+    parser.add_argument("--json", action="store_true", help="print a JSON array (for scripts)")
+    parser.add_argument("--search", metavar="TEXT", default=None, help="only conversations containing this text")
+    parser.add_argument("--kind", metavar="KIND", default=None, help="only those holding this kind (user:image, tool)")
+    parser.add_argument("--damaged", action="store_true", default=None, help="only those with damaged records")
+    parser.add_argument("--with-runs", action="store_true", default=None, help="only those with runs")
+    parser.add_argument("--sort", choices=tuple(SORTS), default="recent")
+    parser.add_argument("--limit", type=int, default=None, help="at most this many (default: all)")
+
+
+def run(ns: argparse.Namespace) -> int:
+    """Print the matching conversations."""
+    import itertools
+
+    import orjson
+
+    from core.store import ConversationQuery
+
+    def body(store: Store) -> int:
+        q = ConversationQuery(
+            search=ns.search, kind=ns.kind, has_damaged=ns.damaged, has_runs=ns.with_runs, sort=ns.sort, limit=500
+        )
+        items = list(itertools.islice(store.iter_conversations(q), ns.limit))
+        if ns.json:
+            sys.stdout.buffer.write(orjson.dumps([dataclasses.asdict(c) for c in items], option=orjson.OPT_INDENT_2))
+            sys.stdout.buffer.write(b"\n")
+            return 0
+        print(f"{'conversation':<36} {'turns':>5} {'records':>7} {'damaged':>7} {'runs':>4}  title")
+        for c in items:
+            print(f"{c.conversation_id:<36} {c.turns:>5} {c.records:>7} {c.damaged:>7} {c.runs:>4}  {c.title[:60]}")
+        return 0
+
+    return run_with_store(ns, body)

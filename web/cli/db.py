@@ -1,0 +1,89 @@
+"""``traceloupe db``: schema upgrade and status; also the ``--db`` option every store command shares."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from core.store import Store
+
+DB_HELP = "database URL or SQLite file (default: $TRACELOUPE_DATABASE_URL, else ./traceloupe.db)"
+
+
+def add_db_argument(parser: argparse.ArgumentParser) -> None:
+    """The ``--db URL`` option, the same on every command that opens the store."""
+    parser.add_argument("--db", metavar="URL", default=None, help=DB_HELP)
+
+
+def run_with_store(ns: argparse.Namespace, body: Callable[[Store], int], *, migrate: bool = True) -> int:
+    """Open the store named by ``ns.db``, run ``body``; print any failure as one line, never a traceback.
+
+    Exit codes: what ``body`` returns, 1 for bad input or an unknown name, 2 when the
+    database cannot be used, 130 on Ctrl-C.
+    """
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from core.errors import MisuseError
+    from core.store import Store, StoreError
+
+    try:
+        with Store.open(ns.db, migrate=migrate) as store:
+            return body(store)
+    except MisuseError as exc:
+        print(f"traceloupe: {exc}", file=sys.stderr)
+        return 1
+    except StoreError as exc:
+        print(f"traceloupe: {exc}", file=sys.stderr)
+        return 2
+    except SQLAlchemyError as exc:
+        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        print(f"traceloupe: database error: {reason}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("traceloupe: interrupted; the file being imported was not stored", file=sys.stderr)
+        return 130
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    """``db upgrade`` and ``db status``."""
+    parser.add_argument(
+        "action",
+        choices=("upgrade", "status"),
+        help="upgrade: apply the migrations; status: revision, row counts and (SQLite) PRAGMA quick_check",
+    )
+    add_db_argument(parser)
+
+
+def run(ns: argparse.Namespace) -> int:
+    """Upgrade the schema, or print its revision and row counts."""
+    from core.store import head_revision, upgrade
+
+    def do_upgrade(store: Store) -> int:
+        result = upgrade(store.engine)
+        if result.before == result.after:
+            print(f"schema already at {result.after}")
+        else:
+            print(f"schema upgraded from {result.before or 'empty'} to {result.after}")
+        return 0
+
+    def do_status(store: Store) -> int:
+        from core.store.schema import current_revision
+
+        with store.engine.connect() as conn:
+            revision = current_revision(conn)
+        print(f"database: {store.engine.url.render_as_string(hide_password=True)}")
+        print(f"schema: {revision or 'empty'} (this Traceloupe: {head_revision()})")
+        if revision == head_revision():
+            for table, count in store.counts().items():
+                print(f"{table}: {count}")
+        if store.backend == "sqlite":
+            with store.engine.connect() as conn:
+                check = [str(row[0]) for row in conn.exec_driver_sql("PRAGMA quick_check")]
+            print(f"quick_check: {'; '.join(check)}")
+            return 0 if check == ["ok"] else 1
+        return 0
+
+    return run_with_store(ns, do_upgrade if ns.action == "upgrade" else do_status, migrate=False)

@@ -1,0 +1,137 @@
+"""``traceloupe import PATH...``: store .json/.jsonl files (``-`` for stdin), each all-or-nothing."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import IO, TYPE_CHECKING
+
+from web.cli.db import add_db_argument, run_with_store
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from core.reader import ReadLimits, Record
+    from core.store import ImportSummary, Store
+
+PROGRESS_MIN_BYTES = 8 * 1024 * 1024
+"""Files smaller than this import in well under a second: no progress bar."""
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    """Paths, ``--db`` and the reader's limits."""
+    from core.reader import DEFAULT_LIMITS, MiB
+
+    parser.add_argument("paths", nargs="+", metavar="PATH", help=".json or .jsonl file; - reads standard input")
+    add_db_argument(parser)
+    parser.add_argument(
+        "--max-file-mib",
+        type=int,
+        default=DEFAULT_LIMITS.max_file_bytes // MiB,
+        help="largest .json file accepted, in MiB (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--max-line-mib",
+        type=int,
+        default=DEFAULT_LIMITS.max_record_bytes // MiB,
+        help="largest .jsonl line accepted, in MiB (default: %(default)s)",
+    )
+    parser.add_argument("-q", "--quiet", action="store_true", help="print only errors")
+
+
+class _Bar:
+    """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
+
+    def __init__(self, label: str, stream: IO[str]) -> None:
+        self.label = label
+        self.stream = stream
+        self.last = -1
+
+    def show(self, phase: str, done: int, total: int) -> None:
+        percent = min(100, done * 100 // total) if total else 100
+        if percent == self.last:
+            return
+        self.last = percent
+        filled = percent * 30 // 100
+        self.stream.write(f"\r{self.label} {phase:<7} [{'#' * filled}{'.' * (30 - filled)}] {percent:3d}%")
+        self.stream.flush()
+
+    def done(self) -> None:
+        self.stream.write("\r\033[K")
+        self.stream.flush()
+
+
+def _import_one(store: Store, path: str, limits: ReadLimits, quiet: bool) -> ImportSummary:
+    from core.errors import InputError
+    from core.reader import read_stream
+
+    if path == "-":
+        return store.import_path("-", limits=limits)
+    size = 0
+    try:
+        size = Path(path).stat().st_size
+    except OSError as exc:
+        raise InputError(f"cannot open: {exc.strerror or exc}", source=path) from None
+    bar = (
+        _Bar(Path(path).name, sys.stderr) if not quiet and sys.stderr.isatty() and size >= PROGRESS_MIN_BYTES else None
+    )
+    try:
+        handle = Path(path).open("rb")  # noqa: SIM115 - closed in the finally below
+    except OSError as exc:
+        raise InputError(f"cannot open: {exc.strerror or exc}", source=path) from None
+    try:
+
+        def records() -> Iterator[Record]:
+            for record in read_stream(handle, source=path, limits=limits):
+                if bar is not None and record.index % 256 == 0:
+                    bar.show("reading", handle.tell(), size)
+                yield record
+
+        progress = (lambda done, total: bar.show("writing", done, total)) if bar is not None else None
+        return store.import_records(records(), source=path, progress=progress)
+    finally:
+        handle.close()
+        if bar is not None:
+            bar.done()
+
+
+def _describe(s: ImportSummary) -> str:
+    damaged = f", {s.damaged} damaged record{'s' * (s.damaged != 1)}" if s.damaged else ""
+    return (
+        f"{s.source}: imported {s.imported} message{'s' * (s.imported != 1)} into {s.conversations} "
+        f"conversation{'s' * (s.conversations != 1)} ({s.new_conversations} new){damaged}; "
+        f"{s.skipped} already stored"
+    )
+
+
+def run(ns: argparse.Namespace) -> int:
+    """Import every path; a bad file is reported on one line and skipped, the others still import."""
+    from core.errors import InputError
+    from core.reader import MiB, ReadLimits
+
+    limits = ReadLimits(max_file_bytes=ns.max_file_mib * MiB, max_record_bytes=ns.max_line_mib * MiB)
+
+    def body(store: Store) -> int:
+        failed = 0
+        totals = [0, 0, 0]
+        for path in ns.paths:
+            try:
+                summary = _import_one(store, path, limits, ns.quiet)
+            except InputError as exc:
+                print(f"traceloupe: {exc} (nothing from this file was stored)", file=sys.stderr)
+                failed += 1
+                continue
+            totals[0] += summary.imported
+            totals[1] += summary.conversations
+            totals[2] += summary.damaged
+            if not ns.quiet:
+                print(_describe(summary))
+        if len(ns.paths) > 1 and not ns.quiet:
+            print(
+                f"total: {totals[0]} messages imported from {len(ns.paths) - failed} of {len(ns.paths)} files, "
+                f"{totals[2]} damaged records"
+            )
+        return 1 if failed else 0
+
+    return run_with_store(ns, body)

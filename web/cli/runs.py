@@ -1,0 +1,52 @@
+"""``traceloupe runs``: recorded replays, newest first, as a table or as JSON."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from typing import TYPE_CHECKING
+
+from web.cli.db import add_db_argument, run_with_store
+
+if TYPE_CHECKING:
+    from core.store import RunView, Store
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    """``--db``, ``--conversation``, ``--json``, ``--limit``."""
+    add_db_argument(parser)
+    parser.add_argument("--conversation", metavar="ID", default=None, help="only the runs of this conversation")
+    parser.add_argument("--json", action="store_true", help="print a JSON array (for scripts)")
+    parser.add_argument("--limit", type=int, default=100, help="at most this many (default: %(default)s)")
+
+
+def run(ns: argparse.Namespace) -> int:
+    """Print the runs."""
+    import orjson
+
+    def body(store: Store) -> int:
+        if ns.conversation is not None:
+            store.get_conversation(ns.conversation)  # an unknown id is an error, not an empty list
+        found: list[RunView] = []
+        cursor: str | None = None
+        while len(found) < ns.limit:
+            page, cursor = store.list_runs(ns.conversation, limit=min(500, ns.limit - len(found)), cursor=cursor)
+            found.extend(page)
+            if cursor is None:
+                break
+        if ns.json:
+            sys.stdout.buffer.write(orjson.dumps([dataclasses.asdict(r) for r in found], option=orjson.OPT_INDENT_2))
+            sys.stdout.buffer.write(b"\n")
+            return 0
+        print(f"{'run':<32} {'conversation':<24} {'provider':<10} {'model':<20} {'status':<8} {'ms':>7} {'tokens':>7}")
+        for r in found:
+            latency = "" if r.latency_ms is None else str(r.latency_ms)
+            tokens = "" if r.usage.total_tokens is None else str(r.usage.total_tokens)
+            print(
+                f"{r.run_id:<32} {r.conversation_id[:24]:<24} {r.provider[:10]:<10} {r.model[:20]:<20} "
+                f"{r.status:<8} {latency:>7} {tokens:>7}"
+            )
+        return 0
+
+    return run_with_store(ns, body)
