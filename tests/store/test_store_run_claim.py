@@ -35,8 +35,9 @@ def test_one_claim_per_key_even_when_concurrent(store: Store, db_url: str) -> No
 def test_the_parsed_reply_is_stored_with_the_run(store: Store) -> None:
     store.import_records(read_bytes(MESSAGE, source="r"), source="r")
     run = store.start_run("c", provider="gemini", model="m", request_body={"contents": []})
+    call = {"id": "a", "name": "f", "arguments": "{}", "thought_signature": "c2ln"}
     reply = {"role": "assistant", "msg_type": "text", "content": "hi", "msg_id": "r", "conversation_id": "c",
-             "create_ts": 1, "tool_calls": [{"id": "a", "name": "f", "arguments": "{}", "thought_signature": "c2ln"}]}  # fmt: skip
+             "create_ts": 1, "tool_calls": [call]}  # fmt: skip
     done = store.finish_run(run.run_id, status="ok", reply=reply)
     assert done.reply == reply
     assert store.get_run(run.run_id).reply == reply
