@@ -1,0 +1,19 @@
+// Re-run forms: when the provider changes, the model field takes that provider's default,
+// unless the reader typed a model of their own. It reads only attributes the server rendered.
+(function () {
+  "use strict";
+  document.addEventListener("input", function (event) {
+    var el = event.target;
+    if (el instanceof HTMLInputElement && el.hasAttribute("data-rerun-model")) el.setAttribute("data-touched", "");
+  });
+  document.addEventListener("change", function (event) {
+    var select = event.target;
+    if (!(select instanceof HTMLSelectElement) || !select.hasAttribute("data-rerun-provider")) return;
+    var form = select.form;
+    var model = form && form.querySelector("[data-rerun-model]");
+    var option = select.selectedOptions[0];
+    if (model && option && !model.hasAttribute("data-touched")) {
+      model.value = option.getAttribute("data-default-model") || "";
+    }
+  });
+})();
