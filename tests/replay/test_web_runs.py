@@ -100,7 +100,8 @@ def test_rerun_shows_the_reply_beside_the_original_and_the_diff(client: httpx.Cl
     first = _post(client, {**_form(client), "provider": "anthropic", "model": "claude-x"}, HX)
     assert first.status_code == 200
     run_id = _run_id(first.text)
-    assert f'id="run-{run_id}"' in first.text and "rerun-key" in first.text  # a fresh key for the next press
+    assert f'id="run-{run_id}"' in first.text
+    assert len(first.headers["x-next-idempotency-key"]) >= 16  # a fresh key for the next press
     html = _wait(client, run_id)
     assert 'data-run-status="ok"' in html
     sides = re.findall(r'data-side="(\w+)"', html)

@@ -34,6 +34,7 @@ from web.runs.service import KeyConflict, ReplayBusy, RunService
 from web.runs.views import ReplaysPage, compare_page, rerun_form, run_panel
 
 MAX_LISTED = 200
+NEXT_KEY_HEADER = "X-Next-Idempotency-Key"
 
 RunsDep = NamedDependency[SkipValidation[RunService | None]]
 """The app's RunService, or None when the dashboard has no store (then every run route answers 503)."""
@@ -106,8 +107,9 @@ class RunsController(Controller):
         if not request.htmx:
             return Redirect(f"/runs/{run.run_id}", status_code=303)
         panel = run_panel(run, _original(service.store, run), reply_message(run))
-        context = {"panel": panel, "next_key": secrets.token_urlsafe(18)}
-        return Template("runs/_posted.html", context=context)
+        # The next press of the same form is a new run: static/runs.js puts this key in the form.
+        headers = {NEXT_KEY_HEADER: secrets.token_urlsafe(18)}
+        return Template("runs/_run.html", context={"panel": panel}, headers=headers)
 
     @get("/runs/{run_id:str}", name="run", sync_to_thread=True)
     def run(self, request: HTMXRequest, run_id: FromPath[str], runs: RunsDep) -> Template:
