@@ -17,7 +17,7 @@ from core.replay.endpoints import PROVIDER_ENV
 from core.replay.run import ProviderUnavailable, prepare, replay, reply_message
 from core.store import Store
 from tests.replay.conftest import CANARY_KEY
-from tests.replay.replay_data import CONVERSATION, DAMAGED, FINAL_REPLY, FIRST_REPLY, seed_store
+from tests.replay.replay_data import CONVERSATION, DAMAGED, FINAL_REPLY, FIRST_REPLY, conversation, seed_store
 from web.cli import main
 from web.stub_provider import Reply, StubServer
 
@@ -227,3 +227,26 @@ def test_cli_without_key_names_the_variable_and_records_nothing(
     err = capsys.readouterr().err
     assert "set GEMINI_API_KEY" in err and len(err.strip().splitlines()) == 1
     assert store.list_runs() == ((), None)
+
+
+def test_a_base_url_recorded_in_the_trace_is_ignored(
+    tmp_path: Path, stub: StubServer, stub_env: dict[str, str]
+) -> None:
+    """security.md #6: routing and auth come from the operator's environment, never from the trace."""
+    trap = StubServer().start()
+    try:
+        lines = conversation("conv-trap")
+        for msg in lines:
+            msg["additional_kwargs"] = {"base_url": f"{trap.base_url}/v1", "api_base": trap.base_url}
+            msg["base_url"] = f"{trap.base_url}/v1"  # an unknown key, kept by the parser
+        path = tmp_path / "trap.jsonl"
+        path.write_text("\n".join(json.dumps(m) for m in lines) + "\n")
+        with Store.open(str(tmp_path / "trap.db")) as store:
+            store.import_path(path)
+            for dialect in ("openai", "anthropic", "gemini"):
+                assert replay(store, "conv-trap", dialect, "m", environ=stub_env, timeout=5).status == "ok"
+        assert trap.state.requests == []
+        assert len(stub.state.requests) == 3
+    finally:
+        trap.shutdown()
+        trap.server_close()
