@@ -235,3 +235,11 @@ def test_compare_two_runs(client: httpx.Client, stub: StubServer) -> None:
     api: Any = client.get(f"/api/conversations/{CONVERSATION}/runs").json()
     assert [r["run_id"] for r in api["runs"]] == [b, a]
     assert client.get(f"/api/runs/{a}").json()["reply"]["content"] == "one two three"
+
+
+def test_a_run_left_running_by_a_stopped_server_stops_polling(client: httpx.Client, store: Store) -> None:
+    orphan = store.start_run(CONVERSATION, provider="openai", model="m", request_body={}, started_at=1_000)
+    html = client.get(f"/runs/{orphan.run_id}", headers=HX).text
+    assert "hx-trigger" not in html and "data-run-stale" in html
+    fresh = store.start_run(CONVERSATION, provider="openai", model="m", request_body={})
+    assert 'hx-trigger="every 1s"' in client.get(f"/runs/{fresh.run_id}", headers=HX).text

@@ -21,11 +21,16 @@ from core.messages.assistant import AssistantTextMessage
 from core.messages.convert import text_of
 from core.messages.union import Message
 from core.providers.diffing import format_change, structural_diff
+from core.replay.run import DEFAULT_TIMEOUT
 from core.store import RunView
+from core.store.runs import now_ms
 from web.runs.service import ProviderChoice, RunService
 from web.timeline import Card, Timeline, msg_anchor
 from web.timeline.build import format_ts
 from web.timeline.cards import AssistantBody
+
+STALE_AFTER_MS = int(DEFAULT_TIMEOUT * 1000) + 60_000
+"""A run still ``running`` this long after it started will not finish: its panel stops polling and says so."""
 
 FAILED_LABELS: dict[str, str] = {
     "http_error": "provider error",
@@ -174,6 +179,11 @@ class RunPanel:
     @property
     def running(self) -> bool:
         return self.run.status == "running"
+
+    @property
+    def stale(self) -> bool:
+        """Still ``running`` long after any send could have ended: the server stopped while it was in flight."""
+        return self.running and now_ms() - self.run.started_at > STALE_AFTER_MS
 
     @property
     def failed(self) -> bool:
