@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -96,4 +97,20 @@ def test_rerun_from_a_card_opens_the_runs_page_which_updates_in_place(
     _shot(pg, "replay-card-timeout.png")
     (seen,) = stub.state.requests
     assert seen.dialect == "gemini" and [c["role"] for c in seen.body["contents"]] == ["user"]
+    assert not (watch.dialogs or watch.foreign or watch.errors), watch
+
+
+def test_a_double_click_makes_one_run(
+    page: tuple[object, Watch],  # noqa: F811 - the fixture imported above
+    base_url: str,
+    stub: StubServer,
+) -> None:
+    pg, watch = page
+    pg.goto(f"{base_url}/conversations/{CONVERSATION}")  # type: ignore[attr-defined]
+    stub.state.script.append(Reply(text="once", delay=0.5))
+    pg.dblclick("#rerun-form [data-rerun-submit]")  # type: ignore[attr-defined]
+    _until(lambda: _status(pg, "#runs-live [data-run]") == "ok")
+    time.sleep(0.5)  # a second run, had one started, would have appeared by now
+    assert len(pg.query_selector_all("#runs-live [data-run]")) == 1  # type: ignore[attr-defined]
+    assert len(stub.state.requests) == 1
     assert not (watch.dialogs or watch.foreign or watch.errors), watch

@@ -243,3 +243,12 @@ def test_a_run_left_running_by_a_stopped_server_stops_polling(client: httpx.Clie
     assert "hx-trigger" not in html and "data-run-stale" in html
     fresh = store.start_run(CONVERSATION, provider="openai", model="m", request_body={})
     assert 'hx-trigger="every 1s"' in client.get(f"/runs/{fresh.run_id}", headers=HX).text
+
+
+def test_a_key_of_another_conversations_run_is_refused(client: httpx.Client, stub: StubServer) -> None:
+    fields = {**_form(client), "provider": "openai", "model": "m"}
+    first = _post(client, fields)
+    assert first.status_code == 303
+    other = client.post(f"/conversations/{DAMAGED}/runs", data=fields, headers={"Origin": str(client.base_url)})
+    assert other.status_code == 409 and "another conversation" in other.text
+    assert _post(client, fields).headers["location"] == first.headers["location"]  # same key, same run
