@@ -103,7 +103,9 @@ def prepare(
     endpoint = endpoint_for(provider, environ)
     if endpoint is None:
         var = PROVIDER_ENV[provider].key_var
-        raise ProviderUnavailable(f"{provider} is unavailable: set {var} in the server's environment to replay")
+        raise ProviderUnavailable(
+            f"{provider} is unavailable: set {var} in the environment of the process that replays"
+        )
     messages = store.get_conversation(conversation_id).messages  # UnknownNameError for an unknown id
     typed = [m.message for m in messages]
     history = expanded_history(typed)
