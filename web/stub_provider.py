@@ -40,6 +40,7 @@ class Reply:
     delay: float = 0.0
     retry_after: int | None = None
     raw_body: str | None = None  # sent verbatim (a malformed answer)
+    thought_signature: str | None = None  # Gemini: sent on the first functionCall part, as Gemini 3 does
 
 
 @dataclass
@@ -150,7 +151,11 @@ def success_body(dialect: Dialect, model: str, reply: Reply) -> dict[str, Any]:
         parts.append({"text": reply.reasoning, "thought": True})
     if reply.text:
         parts.append({"text": reply.text})
-    parts += [{"functionCall": {"name": c["name"], "args": c.get("arguments", {})}} for c in reply.tool_calls]
+    for i, c in enumerate(reply.tool_calls):
+        part: dict[str, Any] = {"functionCall": {"name": c["name"], "args": c.get("arguments", {})}}
+        if i == 0 and reply.thought_signature:
+            part["thoughtSignature"] = reply.thought_signature
+        parts.append(part)
     return {
         "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
         "usageMetadata": {

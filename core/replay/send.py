@@ -133,6 +133,8 @@ def _failure(endpoint: Endpoint, exc: Exception, latency: int) -> Exchange:
         return Exchange("timeout", latency, error=f"no answer within the time limit ({name})")
     if "Connect" in name or isinstance(exc, ConnectionError | OSError):
         return Exchange("connection_error", latency, error=scrub(f"could not reach the provider: {exc}", endpoint))
+    if isinstance(exc, json.JSONDecodeError):  # google-genai parses the body itself and raises this
+        return Exchange("malformed", latency, error=f"the provider's answer is not JSON ({exc})")
     if isinstance(exc, ValueError | TypeError):
         return Exchange("malformed", latency, error=scrub(f"the exchange could not be read: {name}: {exc}", endpoint))
     return Exchange("connection_error", latency, error=scrub(f"{name}: {exc}", endpoint))

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, func, select
+from sqlalchemy.exc import IntegrityError
 
 from core.errors import UnknownNameError
 from core.messages.union import MESSAGE_ADAPTER, Message
@@ -216,17 +217,52 @@ class Store:
         started_at: int | None = None,
     ) -> RunView:
         """Record a run as started; a repeated idempotency key returns the run already recorded."""
-        with _write(self.engine) as conn:
-            return runs.start_run(
-                conn,
-                conversation_id=conversation_id,
-                provider=provider,
-                model=model,
-                request_body=request_body,
-                up_to_msg_id=up_to_msg_id,
-                idempotency_key=idempotency_key,
-                started_at=started_at,
-            )
+        return self.claim_run(
+            conversation_id,
+            provider=provider,
+            model=model,
+            request_body=request_body,
+            up_to_msg_id=up_to_msg_id,
+            idempotency_key=idempotency_key,
+            started_at=started_at,
+        )[0]
+
+    def claim_run(
+        self,
+        conversation_id: str,
+        *,
+        provider: str,
+        model: str,
+        request_body: dict[str, Any],
+        up_to_msg_id: str | None = None,
+        idempotency_key: str | None = None,
+        started_at: int | None = None,
+    ) -> tuple[RunView, bool]:
+        """As ``start_run``, and whether this call recorded the run: True for exactly one caller per key.
+
+        The unique key column is the guarantee, also across processes: a concurrent claim
+        that loses the race on the constraint gets the winner's run and False.
+        """
+        try:
+            with _write(self.engine) as conn:
+                return runs.claim_run(
+                    conn,
+                    conversation_id=conversation_id,
+                    provider=provider,
+                    model=model,
+                    request_body=request_body,
+                    up_to_msg_id=up_to_msg_id,
+                    idempotency_key=idempotency_key,
+                    started_at=started_at,
+                )
+        except IntegrityError:
+            if idempotency_key is None:
+                raise
+            with read_transaction(self.engine) as conn:
+                existing = runs.run_by_key(conn, idempotency_key)
+            if existing is None:
+                raise
+            return existing, False
 
     def finish_run(
         self,
@@ -237,8 +273,9 @@ class Store:
         error: str | None = None,
         usage: TokenUsage | None = None,
         finished_at: int | None = None,
+        reply: dict[str, Any] | None = None,
     ) -> RunView:
-        """Record how a run ended (``ok``, ``error`` or ``timeout``)."""
+        """Record how a run ended (any RunStatus but ``running``), with the parsed reply when there is one."""
         with _write(self.engine) as conn:
             return runs.finish_run(
                 conn,
@@ -248,6 +285,7 @@ class Store:
                 error=error,
                 usage=usage,
                 finished_at=finished_at,
+                reply=reply,
             )
 
     def get_run(self, run_id: str) -> RunView:

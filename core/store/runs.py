@@ -50,6 +50,7 @@ def _view(row: Any) -> RunView:
             raw=row.usage,
         ),
         idempotency_key=row.idempotency_key,
+        reply=row.reply,
     )
 
 
@@ -65,6 +66,12 @@ def get_run(conn: Connection, run_id: str) -> RunView:
     return _view(row)
 
 
+def run_by_key(conn: Connection, idempotency_key: str) -> RunView | None:
+    """The run recorded under an idempotency key, or None."""
+    row = conn.execute(_select().where(_R.idempotency_key == idempotency_key)).first()
+    return None if row is None else _view(row)
+
+
 def start_run(
     conn: Connection,
     *,
@@ -76,11 +83,44 @@ def start_run(
     idempotency_key: str | None = None,
     started_at: int | None = None,
 ) -> RunView:
-    """Record a run as started (status ``running``); with a known idempotency key, return that run instead."""
+    """Record a run as started (status ``running``); with a known idempotency key, return that run instead.
+
+    Whether this call created the run: ``run.started_at`` alone cannot tell, so use
+    :func:`claim_run` when it matters (the dashboard sends to the provider only then).
+    """
+    return claim_run(
+        conn,
+        conversation_id=conversation_id,
+        provider=provider,
+        model=model,
+        request_body=request_body,
+        up_to_msg_id=up_to_msg_id,
+        idempotency_key=idempotency_key,
+        started_at=started_at,
+    )[0]
+
+
+def claim_run(
+    conn: Connection,
+    *,
+    conversation_id: str,
+    provider: str,
+    model: str,
+    request_body: dict[str, Any],
+    up_to_msg_id: str | None = None,
+    idempotency_key: str | None = None,
+    started_at: int | None = None,
+) -> tuple[RunView, bool]:
+    """As :func:`start_run`, and True when this call recorded the run (False: the key was already taken).
+
+    The key column is unique, so two concurrent claims cannot both insert: on SQLite the
+    write lock serialises them and the second finds the first's row; on PostgreSQL the
+    loser's INSERT fails on the constraint and ``Store.claim_run`` reads the winner's run.
+    """
     if idempotency_key is not None:
-        existing = conn.execute(_select().where(_R.idempotency_key == idempotency_key)).first()
+        existing = run_by_key(conn, idempotency_key)
         if existing is not None:
-            return _view(existing)
+            return existing, False
     pk = conn.execute(select(_C.id).where(_C.conversation_id == conversation_id)).scalar()
     if pk is None:
         raise UnknownNameError(f"no conversation {conversation_id!r}")
@@ -108,7 +148,7 @@ def start_run(
         .where(_C.id == pk)
         .values(runs=_C.runs + 1, last_activity=func.greatest(_C.last_activity, started))
     )
-    return get_run(conn, run_id)
+    return get_run(conn, run_id), True
 
 
 def finish_run(
@@ -120,8 +160,9 @@ def finish_run(
     error: str | None = None,
     usage: TokenUsage | None = None,
     finished_at: int | None = None,
+    reply: dict[str, Any] | None = None,
 ) -> RunView:
-    """Record how a run ended: its status, the response or the error, token usage; latency follows."""
+    """Record how a run ended: its status, the response or the error, token usage, the parsed reply; latency follows."""
     if status not in RUN_STATUSES or status == "running":
         raise InvalidQueryError(f"a run ends as one of: {', '.join(s for s in RUN_STATUSES if s != 'running')}")
     run = get_run(conn, run_id)
@@ -140,6 +181,7 @@ def finish_run(
             output_tokens=usage.output_tokens,
             total_tokens=usage.total_tokens,
             usage=usage.raw,
+            reply=reply,
         )
     )
     return get_run(conn, run_id)

@@ -104,6 +104,7 @@ class RunRow(SQLModel, table=True):
     output_tokens: int | None = Field(default=None)
     total_tokens: int | None = Field(default=None)
     usage: dict[str, Any] | None = Field(default=None, sa_column=Column(_JSON, nullable=True))
+    reply: dict[str, Any] | None = Field(default=None, sa_column=Column(_JSON, nullable=True))
 
 
 def _table(model: type[SQLModel]) -> Table:

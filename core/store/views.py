@@ -104,6 +104,8 @@ class RunView:
     latency_ms: int | None
     usage: TokenUsage
     idempotency_key: str | None
+    reply: dict[str, Any] | None = None
+    """The answer parsed back into the stored format (an AssistantTextMessage as JSON); None unless ``ok``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,5 +47,10 @@ def test_api_errors_are_json(client: TestClient[Litestar]) -> None:
 def test_schema_documents_the_api_only(client: TestClient[Litestar]) -> None:
     schema = client.get("/schema").json()
     assert schema["openapi"].startswith("3.")
-    assert set(schema["paths"]) == {"/api/conversations", "/api/conversations/{conversation_id}"}
+    assert set(schema["paths"]) == {
+        "/api/conversations",
+        "/api/conversations/{conversation_id}",
+        "/api/conversations/{conversation_id}/runs",
+        "/api/runs/{run_id}",
+    }
     assert client.get("/schema/openapi.json").json() == schema

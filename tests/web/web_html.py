@@ -24,9 +24,10 @@ FORBIDDEN_TAGS = frozenset(
         "source",
     }
 )
-KNOWN_LINKS = frozenset({"/static/app.css", "data:,"})
+KNOWN_LINKS = frozenset({"/static/app.css", "/static/runs.css", "data:,"})
 KNOWN_FORMS = frozenset({"/check", "/"})
-_SCRIPT_SRC = re.compile(r"^/static/(app\.js|vendor/htmx-\d+\.\d+\.\d+\.min\.js)$")
+_RUN_FORM = re.compile(r"^/conversations/[^/?#]+/runs$")  # the Re-run forms (replay)
+_SCRIPT_SRC = re.compile(r"^/static/(app\.js|runs\.js|vendor/htmx-\d+\.\d+\.\d+\.min\.js)$")
 URL_ATTRS = frozenset({"href", "src", "action", "formaction", "data-src", "xlink:href", "poster", "srcset"})
 _CONTROL = re.compile(r"[\x00-\x20]")
 _INLINE_IMAGE = re.compile(r"^data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=]+$")
@@ -39,6 +40,11 @@ ALLOWED_HX = {
     ("a", "hx-trigger"),
     ("a", "hx-swap"),
     ("article", "hx-disable"),
+    # The conversation's Re-run form (outside every card), posting to its own action.
+    ("form", "hx-post"),
+    ("form", "hx-target"),
+    ("form", "hx-swap"),
+    ("form", "hx-disabled-elt"),
 }
 
 
@@ -113,8 +119,10 @@ def live_content(html: str) -> list[str]:
             problems.append("<meta http-equiv>")
         if el.tag == "link" and el.get("href") not in KNOWN_LINKS:
             problems.append(f"<link href={el.get('href')!r}>")
-        if el.tag == "form" and el.get("action") not in KNOWN_FORMS:
+        if el.tag == "form" and el.get("action") not in KNOWN_FORMS and not _RUN_FORM.match(el.get("action") or ""):
             problems.append(f"<form action={el.get('action')!r}>")
+        if el.tag == "form" and el.has("hx-post") and el.get("hx-post") != el.get("action"):
+            problems.append(f"<form hx-post={el.get('hx-post')!r}> that is not its own action")
         for name, value in el.attrs:
             name = name.lower()
             if name.startswith("on"):

@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("web.cli.export", "write stored messages as JSONL, exactly as imported"),
     "conversations": ("web.cli.conversations", "list stored conversations with their figures"),
     "runs": ("web.cli.runs", "list recorded replays"),
+    "replay": ("web.cli.replay", "re-run a stored conversation against a provider and record the run"),
     "db": ("web.cli.db", "upgrade the database schema or show its status"),
 }
 

@@ -12,6 +12,8 @@ from web.cli.db import add_db_argument, run_with_store
 if TYPE_CHECKING:
     from core.store import RunView, Store
 
+ERROR_CHARS = 100
+
 
 def register(parser: argparse.ArgumentParser) -> None:
     """``--db``, ``--conversation``, ``--json``, ``--limit``."""
@@ -39,13 +41,19 @@ def run(ns: argparse.Namespace) -> int:
             sys.stdout.buffer.write(orjson.dumps([dataclasses.asdict(r) for r in found], option=orjson.OPT_INDENT_2))
             sys.stdout.buffer.write(b"\n")
             return 0
-        print(f"{'run':<32} {'conversation':<24} {'provider':<10} {'model':<20} {'status':<8} {'ms':>7} {'tokens':>7}")
+        print(
+            f"{'run':<32} {'conversation':<24} {'provider':<16} {'model':<20} {'status':<16} {'ms':>7} {'tokens':>7}"
+            "  error"
+        )
         for r in found:
             latency = "" if r.latency_ms is None else str(r.latency_ms)
             tokens = "" if r.usage.total_tokens is None else str(r.usage.total_tokens)
+            # A failed run says why on its own line of the table: one line, cut to a readable length.
+            error = " ".join((r.error or "").split())
+            error = error if len(error) <= ERROR_CHARS else error[: ERROR_CHARS - 1] + "…"
             print(
-                f"{r.run_id:<32} {r.conversation_id[:24]:<24} {r.provider[:10]:<10} {r.model[:20]:<20} "
-                f"{r.status:<8} {latency:>7} {tokens:>7}"
+                f"{r.run_id:<32} {r.conversation_id[:24]:<24} {r.provider[:16]:<16} {r.model[:20]:<20} "
+                f"{r.status:<16} {latency:>7} {tokens:>7}  {error}".rstrip()
             )
         return 0
 

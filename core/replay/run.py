@@ -1,0 +1,241 @@
+"""Re-run a stored conversation against a provider and record what happened as a Run.
+
+::
+
+    prepare(store, conversation, provider, model, upto)   build the body ChatLLM builds (the payload page's)
+    start(store, prepared, idempotency_key)               record the run (status ``running``), once per key
+    execute(store, prepared, run_id)                      send through the SDK, parse, record how it ended
+    replay(...)                                           the three in a row (the CLI)
+
+What is recorded and what is refused (decided here, documented in the README):
+
+- Every attempt that reaches a provider is recorded, whatever happens: a reply (``ok``),
+  an HTTP error, a 429 with its retry-after, a timeout, a refused connection, an answer
+  that is not the documented shape (``malformed``). ``execute`` never raises.
+- A conversation whose history holds a damaged record (TFROB-299) cannot be turned into a
+  request: the seed's contract error is recorded as a run with status ``refused`` and an
+  empty request body, so the reviewer sees why in the run list like any other outcome.
+- Nothing is recorded when the request itself is wrong: an unknown provider, conversation
+  or message id, or a provider whose key is not set. ``prepare`` raises (``UnknownNameError``,
+  :class:`ProviderUnavailable`) with one clear line naming what to fix (for a missing key,
+  the variable to set); nothing was attempted, so there is nothing to keep.
+
+The key comes from the environment at send time (``core.replay.endpoints``); anything the
+provider sends back is scrubbed of it before it is stored.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from core.errors import ContractError, MisuseError, UnknownNameError
+from core.messages.assistant import AssistantTextMessage
+from core.messages.union import MESSAGE_ADAPTER, Message
+from core.providers import ChatLLM, RequestOptions, get_dialect
+from core.replay.endpoints import PROVIDER_ENV, Endpoint, endpoint_for, scrub
+from core.replay.parse import MalformedReply, parse_reply
+from core.replay.send import Exchange, send
+from core.store import RunView, Store, TokenUsage
+
+log = logging.getLogger("traceloupe.replay")
+
+DEFAULT_TIMEOUT = 120.0
+"""Seconds a provider has to answer before the run is recorded as a timeout."""
+
+
+class ProviderUnavailable(MisuseError):
+    """The provider cannot be reached from here: its key variable is not set (the message names it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A replay ready to send: the body, the endpoint, and the reply it regenerates (if any).
+
+    ``refusal`` is set instead of a usable body when the history cannot become a request
+    (a damaged record); ``start`` then records the run as refused.
+    """
+
+    conversation_id: str
+    provider: str
+    model: str
+    upto: str | None
+    body: dict[str, Any]
+    endpoint: Endpoint
+    original: Message | None
+    refusal: str | None = None
+
+
+def expanded_history(messages: Sequence[Message]) -> list[Message]:
+    """The conversation as ChatLLM reads it: each user message's trace placed around it."""
+    return ChatLLM("openai").construct_prompt_context(messages).messages
+
+
+def default_upto(history: Sequence[Message]) -> str | None:
+    """The msg_id of the final assistant reply (regenerating it is the default), or None when there is none."""
+    for msg in reversed(history):
+        if msg.role == "assistant":
+            return msg.msg_id
+    return None
+
+
+def prepare(
+    store: Store,
+    conversation_id: str,
+    provider: str,
+    model: str,
+    *,
+    upto: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Prepared:
+    """Build the request for a replay; raises UnknownNameError or ProviderUnavailable (nothing is recorded)."""
+    get_dialect(provider)  # UnknownNameError naming the known dialects
+    if provider not in PROVIDER_ENV:
+        raise UnknownNameError(f"no replay endpoint for {provider!r}; known: {', '.join(PROVIDER_ENV)}")
+    model = model.strip()
+    if not model:
+        raise MisuseError("a model name is needed (e.g. the dialect's default)")
+    endpoint = endpoint_for(provider, environ)
+    if endpoint is None:
+        var = PROVIDER_ENV[provider].key_var
+        raise ProviderUnavailable(
+            f"{provider} is unavailable: set {var} in the environment of the process that replays"
+        )
+    messages = store.get_conversation(conversation_id).messages  # UnknownNameError for an unknown id
+    typed = [m.message for m in messages]
+    history = expanded_history(typed)
+    if upto is None:
+        upto = default_upto(history)
+    original = next((m for m in history if m.msg_id == upto), None) if upto is not None else None
+    if upto is not None and original is None:
+        raise UnknownNameError(f"no message with msg_id {upto!r} in conversation {conversation_id!r}")
+    try:
+        result = ChatLLM(provider, RequestOptions(model=model)).construct_request_params(typed, upto=upto)
+    except ContractError as exc:
+        refusal = f"the request cannot be built: a damaged record is in the history (TFROB-299): {exc}"
+        return Prepared(conversation_id, provider, model, upto, {}, endpoint, original, refusal)
+    return Prepared(conversation_id, provider, model, upto, result.body, endpoint, original)
+
+
+def start(store: Store, prepared: Prepared, *, idempotency_key: str | None = None) -> tuple[RunView, bool]:
+    """Record the run as started; True when this call created it (only then may it be sent).
+
+    A refused preparation is recorded and finished at once with status ``refused``.
+    """
+    run, created = store.claim_run(
+        prepared.conversation_id,
+        provider=prepared.provider,
+        model=prepared.model,
+        request_body=prepared.body,
+        up_to_msg_id=prepared.upto,
+        idempotency_key=idempotency_key,
+    )
+    if created and prepared.refusal is not None:
+        run = store.finish_run(run.run_id, status="refused", error=prepared.refusal)
+    return run, created
+
+
+def execute(store: Store, prepared: Prepared, run_id: str, *, timeout: float = DEFAULT_TIMEOUT) -> RunView:
+    """Send, parse and record how the run ended. Never raises for a provider's failure: it is the result."""
+    if prepared.refusal is not None:
+        return store.get_run(run_id)
+    try:
+        exchange = send(prepared.endpoint, prepared.model, prepared.body, timeout=timeout)
+        outcome = _outcome(prepared, exchange, run_id)
+    except Exception as exc:  # a bug here must still end the run, or it would show as running forever
+        log.exception("replay %s failed inside Traceloupe", run_id)
+        error = f"Traceloupe failed while replaying ({type(exc).__name__}); see the server log"
+        outcome = _Outcome("error", error=error)
+    return store.finish_run(
+        run_id,
+        status=outcome.status,
+        response_body=outcome.response,
+        error=outcome.error,
+        usage=outcome.usage,
+        reply=outcome.reply,
+    )
+
+
+def replay(
+    store: Store,
+    conversation_id: str,
+    provider: str,
+    model: str,
+    *,
+    upto: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    idempotency_key: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> RunView:
+    """Prepare, record and send one replay; the finished run (a repeated key returns the recorded run)."""
+    prepared = prepare(store, conversation_id, provider, model, upto=upto, environ=environ)
+    run, created = start(store, prepared, idempotency_key=idempotency_key)
+    if not created:
+        return run
+    return execute(store, prepared, run.run_id, timeout=timeout)
+
+
+def reply_message(run: RunView) -> AssistantTextMessage | None:
+    """A finished run's reply as the stored message type (through the one JSON door), or None."""
+    if run.reply is None:
+        return None
+    message = MESSAGE_ADAPTER.validate_python(run.reply)
+    return message if isinstance(message, AssistantTextMessage) else None
+
+
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    status: Any
+    response: dict[str, Any] | None = None
+    error: str | None = None
+    usage: TokenUsage | None = None
+    reply: dict[str, Any] | None = None
+
+
+def _outcome(prepared: Prepared, exchange: Exchange, run_id: str) -> _Outcome:
+    """What to record for one exchange: the scrubbed response, and the parsed reply when it parses."""
+    endpoint = prepared.endpoint
+    response = _scrubbed(exchange.response, endpoint)
+    if response is None and exchange.response_text is not None:
+        response = {"text": exchange.response_text}  # not JSON (or not an object): kept verbatim, scrubbed
+    if exchange.status != "ok":
+        return _Outcome(exchange.status, response, exchange.error)
+    try:
+        parsed = parse_reply(
+            endpoint.family,
+            response,
+            msg_id=f"run-{run_id}",
+            conversation_id=prepared.conversation_id,
+            create_ts=int(time.time() * 1000),
+        )
+    except MalformedReply as exc:
+        return _Outcome("malformed", response, f"the provider's answer could not be read: {exc}")
+    usage = parsed.usage
+    raw = _usage_raw(response)
+    reply = _scrubbed(MESSAGE_ADAPTER.dump_python(parsed.message, mode="json"), endpoint)
+    return _Outcome(
+        "ok", response, None, TokenUsage(usage.input_tokens, usage.output_tokens, usage.total_tokens, raw), reply
+    )
+
+
+def _scrubbed(value: Any, endpoint: Endpoint) -> dict[str, Any] | None:
+    """A JSON object with every occurrence of the key replaced; None for anything that is not an object."""
+    if not isinstance(value, dict):
+        return None
+    text = orjson.dumps(value).decode()
+    if endpoint.key and endpoint.key in text:
+        cleaned: dict[str, Any] = orjson.loads(scrub(text, endpoint))
+        return cleaned
+    return value
+
+
+def _usage_raw(response: dict[str, Any] | None) -> dict[str, Any] | None:
+    if response is None:
+        return None
+    raw = response.get("usage") or response.get("usageMetadata") or response.get("usage_metadata")
+    return raw if isinstance(raw, dict) else None

@@ -1,0 +1,33 @@
+"""Runs keep the reply parsed back into the stored message format.
+
+``runs.reply`` holds the replayed answer as an AssistantTextMessage dumped through
+``core.MESSAGE_ADAPTER`` (text, reasoning, tool calls, Gemini thought signatures on the
+calls), beside the provider's raw ``response_body``; NULL while running and for failures.
+
+Revision ID: 0002
+Revises: 0001
+Create Date: 2026-11-30
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+from sqlalchemy.dialects.postgresql import JSONB
+
+revision = "0002"
+down_revision = "0001"
+branch_labels = None
+depends_on = None
+
+_JSON = sa.JSON().with_variant(JSONB(), "postgresql")
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("runs") as batch:
+        batch.add_column(sa.Column("reply", _JSON, nullable=True))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("runs") as batch:
+        batch.drop_column("reply")

@@ -1,0 +1,126 @@
+"""The operator's key never leaves the server process: not in the database, a page, an API answer or a log line.
+
+A canary key is set in the environment for every provider; a full replay flow runs through the
+dashboard and the CLI, successes and every kind of failure included, with logging at DEBUG (the
+SDKs' own debug logs too) and the server's stdout/stderr captured. Then everything is searched.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy import inspect, select, table, text
+
+from core.replay.endpoints import PROVIDER_ENV
+from core.store import Store
+from tests.replay.conftest import CANARY_KEY
+from tests.replay.replay_data import CONVERSATION, DAMAGED, seed_store
+from tests.replay.web_server import replay_app, serving
+from web.cli import main
+from web.runs.service import RunService
+from web.stub_provider import Reply, StubServer
+
+
+def _dump_database(store: Store) -> str:
+    """Every row of every table (FTS shadow tables included), as text."""
+    out: list[str] = []
+    with store.engine.connect() as conn:
+        names = inspect(conn).get_table_names()
+        if conn.dialect.name == "sqlite":
+            names += [r[0] for r in conn.execute(text("SELECT name FROM sqlite_master WHERE type='table'"))]
+        for name in sorted(set(names)):
+            out += [repr(tuple(row)) for row in conn.execute(select(text("*")).select_from(table(name)))]
+    assert len(out) > 10
+    return "\n".join(out)
+
+
+def test_the_canary_key_appears_nowhere(
+    tmp_path: Path,
+    stub: StubServer,
+    stub_env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    for name, value in stub_env.items():
+        monkeypatch.setenv(name, value)
+    caplog.set_level(logging.DEBUG)
+    db = str(tmp_path / "canary.db")
+    seen: list[str] = []
+    with Store.open(db) as store:
+        seed_store(store, tmp_path)
+        service = RunService(store, timeout=1.5)  # the real os.environ, as `traceloupe serve` has it
+        with serving(replay_app(store, service), log_level="debug") as base, httpx.Client(base_url=base) as client:
+            # Litestar's logging setup replaces the root handlers at start-up: capture with caplog again.
+            root = logging.getLogger()
+            if caplog.handler not in root.handlers:
+                root.addHandler(caplog.handler)
+            root.setLevel(logging.DEBUG)
+
+            def get(path: str, **kw: object) -> httpx.Response:
+                response = client.get(path, **kw)  # type: ignore[arg-type]
+                seen.append(f"{response.headers}\n{response.text}")
+                return response
+
+            def rerun(provider: str, model: str, conversation: str = CONVERSATION) -> str:
+                path = f"/conversations/{conversation}"
+                html = get(path).text
+                key = re.search(r'name="idempotency_key" value="([^"]+)"', html)
+                assert key is not None
+                fields = {"_csrf_token": client.cookies["csrftoken"], "idempotency_key": key.group(1)}
+                response = client.post(
+                    f"{path}/runs",
+                    data={**fields, "provider": provider, "model": model},
+                    headers={"Origin": base, "HX-Request": "true"},
+                )
+                seen.append(f"{response.headers}\n{response.text}")
+                found = re.search(r'data-run="([0-9a-f]{32})"', response.text)
+                assert found is not None, response.text
+                deadline = time.monotonic() + 10
+                while "hx-trigger" in get(f"/runs/{found.group(1)}", headers={"HX-Request": "true"}).text:
+                    assert time.monotonic() < deadline
+                    time.sleep(0.1)
+                return found.group(1)
+
+            stub.state.script.append(Reply(text=f"echo {CANARY_KEY}"))  # a provider that echoes the key
+            run_ids = [rerun(dialect, "model-x") for dialect in PROVIDER_ENV]
+            stub.state.script.append(Reply(text="x", tool_calls=[{"name": "t"}], thought_signature="c2ln"))
+            run_ids.append(rerun("gemini", "g"))
+            for model in ("stub-error-500", "stub-error-429", "stub-slow-3", "stub-malformed"):
+                run_ids += [rerun("openai", model), rerun("anthropic", model), rerun("gemini", model)]
+            run_ids.append(rerun("openai", "m", DAMAGED))
+            for run_id in run_ids:
+                get(f"/runs/{run_id}")
+                get(f"/api/runs/{run_id}")
+            get(f"/conversations/{CONVERSATION}/replays")
+            get(f"/api/conversations/{CONVERSATION}/runs")
+            get("/runs/compare", params={"a": run_ids[0], "b": run_ids[1]})
+            get("/runs/nope")
+            get("/api/runs/nope")
+            get("/schema")
+            get("/")
+        dump = _dump_database(store)
+        statuses = {store.get_run(r).status for r in run_ids}
+    assert statuses == {"ok", "http_error", "rate_limited", "timeout", "malformed", "refused"}
+    # And the CLI, success and failure, against the same database.
+    assert main(["replay", "--db", db, "--conversation", CONVERSATION, "--provider", "doubao", "--model", "d"]) == 0
+    argv = ["replay", "--db", db, "--conversation", CONVERSATION, "--provider", "zhipu", "--model", "stub-error-500"]
+    assert main(argv) == 3
+    assert main(["runs", "--db", db, "--json"]) == 0
+    out, err = capfd.readouterr()
+    with Store.open(db) as store:
+        dump += _dump_database(store)
+    logs = caplog.text + "\n".join(f"{r.getMessage()} {r.args!r} {r.exc_text or ''}" for r in caplog.records)
+
+    # The canary did travel: to the stub, in the auth header, once per provider call.
+    assert sum(CANARY_KEY in " ".join(r.headers.values()) for r in stub.state.requests) == len(stub.state.requests) > 20
+    assert "[redacted]" in dump  # the echoed key was replaced before it was stored
+    assert len(seen) > 100 and "HTTP Request" in logs and "uvicorn" in logs.lower() + err.lower()
+    places = {"database": dump, "responses": "\n".join(seen), "logs": logs, "stdout": out, "stderr": err}
+    for where, haystack in places.items():
+        assert CANARY_KEY not in haystack, f"the key leaked into the {where}"

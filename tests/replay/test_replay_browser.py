@@ -1,0 +1,116 @@
+"""Re-run in Chromium: press it, watch the status update in place, read the reply card and the diff; a failure too."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from core.store import Store
+from tests.replay.replay_data import CONVERSATION, ORIGINAL_TEXT, seed_store
+from tests.replay.web_server import replay_app, serving
+from tests.web.test_web_browser import Watch, _shot, _until, browser, page  # noqa: F401 - fixtures
+from web.runs.service import RunService
+from web.stub_provider import Reply, StubServer
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def base_url(tmp_path: Path, stub: StubServer, stub_env: dict[str, str]) -> Iterator[str]:
+    env = {k: v for k, v in stub_env.items() if not k.startswith(("ZHIPU", "DOUBAO"))}
+    with Store.open(str(tmp_path / "browser.db")) as store:
+        seed_store(store, tmp_path)
+        with serving(replay_app(store, RunService(store, environ=lambda: env, timeout=2))) as url:
+            yield url
+
+
+def _status(pg: object, selector: str = "[data-run]") -> str | None:
+    return pg.get_attribute(selector, "data-run-status")  # type: ignore[attr-defined,no-any-return]
+
+
+def test_rerun_updates_in_place_and_shows_the_reply_and_the_diff(
+    page: tuple[object, Watch],  # noqa: F811 - the fixture imported above
+    base_url: str,
+    stub: StubServer,
+) -> None:
+    pg, watch = page
+    pg.goto(f"{base_url}/conversations/{CONVERSATION}")  # type: ignore[attr-defined]
+    form = "#rerun-form"
+    assert pg.is_disabled(f"{form} option[value=zhipu]")  # type: ignore[attr-defined]
+    assert "set ZHIPU_API_KEY" in pg.inner_text(f"{form} option[value=zhipu]")  # type: ignore[attr-defined]
+    pg.select_option(f"{form} [data-rerun-provider]", "anthropic")  # type: ignore[attr-defined]
+    assert pg.input_value(f"{form} [data-rerun-model]") == "claude-sonnet-4-6"  # type: ignore[attr-defined]
+    stub.state.script.append(Reply(text="Lisbon in May is sunny: about 24 degrees.", delay=1.0))
+    pg.click(f"{form} [data-rerun-submit]")  # type: ignore[attr-defined]
+    _until(lambda: pg.query_selector("#runs-live [data-run]") is not None)  # type: ignore[attr-defined]
+    assert _status(pg, "#runs-live [data-run]") == "running"
+    run_id = pg.get_attribute("#runs-live [data-run]", "data-run")  # type: ignore[attr-defined]
+    _shot(pg, "replay-running.png")
+    _until(lambda: _status(pg, f"#run-{run_id}") == "ok")
+    live = pg.inner_text(f"#run-{run_id}")  # type: ignore[attr-defined]
+    assert ORIGINAL_TEXT in live and "sunny: about 24 degrees." in live
+    assert pg.inner_text(f"#run-{run_id} [data-side=replay] .card__body") == (  # type: ignore[attr-defined]
+        "Lisbon in May is sunny: about 24 degrees."
+    )
+    assert pg.inner_text(f"#run-{run_id} [data-removed]") == "warm:"  # type: ignore[attr-defined]
+    assert pg.inner_text(f"#run-{run_id} [data-added]") == "sunny:"  # type: ignore[attr-defined]
+    pg.locator(f"#run-{run_id}").scroll_into_view_if_needed()  # type: ignore[attr-defined]
+    _shot(pg, "replay-done.png", full=True)
+
+    # A second press is a new run (the answer carried a fresh idempotency key); a 429 shows why it failed.
+    pg.select_option(f"{form} [data-rerun-provider]", "openai")  # type: ignore[attr-defined]
+    pg.fill(f"{form} [data-rerun-model]", "stub-error-429")  # type: ignore[attr-defined]
+    pg.click(f"{form} [data-rerun-submit]")  # type: ignore[attr-defined]
+    _until(lambda: len(pg.query_selector_all("#runs-live [data-run]")) == 2)  # type: ignore[attr-defined]
+    failed = pg.get_attribute("#runs-live [data-run]", "data-run")  # type: ignore[attr-defined]
+    assert failed != run_id
+    _until(lambda: _status(pg, f"#run-{failed}") == "rate_limited")
+    error = pg.inner_text(f"#run-{failed} [data-run-error]")  # type: ignore[attr-defined]
+    assert "rate limited (HTTP 429)" in error and "retry after 1 s" in error
+    assert pg.inner_text(f"#run-{failed} [data-run-label]") == "rate limited"  # type: ignore[attr-defined]
+    _shot(pg, "replay-failed.png")
+    assert len(stub.state.requests) == 2
+    assert not (watch.dialogs or watch.foreign or watch.errors), watch
+
+
+def test_rerun_from_a_card_opens_the_runs_page_which_updates_in_place(
+    page: tuple[object, Watch],  # noqa: F811 - the fixture imported above
+    base_url: str,
+    stub: StubServer,
+) -> None:
+    pg, watch = page
+    pg.goto(f"{base_url}/conversations/{CONVERSATION}")  # type: ignore[attr-defined]
+    card = "#msg-a-1"
+    pg.click(f"{card} [data-card-rerun] summary")  # type: ignore[attr-defined]
+    pg.select_option(f"{card} [data-rerun-provider]", "gemini")  # type: ignore[attr-defined]
+    assert pg.input_value(f"{card} [data-rerun-model]") == "gemini-2.5-flash"  # type: ignore[attr-defined]
+    pg.fill(f"{card} [data-rerun-model]", "stub-slow-5")  # type: ignore[attr-defined]  # longer than the timeout
+    pg.click(f"{card} [data-rerun-submit]")  # type: ignore[attr-defined]
+    _until(lambda: "/runs/" in pg.url)  # type: ignore[attr-defined]
+    assert _status(pg) == "running"
+    _until(lambda: _status(pg) == "timeout", timeout=15)
+    assert "no answer within the time limit" in pg.inner_text("[data-run-error]")  # type: ignore[attr-defined]
+    assert pg.inner_text("[data-run] .run__head a code") == "a-1"  # type: ignore[attr-defined]
+    _shot(pg, "replay-card-timeout.png")
+    (seen,) = stub.state.requests
+    assert seen.dialect == "gemini" and [c["role"] for c in seen.body["contents"]] == ["user"]
+    assert not (watch.dialogs or watch.foreign or watch.errors), watch
+
+
+def test_a_double_click_makes_one_run(
+    page: tuple[object, Watch],  # noqa: F811 - the fixture imported above
+    base_url: str,
+    stub: StubServer,
+) -> None:
+    pg, watch = page
+    pg.goto(f"{base_url}/conversations/{CONVERSATION}")  # type: ignore[attr-defined]
+    stub.state.script.append(Reply(text="once", delay=0.5))
+    pg.dblclick("#rerun-form [data-rerun-submit]")  # type: ignore[attr-defined]
+    _until(lambda: _status(pg, "#runs-live [data-run]") == "ok")
+    time.sleep(0.5)  # a second run, had one started, would have appeared by now
+    assert len(pg.query_selector_all("#runs-live [data-run]")) == 1  # type: ignore[attr-defined]
+    assert len(stub.state.requests) == 1
+    assert not (watch.dialogs or watch.foreign or watch.errors), watch

@@ -1,0 +1,51 @@
+"""A real dashboard (uvicorn on a free loopback port) over a seeded store, for the replay web tests."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import uvicorn
+from litestar import Litestar
+
+from core.store import Store
+from web.app import create_app
+from web.runs.service import RunService
+from web.settings import Settings
+from web.source import InMemoryTimelineSource
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def replay_app(store: Store, service: RunService) -> Litestar:
+    """The dashboard over the store's conversations, with replay on."""
+    messages = [
+        m.message for c in store.iter_conversations() for m in store.get_conversation(c.conversation_id).messages
+    ]
+    return create_app(Settings(), InMemoryTimelineSource(messages), runs=service)
+
+
+@contextmanager
+def serving(app: Litestar, log_level: str = "warning") -> Iterator[str]:
+    """Serve ``app`` in a thread; yields its base URL."""
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level=log_level, lifespan="on"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)

@@ -1,0 +1,68 @@
+"""``traceloupe replay``: re-run a stored conversation against a provider and record the run.
+
+The key and the base URL come from the environment only (``OPENAI_API_KEY`` /
+``OPENAI_BASE_URL`` and the like; see the README). By default the final assistant
+reply is regenerated from everything before it; ``--upto MSG_ID`` regenerates that
+message instead.
+
+Exit codes: 0 the provider answered and the reply was recorded; 3 the run was
+recorded but failed (HTTP error, rate limit, timeout, malformed answer, a damaged
+record in the history), with one line naming why; 1 nothing was attempted (unknown
+conversation, provider or message, no key: the line names the variable); 2 the
+database cannot be used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from web.cli.db import add_db_argument, run_with_store
+
+if TYPE_CHECKING:
+    from core.store import Store
+
+EXIT_FAILED_RUN = 3
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    """``--conversation``, ``--provider``, ``--model``, ``--upto``, ``--timeout``, ``--db``."""
+    parser.add_argument("--conversation", required=True, metavar="ID", help="the stored conversation to replay")
+    parser.add_argument(
+        "--provider",
+        required=True,
+        metavar="P",
+        help="dialect: openai, openai-responses, anthropic, gemini, zhipu, doubao",
+    )
+    parser.add_argument("--model", required=True, metavar="M", help="the model to ask")
+    parser.add_argument("--upto", metavar="MSG_ID", help="regenerate this message (default: the final assistant reply)")
+    parser.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds to wait (default: 120)")
+    add_db_argument(parser)
+
+
+def run(ns: argparse.Namespace) -> int:
+    """Replay and print the reply (stdout) and the run's figures (stderr)."""
+    from core.replay.run import replay, reply_message
+
+    if ns.timeout <= 0:
+        print("traceloupe: --timeout must be positive", file=sys.stderr)
+        return 1
+
+    def body(store: Store) -> int:
+        run = replay(store, ns.conversation, ns.provider, ns.model, upto=ns.upto, timeout=ns.timeout)
+        if run.status != "ok":
+            reason = " ".join((run.error or "no detail").split())
+            print(f"traceloupe: run {run.run_id} failed ({run.status}): {reason}", file=sys.stderr)
+            return EXIT_FAILED_RUN
+        message = reply_message(run)
+        tokens = "" if run.usage.total_tokens is None else f", {run.usage.total_tokens} tokens"
+        print(f"run {run.run_id} ok ({run.provider} {run.model}, {run.latency_ms} ms{tokens})", file=sys.stderr)
+        if message is not None:
+            if message.content:
+                print(message.content)
+            for call in message.tool_calls or ():
+                print(f"tool call {call.name}({call.arguments})")
+        return 0
+
+    return run_with_store(ns, body)

@@ -1,0 +1,172 @@
+"""Replays in the dashboard: start one (POST only), watch it, list a conversation's runs, compare two.
+
+- ``POST /conversations/{id}/runs``: CSRF token, same origin (web.security) and an idempotency
+  key from the form; the same key twice is the same run and one provider call. GET on it is
+  405: nothing that starts a run answers to GET. An htmx request gets the run's live region;
+  a plain form post is redirected (303) to the run's page.
+- ``GET /runs/{run_id}``: the run's page, or for htmx its live region (polled while running).
+- ``GET /conversations/{id}/replays``: the runs of a conversation and the compare form.
+- ``GET /runs/compare?a=&b=``: two runs' replies side by side with their diff.
+- ``GET /api/conversations/{id}/runs``, ``GET /api/runs/{run_id}``: the same as JSON.
+
+The key is never part of any of these: the service reads it from the environment at send time.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from typing import Annotated
+
+from litestar import Controller, MediaType, get, post
+from litestar.di import NamedDependency
+from litestar.enums import RequestEncodingType
+from litestar.exceptions import HTTPException, NotFoundException
+from litestar.params import Body, FromPath, QueryParameter, SkipValidation
+from litestar.plugins.htmx import HTMXRequest
+from litestar.response import Redirect, Template
+
+from core.errors import MisuseError, UnknownNameError
+from core.messages.union import Message
+from core.replay.run import expanded_history, reply_message
+from core.store import RunView, Store
+from web.runs.service import KeyConflict, ReplayBusy, RunService
+from web.runs.views import ReplaysPage, compare_page, rerun_form, run_panel
+
+MAX_LISTED = 200
+NEXT_KEY_HEADER = "X-Next-Idempotency-Key"
+
+RunsDep = NamedDependency[SkipValidation[RunService | None]]
+"""The app's RunService, or None when the dashboard has no store (then every run route answers 503)."""
+
+
+@dataclass
+class RerunData:
+    """The Re-run form's fields (besides the CSRF token, which the middleware checks)."""
+
+    provider: str = ""
+    model: str = ""
+    idempotency_key: str = ""
+    upto: str = ""
+
+
+def _service(runs: RunService | None) -> RunService:
+    if runs is None:
+        raise HTTPException(status_code=503, detail="Replay needs the store: start the dashboard with a database.")
+    return runs
+
+
+def _original(store: Store, run: RunView) -> Message | None:
+    """The message the run regenerates, from the stored conversation (None when there is none)."""
+    if run.up_to_msg_id is None or run.status == "running":
+        return None
+    try:
+        messages = [m.message for m in store.get_conversation(run.conversation_id).messages]
+    except UnknownNameError:
+        return None
+    return next((m for m in expanded_history(messages) if m.msg_id == run.up_to_msg_id), None)
+
+
+def _get_run(store: Store, run_id: str) -> RunView:
+    try:
+        return store.get_run(run_id)
+    except UnknownNameError:
+        raise NotFoundException(f"No run with id {run_id!r}.") from None
+
+
+class RunsController(Controller):
+    """Replay pages and the one route that starts a run."""
+
+    include_in_schema = False
+
+    @post("/conversations/{conversation_id:str}/runs", name="run-start", status_code=200, sync_to_thread=True)
+    def start(
+        self,
+        request: HTMXRequest,
+        conversation_id: FromPath[str],
+        runs: RunsDep,
+        data: Annotated[RerunData, Body(media_type=RequestEncodingType.URL_ENCODED)],
+    ) -> Template | Redirect:
+        """Record a run and send it off the request thread; answer at once with its live status."""
+        service = _service(runs)
+        try:
+            run = service.submit(
+                conversation_id,
+                data.provider,
+                data.model,
+                upto=data.upto or None,
+                idempotency_key=data.idempotency_key,
+            )
+        except (ReplayBusy, KeyConflict, MisuseError) as exc:
+            status = 503 if isinstance(exc, ReplayBusy) else 409 if isinstance(exc, KeyConflict) else None
+            if request.htmx:  # htmx swaps only 2xx answers: say it in place, where the run would have appeared
+                return Template("runs/_refusal.html", context={"message": str(exc)})
+            if status is None:
+                raise
+            raise HTTPException(status_code=status, detail=str(exc)) from None
+        if not request.htmx:
+            return Redirect(f"/runs/{run.run_id}", status_code=303)
+        panel = run_panel(run, _original(service.store, run), reply_message(run))
+        # The next press of the same form is a new run: static/runs.js puts this key in the form.
+        headers = {NEXT_KEY_HEADER: secrets.token_urlsafe(18)}
+        return Template("runs/_run.html", context={"panel": panel}, headers=headers)
+
+    @get("/runs/{run_id:str}", name="run", sync_to_thread=True)
+    def run(self, request: HTMXRequest, run_id: FromPath[str], runs: RunsDep) -> Template:
+        """A run's page; its live region alone for htmx (the status poll)."""
+        service = _service(runs)
+        run = _get_run(service.store, run_id)
+        panel = run_panel(run, _original(service.store, run), reply_message(run))
+        template = "runs/_run.html" if request.htmx else "runs/run.html"
+        return Template(template, context={"panel": panel}, headers={"Vary": "HX-Request"})
+
+    @get("/conversations/{conversation_id:str}/replays", name="replays", sync_to_thread=True)
+    def replays(self, conversation_id: FromPath[str], runs: RunsDep) -> Template:
+        """Every run of a conversation (newest first), the compare form and a Re-run form."""
+        service = _service(runs)
+        service.store.get_conversation(conversation_id)  # 404 for an unknown conversation
+        listed, _ = service.store.list_runs(conversation_id, limit=MAX_LISTED)
+        form = rerun_form(service.choices(), conversation_id)
+        page = ReplaysPage(conversation_id, form.action.removesuffix("/runs"), listed, form)
+        return Template("runs/replays.html", context={"page": page})
+
+    @get("/runs/compare", name="runs-compare", sync_to_thread=True)
+    def compare(
+        self,
+        runs: RunsDep,
+        a: Annotated[str, QueryParameter(max_length=64)],
+        b: Annotated[str, QueryParameter(max_length=64)],
+    ) -> Template:
+        """Two runs' replies side by side, the diff of the replies and of the request bodies."""
+        service = _service(runs)
+        left, right = _get_run(service.store, a), _get_run(service.store, b)
+        page = compare_page(left, right, reply_message(left), reply_message(right))
+        return Template("runs/compare.html", context={"page": page})
+
+
+@dataclass(frozen=True, slots=True)
+class RunList:
+    """A conversation's runs, newest first."""
+
+    conversation_id: str
+    runs: list[RunView]
+
+
+class RunsApiController(Controller):
+    """Runs as JSON: what was sent, what came back, the parsed reply; never a key."""
+
+    path = "/api"
+    tags = ["runs"]  # noqa: RUF012 - Litestar reads a class attribute
+
+    @get("/conversations/{conversation_id:str}/runs", name="api-runs", sync_to_thread=True, media_type=MediaType.JSON)
+    def runs_of(self, conversation_id: FromPath[str], runs: RunsDep) -> RunList:
+        """The runs of one conversation, newest first (at most 200)."""
+        service = _service(runs)
+        service.store.get_conversation(conversation_id)
+        listed, _ = service.store.list_runs(conversation_id, limit=MAX_LISTED)
+        return RunList(conversation_id, list(listed))
+
+    @get("/runs/{run_id:str}", name="api-run", sync_to_thread=True, media_type=MediaType.JSON)
+    def one(self, run_id: FromPath[str], runs: RunsDep) -> RunView:
+        """One run: request and response bodies, status, error, timings, usage, the parsed reply."""
+        return _get_run(_service(runs).store, run_id)

@@ -1,0 +1,134 @@
+"""Replays for the dashboard: a request records the run, a small bounded thread pool sends it.
+
+The POST handler calls :meth:`RunService.submit`, which builds the body, claims the run
+under the form's idempotency key (a unique column: the same key twice, even from two
+concurrent requests or two server processes, is one run and one provider call) and hands
+the send to the pool; the handler answers at once with the run's live status partial.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from core.errors import MisuseError
+from core.providers import get_dialect
+from core.replay.endpoints import PROVIDER_ENV, availability
+from core.replay.run import DEFAULT_TIMEOUT, Prepared, execute, prepare, start
+from core.store import RunView, Store
+
+log = logging.getLogger("traceloupe.web.runs")
+
+IDEMPOTENCY_KEY = re.compile(r"^[A-Za-z0-9_-]{16,128}$")
+
+
+class ReplayBusy(MisuseError):
+    """Too many replays are waiting already; nothing was recorded."""
+
+
+class KeyConflict(MisuseError):
+    """The idempotency key names a run of another conversation."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderChoice:
+    """One option of the provider select: safe to show (names the key variable, never its value)."""
+
+    dialect: str
+    available: bool
+    key_var: str
+    default_model: str
+    reason: str
+
+
+class RunService:
+    """Starts replays for the dashboard and runs them off the request thread.
+
+    ``workers`` bounds the provider calls in flight; ``max_pending`` bounds the runs
+    accepted but not finished (queued included): past it a new run is refused before
+    anything is recorded. ``environ`` is read at every send, so a key set or removed
+    while the server runs takes effect on the next run.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        workers: int = 2,
+        max_pending: int = 16,
+        timeout: float = DEFAULT_TIMEOUT,
+        environ: Callable[[], Mapping[str, str]] = lambda: os.environ,
+    ) -> None:
+        if workers < 1 or max_pending < workers:
+            raise ValueError("need workers >= 1 and max_pending >= workers")
+        self.store = store
+        self.timeout = timeout
+        self._environ = environ
+        self._max_pending = max_pending
+        self._pending = 0
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="replay")
+
+    def choices(self) -> list[ProviderChoice]:
+        """Every replayable dialect, with whether its key is set and a default model."""
+        return [
+            ProviderChoice(a.dialect, a.available, a.key_var, get_dialect(a.dialect).default_model, a.reason)
+            for a in availability(self._environ())
+        ]
+
+    def submit(
+        self, conversation_id: str, provider: str, model: str, *, upto: str | None, idempotency_key: str
+    ) -> RunView:
+        """Record a run and queue its send; the recorded run when the key was used already.
+
+        Raises (nothing recorded): UnknownNameError, ProviderUnavailable, ReplayBusy, KeyConflict,
+        MisuseError for a malformed key.
+        """
+        if not IDEMPOTENCY_KEY.match(idempotency_key):
+            raise MisuseError("the form's idempotency key is missing or malformed; reload the page and try again")
+        if provider not in PROVIDER_ENV:
+            raise MisuseError(f"unknown provider {provider!r}; known: {', '.join(PROVIDER_ENV)}")
+        prepared = prepare(self.store, conversation_id, provider, model, upto=upto, environ=self._environ())
+        with self._lock:
+            if self._pending >= self._max_pending:
+                raise ReplayBusy(f"{self._pending} replays are in progress; try again when one finishes")
+            self._pending += 1
+        queued = False
+        try:
+            run, created = start(self.store, prepared, idempotency_key=idempotency_key)
+            if run.conversation_id != conversation_id:
+                raise KeyConflict("this idempotency key belongs to a run of another conversation")
+            if created and prepared.refusal is None:
+                self._pool.submit(self._execute, prepared, run.run_id)
+                queued = True
+            return run
+        finally:
+            if not queued:
+                self._release()
+
+    def _execute(self, prepared: Prepared, run_id: str) -> None:
+        try:
+            execute(self.store, prepared, run_id, timeout=self.timeout)
+        except Exception:  # the store itself failed: the run stays "running", the log says why
+            log.exception("could not record the end of run %s", run_id)
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        with self._lock:
+            self._pending -= 1
+
+    @property
+    def pending(self) -> int:
+        """Runs accepted and not yet finished."""
+        with self._lock:
+            return self._pending
+
+    def shutdown(self) -> None:
+        """Wait for the runs in flight (each bounded by the timeout), then stop the pool."""
+        self._pool.shutdown(wait=True)

@@ -1,0 +1,241 @@
+"""Typed contexts of the run templates: the Re-run form, a run's live panel, the runs page, a comparison.
+
+The replayed reply and the original are shown through the timeline's own card view model
+(``web.timeline``), so they look exactly like the cards of the conversation; their anchors
+are prefixed with the run id, so a panel on the conversation page never repeats a card's id.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+from urllib.parse import quote
+
+from jinja2 import Environment
+
+from core.messages.assistant import AssistantTextMessage
+from core.messages.convert import text_of
+from core.messages.union import Message
+from core.providers.diffing import format_change, structural_diff
+from core.replay.run import DEFAULT_TIMEOUT
+from core.store import RunView
+from core.store.runs import now_ms
+from web.runs.service import ProviderChoice, RunService
+from web.timeline import Card, Timeline, msg_anchor
+from web.timeline.build import format_ts
+from web.timeline.cards import AssistantBody
+
+STALE_AFTER_MS = int(DEFAULT_TIMEOUT * 1000) + 60_000
+"""A run still ``running`` this long after it started will not finish: its panel stops polling and says so."""
+
+FAILED_LABELS: dict[str, str] = {
+    "http_error": "provider error",
+    "rate_limited": "rate limited",
+    "timeout": "timed out",
+    "connection_error": "unreachable",
+    "malformed": "unreadable answer",
+    "refused": "refused",
+    "error": "failed",
+}
+
+
+def conversation_url(conversation_id: str) -> str:
+    return f"/conversations/{quote(conversation_id, safe='')}"
+
+
+@dataclass(frozen=True, slots=True)
+class RerunForm:
+    """The Re-run control: where it posts, the providers to pick from, a fresh idempotency key."""
+
+    action: str
+    conversation_id: str
+    upto: str | None
+    providers: Sequence[ProviderChoice]
+    selected: str
+    model: str
+    idempotency_key: str
+    enabled: bool
+    reason: str = ""
+
+    @property
+    def any_available(self) -> bool:
+        return any(p.available for p in self.providers)
+
+
+def install_template_globals(env: Environment, service: RunService | None) -> None:
+    """``rerun_form(conversation_id, upto=None)`` for the Re-run includes: a RerunForm, never a key's value."""
+
+    def make(conversation_id: str, upto: str | None = None) -> RerunForm:
+        return rerun_form(service.choices() if service is not None else None, conversation_id, upto)
+
+    env.globals["rerun_form"] = make
+
+
+def rerun_form(choices: Sequence[ProviderChoice] | None, conversation_id: str, upto: str | None = None) -> RerunForm:
+    """A new form (new key on every render); ``choices`` None when this dashboard cannot replay."""
+    action = f"{conversation_url(conversation_id)}/runs"
+    key = secrets.token_urlsafe(18)
+    if choices is None:
+        reason = "Replay needs the store: start the dashboard with a database."
+        return RerunForm(action, conversation_id, upto, (), "", "", key, False, reason)
+    first = next((c for c in choices if c.available), choices[0] if choices else None)
+    selected, model = (first.dialect, first.default_model) if first else ("", "")
+    return RerunForm(action, conversation_id, upto, choices, selected, model, key, True)
+
+
+@dataclass(frozen=True, slots=True)
+class TextSegment:
+    """A piece of a word-level text diff: kept, removed (original only) or added (replay only)."""
+
+    op: Literal["same", "removed", "added"]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyDiff:
+    """Original versus replayed reply: the text word by word, the tool calls structurally (ids ignored)."""
+
+    left_label: str
+    right_label: str
+    text: tuple[TextSegment, ...]
+    text_same: bool
+    calls: tuple[str, ...]
+    calls_same: bool
+
+
+def reply_diff(left: Message | None, right: Message | None, left_label: str, right_label: str) -> ReplyDiff:
+    """The differences a reviewer reads first: what the model said, and which tools it called with what."""
+    a, b = _text(left), _text(right)
+    segments: list[TextSegment] = []
+    words_a, words_b = a.split(" "), b.split(" ")
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=words_a, b=words_b, autojunk=False).get_opcodes():
+        if op == "equal":
+            segments.append(TextSegment("same", " ".join(words_a[i1:i2])))
+            continue
+        if i2 > i1:
+            segments.append(TextSegment("removed", " ".join(words_a[i1:i2])))
+        if j2 > j1:
+            segments.append(TextSegment("added", " ".join(words_b[j1:j2])))
+    changes = structural_diff(_calls(left), _calls(right))
+    return ReplyDiff(
+        left_label, right_label, tuple(segments), a == b, tuple(format_change(c) for c in changes), not changes
+    )
+
+
+def _text(msg: Message | None) -> str:
+    return "" if msg is None else text_of(msg.content)
+
+
+def _calls(msg: Message | None) -> list[dict[str, Any]]:
+    """Tool calls by name and arguments (parsed when JSON): call ids are new on every run."""
+    out: list[dict[str, Any]] = []
+    for call in (msg.tool_calls if msg is not None else None) or ():
+        try:
+            arguments: Any = json.loads(call.arguments) if call.arguments.strip() else {}
+        except ValueError:
+            arguments = call.arguments
+        out.append({"name": call.name, "arguments": arguments})
+    return out
+
+
+def detached_card(message: Message, prefix: str) -> Card:
+    """The timeline card of one message, outside its timeline: anchors prefixed, no jump to a result."""
+    card = Timeline([message]).page(0, 1).cards[0]
+    body = card.body
+    if isinstance(body, AssistantBody):
+        calls = tuple(
+            replace(c, anchor=f"{prefix}-{c.anchor}", result_anchor=None, result_card=None) for c in body.tool_calls
+        )
+        body = replace(body, tool_calls=calls)
+    return replace(card, anchor=f"{prefix}-{card.anchor}", body=body, placement="message", parent_anchor=None)
+
+
+@dataclass(frozen=True, slots=True)
+class RunPanel:
+    """One run's live region (``id="run-<run_id>"``): status, figures, and when done the cards and the diff."""
+
+    run: RunView
+    conversation_url: str
+    original: Card | None
+    replay: Card | None
+    diff: ReplyDiff | None
+
+    @property
+    def anchor(self) -> str:
+        return f"run-{self.run.run_id}"
+
+    @property
+    def url(self) -> str:
+        return f"/runs/{self.run.run_id}"
+
+    @property
+    def upto_anchor(self) -> str:
+        return msg_anchor(self.run.up_to_msg_id or "")
+
+    @property
+    def running(self) -> bool:
+        return self.run.status == "running"
+
+    @property
+    def stale(self) -> bool:
+        """Still ``running`` long after any send could have ended: the server stopped while it was in flight."""
+        return self.running and now_ms() - self.run.started_at > STALE_AFTER_MS
+
+    @property
+    def failed(self) -> bool:
+        return self.run.status not in ("running", "ok")
+
+    @property
+    def label(self) -> str:
+        return {"running": "running…", "ok": "replied"}.get(self.run.status, FAILED_LABELS.get(self.run.status, ""))
+
+    @property
+    def started(self) -> str:
+        return format_ts(self.run.started_at)
+
+
+def run_panel(run: RunView, original: Message | None, reply: AssistantTextMessage | None) -> RunPanel:
+    """The panel of a run; the cards and the diff once it has finished."""
+    url = conversation_url(run.conversation_id)
+    if run.status == "running":
+        return RunPanel(run, url, None, None, None)
+    prefix = f"run-{run.run_id[:12]}"
+    original_card = detached_card(original, f"{prefix}-original") if original is not None else None
+    reply_card = detached_card(reply, f"{prefix}-replay") if reply is not None else None
+    diff = reply_diff(original, reply, "original", f"{run.provider} {run.model}") if reply is not None else None
+    return RunPanel(run, url, original_card, reply_card, diff)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplaysPage:
+    """``/conversations/{id}/replays``: every run of a conversation, the Re-run form and the compare form."""
+
+    conversation_id: str
+    conversation_url: str
+    runs: Sequence[RunView]
+    form: RerunForm
+
+
+@dataclass(frozen=True, slots=True)
+class ComparePage:
+    """``/runs/compare?a=&b=``: two runs' replies side by side, their diff, and how their requests differ."""
+
+    left: RunPanel
+    right: RunPanel
+    diff: ReplyDiff
+    request_changes: tuple[str, ...]
+
+
+def compare_page(
+    left: RunView, right: RunView, left_reply: AssistantTextMessage | None, right_reply: AssistantTextMessage | None
+) -> ComparePage:
+    """Two runs compared; a failed run compares as an empty reply."""
+    a = replace(run_panel(left, None, left_reply), original=None)
+    b = replace(run_panel(right, None, right_reply), original=None)
+    diff = reply_diff(left_reply, right_reply, f"{left.provider} {left.model}", f"{right.provider} {right.model}")
+    changes = tuple(format_change(c) for c in structural_diff(left.request_body, right.request_body))
+    return ComparePage(a, b, diff, changes)
