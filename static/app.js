@@ -238,6 +238,17 @@
     if (select && select.matches && select.matches("select[data-autosubmit]") && select.form) select.form.requestSubmit();
   });
 
+  // The list's form leaves out what is at its default, so the URL says only what narrows the list.
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (!form.matches || !form.matches("form[data-list-query]")) return;
+    Array.prototype.forEach.call(form.elements, function (el) {
+      if (!el.name) return;
+      if (el.value === "" || (el.name === "sort" && el.value === "recent")) el.disabled = true;
+    });
+    setTimeout(function () { Array.prototype.forEach.call(form.elements, function (el) { el.disabled = false; }); }, 0);
+  });
+
   window.addEventListener("hashchange", fromHash);
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", fromHash);
   else fromHash();

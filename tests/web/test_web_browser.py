@@ -17,10 +17,9 @@ from urllib.parse import quote
 import pytest
 import uvicorn
 
-from tests.web.web_corpus import XSS_PAYLOADS, every_kind, long_trace
+from tests.web.web_corpus import XSS_PAYLOADS, every_kind, long_trace, temp_store
 from web.app import create_app
 from web.settings import Settings
-from web.source import InMemoryTimelineSource
 
 pytestmark = pytest.mark.browser
 
@@ -51,7 +50,7 @@ def base_url() -> Iterator[str]:
     for i, payload in enumerate(XSS_PAYLOADS):
         messages += every_kind(payload, conversation_id=f"xss-{i}")
     # A small jump limit so the permalink test takes both roads: load-through and open-the-page.
-    app = create_app(Settings(max_jump_cards=150), InMemoryTimelineSource(messages))
+    app = create_app(Settings(max_jump_cards=150), temp_store(messages))
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, daemon=True)
