@@ -189,17 +189,17 @@ def classify(change: Change, left: Side, right: Side) -> Cause:
     found: set[str] = set(_tokens(change.pointer, change.pointer_right))
     _shape(change.left, found, [60])
     _shape(change.right, found, [60])
+    hinted: set[Cause] = set()
     for token in found:
         if token.startswith("role="):
             cause = _ROLE_CAUSES.get(token[5:])
-        elif token.startswith("type="):
-            cause = _KEY_CAUSES.get(token[5:])
         else:
-            cause = _KEY_CAUSES.get(token)
-        if cause is not None and cause != "modality":
+            cause = _KEY_CAUSES.get(token.removeprefix("type="))
+        if cause is not None:
+            hinted.add(cause)
+    for cause in ORDER:  # a fixed priority: a set's order would change between runs
+        if cause in hinted:
             return cause
-    if any(_KEY_CAUSES.get(t.removeprefix("type=")) == "modality" for t in found):
-        return "modality"
     owners = [left.owner(change.pointer) if change.op != "add" else None]
     if change.op != "remove":
         owners.append(right.owner(change.pointer_right or change.pointer))
