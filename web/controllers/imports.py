@@ -8,7 +8,7 @@ declared body before reading it; Litestar enforces the same bound on a streamed 
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from litestar import Controller, get, post
 from litestar.datastructures import UploadFile
@@ -40,12 +40,13 @@ class ImportController(Controller):
     @post("/", name="import-upload", status_code=200, sync_to_thread=True)
     def upload(
         self,
-        data: Annotated[list[UploadFile], Body(media_type=RequestEncodingType.MULTI_PART)],
+        data: Annotated[dict[str, Any], Body(media_type=RequestEncodingType.MULTI_PART)],
         source: SourceDep,
         settings: SettingsDep,
     ) -> Template:
         """Import every uploaded file; one result line per file, as ``traceloupe import`` prints them."""
-        files = [f for f in data if isinstance(f, UploadFile)]
+        values = [v for value in data.values() for v in (value if isinstance(value, list) else [value])]
+        files = [f for f in values if isinstance(f, UploadFile)]
         if not files:
             raise ClientException("Choose at least one .json or .jsonl file to import.")
         if len(files) > MAX_FILES:
