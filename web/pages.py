@@ -111,6 +111,10 @@ class RequestChoice:
         name = quote(provider or self.provider, safe="")
         return f"{self.base_url}/payload/{name}{_query(upto=self.upto, repair='1' if fix else None)}"
 
+    def payload_path(self) -> str:
+        """The payload page's path without a query: the action of a GET form that carries its own fields."""
+        return f"{self.base_url}/payload/{quote(self.provider, safe='')}"
+
     def api_url(self, provider: str | None = None) -> str:
         name = quote(provider or self.provider, safe="")
         fix = "1" if self.repair else None
