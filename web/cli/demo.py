@@ -49,14 +49,16 @@ def point_providers_at(base_url: str, environ: dict[str, str] | os._Environ[str]
 
 
 def free_port(preferred: int) -> int:
-    """``preferred`` when it is free on 127.0.0.1, else any free port."""
+    """``preferred`` when it is free on 127.0.0.1, else (or for 0) any free port."""
     with socket.socket() as sock:
         try:
-            sock.bind(("127.0.0.1", preferred))
-            return preferred
+            if preferred:
+                sock.bind(("127.0.0.1", preferred))
+                return preferred
         except OSError:
-            sock.bind(("127.0.0.1", 0))
-            return int(sock.getsockname()[1])
+            pass
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def prepare(db: Path | None) -> tuple[Path, Path, Path | None]:
