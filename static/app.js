@@ -173,6 +173,7 @@
     clearTimeout(scrollTimer);
     if (!key) return;
     lit = Array.prototype.slice.call(document.querySelectorAll('[data-hl="' + CSS.escape(key) + '"]'));
+    if (lit.length < 2) { lit = []; return; } // nothing else on the page to link to (the timeline alone)
     lit.forEach(function (el) { el.classList.add("is-linked"); });
     scrollTimer = setTimeout(function () { bringLinkedIntoView(holder); }, 120);
   });
