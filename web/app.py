@@ -23,6 +23,7 @@ from litestar.template.config import TemplateConfig
 from core.providers import dialect_names
 from core.store import Store
 from web.controllers.api import ApiController
+from web.controllers.api_runs import ApiRunsController
 from web.controllers.attachments import AttachmentController
 from web.controllers.check import CheckController
 from web.controllers.conversations import ConversationController
@@ -74,6 +75,7 @@ def create_app(settings: Settings, store: Store | StoreSource) -> Litestar:
     app = Litestar(
         route_handlers=[
             ApiController,
+            ApiRunsController,
             ConversationController,
             PayloadController,
             DiffController,

@@ -85,3 +85,23 @@ def test_demo_builds_serves_and_points_replays_at_the_stub(
     err = capsys.readouterr().err
     assert "Traceloupe demo on http://127.0.0.1:" in err and "sk-real-key" not in err
     assert main(["demo", "--db", str(db), "--port", "0"]) == 0  # a kept demo database is reused as it is
+
+
+def test_runs_are_read_only_data_on_the_list_and_the_api(tmp_path: Path) -> None:
+    from core.store import Store
+    from web.app import create_app
+    from web.settings import Settings
+
+    demo = demo_data.build(tmp_path, long_records=20)
+    with Store.open(str(demo.db)) as store, TestClient(create_app(Settings(), store), base_url="http://127.0.0.1") as c:
+        runs = c.get("/api/runs").json()
+        assert sorted(r["status"] for r in runs["runs"]) == ["http_error", "ok"]
+        assert "request_body" not in runs["runs"][0]
+        assert "request_body" in c.get("/api/runs?bodies=1").json()["runs"][0]
+        mine = c.get(f"/api/conversations/{demo_data.EVERY_KIND}/runs").json()["runs"]
+        assert [(r["provider"], r["status"], r["usage"]["total_tokens"]) for r in mine] == [("openai", "ok", 16)]
+        assert c.get("/api/conversations/nope/runs").status_code == 404
+        with_runs = parse(c.get("/?runs=1").text)
+        rows = [el.get("data-conversation-id") for el in with_runs.elements if el.has("data-conversation-id")]
+        assert sorted(rows) == sorted([demo_data.EVERY_KIND, demo_data.INCIDENT])
+        assert c.post("/api/runs").status_code in (403, 405)  # nothing here creates a run

@@ -3,12 +3,11 @@
 Messages go out through ``core.MESSAGES_ADAPTER`` (the one JSON door), so an API
 client reads exactly the stored format of FORMAT.md, subclasses and unknown keys
 included. Payloads and diffs are the adapters' own output; a damaged record is a
-422 that names it (the seed's contract error). Runs are read-only here.
+422 that names it (the seed's contract error). Runs are in ``web.controllers.api_runs``.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -17,7 +16,7 @@ from litestar.exceptions import HTTPException
 from litestar.params import FromPath, FromQuery, QueryParameter
 
 from core import MESSAGES_ADAPTER
-from core.store import ConversationSummary, RunView
+from core.store import ConversationSummary
 from web.controllers.diff import build_both
 from web.controllers.payloads import MsgId, load_and_build
 from web.deps import PayloadsDep, SourceDep
@@ -77,25 +76,10 @@ class Diff:
     causes: dict[str, int]
 
 
-@dataclass(frozen=True, slots=True)
-class RunList:
-    """Recorded runs, newest first (without their bodies unless asked)."""
-
-    runs: list[dict[str, Any]]
-    next_cursor: str | None
-
-
 def _usable(built: Built) -> Any:
     if built.damaged is not None or built.result is None:
         raise HTTPException(status_code=422, detail=f"{built.damaged.message if built.damaged else 'no request'}")
     return built.result
-
-
-def _run(run: RunView, bodies: bool) -> dict[str, Any]:
-    out = dataclasses.asdict(run)
-    if not bodies:
-        del out["request_body"], out["response_body"]
-    return out
 
 
 class ApiController(Controller):
@@ -188,24 +172,3 @@ class ApiController(Controller):
             causes[item.cause] = causes.get(item.cause, 0) + 1
             changes.append({**item.change.to_json(), "right_pointer": item.change.pointer_right, "cause": item.cause})
         return Diff(conversation_id, left, right, upto or None, changes, causes)
-
-    @get("/runs", tags=["runs"], sync_to_thread=True)
-    def runs(
-        self, source: SourceDep, cursor: Cursor = None, limit: Limit = 50, bodies: FromQuery[bool] = False
-    ) -> RunList:
-        """Recorded replays, newest first (read-only)."""
-        found, next_cursor = source.runs(limit=limit, cursor=cursor)
-        return RunList([_run(r, bodies) for r in found], next_cursor)
-
-    @get("/conversations/{conversation_id:str}/runs", tags=["runs"], sync_to_thread=True)
-    def conversation_runs(
-        self,
-        conversation_id: FromPath[str],
-        source: SourceDep,
-        cursor: Cursor = None,
-        limit: Limit = 50,
-        bodies: FromQuery[bool] = False,
-    ) -> RunList:
-        """One conversation's recorded replays, newest first (read-only)."""
-        found, next_cursor = source.runs(conversation_id, limit=limit, cursor=cursor)
-        return RunList([_run(r, bodies) for r in found], next_cursor)
