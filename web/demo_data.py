@@ -254,16 +254,12 @@ def long_trace(records: int = 2000, *, seed: int = 7) -> list[Json]:
                           reasoning_content=f"Step {i}: the last result points at {topic}; query it next.",
                           tool_calls=[_call(call_id, rng.choice(["search", "read_file", "run_sql"]), q=topic, k=rng.randint(1, 9))]))  # fmt: skip
         if len(trace) < records:
-            kind = "console" if i % 25 == 24 else "tool"
-            if kind == "tool":
-                result = f"{rng.randint(1, 500)} rows about {topic}: " + " ".join(
-                    rng.choices(words, k=rng.randint(5, 60))
-                )
-                trace.append(_msg(cid, f"lt-t{i:04d}", c.tick(13), "tool",
-                                  tool_reses=[{"call_id": call_id, "name": "search", "result": result}]))  # fmt: skip
-            else:
-                trace.append(_msg(cid, f"lt-c{i:04d}", c.tick(13), "console",
-                                  console_reses=[{"result": f"ok: {topic}", "summary_result": "aggregated", "meta": {"step": i}}]))  # fmt: skip
+            result = f"{rng.randint(1, 500)} rows about {topic}: " + " ".join(rng.choices(words, k=rng.randint(5, 60)))
+            trace.append(_msg(cid, f"lt-t{i:04d}", c.tick(13), "tool",
+                              tool_reses=[{"call_id": call_id, "name": "search", "result": result}]))  # fmt: skip
+        if i % 25 == 24 and len(trace) < records:  # now and then the agent runs a TFL script on what it found
+            trace.append(_msg(cid, f"lt-c{i:04d}", c.tick(13), "console",
+                              console_reses=[{"result": f"ok: {topic}", "summary_result": "aggregated", "meta": {"step": i}}]))  # fmt: skip
         i += 1
     user = _msg(cid, "lt-u1", T0 + 3 * 86_400_000, "user", "text",
                 content="Why did p99 latency double after Tuesday's deploy? Dig through everything.",
