@@ -1,10 +1,13 @@
 // Traceloupe's only script besides htmx. It never builds HTML from trace data: it moves focus,
-// toggles <details>, sets an <img> src from an attribute the server already vetted, and asks
-// the server for more cards when a link points at one that is not loaded yet.
+// toggles <details> and classes, sets an <img> src from an attribute the server already vetted,
+// copies text the page already holds, and asks the server for more cards when a link points at
+// one that is not loaded yet.
 (function () {
   "use strict";
 
   var INLINE_IMAGE = /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+\/=]+$/;
+  // An attachment under the attachments root: the server checks its magic bytes before serving it inline.
+  var ATTACHMENT_IMAGE = /^\/attachments\/[^?#]+\?inline=1$/;
 
   function items() {
     return Array.prototype.slice.call(document.querySelectorAll("[data-nav-item]")).filter(function (el) {
@@ -56,10 +59,16 @@
     var button = event.target.closest && event.target.closest("[data-show-inline]");
     if (!button) return;
     var src = button.getAttribute("data-src") || "";
-    if (!INLINE_IMAGE.test(src)) return;
+    if (!INLINE_IMAGE.test(src) && !ATTACHMENT_IMAGE.test(src)) return;
     var img = document.createElement("img");
     img.className = "loc__img";
     img.alt = "inline image from the trace";
+    img.addEventListener("error", function () {
+      var note = document.createElement("span");
+      note.className = "muted";
+      note.textContent = "not shown: the file is missing or is not an image the dashboard displays";
+      img.replaceWith(note);
+    });
     img.src = src;
     button.replaceWith(img);
   });
@@ -123,6 +132,123 @@
   }
   document.addEventListener("htmx:responseError", nextPageFailed);
   document.addEventListener("htmx:sendError", nextPageFailed);
+
+  // Linked highlighting: elements that share a data-hl value light up together (a card and the payload
+  // nodes it became, a warning and its card, the two sides of one diff change). Only classes change.
+  var litKey = null;
+  var lit = [];
+  var scrollTimer = null;
+
+  function pane(el) { return el.closest && el.closest("[data-pane]"); }
+
+  function showInPane(el) {
+    var box = pane(el);
+    if (!box) return;
+    var top = el.getBoundingClientRect().top - box.getBoundingClientRect().top;
+    if (top < 0 || top > box.clientHeight - 20) box.scrollTop += top - 40;
+  }
+
+  function bringLinkedIntoView(hovered) {
+    // Never scroll the pane under the pointer's own JSON (it would move what is being read).
+    var from = hovered.closest("pre.json") ? pane(hovered) : undefined;
+    var seen = [];
+    lit.forEach(function (el) {
+      if (el === hovered || el.contains(hovered) || hovered.contains(el)) return;
+      var box = pane(el);
+      if (box === from || seen.indexOf(box) >= 0) return;
+      seen.push(box);
+      if (box) { showInPane(el); return; }
+      var r = el.getBoundingClientRect();
+      if (r.bottom < 0 || r.top > window.innerHeight) el.scrollIntoView({ block: "nearest" });
+    });
+  }
+
+  document.addEventListener("mouseover", function (event) {
+    var holder = event.target.closest && event.target.closest("[data-hl]");
+    var key = holder ? holder.getAttribute("data-hl") : null;
+    if (key === litKey) return;
+    lit.forEach(function (el) { el.classList.remove("is-linked"); });
+    lit = [];
+    litKey = key;
+    clearTimeout(scrollTimer);
+    if (!key) return;
+    lit = Array.prototype.slice.call(document.querySelectorAll('[data-hl="' + CSS.escape(key) + '"]'));
+    if (lit.length < 2) { lit = []; return; } // nothing else on the page to link to (the timeline alone)
+    lit.forEach(function (el) { el.classList.add("is-linked"); });
+    scrollTimer = setTimeout(function () { bringLinkedIntoView(holder); }, 120);
+  });
+
+  // A change in the diff summary: scroll each body's pane to it (the window stays where it is).
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest && event.target.closest("a[data-goto]");
+    if (!link) return;
+    event.preventDefault();
+    var key = link.getAttribute("data-goto");
+    document.querySelectorAll('[data-pane] [data-hl="' + CSS.escape(key) + '"]').forEach(function (el) {
+      showInPane(el);
+      el.classList.remove("is-flash");
+      void el.offsetWidth;
+      el.classList.add("is-flash");
+    });
+  });
+
+  // Cards whose message is not in the request shown (after the cut, or dropped) are dimmed.
+  function markAbsent() {
+    var body = document.querySelector("#payload-json[data-json-complete='true']");
+    if (!body) return;
+    document.querySelectorAll("#timeline [data-msg-id][data-hl]").forEach(function (card) {
+      var key = card.getAttribute("data-hl");
+      card.classList.toggle("is-absent", !body.querySelector('[data-hl="' + CSS.escape(key) + '"]'));
+    });
+  }
+  document.addEventListener("htmx:afterSettle", markAbsent);
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", markAbsent);
+  else markAbsent();
+
+  // Copy the exact JSON: the page's own text when the whole body is shown, else the raw body from the API.
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest("[data-copy]");
+    if (!button) return;
+    var source = document.querySelector(button.getAttribute("data-copy"));
+    if (!source) return;
+    var label = button.getAttribute("data-label") || button.textContent;
+    button.setAttribute("data-label", label);
+    var text = source.getAttribute("data-json-complete") === "true"
+      ? Promise.resolve(source.textContent)
+      : fetch(button.getAttribute("data-copy-url"), { credentials: "same-origin" })
+          .then(function (r) { if (!r.ok) throw new Error(String(r.status)); return r.json(); })
+          .then(function (d) { return JSON.stringify(d.body, null, 2); });
+    text.then(function (t) { return navigator.clipboard.writeText(t); }).then(function () {
+      button.textContent = "Copied";
+      button.classList.add("is-done");
+    }, function () {
+      var range = document.createRange();
+      range.selectNodeContents(source);
+      var selection = window.getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+      button.textContent = "Selected: press Ctrl+C";
+    }).then(function () {
+      setTimeout(function () { button.textContent = label; button.classList.remove("is-done"); }, 2000);
+    });
+  });
+
+  // A select that picks what the page shows submits its (GET) form; the button stays for keyboards and no-JS.
+  document.addEventListener("change", function (event) {
+    var select = event.target;
+    if (select && select.matches && select.matches("select[data-autosubmit]") && select.form) select.form.requestSubmit();
+  });
+
+  // The list's form leaves out what is at its default, so the URL says only what narrows the list.
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (!form.matches || !form.matches("form[data-list-query]")) return;
+    Array.prototype.forEach.call(form.elements, function (el) {
+      if (!el.name) return;
+      if (el.value === "" || (el.name === "sort" && el.value === "recent")) el.disabled = true;
+    });
+    setTimeout(function () { Array.prototype.forEach.call(form.elements, function (el) { el.disabled = false; }); }, 0);
+  });
 
   window.addEventListener("hashchange", fromHash);
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", fromHash);

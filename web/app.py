@@ -1,15 +1,16 @@
 """The Litestar app factory: routes, templates, static files, security, error pages.
 
-``create_app(settings, source)`` is the only way the dashboard is assembled, by
-``traceloupe serve`` and by the tests alike.
+``create_app(settings, store)`` is the only way the dashboard is assembled, by
+``traceloupe serve``, ``traceloupe demo`` and the tests alike. The caller owns the
+store (opens and closes it); the app only reads it, and writes through imports.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
-from litestar import Litestar
+from litestar import Litestar, Router
 from litestar.config.csrf import CSRFConfig
 from litestar.di import Provide
 from litestar.openapi.config import OpenAPIConfig
@@ -19,21 +20,25 @@ from litestar.plugins.jinja import JinjaTemplateEngine
 from litestar.static_files import create_static_files_router
 from litestar.template.config import TemplateConfig
 
+from core.providers import dialect_names
+from core.store import Store
 from web.controllers.api import ApiController
+from web.controllers.api_runs import ApiRunsController
+from web.controllers.attachments import AttachmentController
 from web.controllers.check import CheckController
 from web.controllers.conversations import ConversationController
+from web.controllers.diff import DiffController
+from web.controllers.imports import ImportController
+from web.controllers.payloads import PayloadController
 from web.controllers.runs import RunsApiController, RunsController
 from web.errors import EXCEPTION_HANDLERS
+from web.payloads import PayloadBuilder
 from web.runs.service import RunService
 from web.runs.views import install_template_globals
 from web.security import SecurityGuard, add_security_headers
 from web.settings import HTMX_VERSION, Settings
-from web.source import InMemoryTimelineSource, TimelineSource
-from web.timeline import TimelineCache
+from web.source import StoreSource
 from web.timeline.build import format_ts
-
-if TYPE_CHECKING:
-    from core.store import Store
 
 __version__ = "0.1.0"
 
@@ -61,43 +66,44 @@ def jinja_environment(settings: Settings) -> Environment:
     env.globals["htmx_src"] = f"/static/vendor/htmx-{HTMX_VERSION}.min.js"
     env.globals["htmx_config"] = HTMX_CONFIG
     env.filters["format_ts"] = format_ts
+    env.globals["attachments_enabled"] = settings.attachments_root is not None
+    env.globals["providers"] = dialect_names()
     install_template_globals(env, None)  # create_app installs them again with its run service
     return env
 
 
-def create_app(
-    settings: Settings,
-    source: TimelineSource | None = None,
-    *,
-    store: Store | None = None,
-    runs: RunService | None = None,
-) -> Litestar:
-    """Assemble the dashboard; ``source`` defaults to the settings' trace files held in memory.
+def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunService | None = None) -> Litestar:
+    """Assemble the dashboard over ``store`` (a Store, or a StoreSource that wraps one).
 
-    Replay needs the store: with ``store`` (or a ready ``runs`` service) the Re-run controls
-    are live, without it they say so and the run routes answer 503.
+    Replay runs on a small thread pool of its own (``runs``, made from the store when not given).
     """
-    timeline_source: TimelineSource = source or InMemoryTimelineSource.from_paths(settings.trace_files)
-    timelines = TimelineCache()
-    run_service = runs if runs is not None else RunService(store) if store is not None else None
+    source = store if isinstance(store, StoreSource) else StoreSource(store)
+    payloads = PayloadBuilder(settings.attachments_root)
+    run_service = runs if runs is not None else RunService(source.store)
     env = jinja_environment(settings)
     install_template_globals(env, run_service)
     app = Litestar(
         route_handlers=[
             ApiController,
+            ApiRunsController,
             ConversationController,
+            PayloadController,
+            DiffController,
+            AttachmentController,
             CheckController,
             RunsController,
             RunsApiController,
+            # The import upload's own, larger body limit lives on this router and nowhere else.
+            Router("/", route_handlers=[ImportController], request_max_body_size=settings.import_max_bytes),
             create_static_files_router(path="/static", directories=[settings.static_dir], include_in_schema=False),
         ],
         dependencies={
-            "source": Provide(lambda: timeline_source, use_cache=True, sync_to_thread=False),
+            "source": Provide(lambda: source, use_cache=True, sync_to_thread=False),
             "settings": Provide(lambda: settings, use_cache=True, sync_to_thread=False),
-            "timelines": Provide(lambda: timelines, use_cache=True, sync_to_thread=False),
+            "payloads": Provide(lambda: payloads, use_cache=True, sync_to_thread=False),
             "runs": Provide(lambda: run_service, use_cache=True, sync_to_thread=False),
         },
-        on_shutdown=[run_service.shutdown] if run_service is not None else [],
+        on_shutdown=[run_service.shutdown],
         template_config=TemplateConfig(engine=JinjaTemplateEngine.from_environment(env)),
         plugins=[HTMXPlugin()],
         csrf_config=CSRFConfig(secret=settings.csrf_secret, cookie_samesite="strict", cookie_httponly=True),
@@ -115,5 +121,10 @@ def create_app(
     )
     # Litestar's middleware runs per route, after routing; the guard must also cover 404s and static
     # files, so it wraps the whole handler (inside the before_send hook, so refusals get the headers too).
-    app.asgi_handler = SecurityGuard(app.asgi_handler, hosts=settings.hosts, max_body_bytes=settings.max_body_bytes)
+    app.asgi_handler = SecurityGuard(
+        app.asgi_handler,
+        hosts=settings.hosts,
+        max_body_bytes=settings.max_body_bytes,
+        body_limits=settings.body_limits,
+    )
     return app

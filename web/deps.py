@@ -1,7 +1,7 @@
-"""Dependency types for handlers: the source and the settings are trusted objects, not request data.
+"""Dependency types for handlers: the source, the payload builder and the settings are trusted objects.
 
-Litestar validates handler arguments with msgspec; a Protocol or a frozen dataclass
-built by ``create_app`` must pass through untouched, hence ``SkipValidation``.
+Litestar validates handler arguments with msgspec; objects built by ``create_app``
+must pass through untouched, hence ``SkipValidation``.
 """
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from __future__ import annotations
 from litestar.di import NamedDependency
 from litestar.params import SkipValidation
 
+from web.payloads import PayloadBuilder
 from web.settings import Settings
-from web.source import TimelineSource
-from web.timeline import TimelineCache
+from web.source import StoreSource
 
-SourceDep = NamedDependency[SkipValidation[TimelineSource]]
+SourceDep = NamedDependency[SkipValidation[StoreSource]]
 SettingsDep = NamedDependency[SkipValidation[Settings]]
-TimelinesDep = NamedDependency[SkipValidation[TimelineCache]]
+PayloadsDep = NamedDependency[SkipValidation[PayloadBuilder]]

@@ -16,6 +16,7 @@ from litestar.response import Template
 from litestar.types import ExceptionHandlersMap
 
 from core import InputError, MisuseError, ProviderError, UnknownNameError
+from core.store import StoreError
 from web.pages import ErrorPage
 
 log = logging.getLogger(__name__)
@@ -26,6 +27,8 @@ _DETAILS: dict[int, str] = {
     404: "There is nothing at this address.",
     405: "This address does not accept that method.",
     413: "The request body is larger than this dashboard accepts.",
+    415: "This file cannot be shown here.",
+    422: "The request cannot be built from this conversation.",
     500: "Something went wrong inside the dashboard; the server log has the details.",
 }
 
@@ -59,6 +62,9 @@ def _core_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Any
         return error_response(request, 400, str(exc))
     if isinstance(exc, ProviderError):
         return error_response(request, 502, str(exc))
+    if isinstance(exc, StoreError):
+        log.warning("store error on %s: %s", request.url.path, exc)
+        return error_response(request, 503, f"The database cannot answer now: {exc}")
     log.exception("unhandled error on %s", request.url.path, exc_info=exc)
     return error_response(request, 500, _DETAILS[500])
 

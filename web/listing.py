@@ -1,79 +1,92 @@
-"""The conversation list's query: search, filters and keyset pages over conversation summaries.
+"""The conversation list's query as the URL carries it, and its translation to the store's query.
 
-Until the store exists this runs in the web layer over ``TimelineSource.conversations()``;
-the store will answer the same :class:`ListQuery` in SQL (values bound, never spliced)
-and this module's :func:`run_query` becomes its in-memory reference. The search looks
-at titles and ids only: full-text over message content belongs to the store's index.
+Search, filters and keyset pages run in the store (SQL, values bound, sorts and
+kinds from allowlists); this module only names the URL's fields, checks them
+against the same allowlists, and writes them back into links.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from web.source import ConversationSummary
+from core.store import SORTS, ConversationQuery, InvalidQueryError
 
 PAGE_SIZE = 50
+
+KIND_FILTERS: dict[str, str] = {
+    "user:text": "user text",
+    "user:image": "user image",
+    "user:audio": "user audio",
+    "user:video": "user video",
+    "user:attachment": "user attachment",
+    "user:url": "user URL",
+    "user:contact": "user contact",
+    "user:history": "forwarded history",
+    "user:multipart": "user multipart",
+    "assistant:text": "assistant text",
+    "tool": "tool result",
+    "console": "console output",
+    "system": "system",
+    "function": "function result",
+    "assistant": "damaged assistant record",
+    "user": "damaged user record",
+}
+"""The kinds a conversation can be filtered by (the store's ``Message.tag``), with their labels."""
+
+SORT_LABELS: dict[str, str] = {
+    "recent": "last activity",
+    "newest": "newest first",
+    "oldest": "oldest first",
+    "damaged": "most damaged",
+}
 
 
 @dataclass(frozen=True, slots=True)
 class ListQuery:
-    """What the reader asked the list for; it round-trips through the URL."""
+    """What the reader asked the list for; it round-trips through the URL (``/?q=…&damaged=1&kind=…``)."""
 
     q: str = ""
     damaged: bool = False
+    runs: bool = False
+    kind: str = ""
+    sort: str = "recent"
     after: str | None = None
     limit: int = PAGE_SIZE
 
+    def __post_init__(self) -> None:
+        if self.kind and self.kind not in KIND_FILTERS:
+            raise InvalidQueryError(f"unknown kind {self.kind!r}; expected one of: {', '.join(KIND_FILTERS)}")
+        if self.sort not in SORTS:
+            raise InvalidQueryError(f"unknown sort {self.sort!r}; expected one of: {', '.join(SORTS)}")
+
+    @property
+    def filtered(self) -> bool:
+        """True when a search or a filter narrows the list."""
+        return bool(self.q.strip() or self.damaged or self.runs or self.kind)
+
     def url(self, **changes: object) -> str:
         """This query as a ``/?...`` URL, with some fields changed (e.g. ``after`` for the next page)."""
-        fields = {"q": self.q, "damaged": self.damaged, "after": self.after, **changes}
+        fields = {
+            "q": self.q,
+            "damaged": self.damaged,
+            "runs": self.runs,
+            "kind": self.kind,
+            "sort": "" if self.sort == "recent" else self.sort,
+            "after": self.after,
+            **changes,
+        }
         params = {k: ("1" if v is True else v) for k, v in fields.items() if v not in (None, "", False)}
         return "/?" + urlencode(params) if params else "/"
 
-
-@dataclass(frozen=True, slots=True)
-class ListResult:
-    """One page of the list and the cursor of the next (None on the last page)."""
-
-    rows: list[ConversationSummary]
-    next_after: str | None
-    matched: int
-
-
-def cursor(summary: ConversationSummary) -> str:
-    """A keyset cursor: the sort key of a row (most recent first, then id), stable under inserts."""
-    return f"{summary.last_ts}:{summary.conversation_id}"
-
-
-def _key(summary: ConversationSummary) -> tuple[int, str]:
-    return (-summary.last_ts, summary.conversation_id)
-
-
-def _parse_cursor(after: str) -> tuple[int, str] | None:
-    ts, sep, cid = after.partition(":")
-    try:
-        return (-int(ts), cid) if sep else None
-    except ValueError:
-        return None
-
-
-def run_query(summaries: Sequence[ConversationSummary], query: ListQuery) -> ListResult:
-    """Filter, order (most recent first) and take the page after ``query.after``."""
-    needle = query.q.casefold().strip()
-    matched = [
-        s
-        for s in summaries
-        if (not needle or needle in s.title.casefold() or needle in s.conversation_id.casefold())
-        and (not query.damaged or s.damaged > 0)
-    ]
-    matched.sort(key=_key)
-    start = 0
-    if query.after:
-        position = _parse_cursor(query.after)
-        if position is not None:
-            start = next((i for i, s in enumerate(matched) if _key(s) > position), len(matched))
-    rows = matched[start : start + query.limit]
-    more = start + query.limit < len(matched)
-    return ListResult(rows=rows, next_after=cursor(rows[-1]) if more and rows else None, matched=len(matched))
+    def store_query(self) -> ConversationQuery:
+        """The store's query for this page (filters absent rather than False: False would mean "without")."""
+        return ConversationQuery(
+            search=self.q.strip() or None,
+            has_damaged=True if self.damaged else None,
+            has_runs=True if self.runs else None,
+            kind=self.kind or None,
+            sort=self.sort,
+            limit=self.limit,
+            cursor=self.after or None,
+        )

@@ -3,13 +3,28 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from urllib.parse import quote
+from dataclasses import dataclass, field
+from urllib.parse import quote, urlencode
 
+from core.providers import Degradation
+from core.store import ConversationSummary
+from web.diffview import Comparison
 from web.integrity import Damage
-from web.listing import ListQuery
-from web.source import ConversationSummary
+from web.jsonview import Rendered
+from web.listing import KIND_FILTERS, SORT_LABELS, ListQuery
+from web.payloads import Built
 from web.timeline import Page
+from web.timeline.order import msg_anchor
+
+
+def conversation_url(conversation_id: str) -> str:
+    """``/conversations/<id>`` with the id percent-encoded (ids are trace data)."""
+    return f"/conversations/{quote(conversation_id, safe='')}"
+
+
+def _query(**params: str | None) -> str:
+    kept = {k: v for k, v in params.items() if v}
+    return "?" + urlencode(kept) if kept else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,9 +33,13 @@ class IndexPage:
 
     conversations: Sequence[ConversationSummary]
     query: ListQuery
-    matched: int
-    total: int
     next_url: str | None
+    empty_store: bool
+    kinds: dict[str, str] = field(default_factory=lambda: KIND_FILTERS)
+    sorts: dict[str, str] = field(default_factory=lambda: SORT_LABELS)
+
+    def url_of(self, summary: ConversationSummary) -> str:
+        return conversation_url(summary.conversation_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +51,8 @@ class ConversationPage:
     timeline: Page
     page_size: int
     damaged: int
+    runs: int = 0
+    provider: str = "openai"
 
     @property
     def next_url(self) -> str | None:
@@ -47,7 +68,152 @@ class ConversationPage:
 
     @property
     def base_url(self) -> str:
-        return f"/conversations/{quote(self.conversation_id, safe='')}"
+        return conversation_url(self.conversation_id)
+
+    def payload_url(self, upto: str | None = None) -> str:
+        """The payload page of the default provider (for the request that produced ``upto``, when given)."""
+        return f"{self.base_url}/payload/{quote(self.provider, safe='')}{_query(upto=upto)}"
+
+
+@dataclass(frozen=True, slots=True)
+class WarningView:
+    """One degradation, linked to the card of the message it names."""
+
+    msg_id: str | None
+    anchor: str | None
+    element: str
+    reason: str
+
+    @classmethod
+    def of(cls, warning: Degradation) -> WarningView:
+        anchor = msg_anchor(warning.msg_id) if warning.msg_id else None
+        return cls(warning.msg_id, anchor, warning.element, warning.reason)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestChoice:
+    """The request shown: provider, cut (``upto``) and repair; builds the links that change one of them."""
+
+    conversation_id: str
+    provider: str
+    upto: str | None
+    repair: bool
+    providers: Sequence[str]
+    choices: Sequence[tuple[str, str]]
+    choices_total: int
+
+    @property
+    def base_url(self) -> str:
+        return conversation_url(self.conversation_id)
+
+    def payload_url(self, provider: str | None = None, *, repair: bool | None = None) -> str:
+        fix = self.repair if repair is None else repair
+        name = quote(provider or self.provider, safe="")
+        return f"{self.base_url}/payload/{name}{_query(upto=self.upto, repair='1' if fix else None)}"
+
+    def payload_path(self) -> str:
+        """The payload page's path without a query: the action of a GET form that carries its own fields."""
+        return f"{self.base_url}/payload/{quote(self.provider, safe='')}"
+
+    def api_url(self, provider: str | None = None) -> str:
+        name = quote(provider or self.provider, safe="")
+        fix = "1" if self.repair else None
+        return f"/api{self.base_url}/payload/{name}{_query(upto=self.upto, repair=fix)}"
+
+    def phases_url(self) -> str:
+        name = quote(self.provider, safe="")
+        return f"{self.base_url}/payload/{name}/phases{_query(upto=self.upto, repair='1' if self.repair else None)}"
+
+    def diff_url(self, left: str, right: str, *, repair: bool | None = None) -> str:
+        fix = self.repair if repair is None else repair
+        return f"{self.base_url}/diff{_query(left=left, right=right, upto=self.upto, repair='1' if fix else None)}"
+
+
+@dataclass(frozen=True, slots=True)
+class PayloadPage:
+    """``/conversations/{id}/payload/{provider}``: the body highlighted, its warnings, the cards beside it."""
+
+    title: str
+    request: RequestChoice
+    built: Built
+    rendered: Rendered | None
+    warnings: Sequence[WarningView]
+    cards: ConversationPage
+    damaged_records: int
+    attachments_root: bool
+
+    @property
+    def conversation_id(self) -> str:
+        return self.request.conversation_id
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseView:
+    """One assembly phase's output, pretty-printed (cut when huge)."""
+
+    name: str
+    text: str
+    truncated: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PhasesPanel:
+    """The ``#payload-phases`` widget: every phase's output and the provenance map, on demand."""
+
+    title: str
+    request: RequestChoice
+    built: Built
+    phases: Sequence[PhaseView]
+    provenance: PhaseView
+
+
+@dataclass(frozen=True, slots=True)
+class DiffPage:
+    """``/conversations/{id}/diff?left=P&right=Q``: two bodies side by side, changes grouped by cause."""
+
+    title: str
+    request: RequestChoice
+    left: Built
+    right: Built
+    comparison: Comparison | None
+    left_rendered: Rendered | None
+    right_rendered: Rendered | None
+    max_listed: int = 200
+
+    @property
+    def conversation_id(self) -> str:
+        return self.request.conversation_id
+
+    @property
+    def damaged(self) -> Built | None:
+        """The side whose request could not be built, if any."""
+        return self.left if self.left.damaged else self.right if self.right.damaged else None
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    """What one uploaded file did: the CLI's summary line or its error line, and the conversations it touched."""
+
+    filename: str
+    ok: bool
+    line: str
+    conversations: Sequence[str] = ()
+    more_conversations: int = 0
+
+    def url_of(self, conversation_id: str) -> str:
+        return conversation_url(conversation_id)
+
+
+@dataclass(frozen=True, slots=True)
+class ImportPage:
+    """``/import``: the upload form, and after a POST, one result per file."""
+
+    max_bytes: int
+    results: Sequence[ImportResult] = ()
+
+    @property
+    def failed(self) -> int:
+        return sum(not r.ok for r in self.results)
 
 
 @dataclass(frozen=True, slots=True)

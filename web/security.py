@@ -12,13 +12,15 @@ the whole ASGI pipeline, outside routing, so it also covers 404s and static file
    be ``same-origin`` (or ``none``: typed by the user), else an ``Origin`` header
    must match the Host. Litestar's CSRF token check runs after this; both must pass.
 3. A declared ``Content-Length`` above the body limit is refused with 413 before
-   the body is read; Litestar enforces the same limit on streamed bodies.
+   the body is read; Litestar enforces the same limit on streamed bodies. The import
+   upload (``POST /import``) has its own, explicit, larger limit (``body_limits``).
 
 Security headers are added to every response by a ``before_send`` hook.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, cast
 from urllib.parse import urlsplit
 
@@ -72,10 +74,18 @@ def _header(scope: Scope, name: bytes) -> str | None:
 class SecurityGuard:
     """ASGI wrapper: allowed hosts, same-origin state changes, and the declared body size."""
 
-    def __init__(self, app: ASGIApp, *, hosts: frozenset[str], max_body_bytes: int) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        hosts: frozenset[str],
+        max_body_bytes: int,
+        body_limits: Mapping[str, int] | None = None,
+    ) -> None:
         self.app = app
         self.hosts = hosts
         self.max_body_bytes = max_body_bytes
+        self.body_limits = dict(body_limits or {})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in (ScopeType.HTTP, ScopeType.WEBSOCKET):
@@ -101,13 +111,20 @@ class SecurityGuard:
             return 403, "Cross-origin request refused: state-changing requests must come from this dashboard."
         length = _header(scope, b"content-length")
         if length is not None:
+            limit = self.limit_for(str(cast("dict[str, Any]", scope).get("path", "")), method)
             try:
-                too_big = int(length) > self.max_body_bytes
+                too_big = int(length) > limit
             except ValueError:
                 return 400, "Invalid Content-Length header."
             if too_big:
-                return 413, f"Request body too large: the limit is {self.max_body_bytes:,} bytes."
+                return 413, f"Request body too large: the limit is {limit:,} bytes."
         return None
+
+    def limit_for(self, path: str, method: str) -> int:
+        """The body limit of a request: a route's own explicit limit for a POST to it, else the general one."""
+        if method == "POST" and path.rstrip("/") in self.body_limits:
+            return self.body_limits[path.rstrip("/")]
+        return self.max_body_bytes
 
 
 def _same_origin(scope: Scope, host: str) -> bool:

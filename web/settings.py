@@ -23,6 +23,9 @@ LOOPBACK_HOSTS: tuple[str, ...] = ("127.0.0.1", "localhost", "::1")
 
 MiB = 1024 * 1024
 
+IMPORT_PATH = "/import"
+"""The one route with a larger body limit (``Settings.import_max_bytes``): uploads of trace files."""
+
 
 @dataclass(frozen=True, slots=True)
 class Settings:
@@ -35,6 +38,11 @@ class Settings:
     invalidates open forms) until the CLI persists one per install. ``page_size`` cards
     come per response; a jump loads at most ``max_jump_cards`` ahead in one response and
     opens the card's own page beyond that.
+
+    ``max_body_bytes`` bounds every request body except the import upload's, which has its
+    own explicit, larger ``import_max_bytes`` (``POST /import`` only). ``attachments_root``
+    is the one directory Path attachments are read from, by the payload adapters and by the
+    attachments route alike; None means no file is ever read or served.
     """
 
     allowed_hosts: tuple[str, ...] = ()
@@ -43,7 +51,9 @@ class Settings:
     page_size: int = 100
     max_jump_cards: int = 1000
     debug: bool = False
-    trace_files: tuple[Path, ...] = ()
+    import_max_bytes: int = 256 * MiB
+    attachments_root: Path | None = None
+    default_provider: str = "openai"
     templates_dir: Path = TEMPLATES_DIR
     static_dir: Path = STATIC_DIR
 
@@ -54,6 +64,8 @@ class Settings:
             raise ValueError("max_jump_cards must be at least page_size")
         if self.max_body_bytes < 1:
             raise ValueError("max_body_bytes must be at least 1")
+        if self.import_max_bytes < self.max_body_bytes:
+            raise ValueError("import_max_bytes must be at least max_body_bytes")
         if len(self.csrf_secret) < 32:
             raise ValueError("csrf_secret must be at least 32 characters")
 
@@ -61,3 +73,8 @@ class Settings:
     def hosts(self) -> frozenset[str]:
         """Every host name this instance answers to, normalised to lower case."""
         return frozenset(h.lower().strip("[]") for h in (*LOOPBACK_HOSTS, *self.allowed_hosts))
+
+    @property
+    def body_limits(self) -> dict[str, int]:
+        """Paths whose POST body may be larger than ``max_body_bytes``, and their own limit."""
+        return {IMPORT_PATH: self.import_max_bytes}

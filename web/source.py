@@ -1,111 +1,120 @@
-"""Where the dashboard gets conversations from: a small protocol and an in-memory implementation.
+"""Where the dashboard reads conversations from: the store, behind one small object with a cache.
 
-The store's repository will implement :class:`TimelineSource` too; the web layer
-depends only on this protocol, so swapping the in-memory source for the store
-changes one argument of ``create_app``.
+``StoreSource`` wraps :class:`core.store.Store`. The list, the runs and the
+imports go straight to the store (keyset pages, search and filters run in SQL).
+Opening a conversation parses every stored message through the Message union
+once; the parsed messages and their timeline (order and call index, no cards)
+are kept in a small LRU cache keyed by the conversation's *version*, the figures
+an import changes (messages, records, last activity). Paging a long trace, the
+payload page, its phases fragment and the diff reuse the same parse; an import
+into the conversation changes the version and the next request parses again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Protocol
 
-from core import Message, TextMessage, UserMessage
-from core.integrity import is_damaged
-from core.reader import Record, read_path
+from core import Message
+from core.errors import UnknownNameError
+from core.reader import Record
+from core.store import ConversationPage, ConversationQuery, ConversationSummary, ImportSummary, RunView, Store
+from core.store.engine import read_transaction
+from core.store.query import summary_select, to_summary
+from core.store.tables import CONVERSATIONS
+from web.timeline import Timeline
+
+Version = tuple[int, int, int, int | None]
 
 
 @dataclass(frozen=True, slots=True)
-class ConversationSummary:
-    """One row of the conversation list."""
+class Loaded:
+    """One conversation as the pages need it: its figures, its typed messages, and its timeline."""
 
-    conversation_id: str
-    title: str
-    messages: int
-    records: int
-    damaged: int
-    last_ts: int
+    summary: ConversationSummary
+    messages: tuple[Message, ...]
+    timeline: Timeline
 
-
-class TimelineSource(Protocol):
-    """Read access to stored conversations, as the timeline needs it.
-
-    Contract:
-
-    - ``conversations()`` lists every conversation, most recent activity first.
-    - ``messages(id)`` returns the conversation's top-level messages, each with its
-      ``intermediate_trace`` intact, ordered by ``create_ts`` and then by insertion
-      order; ``None`` when no conversation has that id. The web layer expands
-      traces and pages the cards itself, so an implementation only stores and
-      returns messages (parsed through ``core.MESSAGE_ADAPTER``).
-    """
-
-    def conversations(self) -> Sequence[ConversationSummary]:
-        """Every conversation, most recent activity first."""
-        ...
-
-    def messages(self, conversation_id: str) -> Sequence[Message] | None:
-        """The top-level messages of one conversation in order, or None when it does not exist."""
-        ...
+    @property
+    def size(self) -> int:
+        """Messages and records together: what the cache budgets by."""
+        return self.summary.messages + self.summary.records
 
 
-class InMemoryTimelineSource:
-    """A TimelineSource over messages held in memory, loaded from JSON/JSONL through ``core.reader``."""
-
-    def __init__(self, messages: Iterable[Message] = ()) -> None:
-        grouped: dict[str, list[Message]] = {}
-        for message in messages:
-            grouped.setdefault(message.conversation_id, []).append(message)
-        # sorted() is stable: equal create_ts keep the order they were given in (the file order).
-        self._messages = {cid: sorted(msgs, key=lambda m: m.create_ts) for cid, msgs in grouped.items()}
-        summaries = [_summary(cid, msgs) for cid, msgs in self._messages.items()]
-        self._summaries = sorted(summaries, key=lambda s: (-s.last_ts, s.conversation_id))
-
-    @classmethod
-    def from_records(cls, records: Iterable[Record]) -> InMemoryTimelineSource:
-        """A source over records from ``core.reader`` (in read order)."""
-        return cls(record.message for record in records)
-
-    @classmethod
-    def from_paths(cls, paths: Iterable[str | Path]) -> InMemoryTimelineSource:
-        """A source over every message in the given .json/.jsonl files; raises core's InputError."""
-        return cls(record.message for path in paths for record in read_path(path))
-
-    def conversations(self) -> Sequence[ConversationSummary]:
-        return self._summaries
-
-    def messages(self, conversation_id: str) -> Sequence[Message] | None:
-        return self._messages.get(conversation_id)
+def version_of(summary: ConversationSummary) -> Version:
+    """What an import into the conversation changes (imports only add; re-importing is a no-op)."""
+    return (summary.messages, summary.records, summary.damaged, summary.last_activity)
 
 
-def _summary(conversation_id: str, messages: Sequence[Message]) -> ConversationSummary:
-    records = 0
-    damaged = 0
-    last_ts = 0
-    for message in messages:
-        last_ts = max(last_ts, message.create_ts)
-        damaged += is_damaged(message)
-        if isinstance(message, UserMessage):
-            for record in message.intermediate_trace.records:
-                records += 1
-                damaged += is_damaged(record)
-                last_ts = max(last_ts, record.create_ts)
-    return ConversationSummary(
-        conversation_id=conversation_id,
-        title=_title(messages),
-        messages=len(messages),
-        records=records,
-        damaged=damaged,
-        last_ts=last_ts,
-    )
+class ConversationCache:
+    """Recently opened conversations, least recently used out first, bounded by count and by records held."""
+
+    def __init__(self, max_items: int = 8, max_records: int = 60_000) -> None:
+        self.max_items = max_items
+        self.max_records = max_records
+        self._items: OrderedDict[str, tuple[Version, Loaded]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, conversation_id: str, version: Version) -> Loaded | None:
+        with self._lock:
+            hit = self._items.get(conversation_id)
+            if hit is None or hit[0] != version:
+                return None
+            self._items.move_to_end(conversation_id)
+            return hit[1]
+
+    def put(self, loaded: Loaded) -> None:
+        with self._lock:
+            self._items[loaded.summary.conversation_id] = (version_of(loaded.summary), loaded)
+            self._items.move_to_end(loaded.summary.conversation_id)
+            while len(self._items) > 1 and (
+                len(self._items) > self.max_items or sum(v[1].size for v in self._items.values()) > self.max_records
+            ):
+                self._items.popitem(last=False)
 
 
-def _title(messages: Sequence[Message], limit: int = 120) -> str:
-    """The first user text, on one line: what a reviewer recognises a conversation by."""
-    for message in messages:
-        if isinstance(message, TextMessage) and message.content.strip():
-            line = " ".join(message.content.split())
-            return line if len(line) <= limit else line[: limit - 1] + "…"
-    return "(no user text)"
+class StoreSource:
+    """The store as the dashboard reads it; the one object controllers ask for conversations and runs."""
+
+    def __init__(self, store: Store, cache: ConversationCache | None = None) -> None:
+        self.store = store
+        self.cache = cache or ConversationCache()
+
+    def list(self, query: ConversationQuery) -> ConversationPage:
+        """One keyset page of the conversation list (search and filters in SQL)."""
+        return self.store.list_conversations(query)
+
+    def summary(self, conversation_id: str) -> ConversationSummary:
+        """One conversation's figures, without reading its messages; UnknownNameError when there is none."""
+        c = CONVERSATIONS.c
+        with read_transaction(self.store.engine) as conn:
+            row = conn.execute(summary_select().where(c.conversation_id == conversation_id)).first()
+        if row is None:
+            raise UnknownNameError(f"No conversation with id {conversation_id!r}.")
+        return to_summary(row)
+
+    def load(self, conversation_id: str) -> Loaded:
+        """The conversation parsed and ordered, from the cache while no import has changed it."""
+        summary = self.summary(conversation_id)
+        hit = self.cache.get(conversation_id, version_of(summary))
+        if hit is not None:
+            return hit
+        detail = self.store.get_conversation(conversation_id)
+        messages = tuple(m.message for m in detail.messages)
+        loaded = Loaded(summary=detail.summary, messages=messages, timeline=Timeline(messages))
+        self.cache.put(loaded)
+        return loaded
+
+    def runs(
+        self, conversation_id: str | None = None, *, limit: int = 50, cursor: str | None = None
+    ) -> tuple[tuple[RunView, ...], str | None]:
+        """Recorded runs, newest first (read-only: issue 6 creates them)."""
+        if conversation_id is not None:
+            self.summary(conversation_id)  # an unknown conversation is a 404, not an empty list
+        return self.store.list_runs(conversation_id, limit=limit, cursor=cursor)
+
+    def import_records(self, records: Iterable[Record], *, source: str) -> ImportSummary:
+        """Store one file's records all-or-nothing (the CLI's ``import``)."""
+        return self.store.import_records(records, source=source)

@@ -21,13 +21,23 @@ Op = Literal["add", "remove", "change"]
 class Change:
     """One difference: ``add`` (only right has it), ``remove`` (only left), ``change`` (both, different).
 
-    The pointer is into the right value for an addition and into the left value otherwise.
+    The pointer is into the right value for an addition and into the left value otherwise;
+    for a change, ``right_pointer`` is the same place in the right value when it differs
+    (array items aligned across an insertion), so the dashboard can mark both panes.
     """
 
     op: Op
     pointer: str
     left: Any = None
     right: Any = None
+    right_pointer: str | None = None
+
+    @property
+    def pointer_right(self) -> str | None:
+        """Where this change is in the right value; None for a removal (the right value has nothing there)."""
+        if self.op == "remove":
+            return None
+        return self.pointer if self.right_pointer is None else self.right_pointer
 
     def to_json(self) -> dict[str, Any]:
         """This change as JSON (the dashboard marks it in both panes by its pointer)."""
@@ -39,31 +49,37 @@ class Change:
         return out
 
 
-def structural_diff(left: Any, right: Any, pointer: str = "") -> list[Change]:
+def structural_diff(left: Any, right: Any, pointer: str = "", right_pointer: str | None = None) -> list[Change]:
     """Every difference between two JSON values, in document order."""
+    rp = pointer if right_pointer is None else right_pointer
     if isinstance(left, dict) and isinstance(right, dict):
-        return _diff_objects(left, right, pointer)
+        return _diff_objects(left, right, pointer, rp)
     if isinstance(left, list) and isinstance(right, list):
-        return _diff_arrays(left, right, pointer)
+        return _diff_arrays(left, right, pointer, rp)
     if left == right and type(left) is type(right):
         return []
-    return [Change("change", pointer, left, right)]
+    return [Change("change", pointer, left, right, _other(pointer, rp))]
 
 
-def _diff_objects(left: dict[str, Any], right: dict[str, Any], pointer: str) -> list[Change]:
+def _other(pointer: str, right_pointer: str) -> str | None:
+    return None if right_pointer == pointer else right_pointer
+
+
+def _diff_objects(left: dict[str, Any], right: dict[str, Any], pointer: str, rp: str) -> list[Change]:
     out: list[Change] = []
     for key in list(left) + [k for k in right if k not in left]:
-        child = f"{pointer}/{pointer_token(key)}"
+        token = pointer_token(key)
+        child, right_child = f"{pointer}/{token}", f"{rp}/{token}"
         if key not in right:
             out.append(Change("remove", child, left[key]))
         elif key not in left:
-            out.append(Change("add", child, right=right[key]))
+            out.append(Change("add", right_child, right=right[key]))
         else:
-            out.extend(structural_diff(left[key], right[key], child))
+            out.extend(structural_diff(left[key], right[key], child, right_child))
     return out
 
 
-def _diff_arrays(left: list[Any], right: list[Any], pointer: str) -> list[Change]:
+def _diff_arrays(left: list[Any], right: list[Any], pointer: str, rp: str) -> list[Change]:
     out: list[Change] = []
     keys_left = [_canonical(v) for v in left]
     keys_right = [_canonical(v) for v in right]
@@ -74,14 +90,15 @@ def _diff_arrays(left: list[Any], right: list[Any], pointer: str) -> list[Change
         paired = min(i2 - i1, j2 - j1) if tag == "replace" else 0
         for k in range(paired):
             a, b = left[i1 + k], right[j1 + k]
+            here, there = f"{pointer}/{i1 + k}", f"{rp}/{j1 + k}"
             if isinstance(a, dict | list) and type(a) is type(b):
-                out.extend(structural_diff(a, b, f"{pointer}/{i1 + k}"))
+                out.extend(structural_diff(a, b, here, there))
             else:
-                out.append(Change("change", f"{pointer}/{i1 + k}", a, b))
+                out.append(Change("change", here, a, b, _other(here, there)))
         for i in range(i1 + paired, i2):
             out.append(Change("remove", f"{pointer}/{i}", left[i]))
         for j in range(j1 + paired, j2):
-            out.append(Change("add", f"{pointer}/{j}", right=right[j]))
+            out.append(Change("add", f"{rp}/{j}", right=right[j]))
     return out
 
 

@@ -15,7 +15,6 @@ from core.store import Store
 from web.app import create_app
 from web.runs.service import RunService
 from web.settings import Settings
-from web.source import InMemoryTimelineSource
 
 
 def free_port() -> int:
@@ -26,10 +25,7 @@ def free_port() -> int:
 
 def replay_app(store: Store, service: RunService) -> Litestar:
     """The dashboard over the store's conversations, with replay on."""
-    messages = [
-        m.message for c in store.iter_conversations() for m in store.get_conversation(c.conversation_id).messages
-    ]
-    return create_app(Settings(), InMemoryTimelineSource(messages), runs=service)
+    return create_app(Settings(), store, runs=service)
 
 
 @contextmanager

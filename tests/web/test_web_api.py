@@ -16,11 +16,15 @@ def test_list_conversations(client: TestClient[Litestar]) -> None:
         "conversation_id": "c-every",
         "title": "plain text",
         "messages": 11,
-        "records": 9,
-        "damaged": 2,
-        "last_ts": 1_700_000_029_000,
+        "turns": 11,
+        "records": 15,
+        "damaged": 3,
+        "runs": 0,
+        "first_ts": 1_700_000_002_000,
+        "last_activity": 1_700_000_045_000,  # the trace record inside the forwarded history
     }
     assert rows["c-long"]["records"] == 250
+    assert body["next_cursor"] is None
 
 
 def test_conversation_messages_round_trip_with_their_types(client: TestClient[Litestar]) -> None:
@@ -50,7 +54,10 @@ def test_schema_documents_the_api_only(client: TestClient[Litestar]) -> None:
     assert set(schema["paths"]) == {
         "/api/conversations",
         "/api/conversations/{conversation_id}",
+        "/api/conversations/{conversation_id}/payload/{provider}",
+        "/api/conversations/{conversation_id}/diff",
         "/api/conversations/{conversation_id}/runs",
+        "/api/runs",
         "/api/runs/{run_id}",
     }
     assert client.get("/schema/openapi.json").json() == schema

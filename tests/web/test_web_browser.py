@@ -6,9 +6,11 @@ does not cover a browser subprocess), and any dialog fails the test.
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,10 +19,12 @@ from urllib.parse import quote
 import pytest
 import uvicorn
 
-from tests.web.web_corpus import XSS_PAYLOADS, every_kind, long_trace
+from core import MESSAGE_ADAPTER
+from core.providers import dialect_names
+from tests.web.web_corpus import XSS_PAYLOADS, every_kind, long_trace, temp_store
+from web import demo_data
 from web.app import create_app
 from web.settings import Settings
-from web.source import InMemoryTimelineSource
 
 pytestmark = pytest.mark.browser
 
@@ -37,6 +41,16 @@ CHROMIUM_ARGS = [
     "--disable-quic",
 ]
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
+PROVIDERS = dialect_names()
+# Elements trace data could have smuggled in: script-ish tags, event handlers, htmx attributes the templates never
+# write (the cards' hx-disable, the next-page link, the phases link are ours).
+INJECTED = """() => [...document.querySelectorAll('#timeline *')].filter(el =>
+     ['SCRIPT','IFRAME','OBJECT','EMBED','STYLE','BASE','SVG','MATH'].includes(el.tagName.toUpperCase()) ||
+     [...el.attributes].some(a => a.name.startsWith('on') ||
+       ((a.name.startsWith('hx-') || a.name.startsWith('data-hx-')) &&
+        !(el.tagName === 'ARTICLE' && a.name === 'hx-disable') && !el.matches('[data-next-page]') &&
+        !el.matches('[data-phases-link]')))
+   ).map(el => el.outerHTML.slice(0, 80))"""
 
 
 def _free_port() -> int:
@@ -50,8 +64,9 @@ def base_url() -> Iterator[str]:
     messages = every_kind("Plan the trip: <b>Lisbon</b> in May?", conversation_id="c-every") + long_trace(450)
     for i, payload in enumerate(XSS_PAYLOADS):
         messages += every_kind(payload, conversation_id=f"xss-{i}")
+    messages += [MESSAGE_ADAPTER.validate_python(m) for m in demo_data.every_kind() + demo_data.incident()]
     # A small jump limit so the permalink test takes both roads: load-through and open-the-page.
-    app = create_app(Settings(max_jump_cards=150), InMemoryTimelineSource(messages))
+    app = create_app(Settings(max_jump_cards=150), temp_store(messages))
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, daemon=True)
@@ -238,6 +253,7 @@ def test_permalink_to_a_missing_card_is_harmless(page: tuple[object, Watch], bas
     pg, watch = page
     pg.goto(base_url + "/conversations/c-long#msg-nowhere")  # type: ignore[attr-defined]
     pg.wait_for_timeout(500)  # type: ignore[attr-defined]
+    pg.wait_for_load_state("load")  # type: ignore[attr-defined]  # the one ?at= navigation, if it happened
     # One bounded try, one page load with ?at=, then it stops: no loop.
     assert pg.evaluate("location.search") in ("", "?at=msg-nowhere")  # type: ignore[attr-defined]
     pg.wait_for_timeout(500)  # type: ignore[attr-defined]
@@ -274,7 +290,7 @@ def test_keyboard_moves_between_cards_and_expands(page: tuple[object, Watch], ba
     pg.keyboard.type("lisbon")  # type: ignore[attr-defined]
     pg.keyboard.press("Enter")  # type: ignore[attr-defined]
     pg.wait_for_url(base_url + "/?q=lisbon")  # type: ignore[attr-defined]
-    assert pg.locator("[data-conversation-id]").count() == 1  # type: ignore[attr-defined]
+    assert pg.locator("[data-conversation-id]").count() == 2  # type: ignore[attr-defined]  # c-every and the demo trip
     _shot(pg, "list-search.png")
     pg.goto(base_url + "/conversations/c-every")  # type: ignore[attr-defined]
     for _ in range(4):
@@ -298,17 +314,22 @@ def test_xss_corpus_renders_inert(page: tuple[object, Watch], base_url: str) -> 
         text = pg.inner_text("#timeline")  # type: ignore[attr-defined]
         visible = " ".join(payload.split())
         assert visible in " ".join(text.split()), payload
-        injected = pg.evaluate(  # type: ignore[attr-defined]
-            """() => [...document.querySelectorAll('#timeline *')].filter(el =>
-                 ['SCRIPT','IFRAME','OBJECT','EMBED','STYLE','BASE','SVG','MATH'].includes(el.tagName.toUpperCase()) ||
-                 [...el.attributes].some(a => a.name.startsWith('on') ||
-                   ((a.name.startsWith('hx-') || a.name.startsWith('data-hx-')) &&
-                    !(el.tagName === 'ARTICLE' && a.name === 'hx-disable') && !el.matches('[data-next-page]')))
-               ).map(el => el.outerHTML.slice(0, 80))"""
-        )
+        injected = pg.evaluate(INJECTED)  # type: ignore[attr-defined]
         assert injected == [], (payload, injected)
         if i == 0:
             _shot(pg, "xss.png")
+        # The same hostile conversation's request bodies and diff (repaired: the corpus holds damaged records).
+        provider, other = PROVIDERS[i % len(PROVIDERS)], PROVIDERS[(i + 1) % len(PROVIDERS)]
+        for url in (
+            f"{base_url}/conversations/{quote(f'xss-{i}')}/payload/{provider}?repair=1",
+            f"{base_url}/conversations/{quote(f'xss-{i}')}/diff?left={provider}&right={other}&repair=1",
+        ):
+            pg.goto(url)  # type: ignore[attr-defined]
+            pg.eval_on_selector_all("details", "els => els.forEach(d => d.open = true)")  # type: ignore[attr-defined]
+            pg.hover("pre.json")  # type: ignore[attr-defined]
+            text = " ".join(pg.inner_text("main").split())  # type: ignore[attr-defined]
+            assert json.dumps(payload, ensure_ascii=False)[1:-1] in text or visible in text, (payload, url)
+            assert pg.evaluate(INJECTED.replace("#timeline *", "main *")) == [], (payload, url)  # type: ignore[attr-defined]
     pg.goto(f"{base_url}/nothing/{quote(XSS_PAYLOADS[1])}")  # type: ignore[attr-defined]
     assert XSS_PAYLOADS[1] in pg.inner_text("main")  # type: ignore[attr-defined]
     watch.errors = [e for e in watch.errors if "404 (Not Found)" not in e]
@@ -353,4 +374,91 @@ def test_damaged_record_and_history_cards(page: tuple[object, Watch], base_url: 
     assert nested.first.is_visible() and nested.count() == 5
     history.scroll_into_view_if_needed()
     _shot(pg, "history.png")
+    assert watch.clean(), watch
+
+
+def _api(base_url: str, path: str) -> dict[str, object]:
+    with urllib.request.urlopen(base_url + path) as response:  # loopback, our own server
+        return json.loads(response.read())  # type: ignore[no-any-return]
+
+
+def _linked(pg: object, selector: str) -> int:
+    return int(pg.locator(selector).count())  # type: ignore[attr-defined]
+
+
+def test_full_flow(page: tuple[object, Watch], base_url: str) -> None:
+    """list -> search -> open -> reasoning -> call/result and back -> every payload -> diff -> permalink -> keys."""
+    pg, watch = page
+    pg.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base_url)  # type: ignore[attr-defined]
+    ek = f"{base_url}/conversations/{demo_data.EVERY_KIND}"
+    pg.goto(base_url + "/")  # type: ignore[attr-defined]
+    _shot(pg, "list.png")
+    pg.keyboard.press("/")  # type: ignore[attr-defined]
+    pg.keyboard.type("rainy days")  # type: ignore[attr-defined]  # in a tool result deep in a trace, not a title
+    pg.keyboard.press("Enter")  # type: ignore[attr-defined]
+    pg.wait_for_url(base_url + "/?q=rainy+days")  # type: ignore[attr-defined]
+    rows = pg.eval_on_selector_all("[data-conversation-id]", "els => els.map(e => e.dataset.conversationId)")  # type: ignore[attr-defined]
+    assert rows == [demo_data.EVERY_KIND]
+    pg.click(f"a[href='/conversations/{demo_data.EVERY_KIND}']")  # type: ignore[attr-defined]
+    pg.wait_for_selector("#msg-ek-a1")  # type: ignore[attr-defined]
+
+    reasoning = pg.locator("#msg-ek-a1 [data-reasoning]")  # type: ignore[attr-defined]
+    reasoning.locator("summary").click()
+    assert reasoning.evaluate("d => d.open")
+    assert pg.locator("#msg-ek-a1 [data-thinking='signed']").is_visible()  # type: ignore[attr-defined]
+    pg.locator("#msg-ek-a1 [data-jump-result]").first.click()  # type: ignore[attr-defined]
+    assert pg.evaluate("location.hash") == "#result-ek-t1-call_flights"  # type: ignore[attr-defined]
+    assert _in_view(pg, "#result-ek-t1-call_flights")
+    pg.locator("#result-ek-t1-call_flights [data-jump-call]").click()  # type: ignore[attr-defined]
+    assert pg.evaluate("location.hash") == "#call-ek-a1-call_flights"  # type: ignore[attr-defined]
+    assert _in_view(pg, "#call-ek-a1-call_flights")
+    pg.locator("#msg-ek-a1").scroll_into_view_if_needed()  # type: ignore[attr-defined]
+    _shot(pg, "conversation.png")
+
+    for provider in PROVIDERS:
+        pg.goto(f"{ek}/payload/{provider}")  # type: ignore[attr-defined]
+        assert pg.locator("#payload-json").count() == 1  # type: ignore[attr-defined]
+        pg.hover("#msg-ek-u1 .card__kind")  # type: ignore[attr-defined]  # a card lights up what it became
+        _until(lambda: _linked(pg, "#payload-json .mk.is-linked[data-hl='msg-ek-u1']") > 0)
+        node = pg.locator("#payload-json [data-hl='msg-ek-a4']").first  # type: ignore[attr-defined]
+        node.scroll_into_view_if_needed()
+        node.hover()  # and a part of the payload lights up its card
+        _until(lambda: "is-linked" in (pg.get_attribute("#msg-ek-a4", "class") or ""))  # type: ignore[attr-defined]
+        if provider == "anthropic":
+            pg.locator("#msg-ek-u1").scroll_into_view_if_needed()  # type: ignore[attr-defined]
+            pg.hover("#msg-ek-u1 .card__kind")  # type: ignore[attr-defined]
+            pg.wait_for_timeout(300)  # type: ignore[attr-defined]
+            _shot(pg, "payload.png")
+    pg.click("[data-copy]")  # type: ignore[attr-defined]
+    _until(lambda: pg.inner_text("[data-copy]") == "Copied")  # type: ignore[attr-defined]
+    copied = json.loads(pg.evaluate("navigator.clipboard.readText()"))  # type: ignore[attr-defined]
+    assert copied == _api(base_url, f"/api/conversations/{demo_data.EVERY_KIND}/payload/{PROVIDERS[-1]}")["body"]
+    pg.click("[data-phases-link]")  # type: ignore[attr-defined]
+    pg.wait_for_selector("[data-phase='to_list']")  # type: ignore[attr-defined]
+
+    pg.goto(f"{ek}/diff?left=openai&right=anthropic")  # type: ignore[attr-defined]
+    assert pg.locator("[data-cause='system']").is_visible()  # type: ignore[attr-defined]
+    change = pg.locator("[data-cause='system'] .chg").first  # type: ignore[attr-defined]
+    key = change.get_attribute("data-hl")
+    change.hover()
+    _until(lambda: _linked(pg, f"pre.json .is-linked[data-hl='{key}']") >= 1)
+    change.locator("a").click()
+    _shot(pg, "diff.png")
+
+    pg.goto(f"{base_url}/conversations/{demo_data.INCIDENT}/payload/gemini")  # type: ignore[attr-defined]
+    assert "助理消息需要子类实现转换过程" in pg.inner_text("[data-contract-error]")  # type: ignore[attr-defined]
+    pg.click("[data-repair-link]")  # type: ignore[attr-defined]
+    pg.wait_for_selector("[data-repaired]")  # type: ignore[attr-defined]
+
+    pg.goto(f"{ek}#msg-ek-u9")  # type: ignore[attr-defined]
+    pg.wait_for_timeout(300)  # type: ignore[attr-defined]
+    assert _in_view(pg, "#msg-ek-u9")
+    pg.reload()  # type: ignore[attr-defined]
+    pg.wait_for_timeout(300)  # type: ignore[attr-defined]
+    assert _in_view(pg, "#msg-ek-u9")
+
+    pg.goto(base_url + "/?q=Berlin")  # type: ignore[attr-defined]
+    pg.keyboard.press("j")  # type: ignore[attr-defined]
+    pg.keyboard.press("Enter")  # type: ignore[attr-defined]
+    pg.wait_for_url(ek)  # type: ignore[attr-defined]
     assert watch.clean(), watch

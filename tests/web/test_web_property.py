@@ -12,8 +12,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core import MESSAGE_ADAPTER
-from core.integrity import is_damaged, walk
+from core import MESSAGE_ADAPTER, HistoryMessage
+from core.integrity import is_damaged
 from tests.strategies import messages
 from tests.web.web_html import live_content, parse
 from web.app import jinja_environment
@@ -38,7 +38,7 @@ def test_any_messages_render_as_inert_cards(raw: list[dict[str, Any]]) -> None:
     assert len(timeline) == len(page.cards) == sum(1 for m in parsed for _ in _trace_walk(m))
     assert all(el.get("data-kind") in CARD_KINDS for el in articles)
     damaged = sum(1 for el in articles if el.get("data-integrity") == "type-lost")
-    assert damaged == sum(1 for m in parsed for _, item in walk(m) if is_damaged(item))
+    assert damaged == sum(1 for m in parsed for item in _card_walk(m) if is_damaged(item))
     assert live_content(html) == []
 
 
@@ -47,3 +47,17 @@ def _trace_walk(message: Any) -> Any:
     yield message
     for record in getattr(getattr(message, "intermediate_trace", None), "records", ()):
         yield from _trace_walk(record)
+
+
+def _card_walk(message: Any) -> Any:
+    """Every message that gets a card: the message, its trace records and a forwarded history's messages.
+
+    Messages nested in any other content (a damaged assistant record whose content is a message list) are
+    not cards; their record's card shows its content as text.
+    """
+    yield message
+    for record in getattr(getattr(message, "intermediate_trace", None), "records", ()):
+        yield from _card_walk(record)
+    if isinstance(message, HistoryMessage):
+        for nested in message.content:
+            yield from _card_walk(nested)

@@ -28,6 +28,14 @@ ROUTES = [
     "/nope",
     "/api/conversations",
     "/schema",
+    "/conversations/c-long/payload/openai",
+    "/conversations/c-long/payload/openai/phases",
+    "/conversations/c-every/diff?left=openai&right=gemini",
+    "/import",
+    "/attachments/x.png",
+    "/api/conversations/c-long/payload/anthropic",
+    "/api/conversations/c-long/diff?left=openai&right=anthropic",
+    "/api/runs",
 ]
 JSONL = b'{"role": "user", "msg_type": "text", "content": "hi", "msg_id": "a", "conversation_id": "c"}\n'
 

@@ -32,20 +32,32 @@ def test_public_bind_with_explicit_flag(served: list[dict[str, Any]]) -> None:
     assert served[0]["host"] == "0.0.0.0" and served[0]["port"] == 8123
 
 
-def test_default_is_loopback_and_loads_traces(served: list[dict[str, Any]], tmp_path: Path) -> None:
+def test_default_is_loopback_over_the_store(served: list[dict[str, Any]], tmp_path: Path) -> None:
+    db = tmp_path / "t.db"
     trace = tmp_path / "t.jsonl"
     trace.write_text('{"role": "user", "msg_type": "text", "content": "hello", "conversation_id": "c1"}\n')
-    assert main(["serve", "--trace", str(trace)]) == 0
+    assert main(["import", str(trace), "--db", str(db)]) == 0
+    assert main(["serve", "--db", str(db)]) == 0
     assert served[0]["host"] == "127.0.0.1" and served[0]["port"] == 8000
     assert served[0]["proxy_headers"] is False  # X-Forwarded-* never trusted
+    from litestar.testing import TestClient
+
+    with TestClient(served[0]["app"], base_url="http://127.0.0.1:8000") as client:
+        assert "hello" in client.get("/").text
 
 
-def test_unreadable_trace_is_one_line(served: list[dict[str, Any]], tmp_path: Path, capsys: Any) -> None:
-    bad = tmp_path / "bad.jsonl"
-    bad.write_text("{not json\n")
-    assert main(["serve", "--trace", str(bad)]) == 2
+def test_database_from_the_environment(
+    served: list[dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TRACELOUPE_DATABASE_URL", str(tmp_path / "env.db"))
+    assert main(["serve"]) == 0
+    assert (tmp_path / "env.db").exists()
+
+
+def test_bad_attachments_root_is_one_line(served: list[dict[str, Any]], tmp_path: Path, capsys: Any) -> None:
+    assert main(["serve", "--db", str(tmp_path / "t.db"), "--attachments-root", str(tmp_path / "nope")]) == 2
     assert served == []
-    assert f"{bad}:1" in capsys.readouterr().err
+    assert "not a directory" in capsys.readouterr().err
 
 
 LOOPBACK_CASES = [

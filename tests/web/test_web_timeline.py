@@ -12,11 +12,12 @@ from litestar import Litestar
 from litestar.testing import TestClient
 
 from core import MESSAGE_ADAPTER, MESSAGE_TAGS, Message
-from tests.web.web_corpus import BASE_URL, every_kind, long_trace, make_app
+from tests.web.web_corpus import BASE_URL, every_kind, long_trace, make_app, temp_store
 from tests.web.web_html import Element, parse
+from web.app import create_app
 from web.integrity import inspect_record
 from web.settings import Settings
-from web.source import InMemoryTimelineSource
+from web.source import StoreSource
 from web.timeline import CARD_KINDS, Timeline
 from web.timeline.cards import AssistantBody, HistoryBody, MediaBody, ToolBody
 
@@ -69,8 +70,8 @@ def test_records_placed_before_and_after_their_user_message() -> None:
         },
     )
     other = _msg(role="user", msg_type="text", msg_id="u2", create_ts=150, content="second")
-    source = InMemoryTimelineSource([other, user])  # out of order on purpose
-    cards = Timeline(source.messages("c") or []).page(0, 100).cards
+    store = temp_store([other, user])  # out of order on purpose
+    cards = Timeline(store.messages("c") or []).page(0, 100).cards
     assert [c.msg_id for c in cards] == ["earliest", "early", "u", "same", "mid", "late", "u2"]
     assert [c.placement for c in cards] == ["before", "before", "message", "after", "after", "after", "message"]
     assert cards[0].parent_anchor == "msg-u"
@@ -78,7 +79,7 @@ def test_records_placed_before_and_after_their_user_message() -> None:
 
 def test_equal_timestamps_keep_file_order() -> None:
     msgs = [_msg(role="system", msg_id=f"s{i}", create_ts=5, content=str(i)) for i in range(5)]
-    assert [c.msg_id for c in Timeline(InMemoryTimelineSource(msgs).messages("c") or []).page(0, 9).cards] == [
+    assert [c.msg_id for c in Timeline(temp_store(msgs).messages("c") or []).page(0, 9).cards] == [
         f"s{i}" for i in range(5)
     ]
 
@@ -297,24 +298,15 @@ def test_first_response_does_not_grow_with_the_trace() -> None:
         f"10,000 records {big_bytes:,} B {big_time * 1000:.1f} ms"
     )
     assert big_bytes <= 2 * small_bytes
-    assert big_bytes < 1_000_000
-    assert big_time <= 2 * small_time + 0.05  # generous for a shared 2-core machine; figures in the report
+    assert big_bytes < 1_000_000  # times are figures (bench/bench_web.py), never asserted
 
 
-def test_in_memory_source_reads_jsonl_through_core_reader(tmp_path: Path) -> None:
-    path = tmp_path / "t.jsonl"
-    lines = [MESSAGE_ADAPTER.dump_json(m).decode() for m in every_kind("x", conversation_id="a")]
-    lines.append(
-        json.dumps(
-            {"role": "user", "msg_type": "text", "content": "b", "conversation_id": "b", "create_ts": 1_800_000_000_000}
-        )
-    )
-    path.write_text("\n".join(lines) + "\n")
-    source = InMemoryTimelineSource.from_paths([path])
-    assert [s.conversation_id for s in source.conversations()] == ["b", "a"]
-    summary = source.conversations()[1]
-    assert (summary.messages, summary.records, summary.damaged, summary.title) == (11, 9, 2, "x")
-    with TestClient(make_app(list(source.messages("a") or [])), base_url=BASE_URL) as client:
+def test_store_figures_of_a_stored_conversation() -> None:
+    store = temp_store(every_kind("x", conversation_id="a"))
+    summary = StoreSource(store).summary("a")
+    # Records and damaged records count every nested message, forwarded histories included.
+    assert (summary.messages, summary.turns, summary.records, summary.damaged, summary.title) == (11, 11, 15, 3, "x")
+    with TestClient(create_app(Settings(), store), base_url=BASE_URL) as client:
         assert client.get("/conversations/a").status_code == 200
 
 

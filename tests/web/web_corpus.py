@@ -7,28 +7,51 @@ single unescaped sink anywhere shows up in the parsed page.
 
 from __future__ import annotations
 
+import atexit
 import base64
 import json
+import shutil
 import struct
+import tempfile
 import zlib
+from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from litestar import Litestar
 
 from core import MESSAGE_ADAPTER, Message
 from core.messages.refs import looks_like_url
+from core.reader import Record
+from core.store import Store
 from web.app import create_app
 from web.settings import Settings
-from web.source import InMemoryTimelineSource
 
 BASE_URL = "http://127.0.0.1:8000"
 
 
+def import_messages(store: Store, messages: Iterable[Message], source: str = "corpus.jsonl") -> None:
+    """Store messages as ``traceloupe import`` would store a file holding them (one file, all-or-nothing)."""
+    records = [Record(source, i + 1, i, MESSAGE_ADAPTER.dump_python(m, mode="json"), m) for i, m in enumerate(messages)]
+    if records:
+        store.import_records(records, source=source)
+
+
+def temp_store(messages: Iterable[Message] = ()) -> Store:
+    """A fresh SQLite store in a temporary folder (removed at exit), holding ``messages``."""
+    folder = Path(tempfile.mkdtemp(prefix="traceloupe-web-"))
+    store = Store.open(str(folder / "traces.db"))
+    atexit.register(shutil.rmtree, folder, True)
+    atexit.register(store.close)
+    import_messages(store, messages)
+    return store
+
+
 def make_app(messages: list[Message] | None = None, **settings: Any) -> Litestar:
-    """An app over ``messages`` (default: every kind in plain text, plus a 250-record trace)."""
+    """An app over a fresh store of ``messages`` (default: every kind in plain text, plus a 250-record trace)."""
     if messages is None:
         messages = every_kind("plain text") + long_trace(250)
-    return create_app(Settings(**settings), InMemoryTimelineSource(messages))
+    return create_app(Settings(**settings), temp_store(messages))
 
 
 XSS_PAYLOADS: tuple[str, ...] = (

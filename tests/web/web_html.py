@@ -25,8 +25,9 @@ FORBIDDEN_TAGS = frozenset(
     }
 )
 KNOWN_LINKS = frozenset({"/static/app.css", "/static/runs.css", "data:,"})
-KNOWN_FORMS = frozenset({"/check", "/"})
+KNOWN_FORMS = frozenset({"/check", "/", "/import"})
 _RUN_FORM = re.compile(r"^/conversations/[^/?#]+/runs$")  # the Re-run forms (replay)
+_GET_FORM = re.compile(r"^/conversations/[^?#]+/(payload/[^/?#]+|diff)$")  # the payload and diff pages' selectors
 _SCRIPT_SRC = re.compile(r"^/static/(app\.js|runs\.js|vendor/htmx-\d+\.\d+\.\d+\.min\.js)$")
 URL_ATTRS = frozenset({"href", "src", "action", "formaction", "data-src", "xlink:href", "poster", "srcset"})
 _CONTROL = re.compile(r"[\x00-\x20]")
@@ -39,6 +40,7 @@ ALLOWED_HX = {
     ("a", "hx-get"),
     ("a", "hx-trigger"),
     ("a", "hx-swap"),
+    ("a", "hx-target"),
     ("article", "hx-disable"),
     # The conversation's Re-run form (outside every card), posting to its own action.
     ("form", "hx-post"),
@@ -119,7 +121,12 @@ def live_content(html: str) -> list[str]:
             problems.append("<meta http-equiv>")
         if el.tag == "link" and el.get("href") not in KNOWN_LINKS:
             problems.append(f"<link href={el.get('href')!r}>")
-        if el.tag == "form" and el.get("action") not in KNOWN_FORMS and not _RUN_FORM.match(el.get("action") or ""):
+        if (
+            el.tag == "form"
+            and el.get("action") not in KNOWN_FORMS
+            and not _RUN_FORM.match(el.get("action") or "")
+            and not ((el.get("method") or "get").lower() == "get" and _GET_FORM.match(el.get("action") or ""))
+        ):
             problems.append(f"<form action={el.get('action')!r}>")
         if el.tag == "form" and el.has("hx-post") and el.get("hx-post") != el.get("action"):
             problems.append(f"<form hx-post={el.get('hx-post')!r}> that is not its own action")
@@ -131,7 +138,9 @@ def live_content(html: str) -> list[str]:
                 if (el.tag, name) not in ALLOWED_HX:
                     problems.append(f"<{el.tag} {name}=...>")
                 elif name == "hx-get" and (value != el.get("href") or not (value or "").startswith("/conversations/")):
-                    problems.append(f"<a hx-get={value!r}> that is not the next-page link")
+                    problems.append(f"<a hx-get={value!r}> that is not the next-page or phases link")
+                elif name == "hx-target" and value != "#payload-phases":
+                    problems.append(f"<a hx-target={value!r}>")
             if name in URL_ATTRS and value is not None:
                 cleaned = _CONTROL.sub("", value).lower()
                 scheme = cleaned.split(":", 1)[0] if ":" in cleaned.split("/", 1)[0] else ""

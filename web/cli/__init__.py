@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "diff": ("web.cli.diff", "print a structural diff of two providers' request bodies"),
     "stub-provider": ("web.cli.stub_provider", "serve a scriptable loopback stand-in for the LLM providers"),
     "serve": ("web.cli.serve", "serve the dashboard on 127.0.0.1 (a non-loopback host needs --allow-remote)"),
+    "demo": ("web.cli.demo", "build a demo database, start the stub provider and serve the dashboard over them"),
     "import": ("web.cli.importer", "store .json/.jsonl files in the database, each all-or-nothing"),
     "export": ("web.cli.export", "write stored messages as JSONL, exactly as imported"),
     "conversations": ("web.cli.conversations", "list stored conversations with their figures"),

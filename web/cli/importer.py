@@ -96,13 +96,19 @@ def _import_one(store: Store, path: str, limits: ReadLimits, quiet: bool) -> Imp
             bar.done()
 
 
-def _describe(s: ImportSummary) -> str:
+def describe(s: ImportSummary) -> str:
+    """The summary line of one imported file (the dashboard's import page shows the same line)."""
     damaged = f", {s.damaged} damaged record{'s' * (s.damaged != 1)}" if s.damaged else ""
     return (
         f"{s.source}: imported {s.imported} message{'s' * (s.imported != 1)} into {s.conversations} "
         f"conversation{'s' * (s.conversations != 1)} ({s.new_conversations} new){damaged}; "
         f"{s.skipped} already stored"
     )
+
+
+def error_line(exc: Exception) -> str:
+    """The error line of a file that could not be imported (file, line and JSON path are in ``exc``)."""
+    return f"{exc} (nothing from this file was stored)"
 
 
 def run(ns: argparse.Namespace) -> int:
@@ -119,14 +125,14 @@ def run(ns: argparse.Namespace) -> int:
             try:
                 summary = _import_one(store, path, limits, ns.quiet)
             except InputError as exc:
-                print(f"traceloupe: {exc} (nothing from this file was stored)", file=sys.stderr)
+                print(f"traceloupe: {error_line(exc)}", file=sys.stderr)
                 failed += 1
                 continue
             totals[0] += summary.imported
             totals[1] += summary.conversations
             totals[2] += summary.damaged
             if not ns.quiet:
-                print(_describe(summary))
+                print(describe(summary))
         if len(ns.paths) > 1 and not ns.quiet:
             print(
                 f"total: {totals[0]} messages imported from {len(ns.paths) - failed} of {len(ns.paths)} files, "

@@ -1,9 +1,9 @@
-"""``traceloupe serve``: run the dashboard on this machine.
+"""``traceloupe serve``: run the dashboard over the store on this machine.
 
 Binds 127.0.0.1 by default. The dashboard has no login and shows every trace it
 holds, so a host that other machines can reach is refused unless the operator
-says ``--allow-remote`` (security.md §2, item 8). Until the store lands, the
-conversations come from the JSON/JSONL files given with ``--trace``.
+says ``--allow-remote`` (security.md §2, item 8). The database is chosen like every
+store command's: ``--db URL``, else ``$TRACELOUPE_DATABASE_URL``, else ``./traceloupe.db``.
 """
 
 from __future__ import annotations
@@ -12,20 +12,22 @@ import argparse
 import ipaddress
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from core import InputError
+from web.cli.db import add_db_argument
+
+if TYPE_CHECKING:
+    from core.store import Store
+    from web.settings import Settings
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+DEFAULT_IMPORT_MIB = 256
 
 
-def register(parser: argparse.ArgumentParser) -> None:
-    """Add the ``serve`` options."""
+def add_server_arguments(parser: argparse.ArgumentParser, *, port: int = 8000) -> None:
+    """The options ``serve`` and ``demo`` share: where to listen and how the dashboard behaves."""
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, this machine only)")
-    parser.add_argument("--port", type=int, default=8000, help="port to listen on (default: 8000)")
-    parser.add_argument(
-        "--trace", dest="traces", action="append", default=[], type=Path, metavar="FILE",
-        help="a .json/.jsonl file of stored messages to show (repeatable)",
-    )  # fmt: skip
+    parser.add_argument("--port", type=int, default=port, help=f"port to listen on (default: {port})")
     parser.add_argument(
         "--allowed-host", dest="allowed_hosts", action="append", default=[], metavar="NAME",
         help="a host name the browser uses to reach the dashboard, besides localhost (repeatable)",
@@ -34,6 +36,20 @@ def register(parser: argparse.ArgumentParser) -> None:
         "--allow-remote", action="store_true",
         help="bind a non-loopback address: anyone who can reach it can read every trace",
     )  # fmt: skip
+    parser.add_argument(
+        "--attachments-root", type=Path, metavar="DIR", default=None,
+        help="the only directory Path attachments are read from (payloads) and served from (downloads)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--import-max-mib", type=int, default=DEFAULT_IMPORT_MIB, metavar="N",
+        help="largest upload the import page accepts, in MiB (default: %(default)s; every other request: 16 MiB)",
+    )  # fmt: skip
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    """Add the ``serve`` options."""
+    add_db_argument(parser)
+    add_server_arguments(parser)
 
 
 def is_loopback(host: str) -> bool:
@@ -46,26 +62,52 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def run(ns: argparse.Namespace) -> int:
-    """Check the bind address, load the traces, and serve until interrupted."""
-    if not is_loopback(ns.host) and not ns.allow_remote:
-        print(
-            f"traceloupe serve: refusing to bind {ns.host}: the dashboard has no login and other machines could "
-            "read every trace. Use --host 127.0.0.1, or pass --allow-remote if you mean it.",
-            file=sys.stderr,
-        )
-        return 2
+def refuse_public_bind(ns: argparse.Namespace, command: str) -> bool:
+    """Print why and return True when the bind address is public and ``--allow-remote`` was not given."""
+    if is_loopback(ns.host) or ns.allow_remote:
+        return False
+    print(
+        f"traceloupe {command}: refusing to bind {ns.host}: the dashboard has no login and other machines could "
+        "read every trace. Use --host 127.0.0.1, or pass --allow-remote if you mean it.",
+        file=sys.stderr,
+    )
+    return True
+
+
+def settings_from(ns: argparse.Namespace) -> Settings:
+    """The dashboard settings the command-line options describe."""
+    from core.reader import MiB
+    from web.settings import Settings
+
+    root = ns.attachments_root.expanduser().resolve() if ns.attachments_root is not None else None
+    return Settings(
+        allowed_hosts=tuple(ns.allowed_hosts), attachments_root=root, import_max_bytes=ns.import_max_mib * MiB
+    )
+
+
+def serve(store: Store, settings: Settings, ns: argparse.Namespace, *, banner: str = "Traceloupe") -> int:
+    """Serve the dashboard over ``store`` until interrupted."""
     import uvicorn
 
     from web.app import create_app
-    from web.settings import Settings
 
-    settings = Settings(allowed_hosts=tuple(ns.allowed_hosts), trace_files=tuple(ns.traces))
-    try:
-        app = create_app(settings)
-    except InputError as exc:
-        print(f"traceloupe serve: {exc}", file=sys.stderr)
-        return 2
-    print(f"Traceloupe on http://{ns.host}:{ns.port}/", file=sys.stderr)
+    app = create_app(settings, store)
+    print(f"{banner} on http://{ns.host}:{ns.port}/", file=sys.stderr, flush=True)
     uvicorn.run(app, host=ns.host, port=ns.port, log_level="info", server_header=False, proxy_headers=False)
     return 0
+
+
+def run(ns: argparse.Namespace) -> int:
+    """Check the bind address and the options, open the store, and serve until interrupted."""
+    from web.cli.db import run_with_store
+
+    if refuse_public_bind(ns, "serve"):
+        return 2
+    if ns.attachments_root is not None and not ns.attachments_root.expanduser().is_dir():
+        print(f"traceloupe serve: --attachments-root {ns.attachments_root}: not a directory", file=sys.stderr)
+        return 2
+    if ns.import_max_mib < 16:
+        print("traceloupe serve: --import-max-mib must be at least 16", file=sys.stderr)
+        return 2
+    settings = settings_from(ns)
+    return run_with_store(ns, lambda store: serve(store, settings, ns))

@@ -1,8 +1,9 @@
-"""``/api``: the conversations as JSON, for scripts and for the OpenAPI schema at ``/schema``.
+"""``/api``: the dashboard's data as JSON, for scripts and for the OpenAPI schema at ``/schema``.
 
-Messages go out through ``core.MESSAGE_ADAPTER`` (the one JSON door), so an API
+Messages go out through ``core.MESSAGES_ADAPTER`` (the one JSON door), so an API
 client reads exactly the stored format of FORMAT.md, subclasses and unknown keys
-included.
+included. Payloads and diffs are the adapters' own output; a damaged record is a
+422 that names it (the seed's contract error). Runs are in ``web.controllers.api_runs``.
 """
 
 from __future__ import annotations
@@ -11,21 +12,29 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from litestar import Controller, get
-from litestar.exceptions import NotFoundException
-from litestar.params import FromPath, QueryParameter
+from litestar.exceptions import HTTPException
+from litestar.params import FromPath, FromQuery, QueryParameter
 
 from core import MESSAGES_ADAPTER
-from web.deps import SourceDep
-from web.source import ConversationSummary
+from core.store import ConversationSummary
+from web.controllers.diff import build_both
+from web.controllers.payloads import MsgId, load_and_build
+from web.deps import PayloadsDep, SourceDep
+from web.diffview import compare
+from web.listing import ListQuery
+from web.payloads import Built
 
-MAX_LIMIT = 1000
+MAX_LIMIT = 500
+Limit = Annotated[int, QueryParameter(ge=1, le=MAX_LIMIT)]
+Cursor = Annotated[str | None, QueryParameter(max_length=300)]
 
 
 @dataclass(frozen=True, slots=True)
 class ConversationList:
-    """Every conversation, most recent activity first."""
+    """One keyset page of conversations, most recent activity first; ``next_cursor`` fetches the next."""
 
     conversations: list[ConversationSummary]
+    next_cursor: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,41 +42,133 @@ class ConversationMessages:
     """A window of one conversation's top-level messages, each with its trace, in the stored JSON format."""
 
     conversation_id: str
+    summary: ConversationSummary
     total: int
     offset: int
     messages: list[dict[str, Any]]
     next_offset: int | None
 
 
+@dataclass(frozen=True, slots=True)
+class Payload:
+    """The request body a provider would receive, its warnings, and msg_id -> JSON pointers of the body."""
+
+    conversation_id: str
+    provider: str
+    model: str
+    upto: str | None
+    repaired: list[str]
+    body: dict[str, Any]
+    warnings: list[dict[str, Any]]
+    provenance: dict[str, list[str]]
+    phases: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Diff:
+    """Every difference between two providers' bodies, each with the cause it most likely has."""
+
+    conversation_id: str
+    left: str
+    right: str
+    upto: str | None
+    changes: list[dict[str, Any]]
+    causes: dict[str, int]
+
+
+def _usable(built: Built) -> Any:
+    if built.damaged is not None or built.result is None:
+        raise HTTPException(status_code=422, detail=f"{built.damaged.message if built.damaged else 'no request'}")
+    return built.result
+
+
 class ApiController(Controller):
     """Read-only JSON views of the same data the pages show."""
 
     path = "/api"
-    tags = ["conversations"]  # noqa: RUF012 - Litestar reads a class attribute
 
-    @get("/conversations", name="api-conversations")
-    async def conversations(self, source: SourceDep) -> ConversationList:
-        """Every conversation with its counts (messages, trace records, damaged records) and last activity."""
-        return ConversationList(conversations=list(source.conversations()))
+    @get("/conversations", name="api-conversations", tags=["conversations"], sync_to_thread=True)
+    def conversations(
+        self,
+        source: SourceDep,
+        q: Annotated[str, QueryParameter(max_length=200)] = "",
+        damaged: FromQuery[bool] = False,
+        runs: FromQuery[bool] = False,
+        kind: Annotated[str, QueryParameter(max_length=40)] = "",
+        sort: Annotated[str, QueryParameter(max_length=20)] = "recent",
+        cursor: Cursor = None,
+        limit: Limit = 50,
+    ) -> ConversationList:
+        """The list page's query as JSON: search, filters (damaged, has runs, contains a kind), keyset pages."""
+        query = ListQuery(q=q, damaged=damaged, runs=runs, kind=kind, sort=sort, after=cursor, limit=limit)
+        page = source.list(query.store_query())
+        return ConversationList(conversations=list(page.items), next_cursor=page.next_cursor)
 
-    @get("/conversations/{conversation_id:str}", name="api-conversation")
-    async def conversation(
+    @get("/conversations/{conversation_id:str}", name="api-conversation", tags=["conversations"], sync_to_thread=True)
+    def conversation(
         self,
         conversation_id: FromPath[str],
         source: SourceDep,
         offset: Annotated[int, QueryParameter(ge=0)] = 0,
-        limit: Annotated[int, QueryParameter(ge=1, le=MAX_LIMIT)] = 100,
+        limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
     ) -> ConversationMessages:
-        """Top-level messages ``[offset, offset + limit)`` of one conversation, in order."""
-        messages = source.messages(conversation_id)
-        if messages is None:
-            raise NotFoundException(f"No conversation with id {conversation_id!r}.")
+        """Top-level messages ``[offset, offset + limit)`` of one conversation, in order, with its figures."""
+        loaded = source.load(conversation_id)
+        messages = loaded.messages
         window = list(messages[offset : offset + limit])
         end = offset + len(window)
         return ConversationMessages(
             conversation_id=conversation_id,
+            summary=loaded.summary,
             total=len(messages),
             offset=offset,
             messages=MESSAGES_ADAPTER.dump_python(window, mode="json"),
             next_offset=end if end < len(messages) else None,
         )
+
+    @get("/conversations/{conversation_id:str}/payload/{provider:str}", tags=["payloads"], sync_to_thread=True)
+    def payload(
+        self,
+        conversation_id: FromPath[str],
+        provider: FromPath[str],
+        source: SourceDep,
+        payloads: PayloadsDep,
+        upto: MsgId = None,
+        repair: FromQuery[bool] = False,
+        phases: FromQuery[bool] = False,
+    ) -> Payload:
+        """The body ``provider`` would receive (``upto``: the request that produced that message); 422 when damaged."""
+        _, built = load_and_build(source, payloads, conversation_id, provider, upto, repair)
+        result = _usable(built)
+        return Payload(
+            conversation_id=conversation_id,
+            provider=provider,
+            model=result.model,
+            upto=built.upto,
+            repaired=list(built.healed),
+            body=result.body,
+            warnings=result.warnings_json(),
+            provenance=result.provenance,
+            phases=result.phases if phases else None,
+        )
+
+    @get("/conversations/{conversation_id:str}/diff", tags=["payloads"], sync_to_thread=True)
+    def diff(
+        self,
+        conversation_id: FromPath[str],
+        source: SourceDep,
+        payloads: PayloadsDep,
+        left: Annotated[str, QueryParameter(max_length=40)],
+        right: Annotated[str, QueryParameter(max_length=40)],
+        upto: MsgId = None,
+        repair: FromQuery[bool] = False,
+    ) -> Diff:
+        """The structural diff of two providers' bodies, each change with its cause; 422 when damaged."""
+        _, lbuilt, rbuilt = build_both(source, payloads, conversation_id, left, right, upto, repair)
+        comparison = compare(_usable(lbuilt), _usable(rbuilt), lbuilt.anchors, rbuilt.anchors)
+        causes: dict[str, int] = {}
+        changes = []
+        for item in comparison.changes:
+            causes[item.cause] = causes.get(item.cause, 0) + 1
+            changes.append({**item.change.to_json(), "right_pointer": item.change.pointer_right, "cause": item.cause})
+        return Diff(conversation_id, left, right, upto or None, changes, causes)

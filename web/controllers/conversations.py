@@ -5,14 +5,35 @@ from __future__ import annotations
 from typing import Annotated
 
 from litestar import Controller, get
-from litestar.exceptions import NotFoundException
-from litestar.params import FromPath, QueryParameter
+from litestar.params import FromPath, FromQuery, QueryParameter
 from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Template
 
-from web.deps import SettingsDep, SourceDep, TimelinesDep
-from web.listing import ListQuery, run_query
+from web.deps import SettingsDep, SourceDep
+from web.listing import ListQuery
 from web.pages import ConversationPage, IndexPage
+from web.settings import Settings
+from web.source import Loaded
+
+Text = Annotated[str, QueryParameter(max_length=200)]
+Cursor = Annotated[str | None, QueryParameter(max_length=300)]
+
+
+def conversation_page(
+    loaded: Loaded, settings: Settings, offset: int = 0, through: str | None = None
+) -> ConversationPage:
+    """The timeline context for one slice of cards (shared with the payload page's card column)."""
+    page = loaded.timeline.page(offset, settings.page_size, through=through, max_through=settings.max_jump_cards)
+    summary = loaded.summary
+    return ConversationPage(
+        conversation_id=summary.conversation_id,
+        title=summary.title or "(no user text)",
+        timeline=page,
+        page_size=settings.page_size,
+        damaged=summary.damaged,
+        runs=summary.runs,
+        provider=settings.default_provider,
+    )
 
 
 class ConversationController(Controller):
@@ -20,38 +41,38 @@ class ConversationController(Controller):
 
     include_in_schema = False  # pages, not API: the schema at /schema documents /api only
 
-    @get("/", name="index")
-    async def index(
+    @get("/", name="index", sync_to_thread=True)
+    def index(
         self,
         source: SourceDep,
-        q: Annotated[str, QueryParameter(max_length=200)] = "",
-        damaged: Annotated[bool, QueryParameter()] = False,
-        after: Annotated[str | None, QueryParameter(max_length=300)] = None,
+        q: Text = "",
+        damaged: FromQuery[bool] = False,
+        runs: FromQuery[bool] = False,
+        kind: Annotated[str, QueryParameter(max_length=40)] = "",
+        sort: Annotated[str, QueryParameter(max_length=20)] = "recent",
+        after: Cursor = None,
     ) -> Template:
-        """The conversations, most recent first; the URL carries the search, the filter and the page."""
-        query = ListQuery(q=q, damaged=damaged, after=after)
-        summaries = source.conversations()
-        result = run_query(summaries, query)
+        """The conversations, most recent first; the URL carries the search, the filters and the page."""
+        query = ListQuery(q=q, damaged=damaged, runs=runs, kind=kind, sort=sort, after=after)
+        result = source.list(query.store_query())
         page = IndexPage(
-            conversations=result.rows,
+            conversations=result.items,
             query=query,
-            matched=result.matched,
-            total=len(summaries),
-            next_url=query.url(after=result.next_after) if result.next_after else None,
+            next_url=query.url(after=result.next_cursor) if result.next_cursor else None,
+            empty_store=not result.items and not query.filtered and not query.after,
         )
         return Template("index.html", context={"page": page})
 
-    @get("/conversations/{conversation_id:str}", name="conversation")
-    async def conversation(
+    @get("/conversations/{conversation_id:str}", name="conversation", sync_to_thread=True)
+    def conversation(
         self,
         request: HTMXRequest,
         conversation_id: FromPath[str],
         source: SourceDep,
         settings: SettingsDep,
-        timelines: TimelinesDep,
         offset: Annotated[int, QueryParameter(ge=0)] = 0,
-        through: Annotated[str | None, QueryParameter(max_length=300)] = None,
-        at: Annotated[str | None, QueryParameter(max_length=300)] = None,
+        through: Cursor = None,
+        at: Cursor = None,
     ) -> Template:
         """The timeline page; an htmx request gets only the next slice of cards (infinite scroll).
 
@@ -59,21 +80,10 @@ class ConversationController(Controller):
         which is how a permalink or a call -> result jump reaches a card on a later page; ``at``
         opens the page that holds a card too far ahead for that.
         """
-        messages = source.messages(conversation_id)
-        if messages is None:
-            raise NotFoundException(f"No conversation with id {conversation_id!r}.")
-        timeline = timelines.get(conversation_id, messages)
+        loaded = source.load(conversation_id)
         if at is not None:
-            offset = timeline.page_of(at, settings.page_size)
-        page = timeline.page(offset, settings.page_size, through=through, max_through=settings.max_jump_cards)
-        summary = next((s for s in source.conversations() if s.conversation_id == conversation_id), None)
-        context = ConversationPage(
-            conversation_id=conversation_id,
-            title=summary.title if summary else conversation_id,
-            timeline=page,
-            page_size=settings.page_size,
-            damaged=summary.damaged if summary else 0,
-        )
+            offset = loaded.timeline.page_of(at, settings.page_size)
+        context = conversation_page(loaded, settings, offset, through)
         template = "_timeline_page.html" if request.htmx else "conversation.html"
         # The same URL answers with a page or a fragment, so caches must key on HX-Request.
         return Template(template, context={"page": context}, headers={"Vary": "HX-Request"})

@@ -144,27 +144,14 @@ class RunsController(Controller):
         return Template("runs/compare.html", context={"page": page})
 
 
-@dataclass(frozen=True, slots=True)
-class RunList:
-    """A conversation's runs, newest first."""
-
-    conversation_id: str
-    runs: list[RunView]
-
-
 class RunsApiController(Controller):
-    """Runs as JSON: what was sent, what came back, the parsed reply; never a key."""
+    """One run as JSON: what was sent, what came back, the parsed reply; never a key.
+
+    Lists of runs are ``/api/runs`` and ``/api/conversations/{id}/runs`` (web/controllers/api_runs.py).
+    """
 
     path = "/api"
     tags = ["runs"]  # noqa: RUF012 - Litestar reads a class attribute
-
-    @get("/conversations/{conversation_id:str}/runs", name="api-runs", sync_to_thread=True, media_type=MediaType.JSON)
-    def runs_of(self, conversation_id: FromPath[str], runs: RunsDep) -> RunList:
-        """The runs of one conversation, newest first (at most 200)."""
-        service = _service(runs)
-        service.store.get_conversation(conversation_id)
-        listed, _ = service.store.list_runs(conversation_id, limit=MAX_LISTED)
-        return RunList(conversation_id, list(listed))
 
     @get("/runs/{run_id:str}", name="api-run", sync_to_thread=True, media_type=MediaType.JSON)
     def one(self, run_id: FromPath[str], runs: RunsDep) -> RunView:

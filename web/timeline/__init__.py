@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -11,7 +10,7 @@ from web.timeline.build import build_cards
 from web.timeline.cards import CARD_KINDS, Card, CardKind
 from web.timeline.order import CallIndex, Entry, flatten, msg_anchor
 
-__all__ = ["CARD_KINDS", "Card", "CardKind", "Page", "Timeline", "TimelineCache", "msg_anchor"]
+__all__ = ["CARD_KINDS", "Card", "CardKind", "Page", "Timeline", "msg_anchor"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +32,11 @@ class Timeline:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    @property
+    def entries(self) -> Sequence[Entry]:
+        """Every future card in order (message, placement, parent), without building any card."""
+        return self._entries
 
     def page(self, offset: int, size: int, *, through: str | None = None, max_through: int = 1000) -> Page:
         """Cards ``[offset, offset + size)``, extended by whole pages until the card ``through`` is included.
@@ -65,29 +69,3 @@ class Timeline:
             if msg_anchor(entry.message.msg_id) == anchor:
                 return position
         return None
-
-
-class TimelineCache:
-    """Recently opened timelines, reused while the source hands back the very same message sequence.
-
-    Paging a long trace asks for the same conversation again and again; the in-memory
-    source returns one immutable sequence per conversation, so its flattened order and
-    call index are computed once. A source that builds a new sequence per call (a
-    database) simply never hits, and stays correct.
-    """
-
-    def __init__(self, size: int = 8) -> None:
-        self._size = size
-        self._items: OrderedDict[str, tuple[Sequence[Message], Timeline]] = OrderedDict()
-
-    def get(self, conversation_id: str, messages: Sequence[Message]) -> Timeline:
-        """The timeline of these messages, built once per (conversation, sequence object)."""
-        hit = self._items.get(conversation_id)
-        if hit is not None and hit[0] is messages:
-            self._items.move_to_end(conversation_id)
-            return hit[1]
-        timeline = Timeline(messages)
-        self._items[conversation_id] = (messages, timeline)
-        if len(self._items) > self._size:
-            self._items.popitem(last=False)
-        return timeline

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from core.messages.refs import looks_like_url
+from web.attachments import attachment_url
 
 LocationKind = Literal["remote", "data", "path", "inert"]
 
@@ -39,12 +40,16 @@ class LocationView:
     media_type: str | None = None
     size: int | None = None
     scheme: str | None = None
+    attachment: str | None = None
+    """For a path: the dashboard URL that serves it from the attachments root (plain relative paths only)."""
 
 
 def location_view(text: str, *, media_type: str | None = None) -> LocationView:
     """Classify a path or URL from a trace (FORMAT.md's scheme rule decides which it is)."""
     if not looks_like_url(text):
-        return LocationView(kind="path", text=_preview(text, MAX_LINK_CHARS), media_type=media_type)
+        return LocationView(
+            kind="path", text=_preview(text, MAX_LINK_CHARS), media_type=media_type, attachment=attachment_url(text)
+        )
     # Browsers drop control characters and spaces inside schemes ("java\tscript:"), so judge the cleaned text.
     cleaned = _CONTROL.sub("", text)
     scheme = cleaned.split(":", 1)[0].lower()

@@ -1,0 +1,139 @@
+"""Provider payloads for the dashboard: build a request with the adapters, or say why it cannot be built.
+
+``build`` runs ``ChatLLM.construct_request_params`` over a stored conversation for
+one dialect, with the settings' attachments root. A damaged record makes the
+pipeline raise the seed's ContractError; that is an answer here, not a failure:
+the result carries the error, the record and how to see the repaired payload
+(``repair=True`` re-types damaged records with ``core.integrity.repair`` first,
+never inventing dropped data). Built requests are cached per conversation
+version, so the payload page, its phases fragment, the diff and the API share one
+build.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from core import ContractError, Message
+from core.integrity import repair
+from core.providers import ChatLLM, RequestOptions, RequestResult, dialect_names, get_dialect
+from web.source import Loaded, version_of
+from web.timeline.order import msg_anchor
+
+
+@dataclass(frozen=True, slots=True)
+class Damaged:
+    """Why a request could not be built: the first damaged record the pipeline met, in the seed's words."""
+
+    msg_id: str
+    role: str
+    error_type: str
+    message: str
+    anchor: str
+
+
+@dataclass(frozen=True, slots=True)
+class Built:
+    """One dialect's request for one conversation: the result, or the contract error that stopped it."""
+
+    provider: str
+    upto: str | None
+    repaired: bool
+    result: RequestResult | None
+    damaged: Damaged | None
+    healed: tuple[str, ...] = ()
+    """msg_ids re-typed by the repair (empty unless ``repaired``)."""
+
+    @property
+    def anchors(self) -> dict[str, str]:
+        """JSON pointer -> the anchor of the card that became that node (the provenance map, inverted)."""
+        if self.result is None:
+            return {}
+        return {pointer: msg_anchor(msg_id) for msg_id, ptrs in self.result.provenance.items() for pointer in ptrs}
+
+
+def check_provider(name: str) -> str:
+    """The dialect name, or UnknownNameError listing the known ones (a 404)."""
+    get_dialect(name)
+    return name
+
+
+def providers() -> list[str]:
+    """Every dialect the adapters know, in a stable order."""
+    return dialect_names()
+
+
+def _repaired(messages: Sequence[Message]) -> tuple[list[Message], tuple[str, ...]]:
+    out: list[Message] = []
+    healed: list[str] = []
+    for message in messages:
+        fixed = repair(message)
+        out.append(fixed.message)
+        healed.extend(d.msg_id for d in fixed.healed)
+    return out, tuple(healed)
+
+
+class PayloadBuilder:
+    """Builds requests with one set of options (the attachments root) and keeps the last few."""
+
+    def __init__(self, attachments_root: Path | None, size: int = 12) -> None:
+        self.options = RequestOptions(attachments_root=attachments_root)
+        self.size = size
+        self._items: OrderedDict[tuple[object, ...], Built] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def build(self, loaded: Loaded, provider: str, *, upto: str | None = None, repair: bool = False) -> Built:
+        """The request ``provider`` would receive (the one that produced ``upto``, when given)."""
+        check_provider(provider)
+        key = (loaded.summary.conversation_id, version_of(loaded.summary), provider, upto or None, repair)
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is not None:
+                self._items.move_to_end(key)
+                return hit
+        built = self._build(loaded.messages, provider, upto or None, repair)
+        with self._lock:
+            self._items[key] = built
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return built
+
+    def _build(self, messages: Sequence[Message], provider: str, upto: str | None, repair: bool) -> Built:
+        healed: tuple[str, ...] = ()
+        if repair:
+            messages, healed = _repaired(messages)
+        llm = ChatLLM(provider, self.options)
+        try:
+            result = llm.construct_request_params(messages, upto=upto)
+        except ContractError as exc:
+            damaged = Damaged(
+                msg_id=exc.msg_id,
+                role=exc.role,
+                error_type=f"{ContractError.__module__}.{ContractError.__qualname__}",
+                message=str(exc),
+                anchor=msg_anchor(exc.msg_id),
+            )
+            return Built(provider, upto, repair, None, damaged, healed)
+        return Built(provider, upto, repair, result, None, healed)
+
+
+def assistant_choices(loaded: Loaded, limit: int = 1000) -> tuple[list[tuple[str, str]], int]:
+    """The assistant replies a request can be cut before (``upto``): (msg_id, label), and how many there are."""
+    top = {m.msg_id for m in loaded.messages}
+    choices: list[tuple[str, str]] = []
+    total = 0
+    for entry in loaded.timeline.entries:
+        msg = entry.message
+        if msg.role != "assistant" or entry.depth or (entry.parent is not None and entry.parent.msg_id not in top):
+            continue
+        total += 1
+        if len(choices) < limit:
+            text = " ".join(str(msg.content if isinstance(msg.content, str) else "").split())
+            calls = ", ".join(c.name for c in msg.tool_calls or ())
+            label = text[:60] or (f"calls {calls}"[:60] if calls else "(no text)")
+            choices.append((msg.msg_id, label))
+    return choices, total
