@@ -101,7 +101,7 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
             "source": Provide(lambda: source, use_cache=True, sync_to_thread=False),
             "settings": Provide(lambda: settings, use_cache=True, sync_to_thread=False),
             "payloads": Provide(lambda: payloads, use_cache=True, sync_to_thread=False),
-            "runs": Provide(lambda: run_service, use_cache=True, sync_to_thread=False),
+            "run_service": Provide(lambda: run_service, use_cache=True, sync_to_thread=False),
         },
         on_shutdown=[run_service.shutdown],
         template_config=TemplateConfig(engine=JinjaTemplateEngine.from_environment(env)),

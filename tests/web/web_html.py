@@ -29,6 +29,8 @@ KNOWN_FORMS = frozenset({"/check", "/", "/import"})
 _RUN_FORM = re.compile(r"^/conversations/[^/?#]+/runs$")  # the Re-run forms (replay)
 _GET_FORM = re.compile(r"^/conversations/[^?#]+/(payload/[^/?#]+|diff)$")  # the payload and diff pages' selectors
 _SCRIPT_SRC = re.compile(r"^/static/(app\.js|runs\.js|vendor/htmx-\d+\.\d+\.\d+\.min\.js)$")
+# The only swap targets the app's own markup names: the payload page's phases panel, the Re-run live region.
+KNOWN_TARGETS = frozenset({("a", "#payload-phases"), ("form", "#runs-live")})
 URL_ATTRS = frozenset({"href", "src", "action", "formaction", "data-src", "xlink:href", "poster", "srcset"})
 _CONTROL = re.compile(r"[\x00-\x20]")
 _INLINE_IMAGE = re.compile(r"^data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=]+$")
@@ -139,8 +141,8 @@ def live_content(html: str) -> list[str]:
                     problems.append(f"<{el.tag} {name}=...>")
                 elif name == "hx-get" and (value != el.get("href") or not (value or "").startswith("/conversations/")):
                     problems.append(f"<a hx-get={value!r}> that is not the next-page or phases link")
-                elif name == "hx-target" and value != "#payload-phases":
-                    problems.append(f"<a hx-target={value!r}>")
+                elif name == "hx-target" and (el.tag, value) not in KNOWN_TARGETS:
+                    problems.append(f"<{el.tag} hx-target={value!r}>")
             if name in URL_ATTRS and value is not None:
                 cleaned = _CONTROL.sub("", value).lower()
                 scheme = cleaned.split(":", 1)[0] if ":" in cleaned.split("/", 1)[0] else ""

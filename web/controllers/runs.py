@@ -84,11 +84,11 @@ class RunsController(Controller):
         self,
         request: HTMXRequest,
         conversation_id: FromPath[str],
-        runs: RunsDep,
+        run_service: RunsDep,
         data: Annotated[RerunData, Body(media_type=RequestEncodingType.URL_ENCODED)],
     ) -> Template | Redirect:
         """Record a run and send it off the request thread; answer at once with its live status."""
-        service = _service(runs)
+        service = _service(run_service)
         try:
             run = service.submit(
                 conversation_id,
@@ -112,18 +112,18 @@ class RunsController(Controller):
         return Template("runs/_run.html", context={"panel": panel}, headers=headers)
 
     @get("/runs/{run_id:str}", name="run", sync_to_thread=True)
-    def run(self, request: HTMXRequest, run_id: FromPath[str], runs: RunsDep) -> Template:
+    def run(self, request: HTMXRequest, run_id: FromPath[str], run_service: RunsDep) -> Template:
         """A run's page; its live region alone for htmx (the status poll)."""
-        service = _service(runs)
+        service = _service(run_service)
         run = _get_run(service.store, run_id)
         panel = run_panel(run, _original(service.store, run), reply_message(run))
         template = "runs/_run.html" if request.htmx else "runs/run.html"
         return Template(template, context={"panel": panel}, headers={"Vary": "HX-Request"})
 
     @get("/conversations/{conversation_id:str}/replays", name="replays", sync_to_thread=True)
-    def replays(self, conversation_id: FromPath[str], runs: RunsDep) -> Template:
+    def replays(self, conversation_id: FromPath[str], run_service: RunsDep) -> Template:
         """Every run of a conversation (newest first), the compare form and a Re-run form."""
-        service = _service(runs)
+        service = _service(run_service)
         service.store.get_conversation(conversation_id)  # 404 for an unknown conversation
         listed, _ = service.store.list_runs(conversation_id, limit=MAX_LISTED)
         form = rerun_form(service.choices(), conversation_id)
@@ -133,12 +133,12 @@ class RunsController(Controller):
     @get("/runs/compare", name="runs-compare", sync_to_thread=True)
     def compare(
         self,
-        runs: RunsDep,
+        run_service: RunsDep,
         a: Annotated[str, QueryParameter(max_length=64)],
         b: Annotated[str, QueryParameter(max_length=64)],
     ) -> Template:
         """Two runs' replies side by side, the diff of the replies and of the request bodies."""
-        service = _service(runs)
+        service = _service(run_service)
         left, right = _get_run(service.store, a), _get_run(service.store, b)
         page = compare_page(left, right, reply_message(left), reply_message(right))
         return Template("runs/compare.html", context={"page": page})
@@ -154,6 +154,6 @@ class RunsApiController(Controller):
     tags = ["runs"]  # noqa: RUF012 - Litestar reads a class attribute
 
     @get("/runs/{run_id:str}", name="api-run", sync_to_thread=True, media_type=MediaType.JSON)
-    def one(self, run_id: FromPath[str], runs: RunsDep) -> RunView:
+    def one(self, run_id: FromPath[str], run_service: RunsDep) -> RunView:
         """One run: request and response bodies, status, error, timings, usage, the parsed reply."""
-        return _get_run(_service(runs).store, run_id)
+        return _get_run(_service(run_service).store, run_id)
