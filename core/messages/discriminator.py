@@ -18,9 +18,9 @@ from typing import Any, get_args
 from pydantic import Discriminator, GetCoreSchemaHandler, Tag
 from pydantic_core import PydanticCustomError, core_schema
 
+from core.messages.base import ROLES  # roles without subclasses always take the DEFAULT_TAG member
+
 DEFAULT_TAG = "default"
-# Roles a record may have (FORMAT.md); those without subclasses always take the DEFAULT_TAG member.
-ROLES = ("system", "user", "assistant", "function", "tool", "console")
 
 
 class CompiledDiscriminator(Discriminator):

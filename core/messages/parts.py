@@ -65,17 +65,6 @@ class FilePart(_MediaPart):
     filename: str | None = None
 
 
-MediaPart = ImagePart | AudioPart | VideoPart | FilePart
-
-PART_TYPES: dict[str, type[BaseModel]] = {
-    "text": TextPart,
-    "image": ImagePart,
-    "audio": AudioPart,
-    "video": VideoPart,
-    "file": FilePart,
-}
-
-
 MsgPart = Annotated[
     Annotated[TextPart, Tag("text")]
     | Annotated[ImagePart, Tag("image")]

@@ -70,9 +70,6 @@ class PathRef(str):
         return _ref_schema(cls, url=False)
 
 
-Location = UrlRef | PathRef
-
-
 def to_location(text: str) -> UrlRef | PathRef:
     """Classify a raw string as a URL or a path by FORMAT.md's scheme rule."""
     if isinstance(text, UrlRef | PathRef):
@@ -102,17 +99,13 @@ def _ref_schema(cls: type[str], *, url: bool) -> core_schema.CoreSchema:
     )
 
 
-def _validate_location(value: str) -> UrlRef | PathRef:
-    return to_location(value)
-
-
 class _LocationSchema:
     """Pydantic hook for a field that holds either a path or a URL (decided by the scheme rule)."""
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
         return core_schema.no_info_after_validator_function(
-            _validate_location,
+            to_location,
             core_schema.str_schema(),
             serialization=core_schema.plain_serializer_function_ser_schema(str, when_used="json"),
         )
