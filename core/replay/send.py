@@ -57,23 +57,29 @@ def _dispatch(endpoint: Endpoint, model: str, body: dict[str, Any], timeout: flo
     if endpoint.family in ("openai-chat", "openai-responses"):
         import openai
 
-        client = openai.OpenAI(api_key=endpoint.key, base_url=endpoint.base_url, max_retries=0, timeout=timeout)
-        if endpoint.family == "openai-chat":
-            raw: Any = client.chat.completions.with_raw_response.create(
-                model=model, messages=body.get("messages", []), extra_body=rest
-            )
-        else:
-            raw = client.responses.with_raw_response.create(model=model, input=body.get("input", []), extra_body=rest)
-        return raw.http_response.status_code, raw.http_response.text, dict(raw.http_response.headers)
+        # Every client is closed on the way out, timeouts included: an abandoned
+        # connection pool leaks its socket until the collector happens by.
+        with openai.OpenAI(api_key=endpoint.key, base_url=endpoint.base_url, max_retries=0, timeout=timeout) as client:
+            if endpoint.family == "openai-chat":
+                raw: Any = client.chat.completions.with_raw_response.create(
+                    model=model, messages=body.get("messages", []), extra_body=rest
+                )
+            else:
+                raw = client.responses.with_raw_response.create(
+                    model=model, input=body.get("input", []), extra_body=rest
+                )
+            return raw.http_response.status_code, raw.http_response.text, dict(raw.http_response.headers)
     if endpoint.family == "anthropic":
         import anthropic
 
-        aclient = anthropic.Anthropic(api_key=endpoint.key, base_url=endpoint.base_url, max_retries=0, timeout=timeout)
-        araw = aclient.messages.with_raw_response.create(
-            model=model, max_tokens=int(body.get("max_tokens", 1024)), messages=body.get("messages", []),
-            extra_body=rest,
-        )  # fmt: skip
-        return araw.http_response.status_code, araw.http_response.text, dict(araw.http_response.headers)
+        with anthropic.Anthropic(
+            api_key=endpoint.key, base_url=endpoint.base_url, max_retries=0, timeout=timeout
+        ) as aclient:
+            araw = aclient.messages.with_raw_response.create(
+                model=model, max_tokens=int(body.get("max_tokens", 1024)), messages=body.get("messages", []),
+                extra_body=rest,
+            )  # fmt: skip
+            return araw.http_response.status_code, araw.http_response.text, dict(araw.http_response.headers)
     return _send_gemini(endpoint, model, body, timeout)
 
 
@@ -87,15 +93,15 @@ def _send_gemini(
     options = types.HttpOptions(
         base_url=endpoint.base_url, timeout=int(timeout * 1000), retry_options=types.HttpRetryOptions(attempts=1)
     )
-    client = genai.Client(api_key=endpoint.key, http_options=options)
     contents = [types.Content.model_validate(c) for c in body.get("contents", [])]
     config: dict[str, Any] = dict(body.get("generationConfig") or {})
     for key in ("systemInstruction", "tools", "toolConfig", "safetySettings"):
         if key in body:
             config[key] = body[key]
-    response = client.models.generate_content(
-        model=model, contents=contents, config=types.GenerateContentConfig.model_validate(config)
-    )
+    with genai.Client(api_key=endpoint.key, http_options=options) as client:
+        response = client.models.generate_content(
+            model=model, contents=contents, config=types.GenerateContentConfig.model_validate(config)
+        )
     dumped = response.model_dump(mode="json", by_alias=True, exclude_none=True)
     dumped.pop("sdkHttpResponse", None)
     return 200, json.dumps(dumped), {}

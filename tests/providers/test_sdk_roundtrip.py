@@ -68,24 +68,26 @@ def gemini_normal(value: Any, key: str = "") -> Any:
 def send_openai_chat(base: str, result: RequestResult) -> None:
     import openai
 
-    client = openai.OpenAI(base_url=f"{base}/v1", api_key="x", max_retries=0)
-    create = client.chat.completions.create
-    known = set(inspect.signature(create).parameters)
-    kwargs = {k: v for k, v in result.body.items() if k in known}
-    extra = {k: v for k, v in result.body.items() if k not in known}  # zhipu/doubao extensions
-    create(**kwargs, extra_body=extra or None)
+    with openai.OpenAI(base_url=f"{base}/v1", api_key="x", max_retries=0) as client:
+        create = client.chat.completions.create
+        known = set(inspect.signature(create).parameters)
+        kwargs = {k: v for k, v in result.body.items() if k in known}
+        extra = {k: v for k, v in result.body.items() if k not in known}  # zhipu/doubao extensions
+        create(**kwargs, extra_body=extra or None)
 
 
 def send_openai_responses(base: str, result: RequestResult) -> None:
     import openai
 
-    openai.OpenAI(base_url=f"{base}/v1", api_key="x", max_retries=0).responses.create(**result.body)
+    with openai.OpenAI(base_url=f"{base}/v1", api_key="x", max_retries=0) as client:
+        client.responses.create(**result.body)
 
 
 def send_anthropic(base: str, result: RequestResult) -> None:
     import anthropic
 
-    anthropic.Anthropic(base_url=base, api_key="x", max_retries=0).messages.create(**result.body)
+    with anthropic.Anthropic(base_url=base, api_key="x", max_retries=0) as client:
+        client.messages.create(**result.body)
 
 
 def send_gemini(base: str, result: RequestResult) -> None:
@@ -99,15 +101,15 @@ def send_gemini(base: str, result: RequestResult) -> None:
         config["systemInstruction"] = body["systemInstruction"]
     if "tools" in body:
         config["tools"] = body["tools"]
-    client = genai.Client(
+    with genai.Client(
         api_key="x",
         http_options=types.HttpOptions(base_url=base, retry_options=types.HttpRetryOptions(attempts=1)),
-    )
-    client.models.generate_content(
-        model=result.model,
-        contents=TypeAdapter(list[types.Content]).validate_python(body["contents"]),
-        config=types.GenerateContentConfig.model_validate(config) if config else None,
-    )
+    ) as client:
+        client.models.generate_content(
+            model=result.model,
+            contents=TypeAdapter(list[types.Content]).validate_python(body["contents"]),
+            config=types.GenerateContentConfig.model_validate(config) if config else None,
+        )
 
 
 SENDERS = {

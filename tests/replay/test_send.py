@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import urllib.request
+import warnings
 from typing import Any
 
 import pytest
@@ -84,6 +86,20 @@ def test_failures_become_outcomes_with_clear_errors(
     assert exchange.error is not None and words in exchange.error
     assert CANARY_KEY not in exchange.error
     assert CANARY_KEY not in (exchange.response_text or "")
+
+
+@pytest.mark.parametrize("dialect", ["openai", "anthropic", "gemini"])
+@pytest.mark.parametrize("model", ["model-under-test", "stub-slow-3", "stub-error-500"])
+def test_no_connection_outlives_its_send(dialect: str, model: str, stub: StubServer, stub_env: dict[str, str]) -> None:
+    # A leaked pooled socket surfaces later as a ResourceWarning in whatever runs
+    # when the collector happens by (a server's file descriptors run out the same way).
+    endpoint = endpoint_for(dialect, stub_env)
+    assert endpoint is not None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        send(endpoint, model, BODIES[dialect], timeout=1.0)
+        gc.collect()
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
 
 
 def test_a_missing_key_is_unavailable_and_names_the_variable() -> None:

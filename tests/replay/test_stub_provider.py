@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import urllib.request
+from collections.abc import Iterator
 from typing import Any
 
 import anthropic
@@ -15,18 +16,33 @@ from google.genai import types as gtypes
 from web.stub_provider import StubServer
 
 KEY = "sk-stub-test-key"
+_OPENED: list[openai.OpenAI | anthropic.Anthropic | genai.Client] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_clients() -> Iterator[None]:
+    """Close every SDK client a test opened, so no pooled socket outlives its test."""
+    yield
+    while _OPENED:
+        _OPENED.pop().close()
 
 
 def _openai(stub: StubServer, **kw: Any) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{stub.base_url}/v1", api_key=KEY, max_retries=0, **kw)
+    client = openai.OpenAI(base_url=f"{stub.base_url}/v1", api_key=KEY, max_retries=0, **kw)
+    _OPENED.append(client)
+    return client
 
 
 def _anthropic(stub: StubServer, **kw: Any) -> anthropic.Anthropic:
-    return anthropic.Anthropic(base_url=stub.base_url, api_key=KEY, max_retries=0, **kw)
+    client = anthropic.Anthropic(base_url=stub.base_url, api_key=KEY, max_retries=0, **kw)
+    _OPENED.append(client)
+    return client
 
 
 def _gemini(stub: StubServer) -> genai.Client:
-    return genai.Client(api_key=KEY, http_options=gtypes.HttpOptions(base_url=stub.base_url))
+    client = genai.Client(api_key=KEY, http_options=gtypes.HttpOptions(base_url=stub.base_url))
+    _OPENED.append(client)
+    return client
 
 
 def _script(stub: StubServer, replies: list[dict[str, Any]]) -> None:
@@ -56,7 +72,7 @@ def test_anthropic_sdk_gets_tool_use_blocks(stub: StubServer) -> None:
 
 def test_gemini_sdk_gets_text_and_thought_parts(stub: StubServer) -> None:
     _script(stub, [{"text": "hi from gemini", "reasoning": "thinking..."}])
-    client = _gemini(stub)  # keep a reference: the SDK closes its HTTP client when collected
+    client = _gemini(stub)
     reply = client.models.generate_content(model="gemini-test", contents="hello")
     assert reply.text == "hi from gemini"
     assert stub.state.requests[0].headers["x-goog-api-key"] == KEY

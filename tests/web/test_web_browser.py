@@ -7,6 +7,7 @@ does not cover a browser subprocess), and any dialog fails the test.
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import time
@@ -252,12 +253,12 @@ def test_failed_next_page_says_so(page: tuple[object, Watch], base_url: str) -> 
 def test_permalink_to_a_missing_card_is_harmless(page: tuple[object, Watch], base_url: str) -> None:
     pg, watch = page
     pg.goto(base_url + "/conversations/c-long#msg-nowhere")  # type: ignore[attr-defined]
-    pg.wait_for_timeout(500)  # type: ignore[attr-defined]
-    pg.wait_for_load_state("load")  # type: ignore[attr-defined]  # the one ?at= navigation, if it happened
-    # One bounded try, one page load with ?at=, then it stops: no loop.
-    assert pg.evaluate("location.search") in ("", "?at=msg-nowhere")  # type: ignore[attr-defined]
-    pg.wait_for_timeout(500)  # type: ignore[attr-defined]
-    assert pg.evaluate("location.search") in ("", "?at=msg-nowhere")  # type: ignore[attr-defined]
+    # One bounded try: the card is not on the first pages, so the script opens ?at= once...
+    pg.wait_for_url(re.compile(r"\?at=msg-nowhere#msg-nowhere$"))  # type: ignore[attr-defined]
+    pg.wait_for_load_state("networkidle")  # type: ignore[attr-defined]
+    # ...and stops there: no loop of navigations.
+    pg.wait_for_timeout(1000)  # type: ignore[attr-defined]
+    assert pg.evaluate("location.search") == "?at=msg-nowhere"  # type: ignore[attr-defined]
     assert pg.locator("#timeline > [data-msg-id]").count() >= 100  # type: ignore[attr-defined]
     assert watch.clean(), watch
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from core import MESSAGE_ADAPTER, HistoryMessage
-from core.integrity import is_damaged
+from core import MESSAGE_ADAPTER, BaseMessage, HistoryMessage
+from core.integrity import infer_class, is_damaged
 from tests.strategies import messages
 from tests.web.web_html import live_content, parse
 from web.app import jinja_environment
@@ -28,6 +28,7 @@ _TEMPLATE = _ENV.get_template("conversation.html")
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(messages(max_depth=2), min_size=1, max_size=4))
+@example([{"role": "user", "content": [{"role": "user", "content": ""}]}])  # a damaged history holding a damaged record
 def test_any_messages_render_as_inert_cards(raw: list[dict[str, Any]]) -> None:
     parsed = [MESSAGE_ADAPTER.validate_python({**m, "conversation_id": "c"}) for m in raw]
     timeline = Timeline(parsed)
@@ -52,8 +53,9 @@ def _trace_walk(message: Any) -> Any:
 def _card_walk(message: Any) -> Any:
     """Every message that gets a card: the message, its trace records and a forwarded history's messages.
 
-    Messages nested in any other content (a damaged assistant record whose content is a message list) are
-    not cards; their record's card shows its content as text.
+    A damaged user record is shown as the class its repair infers, so one whose content is a message list
+    nests its messages as a history does. Messages nested in any other content (a damaged assistant record
+    whose content is a message list) are not cards; their record's card shows its content as text.
     """
     yield message
     for record in getattr(getattr(message, "intermediate_trace", None), "records", ()):
@@ -61,3 +63,18 @@ def _card_walk(message: Any) -> Any:
     if isinstance(message, HistoryMessage):
         for nested in message.content:
             yield from _card_walk(nested)
+    elif _shown_as_history(message):
+        for nested in message.content:
+            if isinstance(nested, BaseMessage):
+                yield from _card_walk(nested)
+
+
+def _shown_as_history(message: Any) -> bool:
+    """A damaged user record whose repair infers a history (its content is a message list)."""
+    content = getattr(message, "content", None)
+    return (
+        is_damaged(message)
+        and message.role == "user"
+        and isinstance(content, list)
+        and infer_class("user", content)[0] is HistoryMessage
+    )
