@@ -97,11 +97,16 @@ LLMReasoningBlock = LLMThinking | LLMRedactedThinking
 
 @dataclass(slots=True)
 class LLMToolCall:
-    """A tool call; ``arguments`` is the model's original JSON text (byte-exact replay avoids drift)."""
+    """A tool call; ``arguments`` is the model's original JSON text (byte-exact replay avoids drift).
+
+    ``extra`` holds the provider fields the stored call carried beyond these three (e.g. the
+    ``thought_signature`` Gemini returned with it); a dialect that knows one replays it, the others ignore it.
+    """
 
     id: str
     name: str
     arguments: str
+    extra: dict[str, Any] | None = None
 
     def parsed_arguments(self) -> dict[str, Any] | None:
         """The arguments as an object, or None when the text is not a JSON object."""

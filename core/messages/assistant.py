@@ -13,7 +13,7 @@ from core.llm.messages import (
     LLMToolCall,
 )
 from core.messages.base import BaseMessage
-from core.messages.objects import ReasoningBlock, ThinkingBlock
+from core.messages.objects import ReasoningBlock, ThinkingBlock, ToolCall
 
 
 class AssistantMessage(BaseMessage):
@@ -32,26 +32,31 @@ class AssistantTextMessage(AssistantMessage):
 
     def to_llm_request(self) -> LLMAssistantMessage:
         """This reply in the neutral format; TFL scripts stay part of this assistant turn."""
+        # Positional and branch-light: this runs once per assistant record on every request build.
+        calls = self.tool_calls
+        reasoning = self.reasoning_content
+        function_call = self.function_call
+        scripts = self.tfl_scripts
         return LLMAssistantMessage(
-            content=self.content,
-            reasoning_content=self._llm_reasoning(),
-            tool_calls=tuple(LLMToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in self.tool_calls or ()),
-            function_call=(
-                LLMFunctionCall(name=self.function_call.name, arguments=self.function_call.arguments)
-                if self.function_call is not None
-                else None
-            ),
-            tfl_scripts=tuple(self.tfl_scripts or ()),
-            msg_id=self.msg_id,
+            self.content,
+            reasoning if reasoning is None or type(reasoning) is str else _llm_reasoning(reasoning),
+            _llm_calls(calls) if calls else (),
+            None if function_call is None else LLMFunctionCall(function_call.name, function_call.arguments),
+            tuple(scripts) if scripts else (),
+            self.msg_id,
         )
 
-    def _llm_reasoning(self) -> str | tuple[LLMReasoningBlock, ...] | None:
-        reasoning = self.reasoning_content
-        if reasoning is None or isinstance(reasoning, str):
-            return reasoning
-        return tuple(
-            LLMThinking(thinking=b.thinking, signature=b.signature)
-            if isinstance(b, ThinkingBlock)
-            else LLMRedactedThinking(data=b.data)
-            for b in reasoning
-        )
+
+def _llm_calls(calls: list[ToolCall]) -> tuple[LLMToolCall, ...]:
+    """The calls in the neutral format, each with the provider fields it carried (unknown keys on ToolCall)."""
+    return tuple([LLMToolCall(c.id, c.name, c.arguments, c.__pydantic_extra__ or None) for c in calls])
+
+
+def _llm_reasoning(reasoning: str | list[ReasoningBlock]) -> str | tuple[LLMReasoningBlock, ...]:
+    """Reasoning in the neutral format: a string as it is, signed and redacted blocks as blocks."""
+    if isinstance(reasoning, str):
+        return reasoning
+    return tuple(
+        LLMThinking(b.thinking, b.signature) if isinstance(b, ThinkingBlock) else LLMRedactedThinking(b.data)
+        for b in reasoning
+    )

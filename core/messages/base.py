@@ -105,19 +105,20 @@ class BaseMessage(BaseModel):
         User and assistant subclasses override this; reaching it with those roles means
         the record lost its subclass, so it raises rather than guess.
         """
-        match self.role:
+        role = self.role
+        if role == "tool":  # the most frequent record of a trace: tested first
+            return self._tool_to_llm()
+        match role:
             case "assistant" | "user":
-                raise ContractError(self.role, self.msg_id)
+                raise ContractError(role, self.msg_id)
             case "system":
                 return LLMSystemMessage(content=text_of(self.content), msg_id=self.msg_id)
             case "console":
                 return self._console_to_llm()
-            case "tool":
-                return self._tool_to_llm()
             case "function":
                 return self._function_to_llm()
             case _:
-                assert_never(self.role)
+                assert_never(role)
 
     def _console_to_llm(self) -> list[LLMMessage]:
         """Each ConsoleResult becomes an LLMTFLMessage, followed by its attachments as a user turn."""
@@ -145,24 +146,17 @@ class BaseMessage(BaseModel):
                     msg_id=self.msg_id,
                 )
             ]
+        msg_id = self.msg_id
         out: list[LLMMessage] = []
         for res in self.tool_reses:
             if isinstance(res, str):
                 # A bare string names no call; adapters pair it by position or treat it as an orphan.
-                out.append(LLMToolMessage(content=res, msg_id=self.msg_id))
+                out.append(LLMToolMessage(res, None, None, False, msg_id))
                 continue
-            out.append(
-                LLMToolMessage(
-                    content=res.result,
-                    tool_call_id=res.call_id,
-                    name=res.name,
-                    is_error=res.is_error,
-                    msg_id=self.msg_id,
-                )
-            )
+            out.append(LLMToolMessage(res.result, res.call_id, res.name, res.is_error, msg_id))
             if res.attachments:
                 parts = parts_to_llm(res.attachments)
-                out.append(LLMUserMessage(content=parts, msg_id=self.msg_id, attachment_of=res.call_id))
+                out.append(LLMUserMessage(parts, msg_id, res.call_id))
         return out
 
     def _function_to_llm(self) -> LLMFunctionMessage:

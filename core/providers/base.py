@@ -88,20 +88,21 @@ class Degradation(NamedTuple):
 class RequestContext:
     """Per-request state shared by the phases: options, warnings, provenance tags and the media reader."""
 
-    __slots__ = ("_alive", "_tags", "call_extras", "media", "options", "warnings")
+    __slots__ = ("_indexed", "_tagged_ids", "_tagged_nodes", "_tags", "media", "options", "warnings")
 
     def __init__(self, options: RequestOptions) -> None:
         self.options = options
         # Plain (msg_id, element, reason) tuples: there may be one per record, so they become Degradation
         # objects only when read (RequestResult.warnings).
         self.warnings: list[tuple[str | None, str, str]] = []
-        # Provider fields a stored tool call carried beyond id/name/arguments (e.g. Gemini's thought_signature),
-        # by call id: the neutral format has no place for them, and a dialect that knows one replays it.
-        self.call_extras: dict[str, dict[str, Any]] = {}
-        # id(node) -> msg_id; every tagged node is also kept in _alive, so no id is reused while the request
-        # lives (a node dropped from the body after tagging cannot pass its id on to a new node).
+        # Tagged nodes and their msg_ids, in tagging order: two appends per node on the hot path, nothing
+        # allocated. The id(node) -> msg_id map is built from them only when a tag is read (provenance, a
+        # dialect asking whose a turn is). Holding the nodes keeps every id alive while the request lives: a
+        # node dropped from the body after tagging cannot pass its id on to a new node.
+        self._tagged_nodes: list[object] = []
+        self._tagged_ids: list[str | None] = []
         self._tags: dict[int, str | None] = {}
-        self._alive: list[object] = []
+        self._indexed = 0
         self.media = MediaReader(options.attachments_root, options.max_attachment_bytes)
 
     def warn(self, msg_id: str | None, element: str, reason: str) -> None:
@@ -110,12 +111,17 @@ class RequestContext:
 
     def tag(self, node: JSON, msg_id: str | None) -> JSON:
         """Mark a body node (a message, a block, a part) as coming from ``msg_id``; returns the node."""
-        self._tags[id(node)] = msg_id
-        self._alive.append(node)
+        self._tagged_nodes.append(node)
+        self._tagged_ids.append(msg_id)
         return node
 
     def tag_of(self, node: object) -> str | bool | None:
-        """The msg_id a node was tagged with, or False when it was not tagged."""
+        """The msg_id a node was tagged with (the last tag wins), or False when it was not tagged."""
+        nodes = self._tagged_nodes
+        start = self._indexed
+        if start < len(nodes):
+            self._tags.update(zip(map(id, nodes[start:]), self._tagged_ids[start:], strict=True))
+            self._indexed = len(nodes)
         return self._tags.get(id(node), False)
 
     def resolve(self, part: LLMMediaPart, msg_id: str | None) -> ResolvedMedia | str:
@@ -153,8 +159,6 @@ class Dialect:
     name: ClassVar[str]
     default_model: ClassVar[str]
     description: ClassVar[str] = ""
-    # Does the dialect read RequestContext.call_extras (provider fields of stored tool calls)?
-    uses_call_extras: ClassVar[bool] = False
 
     def configure_api_params(self, options: RequestOptions) -> JSON:
         """Phase 2 hook: the request parameters other than messages and tools (model, limits, reasoning)."""
@@ -227,8 +231,14 @@ def arguments_object(call: LLMToolCall, msg_id: str | None, ctx: RequestContext)
 
     Text that is not a JSON object is kept, not lost: it travels under ``_raw_arguments`` with a warning.
     """
-    parsed = parse_object(call.arguments)
-    if parsed is not None:
+    text = call.arguments
+    # orjson first (the hot path: one parse per call); what it refuses (integers past 64 bits, NaN) is decided
+    # by the stdlib parser the core uses, so the answer is the same as ``parse_arguments``.
+    try:
+        parsed = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        parsed = parse_arguments(text)
+    if type(parsed) is dict:
         return parsed
     ctx.warn(
         msg_id,
@@ -244,21 +254,13 @@ def check_arguments_text(call: LLMToolCall, msg_id: str | None, ctx: RequestCont
     Invalid JSON is sent as it was produced (re-serialising would change what the model said) and noted.
     """
     text = call.arguments
-    if parse_object(text) is None:
+    try:  # the hot path, as in arguments_object
+        if type(orjson.loads(text)) is dict:
+            return text
+    except orjson.JSONDecodeError:
+        pass
+    if parse_arguments(text) is None:
         ctx.warn(msg_id, "tool_call.arguments", f"call {call.id}: arguments are not a JSON object; sent verbatim")
     elif not text.strip():
         return "{}"
     return text
-
-
-def parse_object(text: str) -> dict[str, Any] | None:
-    """Tool-call arguments as an object, or None when they are not a JSON object (empty text is ``{}``).
-
-    orjson first (the hot path: one parse per call); anything it refuses (e.g. integers past 64 bits,
-    NaN) is decided by the stdlib parser the core uses, so the answer is the same as ``parse_arguments``.
-    """
-    try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return parse_arguments(text)
-    return value if type(value) is dict else None

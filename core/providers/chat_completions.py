@@ -17,11 +17,10 @@ What they share (providers.md sections 1, 5, 6):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar, assert_never
+from typing import ClassVar
 
 from core.llm.messages import (
     LLMAssistantMessage,
-    LLMFunctionMessage,
     LLMMediaPart,
     LLMMessage,
     LLMSystemMessage,
@@ -90,39 +89,41 @@ class ChatCompletionsDialect(Dialect):
             and any(type(m) is LLMAssistantMessage and m.tool_calls for m in messages)
         )
         out: list[JSON] = []
+        append = out.append
         tag = ctx.tag
+        name = self.name
         for msg in messages:
-            match msg:
-                case LLMAssistantMessage():
-                    out.append(tag(self._assistant(msg, ctx, reasoning_required), msg.msg_id))
-                case LLMToolMessage():
-                    text = ERROR_PREFIX + msg.content if msg.is_error else msg.content
-                    out.append(tag({"role": "tool", "tool_call_id": msg.tool_call_id, "content": text}, msg.msg_id))
-                case LLMUserMessage():
-                    out.append(tag({"role": "user", "content": self._user_content(msg, ctx)}, msg.msg_id))
-                case LLMSystemMessage():
-                    out.append(tag({"role": self.SYSTEM_ROLE, "content": msg.content}, msg.msg_id))
-                case LLMTFLMessage():
-                    out.append(tag({"role": "user", "content": console_text(msg)}, msg.msg_id))
-                case LLMFunctionMessage():
-                    # to_list turns legacy results into tool results; one reaching here is a bug upstream.
-                    raise AssertionError("legacy function results are converted by to_list")
-                case _:
-                    assert_never(msg)
+            # Exact types, hot cases first: one test per tool result instead of a chain of isinstance calls.
+            if type(msg) is LLMToolMessage:
+                text = ERROR_PREFIX + msg.content if msg.is_error else msg.content
+                append(tag({"role": "tool", "tool_call_id": msg.tool_call_id, "content": text}, msg.msg_id))
+            elif type(msg) is LLMAssistantMessage:
+                append(tag(self._assistant(msg, ctx, reasoning_required, name), msg.msg_id))
+            elif type(msg) is LLMUserMessage:
+                append(tag({"role": "user", "content": self._user_content(msg, ctx)}, msg.msg_id))
+            elif type(msg) is LLMSystemMessage:
+                append(tag({"role": self.SYSTEM_ROLE, "content": msg.content}, msg.msg_id))
+            elif type(msg) is LLMTFLMessage:
+                append(tag({"role": "user", "content": console_text(msg)}, msg.msg_id))
+            else:
+                # to_list turns legacy results into tool results; one reaching here is a bug upstream.
+                raise AssertionError(f"{type(msg).__name__} cannot reach a dialect")
         return {"messages": out}
 
-    def _assistant(self, msg: LLMAssistantMessage, ctx: RequestContext, reasoning_required: bool) -> JSON:
-        text = assistant_text(msg)
+    def _assistant(self, msg: LLMAssistantMessage, ctx: RequestContext, reasoning_required: bool, name: str) -> JSON:
+        text = msg.content if not msg.tfl_scripts else assistant_text(msg)
         out: JSON = {"role": "assistant"}
-        if msg.tool_calls:
+        calls = msg.tool_calls
+        if calls:
             out["content"] = text or self.EMPTY_TOOL_TURN_CONTENT
+            msg_id = msg.msg_id
             out["tool_calls"] = [
                 {
                     "id": call.id,
                     "type": "function",
-                    "function": {"name": call.name, "arguments": check_arguments_text(call, msg.msg_id, ctx)},
+                    "function": {"name": call.name, "arguments": check_arguments_text(call, msg_id, ctx)},
                 }
-                for call in msg.tool_calls
+                for call in calls
             ]
         elif text:
             out["content"] = text
@@ -130,12 +131,12 @@ class ChatCompletionsDialect(Dialect):
             ctx.warn(msg.msg_id, "assistant", "empty assistant turn; placeholder text sent")
             out["content"] = EMPTY_TURN_PLACEHOLDER
         reasoning = msg.reasoning_content
-        if self.TAKES_REASONING_CONTENT and isinstance(reasoning, str) and reasoning:
-            out["reasoning_content"] = reasoning
-            return out
         if reasoning:
+            if self.TAKES_REASONING_CONTENT and isinstance(reasoning, str):
+                out["reasoning_content"] = reasoning
+                return out
             what = "signed thinking blocks" if isinstance(reasoning, tuple) else "reasoning_content"
-            ctx.warn(msg.msg_id, "reasoning", f"{what} not accepted by {self.name}; dropped")
+            ctx.warn(msg.msg_id, "reasoning", f"{what} not accepted by {name}; dropped")
         if reasoning_required:
             out["reasoning_content"] = REASONING_PLACEHOLDER
         return out

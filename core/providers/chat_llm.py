@@ -118,13 +118,13 @@ class RequestResult:
         """Each phase's output as JSON, by phase name (built on demand)."""
         data = self._phase_data
         expanded: Expanded = data["construct_prompt_context"]
-        formatted: list[tuple[str, Formatted]] = data["format_to_request_msgs"]
+        formatted: list[Formatted] = data["format_to_request_msgs"]
         return {
             "construct_prompt_context": expanded.to_json(),
             "_configure_api_params": data["_configure_api_params"],
             "format_to_request_msgs": [
-                {"msg_id": msg_id, "llm": [llm_message_json(m) for m in (out if isinstance(out, list) else [out])]}
-                for msg_id, out in formatted
+                {"msg_id": msg.msg_id, "llm": [llm_message_json(m) for m in (out if isinstance(out, list) else [out])]}
+                for msg, out in zip(expanded.messages, formatted, strict=True)
             ],
             "to_list": [llm_message_json(m) for m in data["to_list"]],
             "reformat_request_msg_to_api": data["reformat_request_msg_to_api"],
@@ -189,15 +189,16 @@ class ChatLLM:
 
     # -- phase 3 ---------------------------------------------------------------------------------------------
     @staticmethod
-    def format_to_request_msgs(msgs: Iterable[Message]) -> list[tuple[str, Formatted]]:
-        """``to_llm_request()`` on every message, keyed by msg_id. A damaged record raises ContractError."""
-        return [(m.msg_id, m.to_llm_request()) for m in msgs]
+    def format_to_request_msgs(msgs: Iterable[Message]) -> list[Formatted]:
+        """``to_llm_request()`` on every message, in order (one entry per message: the phase view pairs them
+        by position, so the hot path builds no pairs). A damaged record raises ContractError."""
+        return [m.to_llm_request() for m in msgs]
 
     # -- phase 4 ---------------------------------------------------------------------------------------------
     @staticmethod
-    def to_list(formatted: Iterable[tuple[str, Formatted]], ctx: RequestContext) -> list[LLMMessage]:
+    def to_list(formatted: Iterable[Formatted], ctx: RequestContext) -> list[LLMMessage]:
         """Flatten and merge (see :mod:`core.providers.pairing`)."""
-        return to_list((out for _, out in formatted), ctx)
+        return to_list(formatted, ctx)
 
     # -- phase 5 ---------------------------------------------------------------------------------------------
     def reformat_request_msg_to_api(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
@@ -236,8 +237,6 @@ class ChatLLM:
         if upto is not None:
             expanded = expanded.cut(_index_of(expanded.messages, upto))
         ctx = RequestContext(self.options)
-        if self.dialect.uses_call_extras:
-            _collect_call_extras(expanded.messages, ctx)
         params = self._configure_api_params()
         formatted = self.format_to_request_msgs(expanded.messages)
         flat = self.to_list(formatted, ctx)
@@ -252,17 +251,6 @@ class ChatLLM:
         }
         model = self.options.model or self.dialect.default_model
         return RequestResult(self.dialect.name, model, body, ctx, phase_data)
-
-
-def _collect_call_extras(msgs: Iterable[Message], ctx: RequestContext) -> None:
-    """Keep the provider fields of stored tool calls (unknown keys survive on ToolCall) for the dialects."""
-    extras = ctx.call_extras
-    for msg in msgs:
-        calls = msg.tool_calls
-        if calls:
-            for call in calls:
-                if call.model_extra:
-                    extras[call.id] = call.model_extra
 
 
 def _index_of(msgs: list[Message], msg_id: str) -> int:

@@ -6,15 +6,14 @@ The model is part of the URL (``/models/<model>:generateContent``), not of the b
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import assert_never
 
 from core.llm.messages import (
     LLMAssistantMessage,
-    LLMFunctionMessage,
     LLMMediaPart,
     LLMMessage,
     LLMSystemMessage,
     LLMTFLMessage,
+    LLMToolCall,
     LLMToolMessage,
     LLMUserMessage,
     LLMUserPart,
@@ -61,6 +60,7 @@ THOUGHT_SIGNATURE_KEY = "thought_signature"
 # functionResponse.response keys: "output" for a result, "error" for a failure [SDK docstring].
 OUTPUT_KEY, ERROR_KEY = "output", "error"
 MID_SYSTEM_PREFIX = "[system] "
+REASONING_DROPPED = "Gemini takes no reasoning text back (thought summaries are not replayed); dropped"
 
 
 class _Contents:
@@ -74,9 +74,9 @@ class _Contents:
         self.contents: list[JSON] = []
         self.last_is_response = False
 
-    def push(self, role: str, parts: list[JSON], msg_id: str | None, *, response: bool = False) -> None:
+    def push(self, role: str, parts: list[JSON], msg_id: str | None, response: bool = False) -> None:
         contents = self.contents
-        if contents and contents[-1]["role"] == role and response == self.last_is_response:
+        if contents and response is self.last_is_response and contents[-1]["role"] == role:
             tag = self.ctx.tag
             merged = contents[-1]["parts"]
             for part in parts:
@@ -92,7 +92,6 @@ class GeminiDialect(Dialect):
     name = "gemini"
     default_model = "gemini-2.5-flash"
     description = "Google Gemini generateContent (REST JSON)"
-    uses_call_extras = True  # thought signatures
 
     def configure_api_params(self, options: RequestOptions) -> JSON:
         config: JSON = {}
@@ -118,37 +117,41 @@ class GeminiDialect(Dialect):
         system: list[JSON] = []
         out = _Contents(ctx)
         responses: dict[str, JSON] = {}  # call id -> functionResponse of the current tool block
+        push = out.push
         for msg in messages:
-            match msg:
-                case LLMToolMessage():  # the hot path first: one per call
-                    response = self._response(msg)
-                    responses[msg.tool_call_id or ""] = response
-                    out.push("user", [{"functionResponse": response}], msg.msg_id, response=True)
-                case LLMAssistantMessage():
-                    responses = {}
-                    out.push("model", self._model_parts(msg, ctx), msg.msg_id)
-                case LLMUserMessage():
-                    target = responses.get(msg.attachment_of or "")
-                    if target is not None:
-                        self._fold(target, msg, ctx)
-                    else:
-                        parts = self._parts(msg.content, msg.msg_id, ctx)
-                        if not parts:
-                            ctx.warn(msg.msg_id, "user", "empty user turn; placeholder text sent")
-                        out.push("user", parts or [{"text": EMPTY_TURN_PLACEHOLDER}], msg.msg_id)
-                case LLMSystemMessage():
-                    if not out.contents:
-                        if msg.content:
-                            system.append(ctx.tag({"text": msg.content}, msg.msg_id))
-                    else:
-                        ctx.warn(msg.msg_id, "system", "system message after the first turn; sent as user text")
-                        out.push("user", [{"text": MID_SYSTEM_PREFIX + msg.content}], msg.msg_id)
-                case LLMTFLMessage():
-                    out.push("user", [{"text": console_text(msg)}], msg.msg_id)
-                case LLMFunctionMessage():
-                    raise AssertionError("legacy function results are converted by to_list")
-                case _:
-                    assert_never(msg)
+            # Exact types, hot cases first: one test per tool result instead of a chain of isinstance calls.
+            if type(msg) is LLMToolMessage:
+                response = {
+                    "id": msg.tool_call_id,
+                    "name": msg.name or "",
+                    "response": {ERROR_KEY if msg.is_error else OUTPUT_KEY: msg.content},
+                }
+                responses[msg.tool_call_id or ""] = response
+                push("user", [{"functionResponse": response}], msg.msg_id, True)
+            elif type(msg) is LLMAssistantMessage:
+                responses = {}
+                push("model", self._model_parts(msg, ctx), msg.msg_id)
+            elif type(msg) is LLMUserMessage:
+                target = responses.get(msg.attachment_of or "")
+                if target is not None:
+                    self._fold(target, msg, ctx)
+                else:
+                    parts = self._parts(msg.content, msg.msg_id, ctx)
+                    if not parts:
+                        ctx.warn(msg.msg_id, "user", "empty user turn; placeholder text sent")
+                    push("user", parts or [{"text": EMPTY_TURN_PLACEHOLDER}], msg.msg_id)
+            elif type(msg) is LLMSystemMessage:
+                if not out.contents:
+                    if msg.content:
+                        system.append(ctx.tag({"text": msg.content}, msg.msg_id))
+                else:
+                    ctx.warn(msg.msg_id, "system", "system message after the first turn; sent as user text")
+                    push("user", [{"text": MID_SYSTEM_PREFIX + msg.content}], msg.msg_id)
+            elif type(msg) is LLMTFLMessage:
+                push("user", [{"text": console_text(msg)}], msg.msg_id)
+            else:
+                # to_list turns legacy results into tool results; one reaching here is a bug upstream.
+                raise AssertionError(f"{type(msg).__name__} cannot reach a dialect")
         contents = out.contents
         if contents and contents[0]["role"] != "user":
             first = ctx.tag_of(contents[0])
@@ -164,43 +167,32 @@ class GeminiDialect(Dialect):
         return fragments
 
     def _model_parts(self, msg: LLMAssistantMessage, ctx: RequestContext) -> list[JSON]:
+        msg_id = msg.msg_id
         if msg.reasoning_content:
-            ctx.warn(
-                msg.msg_id,
-                "reasoning",
-                "Gemini takes no reasoning text back (thought summaries are not replayed); dropped",
-            )
+            ctx.warn(msg_id, "reasoning", REASONING_DROPPED)
         parts: list[JSON] = []
-        text = assistant_text(msg)
+        text = msg.content if not msg.tfl_scripts else assistant_text(msg)
         if text:
             parts.append({"text": text})
-        extras = ctx.call_extras
         calls = msg.tool_calls
-        any_signed = bool(extras) and any(_signature(extras, c.id) for c in calls)
-        for i, call in enumerate(calls):
-            part: JSON = {
-                "functionCall": {"id": call.id, "name": call.name, "args": arguments_object(call, msg.msg_id, ctx)}
-            }
-            signature = _signature(extras, call.id) if any_signed else None
-            if signature:
-                part["thoughtSignature"] = signature  # returned exactly where it came from
-            elif i == 0 and not any_signed:
-                # A call Gemini did not sign (another provider's history): the first call of the step gets the
-                # documented dummy; parallel calls after it carry none, as Gemini's own parallel calls do.
-                part["thoughtSignature"] = DUMMY_THOUGHT_SIGNATURE
-            parts.append(part)
+        if calls:
+            any_signed = any(call.extra and _signature(call) for call in calls)
+            for i, call in enumerate(calls):
+                function_call = {"id": call.id, "name": call.name, "args": arguments_object(call, msg_id, ctx)}
+                signature = _signature(call) if any_signed else None
+                if signature:
+                    # Returned exactly where it came from.
+                    parts.append({"functionCall": function_call, "thoughtSignature": signature})
+                elif i == 0 and not any_signed:
+                    # A call Gemini did not sign (another provider's history): the first call of the step gets the
+                    # documented dummy; parallel calls after it carry none, as Gemini's own parallel calls do.
+                    parts.append({"functionCall": function_call, "thoughtSignature": DUMMY_THOUGHT_SIGNATURE})
+                else:
+                    parts.append({"functionCall": function_call})
         if not parts:
-            ctx.warn(msg.msg_id, "assistant", "empty model turn; placeholder text sent")
+            ctx.warn(msg_id, "assistant", "empty model turn; placeholder text sent")
             parts.append({"text": EMPTY_TURN_PLACEHOLDER})
         return parts
-
-    @staticmethod
-    def _response(msg: LLMToolMessage) -> JSON:
-        return {
-            "id": msg.tool_call_id,
-            "name": msg.name or "",
-            "response": {ERROR_KEY if msg.is_error else OUTPUT_KEY: msg.content},
-        }
 
     def _fold(self, response: JSON, msg: LLMUserMessage, ctx: RequestContext) -> None:
         """Attachments of a tool result: media into ``functionResponse.parts``, text onto the response text."""
@@ -236,10 +228,9 @@ def _text(text: str) -> JSON:
     return {"text": text}
 
 
-def _signature(extras: dict[str, dict[str, object]], call_id: str) -> str | None:
+def _signature(call: LLMToolCall) -> str | None:
     """The thought signature Gemini returned with this call, if the stored call kept one."""
-    extra = extras.get(call_id)
-    signature = extra.get(THOUGHT_SIGNATURE_KEY) if extra else None
+    signature = call.extra.get(THOUGHT_SIGNATURE_KEY) if call.extra else None
     return signature if isinstance(signature, str) and signature else None
 
 

@@ -110,7 +110,7 @@ def _modernise(msg: LLMAssistantMessage, synthetic: int) -> tuple[LLMAssistantMe
         if not call.id or call.id in seen:
             fixed = fixed if fixed is not None else list(calls)
             synthetic += 1
-            fixed[i] = LLMToolCall(id=f"{SYNTHETIC_CALL_PREFIX}{synthetic}", name=call.name, arguments=call.arguments)
+            fixed[i] = replace(call, id=f"{SYNTHETIC_CALL_PREFIX}{synthetic}")
         seen.add(fixed[i].id if fixed is not None else call.id)
     if msg.function_call is not None:
         fixed = fixed if fixed is not None else list(calls)
