@@ -49,6 +49,9 @@ class AssistantTextMessage(AssistantMessage):
 
 def _llm_calls(calls: list[ToolCall]) -> tuple[LLMToolCall, ...]:
     """The calls in the neutral format, each with the provider fields it carried (unknown keys on ToolCall)."""
+    if len(calls) == 1:  # the usual turn: one tuple, no list built on the way
+        c = calls[0]
+        return (LLMToolCall(c.id, c.name, c.arguments, c.__pydantic_extra__ or None),)
     return tuple([LLMToolCall(c.id, c.name, c.arguments, c.__pydantic_extra__ or None) for c in calls])
 
 

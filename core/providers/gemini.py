@@ -176,7 +176,11 @@ class GeminiDialect(Dialect):
             parts.append({"text": text})
         calls = msg.tool_calls
         if calls:
-            any_signed = any(call.extra and _signature(call) for call in calls)
+            any_signed = False  # a plain loop: a generator per turn costs more than the turn's calls
+            for call in calls:
+                if call.extra and _signature(call):
+                    any_signed = True
+                    break
             for i, call in enumerate(calls):
                 function_call = {"id": call.id, "name": call.name, "args": arguments_object(call, msg_id, ctx)}
                 signature = _signature(call) if any_signed else None

@@ -23,8 +23,6 @@ from core.llm.messages import (
     LLMAssistantMessage,
     LLMFunctionMessage,
     LLMMessage,
-    LLMSystemMessage,
-    LLMTFLMessage,
     LLMToolCall,
     LLMToolMessage,
     LLMUserMessage,
@@ -45,7 +43,13 @@ class _Block:
         self.msg_id = msg_id
         self.legacy = legacy  # the id of the call that came from a legacy function_call
         self.results: dict[str, LLMToolMessage] = {}
-        self.deferred: list[LLMMessage] = []
+        self.deferred: list[LLMMessage] | None = None  # made when something is deferred (rare)
+
+    def defer(self, msg: LLMMessage) -> None:
+        """Keep a message that arrived inside the block for after its results."""
+        if self.deferred is None:
+            self.deferred = []
+        self.deferred.append(msg)
 
 
 def to_list(formatted: Iterable[LLMMessage | list[LLMMessage]], ctx: RequestContext) -> list[LLMMessage]:
@@ -58,38 +62,36 @@ def to_list(formatted: Iterable[LLMMessage | list[LLMMessage]], ctx: RequestCont
     last_result: tuple[str, str | None] | None = None
     for item in formatted:
         for msg in item if isinstance(item, list) else (item,):
-            moved, last_result = last_result, None
-            if (
-                moved is not None
-                and isinstance(msg, LLMUserMessage)
-                and msg.attachment_of == moved[0]
-                and moved[1] != moved[0]
-            ):
-                msg = replace(msg, attachment_of=moved[1])
-                if moved[1] is None and block is not None:
-                    block.deferred.append(msg)  # a dropped result's attachments: a plain user turn after the block
-                    continue
-            if isinstance(msg, LLMAssistantMessage):
+            if last_result is not None:
+                moved, last_result = last_result, None
+                if type(msg) is LLMUserMessage and msg.attachment_of == moved[0] and moved[1] != moved[0]:
+                    msg = replace(msg, attachment_of=moved[1])
+                    if moved[1] is None and block is not None:
+                        block.defer(msg)  # a dropped result's attachments: a plain user turn after the block
+                        continue
+            # Exact types, hot cases first: a trace is mostly assistant turns and tool results.
+            if type(msg) is LLMToolMessage:
+                last_result = (msg.tool_call_id or "", _answer(block, msg, ctx))
+            elif type(msg) is LLMAssistantMessage:
                 if block is not None:
                     _close(block, out, ctx)
                     block = None
-                msg, synthetic = _modernise(msg, synthetic)
+                calls = msg.tool_calls
+                if msg.function_call is not None or (calls and (len(calls) > 1 or not calls[0].id)):
+                    msg, synthetic = _modernise(msg, synthetic)  # the uncommon cases; see _modernise
+                    calls = msg.tool_calls
                 out.append(msg)
-                if msg.tool_calls:
-                    legacy = msg.tool_calls[-1].id if msg.function_call is not None else None
-                    block = _Block(msg.tool_calls, legacy, msg.msg_id)
-            elif isinstance(msg, LLMToolMessage):
-                last_result = (msg.tool_call_id or "", _answer(block, msg, ctx))
-            elif isinstance(msg, LLMFunctionMessage):
+                if calls:
+                    legacy = calls[-1].id if msg.function_call is not None else None
+                    block = _Block(calls, legacy, msg.msg_id)
+            elif type(msg) is LLMFunctionMessage:
                 _answer_legacy(block, msg, ctx)
             elif block is None:
-                if isinstance(msg, LLMUserMessage) and msg.attachment_of not in (None, "console"):
+                if type(msg) is LLMUserMessage and msg.attachment_of not in (None, "console"):
                     msg = replace(msg, attachment_of=None)  # the attachments of a dropped (orphan) result
                 out.append(msg)
-            elif isinstance(msg, LLMTFLMessage | LLMSystemMessage) or (
-                isinstance(msg, LLMUserMessage) and msg.attachment_of is not None
-            ):
-                block.deferred.append(msg)  # output that arrived inside the tool block goes after its results
+            elif type(msg) is not LLMUserMessage or msg.attachment_of is not None:
+                block.defer(msg)  # output that arrived inside the tool block goes after its results
             else:
                 _close(block, out, ctx)
                 block = None
@@ -102,8 +104,6 @@ def to_list(formatted: Iterable[LLMMessage | list[LLMMessage]], ctx: RequestCont
 def _modernise(msg: LLMAssistantMessage, synthetic: int) -> tuple[LLMAssistantMessage, int]:
     """Give every call a usable, unique id and turn a legacy function_call into one more tool call."""
     calls = msg.tool_calls
-    if msg.function_call is None and (not calls or (len(calls) == 1 and calls[0].id)):
-        return msg, synthetic  # the common case, decided without building anything
     seen: set[str] = set()
     fixed: list[LLMToolCall] | None = None
     for i, call in enumerate(calls):
@@ -178,7 +178,7 @@ def _close(block: _Block, out: list[LLMMessage], ctx: RequestContext) -> None:
             )
             result = LLMToolMessage(content=UNANSWERED_CALL_TEXT, tool_call_id=call.id, name=call.name, is_error=True)
         out.append(result)
-    for msg in block.deferred:
+    for msg in block.deferred or ():
         if type(msg) is LLMUserMessage and msg.attachment_of not in results and msg.attachment_of != "console":
             msg = replace(msg, attachment_of=None)
         out.append(msg)
