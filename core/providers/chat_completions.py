@@ -91,14 +91,18 @@ class ChatCompletionsDialect(Dialect):
         out: list[JSON] = []
         append = out.append
         tag = ctx.tag
-        name = self.name
+        # The two reasons a dropped reasoning gets, made once: a long trace drops one per assistant turn.
+        dropped = (
+            f"signed thinking blocks not accepted by {self.name}; dropped",
+            f"reasoning_content not accepted by {self.name}; dropped",
+        )
         for msg in messages:
             # Exact types, hot cases first: one test per tool result instead of a chain of isinstance calls.
             if type(msg) is LLMToolMessage:
                 text = ERROR_PREFIX + msg.content if msg.is_error else msg.content
                 append(tag({"role": "tool", "tool_call_id": msg.tool_call_id, "content": text}, msg.msg_id))
             elif type(msg) is LLMAssistantMessage:
-                append(tag(self._assistant(msg, ctx, reasoning_required, name), msg.msg_id))
+                append(tag(self._assistant(msg, ctx, reasoning_required, dropped), msg.msg_id))
             elif type(msg) is LLMUserMessage:
                 append(tag({"role": "user", "content": self._user_content(msg, ctx)}, msg.msg_id))
             elif type(msg) is LLMSystemMessage:
@@ -110,7 +114,9 @@ class ChatCompletionsDialect(Dialect):
                 raise AssertionError(f"{type(msg).__name__} cannot reach a dialect")
         return {"messages": out}
 
-    def _assistant(self, msg: LLMAssistantMessage, ctx: RequestContext, reasoning_required: bool, name: str) -> JSON:
+    def _assistant(
+        self, msg: LLMAssistantMessage, ctx: RequestContext, reasoning_required: bool, dropped: tuple[str, str]
+    ) -> JSON:
         text = msg.content if not msg.tfl_scripts else assistant_text(msg)
         out: JSON = {"role": "assistant"}
         calls = msg.tool_calls
@@ -135,8 +141,7 @@ class ChatCompletionsDialect(Dialect):
             if self.TAKES_REASONING_CONTENT and isinstance(reasoning, str):
                 out["reasoning_content"] = reasoning
                 return out
-            what = "signed thinking blocks" if isinstance(reasoning, tuple) else "reasoning_content"
-            ctx.warn(msg.msg_id, "reasoning", f"{what} not accepted by {name}; dropped")
+            ctx.warn(msg.msg_id, "reasoning", dropped[0] if isinstance(reasoning, tuple) else dropped[1])
         if reasoning_required:
             out["reasoning_content"] = REASONING_PLACEHOLDER
         return out
