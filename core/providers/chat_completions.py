@@ -123,14 +123,11 @@ class ChatCompletionsDialect(Dialect):
         if calls:
             out["content"] = text or self.EMPTY_TOOL_TURN_CONTENT
             msg_id = msg.msg_id
-            out["tool_calls"] = [
-                {
-                    "id": call.id,
-                    "type": "function",
-                    "function": {"name": call.name, "arguments": check_arguments_text(call, msg_id, ctx)},
-                }
-                for call in calls
-            ]
+            tool_calls: list[JSON] = []  # a loop, not a comprehension: no extra frame per turn on Python 3.11
+            for call in calls:
+                function = {"name": call.name, "arguments": check_arguments_text(call, msg_id, ctx)}
+                tool_calls.append({"id": call.id, "type": "function", "function": function})
+            out["tool_calls"] = tool_calls
         elif text:
             out["content"] = text
         else:
