@@ -20,6 +20,7 @@ import orjson
 from pydantic import ValidationError
 
 from core.errors import InputError
+from core.jsonio import loads
 from core.messages.union import MESSAGE_ADAPTER, Message
 
 Format = Literal["json", "jsonl"]
@@ -150,7 +151,7 @@ def _read_json(stream: IO[bytes], source: str, limits: ReadLimits) -> Iterator[R
 
 def _loads(data: bytes, source: str, line: int | None) -> Any:
     try:
-        return orjson.loads(data)
+        return loads(data)  # integers past 64 bits stay exact
     except orjson.JSONDecodeError as exc:
         reason = str(exc)
         try:

@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any, Literal
 from weakref import WeakKeyDictionary
 
-import orjson
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
+from core.jsonio import loads
 from core.store.errors import StoreError
 from core.store.jsonio import dumps_text
 
@@ -109,7 +109,7 @@ def make_engine(url: URL | str, settings: EngineSettings = DEFAULT_SETTINGS) -> 
             url,
             connect_args={"timeout": settings.busy_timeout_ms / 1000, "check_same_thread": False},
             json_serializer=dumps_text,
-            json_deserializer=orjson.loads,
+            json_deserializer=loads,
         )
         _sqlite_events(engine, settings)
         _SETTINGS[engine] = settings
@@ -117,7 +117,7 @@ def make_engine(url: URL | str, settings: EngineSettings = DEFAULT_SETTINGS) -> 
     engine = create_engine(
         url,
         json_serializer=dumps_text,
-        json_deserializer=orjson.loads,
+        json_deserializer=loads,
         pool_pre_ping=True,
         connect_args={"options": f"-c statement_timeout={settings.statement_timeout_ms}"},
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import orjson
@@ -32,6 +33,7 @@ from core import (
     VideoMessage,
 )
 from core.messages.refs import looks_like_url
+from core.reader import read_bytes
 from tests import strategies
 from tests.core.typecheck import assert_classes, assert_keeps
 
@@ -136,3 +138,14 @@ def test_history_inside_history_keeps_every_level() -> None:
     assert isinstance(deep, TextMessage)
     assert isinstance(deep.intermediate_trace.records[0], AssistantTextMessage)
     assert isinstance(restored.content[1], AssistantTextMessage)
+
+
+@pytest.mark.parametrize("value", [2**64, -(2**63) - 1, 123456789012345678901234567890, 2**64 - 1, -(2**63)])
+def test_integers_of_any_size_read_from_a_file_come_back_exactly(value: int) -> None:
+    # orjson alone reads an integer past 64 bits as a float; the reader must not.
+    line = json.dumps(
+        {"role": "system", "content": "x", "msg_id": "s", "meta_id": value, "additional_kwargs": {"n": value}}
+    )
+    (record,) = read_bytes(line.encode() + b"\n", source="big.jsonl")
+    assert record.raw["meta_id"] == value and type(record.raw["meta_id"]) is int
+    assert json.loads(MESSAGE_ADAPTER.dump_json(record.message))["additional_kwargs"] == {"n": value}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 from typing import Any
 
@@ -80,3 +81,30 @@ def test_export_one_conversation(store: Store, db_url: str, tmp_path: Path, caps
     assert got == want
     assert main(["export", "--db", db_url, "--conversation", "missing"]) == 1
     assert "no conversation 'missing'" in capsys.readouterr().err
+
+
+BIG = 123456789012345678901234567890  # past 64 bits: orjson alone would read it as a float
+
+
+def test_integers_past_64_bits_come_back_exactly(
+    db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    messages = [
+        {
+            "role": "system",
+            "content": "ids from a system with 128-bit counters",
+            "conversation_id": "big",
+            "create_ts": 1,
+            "msg_id": "big-1",
+            "additional_kwargs": {"span_id": BIG, "negative": -9_300_000_000_000_000_000},
+            "future_field": [BIG, 1.5, 18_446_744_073_709_551_615],
+        }
+    ]
+    source = tmp_path / "big.jsonl"
+    source.write_text("".join(json.dumps(m) + "\n" for m in messages))
+    assert main(["import", str(source), "--db", db_url]) == 0
+    capsys.readouterr()
+    assert main(["export", "--db", db_url]) == 0
+    exported = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert exported == messages
+    assert type(exported[0]["additional_kwargs"]["span_id"]) is int
