@@ -8,10 +8,9 @@ from core.providers.base import (
     ToolSpec,
 )
 from core.providers.chat_llm import PHASES, ChatLLM, RequestResult, expand_trace_for_msg
-from core.providers.registry import DIALECT_MODULES, dialect_names, get_dialect
+from core.providers.registry import dialect_names, dialects, get_dialect
 
 __all__ = [
-    "DIALECT_MODULES",
     "PHASES",
     "ChatLLM",
     "Degradation",
@@ -21,6 +20,7 @@ __all__ = [
     "RequestResult",
     "ToolSpec",
     "dialect_names",
+    "dialects",
     "expand_trace_for_msg",
     "get_dialect",
 ]

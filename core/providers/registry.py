@@ -1,43 +1,57 @@
-"""Dialect names and where each lives. A new provider is one module with a ``DIALECT`` and one line here.
+"""The dialects: every module of ``core.providers`` that defines a ``DIALECT``.
 
-Modules are imported on first use, so naming a dialect costs nothing until it is asked for.
+A new provider is one new module here with a ``DIALECT`` (a :class:`Dialect` instance): it is
+found by looking, so nothing else changes. The modules are imported on the first question
+(a few small modules, a few milliseconds), then remembered.
 """
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
+import threading
 
 from core.errors import UnknownNameError
 from core.providers.base import Dialect
 
-DIALECT_MODULES: dict[str, str] = {
-    "anthropic": "core.providers.anthropic",
-    "doubao": "core.providers.doubao",
-    "gemini": "core.providers.gemini",
-    "openai": "core.providers.openai",
-    "openai-responses": "core.providers.openai_responses",
-    "zhipu": "core.providers.zhipu",
-}
-"""Every dialect by name; the name is also the folder of its golden payloads."""
+_lock = threading.Lock()
+_found: dict[str, Dialect] | None = None
 
-_loaded: dict[str, Dialect] = {}
+
+def dialects() -> dict[str, Dialect]:
+    """Every dialect by name (the name is also the folder of its golden payloads), sorted by name."""
+    global _found
+    with _lock:
+        if _found is None:
+            _found = _discover()
+        return _found
+
+
+def _discover() -> dict[str, Dialect]:
+    import core.providers as package
+
+    found: dict[str, Dialect] = {}
+    for info in pkgutil.iter_modules(package.__path__):
+        module_name = f"{package.__name__}.{info.name}"
+        dialect = getattr(importlib.import_module(module_name), "DIALECT", None)
+        if dialect is None:
+            continue  # a shared module (base, pairing, chat_llm, ...), not a dialect
+        if not isinstance(dialect, Dialect):
+            raise TypeError(f"{module_name}.DIALECT must be a Dialect, not {type(dialect).__name__}")
+        if dialect.name in found:
+            raise TypeError(f"two dialects are named {dialect.name!r}; the second is in {module_name}")
+        found[dialect.name] = dialect
+    return dict(sorted(found.items()))
 
 
 def dialect_names() -> list[str]:
-    """The registered dialect names, sorted."""
-    return sorted(DIALECT_MODULES)
+    """The dialect names, sorted."""
+    return list(dialects())
 
 
 def get_dialect(name: str) -> Dialect:
-    """The dialect registered under ``name``; UnknownNameError (listing the known ones) otherwise."""
-    dialect = _loaded.get(name)
-    if dialect is not None:
-        return dialect
-    module_name = DIALECT_MODULES.get(name)
-    if module_name is None:
+    """The dialect named ``name``; UnknownNameError (listing the known ones) otherwise."""
+    dialect = dialects().get(name)
+    if dialect is None:
         raise UnknownNameError(f"unknown provider {name!r}; known: {', '.join(dialect_names())}")
-    found = importlib.import_module(module_name).DIALECT
-    if not isinstance(found, Dialect) or found.name != name:
-        raise TypeError(f"{module_name}.DIALECT must be a Dialect named {name!r}")
-    _loaded[name] = found
-    return found
+    return dialect

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+import pytest
+
 import core.providers
-from core.providers import dialect_names, get_dialect
+from core import TextMessage
+from core.providers import ChatLLM, dialect_names, get_dialect, registry
 
 
 def test_all_is_pinned() -> None:
     assert core.providers.__all__ == [
-        "DIALECT_MODULES",
         "PHASES",
         "ChatLLM",
         "Degradation",
@@ -18,6 +23,7 @@ def test_all_is_pinned() -> None:
         "RequestResult",
         "ToolSpec",
         "dialect_names",
+        "dialects",
         "expand_trace_for_msg",
         "get_dialect",
     ]
@@ -45,3 +51,34 @@ def test_provider_modules_never_import_each_other_or_an_sdk() -> None:
         own = f"core.providers.{path.stem}"
         assert not (imported & dialect_modules) - {own}, path.name
         assert not imported & {"openai", "anthropic", "google.genai", "httpx", "requests", "web"}, path.name
+
+
+NEW_PROVIDER = """
+from core.providers.base import JSON, Dialect, RequestContext
+from core.providers.chat_completions import ChatCompletionsDialect
+
+
+class AcmeDialect(ChatCompletionsDialect):
+    name = "acme"
+    default_model = "acme-1"
+    description = "a provider added as one module"
+
+    def media_part(self, part, msg_id, ctx):
+        return ctx.degrade(part, msg_id, "acme takes text only")
+
+
+DIALECT = AcmeDialect()
+"""
+
+
+def test_a_new_provider_is_one_module_and_no_change_elsewhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The module sits in a folder that joins the package's search path, as a file dropped into
+    # core/providers/ would: nothing is registered anywhere.
+    (tmp_path / "acme.py").write_text(NEW_PROVIDER)
+    monkeypatch.setattr(core.providers, "__path__", [*core.providers.__path__, str(tmp_path)])
+    monkeypatch.setattr(registry, "_found", None)
+    monkeypatch.delitem(sys.modules, "core.providers.acme", raising=False)
+    assert "acme" in dialect_names()
+    body = ChatLLM("acme").construct_request_params([TextMessage(content="hi", msg_id="u")]).body
+    assert body == {"model": "acme-1", "messages": [{"role": "user", "content": "hi"}]}
+    monkeypatch.setattr(registry, "_found", None)  # forget acme for the tests that follow
