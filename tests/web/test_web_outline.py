@@ -30,7 +30,7 @@ from web import demo_data
 from web.app import create_app
 from web.settings import Settings
 from web.source import Loaded, StoreSource
-from web.timeline import Timeline
+from web.timeline import Timeline, msg_anchor
 from web.timeline.order import MAX_TRACE_DEPTH
 from web.timeline.outline import JsonOrder, OutlineError
 
@@ -60,15 +60,15 @@ def assert_same_timeline(bodies: list[str], *, page_size: int = 7) -> Timeline:
     typed = Timeline([MESSAGE_ADAPTER.validate_python(orjson.loads(body)) for body in bodies])
     lazy = Timeline(JsonOrder(bodies))
     assert lazy.slots == typed.slots
-    assert lazy._order.calls == typed._order.calls
+    assert lazy.order.calls == typed.order.calls
     for offset in range(0, max(len(typed), 1), page_size):
         assert lazy.page(offset, page_size) == typed.page(offset, page_size)
     everything = len(typed) or 1
-    assert [_without_trace(m) for m in lazy._order.messages(0, everything)] == [
-        _without_trace(m) for m in typed._order.messages(0, everything)
+    assert [_without_trace(m) for m in lazy.order.messages(0, everything)] == [
+        _without_trace(m) for m in typed.order.messages(0, everything)
     ]
     for slot in typed.slots[:: max(1, len(typed) // 20)]:
-        anchor = f"msg-{slot.msg_id}"
+        anchor = msg_anchor(slot.msg_id)
         assert lazy.position(anchor) == typed.position(anchor)
         assert lazy.page(0, page_size, through=anchor) == typed.page(0, page_size, through=anchor)
     return lazy

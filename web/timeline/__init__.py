@@ -38,6 +38,11 @@ class Timeline:
         return len(self._slots)
 
     @property
+    def order(self) -> Order:
+        """The order this timeline reads: its slots, its call index, its typed messages per range."""
+        return self._order
+
+    @property
     def slots(self) -> Sequence[Slot]:
         """Every future card in order (msg_id, role, placement, parent, depth), without typing any message."""
         return self._slots
