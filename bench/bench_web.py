@@ -2,58 +2,133 @@
 
     .venv/bin/python bench/bench_web.py [--records 10000] [--runs 5]
 
-Figures, not assertions (``tests/web/test_web_timeline.py`` asserts the size bound). For each trace
-size, in a fresh SQLite store: the bytes of ``GET /conversations/<id>``; the time of the first request
-(cold: the conversation is read from the store and parsed, once per import); the best of ``--runs``
-later requests (warm: the parsed conversation is cached until an import changes it); and the payload
-page (the request body built by the adapters, pretty-printed and highlighted).
+Figures, not assertions (``tests/web/test_web_timeline.py`` asserts the size bound). One process and
+one SQLite store hold both conversations, plus a warm-up conversation of the small one's shape. The
+machine is shared, so every figure is the best of ``--runs`` rounds, and each round times the small
+and the large conversation one after the other (``bench/timing.py``); one discarded round first pays
+the process's one-off costs (imports, first validations), which neither size should carry.
+
+- bytes: of ``GET /conversations/<id>``.
+- cold, new app: the first request of an app created for it, after ``GET /``: that request also
+  compiles the conversation page's templates (a constant, the same for both sizes), as the first
+  page opened after a restart does. The figure the acceptance point was first measured with.
+- cold: the first request for the conversation in an app that has already served a conversation
+  page of the same shape (templates compiled, the cache emptied): what opening a conversation costs
+  a running server. The stricter ratio: no constant pads both sides.
+- warm: later requests (the conversation is cached until an import changes it).
+- payload: the payload page, requested right after the conversation page in an app created for the
+  round (so its caches are cold), the collector run between the two as before every timed request.
+- page + payload: the same two requests timed together, nothing run between them: what a reader who
+  opens the payload from the conversation page waits in all. Typing the whole conversation (and
+  the collector's passes over the objects it makes) falls in one of the two, whichever asks first.
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
-import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from litestar import Litestar  # noqa: E402
 from litestar.testing import TestClient  # noqa: E402
 
+from bench.timing import timed  # noqa: E402
 from bench.trace_fixture import build_trace_message  # noqa: E402
+from core import MESSAGE_ADAPTER, Message  # noqa: E402
+from core.store import Store  # noqa: E402
 from tests.web.web_corpus import BASE_URL, temp_store  # noqa: E402
 from web.app import create_app  # noqa: E402
 from web.settings import Settings  # noqa: E402
+from web.source import ConversationCache, StoreSource  # noqa: E402
+
+SMALL = 100
+WARM_UP = "bench-warm-up"
 
 
-def measure(records: int, runs: int) -> dict[str, float]:
-    message = build_trace_message(records).model_copy(update={"conversation_id": f"bench-{records}"})
-    store = temp_store([message])
-    url = f"/conversations/bench-{records}"
-    with TestClient(create_app(Settings(), store), base_url=BASE_URL) as client:
-        client.get("/")  # templates compiled, app warm; the conversation not yet read
-        del message
-        gc.collect()
-        start = time.perf_counter()
-        first = client.get(url)
-        cold = time.perf_counter() - start
-        warm = float("inf")
-        for _ in range(runs):
-            start = time.perf_counter()
-            client.get(url)
-            warm = min(warm, time.perf_counter() - start)
-        start = time.perf_counter()
-        payload = client.get(f"{url}/payload/openai")
-        payload_time = time.perf_counter() - start
-    return {
-        "bytes": len(first.content),
-        "cold_ms": cold * 1000,
-        "warm_ms": warm * 1000,
-        "payload_bytes": len(payload.content),
-        "payload_ms": payload_time * 1000,
-    }
+def conversation(records: int, conversation_id: str, prefix: str = "") -> Message:
+    """The benchmark trace under ``conversation_id``; ``prefix`` makes its msg_ids unique in the store."""
+    data: dict[str, Any] = MESSAGE_ADAPTER.dump_python(build_trace_message(records), mode="json")
+    data["conversation_id"] = conversation_id
+    for item in (data, *data["intermediate_trace"]["records"]):
+        item["msg_id"] = prefix + item["msg_id"]
+    return MESSAGE_ADAPTER.validate_python(data)
+
+
+def url_of(conversation_id: str) -> str:
+    return f"/conversations/{conversation_id}"
+
+
+@contextmanager
+def client_for(app: Litestar) -> Iterator[TestClient[Litestar]]:
+    with TestClient(app, base_url=BASE_URL) as client:
+        assert client.get("/").status_code == 200
+        yield client
+
+
+def cold_new_app(store: Store, conversation_id: str) -> float:
+    with client_for(create_app(Settings(), StoreSource(store))) as client:
+        return timed(lambda: client.get(url_of(conversation_id)))
+
+
+def payload_after_page(store: Store, conversation_id: str) -> tuple[float, int]:
+    with client_for(create_app(Settings(), StoreSource(store))) as client:
+        client.get(url_of(conversation_id))
+        response: list[Any] = []
+        ms = timed(lambda: response.append(client.get(f"{url_of(conversation_id)}/payload/openai")))
+        return ms, len(response[0].content)
+
+
+def page_then_payload(store: Store, conversation_id: str) -> float:
+    with client_for(create_app(Settings(), StoreSource(store))) as client:
+        return timed(
+            lambda: (client.get(url_of(conversation_id)), client.get(f"{url_of(conversation_id)}/payload/openai"))
+        )
+
+
+def best(figures: dict[str, dict[str, float]], size: str, name: str, value: float) -> None:
+    figures[size][name] = min(figures[size].get(name, float("inf")), value)
+
+
+def measure(records: int, runs: int) -> dict[str, dict[str, float]]:
+    """Each figure of both sizes (keys ``small`` and ``large``), in milliseconds and bytes."""
+    ids = {"small": f"bench-{SMALL}", "large": f"bench-{records}"}
+    store = temp_store(
+        [
+            conversation(SMALL, WARM_UP, "w-"),
+            conversation(SMALL, ids["small"], "s-"),
+            conversation(records, ids["large"], "l-"),
+        ]
+    )
+    source = StoreSource(store)
+    figures: dict[str, dict[str, float]] = {"small": {}, "large": {}}
+    with client_for(create_app(Settings(), source)) as client:
+        client.get(url_of(WARM_UP))  # the page's templates compiled; SQL statements cached
+        for round_ in range(runs + 1):  # round 0 pays the process's one-off costs and is dropped
+            for size, conversation_id in ids.items():
+                url = url_of(conversation_id)
+                new_app = cold_new_app(store, conversation_id)
+                source.cache = ConversationCache()
+                response: list[Any] = []
+                cold = timed(lambda: response.append(client.get(url)))  # noqa: B023 (called right here)
+                warm = min(timed(lambda: client.get(url)) for _ in range(3))  # noqa: B023
+                payload, payload_bytes = payload_after_page(store, conversation_id)
+                both = page_then_payload(store, conversation_id)
+                if round_ == 0:
+                    continue
+                figures[size]["bytes"] = len(response[0].content)
+                figures[size]["payload_bytes"] = payload_bytes
+                best(figures, size, "cold_new_app", new_app)
+                best(figures, size, "cold", cold)
+                best(figures, size, "warm", warm)
+                best(figures, size, "payload", payload)
+                best(figures, size, "page_and_payload", both)
+    return figures
 
 
 def main() -> None:
@@ -61,17 +136,23 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=5)
     ns = parser.parse_args()
-    small, big = measure(100, ns.runs), measure(ns.records, ns.runs)
-    print(f"{'records':>8} {'first response':>15} {'cold':>9} {'warm':>9} {'payload page':>13} {'payload':>9}")
-    for n, fig in ((100, small), (ns.records, big)):
+    figures = measure(ns.records, ns.runs)
+    small, large = figures["small"], figures["large"]
+    print(
+        f"{'records':>8} {'first response':>15} {'cold, new app':>14} {'cold':>9} {'warm':>9} "
+        f"{'payload page':>13} {'payload':>9} {'page + payload':>15}"
+    )
+    for n, fig in ((SMALL, small), (ns.records, large)):
         print(
-            f"{n:>8} {fig['bytes']:>13,} B {fig['cold_ms']:>6.1f} ms {fig['warm_ms']:>6.1f} ms "
-            f"{fig['payload_bytes']:>11,} B {fig['payload_ms']:>6.0f} ms"
+            f"{n:>8} {fig['bytes']:>13,.0f} B {fig['cold_new_app']:>11.1f} ms {fig['cold']:>6.1f} ms "
+            f"{fig['warm']:>6.1f} ms {fig['payload_bytes']:>11,.0f} B {fig['payload']:>6.0f} ms "
+            f"{fig['page_and_payload']:>12.0f} ms"
         )
     print(
-        f"ratio {ns.records:,}/100: bytes {big['bytes'] / small['bytes']:.2f}x, "
-        f"cold {big['cold_ms'] / small['cold_ms']:.1f}x, "
-        f"warm {big['warm_ms'] / small['warm_ms']:.2f}x (the bound: bytes and warm time at most 2x; bytes under 1 MB)"
+        f"ratio {ns.records:,}/{SMALL}: bytes {large['bytes'] / small['bytes']:.2f}x, "
+        f"cold new app {large['cold_new_app'] / small['cold_new_app']:.2f}x, "
+        f"cold {large['cold'] / small['cold']:.2f}x, warm {large['warm'] / small['warm']:.2f}x "
+        f"(the bound: first response at most 2x; bytes under 1 MB)"
     )
 
 

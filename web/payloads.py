@@ -122,16 +122,20 @@ class PayloadBuilder:
 
 
 def assistant_choices(loaded: Loaded, limit: int = 1000) -> tuple[list[tuple[str, str]], int]:
-    """The assistant replies a request can be cut before (``upto``): (msg_id, label), and how many there are."""
-    top = {m.msg_id for m in loaded.messages}
+    """The assistant replies a request can be cut before (``upto``): (msg_id, label), and how many there are.
+
+    Read from the timeline's slots, so only the ``limit`` listed replies are typed (for their labels).
+    """
+    timeline = loaded.timeline
+    top = {slot.msg_id for slot in timeline.slots if slot.placement == "message"}
     choices: list[tuple[str, str]] = []
     total = 0
-    for entry in loaded.timeline.entries:
-        msg = entry.message
-        if msg.role != "assistant" or entry.depth or (entry.parent is not None and entry.parent.msg_id not in top):
+    for position, slot in enumerate(timeline.slots):
+        if slot.role != "assistant" or slot.depth or (slot.parent_id is not None and slot.parent_id not in top):
             continue
         total += 1
         if len(choices) < limit:
+            msg = timeline.message(position)
             text = " ".join(str(msg.content if isinstance(msg.content, str) else "").split())
             calls = ", ".join(c.name for c in msg.tool_calls or ())
             label = text[:60] or (f"calls {calls}"[:60] if calls else "(no text)")

@@ -2,40 +2,67 @@
 
 ``StoreSource`` wraps :class:`core.store.Store`. The list, the runs and the
 imports go straight to the store (keyset pages, search and filters run in SQL).
-Opening a conversation parses every stored message through the Message union
-once; the parsed messages and their timeline (order and call index, no cards)
-are kept in a small LRU cache keyed by the conversation's *version*, the figures
-an import changes (messages, records, last activity). Paging a long trace, the
-payload page, its phases fragment and the diff reuse the same parse; an import
-into the conversation changes the version and the next request parses again.
+Opening a conversation reads its stored JSON as text and orders its timeline from
+each record's outline (``web.timeline.outline``): the conversation page types only
+the records of the page it shows. The typed messages (every record through the
+Message union) are made on first use, by the pages that need all of them (payload,
+diff, API), once per load. Both are kept in a small LRU cache keyed by the
+conversation's *version*, the figures an import changes (messages, records, last
+activity): paging a long trace, the payload page, its phases fragment and the diff
+reuse them; an import into the conversation changes the version and the next
+request reads it again.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 
-from core import Message
+import orjson
+
+from core import MESSAGE_ADAPTER, Message
 from core.errors import UnknownNameError
+from core.messages.door import gc_paused
 from core.reader import Record
 from core.store import ConversationPage, ConversationQuery, ConversationSummary, ImportSummary, RunView, Store
 from core.store.engine import read_transaction
 from core.store.query import summary_select, to_summary
 from core.store.tables import CONVERSATIONS
 from web.timeline import Timeline
+from web.timeline.outline import JsonOrder, OutlineError
 
 Version = tuple[int, int, int, int | None]
 
 
-@dataclass(frozen=True, slots=True)
 class Loaded:
-    """One conversation as the pages need it: its figures, its typed messages, and its timeline."""
+    """One conversation as the pages need it: its figures, its timeline, and (on first use) its typed messages."""
 
-    summary: ConversationSummary
-    messages: tuple[Message, ...]
-    timeline: Timeline
+    def __init__(self, summary: ConversationSummary, bodies: Sequence[str]) -> None:
+        self.summary = summary
+        self._bodies = bodies
+        self._messages: tuple[Message, ...] | None = None
+        self._lock = threading.Lock()
+        try:
+            self.timeline = Timeline(JsonOrder(bodies))
+        except OutlineError:
+            self.timeline = Timeline(self.messages)  # JSON too deep for the outline decoder: order the typed messages
+
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        """Every top-level message typed through the Message union, records and all (made once, on first use)."""
+        if self._messages is None:
+            # The collector paused for the decode too (the door pauses it for validation): a long trace is
+            # hundreds of thousands of objects at once, and none of them forms a cycle.
+            with self._lock, gc_paused():
+                if self._messages is None:
+                    self._messages = tuple(MESSAGE_ADAPTER.validate_python(orjson.loads(body)) for body in self._bodies)
+        return self._messages
+
+    @property
+    def typed(self) -> bool:
+        """Whether the typed messages have been made (the conversation page never makes them)."""
+        return self._messages is not None
 
     @property
     def size(self) -> int:
@@ -101,9 +128,8 @@ class StoreSource:
         hit = self.cache.get(conversation_id, version_of(summary))
         if hit is not None:
             return hit
-        detail = self.store.get_conversation(conversation_id)
-        messages = tuple(m.message for m in detail.messages)
-        loaded = Loaded(summary=detail.summary, messages=messages, timeline=Timeline(messages))
+        stored = self.store.get_conversation_json(conversation_id)
+        loaded = Loaded(stored.summary, stored.bodies)
         self.cache.put(loaded)
         return loaded
 

@@ -13,6 +13,7 @@ from core.store.schema import UpgradeResult, ensure_schema, head_revision, upgra
 from core.store.views import (
     RUN_STATUSES,
     ConversationDetail,
+    ConversationJSON,
     ConversationPage,
     ConversationSummary,
     ImportSummary,
@@ -27,6 +28,7 @@ __all__ = [
     "RUN_STATUSES",
     "SORTS",
     "ConversationDetail",
+    "ConversationJSON",
     "ConversationPage",
     "ConversationQuery",
     "ConversationSummary",

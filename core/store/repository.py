@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, Text, cast, func, select
 from sqlalchemy.exc import IntegrityError
 
 from core.errors import UnknownNameError
@@ -34,6 +34,7 @@ from core.store.schema import ensure_schema
 from core.store.tables import CONVERSATION_KINDS, CONVERSATIONS, MESSAGES, RUNS
 from core.store.views import (
     ConversationDetail,
+    ConversationJSON,
     ConversationPage,
     ConversationSummary,
     ImportSummary,
@@ -176,6 +177,21 @@ class Store:
             for r in rows
         )
         return ConversationDetail(summary=query.to_summary(row), messages=messages)
+
+    def get_conversation_json(self, conversation_id: str) -> ConversationJSON:
+        """A conversation's figures and its messages' JSON text, unparsed; UnknownNameError if absent.
+
+        The body is cast to text in SQL, so neither the JSON column's deserialiser nor psycopg's
+        JSONB loader runs: on PostgreSQL the text is JSONB's own rendering (keys in JSONB order).
+        """
+        with read_transaction(self.engine) as conn:
+            row = conn.execute(query.summary_select().where(_C.conversation_id == conversation_id)).first()
+            if row is None:
+                raise UnknownNameError(f"no conversation {conversation_id!r}")
+            bodies = conn.execute(
+                select(cast(_M.body, Text)).where(_M.conversation_pk == row.id).order_by(_M.create_ts, _M.id)
+            ).scalars()
+            return ConversationJSON(summary=query.to_summary(row), bodies=tuple(bodies))
 
     def messages(self, conversation_id: str) -> tuple[Message, ...] | None:
         """A conversation's top-level messages in order, typed; None when there is no such conversation.

@@ -76,6 +76,19 @@ class ConversationDetail:
 
 
 @dataclass(frozen=True, slots=True)
+class ConversationJSON:
+    """A conversation's figures and its messages' stored JSON as text, in order, not parsed.
+
+    For readers that decode only what they show (the dashboard's timeline): typing a
+    10,000-record trace costs far more than the page of it that is on screen.
+    """
+
+    summary: ConversationSummary
+    bodies: tuple[str, ...]
+    """Each top-level message's JSON (``create_ts``, then import position), exactly as ``body`` holds it."""
+
+
+@dataclass(frozen=True, slots=True)
 class TokenUsage:
     """Token counts a provider reported; any of them may be missing."""
 

@@ -9,6 +9,7 @@ import orjson
 import pytest
 
 from core import AssistantTextMessage, BaseMessage, InputError, TextMessage
+from core.errors import UnknownNameError
 from core.reader import read_bytes
 from core.store import ConversationQuery, Store
 from tests.store.store_factory import conversation, count_nested, dataset
@@ -73,6 +74,20 @@ def test_messages_come_back_typed_and_verbatim(store: Store) -> None:
     assert type(records[3]) is BaseMessage and records[3].role == "assistant"  # damaged, kept as read
     assert (user.kind, user.role, user.msg_type, user.source) == ("user:text", "user", "text", "test.jsonl")
     assert user.records == 5 and user.damaged == 1
+
+
+def test_conversation_json_is_the_bodies_as_text_in_order(store: Store) -> None:
+    """The unparsed read gives what get_conversation parses: same figures, same bodies, same order."""
+    messages = conversation(random.Random(4), "raw", turns=3, records=4)
+    messages.append({"role": "system", "conversation_id": "raw", "content": '同 ts, \u2028 \\ "', "create_ts": 1})
+    import_messages(store, messages)
+    detail = store.get_conversation("raw")
+    raw = store.get_conversation_json("raw")
+    assert raw.summary == detail.summary
+    assert all(isinstance(body, str) for body in raw.bodies)
+    assert [orjson.loads(body) for body in raw.bodies] == [m.body for m in detail.messages]
+    with pytest.raises(UnknownNameError):
+        store.get_conversation_json("nope")
 
 
 def test_reimport_is_a_noop(store: Store) -> None:

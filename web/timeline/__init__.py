@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from core import Message
 from web.timeline.build import build_cards
 from web.timeline.cards import CARD_KINDS, Card, CardKind
-from web.timeline.order import CallIndex, Entry, flatten, msg_anchor
+from web.timeline.order import Entry, Order, Slot, TypedOrder, msg_anchor
 
-__all__ = ["CARD_KINDS", "Card", "CardKind", "Page", "Timeline", "msg_anchor"]
+__all__ = ["CARD_KINDS", "Card", "CardKind", "Order", "Page", "Slot", "Timeline", "msg_anchor"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,19 +24,32 @@ class Page:
 
 
 class Timeline:
-    """One conversation's cards in order; builds cards only for the page asked for."""
+    """One conversation's cards in order; types messages and builds cards only for the page asked for.
 
-    def __init__(self, messages: Sequence[Message]) -> None:
-        self._entries: list[Entry] = flatten(messages)
-        self._calls = CallIndex.of(self._entries)
+    ``Timeline(messages)`` orders typed messages; ``Timeline(order)`` reads any :class:`Order`, such as
+    ``JsonOrder`` (stored JSON, typed a page at a time). Both give the same slots and the same cards.
+    """
+
+    def __init__(self, messages: Sequence[Message] | Order) -> None:
+        self._order = messages if isinstance(messages, Order) else TypedOrder(messages)
+        self._slots = self._order.slots
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._slots)
 
     @property
-    def entries(self) -> Sequence[Entry]:
-        """Every future card in order (message, placement, parent), without building any card."""
-        return self._entries
+    def order(self) -> Order:
+        """The order this timeline reads: its slots, its call index, its typed messages per range."""
+        return self._order
+
+    @property
+    def slots(self) -> Sequence[Slot]:
+        """Every future card in order (msg_id, role, placement, parent, depth), without typing any message."""
+        return self._slots
+
+    def message(self, position: int) -> Message:
+        """The typed message of the card at ``position``."""
+        return self._order.messages(position, position + 1)[0]
 
     def page(self, offset: int, size: int, *, through: str | None = None, max_through: int = 1000) -> Page:
         """Cards ``[offset, offset + size)``, extended by whole pages until the card ``through`` is included.
@@ -45,14 +58,19 @@ class Timeline:
         anchors more than ``max_through`` cards ahead, are ignored: one response must stay bounded, so
         a far jump opens the page that holds the card instead (:meth:`page_of`).
         """
-        offset = max(0, min(offset, len(self._entries)))
+        offset = max(0, min(offset, len(self._slots)))
         end = offset + size
         target = self.position(through) if through is not None else None
         if target is not None and end <= target < offset + max_through:
             end += (target - end) // size * size + size
-        end = min(end, len(self._entries))
-        cards = build_cards(self._entries[offset:end], self._calls)
-        return Page(cards=cards, offset=offset, next_offset=end if end < len(self._entries) else None, total=len(self))
+        end = min(end, len(self._slots))
+        messages = self._order.messages(offset, end)
+        entries = [
+            Entry(message, slot.placement, slot.parent_id, slot.depth)
+            for message, slot in zip(messages, self._slots[offset:end], strict=True)
+        ]
+        cards = build_cards(entries, self._order.calls)
+        return Page(cards=cards, offset=offset, next_offset=end if end < len(self._slots) else None, total=len(self))
 
     def page_of(self, anchor: str, size: int) -> int:
         """The offset of the page that holds the card with this anchor (0 when there is none)."""
@@ -65,7 +83,7 @@ class Timeline:
         A linear scan, done only when a permalink asks: building an anchor map for every request would
         make the common first page pay for a rare jump.
         """
-        for position, entry in enumerate(self._entries):
-            if msg_anchor(entry.message.msg_id) == anchor:
+        for position, slot in enumerate(self._slots):
+            if msg_anchor(slot.msg_id) == anchor:
                 return position
         return None

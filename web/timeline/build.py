@@ -87,7 +87,7 @@ def build_card(entry: Entry, calls: CallIndex) -> Card:
     msg = entry.message
     damage = inspect_record(msg)
     kind, body = _kind_and_body(msg, damage, calls, entry.depth)
-    parent = entry.parent
+    parent_id = entry.parent_id
     return Card(
         msg_id=msg.msg_id,
         anchor=msg_anchor(msg.msg_id),
@@ -98,8 +98,8 @@ def build_card(entry: Entry, calls: CallIndex) -> Card:
         when=format_ts(msg.create_ts),
         creator=_person(msg.creator) if msg.creator is not None else None,
         placement=entry.placement,
-        parent_id=parent.msg_id if parent is not None else None,
-        parent_anchor=msg_anchor(parent.msg_id) if parent is not None else None,
+        parent_id=parent_id,
+        parent_anchor=msg_anchor(parent_id) if parent_id is not None else None,
         depth=entry.depth,
         body=body,
         damage=damage,

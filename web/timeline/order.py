@@ -6,12 +6,18 @@ file order) and split around it, records older than the message before it, the
 rest after, as the seed's ``_expand_trace_for_msg`` does. Cards are built only for
 the page being rendered, so a 10,000-record trace costs one cheap pass here and
 one page of cards, not 10,000 cards.
+
+An :class:`Order` is that result as a timeline reads it: a :class:`Slot` per future
+card, the call index, and the typed messages of any range. ``TypedOrder`` holds
+typed messages; ``web.timeline.outline.JsonOrder`` computes the same slots from
+stored JSON and types a record only when a page asks for it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from abc import ABC, abstractmethod
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -41,14 +47,24 @@ def msg_anchor(msg_id: str) -> str:
 
 
 class Entry(NamedTuple):
-    """One future card: the message, where it sits, and the user message whose trace holds it.
+    """One future card: the message, where it sits, and the msg_id of the user message whose trace holds it.
 
     A NamedTuple, not a frozen dataclass: a long trace makes one per record per request.
     """
 
     message: Message
     placement: Placement
-    parent: Message | None
+    parent_id: str | None
+    depth: int = 0
+
+
+class Slot(NamedTuple):
+    """One future card before its message is typed: what places it, finds it (``msg_id``) and filters it."""
+
+    msg_id: str
+    role: str
+    placement: Placement
+    parent_id: str | None
     depth: int = 0
 
 
@@ -61,19 +77,19 @@ def flatten(messages: Iterable[Message], *, placement: Placement = "message", de
 
 
 def _expand(
-    message: Message, placement: Placement, parent: Message | None, depth: int, level: int, out: list[Entry]
+    message: Message, placement: Placement, parent_id: str | None, depth: int, level: int, out: list[Entry]
 ) -> None:
     records = message.intermediate_trace.records if isinstance(message, UserMessage) else []
     if not records or level >= MAX_TRACE_DEPTH:
-        out.append(Entry(message, placement, parent, depth))
+        out.append(Entry(message, placement, parent_id, depth))
         return
     ordered = sorted(records, key=_CREATE_TS)
     split = bisect_left(ordered, message.create_ts, key=_CREATE_TS)
     for record in ordered[:split]:
-        _expand(record, "before", message, depth, level + 1, out)
-    out.append(Entry(message, placement, parent, depth))
+        _expand(record, "before", message.msg_id, depth, level + 1, out)
+    out.append(Entry(message, placement, parent_id, depth))
     for record in ordered[split:]:
-        _expand(record, "after", message, depth, level + 1, out)
+        _expand(record, "after", message.msg_id, depth, level + 1, out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +137,44 @@ class CallIndex:
         """Where the result for this call id is, if the timeline has it."""
         msg_id = self.results.get(call_id)
         return None if msg_id is None else Target(result_anchor(msg_id, call_id), msg_anchor(msg_id))
+
+
+class Order(ABC):
+    """A timeline's order: one slot per future card, the call index, and the typed messages of any range."""
+
+    @property
+    @abstractmethod
+    def slots(self) -> Sequence[Slot]:
+        """Every future card in order, without typing any message."""
+
+    @property
+    @abstractmethod
+    def calls(self) -> CallIndex:
+        """Where each tool call and tool result is, across the whole timeline."""
+
+    @abstractmethod
+    def messages(self, start: int, end: int) -> list[Message]:
+        """The typed messages of slots ``[start, end)``."""
+
+
+class TypedOrder(Order):
+    """The order of messages already typed."""
+
+    def __init__(self, messages: Iterable[Message]) -> None:
+        self._entries = flatten(messages)
+        self._slots = [Slot(e.message.msg_id, e.message.role, e.placement, e.parent_id, e.depth) for e in self._entries]
+        self._calls = CallIndex.of(self._entries)
+
+    @property
+    def slots(self) -> Sequence[Slot]:
+        return self._slots
+
+    @property
+    def calls(self) -> CallIndex:
+        return self._calls
+
+    def messages(self, start: int, end: int) -> list[Message]:
+        return [entry.message for entry in self._entries[start:end]]
 
 
 def call_anchor(msg_id: str, call_id: str) -> str:
