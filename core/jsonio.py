@@ -26,13 +26,13 @@ _DIGITS_TO_ZERO = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
 _LONG_DIGIT_RUN = b"0" * 19
 
 
-def loads(data: bytes | str) -> Any:
+def loads(data: bytes | bytearray | memoryview | str) -> Any:
     """Parse JSON text; integers of any size come back as exact ints.
 
     Raises ``orjson.JSONDecodeError`` (a ``ValueError``) on invalid JSON, whichever parser ran;
     ``RecursionError`` is turned into that error too.
     """
-    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)  # bytes: no copy
     if _LONG_DIGIT_RUN not in raw.translate(_DIGITS_TO_ZERO):
         return orjson.loads(raw)
     value = orjson.loads(raw)  # what is valid JSON, and the error when it is not, stay orjson's

@@ -19,10 +19,9 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 
-import orjson
-
 from core import MESSAGE_ADAPTER, Message
 from core.errors import UnknownNameError
+from core.jsonio import loads
 from core.messages.door import gc_paused
 from core.reader import Record
 from core.store import ConversationPage, ConversationQuery, ConversationSummary, ImportSummary, RunView, Store
@@ -56,7 +55,7 @@ class Loaded:
             # hundreds of thousands of objects at once, and none of them forms a cycle.
             with self._lock, gc_paused():
                 if self._messages is None:
-                    self._messages = tuple(MESSAGE_ADAPTER.validate_python(orjson.loads(body)) for body in self._bodies)
+                    self._messages = tuple(MESSAGE_ADAPTER.validate_python(loads(body)) for body in self._bodies)
         return self._messages
 
     @property

@@ -15,6 +15,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import orjson
 
+from core.jsonio import loads
 from core.llm.messages import (
     LLMAssistantMessage,
     LLMMediaPart,
@@ -232,10 +233,10 @@ def arguments_object(call: LLMToolCall, msg_id: str | None, ctx: RequestContext)
     Text that is not a JSON object is kept, not lost: it travels under ``_raw_arguments`` with a warning.
     """
     text = call.arguments
-    # orjson first (the hot path: one parse per call); what it refuses (integers past 64 bits, NaN) is decided
-    # by the stdlib parser the core uses, so the answer is the same as ``parse_arguments``.
+    # The exact reader (integers past 64 bits stay ints, not orjson's floats); what it refuses (NaN, empty
+    # text) is decided by the stdlib parser the core uses, so the answer is the same as ``parse_arguments``.
     try:
-        parsed = orjson.loads(text)
+        parsed = loads(text)
     except orjson.JSONDecodeError:
         parsed = parse_arguments(text)
     if type(parsed) is dict:

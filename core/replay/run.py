@@ -32,9 +32,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from core.errors import ContractError, MisuseError, UnknownNameError
+from core.jsonio import dumps, loads
 from core.messages.assistant import AssistantTextMessage
 from core.messages.union import MESSAGE_ADAPTER, Message
 from core.providers import ChatLLM, RequestOptions, get_dialect
@@ -227,9 +226,9 @@ def _scrubbed(value: Any, endpoint: Endpoint) -> dict[str, Any] | None:
     """A JSON object with every occurrence of the key replaced; None for anything that is not an object."""
     if not isinstance(value, dict):
         return None
-    text = orjson.dumps(value).decode()
+    text = dumps(value).decode()
     if endpoint.key and endpoint.key in text:
-        cleaned: dict[str, Any] = orjson.loads(scrub(text, endpoint))
+        cleaned: dict[str, Any] = loads(scrub(text, endpoint))
         return cleaned
     return value
 

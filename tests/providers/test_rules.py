@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -27,7 +28,7 @@ from core import (
     ToolReturn,
 )
 from core.providers import ChatLLM, RequestOptions, dialect_names
-from tests.providers.cases import PNG_B64
+from tests.providers.cases import BASE_OPTIONS, PNG_B64, reply, tool, user
 from tests.providers.strict import validate_body
 
 IDS = st.sampled_from(["c0", "c1", "c2", "c3", ""])
@@ -175,3 +176,32 @@ def test_any_history_gives_valid_rule_abiding_bodies(msgs: list[Message]) -> Non
                 check_responses(body)
             else:
                 check_chat(body, dialect)
+
+
+BIG_ARGUMENTS = '{"order_id": 123456789012345678901234567890, "ratio": 0.5}'
+
+
+def _sent_arguments(dialect: str, body: dict[str, Any]) -> Any:
+    """The arguments of the one tool call in ``body``, as the dialect sends them."""
+    if dialect == "anthropic":
+        return next(b["input"] for m in body["messages"] for b in m["content"] if b["type"] == "tool_use")
+    if dialect == "gemini":
+        return next(p["functionCall"]["args"] for c in body["contents"] for p in c["parts"] if "functionCall" in p)
+    if dialect == "openai-responses":
+        return next(i["arguments"] for i in body["input"] if i.get("type") == "function_call")
+    return next(m["tool_calls"][0]["function"]["arguments"] for m in body["messages"] if m.get("tool_calls"))
+
+
+@pytest.mark.parametrize("dialect", dialect_names())
+def test_integers_past_64_bits_in_tool_arguments_are_sent_exactly(dialect: str) -> None:
+    msgs: list[Message] = [
+        user("Where is my order?", 1),
+        reply("", 1, tool_calls=[ToolCall(id="call_1", name="lookup", arguments=BIG_ARGUMENTS)]),
+        tool(1, ToolReturn(call_id="call_1", name="lookup", result="shipped")),
+    ]
+    sent = _sent_arguments(dialect, ChatLLM(dialect, BASE_OPTIONS).construct_request_params(msgs).body)
+    if isinstance(sent, str):  # the model's text, verbatim
+        assert sent == BIG_ARGUMENTS
+    else:  # an object: the integer exact, not the float orjson alone would make of it
+        assert sent == {"order_id": 123456789012345678901234567890, "ratio": 0.5}
+        assert type(sent["order_id"]) is int

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 from litestar import Litestar
 from litestar.testing import TestClient
 
-from core import MESSAGES_ADAPTER, AssistantTextMessage, BaseMessage
-from tests.web.web_corpus import every_kind
+from core import MESSAGES_ADAPTER, AssistantTextMessage, BaseMessage, IntermediateTrace, TextMessage
+from tests.web.web_corpus import BASE_URL, every_kind, temp_store
+from web.app import create_app
+from web.settings import Settings
 
 
 def test_list_conversations(client: TestClient[Litestar]) -> None:
@@ -61,3 +65,24 @@ def test_schema_documents_the_api_only(client: TestClient[Litestar]) -> None:
         "/api/runs/{run_id}",
     }
     assert client.get("/schema/openapi.json").json() == schema
+
+
+def test_integers_past_64_bits_come_back_exactly() -> None:
+    big = 123456789012345678901234567890
+    message = TextMessage(
+        msg_id="u-big",
+        conversation_id="c-big",
+        content="ids from 128-bit counters",
+        additional_kwargs={"span_id": big},
+        intermediate_trace=IntermediateTrace(
+            records=[BaseMessage(role="system", msg_id="s-big", content="x", additional_kwargs={"span_id": -big})]
+        ),
+    )
+    with TestClient(create_app(Settings(), temp_store([message])), base_url=BASE_URL) as client:
+        response = client.get("/api/conversations/c-big")
+        assert response.status_code == 200, response.text
+        (got,) = json.loads(response.text)["messages"]  # the stdlib keeps the integers exact
+        assert got["additional_kwargs"] == {"span_id": big}
+        assert got["intermediate_trace"]["records"][0]["additional_kwargs"] == {"span_id": -big}
+        page = client.get("/conversations/c-big")
+        assert page.status_code == 200

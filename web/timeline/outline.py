@@ -30,9 +30,9 @@ from operator import attrgetter
 from typing import Any
 
 import msgspec
-import orjson
 
 from core import MESSAGE_ADAPTER, MESSAGE_TAGS, BaseMessage, Message, ToolCall, ToolReturn, UserMessage
+from core.jsonio import loads
 from core.messages.union import get_discriminator_value
 from web.timeline.cards import Placement
 from web.timeline.order import MAX_TRACE_DEPTH, CallIndex, Order, Slot
@@ -161,7 +161,7 @@ class JsonOrder(Order):
                 # Under the lock so two requests never type one record twice (and cache one of the two).
                 with self._lock:
                     if node.typed is None:
-                        node.typed = MESSAGE_ADAPTER.validate_python(orjson.loads(_buffer(node.raw)))
+                        node.typed = MESSAGE_ADAPTER.validate_python(loads(_buffer(node.raw)))
             out.append(node.typed)
         return out
 
@@ -198,11 +198,11 @@ def _node(raw: JsonText) -> _Node:
     trace = outline.intermediate_trace
     if type(trace) is _Trace and _is_user_message(outline.role, outline.msg_type):
         fields = _FIELDS.decode(raw)
-        data = {key: orjson.loads(_buffer(value)) for key, value in fields.items() if key != "intermediate_trace"}
+        data = {key: loads(_buffer(value)) for key, value in fields.items() if key != "intermediate_trace"}
         return _typed_node(raw, data, trace)
     if type(outline) is _Outline:
         return _Node(raw, outline.msg_id, outline.role, outline.create_ts, outline.tool_calls, outline.tool_reses)
-    return _typed_node(raw, orjson.loads(_buffer(raw)), None)
+    return _typed_node(raw, loads(_buffer(raw)), None)
 
 
 def _stored_node(body: JsonText) -> _Node:
@@ -212,11 +212,11 @@ def _stored_node(body: JsonText) -> _Node:
     except msgspec.ValidationError:  # an unknown key, kept by the parser: read the keys as they come
         return _node(body)
     trace = known.intermediate_trace
-    role = orjson.loads(_buffer(known.role)) if known.role else None
-    msg_type = orjson.loads(_buffer(known.msg_type)) if known.msg_type else _NOT_SET
+    role = loads(_buffer(known.role)) if known.role else None
+    msg_type = loads(_buffer(known.msg_type)) if known.msg_type else _NOT_SET
     if type(trace) is not _Trace or not _is_user_message(role, msg_type):
         return _node(body)
-    data = {name: orjson.loads(_buffer(value)) for name in _FIELD_NAMES if (value := getattr(known, name))}
+    data = {name: loads(_buffer(value)) for name in _FIELD_NAMES if (value := getattr(known, name))}
     return _typed_node(body, data, trace)
 
 
