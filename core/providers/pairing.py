@@ -31,18 +31,29 @@ from core.providers.base import UNANSWERED_CALL_TEXT, RequestContext
 
 LEGACY_CALL_PREFIX = "call_fn_"
 SYNTHETIC_CALL_PREFIX = "call_auto_"
+# Place results that arrive in call order as they come (the fast path). Off, every turn goes through its
+# block: the tests switch it off to check that both ways give the same list and the same warnings.
+PLACE_IN_ORDER = True
 
 
 class _Block:
-    """The tool calls of one assistant turn and what arrived for them so far."""
+    """The bookkeeping of one assistant turn's tool calls, made once its results stop arriving in call order.
 
-    __slots__ = ("calls", "deferred", "legacy", "msg_id", "results")
+    ``emitted`` results (a prefix of the calls, in order) were already placed in the output as they
+    arrived; ``results`` holds those and every later one, by call id.
+    """
 
-    def __init__(self, calls: tuple[LLMToolCall, ...], legacy: str | None, msg_id: str | None) -> None:
-        self.calls = calls
-        self.msg_id = msg_id
-        self.legacy = legacy  # the id of the call that came from a legacy function_call
-        self.results: dict[str, LLMToolMessage] = {}
+    __slots__ = ("calls", "deferred", "emitted", "legacy", "msg_id", "results")
+
+    def __init__(self, turn: LLMAssistantMessage, emitted: list[LLMMessage]) -> None:
+        self.calls = turn.tool_calls
+        self.msg_id = turn.msg_id
+        # The id of the call that came from a legacy function_call (_modernise puts it last).
+        self.legacy = self.calls[-1].id if turn.function_call is not None else None
+        self.emitted = len(emitted)
+        self.results: dict[str, LLMToolMessage] = {
+            call.id: result for call, result in zip(self.calls, emitted, strict=False) if type(result) is LLMToolMessage
+        }
         self.deferred: list[LLMMessage] | None = None  # made when something is deferred (rare)
 
     def defer(self, msg: LLMMessage) -> None:
@@ -53,9 +64,17 @@ class _Block:
 
 
 def to_list(formatted: Iterable[LLMMessage | list[LLMMessage]], ctx: RequestContext) -> list[LLMMessage]:
-    """Flatten and merge the neutral messages into the list every dialect starts from."""
+    """Flatten and merge the neutral messages into the list every dialect starts from.
+
+    The common case costs next to nothing: while an assistant turn's results arrive complete, named
+    and in call order, each goes straight to the output. The first one that does not (out of order,
+    unnamed, unknown, a second one, a legacy result, something to defer) opens a :class:`_Block`
+    holding what was placed so far, and the block settles the turn by the rules above.
+    """
     out: list[LLMMessage] = []
-    block: _Block | None = None
+    turn: LLMAssistantMessage | None = None  # the assistant turn whose calls are open
+    answered = 0  # how many of its results were placed in call order, without a block
+    block: _Block | None = None  # the open turn's bookkeeping, once it needs some
     synthetic = 0
     # The call id the last result named and the one it was kept under (None: dropped), so the attachments
     # that follow it stay with it, move with a positional pairing, or become a plain user turn.
@@ -71,34 +90,56 @@ def to_list(formatted: Iterable[LLMMessage | list[LLMMessage]], ctx: RequestCont
                         continue
             # Exact types, hot cases first: a trace is mostly assistant turns and tool results.
             if type(msg) is LLMToolMessage:
-                last_result = (msg.tool_call_id or "", _answer(block, msg, ctx))
+                call_id = msg.tool_call_id
+                if block is None and turn is not None:
+                    calls = turn.tool_calls if PLACE_IN_ORDER else ()
+                    if answered < len(calls) and call_id and calls[answered].id == call_id and msg.name is not None:
+                        out.append(msg)  # the next call's result: placed as it comes
+                        answered += 1
+                        last_result = (call_id, call_id)
+                        continue
+                    block = _Block(turn, out[len(out) - answered :])
+                last_result = (call_id or "", _answer(block, msg, ctx))
             elif type(msg) is LLMAssistantMessage:
-                if block is not None:
-                    _close(block, out, ctx)
+                if turn is not None:
+                    _settle(turn, answered, block, out, ctx)
                     block = None
                 calls = msg.tool_calls
                 if msg.function_call is not None or (calls and (len(calls) > 1 or not calls[0].id)):
                     msg, synthetic = _modernise(msg, synthetic)  # the uncommon cases; see _modernise
-                    calls = msg.tool_calls
                 out.append(msg)
-                if calls:
-                    legacy = calls[-1].id if msg.function_call is not None else None
-                    block = _Block(calls, legacy, msg.msg_id)
+                turn = msg if msg.tool_calls else None
+                answered = 0
             elif type(msg) is LLMFunctionMessage:
+                if block is None and turn is not None:
+                    block = _Block(turn, out[len(out) - answered :])
                 _answer_legacy(block, msg, ctx)
-            elif block is None:
+            elif turn is None:
                 if type(msg) is LLMUserMessage and msg.attachment_of not in (None, "console"):
                     msg = replace(msg, attachment_of=None)  # the attachments of a dropped (orphan) result
                 out.append(msg)
             elif type(msg) is not LLMUserMessage or msg.attachment_of is not None:
+                if block is None:
+                    block = _Block(turn, out[len(out) - answered :])
                 block.defer(msg)  # output that arrived inside the tool block goes after its results
             else:
-                _close(block, out, ctx)
-                block = None
+                _settle(turn, answered, block, out, ctx)
+                turn, block = None, None
                 out.append(msg)
-    if block is not None:
-        _close(block, out, ctx)
+    if turn is not None:
+        _settle(turn, answered, block, out, ctx)
     return out
+
+
+def _settle(
+    turn: LLMAssistantMessage, answered: int, block: _Block | None, out: list[LLMMessage], ctx: RequestContext
+) -> None:
+    """Close the open turn: nothing to do when every call was answered in order, else its block's rules."""
+    if block is None:
+        if answered == len(turn.tool_calls):
+            return
+        block = _Block(turn, out[len(out) - answered :])
+    _close(block, out, ctx)
 
 
 def _modernise(msg: LLMAssistantMessage, synthetic: int) -> tuple[LLMAssistantMessage, int]:
@@ -170,7 +211,7 @@ def _answer_legacy(block: _Block | None, msg: LLMFunctionMessage, ctx: RequestCo
 def _close(block: _Block, out: list[LLMMessage], ctx: RequestContext) -> None:
     """Emit the block's results in call order (synthesising the missing ones), then what was deferred."""
     results = block.results
-    for call in block.calls:
+    for call in block.calls[block.emitted :]:
         result = results.get(call.id)
         if result is None:
             ctx.warn(
