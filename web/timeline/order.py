@@ -22,7 +22,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from core import Message, UserMessage
 from web.timeline.cards import Placement
@@ -92,6 +92,29 @@ def _expand(
         _expand(record, "after", message.msg_id, depth, level + 1, out)
 
 
+class _HasId(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+class _HasCallId(Protocol):
+    @property
+    def call_id(self) -> str: ...
+
+
+class LinkedRecord(Protocol):
+    """What the call index reads of a record: its id, its tool calls' ids and its results' call ids."""
+
+    @property
+    def msg_id(self) -> str: ...
+
+    @property
+    def tool_calls(self) -> Sequence[_HasId] | None: ...
+
+    @property
+    def tool_reses(self) -> Sequence[_HasCallId | str] | None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Target:
     """Where a link lands: the element's id and the anchor of the card that holds it."""
@@ -114,11 +137,16 @@ class CallIndex:
 
     @classmethod
     def of(cls, entries: Sequence[Entry]) -> CallIndex:
+        """The index of typed entries, in timeline order."""
+        return cls.of_records(entry.message for entry in entries)
+
+    @classmethod
+    def of_records(cls, records: Iterable[LinkedRecord]) -> CallIndex:
+        """The index of records in timeline order (typed messages, or outlines read from stored JSON)."""
         index = cls()
         calls = index.calls
         results = index.results
-        for entry in entries:
-            msg = entry.message
+        for msg in records:
             if msg.tool_calls:
                 for call in msg.tool_calls:
                     calls.setdefault(call.id, msg.msg_id)

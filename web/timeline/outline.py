@@ -137,13 +137,7 @@ class JsonOrder(Order):
             raise OutlineError(f"the outline decoder cannot read this conversation: {exc}") from None
         self._nodes = nodes
         self._slots = slots
-        self._calls = index = CallIndex()
-        for node in nodes:  # in timeline order: a repeated id links to its first occurrence, as CallIndex.of does
-            for call in node.tool_calls or ():
-                index.calls.setdefault(call.id, node.msg_id)
-            for res in node.tool_reses or ():
-                if not isinstance(res, str):
-                    index.results.setdefault(res.call_id, node.msg_id)
+        self._calls = CallIndex.of_records(nodes)
         self._lock = threading.Lock()
 
     @property
