@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Sequence
 from typing import assert_never
@@ -49,11 +48,11 @@ TOOL_ID = re.compile(r"[A-Za-z0-9_-]+")
 MID_SYSTEM_PREFIX = "[system] "
 
 
-@functools.lru_cache(maxsize=1 << 16)
 def tool_id(call_id: str | None) -> str:
     """A tool id Anthropic accepts: the same id when it already does, else invalid characters as ``_``.
 
-    Cached: each id is asked for twice per request (tool_use and tool_result), and again per dialect view.
+    Not cached: a match costs about 0.1 us, and a process-wide cache would make the first build of a
+    trace (the one a reader waits for) slower than the builds after it.
     """
     text = call_id or "call"
     return text if TOOL_ID.fullmatch(text) else re.sub(r"[^A-Za-z0-9_-]", "_", text)
