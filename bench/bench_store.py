@@ -1,6 +1,7 @@
 """Store benchmark: import throughput against a bare executemany floor, and keyset list pages.
 
-    .venv/bin/python bench/bench_store.py [--messages 100000] [--conversations 100000] [--repeat 3] [--pg URL] [--no-pg]
+    .venv/bin/python bench/bench_store.py [--messages 100000] [--conversations 100000] [--repeat 3] [--pg URL]
+        [--no-pg] [--no-sqlite] [--no-list]
 
 Figures, not assertions. For each backend (SQLite in a temp file; PostgreSQL in a
 fresh database on the server, skipped when unreachable):
@@ -228,6 +229,8 @@ def main() -> int:
     parser.add_argument("--conversations", type=int, default=100_000)
     parser.add_argument("--pg", default="postgresql://postgres@127.0.0.1:5432/test")
     parser.add_argument("--no-pg", action="store_true")
+    parser.add_argument("--no-sqlite", action="store_true")
+    parser.add_argument("--no-list", action="store_true", help="import figures only")
     parser.add_argument("--repeat", type=int, default=3, help="import/floor pairs per backend; the best of each counts")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -236,14 +239,17 @@ def main() -> int:
         n = write_input(path, args.messages)
         print(f"input: {n:,} messages, {path.stat().st_size / 1e6:.1f} MB")
         counter = iter(range(1_000_000))
-        bench_import(lambda: str(work / f"db{next(counter)}.db"), path, n, args.repeat)
-        bench_list(str(work / "list.db"), args.conversations)
+        if not args.no_sqlite:
+            bench_import(lambda: str(work / f"db{next(counter)}.db"), path, n, args.repeat)
+            if not args.no_list:
+                bench_list(str(work / "list.db"), args.conversations)
         pg = None if args.no_pg else pg_database(args.pg)
         if pg is not None:
             create, drop_all = pg
             try:
                 bench_import(create, path, n, args.repeat)
-                bench_list(create(), args.conversations)
+                if not args.no_list:
+                    bench_list(create(), args.conversations)
             finally:
                 drop_all()
     return 0

@@ -27,6 +27,7 @@ from sqlalchemy import (
     bindparam,
     case,
     delete,
+    func,
     insert,
     or_,
     select,
@@ -308,45 +309,66 @@ def _deltas(unique: dict[str, PreparedMessage], stored: set[str]) -> dict[str, _
     return deltas
 
 
+_DELTA_TYPES: dict[str, Any] = {
+    "d_pk": Integer,
+    "d_messages": Integer,
+    "d_turns": Integer,
+    "d_records": Integer,
+    "d_damaged": Integer,
+    "d_first_ts": BigInteger,
+    "d_last_activity": BigInteger,
+    "d_title": Text,
+    "d_title_ts": BigInteger,
+}
+"""What an import adds to one conversation's figures, by column of the delta source."""
+
+
+def _delta_update(d: Any) -> Any:
+    """The conversations UPDATE that adds a delta; ``d`` gives the delta columns by name (bind parameters
+    for one row at a time, or the columns of an unnested source for all rows at once)."""
+    c = CONVERSATIONS.c
+    first, last, title_ts = d["d_first_ts"], d["d_last_activity"], d["d_title_ts"]
+    takes_title = and_(title_ts.is_not(None), or_(c.title_ts.is_(None), c.title_ts > title_ts))
+    return update(CONVERSATIONS).values(
+        messages=c.messages + d["d_messages"],
+        turns=c.turns + d["d_turns"],
+        records=c.records + d["d_records"],
+        damaged=c.damaged + d["d_damaged"],
+        first_ts=case((or_(c.first_ts.is_(None), c.first_ts > first), first), else_=c.first_ts),
+        last_activity=case((or_(c.last_activity.is_(None), c.last_activity < last), last), else_=c.last_activity),
+        title=case((takes_title, d["d_title"]), else_=c.title),
+        title_ts=case((takes_title, title_ts), else_=c.title_ts),
+    )
+
+
 def _apply_deltas(conn: Connection, deltas: dict[str, _Delta], pks: dict[str, int]) -> None:
     if not deltas:
         return
-    c = CONVERSATIONS.c
-    first = bindparam("d_first_ts", type_=BigInteger)
-    last = bindparam("d_last_activity", type_=BigInteger)
-    title_ts = bindparam("d_title_ts", type_=BigInteger)
-    takes_title = and_(title_ts.is_not(None), or_(c.title_ts.is_(None), c.title_ts > title_ts))
-    stmt = (
-        update(CONVERSATIONS)
-        .where(c.id == bindparam("d_pk", type_=Integer))
-        .values(
-            messages=c.messages + bindparam("d_messages", type_=Integer),
-            turns=c.turns + bindparam("d_turns", type_=Integer),
-            records=c.records + bindparam("d_records", type_=Integer),
-            damaged=c.damaged + bindparam("d_damaged", type_=Integer),
-            first_ts=case((or_(c.first_ts.is_(None), c.first_ts > first), first), else_=c.first_ts),
-            last_activity=case((or_(c.last_activity.is_(None), c.last_activity < last), last), else_=c.last_activity),
-            title=case((takes_title, bindparam("d_title", type_=Text)), else_=c.title),
-            title_ts=case((takes_title, title_ts), else_=c.title_ts),
-        )
-    )
-    conn.execute(
-        stmt,
-        [
-            {
-                "d_pk": pks[cid],
-                "d_messages": d.messages,
-                "d_turns": d.turns,
-                "d_records": d.records,
-                "d_damaged": d.damaged,
-                "d_first_ts": d.first_ts,
-                "d_last_activity": d.last_activity,
-                "d_title": d.title,
-                "d_title_ts": d.title_ts,
-            }
-            for cid, d in deltas.items()
-        ],
-    )
+    rows = [
+        {
+            "d_pk": pks[cid],
+            "d_messages": d.messages,
+            "d_turns": d.turns,
+            "d_records": d.records,
+            "d_damaged": d.damaged,
+            "d_first_ts": d.first_ts,
+            "d_last_activity": d.last_activity,
+            "d_title": d.title,
+            "d_title_ts": d.title_ts,
+        }
+        for cid, d in deltas.items()
+    ]
+    if conn.dialect.name == "postgresql":
+        # One statement over arrays: an UPDATE per conversation took about a tenth of a 100,000-message import.
+        arrays = {
+            name: bindparam(name, [row[name] for row in rows], type_=postgresql.ARRAY(type_))
+            for name, type_ in _DELTA_TYPES.items()
+        }
+        source = func.unnest(*arrays.values()).table_valued(*_DELTA_TYPES, name="d").render_derived()
+        conn.execute(_delta_update(source.c).where(CONVERSATIONS.c.id == source.c.d_pk))
+    else:
+        fields = {name: bindparam(name, type_=type_) for name, type_ in _DELTA_TYPES.items()}
+        conn.execute(_delta_update(fields).where(CONVERSATIONS.c.id == fields["d_pk"]), rows)
     kinds = [{"conversation_pk": pks[cid], "kind": kind} for cid, d in deltas.items() for kind in sorted(d.kinds)]
     insert = _dialect_insert(conn)
     # executemany, not multi-row VALUES: psycopg parses every distinct long statement client-side (slower here).
