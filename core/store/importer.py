@@ -370,6 +370,22 @@ def _apply_deltas(conn: Connection, deltas: dict[str, _Delta], pks: dict[str, in
         fields = {name: bindparam(name, type_=type_) for name, type_ in _DELTA_TYPES.items()}
         conn.execute(_delta_update(fields).where(CONVERSATIONS.c.id == fields["d_pk"]), rows)
     kinds = [{"conversation_pk": pks[cid], "kind": kind} for cid, d in deltas.items() for kind in sorted(d.kinds)]
-    insert = _dialect_insert(conn)
-    # executemany, not multi-row VALUES: psycopg parses every distinct long statement client-side (slower here).
-    conn.execute(insert(CONVERSATION_KINDS).on_conflict_do_nothing(), kinds)
+    if conn.dialect.name == "postgresql":
+        # INSERT ... SELECT over arrays: one statement for every (conversation, kind) pair.
+        pairs = (
+            func.unnest(
+                bindparam("k_pk", [k["conversation_pk"] for k in kinds], type_=postgresql.ARRAY(Integer)),
+                bindparam("k_kind", [k["kind"] for k in kinds], type_=postgresql.ARRAY(Text)),
+            )
+            .table_valued("k_pk", "k_kind", name="k")
+            .render_derived()
+        )
+        chosen = select(pairs.c.k_pk, pairs.c.k_kind)
+        conn.execute(
+            postgresql.insert(CONVERSATION_KINDS)
+            .from_select(["conversation_pk", "kind"], chosen)
+            .on_conflict_do_nothing()
+        )
+    else:
+        # executemany, not multi-row VALUES: the driver parses every distinct long statement (slower here).
+        conn.execute(sqlite.insert(CONVERSATION_KINDS).on_conflict_do_nothing(), kinds)
