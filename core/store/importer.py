@@ -24,6 +24,7 @@ from sqlalchemy import (
     Integer,
     Text,
     and_,
+    any_,
     bindparam,
     case,
     delete,
@@ -243,7 +244,12 @@ def _insert_messages(
     stored: set[str] = set()
     for start in range(0, len(items), CHUNK):
         chunk = items[start : start + CHUNK]
-        existing = set(conn.execute(select(m.msg_id).where(m.msg_id.in_([p.row["msg_id"] for p in chunk]))).scalars())
+        ids = [p.row["msg_id"] for p in chunk]
+        if conn.dialect.name == "postgresql":  # one array parameter, not a parameter per id: much less to parse
+            found = select(m.msg_id).where(m.msg_id == any_(bindparam("ids", ids, type_=postgresql.ARRAY(Text))))
+        else:
+            found = select(m.msg_id).where(m.msg_id.in_(ids))
+        existing = set(conn.execute(found).scalars())
         rows = [{**p.row, "conversation_pk": pks[p.conversation_id]} for p in chunk if p.row["msg_id"] not in existing]
         if rows:
             _executemany_messages(conn, rows)
