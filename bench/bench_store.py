@@ -9,7 +9,8 @@ fresh database on the server, skipped when unreachable):
 1. ``traceloupe import`` of N messages (read + validate + derive + write, one
    transaction): messages per second.
 2. The floor: a bare DB-API ``executemany`` of exactly the rows the import stored
-   (JSON already serialised, conversations already present) into a fresh database
+   (messages and, on SQLite, their outlines; JSON already serialised, conversations
+   already present) into a fresh database
    with the same schema (indexes, FTS trigger): messages per second. The ratio is
    import rate / floor rate; the target is at least 0.5.
 3. The list over M conversations: page 1 and page 1,000 (50 per page, keyset cursor)
@@ -39,10 +40,10 @@ from core.reader import read_path  # noqa: E402
 from core.store import SORTS, ConversationQuery, Store, importer  # noqa: E402
 from core.store.engine import read_transaction, write_transaction  # noqa: E402
 from core.store.jsonio import dumps_text  # noqa: E402
-from core.store.tables import CONVERSATIONS, MESSAGES  # noqa: E402
+from core.store.tables import CONVERSATIONS, MESSAGE_OUTLINES, MESSAGES  # noqa: E402
 from tests.store.store_factory import dataset  # noqa: E402
 
-MESSAGE_COLUMNS = [c.name for c in MESSAGES.columns if c.name != "id"]
+MESSAGE_COLUMNS = [c.name for c in MESSAGES.columns]
 JSON_COLUMNS = {"body", "parsed"}
 
 
@@ -60,8 +61,10 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - start, result
 
 
-def floor_rate(url: str, rows: list[dict[str, Any]], conversations: list[tuple[int, str]]) -> float:
-    """Messages per second of a bare executemany of ``rows`` into a fresh store at ``url``."""
+def floor_rate(
+    url: str, rows: list[dict[str, Any]], conversations: list[tuple[int, str]], outlines: list[tuple[int, str]]
+) -> float:
+    """Messages per second of a bare executemany of ``rows`` (and the outline rows) into a fresh store at ``url``."""
     with Store.open(url) as store:
         with write_transaction(store.engine) as conn:
             conn.execute(CONVERSATIONS.insert(), [{"id": pk, "conversation_id": cid} for pk, cid in conversations])
@@ -81,6 +84,8 @@ def floor_rate(url: str, rows: list[dict[str, Any]], conversations: list[tuple[i
                 sql = f"INSERT INTO messages ({cols}) VALUES ({marks})"
                 start = time.perf_counter()
             cur.executemany(sql, values)
+            if outlines:  # SQLite imports store each message's outline too (core.store.outline)
+                cur.executemany("INSERT INTO message_outlines (message_pk, outline) VALUES (?, ?)", outlines)
             raw.commit() if backend == "postgresql" else cur.execute("COMMIT")
             elapsed = time.perf_counter() - start
         finally:
@@ -88,8 +93,8 @@ def floor_rate(url: str, rows: list[dict[str, Any]], conversations: list[tuple[i
     return len(rows) / elapsed
 
 
-def _import_once(url: str, path: Path, n: int) -> tuple[float, float, str, list[dict[str, Any]], list[tuple[int, str]]]:
-    """One import into a fresh store: (prepare s, write s, backend, the stored rows, the conversations)."""
+def _import_once(url: str, path: Path, n: int) -> tuple[float, float, str, list[dict[str, Any]], list[Any], list[Any]]:
+    """One import into a fresh store: (prepare s, write s, backend, the stored rows, the conversations, outlines)."""
     with Store.open(url) as store:
         # What Store.import_path does, timed in its two phases.
         postgres = store.backend == "postgresql"
@@ -101,7 +106,9 @@ def _import_once(url: str, path: Path, n: int) -> tuple[float, float, str, list[
             conversations = [
                 (pk, cid) for pk, cid in conn.execute(select(CONVERSATIONS.c.id, CONVERSATIONS.c.conversation_id))
             ]
-        return prepare_s, write_s, store.backend, rows, conversations
+            o = MESSAGE_OUTLINES.c
+            outlines = [tuple(r) for r in conn.execute(select(o.message_pk, o.outline))]
+        return prepare_s, write_s, store.backend, rows, conversations, outlines
 
 
 def bench_import(new_url: Callable[[], str], path: Path, n: int, repeat: int) -> None:
@@ -113,9 +120,9 @@ def bench_import(new_url: Callable[[], str], path: Path, n: int, repeat: int) ->
     floors: list[float] = []
     backend = ""
     for _ in range(repeat):
-        prepare_s, write_s, backend, rows, conversations = _import_once(new_url(), path, n)
+        prepare_s, write_s, backend, rows, conversations, outlines = _import_once(new_url(), path, n)
         imports.append((prepare_s, write_s))
-        floors.append(floor_rate(new_url(), rows, conversations))
+        floors.append(floor_rate(new_url(), rows, conversations, outlines))
     prepare_s, write_s = min(imports, key=sum)
     elapsed = prepare_s + write_s
     rate = n / elapsed

@@ -2,11 +2,13 @@
 
 ``StoreSource`` wraps :class:`core.store.Store`. The list, the runs and the
 imports go straight to the store (keyset pages, search and filters run in SQL).
-Opening a conversation reads its stored JSON as text and orders its timeline from
-each record's outline (``web.timeline.outline``): the conversation page types only
-the records of the page it shows. The typed messages (every record through the
-Message union) are made on first use, by the pages that need all of them (payload,
-diff, API), once per load. Both are kept in a small LRU cache keyed by the
+Opening a conversation orders its timeline from the outlines the import stored
+(``web.timeline.stored``; SQLite), reading only the JSON of the records a page shows;
+where there are none (PostgreSQL, messages imported before revision 0003) it reads the
+stored JSON as text and decodes each record's outline from it (``web.timeline.outline``).
+Either way the conversation page types only the records of the page it shows. The
+typed messages (every record through the Message union) are made on first use, by the
+pages that need all of them (payload, diff, API), once per load. Both are kept in a small LRU cache keyed by the
 conversation's *version*, the figures an import changes (messages, records, last
 activity): paging a long trace, the payload page, its phases fragment and the diff
 reuse them; an import into the conversation changes the version and the next
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from core import MESSAGE_ADAPTER, Message
 from core.errors import UnknownNameError
@@ -28,24 +30,42 @@ from core.store import ConversationPage, ConversationQuery, ConversationSummary,
 from core.store.engine import read_transaction
 from core.store.query import summary_select, to_summary
 from core.store.tables import CONVERSATIONS
-from web.timeline import Timeline
+from web.timeline import Order, Timeline
 from web.timeline.outline import JsonOrder, OutlineError
+from web.timeline.stored import StoredOrder
 
 Version = tuple[int, int, int, int | None]
 
 
 class Loaded:
-    """One conversation as the pages need it: its figures, its timeline, and (on first use) its typed messages."""
+    """One conversation as the pages need it: its figures, its timeline, and (on first use) its typed messages.
 
-    def __init__(self, summary: ConversationSummary, bodies: Sequence[str]) -> None:
+    With an ``order`` (the stored outlines'), ``bodies`` is called for the messages' JSON only when
+    a page needs every message typed; without one, the timeline is ordered from ``bodies``.
+    """
+
+    def __init__(
+        self,
+        summary: ConversationSummary,
+        bodies: Sequence[str] | Callable[[], Sequence[str]],
+        order: Order | None = None,
+    ) -> None:
         self.summary = summary
         self._bodies = bodies
         self._messages: tuple[Message, ...] | None = None
         self._lock = threading.Lock()
+        if order is not None:
+            self.timeline = Timeline(order)
+            return
         try:
-            self.timeline = Timeline(JsonOrder(bodies))
+            self.timeline = Timeline(JsonOrder(self._texts()))
         except OutlineError:
             self.timeline = Timeline(self.messages)  # JSON too deep for the outline decoder: order the typed messages
+
+    def _texts(self) -> Sequence[str]:
+        if callable(self._bodies):
+            self._bodies = self._bodies()
+        return self._bodies
 
     @property
     def messages(self) -> tuple[Message, ...]:
@@ -55,7 +75,7 @@ class Loaded:
             # hundreds of thousands of objects at once, and none of them forms a cycle.
             with self._lock, gc_paused():
                 if self._messages is None:
-                    self._messages = tuple(MESSAGE_ADAPTER.validate_python(loads(body)) for body in self._bodies)
+                    self._messages = tuple(MESSAGE_ADAPTER.validate_python(loads(body)) for body in self._texts())
         return self._messages
 
     @property
@@ -127,10 +147,26 @@ class StoreSource:
         hit = self.cache.get(conversation_id, version_of(summary))
         if hit is not None:
             return hit
-        stored = self.store.get_conversation_json(conversation_id)
-        loaded = Loaded(stored.summary, stored.bodies)
+        loaded = self._from_outlines(conversation_id)
+        if loaded is None:
+            stored = self.store.get_conversation_json(conversation_id)
+            loaded = Loaded(stored.summary, stored.bodies)
         self.cache.put(loaded)
         return loaded
+
+    def _from_outlines(self, conversation_id: str) -> Loaded | None:
+        """The conversation ordered from its stored outlines (SQLite); None where there are none to read."""
+        stored = self.store.get_conversation_outline(conversation_id)
+        if stored is None:
+            return None
+        try:
+            # The collector paused, as for typing: ten thousand slots at once, none of them in a cycle.
+            with gc_paused():
+                order = StoredOrder(stored.outlines, self.store.read_spans)
+        except OutlineError:
+            return None
+        rows = [row for row, _ in stored.outlines]
+        return Loaded(stored.summary, lambda: self.store.get_bodies(rows), order)
 
     def runs(
         self, conversation_id: str | None = None, *, limit: int = 50, cursor: str | None = None

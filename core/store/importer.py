@@ -22,6 +22,7 @@ from sqlalchemy import (
     Connection,
     Engine,
     Integer,
+    Table,
     Text,
     and_,
     any_,
@@ -44,7 +45,8 @@ from core.reader import Record
 from core.store.derive import derived_msg_id, figures, title_of
 from core.store.engine import write_transaction
 from core.store.jsonio import RawJSON, dumps
-from core.store.tables import CONVERSATION_KINDS, CONVERSATIONS, MESSAGES
+from core.store.outline import dump_with_outline
+from core.store.tables import CONVERSATION_KINDS, CONVERSATIONS, MESSAGE_OUTLINES, MESSAGES
 from core.store.views import ImportSummary
 
 CHUNK = 1000
@@ -69,6 +71,8 @@ class PreparedMessage:
     kinds: frozenset[str]
     last_ts: int
     title: str | None
+    outline: str | None = None
+    """Where its trace records sit in ``row["body"]`` (``core.store.outline``); SQLite only."""
 
 
 @dataclass(slots=True)
@@ -104,7 +108,8 @@ def _prepare(records: Iterable[Record], postgres: bool) -> list[PreparedMessage]
     for record in records:
         message = record.message
         raw = record.raw
-        body = dumps(raw)
+        # SQLite stores this text as it is, so the outline's byte offsets hold; PostgreSQL re-renders JSONB.
+        body, outline = (dumps(raw), None) if postgres else dump_with_outline(raw, message)
         if postgres and b"\\u0000" in body:
             _refuse_nul(raw, record)
         raw_id = raw.get("msg_id")
@@ -141,6 +146,7 @@ def _prepare(records: Iterable[Record], postgres: bool) -> list[PreparedMessage]
                 kinds=fig.kinds,
                 last_ts=fig.last_ts,
                 title=title_of(message),
+                outline=None if outline is None else dumps(outline).decode(),
             )
         )
     return out
@@ -250,17 +256,18 @@ def _insert_messages(
         else:
             found = select(m.msg_id).where(m.msg_id.in_(ids))
         existing = set(conn.execute(found).scalars())
-        rows = [{**p.row, "conversation_pk": pks[p.conversation_id]} for p in chunk if p.row["msg_id"] not in existing]
+        fresh = [p for p in chunk if p.row["msg_id"] not in existing]
+        rows = [{**p.row, "conversation_pk": pks[p.conversation_id]} for p in fresh]
         if rows:
-            _executemany_messages(conn, rows)
+            _executemany_messages(conn, rows, [p.outline for p in fresh])
         stored.update(row["msg_id"] for row in rows)
         if progress is not None:
             progress(start + len(chunk), len(items))
     return stored
 
 
-def _executemany_messages(conn: Connection, rows: list[dict[str, Any]]) -> None:
-    """INSERT message rows with the driver's own executemany.
+def _executemany_messages(conn: Connection, rows: list[dict[str, Any]], outlines: list[str | None]) -> None:
+    """INSERT message rows (and on SQLite their outlines) with the driver's own executemany.
 
     The statement is compiled from the Table (no hand-written SQL; values stay bound).
     JSON columns already hold JSON text (RawJSON), and on PostgreSQL the compiled
@@ -270,7 +277,24 @@ def _executemany_messages(conn: Connection, rows: list[dict[str, Any]]) -> None:
     if conn.dialect.name == "postgresql":
         _copy_messages(conn, rows)
         return
-    compiled = insert(MESSAGES).compile(dialect=conn.dialect, column_keys=list(rows[0]), for_executemany=True)
+    # Ids given here, not by SQLite, so each outline row can name its message: under the import
+    # lock (BEGIN IMMEDIATE) nothing else inserts, and the next id is one past the largest.
+    next_id = conn.execute(select(func.coalesce(func.max(MESSAGES.c.id), 0))).scalar_one() + 1
+    for pk, row in enumerate(rows, next_id):
+        row["id"] = pk
+    _executemany(conn, MESSAGES, rows)
+    outline_rows = [
+        {"message_pk": row["id"], "outline": outline}
+        for row, outline in zip(rows, outlines, strict=True)
+        if outline is not None
+    ]
+    if outline_rows:
+        _executemany(conn, MESSAGE_OUTLINES, outline_rows)
+
+
+def _executemany(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
+    """INSERT rows (all with the keys of the first) with the driver's executemany; the SQL compiled from ``table``."""
+    compiled = insert(table).compile(dialect=conn.dialect, column_keys=list(rows[0]), for_executemany=True)
     if compiled.positional:
         order = compiled.positiontup or []
         conn.exec_driver_sql(str(compiled), [tuple(row[key] for key in order) for row in rows])

@@ -8,7 +8,8 @@ dataclasses (``core.store.views``); nothing returned holds a connection.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +32,11 @@ from core.store.engine import (
 from core.store.engine import write_transaction as _write
 from core.store.query import ConversationQuery
 from core.store.schema import ensure_schema
-from core.store.tables import CONVERSATION_KINDS, CONVERSATIONS, MESSAGES, RUNS
+from core.store.tables import CONVERSATION_KINDS, CONVERSATIONS, MESSAGE_OUTLINES, MESSAGES, RUNS
 from core.store.views import (
     ConversationDetail,
     ConversationJSON,
+    ConversationOutline,
     ConversationPage,
     ConversationSummary,
     ImportSummary,
@@ -192,6 +194,72 @@ class Store:
                 select(cast(_M.body, Text)).where(_M.conversation_pk == row.id).order_by(_M.create_ts, _M.id)
             ).scalars()
             return ConversationJSON(summary=query.to_summary(row), bodies=tuple(bodies))
+
+    def get_conversation_outline(self, conversation_id: str) -> ConversationOutline | None:
+        """A conversation's figures and its messages' outlines, in the order of ``get_conversation_json``.
+
+        None when any of its messages has no outline (PostgreSQL; imported before revision 0003):
+        the caller then reads the JSON whole. UnknownNameError if there is no such conversation.
+        """
+        if self.backend != "sqlite":
+            return None
+        o = MESSAGE_OUTLINES.c
+        with read_transaction(self.engine) as conn:
+            row = conn.execute(query.summary_select().where(_C.conversation_id == conversation_id)).first()
+            if row is None:
+                raise UnknownNameError(f"no conversation {conversation_id!r}")
+            found = conn.execute(
+                select(_M.id, o.outline)
+                .select_from(MESSAGES.outerjoin(MESSAGE_OUTLINES, o.message_pk == _M.id))
+                .where(_M.conversation_pk == row.id)
+                .order_by(_M.create_ts, _M.id)
+            ).all()
+        if any(outline is None for _, outline in found):
+            return None
+        return ConversationOutline(summary=query.to_summary(row), outlines=tuple((pk, text) for pk, text in found))
+
+    def get_bodies(self, rows: Sequence[int]) -> tuple[str, ...]:
+        """The stored JSON text of the messages with these row ids (one conversation's), in the order given."""
+        if not rows:
+            return ()
+        wanted = set(rows)
+        with read_transaction(self.engine) as conn:
+            conversation = select(_M.conversation_pk).where(_M.id == rows[0]).scalar_subquery()
+            stmt = select(_M.id, cast(_M.body, Text)).where(_M.conversation_pk == conversation)
+            found = {pk: body for pk, body in conn.execute(stmt) if pk in wanted}
+        missing = wanted - found.keys()
+        if missing:
+            raise UnknownNameError(f"no stored message with row id {min(missing)}")
+        return tuple(found[row] for row in rows)
+
+    def read_spans(self, spans: Iterable[tuple[int, int, int]]) -> list[bytes]:
+        """Byte ranges ``(row, start, end)`` of stored messages' JSON text, in one read transaction (SQLite only).
+
+        SQLite's incremental blob I/O reads only the pages that hold each range: a page of a
+        10,000-record trace costs the bytes it shows, not the 16 MB around them. A stored body never
+        changes (imports only add), so ranges from an outline read earlier stay valid.
+        """
+        if self.backend != "sqlite":
+            raise NotImplementedError("byte ranges of stored JSON exist only on SQLite")
+        out: list[bytes] = []
+        with read_transaction(self.engine) as conn:
+            driver = conn.connection.driver_connection
+            assert isinstance(driver, sqlite3.Connection)
+            blob: sqlite3.Blob | None = None
+            blob_row = -1
+            try:
+                for row, start, end in spans:
+                    if row != blob_row:
+                        if blob is not None:
+                            blob.close()
+                        blob, blob_row = driver.blobopen(MESSAGES.name, "body", row, readonly=True), row
+                    assert blob is not None
+                    blob.seek(start)
+                    out.append(blob.read(end - start))
+            finally:
+                if blob is not None:
+                    blob.close()
+        return out
 
     def messages(self, conversation_id: str) -> tuple[Message, ...] | None:
         """A conversation's top-level messages in order, typed; None when there is no such conversation.

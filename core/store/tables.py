@@ -66,6 +66,26 @@ class MessageRow(SQLModel, table=True):
     imported_at: int = Field(sa_column=Column(BigInteger, nullable=False))
 
 
+class MessageOutlineRow(SQLModel, table=True):
+    """Where each trace record sits in a message's ``body`` text, and what placing it needs (``core.store.outline``).
+
+    A table of its own, not a column of ``messages``: SQLite lays a row's columns end to end, so
+    reading a column stored after a 16 MB body walks the body's overflow pages (15 ms for a
+    10,000-record trace, as much as reading it). Written by SQLite imports only: PostgreSQL keeps
+    JSONB, whose text is its own rendering. A message without a row here is read whole.
+
+    Keyed by the message's integer id, not its msg_id: the import appends rows in id order, one
+    B-tree insert each, where a text key would also fill an index at random places.
+    """
+
+    __tablename__ = "message_outlines"
+
+    message_pk: int = Field(
+        sa_column=Column(Integer, ForeignKey("messages.id", ondelete="CASCADE"), primary_key=True, autoincrement=False)
+    )
+    outline: str = Field(sa_column=Column(Text, nullable=False))
+
+
 class ConversationKindRow(SQLModel, table=True):
     """That a conversation contains at least one message of a kind (``user:image``, ``tool``...) at any depth."""
 
@@ -115,6 +135,7 @@ def _table(model: type[SQLModel]) -> Table:
 
 CONVERSATIONS = _table(ConversationRow)
 MESSAGES = _table(MessageRow)
+MESSAGE_OUTLINES = _table(MessageOutlineRow)
 CONVERSATION_KINDS = _table(ConversationKindRow)
 RUNS = _table(RunRow)
 METADATA = SQLModel.metadata

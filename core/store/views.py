@@ -89,6 +89,18 @@ class ConversationJSON:
 
 
 @dataclass(frozen=True, slots=True)
+class ConversationOutline:
+    """A conversation's figures and its messages' outlines (``core.store.outline``), in order, as text.
+
+    Each entry is ``(row, outline)``: the message's row id, which :meth:`Store.read_spans` takes
+    to read byte ranges of its stored JSON, and its outline's JSON text.
+    """
+
+    summary: ConversationSummary
+    outlines: tuple[tuple[int, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
 class TokenUsage:
     """Token counts a provider reported; any of them may be missing."""
 

@@ -23,6 +23,7 @@ from litestar.testing import TestClient
 
 from core import MESSAGE_ADAPTER, IntermediateTrace, Message, UserMessage
 from core.store import ConversationSummary, Store
+from core.store.outline import TAIL_LIMIT, dump_with_outline
 from tests.store.conftest import db_url, pg_session_url  # noqa: F401 - the store's fixtures, both backends
 from tests.strategies import messages
 from tests.web.web_corpus import BASE_URL, import_messages
@@ -33,6 +34,7 @@ from web.source import Loaded, StoreSource
 from web.timeline import Timeline, msg_anchor
 from web.timeline.order import MAX_TRACE_DEPTH
 from web.timeline.outline import JsonOrder, OutlineError
+from web.timeline.stored import StoredOrder
 
 FIXED_NS = 1_700_000_000_123_456_789
 
@@ -55,23 +57,38 @@ def _without_trace(message: Message) -> Message:
     return message
 
 
+def stored_order(bodies: list[str]) -> StoredOrder:
+    """The order the dashboard reads from a SQLite store holding ``bodies``: the import's outlines and texts."""
+    texts: list[bytes] = []
+    outlines: list[tuple[int, str]] = []
+    for row, body in enumerate(bodies):
+        raw = orjson.loads(body)
+        text, outline = dump_with_outline(raw, MESSAGE_ADAPTER.validate_python(raw))
+        assert outline is not None and orjson.loads(text) == raw
+        texts.append(text)
+        outlines.append((row, orjson.dumps(outline).decode()))
+    return StoredOrder(outlines, lambda spans: [texts[row][start:end] for row, start, end in spans])
+
+
 def assert_same_timeline(bodies: list[str], *, page_size: int = 7) -> Timeline:
-    """The JSON order gives the typed order's slots, links, messages and cards, page by page."""
+    """Both lazy orders (from JSON text, from stored outlines) give the typed order's slots, links, messages
+    and cards, page by page; returns the one from JSON text."""
     typed = Timeline([MESSAGE_ADAPTER.validate_python(orjson.loads(body)) for body in bodies])
-    lazy = Timeline(JsonOrder(bodies))
-    assert lazy.slots == typed.slots
-    assert lazy.order.calls == typed.order.calls
-    for offset in range(0, max(len(typed), 1), page_size):
-        assert lazy.page(offset, page_size) == typed.page(offset, page_size)
-    everything = len(typed) or 1
-    assert [_without_trace(m) for m in lazy.order.messages(0, everything)] == [
-        _without_trace(m) for m in typed.order.messages(0, everything)
-    ]
-    for slot in typed.slots[:: max(1, len(typed) // 20)]:
-        anchor = msg_anchor(slot.msg_id)
-        assert lazy.position(anchor) == typed.position(anchor)
-        assert lazy.page(0, page_size, through=anchor) == typed.page(0, page_size, through=anchor)
-    return lazy
+    from_json = Timeline(JsonOrder(bodies))
+    for lazy in (from_json, Timeline(stored_order(bodies))):
+        assert lazy.slots == typed.slots
+        assert lazy.order.calls == typed.order.calls
+        for offset in range(0, max(len(typed), 1), page_size):
+            assert lazy.page(offset, page_size) == typed.page(offset, page_size)
+        everything = len(typed) or 1
+        assert [_without_trace(m) for m in lazy.order.messages(0, everything)] == [
+            _without_trace(m) for m in typed.order.messages(0, everything)
+        ]
+        for slot in typed.slots[:: max(1, len(typed) // 20)]:
+            anchor = msg_anchor(slot.msg_id)
+            assert lazy.position(anchor) == typed.position(anchor)
+            assert lazy.page(0, page_size, through=anchor) == typed.page(0, page_size, through=anchor)
+    return from_json
 
 
 @pytest.mark.parametrize("conversation_id", sorted({m["conversation_id"] for m in demo_data.conversations(300)}))
@@ -185,6 +202,15 @@ def test_unknown_keys_and_odd_traces_on_records_that_are_not_user_messages() -> 
         ]  # fmt: skip
 
 
+def test_keys_stored_after_the_trace_come_back_however_long() -> None:
+    """The stored outline keeps a short tail itself and reads a long one from the text: both type the same."""
+    records = [_record(f"r{i}", i) for i in range(5)]
+    for after in ("short", "long " * TAIL_LIMIT):
+        user = {"role": "user", "msg_type": "text", "msg_id": "u", "create_ts": 2}
+        lazy = assert_same_timeline(_bodies([{**user, "intermediate_trace": {"records": records}, "content": after}]))
+        assert [s.msg_id for s in lazy.slots] == ["r0", "r1", "u", "r2", "r3", "r4"]
+
+
 def test_json_too_deep_for_the_outline_falls_back_to_the_typed_order() -> None:
     deep = "[" * 1000 + '"bottom"' + "]" * 1000  # within the reader's 1,024 levels, past msgspec's recursion limit
     bodies = ['{"role":"system","msg_id":"deep","create_ts":1,"additional_kwargs":{"deep":' + deep + "}}"]
@@ -223,6 +249,7 @@ def test_the_conversation_page_never_types_the_whole_conversation(tmp_path: Any)
             assert client.get(f"/conversations/{cid}?offset=100").status_code == 200
             assert client.get(f"/conversations/{cid}?at=msg-lt-t0140").status_code == 200
             assert not source.load(cid).typed
+            assert isinstance(source.load(cid).timeline.order, StoredOrder)  # SQLite: read by span, not whole
             assert client.get(f"/conversations/{cid}/payload/openai").status_code == 200
             assert source.load(cid).typed
     finally:

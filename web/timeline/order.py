@@ -143,17 +143,28 @@ class CallIndex:
     @classmethod
     def of_records(cls, records: Iterable[LinkedRecord]) -> CallIndex:
         """The index of records in timeline order (typed messages, or outlines read from stored JSON)."""
+        return cls.of_ids(
+            (
+                msg.msg_id,
+                [call.id for call in msg.tool_calls] if msg.tool_calls else None,
+                [res.call_id for res in msg.tool_reses if not isinstance(res, str)] if msg.tool_reses else None,
+            )
+            for msg in records
+        )
+
+    @classmethod
+    def of_ids(cls, records: Iterable[tuple[str, Sequence[str] | None, Sequence[str] | None]]) -> CallIndex:
+        """The index of ``(msg_id, tool call ids, result call ids)`` in timeline order."""
         index = cls()
         calls = index.calls
         results = index.results
-        for msg in records:
-            if msg.tool_calls:
-                for call in msg.tool_calls:
-                    calls.setdefault(call.id, msg.msg_id)
-            if msg.tool_reses:
-                for res in msg.tool_reses:
-                    if not isinstance(res, str):
-                        results.setdefault(res.call_id, msg.msg_id)
+        for msg_id, call_ids, result_ids in records:
+            if call_ids:
+                for call_id in call_ids:
+                    calls.setdefault(call_id, msg_id)
+            if result_ids:
+                for call_id in result_ids:
+                    results.setdefault(call_id, msg_id)
         return index
 
     def call_of(self, call_id: str) -> Target | None:

@@ -1,0 +1,117 @@
+"""A stored message's outline: where each trace record sits in the stored JSON text, and what placing it needs.
+
+Opening a conversation orders every trace record (by ``create_ts``, split around its user
+message) and indexes every tool call and result, but shows one page of cards. Reading a
+10,000-record trace's 16 MB of JSON to learn that costs more than the whole page. So the
+import, which has both the text it writes and the parser's reading of it, records per
+message a small tree that the dashboard reads instead (``web.timeline.stored``)::
+
+    node    = [start, end, msg_id, role, create_ts, calls, results]              # no trace
+            | [start, end, msg_id, role, create_ts, calls, results, records_at, children, tail]
+    calls   = [tool call id, ...] | null        results = [tool result call_id, ...] | null
+
+``start`` and ``end`` are the node's byte offsets in the stored text; ``records_at`` is where
+its trace's ``records`` array opens (``[``), and ``children`` are that array's items, in order.
+``tail`` is the node's text after that array (the keys stored after the trace), or null when
+longer than TAIL_LIMIT: the message without its trace is its text up to the array, ``[]`` and
+the tail, read without walking 16 MB of records to the end of a long trace (SQLite reaches an
+offset by following the chain of pages before it).
+
+``msg_id``, ``role`` and ``create_ts`` are the parser's values, or null when the stored JSON
+does not hold them plainly (a missing id or stamp is generated per reading, a ``"7"`` stamp is
+read as 7): the reader then types that record itself, as ``web.timeline.outline`` does.
+
+Children are recorded only where the parser's reading is a user message with a trace whose
+records are the JSON array's items one to one; anything else is a leaf.
+
+Byte offsets hold for the text this module writes, which is what SQLite stores. PostgreSQL
+keeps JSONB and renders its own text, so no outline is stored there.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.jsonio import dumps
+from core.messages.base import BaseMessage
+from core.messages.user import UserMessage
+
+OutlineNode = list[Any]
+
+TAIL_LIMIT = 4096
+"""Bytes of a message's text after its trace's records that its outline keeps (null beyond)."""
+
+
+def dump_with_outline(raw: Any, message: BaseMessage) -> tuple[bytes, OutlineNode | None]:
+    """The stored JSON text of ``raw`` and the outline of ``message`` in it.
+
+    The text is ``dumps(raw)`` byte for byte, except where ``dumps`` hands a piece to the standard
+    library (an integer past 64 bits): each record is written on its own, so only that record's text
+    is the standard library's; the value is the same either way.
+
+    The outline is None when the text cannot be assembled with known offsets (a message whose own
+    keys hold the placeholder below): the dashboard then reads that conversation's text whole.
+    """
+    try:
+        return _dump(raw, message, 0)
+    except (_NoOutline, RecursionError):
+        return dumps(raw), None
+
+
+class _NoOutline(Exception):
+    """The pieces cannot be assembled with known offsets: store the message without an outline."""
+
+
+_PLACEHOLDER = "\ue000traceloupe:records\ue000"
+_QUOTED = dumps(_PLACEHOLDER)
+
+
+def _dump(raw: Any, message: BaseMessage, start: int) -> tuple[bytes, OutlineNode]:
+    """The text of ``raw`` and its outline, the text placed at byte ``start`` of the stored text."""
+    records = message.intermediate_trace.records if isinstance(message, UserMessage) else None
+    trace = raw.get("intermediate_trace") if records and type(raw) is dict else None
+    raw_records = trace.get("records") if type(trace) is dict else None
+    if not records or type(trace) is not dict or type(raw_records) is not list or len(raw_records) != len(records):
+        text = dumps(raw)
+        return text, [start, start + len(text), *_facts(raw, message)]
+    # The message without its records, a placeholder standing where the array goes: the text before
+    # it and after it do not depend on the records, so every record's offset is known as it is written.
+    shell = dumps({**raw, "intermediate_trace": {**trace, "records": _PLACEHOLDER}})
+    at = shell.find(_QUOTED)
+    if at < 0 or shell.find(_QUOTED, at + 1) >= 0:
+        raise _NoOutline  # the message's own keys hold the placeholder: its place is ambiguous
+    pieces: list[bytes] = []
+    children: list[OutlineNode] = []
+    end = start + at  # each record starts one byte (the "[" or a ",") after the end of the one before
+    for item, record in zip(raw_records, records, strict=True):
+        piece, child = _dump(item, record, end + 1)
+        pieces.append(piece)
+        children.append(child)
+        end = child[1]
+    tail = shell[at + len(_QUOTED) :]
+    text = b"".join((shell[:at], b"[", b",".join(pieces), b"]", tail))
+    return text, [
+        start,
+        start + len(text),
+        *_facts(raw, message),
+        start + at,
+        children,
+        tail.decode() if len(tail) <= TAIL_LIMIT else None,
+    ]
+
+
+def _facts(raw: Any, message: BaseMessage) -> list[Any]:
+    """msg_id, role, create_ts (null when the JSON does not hold them plainly), call ids and result call ids."""
+    calls = [call.id for call in message.tool_calls] if message.tool_calls else None
+    results = [res.call_id for res in message.tool_reses if not isinstance(res, str)] if message.tool_reses else None
+    if (
+        type(raw) is dict
+        and type(msg_id := raw.get("msg_id")) is str
+        and type(create_ts := raw.get("create_ts")) is int
+        and type(role := raw.get("role")) is str
+        and msg_id == message.msg_id
+        and create_ts == message.create_ts
+        and role == message.role
+    ):
+        return [msg_id, role, create_ts, calls, results]
+    return [None, None, None, calls, results]

@@ -1,0 +1,206 @@
+"""A timeline's order read from the outlines the import stored: no message's JSON is read until a page shows it.
+
+``core.store.outline`` records, per stored message, a tree of its trace records: each one's byte
+length in the stored text, its msg_id, role, create_ts, tool call ids and result call ids. Ordering
+and linking a 10,000-record trace then reads that tree (some 60 bytes a record), not 16 MB of JSON;
+a page reads the byte ranges of its own records (``Store.read_spans``) and types them through
+``MESSAGE_ADAPTER`` like any message.
+
+The rules and the typing are ``web.timeline.outline.JsonOrder``'s, which this must equal card for
+card (``tests/web/test_web_outline.py`` holds both to the typed timeline):
+
+- records sorted by create_ts, stably, split around their user message, MAX_TRACE_DEPTH deep;
+- a user message with a trace is typed without it (its records are slots of their own);
+- a record whose outline has no plain msg_id, role or create_ts (the stored JSON lacks them, or
+  holds ``"7"`` for 7) is typed while the order is made, so a generated id or stamp is made once
+  per load, as when the JSON is read whole.
+"""
+
+from __future__ import annotations
+
+import threading
+from bisect import bisect_left
+from collections.abc import Callable, Sequence
+from itertools import repeat
+from operator import attrgetter
+
+import msgspec
+
+from core import MESSAGE_ADAPTER, Message
+from core.jsonio import loads
+from web.timeline.cards import Placement
+from web.timeline.order import MAX_TRACE_DEPTH, CallIndex, Order, Slot
+from web.timeline.outline import OutlineError
+
+Span = tuple[int, int, int]
+"""``(row, start, end)``: a byte range of one stored message's JSON text."""
+
+SpanReader = Callable[[list[Span]], list[bytes]]
+"""Reads byte ranges of stored JSON, in one transaction (``Store.read_spans``)."""
+
+_CREATE_TS = attrgetter("create_ts")
+_MSG_ID = attrgetter("msg_id")
+_ROLE = attrgetter("role")
+_CALLS = attrgetter("calls")
+_RESULTS = attrgetter("results")
+_CHILDREN = attrgetter("children")
+_make_slot = Slot._make
+
+
+class _Node(msgspec.Struct, array_like=True, gc=False):
+    """One record as ``core.store.outline`` stores it, and (for an irregular one) its typed values once read."""
+
+    start: int
+    end: int
+    msg_id: str | None
+    role: str | None
+    create_ts: int | None
+    calls: list[str] | None
+    results: list[str] | None
+    records_at: int = -1
+    children: list[_Node] = []
+    tail: str | None = None
+
+    def spans(self, row: int) -> list[Span]:
+        """The ranges its typed message is read from: all of it, or all of it but its records (and its tail)."""
+        if not self.children:
+            return [(row, self.start, self.end)]
+        if self.tail is not None:
+            return [(row, self.start, self.records_at)]
+        records_end = self.children[-1].end + 1  # just past the records array's closing "]"
+        return [(row, self.start, self.records_at), (row, records_end, self.end)]
+
+    def type_from(self, pieces: list[bytes]) -> Message:
+        """Its message, typed as JsonOrder types it (a message with a trace without that trace)."""
+        if not self.children:
+            return MESSAGE_ADAPTER.validate_python(loads(pieces[0]))
+        tail = self.tail.encode() if self.tail is not None else pieces[1]
+        data = loads(pieces[0] + b"[]" + tail)
+        if isinstance(data, dict):
+            data.pop("intermediate_trace", None)
+        return MESSAGE_ADAPTER.validate_python(data)
+
+
+_OUTLINE = msgspec.json.Decoder(_Node)
+
+
+class StoredOrder(Order):
+    """The order of stored messages from their outlines; a record is read and typed when a page first asks for it."""
+
+    def __init__(self, outlines: Sequence[tuple[int, str]], read_spans: SpanReader) -> None:
+        self._read_spans = read_spans
+        self._lock = threading.Lock()
+        self._typed: dict[int, Message] = {}
+        try:
+            roots = [(row, _OUTLINE.decode(text)) for row, text in outlines]
+        except (msgspec.DecodeError, RecursionError) as exc:
+            raise OutlineError(f"a stored outline cannot be read: {exc}") from None
+        irregular: list[tuple[int, _Node]] = []
+        for row, root in roots:
+            _collect_irregular(row, [root], 0, irregular)
+        if irregular:
+            self._type(irregular)
+        nodes: list[_Node] = []
+        rows: list[int] = []
+        slots: list[Slot] = []
+        for row, root in roots:
+            _place([root], "message", None, 0, nodes, slots)
+            rows.extend([row] * (len(nodes) - len(rows)))
+        self._nodes = nodes
+        self._rows = rows
+        self._slots = slots
+        self._calls = CallIndex.of_ids(zip(map(_MSG_ID, nodes), map(_CALLS, nodes), map(_RESULTS, nodes), strict=True))
+
+    @property
+    def slots(self) -> Sequence[Slot]:
+        return self._slots
+
+    @property
+    def calls(self) -> CallIndex:
+        return self._calls
+
+    def messages(self, start: int, end: int) -> list[Message]:
+        wanted = self._nodes[start:end]
+        # Under the lock so two requests never type one record twice (and cache one of the two).
+        with self._lock:
+            typed = self._typed
+            missing = [
+                (row, node) for row, node in zip(self._rows[start:end], wanted, strict=True) if id(node) not in typed
+            ]
+            if missing:
+                self._type(missing)
+            return [self._typed[id(node)] for node in wanted]
+
+    def _type(self, nodes: list[tuple[int, _Node]]) -> None:
+        """Read the nodes' JSON in one transaction and type each; irregular nodes take the typed values."""
+        spans = [node.spans(row) for row, node in nodes]
+        pieces = self._read_spans([span for each in spans for span in each])
+        at = 0
+        for (_, node), each in zip(nodes, spans, strict=True):
+            message = node.type_from(pieces[at : at + len(each)])
+            at += len(each)
+            self._typed[id(node)] = message
+            if node.msg_id is None:
+                node.msg_id, node.role, node.create_ts = message.msg_id, message.role, message.create_ts
+                node.calls = [call.id for call in message.tool_calls] if message.tool_calls else None
+                node.results = (
+                    [res.call_id for res in message.tool_reses if not isinstance(res, str)]
+                    if message.tool_reses
+                    else None
+                )
+
+
+def _collect_irregular(row: int, siblings: list[_Node], level: int, out: list[tuple[int, _Node]]) -> None:
+    """Nodes the order needs typed first: those without plain values, as deep as the order expands."""
+    for node in siblings:
+        if node.msg_id is None:
+            out.append((row, node))
+        children = node.children
+        # The usual trace, plain records without traces of their own, is checked in C, not node by node.
+        if children and level < MAX_TRACE_DEPTH and (None in map(_MSG_ID, children) or any(map(_CHILDREN, children))):
+            _collect_irregular(row, children, level + 1, out)
+
+
+def _place(
+    siblings: list[_Node],
+    placement: Placement,
+    parent_id: str | None,
+    level: int,
+    nodes: list[_Node],
+    slots: list[Slot],
+) -> None:
+    """``order._expand`` over outline nodes: the same stable sort by create_ts, the same split, the same depth.
+
+    Every node's msg_id, role and create_ts are set by now (irregular ones were typed first).
+    """
+    for node in siblings:
+        children = node.children
+        if not children or level >= MAX_TRACE_DEPTH:
+            nodes.append(node)
+            slots.append(Slot(node.msg_id, node.role, placement, parent_id))  # type: ignore[arg-type]
+            continue
+        records = sorted(children, key=_CREATE_TS)
+        split = bisect_left(records, node.create_ts, key=_CREATE_TS)
+        if any(map(_CHILDREN, records)) and level + 1 < MAX_TRACE_DEPTH:
+            _place(records[:split], "before", node.msg_id, level + 1, nodes, slots)
+            nodes.append(node)
+            slots.append(Slot(node.msg_id, node.role, placement, parent_id))  # type: ignore[arg-type]
+            _place(records[split:], "after", node.msg_id, level + 1, nodes, slots)
+            continue
+        # No record here has records of its own placed (the usual trace): slots made in C, 10,000 in a millisecond.
+        _place_leaves(records[:split], "before", node.msg_id, nodes, slots)
+        nodes.append(node)
+        slots.append(Slot(node.msg_id, node.role, placement, parent_id))  # type: ignore[arg-type]
+        _place_leaves(records[split:], "after", node.msg_id, nodes, slots)
+
+
+def _place_leaves(
+    records: list[_Node], placement: Placement, parent_id: str | None, nodes: list[_Node], slots: list[Slot]
+) -> None:
+    """``_place`` of records none of which expands: each one slot, in order."""
+    nodes.extend(records)
+    slots.extend(
+        map(
+            _make_slot, zip(map(_MSG_ID, records), map(_ROLE, records), repeat(placement), repeat(parent_id), repeat(0))
+        )
+    )
