@@ -18,10 +18,13 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine, text
 
+from core.store.backfill import backfill_outlines
 from core.store.engine import read_transaction, write_transaction
 from core.store.errors import SchemaOutOfDate
 
 SCRIPT_LOCATION = "core.store:migrations"
+_OUTLINES_REVISION = "0003"
+"""The revision that made message outlines: messages stored before it get theirs when the upgrade passes it."""
 _PG_MIGRATION_LOCK = 0x7472_6C75  # "trlu": an arbitrary constant shared by every Traceloupe process
 
 
@@ -31,6 +34,8 @@ class UpgradeResult:
 
     before: str | None
     after: str
+    outlined: int = 0
+    """Messages stored before revision 0003 given an outline by this upgrade (``core.store.backfill``)."""
 
 
 def _config(conn: Connection | None = None) -> Config:
@@ -60,9 +65,12 @@ def upgrade(engine: Engine) -> UpgradeResult:
         if conn.dialect.name == "postgresql":
             conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_MIGRATION_LOCK})
         before = current_revision(conn)
+        outlined = 0
         if before != head_revision():
             command.upgrade(_config(conn), "head")
-    return UpgradeResult(before=before, after=head_revision())
+            if before is not None and before < _OUTLINES_REVISION:  # four-digit revision ids compare as text
+                outlined = backfill_outlines(conn)
+    return UpgradeResult(before=before, after=head_revision(), outlined=outlined)
 
 
 def ensure_schema(engine: Engine) -> None:

@@ -10,16 +10,18 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+from alembic import command
 from hypothesis import HealthCheck, given, settings
-from sqlalchemy import delete
+from sqlalchemy import delete, text
 
 from core import MESSAGE_ADAPTER
 from core.store import Store
-from core.store.engine import write_transaction
+from core.store.engine import make_engine, write_transaction
 from core.store.outline import TAIL_LIMIT, dump_with_outline
+from core.store.schema import _config, upgrade
 from core.store.tables import MESSAGE_OUTLINES
 from tests.strategies import messages
-from tests.web.web_corpus import import_messages, long_trace
+from tests.web.web_corpus import every_kind, import_messages, long_trace
 
 
 def _check_node(text: bytes, node: list[Any], raw: Any) -> None:
@@ -102,3 +104,34 @@ def test_postgresql_stores_no_outline(db_url: str) -> None:
                 assert conn.execute(MESSAGE_OUTLINES.select()).first() is None
         else:
             assert stored is not None and len(stored.outlines) == 1
+
+
+def test_an_upgrade_from_0002_outlines_what_was_stored_before(tmp_path: Any) -> None:
+    """`db upgrade` from revision 0002 outlines the messages stored then, except one whose text an import would
+    not write now (its conversation is then read whole, as before the upgrade)."""
+    url = str(tmp_path / "s.db")
+    messages = [*long_trace(40), *every_kind("text", conversation_id="c-every")]
+    with Store.open(url) as store:
+        import_messages(store, messages)
+        expected = _all_outlines(store)
+        odd = store.get_conversation_outline("c-every")
+        assert odd is not None and len(expected) == len(messages)
+    engine = make_engine(url)
+    try:
+        with write_transaction(engine) as conn:  # a store as revision 0002 left it: no outline table
+            command.downgrade(_config(conn), "0002")
+            odd_row = odd.outlines[0][0]
+            conn.execute(text("UPDATE messages SET body = ' ' || body WHERE id = :id"), {"id": odd_row})
+        result = upgrade(engine)
+    finally:
+        engine.dispose()
+    assert (result.before, result.outlined) == ("0002", len(messages) - 1)
+    with Store.open(url) as store:
+        assert _all_outlines(store) == {pk: o for pk, o in expected.items() if pk != odd_row}
+        assert store.get_conversation_outline("c-every") is None  # read whole, as before
+        assert store.get_conversation_outline("c-long") is not None
+
+
+def _all_outlines(store: Store) -> dict[int, str]:
+    with store.engine.connect() as conn:
+        return {pk: outline for pk, outline in conn.execute(MESSAGE_OUTLINES.select())}

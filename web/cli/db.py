@@ -72,6 +72,8 @@ def run(ns: argparse.Namespace) -> int:
             print(f"schema already at {result.after}")
         else:
             print(f"schema upgraded from {result.before or 'empty'} to {result.after}")
+        if result.outlined:
+            print(f"outlined {result.outlined} messages stored before the upgrade (long traces now open by page)")
         return 0
 
     def do_status(store: Store) -> int:
