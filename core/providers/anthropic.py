@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import assert_never
 
 from core.llm.messages import (
     LLMAssistantMessage,
-    LLMFunctionMessage,
     LLMMediaPart,
     LLMMessage,
     LLMSystemMessage,
@@ -46,6 +44,7 @@ TOOL_ID = re.compile(r"[A-Za-z0-9_-]+")
 # System text after the first turn: the seed sends it as a user text block (role "system" inside messages only
 # exists on the newest models, providers.md section 3); this prefix keeps it recognisable.
 MID_SYSTEM_PREFIX = "[system] "
+UNSIGNED_REASONING_DROPPED = "unsigned reasoning_content cannot be replayed to Anthropic; dropped"
 
 
 def tool_id(call_id: str | None) -> str:
@@ -110,40 +109,52 @@ class AnthropicDialect(Dialect):
         results: dict[str, JSON] = {}  # call id -> tool_result block of the current tool block
         out = turns.turns
         tag = ctx.tag
+        # The last tool_use's call id and its checked form: a result names the call just made (to_list put it
+        # there), so an id is usually checked once, not twice.
+        last_call: str | None = None
+        last_tool_id = tool_id(last_call)
         for msg in messages:
-            match msg:
-                case LLMToolMessage():  # the hot path (one per call), inlined: merge into the results turn
-                    block = self._tool_result(msg)
-                    results[msg.tool_call_id or ""] = block
-                    if out and out[-1]["role"] == "user":
-                        out[-1]["content"].append(tag(block, msg.msg_id))
-                    else:
-                        out.append(tag({"role": "user", "content": [block]}, msg.msg_id))
-                case LLMAssistantMessage():
+            # Exact types, hot cases first; the two kinds a trace is made of merge inline, not through push.
+            if type(msg) is LLMToolMessage:
+                call_id = msg.tool_call_id
+                block = _tool_result(msg, last_tool_id if call_id == last_call else tool_id(call_id))
+                results[call_id or ""] = block
+                if out and out[-1]["role"] == "user":
+                    out[-1]["content"].append(tag(block, msg.msg_id))
+                else:
+                    out.append(tag({"role": "user", "content": [block]}, msg.msg_id))
+            elif type(msg) is LLMAssistantMessage:
+                if results:
                     results = {}
-                    turns.push("assistant", self._assistant(msg, ctx), msg.msg_id)
-                case LLMUserMessage():
-                    target = results.get(msg.attachment_of or "")
-                    if target is not None:
-                        self._fold(target, msg, ctx)
-                    else:
-                        blocks = self._blocks(msg.content, msg.msg_id, ctx)
-                        turns.push("user", blocks or [_text(EMPTY_TURN_PLACEHOLDER)], msg.msg_id)
-                        if not blocks:
-                            ctx.warn(msg.msg_id, "user", "empty user turn; placeholder text sent")
-                case LLMSystemMessage():
-                    if not turns.turns:
-                        if msg.content:
-                            system.append(ctx.tag(_text(msg.content), msg.msg_id))
-                    else:
-                        ctx.warn(msg.msg_id, "system", "system message after the first turn; sent as a user text block")
-                        turns.push("user", [_text(MID_SYSTEM_PREFIX + msg.content)], msg.msg_id)
-                case LLMTFLMessage():
-                    turns.push("user", [_text(console_text(msg))], msg.msg_id)
-                case LLMFunctionMessage():
-                    raise AssertionError("legacy function results are converted by to_list")
-                case _:
-                    assert_never(msg)
+                blocks = self._assistant(msg, ctx)
+                if msg.tool_calls:
+                    last_call = msg.tool_calls[-1].id
+                    last_tool_id = blocks[-1]["id"]
+                if out and out[-1]["role"] == "assistant":
+                    turns.push("assistant", blocks, msg.msg_id)
+                else:
+                    out.append(tag({"role": "assistant", "content": blocks}, msg.msg_id))
+            elif type(msg) is LLMUserMessage:
+                target = results.get(msg.attachment_of or "")
+                if target is not None:
+                    self._fold(target, msg, ctx)
+                else:
+                    blocks = self._blocks(msg.content, msg.msg_id, ctx)
+                    turns.push("user", blocks or [_text(EMPTY_TURN_PLACEHOLDER)], msg.msg_id)
+                    if not blocks:
+                        ctx.warn(msg.msg_id, "user", "empty user turn; placeholder text sent")
+            elif type(msg) is LLMSystemMessage:
+                if not turns.turns:
+                    if msg.content:
+                        system.append(ctx.tag(_text(msg.content), msg.msg_id))
+                else:
+                    ctx.warn(msg.msg_id, "system", "system message after the first turn; sent as a user text block")
+                    turns.push("user", [_text(MID_SYSTEM_PREFIX + msg.content)], msg.msg_id)
+            elif type(msg) is LLMTFLMessage:
+                turns.push("user", [_text(console_text(msg))], msg.msg_id)
+            else:
+                # to_list turns legacy results into tool results; one reaching here is a bug upstream.
+                raise AssertionError(f"{type(msg).__name__} cannot reach a dialect")
         if out and out[0]["role"] != "user":
             ctx.warn(
                 _first_msg_id(out[0], ctx),
@@ -159,47 +170,43 @@ class AnthropicDialect(Dialect):
         fragments["messages"] = out
         return fragments
 
-    def _assistant(self, msg: LLMAssistantMessage, ctx: RequestContext) -> list[JSON]:
-        blocks: list[JSON] = []
+    @staticmethod
+    def _assistant(msg: LLMAssistantMessage, ctx: RequestContext) -> list[JSON]:
+        msg_id = msg.msg_id
         reasoning = msg.reasoning_content
+        text = msg.content if not msg.tfl_scripts else assistant_text(msg)
+        blocks: list[JSON]
         if isinstance(reasoning, tuple):
+            blocks = []
             # Replayed verbatim and first (BerriAI/litellm#15601): empty thinking text with a signature is kept.
             for item in reasoning:
                 if type(item) is LLMThinking:
                     if item.signature:
                         blocks.append({"type": "thinking", "thinking": item.thinking, "signature": item.signature})
                     else:
-                        ctx.warn(msg.msg_id, "reasoning", "thinking block without a signature; dropped")
+                        ctx.warn(msg_id, "reasoning", "thinking block without a signature; dropped")
                 else:
                     assert not isinstance(item, LLMThinking)
                     blocks.append({"type": "redacted_thinking", "data": item.data})
-        elif reasoning:
-            ctx.warn(msg.msg_id, "reasoning", "unsigned reasoning_content cannot be replayed to Anthropic; dropped")
-        text = assistant_text(msg)
-        if text:
-            blocks.append(_text(text))
+            if text:
+                blocks.append({"type": "text", "text": text})
+        else:
+            if reasoning:
+                ctx.warn(msg_id, "reasoning", UNSIGNED_REASONING_DROPPED)
+            blocks = [{"type": "text", "text": text}] if text else []
         for call in msg.tool_calls:
             blocks.append(
                 {
                     "type": "tool_use",
                     "id": tool_id(call.id),
                     "name": call.name,
-                    "input": arguments_object(call, msg.msg_id, ctx),
+                    "input": arguments_object(call, msg_id, ctx),
                 }
             )
         if not blocks:
-            ctx.warn(msg.msg_id, "assistant", "empty assistant turn; placeholder text sent")
+            ctx.warn(msg_id, "assistant", "empty assistant turn; placeholder text sent")
             blocks.append(_text(EMPTY_TURN_PLACEHOLDER))
         return blocks
-
-    @staticmethod
-    def _tool_result(msg: LLMToolMessage) -> JSON:
-        block: JSON = {"type": "tool_result", "tool_use_id": tool_id(msg.tool_call_id)}
-        if msg.content:
-            block["content"] = msg.content
-        if msg.is_error:
-            block["is_error"] = True
-        return block
 
     def _fold(self, block: JSON, msg: LLMUserMessage, ctx: RequestContext) -> None:
         """Put a tool result's attachments inside its tool_result block (tool results can carry images)."""
@@ -263,6 +270,18 @@ class AnthropicDialect(Dialect):
 
 def _text(text: str) -> JSON:
     return {"type": "text", "text": text}
+
+
+def _tool_result(msg: LLMToolMessage, tool_use_id: str) -> JSON:
+    """A tool_result block: one literal per shape, so the common block is built at once, keys in order."""
+    content = msg.content
+    if msg.is_error:
+        if content:
+            return {"type": "tool_result", "tool_use_id": tool_use_id, "content": content, "is_error": True}
+        return {"type": "tool_result", "tool_use_id": tool_use_id, "is_error": True}
+    if content:
+        return {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
+    return {"type": "tool_result", "tool_use_id": tool_use_id}
 
 
 def _first_msg_id(turn: JSON, ctx: RequestContext) -> str | None:
