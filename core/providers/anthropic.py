@@ -45,6 +45,10 @@ TOOL_ID = re.compile(r"[A-Za-z0-9_-]+")
 # exists on the newest models, providers.md section 3); this prefix keeps it recognisable.
 MID_SYSTEM_PREFIX = "[system] "
 UNSIGNED_REASONING_DROPPED = "unsigned reasoning_content cannot be replayed to Anthropic; dropped"
+# Build the turn a trace is made of (one call, no signed reasoning, no scripts) in the reformat loop rather
+# than through _assistant. Off, every assistant turn goes through _assistant: the tests switch it off to
+# check that both ways give the same body, warnings and provenance.
+INLINE_COMMON_TURN = True
 
 
 def tool_id(call_id: str | None) -> str:
@@ -109,6 +113,7 @@ class AnthropicDialect(Dialect):
         results: dict[str, JSON] = {}  # call id -> tool_result block of the current tool block
         out = turns.turns
         tag = ctx.tag
+        warn = ctx.warn
         # The last tool_use's call id and its checked form: a result names the call just made (to_list put it
         # there), so an id is usually checked once, not twice.
         last_call: str | None = None
@@ -126,10 +131,28 @@ class AnthropicDialect(Dialect):
             elif type(msg) is LLMAssistantMessage:
                 if results:
                     results = {}
-                blocks = self._assistant(msg, ctx)
-                if msg.tool_calls:
-                    last_call = msg.tool_calls[-1].id
-                    last_tool_id = blocks[-1]["id"]
+                calls = msg.tool_calls
+                reasoning = msg.reasoning_content
+                if len(calls) == 1 and INLINE_COMMON_TURN and not msg.tfl_scripts and not isinstance(reasoning, tuple):
+                    # The turn a trace is made of: text, unsigned reasoning (dropped, as _assistant does), one call.
+                    if reasoning:
+                        warn(msg.msg_id, "reasoning", UNSIGNED_REASONING_DROPPED)
+                    call = calls[0]
+                    last_call = call.id
+                    last_tool_id = tool_id(last_call)
+                    use: JSON = {
+                        "type": "tool_use",
+                        "id": last_tool_id,
+                        "name": call.name,
+                        "input": arguments_object(call, msg.msg_id, ctx),
+                    }
+                    text = msg.content
+                    blocks = [{"type": "text", "text": text}, use] if text else [use]
+                else:
+                    blocks = self._assistant(msg, ctx)
+                    if calls:
+                        last_call = calls[-1].id
+                        last_tool_id = blocks[-1]["id"]
                 if out and out[-1]["role"] == "assistant":
                     turns.push("assistant", blocks, msg.msg_id)
                 else:

@@ -60,6 +60,10 @@ THOUGHT_SIGNATURE_KEY = "thought_signature"
 # functionResponse.response keys: "output" for a result, "error" for a failure [SDK docstring].
 OUTPUT_KEY, ERROR_KEY = "output", "error"
 MID_SYSTEM_PREFIX = "[system] "
+# Build the turn a trace is made of (one unsigned call, no scripts) in the reformat loop rather than through
+# _model_parts. Off, every model turn goes through _model_parts: the tests switch it off to check that both
+# ways give the same body, warnings and provenance.
+INLINE_COMMON_TURN = True
 REASONING_DROPPED = "Gemini takes no reasoning text back (thought summaries are not replayed); dropped"
 
 
@@ -120,6 +124,7 @@ class GeminiDialect(Dialect):
         responses: dict[str, JSON] = {}  # call id -> functionResponse of the current tool block
         push = out.push
         tag = ctx.tag
+        warn = ctx.warn
         for msg in messages:
             # Exact types, hot cases first; the two kinds a trace is made of merge inline, not through push.
             if type(msg) is LLMToolMessage:
@@ -140,7 +145,20 @@ class GeminiDialect(Dialect):
             elif type(msg) is LLMAssistantMessage:
                 if responses:
                     responses = {}
-                parts = self._model_parts(msg, ctx)
+                calls = msg.tool_calls
+                if len(calls) == 1 and INLINE_COMMON_TURN and not calls[0].extra and not msg.tfl_scripts:
+                    # The turn a trace is made of: text, reasoning (dropped, as _model_parts does), one call that
+                    # Gemini did not sign (another provider's history), so it gets the documented dummy.
+                    msg_id = msg.msg_id
+                    if msg.reasoning_content:
+                        warn(msg_id, "reasoning", REASONING_DROPPED)
+                    call = calls[0]
+                    function_call = {"id": call.id, "name": call.name, "args": arguments_object(call, msg_id, ctx)}
+                    signed: JSON = {"functionCall": function_call, "thoughtSignature": DUMMY_THOUGHT_SIGNATURE}
+                    text = msg.content
+                    parts = [{"text": text}, signed] if text else [signed]
+                else:
+                    parts = self._model_parts(msg, ctx)
                 if not out.last_is_response and contents and contents[-1]["role"] == "model":
                     push("model", parts, msg.msg_id)
                 else:
