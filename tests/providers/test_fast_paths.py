@@ -13,6 +13,7 @@ exact reader alone.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import orjson
@@ -75,6 +76,13 @@ def test_arguments_object_equals_the_exact_reader(text: str) -> None:
     # The stdlib writer tells 1 from 1.0 and writes integers of any size: equal text, equal values and types.
     assert json.dumps(fast) == json.dumps(exact)
     assert fast_ctx.warnings == exact_ctx.warnings
+
+
+@given(st.text(max_size=12) | st.sampled_from(["call_1", "toolu_01-x", "a b", "\u00e9", "x\n"]) | st.none())
+def test_tool_id_accepts_what_the_regex_accepts(call_id: str | None) -> None:
+    text = call_id or "call"
+    expected = text if re.fullmatch(r"[A-Za-z0-9_-]+", text) else re.sub(r"[^A-Za-z0-9_-]", "_", text)
+    assert anthropic.tool_id(call_id) == expected
 
 
 # Neutral histories of every shape a dialect may meet, in any order (to_list's pairing is not assumed).
