@@ -107,6 +107,13 @@ class BaseMessage(BaseModel):
         """
         role = self.role
         if role == "tool":  # the most frequent record of a trace: tested first
+            reses = self.tool_reses
+            if reses is not None and len(reses) == 1:
+                # The usual record, one result without attachments, built here: the general loop and its call
+                # cost a fifth of a tool record's conversion (measured on the 10,000-record trace).
+                res = reses[0]
+                if type(res) is ToolReturn and not res.attachments:
+                    return [LLMToolMessage(res.result, res.call_id, res.name, res.is_error, self.msg_id)]
             return self._tool_to_llm()
         match role:
             case "assistant" | "user":

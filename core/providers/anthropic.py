@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Sequence
-from typing import assert_never
 
 from core.llm.messages import (
     LLMAssistantMessage,
-    LLMFunctionMessage,
     LLMMediaPart,
     LLMMessage,
     LLMSystemMessage,
@@ -42,10 +41,16 @@ PDF = "application/pdf"
 # Audio and video have no block: they degrade to text [SDK: no audio/video block in ContentBlockParam].
 NO_BLOCK_KINDS = frozenset({"audio", "video"})
 # tool_use ids should match this [unverified; providers.md section 3]; others are rewritten consistently.
-TOOL_ID = re.compile(r"[A-Za-z0-9_-]+")
+TOOL_ID_CHARS = string.ascii_letters + string.digits + "_-"
+TOOL_ID_INVALID = re.compile(r"[^A-Za-z0-9_-]")
 # System text after the first turn: the seed sends it as a user text block (role "system" inside messages only
 # exists on the newest models, providers.md section 3); this prefix keeps it recognisable.
 MID_SYSTEM_PREFIX = "[system] "
+UNSIGNED_REASONING_DROPPED = "unsigned reasoning_content cannot be replayed to Anthropic; dropped"
+# Build the turn a trace is made of (one call, no signed reasoning, no scripts) in the reformat loop rather
+# than through _assistant. Off, every assistant turn goes through _assistant: the tests switch it off to
+# check that both ways give the same body, warnings and provenance.
+INLINE_COMMON_TURN = True
 
 
 def tool_id(call_id: str | None) -> str:
@@ -55,7 +60,9 @@ def tool_id(call_id: str | None) -> str:
     trace (the one a reader waits for) slower than the builds after it.
     """
     text = call_id or "call"
-    return text if TOOL_ID.fullmatch(text) else re.sub(r"[^A-Za-z0-9_-]", "_", text)
+    # Stripping the accepted characters leaves nothing exactly when the regex [A-Za-z0-9_-]+ would match the
+    # whole id (text is never empty here), at about half the cost of fullmatch.
+    return text if not text.lstrip(TOOL_ID_CHARS) else TOOL_ID_INVALID.sub("_", text)
 
 
 class _Turns:
@@ -110,40 +117,71 @@ class AnthropicDialect(Dialect):
         results: dict[str, JSON] = {}  # call id -> tool_result block of the current tool block
         out = turns.turns
         tag = ctx.tag
+        warn = ctx.warn
+        # The last tool_use's call id and its checked form: a result names the call just made (to_list put it
+        # there), so an id is usually checked once, not twice.
+        last_call: str | None = None
+        last_tool_id = tool_id(last_call)
         for msg in messages:
-            match msg:
-                case LLMToolMessage():  # the hot path (one per call), inlined: merge into the results turn
-                    block = self._tool_result(msg)
-                    results[msg.tool_call_id or ""] = block
-                    if out and out[-1]["role"] == "user":
-                        out[-1]["content"].append(tag(block, msg.msg_id))
-                    else:
-                        out.append(tag({"role": "user", "content": [block]}, msg.msg_id))
-                case LLMAssistantMessage():
+            # Exact types, hot cases first; the two kinds a trace is made of merge inline, not through push.
+            if type(msg) is LLMToolMessage:
+                call_id = msg.tool_call_id
+                block = _tool_result(msg, last_tool_id if call_id == last_call else tool_id(call_id))
+                results[call_id or ""] = block
+                if out and out[-1]["role"] == "user":
+                    out[-1]["content"].append(tag(block, msg.msg_id))
+                else:
+                    out.append(tag({"role": "user", "content": [block]}, msg.msg_id))
+            elif type(msg) is LLMAssistantMessage:
+                if results:
                     results = {}
-                    turns.push("assistant", self._assistant(msg, ctx), msg.msg_id)
-                case LLMUserMessage():
-                    target = results.get(msg.attachment_of or "")
-                    if target is not None:
-                        self._fold(target, msg, ctx)
-                    else:
-                        blocks = self._blocks(msg.content, msg.msg_id, ctx)
-                        turns.push("user", blocks or [_text(EMPTY_TURN_PLACEHOLDER)], msg.msg_id)
-                        if not blocks:
-                            ctx.warn(msg.msg_id, "user", "empty user turn; placeholder text sent")
-                case LLMSystemMessage():
-                    if not turns.turns:
-                        if msg.content:
-                            system.append(ctx.tag(_text(msg.content), msg.msg_id))
-                    else:
-                        ctx.warn(msg.msg_id, "system", "system message after the first turn; sent as a user text block")
-                        turns.push("user", [_text(MID_SYSTEM_PREFIX + msg.content)], msg.msg_id)
-                case LLMTFLMessage():
-                    turns.push("user", [_text(console_text(msg))], msg.msg_id)
-                case LLMFunctionMessage():
-                    raise AssertionError("legacy function results are converted by to_list")
-                case _:
-                    assert_never(msg)
+                calls = msg.tool_calls
+                reasoning = msg.reasoning_content
+                if len(calls) == 1 and INLINE_COMMON_TURN and not msg.tfl_scripts and not isinstance(reasoning, tuple):
+                    # The turn a trace is made of: text, unsigned reasoning (dropped, as _assistant does), one call.
+                    if reasoning:
+                        warn(msg.msg_id, "reasoning", UNSIGNED_REASONING_DROPPED)
+                    call = calls[0]
+                    last_call = call.id
+                    last_tool_id = tool_id(last_call)
+                    use: JSON = {
+                        "type": "tool_use",
+                        "id": last_tool_id,
+                        "name": call.name,
+                        "input": arguments_object(call, msg.msg_id, ctx),
+                    }
+                    text = msg.content
+                    blocks = [{"type": "text", "text": text}, use] if text else [use]
+                else:
+                    blocks = self._assistant(msg, ctx)
+                    if calls:
+                        last_call = calls[-1].id
+                        last_tool_id = blocks[-1]["id"]
+                if out and out[-1]["role"] == "assistant":
+                    turns.push("assistant", blocks, msg.msg_id)
+                else:
+                    out.append(tag({"role": "assistant", "content": blocks}, msg.msg_id))
+            elif type(msg) is LLMUserMessage:
+                target = results.get(msg.attachment_of or "")
+                if target is not None:
+                    self._fold(target, msg, ctx)
+                else:
+                    blocks = self._blocks(msg.content, msg.msg_id, ctx)
+                    turns.push("user", blocks or [_text(EMPTY_TURN_PLACEHOLDER)], msg.msg_id)
+                    if not blocks:
+                        ctx.warn(msg.msg_id, "user", "empty user turn; placeholder text sent")
+            elif type(msg) is LLMSystemMessage:
+                if not turns.turns:
+                    if msg.content:
+                        system.append(ctx.tag(_text(msg.content), msg.msg_id))
+                else:
+                    ctx.warn(msg.msg_id, "system", "system message after the first turn; sent as a user text block")
+                    turns.push("user", [_text(MID_SYSTEM_PREFIX + msg.content)], msg.msg_id)
+            elif type(msg) is LLMTFLMessage:
+                turns.push("user", [_text(console_text(msg))], msg.msg_id)
+            else:
+                # to_list turns legacy results into tool results; one reaching here is a bug upstream.
+                raise AssertionError(f"{type(msg).__name__} cannot reach a dialect")
         if out and out[0]["role"] != "user":
             ctx.warn(
                 _first_msg_id(out[0], ctx),
@@ -159,47 +197,43 @@ class AnthropicDialect(Dialect):
         fragments["messages"] = out
         return fragments
 
-    def _assistant(self, msg: LLMAssistantMessage, ctx: RequestContext) -> list[JSON]:
-        blocks: list[JSON] = []
+    @staticmethod
+    def _assistant(msg: LLMAssistantMessage, ctx: RequestContext) -> list[JSON]:
+        msg_id = msg.msg_id
         reasoning = msg.reasoning_content
+        text = msg.content if not msg.tfl_scripts else assistant_text(msg)
+        blocks: list[JSON]
         if isinstance(reasoning, tuple):
+            blocks = []
             # Replayed verbatim and first (BerriAI/litellm#15601): empty thinking text with a signature is kept.
             for item in reasoning:
                 if type(item) is LLMThinking:
                     if item.signature:
                         blocks.append({"type": "thinking", "thinking": item.thinking, "signature": item.signature})
                     else:
-                        ctx.warn(msg.msg_id, "reasoning", "thinking block without a signature; dropped")
+                        ctx.warn(msg_id, "reasoning", "thinking block without a signature; dropped")
                 else:
                     assert not isinstance(item, LLMThinking)
                     blocks.append({"type": "redacted_thinking", "data": item.data})
-        elif reasoning:
-            ctx.warn(msg.msg_id, "reasoning", "unsigned reasoning_content cannot be replayed to Anthropic; dropped")
-        text = assistant_text(msg)
-        if text:
-            blocks.append(_text(text))
+            if text:
+                blocks.append({"type": "text", "text": text})
+        else:
+            if reasoning:
+                ctx.warn(msg_id, "reasoning", UNSIGNED_REASONING_DROPPED)
+            blocks = [{"type": "text", "text": text}] if text else []
         for call in msg.tool_calls:
             blocks.append(
                 {
                     "type": "tool_use",
                     "id": tool_id(call.id),
                     "name": call.name,
-                    "input": arguments_object(call, msg.msg_id, ctx),
+                    "input": arguments_object(call, msg_id, ctx),
                 }
             )
         if not blocks:
-            ctx.warn(msg.msg_id, "assistant", "empty assistant turn; placeholder text sent")
+            ctx.warn(msg_id, "assistant", "empty assistant turn; placeholder text sent")
             blocks.append(_text(EMPTY_TURN_PLACEHOLDER))
         return blocks
-
-    @staticmethod
-    def _tool_result(msg: LLMToolMessage) -> JSON:
-        block: JSON = {"type": "tool_result", "tool_use_id": tool_id(msg.tool_call_id)}
-        if msg.content:
-            block["content"] = msg.content
-        if msg.is_error:
-            block["is_error"] = True
-        return block
 
     def _fold(self, block: JSON, msg: LLMUserMessage, ctx: RequestContext) -> None:
         """Put a tool result's attachments inside its tool_result block (tool results can carry images)."""
@@ -263,6 +297,18 @@ class AnthropicDialect(Dialect):
 
 def _text(text: str) -> JSON:
     return {"type": "text", "text": text}
+
+
+def _tool_result(msg: LLMToolMessage, tool_use_id: str) -> JSON:
+    """A tool_result block: one literal per shape, so the common block is built at once, keys in order."""
+    content = msg.content
+    if msg.is_error:
+        if content:
+            return {"type": "tool_result", "tool_use_id": tool_use_id, "content": content, "is_error": True}
+        return {"type": "tool_result", "tool_use_id": tool_use_id, "is_error": True}
+    if content:
+        return {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
+    return {"type": "tool_result", "tool_use_id": tool_use_id}
 
 
 def _first_msg_id(turn: JSON, ctx: RequestContext) -> str | None:

@@ -236,9 +236,14 @@ def arguments_object(call: LLMToolCall, msg_id: str | None, ctx: RequestContext)
     # The exact reader (integers past 64 bits stay ints, not orjson's floats); what it refuses (NaN, empty
     # text) is decided by the stdlib parser the core uses, so the answer is the same as ``parse_arguments``.
     try:
-        parsed = loads(text)
+        parsed = orjson.loads(text)
     except orjson.JSONDecodeError:
         parsed = parse_arguments(text)
+    else:
+        # orjson alone is exact unless it made a float of a long integer, and a flat object without floats
+        # shows it did not: the common arguments skip the exact reader's digit scan (a third of the parse).
+        if type(parsed) is not dict or not flat_without_floats(parsed):
+            parsed = loads(text)
     if type(parsed) is dict:
         return parsed
     ctx.warn(
@@ -247,6 +252,15 @@ def arguments_object(call: LLMToolCall, msg_id: str | None, ctx: RequestContext)
         f"call {call.id}: arguments are not a JSON object; sent under {RAW_ARGUMENTS_KEY!r}",
     )
     return {RAW_ARGUMENTS_KEY: call.arguments}
+
+
+def flat_without_floats(value: dict[str, Any]) -> bool:
+    """True when no value of the object is a float, a list or an object (where a long integer may hide)."""
+    for item in value.values():
+        kind = type(item)
+        if kind is float or kind is dict or kind is list:
+            return False
+    return True
 
 
 def check_arguments_text(call: LLMToolCall, msg_id: str | None, ctx: RequestContext) -> str:

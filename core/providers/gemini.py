@@ -60,6 +60,10 @@ THOUGHT_SIGNATURE_KEY = "thought_signature"
 # functionResponse.response keys: "output" for a result, "error" for a failure [SDK docstring].
 OUTPUT_KEY, ERROR_KEY = "output", "error"
 MID_SYSTEM_PREFIX = "[system] "
+# Build the turn a trace is made of (one unsigned call, no scripts) in the reformat loop rather than through
+# _model_parts. Off, every model turn goes through _model_parts: the tests switch it off to check that both
+# ways give the same body, warnings and provenance.
+INLINE_COMMON_TURN = True
 REASONING_DROPPED = "Gemini takes no reasoning text back (thought summaries are not replayed); dropped"
 
 
@@ -116,21 +120,50 @@ class GeminiDialect(Dialect):
     def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
         system: list[JSON] = []
         out = _Contents(ctx)
+        contents = out.contents
         responses: dict[str, JSON] = {}  # call id -> functionResponse of the current tool block
         push = out.push
+        tag = ctx.tag
+        warn = ctx.warn
         for msg in messages:
-            # Exact types, hot cases first: one test per tool result instead of a chain of isinstance calls.
+            # Exact types, hot cases first; the two kinds a trace is made of merge inline, not through push.
             if type(msg) is LLMToolMessage:
+                call_id = msg.tool_call_id
+                content = msg.content
                 response = {
-                    "id": msg.tool_call_id,
+                    "id": call_id,
                     "name": msg.name or "",
-                    "response": {ERROR_KEY if msg.is_error else OUTPUT_KEY: msg.content},
+                    "response": {ERROR_KEY: content} if msg.is_error else {OUTPUT_KEY: content},
                 }
-                responses[msg.tool_call_id or ""] = response
-                push("user", [{"functionResponse": response}], msg.msg_id, True)
+                responses[call_id or ""] = response
+                part = {"functionResponse": response}
+                if out.last_is_response and contents and contents[-1]["role"] == "user":
+                    contents[-1]["parts"].append(tag(part, msg.msg_id))
+                else:
+                    contents.append(tag({"role": "user", "parts": [part]}, msg.msg_id))
+                    out.last_is_response = True
             elif type(msg) is LLMAssistantMessage:
-                responses = {}
-                push("model", self._model_parts(msg, ctx), msg.msg_id)
+                if responses:
+                    responses = {}
+                calls = msg.tool_calls
+                if len(calls) == 1 and INLINE_COMMON_TURN and not calls[0].extra and not msg.tfl_scripts:
+                    # The turn a trace is made of: text, reasoning (dropped, as _model_parts does), one call that
+                    # Gemini did not sign (another provider's history), so it gets the documented dummy.
+                    msg_id = msg.msg_id
+                    if msg.reasoning_content:
+                        warn(msg_id, "reasoning", REASONING_DROPPED)
+                    call = calls[0]
+                    function_call = {"id": call.id, "name": call.name, "args": arguments_object(call, msg_id, ctx)}
+                    signed: JSON = {"functionCall": function_call, "thoughtSignature": DUMMY_THOUGHT_SIGNATURE}
+                    text = msg.content
+                    parts = [{"text": text}, signed] if text else [signed]
+                else:
+                    parts = self._model_parts(msg, ctx)
+                if not out.last_is_response and contents and contents[-1]["role"] == "model":
+                    push("model", parts, msg.msg_id)
+                else:
+                    contents.append(tag({"role": "model", "parts": parts}, msg.msg_id))
+                    out.last_is_response = False
             elif type(msg) is LLMUserMessage:
                 target = responses.get(msg.attachment_of or "")
                 if target is not None:
@@ -152,7 +185,6 @@ class GeminiDialect(Dialect):
             else:
                 # to_list turns legacy results into tool results; one reaching here is a bug upstream.
                 raise AssertionError(f"{type(msg).__name__} cannot reach a dialect")
-        contents = out.contents
         if contents and contents[0]["role"] != "user":
             first = ctx.tag_of(contents[0])
             ctx.warn(
@@ -166,33 +198,21 @@ class GeminiDialect(Dialect):
             fragments["systemInstruction"] = {"parts": system}
         return fragments
 
-    def _model_parts(self, msg: LLMAssistantMessage, ctx: RequestContext) -> list[JSON]:
+    @staticmethod
+    def _model_parts(msg: LLMAssistantMessage, ctx: RequestContext) -> list[JSON]:
         msg_id = msg.msg_id
         if msg.reasoning_content:
             ctx.warn(msg_id, "reasoning", REASONING_DROPPED)
-        parts: list[JSON] = []
         text = msg.content if not msg.tfl_scripts else assistant_text(msg)
-        if text:
-            parts.append({"text": text})
+        parts: list[JSON] = [{"text": text}] if text else []
         calls = msg.tool_calls
-        if calls:
-            any_signed = False  # a plain loop: a generator per turn costs more than the turn's calls
-            for call in calls:
-                if call.extra and _signature(call):
-                    any_signed = True
-                    break
-            for i, call in enumerate(calls):
-                function_call = {"id": call.id, "name": call.name, "args": arguments_object(call, msg_id, ctx)}
-                signature = _signature(call) if any_signed else None
-                if signature:
-                    # Returned exactly where it came from.
-                    parts.append({"functionCall": function_call, "thoughtSignature": signature})
-                elif i == 0 and not any_signed:
-                    # A call Gemini did not sign (another provider's history): the first call of the step gets the
-                    # documented dummy; parallel calls after it carry none, as Gemini's own parallel calls do.
-                    parts.append({"functionCall": function_call, "thoughtSignature": DUMMY_THOUGHT_SIGNATURE})
-                else:
-                    parts.append({"functionCall": function_call})
+        if len(calls) == 1 and not calls[0].extra:
+            # The usual turn: one call Gemini did not sign (another provider's history) gets the documented dummy.
+            call = calls[0]
+            function_call = {"id": call.id, "name": call.name, "args": arguments_object(call, msg_id, ctx)}
+            parts.append({"functionCall": function_call, "thoughtSignature": DUMMY_THOUGHT_SIGNATURE})
+        elif calls:
+            _call_parts(calls, parts, msg_id, ctx)
         if not parts:
             ctx.warn(msg_id, "assistant", "empty model turn; placeholder text sent")
             parts.append({"text": EMPTY_TURN_PLACEHOLDER})
@@ -230,6 +250,26 @@ class GeminiDialect(Dialect):
 
 def _text(text: str) -> JSON:
     return {"text": text}
+
+
+def _call_parts(calls: Sequence[LLMToolCall], parts: list[JSON], msg_id: str | None, ctx: RequestContext) -> None:
+    """A turn's functionCall parts, each signature returned exactly where it came from."""
+    any_signed = False  # a plain loop: a generator per turn costs more than the turn's calls
+    for call in calls:
+        if call.extra and _signature(call):
+            any_signed = True
+            break
+    for i, call in enumerate(calls):
+        function_call = {"id": call.id, "name": call.name, "args": arguments_object(call, msg_id, ctx)}
+        signature = _signature(call) if any_signed else None
+        if signature:
+            parts.append({"functionCall": function_call, "thoughtSignature": signature})
+        elif i == 0 and not any_signed:
+            # A call Gemini did not sign (another provider's history): the first call of the step gets the
+            # documented dummy; parallel calls after it carry none, as Gemini's own parallel calls do.
+            parts.append({"functionCall": function_call, "thoughtSignature": DUMMY_THOUGHT_SIGNATURE})
+        else:
+            parts.append({"functionCall": function_call})
 
 
 def _signature(call: LLMToolCall) -> str | None:

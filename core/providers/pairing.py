@@ -76,18 +76,21 @@ def to_list(formatted: Iterable[LLMMessage | list[LLMMessage]], ctx: RequestCont
     answered = 0  # how many of its results were placed in call order, without a block
     block: _Block | None = None  # the open turn's bookkeeping, once it needs some
     synthetic = 0
-    # The call id the last result named and the one it was kept under (None: dropped), so the attachments
-    # that follow it stay with it, move with a positional pairing, or become a plain user turn.
-    last_result: tuple[str, str | None] | None = None
+    # The call id the last result named ("" for none; None when the last message was no result) and the one it
+    # was kept under (None: dropped), so the attachments that follow it stay with it, move with a positional
+    # pairing, or become a plain user turn. Two names, not a pair: no tuple per result.
+    named: str | None = None
+    kept: str | None = None
     for item in formatted:
         for msg in item if isinstance(item, list) else (item,):
-            if last_result is not None:
-                moved, last_result = last_result, None
-                if type(msg) is LLMUserMessage and msg.attachment_of == moved[0] and moved[1] != moved[0]:
-                    msg = replace(msg, attachment_of=moved[1])
-                    if moved[1] is None and block is not None:
+            if named is not None:
+                if type(msg) is LLMUserMessage and msg.attachment_of == named and kept != named:
+                    msg = replace(msg, attachment_of=kept)
+                    if kept is None and block is not None:
+                        named = None
                         block.defer(msg)  # a dropped result's attachments: a plain user turn after the block
                         continue
+                named = None
             # Exact types, hot cases first: a trace is mostly assistant turns and tool results.
             if type(msg) is LLMToolMessage:
                 call_id = msg.tool_call_id
@@ -96,13 +99,14 @@ def to_list(formatted: Iterable[LLMMessage | list[LLMMessage]], ctx: RequestCont
                     if answered < len(calls) and call_id and calls[answered].id == call_id and msg.name is not None:
                         out.append(msg)  # the next call's result: placed as it comes
                         answered += 1
-                        last_result = (call_id, call_id)
+                        named = kept = call_id
                         continue
                     block = _Block(turn, out[len(out) - answered :])
-                last_result = (call_id or "", _answer(block, msg, ctx))
+                named, kept = call_id or "", _answer(block, msg, ctx)
             elif type(msg) is LLMAssistantMessage:
                 if turn is not None:
-                    _settle(turn, answered, block, out, ctx)
+                    if block is not None or answered != len(turn.tool_calls):  # else nothing to settle (no call)
+                        _settle(turn, answered, block, out, ctx)
                     block = None
                 calls = msg.tool_calls
                 if msg.function_call is not None or (calls and (len(calls) > 1 or not calls[0].id)):

@@ -85,6 +85,23 @@ def test_tool_expands_each_return_into_a_tool_message_plus_its_attachments() -> 
     ]
 
 
+@pytest.mark.parametrize(
+    "reses",
+    [
+        [ToolReturn(call_id="a", name="search", result="r1")],
+        [ToolReturn(call_id="a", result="", is_error=True)],
+        [ToolReturn(call_id="a", result="r1", attachments=[TextPart(text="see")])],
+        ["bare result"],
+        [],
+        None,
+    ],
+)
+def test_a_one_result_tool_record_converts_as_the_general_loop_does(reses: list[str | ToolReturn] | None) -> None:
+    """to_llm_request builds the usual tool record (one result, no attachments) directly; same list either way."""
+    msg = BaseMessage(role="tool", msg_id="t", content="c", tool_reses=reses, additional_kwargs={"tool_call_id": "k"})
+    assert msg.to_llm_request() == msg._tool_to_llm()
+
+
 def test_function_becomes_an_llm_function_message() -> None:
     msg = BaseMessage(role="function", msg_id="f", function_res=FunctionResult(name="lookup", result="42"))
     assert msg.to_llm_request() == LLMFunctionMessage(name="lookup", content="42", msg_id="f")
