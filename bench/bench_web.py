@@ -1,12 +1,13 @@
 """Dashboard benchmark: the first response of a conversation page, 100 vs 10,000 trace records, over the store.
 
-    .venv/bin/python bench/bench_web.py [--records 10000] [--runs 5]
+    .venv/bin/python bench/bench_web.py [--records 10000] [--runs 5] [--pg]
 
 Figures, not assertions (``tests/web/test_web_timeline.py`` asserts the size bound). One process and
-one SQLite store hold both conversations, plus a warm-up conversation of the small one's shape. The
-machine is shared, so every figure is the best of ``--runs`` rounds, and each round times the small
-and the large conversation one after the other (``bench/timing.py``); one discarded round first pays
-the process's one-off costs (imports, first validations), which neither size should carry.
+one store (SQLite; ``--pg`` for PostgreSQL) hold both conversations, plus a warm-up conversation of
+the small one's shape. The machine is shared, so every figure is the best of ``--runs`` rounds, and
+each round times the small and the large conversation one after the other (``bench/timing.py``); one
+discarded round first pays the process's one-off costs (imports, first validations), which neither
+size should carry.
 
 - bytes: of ``GET /conversations/<id>``.
 - cold, new app: the first request of an app created for it, after ``GET /``: that request also
@@ -14,7 +15,10 @@ the process's one-off costs (imports, first validations), which neither size sho
   page opened after a restart does. The figure the acceptance point was first measured with.
 - cold: the first request for the conversation in an app that has already served a conversation
   page of the same shape (templates compiled, the cache emptied): what opening a conversation costs
-  a running server. The stricter ratio: no constant pads both sides.
+  a running server. The stricter ratio: no constant pads both sides. On SQLite the timeline is
+  ordered from the outlines the import stored and the page's records are read by byte span
+  (``web.timeline.stored``); on PostgreSQL the stored JSON is read whole and scanned
+  (``web.timeline.outline``).
 - warm: later requests (the conversation is cached until an import changes it).
 - payload: the payload page, requested right after the conversation page in an app created for the
   round (so its caches are cold), the collector run between the two as before every timed request.
@@ -42,7 +46,8 @@ from bench.timing import timed  # noqa: E402
 from bench.trace_fixture import build_trace_message  # noqa: E402
 from core import MESSAGE_ADAPTER, Message  # noqa: E402
 from core.store import Store  # noqa: E402
-from tests.web.web_corpus import BASE_URL, temp_store  # noqa: E402
+from tests.store.store_pg import create_pg_database, drop_pg_database, pg_database_url  # noqa: E402
+from tests.web.web_corpus import BASE_URL, import_messages, temp_store  # noqa: E402
 from web.app import create_app  # noqa: E402
 from web.settings import Settings  # noqa: E402
 from web.source import ConversationCache, StoreSource  # noqa: E402
@@ -95,15 +100,16 @@ def best(figures: dict[str, dict[str, float]], size: str, name: str, value: floa
     figures[size][name] = min(figures[size].get(name, float("inf")), value)
 
 
-def measure(records: int, runs: int) -> dict[str, dict[str, float]]:
-    """Each figure of both sizes (keys ``small`` and ``large``), in milliseconds and bytes."""
+def measure(records: int, runs: int, store: Store) -> dict[str, dict[str, float]]:
+    """Each figure of both sizes (keys ``small`` and ``large``), in milliseconds and bytes, over an empty ``store``."""
     ids = {"small": f"bench-{SMALL}", "large": f"bench-{records}"}
-    store = temp_store(
+    import_messages(
+        store,
         [
             conversation(SMALL, WARM_UP, "w-"),
             conversation(SMALL, ids["small"], "s-"),
             conversation(records, ids["large"], "l-"),
-        ]
+        ],
     )
     source = StoreSource(store)
     figures: dict[str, dict[str, float]] = {"small": {}, "large": {}}
@@ -135,8 +141,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument(
+        "--pg",
+        action="store_true",
+        help="over PostgreSQL (a fresh database on the test server, dropped after) instead of SQLite",
+    )
     ns = parser.parse_args()
-    figures = measure(ns.records, ns.runs)
+    if ns.pg:
+        name = create_pg_database()
+        try:
+            with Store.open(pg_database_url(name)) as store:
+                figures = measure(ns.records, ns.runs, store)
+        finally:
+            drop_pg_database(name)
+    else:
+        figures = measure(ns.records, ns.runs, temp_store())
+    print(f"backend: {'PostgreSQL' if ns.pg else 'SQLite'}")
     small, large = figures["small"], figures["large"]
     print(
         f"{'records':>8} {'first response':>15} {'cold, new app':>14} {'cold':>9} {'warm':>9} "
