@@ -46,7 +46,7 @@ from core.store.derive import derived_msg_id, figures, title_of
 from core.store.engine import write_transaction
 from core.store.jsonio import RawJSON, dumps
 from core.store.outline import dump_with_outline
-from core.store.tables import CONVERSATION_KINDS, CONVERSATIONS, MESSAGE_OUTLINES, MESSAGES
+from core.store.tables import CONVERSATION_KINDS, CONVERSATIONS, MESSAGE_OUTLINES, MESSAGE_TEXTS, MESSAGES
 from core.store.views import ImportSummary
 
 CHUNK = 1000
@@ -108,8 +108,9 @@ def _prepare(records: Iterable[Record], postgres: bool) -> list[PreparedMessage]
     for record in records:
         message = record.message
         raw = record.raw
-        # SQLite stores this text as it is, so the outline's byte offsets hold; PostgreSQL re-renders JSONB.
-        body, outline = (dumps(raw), None) if postgres else dump_with_outline(raw, message)
+        # The text and its outline's byte spans: SQLite stores the text as ``body``; PostgreSQL keeps JSONB
+        # (its own rendering) in ``body`` and this text beside it, in ``message_texts``.
+        body, outline = dump_with_outline(raw, message)
         if postgres and b"\\u0000" in body:
             _refuse_nul(raw, record)
         raw_id = raw.get("msg_id")
@@ -267,29 +268,47 @@ def _insert_messages(
 
 
 def _executemany_messages(conn: Connection, rows: list[dict[str, Any]], outlines: list[str | None]) -> None:
-    """INSERT message rows (and on SQLite their outlines) with the driver's own executemany.
+    """INSERT message rows and their outlines (on PostgreSQL also their texts) in bulk.
 
-    The statement is compiled from the Table (no hand-written SQL; values stay bound).
-    JSON columns already hold JSON text (RawJSON), and on PostgreSQL the compiled
-    statement casts it to JSONB, so SQLAlchemy's per-value JSON wrapping can be
+    SQLite: the driver's own executemany. PostgreSQL: COPY (``_copy_rows``). The statements are
+    compiled from the Tables (no hand-written SQL; values stay bound or travel in COPY's stream).
+    JSON columns already hold JSON text (RawJSON), so SQLAlchemy's per-value JSON wrapping is
     skipped: about a tenth of PostgreSQL's write time.
+
+    Ids are given here, not by the database, so each outline row can name its message: under the
+    import lock nothing else inserts on SQLite (BEGIN IMMEDIATE), and PostgreSQL's ids come from
+    the table's own sequence.
     """
-    if conn.dialect.name == "postgresql":
-        _copy_messages(conn, rows)
-        return
-    # Ids given here, not by SQLite, so each outline row can name its message: under the import
-    # lock (BEGIN IMMEDIATE) nothing else inserts, and the next id is one past the largest.
-    next_id = conn.execute(select(func.coalesce(func.max(MESSAGES.c.id), 0))).scalar_one() + 1
-    for pk, row in enumerate(rows, next_id):
+    postgres = conn.dialect.name == "postgresql"
+    if postgres:
+        ids = list(conn.execute(_NEXT_MESSAGE_IDS, {"n": len(rows)}).scalars())
+    else:
+        first = conn.execute(select(func.coalesce(func.max(MESSAGES.c.id), 0))).scalar_one() + 1
+        ids = list(range(first, first + len(rows)))
+    for pk, row in zip(ids, rows, strict=True):
         row["id"] = pk
-    _executemany(conn, MESSAGES, rows)
     outline_rows = [
         {"message_pk": row["id"], "outline": outline}
         for row, outline in zip(rows, outlines, strict=True)
         if outline is not None
     ]
+    if not postgres:
+        _executemany(conn, MESSAGES, rows)
+        if outline_rows:
+            _executemany(conn, MESSAGE_OUTLINES, outline_rows)
+        return
+    _copy_rows(conn, MESSAGES, rows)
     if outline_rows:
-        _executemany(conn, MESSAGE_OUTLINES, outline_rows)
+        _copy_rows(conn, MESSAGE_OUTLINES, outline_rows)
+        texts = [
+            {"message_pk": row["id"], "text": str(row["body"]).encode()}
+            for row, outline in zip(rows, outlines, strict=True)
+            if outline is not None
+        ]
+        _copy_rows(conn, MESSAGE_TEXTS, texts)
+
+
+_NEXT_MESSAGE_IDS = text("SELECT nextval(pg_get_serial_sequence('messages', 'id')) FROM generate_series(1, :n)")
 
 
 def _executemany(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
@@ -302,8 +321,8 @@ def _executemany(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> 
         conn.exec_driver_sql(str(compiled), rows)
 
 
-def _copy_messages(conn: Connection, rows: list[dict[str, Any]]) -> None:
-    """PostgreSQL: stream the rows with COPY, several times faster than any INSERT for bulk loads.
+def _copy_rows(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
+    """PostgreSQL: stream rows (all with the keys of the first) with COPY, several times faster than INSERT.
 
     The column list comes from the Table (quoted by the dialect), never from input; the values
     travel in COPY's data stream, not in SQL text. JSON columns already hold JSON text, which
@@ -311,7 +330,7 @@ def _copy_messages(conn: Connection, rows: list[dict[str, Any]]) -> None:
     """
     columns = list(rows[0])
     quote = conn.dialect.identifier_preparer.quote
-    statement = f"COPY {quote(MESSAGES.name)} ({', '.join(quote(c) for c in columns)}) FROM STDIN"
+    statement = f"COPY {quote(table.name)} ({', '.join(quote(c) for c in columns)}) FROM STDIN"
     driver = conn.connection.driver_connection
     assert driver is not None
     with driver.cursor() as cursor, cursor.copy(statement) as copy:

@@ -13,7 +13,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, Text, cast, func, select
+from sqlalchemy import Engine, Integer, Text, bindparam, cast, func, select
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.exc import IntegrityError
 
 from core.errors import UnknownNameError
@@ -32,7 +33,7 @@ from core.store.engine import (
 from core.store.engine import write_transaction as _write
 from core.store.query import ConversationQuery
 from core.store.schema import ensure_schema
-from core.store.tables import CONVERSATION_KINDS, CONVERSATIONS, MESSAGE_OUTLINES, MESSAGES, RUNS
+from core.store.tables import CONVERSATION_KINDS, CONVERSATIONS, MESSAGE_OUTLINES, MESSAGE_TEXTS, MESSAGES, RUNS
 from core.store.views import (
     ConversationDetail,
     ConversationJSON,
@@ -48,6 +49,31 @@ from core.store.views import (
 
 _M = MESSAGES.c
 _C = CONVERSATIONS.c
+
+
+def _pg_substrings(conn: Any, spans: list[tuple[int, int, int]]) -> list[bytes]:
+    """PostgreSQL: every span's bytes of ``message_texts`` in one statement (the spans as array parameters)."""
+    if not spans:
+        return []
+    t = MESSAGE_TEXTS.c
+    wanted = (
+        func.unnest(
+            bindparam("rows", [s[0] for s in spans], type_=postgresql.ARRAY(Integer)),
+            bindparam("starts", [s[1] + 1 for s in spans], type_=postgresql.ARRAY(Integer)),  # SQL counts from 1
+            bindparam("lengths", [s[2] - s[1] for s in spans], type_=postgresql.ARRAY(Integer)),
+        )
+        .table_valued("row", "start", "length", with_ordinality="position")
+        .render_derived()
+    )
+    stmt = (
+        select(wanted.c.position, func.substring(t.text, wanted.c.start, wanted.c.length))
+        .select_from(wanted.join(MESSAGE_TEXTS, t.message_pk == wanted.c.row))
+        .order_by(wanted.c.position)
+    )
+    found = conn.execute(stmt).all()
+    if len(found) != len(spans):
+        raise UnknownNameError("a stored message's text is gone (deleted since its outline was read)")
+    return [bytes(piece) for _, piece in found]
 
 
 class Store:
@@ -198,11 +224,10 @@ class Store:
     def get_conversation_outline(self, conversation_id: str) -> ConversationOutline | None:
         """A conversation's figures and its messages' outlines, in the order of ``get_conversation_json``.
 
-        None when any of its messages has no outline (PostgreSQL; imported before revision 0003):
-        the caller then reads the JSON whole. UnknownNameError if there is no such conversation.
+        None when any of its messages has no outline (imported before revision 0003 and not outlined
+        by ``db upgrade``): the caller then reads the JSON whole. UnknownNameError if there is no such
+        conversation.
         """
-        if self.backend != "sqlite":
-            return None
         o = MESSAGE_OUTLINES.c
         with read_transaction(self.engine) as conn:
             row = conn.execute(query.summary_select().where(_C.conversation_id == conversation_id)).first()
@@ -233,22 +258,25 @@ class Store:
         return tuple(found[row] for row in rows)
 
     def read_spans(self, spans: Iterable[tuple[int, int, int]]) -> list[bytes]:
-        """Byte ranges ``(row, start, end)`` of stored messages' JSON text, in one read transaction (SQLite only).
+        """Byte ranges ``(row, start, end)`` of stored messages' JSON text (the text outlines point into), in order.
 
-        SQLite's incremental blob I/O reads only the pages that hold each range: a page of a
-        10,000-record trace costs the bytes it shows, not the 16 MB around them. A stored body never
-        changes (imports only add), so ranges from an outline read earlier stay valid.
+        One read transaction. SQLite reads ``body`` with incremental blob I/O, PostgreSQL takes
+        substrings of ``message_texts`` (stored uncompressed): either way only the pages or chunks
+        that hold a range are read, so a page of a 10,000-record trace costs the bytes it shows, not
+        the 16 MB around them. A stored text never changes (imports only add), so ranges from an
+        outline read earlier stay valid.
         """
-        if self.backend != "sqlite":
-            raise NotImplementedError("byte ranges of stored JSON exist only on SQLite")
-        out: list[bytes] = []
+        wanted = list(spans)
         with read_transaction(self.engine) as conn:
+            if conn.dialect.name == "postgresql":
+                return _pg_substrings(conn, wanted)
             driver = conn.connection.driver_connection
             assert isinstance(driver, sqlite3.Connection)
+            out: list[bytes] = []
             blob: sqlite3.Blob | None = None
             blob_row = -1
             try:
-                for row, start, end in spans:
+                for row, start, end in wanted:
                     if row != blob_row:
                         if blob is not None:
                             blob.close()
@@ -259,7 +287,7 @@ class Store:
             finally:
                 if blob is not None:
                     blob.close()
-        return out
+            return out
 
     def messages(self, conversation_id: str) -> tuple[Message, ...] | None:
         """A conversation's top-level messages in order, typed; None when there is no such conversation.

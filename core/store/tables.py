@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Column, ForeignKey, Index, Integer, String, Table, Text
+from sqlalchemy import JSON, BigInteger, Column, ForeignKey, Index, Integer, LargeBinary, String, Table, Text
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.types import TypeEngine
 from sqlmodel import Field, SQLModel
@@ -71,8 +71,9 @@ class MessageOutlineRow(SQLModel, table=True):
 
     A table of its own, not a column of ``messages``: SQLite lays a row's columns end to end, so
     reading a column stored after a 16 MB body walks the body's overflow pages (15 ms for a
-    10,000-record trace, as much as reading it). Written by SQLite imports only: PostgreSQL keeps
-    JSONB, whose text is its own rendering. A message without a row here is read whole.
+    10,000-record trace, as much as reading it). On SQLite the spans point into ``body``; on
+    PostgreSQL, whose JSONB renders its own text, into the ``message_texts`` row written with it.
+    A message without a row here (imported before revision 0003) is read whole.
 
     Keyed by the message's integer id, not its msg_id: the import appends rows in id order, one
     B-tree insert each, where a text key would also fill an index at random places.
@@ -84,6 +85,21 @@ class MessageOutlineRow(SQLModel, table=True):
         sa_column=Column(Integer, ForeignKey("messages.id", ondelete="CASCADE"), primary_key=True, autoincrement=False)
     )
     outline: str = Field(sa_column=Column(Text, nullable=False))
+
+
+class MessageTextRow(SQLModel, table=True):
+    """PostgreSQL only: a message's JSON text as the import wrote it, the text its outline's byte spans point into.
+
+    ``body`` is JSONB, which keeps no text; this is stored uncompressed (``STORAGE EXTERNAL``, set by
+    the migration), so ``substring`` of a span reads only the chunks that hold it.
+    """
+
+    __tablename__ = "message_texts"
+
+    message_pk: int = Field(
+        sa_column=Column(Integer, ForeignKey("messages.id", ondelete="CASCADE"), primary_key=True, autoincrement=False)
+    )
+    text: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
 
 
 class ConversationKindRow(SQLModel, table=True):
@@ -136,6 +152,7 @@ def _table(model: type[SQLModel]) -> Table:
 CONVERSATIONS = _table(ConversationRow)
 MESSAGES = _table(MessageRow)
 MESSAGE_OUTLINES = _table(MessageOutlineRow)
+MESSAGE_TEXTS = _table(MessageTextRow)
 CONVERSATION_KINDS = _table(ConversationKindRow)
 RUNS = _table(RunRow)
 METADATA = SQLModel.metadata

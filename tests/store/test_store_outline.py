@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+import pytest
 from alembic import command
 from hypothesis import HealthCheck, given, settings
 from sqlalchemy import delete, text
@@ -20,6 +21,7 @@ from core.store.engine import make_engine, write_transaction
 from core.store.outline import TAIL_LIMIT, dump_with_outline
 from core.store.schema import _config, upgrade
 from core.store.tables import MESSAGE_OUTLINES
+from tests.store.store_pg import BACKENDS
 from tests.strategies import messages
 from tests.web.web_corpus import every_kind, import_messages, long_trace
 
@@ -67,24 +69,26 @@ def test_a_long_tail_is_read_from_the_text_not_kept_in_the_outline() -> None:
     assert outline is not None and outline[9] == '},"content":"short"}'  # the trace's close, then the keys after it
 
 
-def test_a_sqlite_store_reads_pages_of_a_trace_by_span(tmp_path: Any) -> None:
+def test_a_store_reads_pages_of_a_trace_by_span(db_url: str) -> None:
+    """SQLite's spans point into ``body``, PostgreSQL's into ``message_texts``: either way they hold the records."""
     (message,) = long_trace(300)
-    with Store.open(str(tmp_path / "s.db")) as store:
+    with Store.open(db_url) as store:
         import_messages(store, [message])
         stored = store.get_conversation_outline(message.conversation_id)
         assert stored is not None and stored.summary.records == 300
         ((row, text),) = stored.outlines
         outline = orjson.loads(text)
         spans = [(row, child[0], child[1]) for child in outline[8]]
-        records = [orjson.loads(piece) for piece in store.read_spans(spans)]
+        records = [orjson.loads(piece) for piece in store.read_spans(spans[::-1])][::-1]  # any order
         assert [r["msg_id"] for r in records] == [r.msg_id for r in message.intermediate_trace.records]
-        assert store.read_spans([(row, 0, outline[1])]) == [store.get_bodies([row])[0].encode()]
+        (whole,) = store.read_spans([(row, 0, outline[1])])
+        assert orjson.loads(whole) == orjson.loads(store.get_bodies([row])[0])
 
 
-def test_messages_without_an_outline_are_read_whole(tmp_path: Any) -> None:
-    """A store upgraded from revision 0002 holds messages imported without outlines: no outline is offered."""
+def test_messages_without_an_outline_are_read_whole(db_url: str) -> None:
+    """A store upgraded from revision 0002 may hold messages without outlines: no outline is offered then."""
     (message,) = long_trace(20)
-    with Store.open(str(tmp_path / "s.db")) as store:
+    with Store.open(db_url) as store:
         import_messages(store, [message])
         with write_transaction(store.engine) as conn:
             conn.execute(delete(MESSAGE_OUTLINES))
@@ -92,44 +96,41 @@ def test_messages_without_an_outline_are_read_whole(tmp_path: Any) -> None:
         assert len(store.get_conversation_json(message.conversation_id).bodies) == 1
 
 
-def test_postgresql_stores_no_outline(db_url: str) -> None:
-    """JSONB re-renders the text, so byte spans would point anywhere: PostgreSQL offers none and keeps none."""
-    (message,) = long_trace(20)
-    with Store.open(db_url) as store:
-        import_messages(store, [message])
-        stored = store.get_conversation_outline(message.conversation_id)
-        if store.backend == "postgresql":
-            assert stored is None
-            with store.engine.connect() as conn:
-                assert conn.execute(MESSAGE_OUTLINES.select()).first() is None
-        else:
-            assert stored is not None and len(stored.outlines) == 1
-
-
-def test_an_upgrade_from_0002_outlines_what_was_stored_before(tmp_path: Any) -> None:
-    """`db upgrade` from revision 0002 outlines the messages stored then, except one whose text an import would
-    not write now (its conversation is then read whole, as before the upgrade)."""
-    url = str(tmp_path / "s.db")
+@pytest.mark.parametrize("fresh_url", BACKENDS, indirect=True)
+def test_an_upgrade_from_0002_outlines_what_was_stored_before(fresh_url: str) -> None:
+    """`db upgrade` from revision 0002 outlines the messages stored then. On SQLite a message whose text an import
+    would not write now stays without (its conversation is then read whole, as before the upgrade); PostgreSQL
+    stores the text beside the JSONB, so every message is outlined there."""
     messages = [*long_trace(40), *every_kind("text", conversation_id="c-every")]
-    with Store.open(url) as store:
+    with Store.open(fresh_url) as store:
         import_messages(store, messages)
         expected = _all_outlines(store)
         odd = store.get_conversation_outline("c-every")
         assert odd is not None and len(expected) == len(messages)
-    engine = make_engine(url)
+        sqlite = store.backend == "sqlite"
+    odd_row = odd.outlines[0][0]
+    engine = make_engine(fresh_url)
     try:
-        with write_transaction(engine) as conn:  # a store as revision 0002 left it: no outline table
+        with write_transaction(engine) as conn:  # a store as revision 0002 left it: no outline tables
             command.downgrade(_config(conn), "0002")
-            odd_row = odd.outlines[0][0]
-            conn.execute(text("UPDATE messages SET body = ' ' || body WHERE id = :id"), {"id": odd_row})
+            if sqlite:
+                conn.execute(text("UPDATE messages SET body = ' ' || body WHERE id = :id"), {"id": odd_row})
         result = upgrade(engine)
     finally:
         engine.dispose()
-    assert (result.before, result.outlined) == ("0002", len(messages) - 1)
-    with Store.open(url) as store:
-        assert _all_outlines(store) == {pk: o for pk, o in expected.items() if pk != odd_row}
-        assert store.get_conversation_outline("c-every") is None  # read whole, as before
-        assert store.get_conversation_outline("c-long") is not None
+    assert (result.before, result.outlined) == ("0002", len(messages) - sqlite)
+    with Store.open(fresh_url) as store:
+        after = _all_outlines(store)
+        assert after.keys() == {pk for pk in expected if not (sqlite and pk == odd_row)}
+        if sqlite:  # the same text, so the same outline; PostgreSQL's is of JSONB's key order, checked below
+            assert after == {pk: o for pk, o in expected.items() if pk != odd_row}
+        assert (store.get_conversation_outline("c-every") is None) == sqlite  # SQLite: read whole, as before
+        long = store.get_conversation_outline("c-long")
+        assert long is not None
+        ((row, outline_text),) = long.outlines
+        child = orjson.loads(outline_text)[8][7]
+        (piece,) = store.read_spans([(row, child[0], child[1])])
+        assert orjson.loads(piece)["msg_id"] == messages[0].intermediate_trace.records[7].msg_id  # type: ignore[union-attr]
 
 
 def _all_outlines(store: Store) -> dict[int, str]:

@@ -264,6 +264,9 @@ def test_the_store_text_of_both_backends_orders_the_same(db_url: str) -> None:  
         import_messages(store, [MESSAGE_ADAPTER.validate_python(m) for m in (raw, extra)])
         stored = store.get_conversation_json(raw["conversation_id"])
         typed = Timeline([m.message for m in store.get_conversation(raw["conversation_id"]).messages])
-    lazy = Timeline(JsonOrder(stored.bodies))
-    assert lazy.slots == typed.slots
-    assert lazy.page(0, 200) == typed.page(0, 200)
+        outlined = StoreSource(store).load(raw["conversation_id"]).timeline  # both backends: by span
+        assert isinstance(outlined.order, StoredOrder)
+        for lazy in (Timeline(JsonOrder(stored.bodies)), outlined):
+            assert lazy.slots == typed.slots
+            assert lazy.page(0, 200) == typed.page(0, 200)
+            assert lazy.page(100, 50) == typed.page(100, 50)

@@ -1,9 +1,10 @@
 """Messages keep an outline of their stored JSON: each trace record's byte span and what placing it needs.
 
 ``message_outlines`` (``core.store.outline``) lets the dashboard open a long trace by reading
-the outline and the records of one page, not the whole body. Written by imports on SQLite;
-empty on PostgreSQL (JSONB renders its own text, so byte offsets into it mean nothing). A
-message imported before this revision has no outline, and the dashboard reads it whole as before.
+the outline and the records of one page, not the whole body. On SQLite the spans point into
+``messages.body``; PostgreSQL's JSONB keeps no text, so there ``message_texts`` holds the text
+the spans point into, uncompressed, so that a substring reads only the chunks it needs.
+``traceloupe db upgrade`` outlines the messages stored before (``core.store.backfill``).
 
 Revision ID: 0003
 Revises: 0002
@@ -33,7 +34,21 @@ def upgrade() -> None:
         ),
         sa.Column("outline", sa.Text(), nullable=False),
     )
+    op.create_table(
+        "message_texts",
+        sa.Column(
+            "message_pk",
+            sa.Integer(),
+            sa.ForeignKey("messages.id", ondelete="CASCADE"),
+            primary_key=True,
+            autoincrement=False,
+        ),
+        sa.Column("text", sa.LargeBinary(), nullable=False),
+    )
+    if op.get_bind().dialect.name == "postgresql":
+        op.execute("ALTER TABLE message_texts ALTER COLUMN text SET STORAGE EXTERNAL")
 
 
 def downgrade() -> None:
+    op.drop_table("message_texts")
     op.drop_table("message_outlines")
