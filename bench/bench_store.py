@@ -9,7 +9,7 @@ fresh database on the server, skipped when unreachable):
 1. ``traceloupe import`` of N messages (read + validate + derive + write, one
    transaction): messages per second.
 2. The floor: a bare DB-API ``executemany`` of exactly the rows the import stored
-   (messages and, on SQLite, their outlines; JSON already serialised, conversations
+   (messages, their outlines and, on PostgreSQL, their texts; JSON already serialised, conversations
    already present) into a fresh database
    with the same schema (indexes, FTS trigger): messages per second. The ratio is
    import rate / floor rate; the target is at least 0.5.
@@ -40,7 +40,7 @@ from core.reader import read_path  # noqa: E402
 from core.store import SORTS, ConversationQuery, Store, importer  # noqa: E402
 from core.store.engine import read_transaction, write_transaction  # noqa: E402
 from core.store.jsonio import dumps_text  # noqa: E402
-from core.store.tables import CONVERSATIONS, MESSAGE_OUTLINES, MESSAGES  # noqa: E402
+from core.store.tables import CONVERSATIONS, MESSAGE_OUTLINES, MESSAGE_TEXTS, MESSAGES  # noqa: E402
 from tests.store.store_factory import dataset  # noqa: E402
 
 MESSAGE_COLUMNS = [c.name for c in MESSAGES.columns]
@@ -62,9 +62,13 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
 
 
 def floor_rate(
-    url: str, rows: list[dict[str, Any]], conversations: list[tuple[int, str]], outlines: list[tuple[int, str]]
+    url: str,
+    rows: list[dict[str, Any]],
+    conversations: list[tuple[int, str]],
+    outlines: list[tuple[int, str]],
+    texts: list[tuple[int, bytes]],
 ) -> float:
-    """Messages per second of a bare executemany of ``rows`` (and the outline rows) into a fresh store at ``url``."""
+    """Messages per second of a bare executemany of ``rows`` (and the outline and text rows) into a fresh store."""
     with Store.open(url) as store:
         with write_transaction(store.engine) as conn:
             conn.execute(CONVERSATIONS.insert(), [{"id": pk, "conversation_id": cid} for pk, cid in conversations])
@@ -84,8 +88,12 @@ def floor_rate(
                 sql = f"INSERT INTO messages ({cols}) VALUES ({marks})"
                 start = time.perf_counter()
             cur.executemany(sql, values)
-            if outlines:  # SQLite imports store each message's outline too (core.store.outline)
-                cur.executemany("INSERT INTO message_outlines (message_pk, outline) VALUES (?, ?)", outlines)
+            # An import stores each message's outline too (core.store.outline), and on PostgreSQL its text.
+            mark = "?" if backend == "sqlite" else "%s"
+            if outlines:
+                cur.executemany(f"INSERT INTO message_outlines (message_pk, outline) VALUES ({mark}, {mark})", outlines)
+            if texts:
+                cur.executemany(f"INSERT INTO message_texts (message_pk, text) VALUES ({mark}, {mark})", texts)
             raw.commit() if backend == "postgresql" else cur.execute("COMMIT")
             elapsed = time.perf_counter() - start
         finally:
@@ -93,8 +101,10 @@ def floor_rate(
     return len(rows) / elapsed
 
 
-def _import_once(url: str, path: Path, n: int) -> tuple[float, float, str, list[dict[str, Any]], list[Any], list[Any]]:
-    """One import into a fresh store: (prepare s, write s, backend, the stored rows, the conversations, outlines)."""
+def _import_once(
+    url: str, path: Path, n: int
+) -> tuple[float, float, str, list[dict[str, Any]], list[Any], list[Any], list[Any]]:  # noqa: E501
+    """One import into a fresh store: prepare s, write s, backend, the rows, the conversations, outlines, texts."""
     with Store.open(url) as store:
         # What Store.import_path does, timed in its two phases.
         postgres = store.backend == "postgresql"
@@ -106,9 +116,10 @@ def _import_once(url: str, path: Path, n: int) -> tuple[float, float, str, list[
             conversations = [
                 (pk, cid) for pk, cid in conn.execute(select(CONVERSATIONS.c.id, CONVERSATIONS.c.conversation_id))
             ]
-            o = MESSAGE_OUTLINES.c
+            o, t = MESSAGE_OUTLINES.c, MESSAGE_TEXTS.c
             outlines = [tuple(r) for r in conn.execute(select(o.message_pk, o.outline))]
-        return prepare_s, write_s, store.backend, rows, conversations, outlines
+            texts = [tuple(r) for r in conn.execute(select(t.message_pk, t.text))]
+        return prepare_s, write_s, store.backend, rows, conversations, outlines, texts
 
 
 def bench_import(new_url: Callable[[], str], path: Path, n: int, repeat: int) -> None:
@@ -120,9 +131,9 @@ def bench_import(new_url: Callable[[], str], path: Path, n: int, repeat: int) ->
     floors: list[float] = []
     backend = ""
     for _ in range(repeat):
-        prepare_s, write_s, backend, rows, conversations, outlines = _import_once(new_url(), path, n)
+        prepare_s, write_s, backend, rows, conversations, outlines, texts = _import_once(new_url(), path, n)
         imports.append((prepare_s, write_s))
-        floors.append(floor_rate(new_url(), rows, conversations, outlines))
+        floors.append(floor_rate(new_url(), rows, conversations, outlines, texts))
     prepare_s, write_s = min(imports, key=sum)
     elapsed = prepare_s + write_s
     rate = n / elapsed
