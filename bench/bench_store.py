@@ -103,7 +103,7 @@ def floor_rate(
 
 def _import_once(
     url: str, path: Path, n: int
-) -> tuple[float, float, str, list[dict[str, Any]], list[Any], list[Any], list[Any]]:  # noqa: E501
+) -> tuple[float, float, str, list[dict[str, Any]], list[Any], list[Any], list[Any]]:
     """One import into a fresh store: prepare s, write s, backend, the rows, the conversations, outlines, texts."""
     with Store.open(url) as store:
         # What Store.import_path does, timed in its two phases.

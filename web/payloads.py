@@ -22,7 +22,7 @@ from core import ContractError, Message
 from core.integrity import repair
 from core.providers import ChatLLM, RequestOptions, RequestResult, dialect_names, get_dialect
 from web.source import Loaded, version_of
-from web.timeline.order import msg_anchor
+from web.timeline.order import flatten, msg_anchor
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,20 +124,26 @@ class PayloadBuilder:
 def assistant_choices(loaded: Loaded, limit: int = 1000) -> tuple[list[tuple[str, str]], int]:
     """The assistant replies a request can be cut before (``upto``): (msg_id, label), and how many there are.
 
-    Read from the timeline's slots, so only the ``limit`` listed replies are typed (for their labels).
+    Read from the timeline's slots, so only the ``limit`` listed replies are typed (for their labels), or
+    taken from the typed messages when a page has made them (the slots are their flattened order).
     """
     timeline = loaded.timeline
     top = {slot.msg_id for slot in timeline.slots if slot.placement == "message"}
+    positions = [
+        position
+        for position, slot in enumerate(timeline.slots)
+        if slot.role == "assistant" and not slot.depth and (slot.parent_id is None or slot.parent_id in top)
+    ]
+    listed = positions[:limit]
+    if loaded.typed:  # the payload page typed every message already: take them rather than read records again
+        entries = flatten(loaded.messages)
+        replies = [entries[position].message for position in listed]
+    else:
+        replies = timeline.messages_at(listed)
     choices: list[tuple[str, str]] = []
-    total = 0
-    for position, slot in enumerate(timeline.slots):
-        if slot.role != "assistant" or slot.depth or (slot.parent_id is not None and slot.parent_id not in top):
-            continue
-        total += 1
-        if len(choices) < limit:
-            msg = timeline.message(position)
-            text = " ".join(str(msg.content if isinstance(msg.content, str) else "").split())
-            calls = ", ".join(c.name for c in msg.tool_calls or ())
-            label = text[:60] or (f"calls {calls}"[:60] if calls else "(no text)")
-            choices.append((msg.msg_id, label))
-    return choices, total
+    for msg in replies:
+        text = " ".join(str(msg.content if isinstance(msg.content, str) else "").split())
+        calls = ", ".join(c.name for c in msg.tool_calls or ())
+        label = text[:60] or (f"calls {calls}"[:60] if calls else "(no text)")
+        choices.append((msg.msg_id, label))
+    return choices, len(positions)

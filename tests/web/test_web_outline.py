@@ -84,6 +84,10 @@ def assert_same_timeline(bodies: list[str], *, page_size: int = 7) -> Timeline:
         assert [_without_trace(m) for m in lazy.order.messages(0, everything)] == [
             _without_trace(m) for m in typed.order.messages(0, everything)
         ]
+        scattered = list(range(len(typed)))[::-3]  # any positions, in any order, read together
+        assert [_without_trace(m) for m in lazy.messages_at(scattered)] == [
+            _without_trace(m) for m in typed.messages_at(scattered)
+        ]
         for slot in typed.slots[:: max(1, len(typed) // 20)]:
             anchor = msg_anchor(slot.msg_id)
             assert lazy.position(anchor) == typed.position(anchor)

@@ -51,6 +51,10 @@ class Timeline:
         """The typed message of the card at ``position``."""
         return self._order.messages(position, position + 1)[0]
 
+    def messages_at(self, positions: Sequence[int]) -> list[Message]:
+        """The typed messages of the cards at ``positions``, in that order (read together where stored)."""
+        return self._order.messages_at(positions)
+
     def page(self, offset: int, size: int, *, through: str | None = None, max_through: int = 1000) -> Page:
         """Cards ``[offset, offset + size)``, extended by whole pages until the card ``through`` is included.
 

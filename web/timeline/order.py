@@ -195,6 +195,10 @@ class Order(ABC):
     def messages(self, start: int, end: int) -> list[Message]:
         """The typed messages of slots ``[start, end)``."""
 
+    def messages_at(self, positions: Sequence[int]) -> list[Message]:
+        """The typed messages of the slots at ``positions`` (an order that reads storage reads them at once)."""
+        return [self.messages(position, position + 1)[0] for position in positions]
+
 
 class TypedOrder(Order):
     """The order of messages already typed."""

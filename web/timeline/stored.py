@@ -120,16 +120,17 @@ class StoredOrder(Order):
         return self._calls
 
     def messages(self, start: int, end: int) -> list[Message]:
-        wanted = self._nodes[start:end]
+        return self.messages_at(range(start, min(end, len(self._nodes))))
+
+    def messages_at(self, positions: Sequence[int]) -> list[Message]:
+        nodes, rows = self._nodes, self._rows
         # Under the lock so two requests never type one record twice (and cache one of the two).
         with self._lock:
             typed = self._typed
-            missing = [
-                (row, node) for row, node in zip(self._rows[start:end], wanted, strict=True) if id(node) not in typed
-            ]
+            missing = [(rows[p], nodes[p]) for p in positions if id(nodes[p]) not in typed]
             if missing:
-                self._type(missing)
-            return [self._typed[id(node)] for node in wanted]
+                self._type(missing)  # one read for all of them: a transaction per record costs more than the record
+            return [typed[id(nodes[p])] for p in positions]
 
     def _type(self, nodes: list[tuple[int, _Node]]) -> None:
         """Read the nodes' JSON in one transaction and type each; irregular nodes take the typed values."""
