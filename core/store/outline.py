@@ -30,6 +30,7 @@ keeps JSONB and renders its own text, so no outline is stored there.
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 from core.jsonio import dumps
@@ -49,8 +50,8 @@ def dump_with_outline(raw: Any, message: BaseMessage) -> tuple[bytes, OutlineNod
     library (an integer past 64 bits): each record is written on its own, so only that record's text
     is the standard library's; the value is the same either way.
 
-    The outline is None when the text cannot be assembled with known offsets (a message whose own
-    keys hold the placeholder below): the dashboard then reads that conversation's text whole.
+    The outline is None only when the text cannot be assembled with known offsets (a safety net; the
+    dashboard then reads that conversation's text whole).
     """
     try:
         return _dump(raw, message, 0)
@@ -63,7 +64,6 @@ class _NoOutline(Exception):
 
 
 _PLACEHOLDER = "\ue000traceloupe:records\ue000"
-_QUOTED = dumps(_PLACEHOLDER)
 
 
 def _dump(raw: Any, message: BaseMessage, start: int) -> tuple[bytes, OutlineNode]:
@@ -76,10 +76,7 @@ def _dump(raw: Any, message: BaseMessage, start: int) -> tuple[bytes, OutlineNod
         return text, [start, start + len(text), *_facts(raw, message)]
     # The message without its records, a placeholder standing where the array goes: the text before
     # it and after it do not depend on the records, so every record's offset is known as it is written.
-    shell = dumps({**raw, "intermediate_trace": {**trace, "records": _PLACEHOLDER}})
-    at = shell.find(_QUOTED)
-    if at < 0 or shell.find(_QUOTED, at + 1) >= 0:
-        raise _NoOutline  # the message's own keys hold the placeholder: its place is ambiguous
+    shell, quoted, at = _shell(raw, trace)
     pieces: list[bytes] = []
     children: list[OutlineNode] = []
     end = start + at  # each record starts one byte (the "[" or a ",") after the end of the one before
@@ -88,7 +85,7 @@ def _dump(raw: Any, message: BaseMessage, start: int) -> tuple[bytes, OutlineNod
         pieces.append(piece)
         children.append(child)
         end = child[1]
-    tail = shell[at + len(_QUOTED) :]
+    tail = shell[at + len(quoted) :]
     text = b"".join((shell[:at], b"[", b",".join(pieces), b"]", tail))
     return text, [
         start,
@@ -98,6 +95,23 @@ def _dump(raw: Any, message: BaseMessage, start: int) -> tuple[bytes, OutlineNod
         children,
         tail.decode() if len(tail) <= TAIL_LIMIT else None,
     ]
+
+
+def _shell(raw: dict[str, Any], trace: dict[str, Any]) -> tuple[bytes, bytes, int]:
+    """The message's text with a placeholder for its records: (text, the placeholder as JSON, where it is).
+
+    The placeholder must occur exactly once in that text. A message whose own keys or values hold it
+    (trace data is anything, and a test generator may well try the constant) gets a random one instead.
+    """
+    placeholder = _PLACEHOLDER
+    for _ in range(8):
+        shell = dumps({**raw, "intermediate_trace": {**trace, "records": placeholder}})
+        quoted = dumps(placeholder)
+        at = shell.find(quoted)
+        if at >= 0 and shell.find(quoted, at + 1) < 0:
+            return shell, quoted, at
+        placeholder = f"\ue000{secrets.token_hex(16)}\ue000"
+    raise _NoOutline  # not reached with random placeholders; a safety net, not a path
 
 
 def _facts(raw: Any, message: BaseMessage) -> list[Any]:

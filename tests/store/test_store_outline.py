@@ -17,6 +17,7 @@ from sqlalchemy import delete, text
 
 from core import MESSAGE_ADAPTER
 from core.store import Store
+from core.store import outline as outline_module
 from core.store.engine import make_engine, write_transaction
 from core.store.outline import TAIL_LIMIT, dump_with_outline
 from core.store.schema import _config, upgrade
@@ -48,6 +49,25 @@ def test_every_span_holds_its_record_and_the_text_holds_the_message(raw: dict[st
     text, outline = dump_with_outline(raw, MESSAGE_ADAPTER.validate_python(raw))
     assert outline is not None
     assert orjson.loads(text) == raw
+    _check_node(text, outline, raw)
+
+
+@pytest.mark.parametrize("where", ["key", "value", "record"])
+def test_trace_data_that_holds_the_placeholder_is_outlined_all_the_same(where: str) -> None:
+    """The placeholder that stands for the records while the text is assembled is trace data like any string."""
+    placeholder = outline_module._PLACEHOLDER
+    records: list[dict[str, Any]] = [{"role": "system", "msg_id": "r", "create_ts": 1, "content": placeholder}]
+    raw: dict[str, Any] = {"role": "user", "msg_type": "text", "msg_id": "u", "create_ts": 2}
+    if where == "key":
+        raw[placeholder] = 1
+    elif where == "value":
+        raw["content"] = placeholder
+    trace: dict[str, Any] = {"records": records}
+    if where == "record":
+        trace[placeholder] = placeholder
+    raw["intermediate_trace"] = trace
+    text, outline = dump_with_outline(raw, MESSAGE_ADAPTER.validate_python(raw))
+    assert outline is not None and orjson.loads(text) == raw
     _check_node(text, outline, raw)
 
 
