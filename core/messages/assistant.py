@@ -12,8 +12,8 @@ from core.llm.messages import (
     LLMThinking,
     LLMToolCall,
 )
-from core.messages.base import BaseMessage
-from core.messages.objects import ReasoningBlock, ThinkingBlock, ToolCall
+from core.messages.base import BaseMessage, field_values
+from core.messages.objects import FunctionCall, ReasoningBlock, ThinkingBlock, ToolCall
 
 
 class AssistantMessage(BaseMessage):
@@ -32,18 +32,20 @@ class AssistantTextMessage(AssistantMessage):
 
     def to_llm_request(self) -> LLMAssistantMessage:
         """This reply in the neutral format; TFL scripts stay part of this assistant turn."""
-        # Positional and branch-light: this runs once per assistant record on every request build.
-        calls = self.tool_calls
-        reasoning = self.reasoning_content
-        function_call = self.function_call
-        scripts = self.tfl_scripts
+        # Positional and branch-light: this runs once per assistant record on every request build. Fields are
+        # read from the instance dict (see field_values).
+        fields = field_values(self)
+        calls: list[ToolCall] | None = fields["tool_calls"]
+        reasoning: str | list[ReasoningBlock] | None = fields["reasoning_content"]
+        function_call: FunctionCall | None = fields["function_call"]
+        scripts: list[str] | None = fields["tfl_scripts"]
         return LLMAssistantMessage(
-            self.content,
+            fields["content"],
             reasoning if reasoning is None or type(reasoning) is str else _llm_reasoning(reasoning),
             _llm_calls(calls) if calls else (),
             None if function_call is None else LLMFunctionCall(function_call.name, function_call.arguments),
             tuple(scripts) if scripts else (),
-            self.msg_id,
+            fields["msg_id"],
         )
 
 
@@ -51,7 +53,8 @@ def _llm_calls(calls: list[ToolCall]) -> tuple[LLMToolCall, ...]:
     """The calls in the neutral format, each with the provider fields it carried (unknown keys on ToolCall)."""
     if len(calls) == 1:  # the usual turn: one tuple, no list built on the way
         c = calls[0]
-        return (LLMToolCall(c.id, c.name, c.arguments, c.__pydantic_extra__ or None),)
+        call = field_values(c)
+        return (LLMToolCall(call["id"], call["name"], call["arguments"], c.__pydantic_extra__ or None),)
     return tuple([LLMToolCall(c.id, c.name, c.arguments, c.__pydantic_extra__ or None) for c in calls])
 
 

@@ -44,6 +44,17 @@ Role = Literal["system", "user", "assistant", "function", "tool", "console"]
 ROLES: tuple[Role, ...] = ("system", "user", "assistant", "function", "tool", "console")
 
 
+def field_values(model: BaseModel) -> dict[str, Any]:
+    """A model's field values by name (its instance dict), for the conversions that run once per record.
+
+    BaseModel defines ``__getattr__`` (for private attributes), so CPython cannot specialise an attribute read
+    on a model: each one goes through the generic slot hook, about 40 ns against 10. Reading a record's fields
+    from its dict took the format phase of the 10,000-record trace from 11.7 to 10.2 ms (best of 25, in one
+    process). Validated and ``model_construct`` instances alike hold every field there; extras are not in it.
+    """
+    return model.__dict__
+
+
 def now_ms() -> int:
     """Milliseconds since the epoch: the unit of ``create_ts``."""
     return time.time_ns() // 1_000_000
@@ -105,15 +116,18 @@ class BaseMessage(BaseModel):
         User and assistant subclasses override this; reaching it with those roles means
         the record lost its subclass, so it raises rather than guess.
         """
-        role = self.role
+        fields = field_values(self)
+        role: Role = fields["role"]
         if role == "tool":  # the most frequent record of a trace: tested first
-            reses = self.tool_reses
+            reses: list[str | ToolReturn] | None = fields["tool_reses"]
             if reses is not None and len(reses) == 1:
                 # The usual record, one result without attachments, built here: the general loop and its call
                 # cost a fifth of a tool record's conversion (measured on the 10,000-record trace).
                 res = reses[0]
-                if type(res) is ToolReturn and not res.attachments:
-                    return [LLMToolMessage(res.result, res.call_id, res.name, res.is_error, self.msg_id)]
+                if type(res) is ToolReturn:
+                    r = field_values(res)
+                    if not r["attachments"]:
+                        return [LLMToolMessage(r["result"], r["call_id"], r["name"], r["is_error"], fields["msg_id"])]
             return self._tool_to_llm()
         match role:
             case "assistant" | "user":

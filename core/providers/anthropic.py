@@ -117,19 +117,33 @@ class AnthropicDialect(Dialect):
         results: dict[str, JSON] = {}  # call id -> tool_result block of the current tool block
         out = turns.turns
         tag = ctx.tag
-        warn = ctx.warn
+        tagged, tagged_id = ctx.tag_sinks()
+        warned = ctx.warnings.append
+        inline = INLINE_COMMON_TURN
         # The last tool_use's call id and its checked form: a result names the call just made (to_list put it
         # there), so an id is usually checked once, not twice.
         last_call: str | None = None
         last_tool_id = tool_id(last_call)
         for msg in messages:
-            # Exact types, hot cases first; the two kinds a trace is made of merge inline, not through push.
+            # Exact types, hot cases first; the two kinds a trace is made of are built and merged inline: tags
+            # and warnings appended as tag() and warn() would, one literal per node (a call each costs about
+            # as much as the node; two nodes per record).
             if type(msg) is LLMToolMessage:
                 call_id = msg.tool_call_id
-                block = _tool_result(msg, last_tool_id if call_id == last_call else tool_id(call_id))
+                use_id = last_tool_id if call_id == last_call else tool_id(call_id)
+                content = msg.content
+                if inline and content and not msg.is_error:
+                    block: JSON = {"type": "tool_result", "tool_use_id": use_id, "content": content}
+                else:
+                    block = _tool_result(msg, use_id)
                 results[call_id or ""] = block
                 if out and out[-1]["role"] == "user":
                     out[-1]["content"].append(tag(block, msg.msg_id))
+                elif inline:
+                    turn: JSON = {"role": "user", "content": [block]}
+                    out.append(turn)
+                    tagged(turn)
+                    tagged_id(msg.msg_id)
                 else:
                     out.append(tag({"role": "user", "content": [block]}, msg.msg_id))
             elif type(msg) is LLMAssistantMessage:
@@ -137,10 +151,11 @@ class AnthropicDialect(Dialect):
                     results = {}
                 calls = msg.tool_calls
                 reasoning = msg.reasoning_content
-                if len(calls) == 1 and INLINE_COMMON_TURN and not msg.tfl_scripts and not isinstance(reasoning, tuple):
+                msg_id = msg.msg_id
+                if len(calls) == 1 and inline and not msg.tfl_scripts and not isinstance(reasoning, tuple):
                     # The turn a trace is made of: text, unsigned reasoning (dropped, as _assistant does), one call.
                     if reasoning:
-                        warn(msg.msg_id, "reasoning", UNSIGNED_REASONING_DROPPED)
+                        warned((msg_id, "reasoning", UNSIGNED_REASONING_DROPPED))
                     call = calls[0]
                     last_call = call.id
                     last_tool_id = tool_id(last_call)
@@ -148,19 +163,25 @@ class AnthropicDialect(Dialect):
                         "type": "tool_use",
                         "id": last_tool_id,
                         "name": call.name,
-                        "input": arguments_object(call, msg.msg_id, ctx),
+                        "input": arguments_object(call, msg_id, ctx),
                     }
                     text = msg.content
                     blocks = [{"type": "text", "text": text}, use] if text else [use]
+                    if not out or out[-1]["role"] != "assistant":
+                        turn = {"role": "assistant", "content": blocks}
+                        out.append(turn)
+                        tagged(turn)
+                        tagged_id(msg_id)
+                        continue
                 else:
                     blocks = self._assistant(msg, ctx)
                     if calls:
                         last_call = calls[-1].id
                         last_tool_id = blocks[-1]["id"]
                 if out and out[-1]["role"] == "assistant":
-                    turns.push("assistant", blocks, msg.msg_id)
+                    turns.push("assistant", blocks, msg_id)
                 else:
-                    out.append(tag({"role": "assistant", "content": blocks}, msg.msg_id))
+                    out.append(tag({"role": "assistant", "content": blocks}, msg_id))
             elif type(msg) is LLMUserMessage:
                 target = results.get(msg.attachment_of or "")
                 if target is not None:

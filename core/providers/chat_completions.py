@@ -90,7 +90,8 @@ class ChatCompletionsDialect(Dialect):
         )
         out: list[JSON] = []
         append = out.append
-        tag = ctx.tag
+        # Each message becomes one tagged node: tag()'s two appends, made here without a call per node.
+        tagged, tagged_id = ctx.tag_sinks()
         # The two reasons a dropped reasoning gets, made once: a long trace drops one per assistant turn.
         dropped = (
             f"signed thinking blocks not accepted by {self.name}; dropped",
@@ -100,18 +101,21 @@ class ChatCompletionsDialect(Dialect):
             # Exact types, hot cases first: one test per tool result instead of a chain of isinstance calls.
             if type(msg) is LLMToolMessage:
                 text = ERROR_PREFIX + msg.content if msg.is_error else msg.content
-                append(tag({"role": "tool", "tool_call_id": msg.tool_call_id, "content": text}, msg.msg_id))
+                node: JSON = {"role": "tool", "tool_call_id": msg.tool_call_id, "content": text}
             elif type(msg) is LLMAssistantMessage:
-                append(tag(self._assistant(msg, ctx, reasoning_required, dropped), msg.msg_id))
+                node = self._assistant(msg, ctx, reasoning_required, dropped)
             elif type(msg) is LLMUserMessage:
-                append(tag({"role": "user", "content": self._user_content(msg, ctx)}, msg.msg_id))
+                node = {"role": "user", "content": self._user_content(msg, ctx)}
             elif type(msg) is LLMSystemMessage:
-                append(tag({"role": self.SYSTEM_ROLE, "content": msg.content}, msg.msg_id))
+                node = {"role": self.SYSTEM_ROLE, "content": msg.content}
             elif type(msg) is LLMTFLMessage:
-                append(tag({"role": "user", "content": console_text(msg)}, msg.msg_id))
+                node = {"role": "user", "content": console_text(msg)}
             else:
                 # to_list turns legacy results into tool results; one reaching here is a bug upstream.
                 raise AssertionError(f"{type(msg).__name__} cannot reach a dialect")
+            append(node)
+            tagged(node)
+            tagged_id(msg.msg_id)
         return {"messages": out}
 
     def _assistant(

@@ -124,9 +124,12 @@ class GeminiDialect(Dialect):
         responses: dict[str, JSON] = {}  # call id -> functionResponse of the current tool block
         push = out.push
         tag = ctx.tag
-        warn = ctx.warn
+        tagged, tagged_id = ctx.tag_sinks()
+        warned = ctx.warnings.append
+        inline = INLINE_COMMON_TURN
         for msg in messages:
-            # Exact types, hot cases first; the two kinds a trace is made of merge inline, not through push.
+            # Exact types, hot cases first; the two kinds a trace is made of are built and merged inline: tags
+            # and warnings appended as tag() and warn() would (a call each costs about as much as the node).
             if type(msg) is LLMToolMessage:
                 call_id = msg.tool_call_id
                 content = msg.content
@@ -139,6 +142,12 @@ class GeminiDialect(Dialect):
                 part = {"functionResponse": response}
                 if out.last_is_response and contents and contents[-1]["role"] == "user":
                     contents[-1]["parts"].append(tag(part, msg.msg_id))
+                elif inline:
+                    turn: JSON = {"role": "user", "parts": [part]}
+                    contents.append(turn)
+                    tagged(turn)
+                    tagged_id(msg.msg_id)
+                    out.last_is_response = True
                 else:
                     contents.append(tag({"role": "user", "parts": [part]}, msg.msg_id))
                     out.last_is_response = True
@@ -146,23 +155,30 @@ class GeminiDialect(Dialect):
                 if responses:
                     responses = {}
                 calls = msg.tool_calls
-                if len(calls) == 1 and INLINE_COMMON_TURN and not calls[0].extra and not msg.tfl_scripts:
+                msg_id = msg.msg_id
+                if len(calls) == 1 and inline and not calls[0].extra and not msg.tfl_scripts:
                     # The turn a trace is made of: text, reasoning (dropped, as _model_parts does), one call that
                     # Gemini did not sign (another provider's history), so it gets the documented dummy.
-                    msg_id = msg.msg_id
                     if msg.reasoning_content:
-                        warn(msg_id, "reasoning", REASONING_DROPPED)
+                        warned((msg_id, "reasoning", REASONING_DROPPED))
                     call = calls[0]
                     function_call = {"id": call.id, "name": call.name, "args": arguments_object(call, msg_id, ctx)}
                     signed: JSON = {"functionCall": function_call, "thoughtSignature": DUMMY_THOUGHT_SIGNATURE}
                     text = msg.content
                     parts = [{"text": text}, signed] if text else [signed]
+                    if out.last_is_response or not contents or contents[-1]["role"] != "model":
+                        turn = {"role": "model", "parts": parts}
+                        contents.append(turn)
+                        tagged(turn)
+                        tagged_id(msg_id)
+                        out.last_is_response = False
+                        continue
                 else:
                     parts = self._model_parts(msg, ctx)
                 if not out.last_is_response and contents and contents[-1]["role"] == "model":
-                    push("model", parts, msg.msg_id)
+                    push("model", parts, msg_id)
                 else:
-                    contents.append(tag({"role": "model", "parts": parts}, msg.msg_id))
+                    contents.append(tag({"role": "model", "parts": parts}, msg_id))
                     out.last_is_response = False
             elif type(msg) is LLMUserMessage:
                 target = responses.get(msg.attachment_of or "")

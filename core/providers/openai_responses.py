@@ -77,18 +77,23 @@ class OpenAIResponsesDialect(Dialect):
         items: list[JSON] = []
         outputs: dict[str, JSON] = {}  # call id -> function_call_output item of the current tool block
         tag = ctx.tag
+        tagged, tagged_id = ctx.tag_sinks()
         for msg in messages:
+            if type(msg) is LLMToolMessage:
+                # Half of a trace: tested first by exact type, tagged with tag()'s two appends (no call per item).
+                text = ERROR_PREFIX + msg.content if msg.is_error else msg.content
+                item = {"type": "function_call_output", "call_id": msg.tool_call_id, "output": text}
+                tagged(item)
+                tagged_id(msg.msg_id)
+                outputs[msg.tool_call_id or ""] = item
+                items.append(item)
+                continue
             match msg:
                 case LLMAssistantMessage():
                     outputs = {}
                     self._assistant(msg, items, ctx)
                 case LLMToolMessage():
-                    text = ERROR_PREFIX + msg.content if msg.is_error else msg.content
-                    item = tag(
-                        {"type": "function_call_output", "call_id": msg.tool_call_id, "output": text}, msg.msg_id
-                    )
-                    outputs[msg.tool_call_id or ""] = item
-                    items.append(item)
+                    raise AssertionError("tool results are handled above")
                 case LLMUserMessage():
                     target = outputs.get(msg.attachment_of or "")
                     parts = self._parts(msg.content, msg.msg_id, ctx)

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from hypothesis import given, settings
+from pydantic import BaseModel
 
 from core import (
+    MESSAGE_ADAPTER,
     AssistantTextMessage,
     AttachmentMessage,
     BaseMessage,
@@ -36,6 +41,8 @@ from core import (
     UrlMessage,
 )
 from core.errors import ASSISTANT_CONTRACT_MESSAGE, USER_CONTRACT_MESSAGE
+from core.messages.base import field_values
+from tests.strategies import assistant_records, base_records
 
 
 @pytest.mark.parametrize(("role", "seed"), [("assistant", ASSISTANT_CONTRACT_MESSAGE), ("user", USER_CONTRACT_MESSAGE)])
@@ -100,6 +107,30 @@ def test_a_one_result_tool_record_converts_as_the_general_loop_does(reses: list[
     """to_llm_request builds the usual tool record (one result, no attachments) directly; same list either way."""
     msg = BaseMessage(role="tool", msg_id="t", content="c", tool_reses=reses, additional_kwargs={"tool_call_id": "k"})
     assert msg.to_llm_request() == msg._tool_to_llm()
+
+
+def _models(value: Any) -> list[BaseModel]:
+    """Every model in ``value`` (a model, or lists of them), the outer one first."""
+    if isinstance(value, list):
+        return [m for item in value for m in _models(item)]
+    if not isinstance(value, BaseModel):
+        return []
+    return [value] + [m for name in type(value).model_fields for m in _models(getattr(value, name))]
+
+
+@settings(max_examples=200, deadline=None)
+@given(base_records() | assistant_records())
+def test_field_values_reads_what_attribute_access_reads(record: dict[str, Any]) -> None:
+    """to_llm_request reads fields from the instance dict; validated and constructed records give the attributes."""
+    validated = MESSAGE_ADAPTER.validate_python(record)
+    constructed = type(validated).model_construct(
+        **{k: v for k, v in record.items() if k in type(validated).model_fields}
+    )
+    for model in [*_models(validated), constructed]:
+        values = field_values(model)
+        assert {name: values[name] for name in type(model).model_fields} == {
+            name: getattr(model, name) for name in type(model).model_fields
+        }
 
 
 def test_function_becomes_an_llm_function_message() -> None:
