@@ -89,11 +89,11 @@ def floor_rate(
                 start = time.perf_counter()
             cur.executemany(sql, values)
             # An import stores each message's outline too (core.store.outline), and on PostgreSQL its text.
-            mark = "?" if backend == "sqlite" else "%s"
             if outlines:
-                cur.executemany(f"INSERT INTO message_outlines (message_pk, outline) VALUES ({mark}, {mark})", outlines)
-            if texts:
-                cur.executemany(f"INSERT INTO message_texts (message_pk, text) VALUES ({mark}, {mark})", texts)
+                sql = "INSERT INTO message_outlines (message_pk, outline) VALUES (%s, %s)"
+                cur.executemany(sql if backend == "postgresql" else sql.replace("%s", "?"), outlines)
+            if texts:  # PostgreSQL only
+                cur.executemany("INSERT INTO message_texts (message_pk, text) VALUES (%s, %s)", texts)
             raw.commit() if backend == "postgresql" else cur.execute("COMMIT")
             elapsed = time.perf_counter() - start
         finally:

@@ -10,7 +10,8 @@ one page of cards, not 10,000 cards.
 An :class:`Order` is that result as a timeline reads it: a :class:`Slot` per future
 card, the call index, and the typed messages of any range. ``TypedOrder`` holds
 typed messages; ``web.timeline.outline.JsonOrder`` computes the same slots from
-stored JSON and types a record only when a page asks for it.
+stored JSON, and ``web.timeline.stored.StoredOrder`` from the outlines an import
+stored; both type a record only when a page asks for it.
 """
 
 from __future__ import annotations
@@ -179,17 +180,23 @@ class CallIndex:
 
 
 class Order(ABC):
-    """A timeline's order: one slot per future card, the call index, and the typed messages of any range."""
+    """A timeline's order: one slot per future card, the call index, and the typed messages of any range.
+
+    A subclass sets ``_slots`` and ``_calls`` when it is made and says how messages are typed.
+    """
+
+    _slots: Sequence[Slot]
+    _calls: CallIndex
 
     @property
-    @abstractmethod
     def slots(self) -> Sequence[Slot]:
         """Every future card in order, without typing any message."""
+        return self._slots
 
     @property
-    @abstractmethod
     def calls(self) -> CallIndex:
         """Where each tool call and tool result is, across the whole timeline."""
+        return self._calls
 
     @abstractmethod
     def messages(self, start: int, end: int) -> list[Message]:
@@ -207,14 +214,6 @@ class TypedOrder(Order):
         self._entries = flatten(messages)
         self._slots = [Slot(e.message.msg_id, e.message.role, e.placement, e.parent_id, e.depth) for e in self._entries]
         self._calls = CallIndex.of(self._entries)
-
-    @property
-    def slots(self) -> Sequence[Slot]:
-        return self._slots
-
-    @property
-    def calls(self) -> CallIndex:
-        return self._calls
 
     def messages(self, start: int, end: int) -> list[Message]:
         return [entry.message for entry in self._entries[start:end]]

@@ -140,14 +140,6 @@ class JsonOrder(Order):
         self._calls = CallIndex.of_records(nodes)
         self._lock = threading.Lock()
 
-    @property
-    def slots(self) -> Sequence[Slot]:
-        return self._slots
-
-    @property
-    def calls(self) -> CallIndex:
-        return self._calls
-
     def messages(self, start: int, end: int) -> list[Message]:
         out: list[Message] = []
         for node in self._nodes[start:end]:

@@ -111,14 +111,6 @@ class StoredOrder(Order):
         self._slots = slots
         self._calls = CallIndex.of_ids(zip(map(_MSG_ID, nodes), map(_CALLS, nodes), map(_RESULTS, nodes), strict=True))
 
-    @property
-    def slots(self) -> Sequence[Slot]:
-        return self._slots
-
-    @property
-    def calls(self) -> CallIndex:
-        return self._calls
-
     def messages(self, start: int, end: int) -> list[Message]:
         return self.messages_at(range(start, min(end, len(self._nodes))))
 
