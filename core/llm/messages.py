@@ -1,33 +1,33 @@
 """The provider-neutral LLM request format (the seed's ``llm_requests.py``).
 
 ``to_llm_request()`` turns stored messages into these; provider adapters turn
-these into request bodies. They never cross JSON, so they are slotted
-dataclasses (cheap to build on the hot path), not pydantic models. Not frozen:
-a frozen dataclass sets every field through ``object.__setattr__``, which made
-building an assistant message about 2.5x dearer (2.1 us against 0.8 us) and
-was a quarter of a 10,000-record request build. Treat them as values anyway:
-adapters derive changed copies with ``dataclasses.replace``. Every message
-keeps the ``msg_id`` it came from so a payload part can be traced back to its
-card.
+these into request bodies. They never cross JSON, so they are msgspec structs
+(built in C, cheap on the hot path), not pydantic models, and untracked by the
+cyclic collector (``gc=False``: they hold strings, tuples of each other and the
+odd dict of provider extras, never a cycle). Against the slotted dataclasses
+they replaced, a 10,000-record request build ran about 13% fewer instructions
+for Gemini and 9% fewer for Anthropic (callgrind, one build). Not frozen; treat
+them as values anyway: adapters derive changed copies with
+``msgspec.structs.replace``. Every message keeps the ``msg_id`` it came from so
+a payload part can be traced back to its card.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
+import msgspec
 
-@dataclass(slots=True)
-class LLMTextPart:
+
+class LLMTextPart(msgspec.Struct, gc=False):
     """Text in a user turn."""
 
     text: str
     kind: ClassVar[Literal["text"]] = "text"
 
 
-@dataclass(slots=True)
-class _LLMMediaPart:
+class _LLMMediaPart(msgspec.Struct, gc=False):
     """Where a medium's bytes are (one of url, path, data) and the text to send when it cannot be sent."""
 
     url: str | None = None
@@ -43,28 +43,24 @@ class _LLMMediaPart:
         return self.url if self.url is not None else self.path
 
 
-@dataclass(slots=True)
 class LLMImagePart(_LLMMediaPart):
     """An image in a user turn."""
 
     kind: ClassVar[Literal["image"]] = "image"
 
 
-@dataclass(slots=True)
 class LLMAudioPart(_LLMMediaPart):
     """An audio clip in a user turn."""
 
     kind: ClassVar[Literal["audio"]] = "audio"
 
 
-@dataclass(slots=True)
 class LLMVideoPart(_LLMMediaPart):
     """A video in a user turn."""
 
     kind: ClassVar[Literal["video"]] = "video"
 
 
-@dataclass(slots=True)
 class LLMFilePart(_LLMMediaPart):
     """A file (PDF or other) in a user turn."""
 
@@ -75,8 +71,7 @@ LLMMediaPart = LLMImagePart | LLMAudioPart | LLMVideoPart | LLMFilePart
 LLMUserPart = LLMTextPart | LLMImagePart | LLMAudioPart | LLMVideoPart | LLMFilePart
 
 
-@dataclass(slots=True)
-class LLMThinking:
+class LLMThinking(msgspec.Struct, gc=False):
     """A signed thinking block, replayed verbatim to the provider that produced it."""
 
     thinking: str
@@ -84,8 +79,7 @@ class LLMThinking:
     kind: ClassVar[Literal["thinking"]] = "thinking"
 
 
-@dataclass(slots=True)
-class LLMRedactedThinking:
+class LLMRedactedThinking(msgspec.Struct, gc=False):
     """An encrypted thinking block, replayed verbatim to the provider that produced it."""
 
     data: str
@@ -95,8 +89,7 @@ class LLMRedactedThinking:
 LLMReasoningBlock = LLMThinking | LLMRedactedThinking
 
 
-@dataclass(slots=True)
-class LLMToolCall:
+class LLMToolCall(msgspec.Struct, gc=False):
     """A tool call; ``arguments`` is the model's original JSON text (byte-exact replay avoids drift).
 
     ``extra`` holds the provider fields the stored call carried beyond these three (e.g. the
@@ -113,16 +106,14 @@ class LLMToolCall:
         return parse_arguments(self.arguments)
 
 
-@dataclass(slots=True)
-class LLMFunctionCall:
+class LLMFunctionCall(msgspec.Struct, gc=False):
     """A legacy OpenAI function call."""
 
     name: str
     arguments: str
 
 
-@dataclass(slots=True)
-class LLMSystemMessage:
+class LLMSystemMessage(msgspec.Struct, gc=False):
     """A system prompt fragment; adapters decide where it goes."""
 
     content: str
@@ -130,8 +121,7 @@ class LLMSystemMessage:
     role: ClassVar[Literal["system"]] = "system"
 
 
-@dataclass(slots=True)
-class LLMUserMessage:
+class LLMUserMessage(msgspec.Struct, gc=False):
     """A user turn. ``attachment_of`` is set when the turn only carries a tool/console result's attachments.
 
     It names the tool call id (or ``"console"``) so adapters can move the parts where their provider
@@ -144,8 +134,7 @@ class LLMUserMessage:
     role: ClassVar[Literal["user"]] = "user"
 
 
-@dataclass(slots=True)
-class LLMAssistantMessage:
+class LLMAssistantMessage(msgspec.Struct, gc=False):
     """An assistant turn: text, reasoning, tool calls, a legacy function call and TFL scripts."""
 
     content: str = ""
@@ -157,8 +146,7 @@ class LLMAssistantMessage:
     role: ClassVar[Literal["assistant"]] = "assistant"
 
 
-@dataclass(slots=True)
-class LLMToolMessage:
+class LLMToolMessage(msgspec.Struct, gc=False):
     """One tool result. ``tool_call_id`` is None for a bare string result that names no call."""
 
     content: str
@@ -169,8 +157,7 @@ class LLMToolMessage:
     role: ClassVar[Literal["tool"]] = "tool"
 
 
-@dataclass(slots=True)
-class LLMFunctionMessage:
+class LLMFunctionMessage(msgspec.Struct, gc=False):
     """The result of a legacy function call."""
 
     name: str
@@ -179,13 +166,12 @@ class LLMFunctionMessage:
     role: ClassVar[Literal["function"]] = "function"
 
 
-@dataclass(slots=True)
-class LLMTFLMessage:
+class LLMTFLMessage(msgspec.Struct, gc=False):
     """Console output of the TFL interpreter; providers have no such role, so adapters rewrite it."""
 
     content: str
     summary: str | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, Any] = msgspec.field(default_factory=dict)
     msg_id: str | None = None
     role: ClassVar[Literal["console"]] = "console"
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import fields
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from core.llm.messages import LLMMessage
 
@@ -14,8 +15,8 @@ if TYPE_CHECKING:
 def llm_message_json(msg: LLMMessage) -> dict[str, Any]:
     """A neutral message as JSON: its role, then every field (parts and reasoning blocks with their kind)."""
     out: dict[str, Any] = {"role": msg.role}
-    for f in fields(msg):
-        out[f.name] = _value(getattr(msg, f.name))
+    for name in msg.__struct_fields__:
+        out[name] = _value(getattr(msg, name))
     return out
 
 
@@ -24,10 +25,10 @@ def _value(value: Any) -> Any:
         return [_value(v) for v in value]
     if isinstance(value, dict):
         return {k: _value(v) for k, v in value.items()}
-    if hasattr(value, "__dataclass_fields__"):
+    if isinstance(value, msgspec.Struct):
         out: dict[str, Any] = {"kind": value.kind} if hasattr(value, "kind") else {}
-        for f in fields(value):
-            out[f.name] = _value(getattr(value, f.name))
+        for name in value.__struct_fields__:
+            out[name] = _value(getattr(value, name))
         return out
     return value
 

@@ -17,7 +17,8 @@ Every provider requires the same thing of tool calls, so it is settled once, her
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from core.llm.messages import (
     LLMAssistantMessage,
