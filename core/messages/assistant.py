@@ -39,10 +39,18 @@ class AssistantTextMessage(AssistantMessage):
         reasoning: str | list[ReasoningBlock] | None = fields["reasoning_content"]
         function_call: FunctionCall | None = fields["function_call"]
         scripts: list[str] | None = fields["tfl_scripts"]
+        llm_calls: tuple[LLMToolCall, ...] = ()
+        if calls:
+            if len(calls) == 1:  # the usual turn, built here: one tuple, no call, no list on the way
+                c = calls[0]
+                call = field_values(c)
+                llm_calls = (LLMToolCall(call["id"], call["name"], call["arguments"], c.__pydantic_extra__ or None),)
+            else:
+                llm_calls = _llm_calls(calls)
         return LLMAssistantMessage(
             fields["content"],
             reasoning if reasoning is None or type(reasoning) is str else _llm_reasoning(reasoning),
-            _llm_calls(calls) if calls else (),
+            llm_calls,
             None if function_call is None else LLMFunctionCall(function_call.name, function_call.arguments),
             tuple(scripts) if scripts else (),
             fields["msg_id"],
@@ -51,10 +59,6 @@ class AssistantTextMessage(AssistantMessage):
 
 def _llm_calls(calls: list[ToolCall]) -> tuple[LLMToolCall, ...]:
     """The calls in the neutral format, each with the provider fields it carried (unknown keys on ToolCall)."""
-    if len(calls) == 1:  # the usual turn: one tuple, no list built on the way
-        c = calls[0]
-        call = field_values(c)
-        return (LLMToolCall(call["id"], call["name"], call["arguments"], c.__pydantic_extra__ or None),)
     return tuple([LLMToolCall(c.id, c.name, c.arguments, c.__pydantic_extra__ or None) for c in calls])
 
 

@@ -124,6 +124,8 @@ class AnthropicDialect(Dialect):
         # there), so an id is usually checked once, not twice.
         last_call: str | None = None
         last_tool_id = tool_id(last_call)
+        # The role of the last turn (out[-1]["role"]), kept here: the hot branches read it once per record.
+        last_role: str | None = None
         for msg in messages:
             # Exact types, hot cases first; the two kinds a trace is made of are built and merged inline: tags
             # and warnings appended as tag() and warn() would, one literal per node (a call each costs about
@@ -137,28 +139,34 @@ class AnthropicDialect(Dialect):
                 else:
                     block = _tool_result(msg, use_id)
                 results[call_id or ""] = block
-                if out and out[-1]["role"] == "user":
+                if last_role == "user":
                     out[-1]["content"].append(tag(block, msg.msg_id))
                 elif inline:
                     turn: JSON = {"role": "user", "content": [block]}
                     out.append(turn)
                     tagged(turn)
                     tagged_id(msg.msg_id)
+                    last_role = "user"
                 else:
                     out.append(tag({"role": "user", "content": [block]}, msg.msg_id))
-            elif type(msg) is LLMAssistantMessage:
+                    last_role = "user"
+                continue
+            if type(msg) is LLMAssistantMessage:
                 if results:
                     results = {}
                 calls = msg.tool_calls
                 reasoning = msg.reasoning_content
                 msg_id = msg.msg_id
-                if len(calls) == 1 and inline and not msg.tfl_scripts and not isinstance(reasoning, tuple):
+                if len(calls) == 1 and inline and not msg.tfl_scripts and type(reasoning) is not tuple:
                     # The turn a trace is made of: text, unsigned reasoning (dropped, as _assistant does), one call.
                     if reasoning:
                         warned((msg_id, "reasoning", UNSIGNED_REASONING_DROPPED))
                     call = calls[0]
                     last_call = call.id
-                    last_tool_id = tool_id(last_call)
+                    # tool_id inline for an id that needs no rewriting (the usual one)
+                    last_tool_id = (
+                        last_call if last_call and not last_call.lstrip(TOOL_ID_CHARS) else tool_id(last_call)
+                    )
                     use: JSON = {
                         "type": "tool_use",
                         "id": last_tool_id,
@@ -167,22 +175,26 @@ class AnthropicDialect(Dialect):
                     }
                     text = msg.content
                     blocks = [{"type": "text", "text": text}, use] if text else [use]
-                    if not out or out[-1]["role"] != "assistant":
+                    if last_role != "assistant":
                         turn = {"role": "assistant", "content": blocks}
                         out.append(turn)
                         tagged(turn)
                         tagged_id(msg_id)
+                        last_role = "assistant"
                         continue
                 else:
                     blocks = self._assistant(msg, ctx)
                     if calls:
                         last_call = calls[-1].id
                         last_tool_id = blocks[-1]["id"]
-                if out and out[-1]["role"] == "assistant":
+                if last_role == "assistant":
                     turns.push("assistant", blocks, msg_id)
                 else:
                     out.append(tag({"role": "assistant", "content": blocks}, msg_id))
-            elif type(msg) is LLMUserMessage:
+                    last_role = "assistant"
+                continue
+            # The rarer kinds go through push(); the last role is read back after them.
+            if type(msg) is LLMUserMessage:
                 target = results.get(msg.attachment_of or "")
                 if target is not None:
                     self._fold(target, msg, ctx)
@@ -203,6 +215,7 @@ class AnthropicDialect(Dialect):
             else:
                 # to_list turns legacy results into tool results; one reaching here is a bug upstream.
                 raise AssertionError(f"{type(msg).__name__} cannot reach a dialect")
+            last_role = out[-1]["role"] if out else None
         if out and out[0]["role"] != "user":
             ctx.warn(
                 _first_msg_id(out[0], ctx),

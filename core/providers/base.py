@@ -247,7 +247,14 @@ def arguments_object(call: LLMToolCall, msg_id: str | None, ctx: RequestContext)
     else:
         # orjson alone is exact unless it made a float of a long integer, and a flat object without floats
         # shows it did not: the common arguments skip the exact reader's digit scan (a third of the parse).
-        if type(parsed) is not dict or not flat_without_floats(parsed):
+        # The check is inline, not a helper: this runs once per tool call of every request.
+        if type(parsed) is dict:
+            for item in parsed.values():
+                kind = type(item)
+                if kind is float or kind is dict or kind is list:
+                    parsed = loads(text)
+                    break
+        else:
             parsed = loads(text)
     if type(parsed) is dict:
         return parsed
@@ -257,15 +264,6 @@ def arguments_object(call: LLMToolCall, msg_id: str | None, ctx: RequestContext)
         f"call {call.id}: arguments are not a JSON object; sent under {RAW_ARGUMENTS_KEY!r}",
     )
     return {RAW_ARGUMENTS_KEY: call.arguments}
-
-
-def flat_without_floats(value: dict[str, Any]) -> bool:
-    """True when no value of the object is a float, a list or an object (where a long integer may hide)."""
-    for item in value.values():
-        kind = type(item)
-        if kind is float or kind is dict or kind is list:
-            return False
-    return True
 
 
 def check_arguments_text(call: LLMToolCall, msg_id: str | None, ctx: RequestContext) -> str:

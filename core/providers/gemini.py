@@ -121,7 +121,6 @@ class GeminiDialect(Dialect):
         system: list[JSON] = []
         out = _Contents(ctx)
         contents = out.contents
-        responses: dict[str, JSON] = {}  # call id -> functionResponse of the current tool block
         push = out.push
         tag = ctx.tag
         tagged, tagged_id = ctx.tag_sinks()
@@ -138,7 +137,6 @@ class GeminiDialect(Dialect):
                     "name": msg.name or "",
                     "response": {ERROR_KEY: content} if msg.is_error else {OUTPUT_KEY: content},
                 }
-                responses[call_id or ""] = response
                 part = {"functionResponse": response}
                 if out.last_is_response and contents and contents[-1]["role"] == "user":
                     contents[-1]["parts"].append(tag(part, msg.msg_id))
@@ -152,8 +150,6 @@ class GeminiDialect(Dialect):
                     contents.append(tag({"role": "user", "parts": [part]}, msg.msg_id))
                     out.last_is_response = True
             elif type(msg) is LLMAssistantMessage:
-                if responses:
-                    responses = {}
                 calls = msg.tool_calls
                 msg_id = msg.msg_id
                 if len(calls) == 1 and inline and not calls[0].extra and not msg.tfl_scripts:
@@ -181,7 +177,7 @@ class GeminiDialect(Dialect):
                     contents.append(tag({"role": "model", "parts": parts}, msg_id))
                     out.last_is_response = False
             elif type(msg) is LLMUserMessage:
-                target = responses.get(msg.attachment_of or "")
+                target = _block_response(contents, msg.attachment_of or "")
                 if target is not None:
                     self._fold(target, msg, ctx)
                 else:
@@ -266,6 +262,23 @@ class GeminiDialect(Dialect):
 
 def _text(text: str) -> JSON:
     return {"text": text}
+
+
+def _block_response(contents: list[JSON], call_id: str) -> JSON | None:
+    """The functionResponse for ``call_id`` in the current tool block (the contents after the last model
+    content, i.e. since the last assistant message), the last one written when there are several.
+
+    Searched when attachments arrive (rare), rather than kept in a map per tool block: the map cost a dict
+    per assistant turn of every trace.
+    """
+    for content in reversed(contents):
+        if content["role"] == "model":
+            return None
+        for part in reversed(content["parts"]):
+            response = part.get("functionResponse")
+            if response is not None and (response["id"] or "") == call_id:
+                return response  # type: ignore[no-any-return]
+    return None
 
 
 def _call_parts(calls: Sequence[LLMToolCall], parts: list[JSON], msg_id: str | None, ctx: RequestContext) -> None:

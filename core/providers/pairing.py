@@ -82,6 +82,8 @@ def to_list(formatted: Iterable[LLMMessage | list[LLMMessage]], ctx: RequestCont
     # pairing, or become a plain user turn. Two names, not a pair: no tuple per result.
     named: str | None = None
     kept: str | None = None
+    append = out.append
+    in_order = PLACE_IN_ORDER
     for item in formatted:
         for msg in item if isinstance(item, list) else (item,):
             if named is not None:
@@ -96,9 +98,9 @@ def to_list(formatted: Iterable[LLMMessage | list[LLMMessage]], ctx: RequestCont
             if type(msg) is LLMToolMessage:
                 call_id = msg.tool_call_id
                 if block is None and turn is not None:
-                    calls = turn.tool_calls if PLACE_IN_ORDER else ()
+                    calls = turn.tool_calls if in_order else ()
                     if answered < len(calls) and call_id and calls[answered].id == call_id and msg.name is not None:
-                        out.append(msg)  # the next call's result: placed as it comes
+                        append(msg)  # the next call's result: placed as it comes
                         answered += 1
                         named = kept = call_id
                         continue
@@ -112,7 +114,7 @@ def to_list(formatted: Iterable[LLMMessage | list[LLMMessage]], ctx: RequestCont
                 calls = msg.tool_calls
                 if msg.function_call is not None or (calls and (len(calls) > 1 or not calls[0].id)):
                     msg, synthetic = _modernise(msg, synthetic)  # the uncommon cases; see _modernise
-                out.append(msg)
+                append(msg)
                 turn = msg if msg.tool_calls else None
                 answered = 0
             elif type(msg) is LLMFunctionMessage:
