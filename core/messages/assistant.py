@@ -12,7 +12,7 @@ from core.llm.messages import (
     LLMThinking,
     LLMToolCall,
 )
-from core.messages.base import BaseMessage, field_values
+from core.messages.base import BaseMessage
 from core.messages.objects import FunctionCall, ReasoningBlock, ThinkingBlock, ToolCall
 
 
@@ -33,8 +33,8 @@ class AssistantTextMessage(AssistantMessage):
     def to_llm_request(self) -> LLMAssistantMessage:
         """This reply in the neutral format; TFL scripts stay part of this assistant turn."""
         # Positional and branch-light: this runs once per assistant record on every request build. Fields are
-        # read from the instance dict (see field_values).
-        fields = field_values(self)
+        # read from the instance dicts, as BaseMessage.to_llm_request explains.
+        fields = self.__dict__
         calls: list[ToolCall] | None = fields["tool_calls"]
         reasoning: str | list[ReasoningBlock] | None = fields["reasoning_content"]
         function_call: FunctionCall | None = fields["function_call"]
@@ -43,7 +43,7 @@ class AssistantTextMessage(AssistantMessage):
         if calls:
             if len(calls) == 1:  # the usual turn, built here: one tuple, no call, no list on the way
                 c = calls[0]
-                call = field_values(c)
+                call = c.__dict__
                 llm_calls = (LLMToolCall(call["id"], call["name"], call["arguments"], c.__pydantic_extra__ or None),)
             else:
                 llm_calls = _llm_calls(calls)

@@ -153,7 +153,7 @@ class AnthropicDialect(Dialect):
                 continue
             if type(msg) is LLMAssistantMessage:
                 if results:
-                    results = {}
+                    results.clear()  # the map is this loop's alone: emptied in place, not made again per turn
                 calls = msg.tool_calls
                 reasoning = msg.reasoning_content
                 msg_id = msg.msg_id

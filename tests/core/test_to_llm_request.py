@@ -41,7 +41,6 @@ from core import (
     UrlMessage,
 )
 from core.errors import ASSISTANT_CONTRACT_MESSAGE, USER_CONTRACT_MESSAGE
-from core.messages.base import field_values
 from tests.strategies import assistant_records, base_records
 
 
@@ -120,14 +119,14 @@ def _models(value: Any) -> list[BaseModel]:
 
 @settings(max_examples=200, deadline=None)
 @given(base_records() | assistant_records())
-def test_field_values_reads_what_attribute_access_reads(record: dict[str, Any]) -> None:
+def test_the_instance_dict_holds_what_attribute_access_reads(record: dict[str, Any]) -> None:
     """to_llm_request reads fields from the instance dict; validated and constructed records give the attributes."""
     validated = MESSAGE_ADAPTER.validate_python(record)
     constructed = type(validated).model_construct(
         **{k: v for k, v in record.items() if k in type(validated).model_fields}
     )
     for model in [*_models(validated), constructed]:
-        values = field_values(model)
+        values = model.__dict__
         assert {name: values[name] for name in type(model).model_fields} == {
             name: getattr(model, name) for name in type(model).model_fields
         }
