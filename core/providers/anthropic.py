@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import string
 from collections.abc import Sequence
@@ -43,6 +44,7 @@ NO_BLOCK_KINDS = frozenset({"audio", "video"})
 # tool_use ids should match this [unverified; providers.md section 3]; others are rewritten consistently.
 TOOL_ID_CHARS = string.ascii_letters + string.digits + "_-"
 TOOL_ID_INVALID = re.compile(r"[^A-Za-z0-9_-]")
+TOOL_ID_DIGEST_BYTES = 4  # 8 hex digits after a rewritten id
 # System text after the first turn: the seed sends it as a user text block (role "system" inside messages only
 # exists on the newest models, providers.md section 3); this prefix keeps it recognisable.
 MID_SYSTEM_PREFIX = "[system] "
@@ -54,15 +56,21 @@ INLINE_COMMON_TURN = True
 
 
 def tool_id(call_id: str | None) -> str:
-    """A tool id Anthropic accepts: the same id when it already does, else invalid characters as ``_``.
+    """A tool id Anthropic accepts: the same id when it already does; else its invalid characters as ``_``
+    followed by a short digest of the id as it was.
 
-    Not cached: a match costs about 0.1 us, and a process-wide cache would make the first build of a
-    trace (the one a reader waits for) slower than the builds after it.
+    The digest keeps two ids apart that differ only in rejected characters (``a.b``, ``a b``): rewritten
+    alike they would be two tool_use blocks with one id, which Anthropic rejects, and each result must still
+    pair with its own call. Not cached: the usual id costs about 0.1 us to check, and a process-wide cache
+    would make the first build of a trace (the one a reader waits for) slower than the builds after it.
     """
     text = call_id or "call"
     # Stripping the accepted characters leaves nothing exactly when the regex [A-Za-z0-9_-]+ would match the
     # whole id (text is never empty here), at about half the cost of fullmatch.
-    return text if not text.lstrip(TOOL_ID_CHARS) else TOOL_ID_INVALID.sub("_", text)
+    if not text.lstrip(TOOL_ID_CHARS):
+        return text
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=TOOL_ID_DIGEST_BYTES).hexdigest()
+    return f"{TOOL_ID_INVALID.sub('_', text)}_{digest}"
 
 
 class _Turns:

@@ -31,7 +31,8 @@ from core.providers import ChatLLM, RequestOptions, dialect_names
 from tests.providers.cases import BASE_OPTIONS, PNG_B64, reply, tool, user
 from tests.providers.strict import validate_body
 
-IDS = st.sampled_from(["c0", "c1", "c2", "c3", ""])
+# "c.1" and "c 1" differ only in characters Anthropic rejects in a tool id; "c_1" is what both would become.
+IDS = st.sampled_from(["c0", "c1", "c2", "c3", "", "c.1", "c 1", "c_1"])
 TEXT = st.sampled_from(["", "hi", "Weather?", "ok"])
 ARGS = st.sampled_from(['{"city":"Paris"}', "", "{bad", "[1]"])
 IMAGE = ImagePart(data=PNG_B64, media_type="image/png")
@@ -103,6 +104,7 @@ def check_anthropic(body: dict[str, Any]) -> None:
         for block in turn["content"]:
             assert block["type"] != "text" or block["text"], "no empty text block"
         uses = [b["id"] for b in turn["content"] if b["type"] == "tool_use"]
+        assert len(uses) == len(set(uses)), "the tool_use ids of a turn are unique"
         results_here = [b["tool_use_id"] for b in turn["content"] if b["type"] == "tool_result"]
         if results_here:
             prev = turns[i - 1]["content"]
