@@ -28,7 +28,7 @@ from core import (
     ToolReturn,
 )
 from core.providers import ChatLLM, RequestOptions, dialect_names
-from tests.providers.cases import BASE_OPTIONS, PNG_B64, reply, tool, user
+from tests.providers.cases import BASE_OPTIONS, PNG_B64, call, reply, tool, user
 from tests.providers.strict import validate_body
 
 # "c.1" and "c 1" differ only in characters Anthropic rejects in a tool id; "c_1" is what both would become.
@@ -97,6 +97,8 @@ def histories(draw: Any) -> list[Message]:
 def check_anthropic(body: dict[str, Any]) -> None:
     turns = body["messages"]
     assert not turns or turns[0]["role"] == "user"
+    use_ids = [b["id"] for turn in turns for b in turn["content"] if b["type"] == "tool_use"]
+    assert len(use_ids) == len(set(use_ids)), "tool_use ids are unique in the whole request"
     for a, b in itertools.pairwise(turns):
         assert a["role"] != b["role"], "roles must alternate"
     for i, turn in enumerate(turns):
@@ -104,7 +106,6 @@ def check_anthropic(body: dict[str, Any]) -> None:
         for block in turn["content"]:
             assert block["type"] != "text" or block["text"], "no empty text block"
         uses = [b["id"] for b in turn["content"] if b["type"] == "tool_use"]
-        assert len(uses) == len(set(uses)), "the tool_use ids of a turn are unique"
         results_here = [b["tool_use_id"] for b in turn["content"] if b["type"] == "tool_result"]
         if results_here:
             prev = turns[i - 1]["content"]
@@ -207,3 +208,34 @@ def test_integers_past_64_bits_in_tool_arguments_are_sent_exactly(dialect: str) 
     else:  # an object: the integer exact, not the float orjson alone would make of it
         assert sent == {"order_id": 123456789012345678901234567890, "ratio": 0.5}
         assert type(sent["order_id"]) is int
+
+
+def test_anthropic_gets_each_repeated_call_id_once_and_each_result_its_own_call() -> None:
+    """Agents that number their calls per reply send call_0 in every turn; Anthropic answers 400 "tool_use ids
+    must be unique" (anthropics/claude-code#20901). The repeat is renamed, its result follows, and it is said."""
+    msgs: list[Message] = [
+        user("Weather in Paris, then Rome and Oslo?", 1),
+        reply("", 1, tool_calls=[call("call_0")]),
+        tool(1, ToolReturn(call_id="call_0", result="Paris: sun")),
+        reply("", 2, tool_calls=[call("call_0", "Rome"), call("call_1", "Oslo")]),
+        tool(2, ToolReturn(call_id="call_0", result="Rome: rain"), ToolReturn(call_id="call_1", result="Oslo: snow")),
+        reply("", 3, tool_calls=[call("call_0_2", "Nice")]),
+        tool(3, ToolReturn(call_id="call_0_2", result="Nice: wind")),
+    ]
+    result = ChatLLM("anthropic", BASE_OPTIONS).construct_request_params(msgs)
+    turns = result.body["messages"]
+    pairs = [
+        (use["id"], use["input"]["city"], res["tool_use_id"], res["content"])
+        for ask, answer in itertools.pairwise(turns)
+        if ask["role"] == "assistant"
+        for use, res in zip(ask["content"], answer["content"], strict=False)
+    ]
+    assert pairs == [
+        ("call_0", "Paris", "call_0", "Paris: sun"),
+        ("call_0_2", "Rome", "call_0_2", "Rome: rain"),
+        ("call_1", "Oslo", "call_1", "Oslo: snow"),
+        ("call_0_2_2", "Nice", "call_0_2_2", "Nice: wind"),
+    ]
+    renamed = [w for w in result.warnings if w.element == "tool_call"]
+    assert [(w.msg_id, w.reason.rsplit(" ", 1)[-1]) for w in renamed] == [("a2", "call_0_2"), ("a3", "call_0_2_2")]
+    validate_body("anthropic", result.body)
