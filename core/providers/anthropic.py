@@ -128,16 +128,10 @@ class AnthropicDialect(Dialect):
         tagged, tagged_id = ctx.tag_sinks()
         warned = ctx.warnings.append
         inline = INLINE_COMMON_TURN
-        # The last tool_use's call id and the id it was sent as: a result names the call just made (to_list put
-        # it there), so an id is usually checked once, not twice.
+        # The last tool_use's call id and its checked form: a result names the call just made (to_list put it
+        # there), so an id is usually checked once, not twice.
         last_call: str | None = None
         last_tool_id = tool_id(last_call)
-        # Every tool_use id sent so far: Anthropic rejects a request in which two tool_use blocks share an id,
-        # in any two turns ("tool_use ids must be unique"), and agents that number their calls per reply (call_0
-        # each time) repeat them. A repeated id is sent with a suffix, and the other calls of the current turn
-        # that were sent under another id than tool_id() gives are kept in turn_ids for their results.
-        used: set[str] = set()
-        turn_ids: dict[str, str] = {}
         # The role of the last turn (out[-1]["role"]), kept here: the hot branches read it once per record.
         last_role: str | None = None
         for msg in messages:
@@ -146,7 +140,7 @@ class AnthropicDialect(Dialect):
             # as much as the node; two nodes per record).
             if type(msg) is LLMToolMessage:
                 call_id = msg.tool_call_id
-                use_id = last_tool_id if call_id == last_call else turn_ids.get(call_id or "") or tool_id(call_id)
+                use_id = last_tool_id if call_id == last_call else tool_id(call_id)
                 content = msg.content
                 if inline and content and not msg.is_error:
                     block: JSON = {"type": "tool_result", "tool_use_id": use_id, "content": content}
@@ -167,9 +161,7 @@ class AnthropicDialect(Dialect):
                 continue
             if type(msg) is LLMAssistantMessage:
                 if results:
-                    results.clear()  # the maps are this loop's alone: emptied in place, not made again per turn
-                if turn_ids:
-                    turn_ids.clear()
+                    results.clear()  # the map is this loop's alone: emptied in place, not made again per turn
                 calls = msg.tool_calls
                 reasoning = msg.reasoning_content
                 msg_id = msg.msg_id
@@ -183,9 +175,6 @@ class AnthropicDialect(Dialect):
                     last_tool_id = (
                         last_call if last_call and not last_call.lstrip(TOOL_ID_CHARS) else tool_id(last_call)
                     )
-                    if last_tool_id in used:
-                        last_tool_id = _unused_id(last_tool_id, used, last_call, msg_id, ctx)
-                    used.add(last_tool_id)
                     use: JSON = {
                         "type": "tool_use",
                         "id": last_tool_id,
@@ -202,7 +191,7 @@ class AnthropicDialect(Dialect):
                         last_role = "assistant"
                         continue
                 else:
-                    blocks = self._assistant(msg, ctx, used, turn_ids)
+                    blocks = self._assistant(msg, ctx)
                     if calls:
                         last_call = calls[-1].id
                         last_tool_id = blocks[-1]["id"]
@@ -251,11 +240,7 @@ class AnthropicDialect(Dialect):
         return fragments
 
     @staticmethod
-    def _assistant(
-        msg: LLMAssistantMessage, ctx: RequestContext, used: set[str], turn_ids: dict[str, str]
-    ) -> list[JSON]:
-        """An assistant turn's blocks; its tool_use ids are added to ``used``, and those sent under another id
-        than :func:`tool_id` gives (a repeat) recorded in ``turn_ids`` for the results."""
+    def _assistant(msg: LLMAssistantMessage, ctx: RequestContext) -> list[JSON]:
         msg_id = msg.msg_id
         reasoning = msg.reasoning_content
         text = msg.content if not msg.tfl_scripts else assistant_text(msg)
@@ -279,14 +264,10 @@ class AnthropicDialect(Dialect):
                 ctx.warn(msg_id, "reasoning", UNSIGNED_REASONING_DROPPED)
             blocks = [{"type": "text", "text": text}] if text else []
         for call in msg.tool_calls:
-            sent = tool_id(call.id)
-            if sent in used:
-                sent = turn_ids[call.id or ""] = _unused_id(sent, used, call.id, msg_id, ctx)
-            used.add(sent)
             blocks.append(
                 {
                     "type": "tool_use",
-                    "id": sent,
+                    "id": tool_id(call.id),
                     "name": call.name,
                     "input": arguments_object(call, msg_id, ctx),
                 }
@@ -370,20 +351,6 @@ def _tool_result(msg: LLMToolMessage, tool_use_id: str) -> JSON:
     if content:
         return {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
     return {"type": "tool_result", "tool_use_id": tool_use_id}
-
-
-def _unused_id(sent: str, used: set[str], call_id: str | None, msg_id: str | None, ctx: RequestContext) -> str:
-    """``sent`` with the first suffix ``_2``, ``_3``, ... that no tool_use of the request has, with a warning."""
-    n = 2
-    while f"{sent}_{n}" in used:
-        n += 1
-    ctx.warn(
-        msg_id,
-        "tool_call",
-        f"call id {call_id!r} was already used by an earlier call of this history (Anthropic requires unique "
-        f"tool_use ids); sent as {sent}_{n}",
-    )
-    return f"{sent}_{n}"
 
 
 def _first_msg_id(turn: JSON, ctx: RequestContext) -> str | None:

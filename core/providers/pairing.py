@@ -11,7 +11,11 @@ Every provider requires the same thing of tool calls, so it is settled once, her
 * an unanswered call gets a synthesised error result (bug 7: interrupted runs), with a warning;
 * a result whose call is not in the open block (an orphan) is dropped, with a warning naming it;
   its attachments stay, as a plain user turn;
-* a result without a tool name takes the name of its call (Gemini needs it).
+* a result without a tool name takes the name of its call (Gemini needs it);
+* a call id that an earlier turn of the request already used is renamed (``call_0`` -> ``call_0_2``), and
+  the results and attachments of its turn that name it follow, with a warning: providers reject a request
+  that repeats one (OpenAI "Duplicate value for 'tool_call_id'", Anthropic "tool_use ids must be unique"),
+  and agents that number their calls per reply repeat ``call_0`` in every turn.
 """
 
 from __future__ import annotations
@@ -82,6 +86,8 @@ def to_list(formatted: Iterable[LLMMessage | list[LLMMessage]], ctx: RequestCont
     # pairing, or become a plain user turn. Two names, not a pair: no tuple per result.
     named: str | None = None
     kept: str | None = None
+    used: set[str] = set()  # every call id of the output so far
+    renamed: dict[str, str] = {}  # the open turn's repeated call ids -> the ids they were renamed to
     append = out.append
     in_order = PLACE_IN_ORDER
     for item in formatted:
@@ -96,24 +102,33 @@ def to_list(formatted: Iterable[LLMMessage | list[LLMMessage]], ctx: RequestCont
                 named = None
             # Exact types, hot cases first: a trace is mostly assistant turns and tool results.
             if type(msg) is LLMToolMessage:
-                call_id = msg.tool_call_id
+                call_id = named = msg.tool_call_id
+                if renamed and call_id in renamed:
+                    call_id = renamed[call_id]
+                    msg = replace(msg, tool_call_id=call_id)
                 if block is None and turn is not None:
                     calls = turn.tool_calls if in_order else ()
                     if answered < len(calls) and call_id and calls[answered].id == call_id and msg.name is not None:
                         append(msg)  # the next call's result: placed as it comes
                         answered += 1
-                        named = kept = call_id
+                        kept = call_id
                         continue
                     block = _Block(turn, out[len(out) - answered :])
-                named, kept = call_id or "", _answer(block, msg, ctx)
+                named, kept = named or "", _answer(block, msg, ctx)
             elif type(msg) is LLMAssistantMessage:
                 if turn is not None:
                     if block is not None or answered != len(turn.tool_calls):  # else nothing to settle (no call)
                         _settle(turn, answered, block, out, ctx)
                     block = None
                 calls = msg.tool_calls
-                if msg.function_call is not None or (calls and (len(calls) > 1 or not calls[0].id)):
-                    msg, synthetic = _modernise(msg, synthetic)  # the uncommon cases; see _modernise
+                if renamed:
+                    renamed = {}
+                if msg.function_call is not None or (
+                    calls and (len(calls) > 1 or not calls[0].id or calls[0].id in used)
+                ):
+                    msg, synthetic = _modernise(msg, synthetic, used, renamed, ctx)  # the uncommon cases
+                elif calls:
+                    used.add(calls[0].id)
                 append(msg)
                 turn = msg if msg.tool_calls else None
                 answered = 0
@@ -149,25 +164,57 @@ def _settle(
     _close(block, out, ctx)
 
 
-def _modernise(msg: LLMAssistantMessage, synthetic: int) -> tuple[LLMAssistantMessage, int]:
-    """Give every call a usable, unique id and turn a legacy function_call into one more tool call."""
+def _modernise(
+    msg: LLMAssistantMessage, synthetic: int, used: set[str], renamed: dict[str, str], ctx: RequestContext
+) -> tuple[LLMAssistantMessage, int]:
+    """Give every call a usable id that no other call of the request has, and turn a legacy function_call into
+    one more tool call; the ids given are added to ``used``.
+
+    A missing id, or one the turn already has, becomes a synthetic id (results cannot tell such calls apart:
+    they pair by position or are dropped as second results). An id an earlier turn used is renamed to the
+    first free ``<id>_<n>`` and recorded in ``renamed``, so the results that name it follow it.
+    """
     calls = msg.tool_calls
     seen: set[str] = set()
     fixed: list[LLMToolCall] | None = None
     for i, call in enumerate(calls):
+        new: str | None = None
         if not call.id or call.id in seen:
-            fixed = fixed if fixed is not None else list(calls)
             synthetic += 1
-            fixed[i] = replace(call, id=f"{SYNTHETIC_CALL_PREFIX}{synthetic}")
-        seen.add(fixed[i].id if fixed is not None else call.id)
+            new = _free_id(f"{SYNTHETIC_CALL_PREFIX}{synthetic}", used)
+        elif call.id in used:
+            new = renamed[call.id] = _free_id(call.id, used)
+            ctx.warn(
+                msg.msg_id,
+                "tool_call",
+                f"call id {call.id!r} was already used by an earlier call of this history (providers reject a "
+                f"repeated tool call id); sent as {new}",
+            )
+        if new is not None:
+            fixed = fixed if fixed is not None else list(calls)
+            fixed[i] = replace(call, id=new)
+        seen.add(call.id)  # as the model wrote it: a second call_0 in one turn is a duplicate, renamed or not
+        used.add(new or call.id)
     if msg.function_call is not None:
         fixed = fixed if fixed is not None else list(calls)
         synthetic += 1
         fn = msg.function_call
-        fixed.append(LLMToolCall(id=f"{LEGACY_CALL_PREFIX}{synthetic}", name=fn.name, arguments=fn.arguments))
+        legacy_id = _free_id(f"{LEGACY_CALL_PREFIX}{synthetic}", used)
+        used.add(legacy_id)
+        fixed.append(LLMToolCall(id=legacy_id, name=fn.name, arguments=fn.arguments))
     if fixed is None:
         return msg, synthetic
     return replace(msg, tool_calls=tuple(fixed)), synthetic
+
+
+def _free_id(call_id: str, used: set[str]) -> str:
+    """``call_id`` when no call of the request has it yet, else the first ``<call_id>_<n>`` (n >= 2) none has."""
+    if call_id not in used:
+        return call_id
+    n = 2
+    while f"{call_id}_{n}" in used:
+        n += 1
+    return f"{call_id}_{n}"
 
 
 def _answer(block: _Block | None, msg: LLMToolMessage, ctx: RequestContext) -> str | None:

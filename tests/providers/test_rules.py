@@ -97,8 +97,7 @@ def histories(draw: Any) -> list[Message]:
 def check_anthropic(body: dict[str, Any]) -> None:
     turns = body["messages"]
     assert not turns or turns[0]["role"] == "user"
-    use_ids = [b["id"] for turn in turns for b in turn["content"] if b["type"] == "tool_use"]
-    assert len(use_ids) == len(set(use_ids)), "tool_use ids are unique in the whole request"
+    _unique([b["id"] for turn in turns for b in turn["content"] if b["type"] == "tool_use"], "tool_use ids")
     for a, b in itertools.pairwise(turns):
         assert a["role"] != b["role"], "roles must alternate"
     for i, turn in enumerate(turns):
@@ -116,8 +115,13 @@ def check_anthropic(body: dict[str, Any]) -> None:
             assert [b.get("tool_use_id") for b in nxt[: len(uses)]] == uses
 
 
+def _unique(ids: list[str], what: str) -> None:
+    assert len(ids) == len(set(ids)), f"{what} are unique in the whole request"
+
+
 def check_gemini(body: dict[str, Any]) -> None:
     contents = body["contents"]
+    _unique([p["functionCall"]["id"] for c in contents for p in c["parts"] if "functionCall" in p], "call ids")
     assert not contents or contents[0]["role"] == "user"
     for i, content in enumerate(contents):
         assert content["role"] in ("user", "model") and content["parts"]
@@ -136,6 +140,7 @@ def check_gemini(body: dict[str, Any]) -> None:
 
 def check_chat(body: dict[str, Any], dialect: str) -> None:
     msgs = body["messages"]
+    _unique([c["id"] for m in msgs for c in m.get("tool_calls") or ()], "tool call ids")
     for i, msg in enumerate(msgs):
         if msg["role"] == "assistant" and msg.get("tool_calls"):
             ids = [c["id"] for c in msg["tool_calls"]]
@@ -150,6 +155,7 @@ def check_chat(body: dict[str, Any], dialect: str) -> None:
 
 def check_responses(body: dict[str, Any]) -> None:
     items = body["input"]
+    _unique([i["call_id"] for i in items if i.get("type") == "function_call"], "call ids")
     open_calls: list[str] = []
     for item in items:
         kind = item.get("type")
@@ -164,6 +170,18 @@ def check_responses(body: dict[str, Any]) -> None:
     assert not open_calls
 
 
+def check_rules(dialect: str, body: dict[str, Any]) -> None:
+    """The ordering and uniqueness rules of ``dialect``'s provider hold for ``body``."""
+    if dialect == "anthropic":
+        check_anthropic(body)
+    elif dialect == "gemini":
+        check_gemini(body)
+    elif dialect == "openai-responses":
+        check_responses(body)
+    else:
+        check_chat(body, dialect)
+
+
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(histories())
 def test_any_history_gives_valid_rule_abiding_bodies(msgs: list[Message]) -> None:
@@ -171,14 +189,7 @@ def test_any_history_gives_valid_rule_abiding_bodies(msgs: list[Message]) -> Non
         for thinking in (None, True, False):
             body = ChatLLM(dialect, RequestOptions(thinking=thinking)).construct_request_params(msgs).body
             validate_body(dialect, body)
-            if dialect == "anthropic":
-                check_anthropic(body)
-            elif dialect == "gemini":
-                check_gemini(body)
-            elif dialect == "openai-responses":
-                check_responses(body)
-            else:
-                check_chat(body, dialect)
+            check_rules(dialect, body)
 
 
 BIG_ARGUMENTS = '{"order_id": 123456789012345678901234567890, "ratio": 0.5}'
@@ -210,32 +221,56 @@ def test_integers_past_64_bits_in_tool_arguments_are_sent_exactly(dialect: str) 
         assert type(sent["order_id"]) is int
 
 
-def test_anthropic_gets_each_repeated_call_id_once_and_each_result_its_own_call() -> None:
-    """Agents that number their calls per reply send call_0 in every turn; Anthropic answers 400 "tool_use ids
-    must be unique" (anthropics/claude-code#20901). The repeat is renamed, its result follows, and it is said."""
-    msgs: list[Message] = [
-        user("Weather in Paris, then Rome and Oslo?", 1),
-        reply("", 1, tool_calls=[call("call_0")]),
-        tool(1, ToolReturn(call_id="call_0", result="Paris: sun")),
-        reply("", 2, tool_calls=[call("call_0", "Rome"), call("call_1", "Oslo")]),
-        tool(2, ToolReturn(call_id="call_0", result="Rome: rain"), ToolReturn(call_id="call_1", result="Oslo: snow")),
-        reply("", 3, tool_calls=[call("call_0_2", "Nice")]),
-        tool(3, ToolReturn(call_id="call_0_2", result="Nice: wind")),
+# An agent that numbers its calls per reply sends call_0 in every turn; providers answer 400 (OpenAI "Duplicate
+# value for 'tool_call_id'", Anthropic "tool_use ids must be unique": agno-agi/agno#5116, claude-code#20901).
+REPEATED_IDS: list[Message] = [
+    user("Weather in Paris, then Rome and Oslo, then Nice?", 1),
+    reply("", 1, tool_calls=[call("call_0")]),
+    tool(1, ToolReturn(call_id="call_0", name="get_weather", result="Paris: sun")),
+    reply("", 2, tool_calls=[call("call_0", "Rome"), call("call_1", "Oslo")]),
+    tool(
+        2,
+        ToolReturn(call_id="call_0", name="get_weather", result="Rome: rain", attachments=[IMAGE]),
+        ToolReturn(call_id="call_1", name="get_weather", result="Oslo: snow"),
+    ),
+    reply("", 3, tool_calls=[call("call_0_2", "Nice")]),  # the name the repeat above is given: taken too
+    tool(3, ToolReturn(call_id="call_0_2", name="get_weather", result="Nice: wind")),
+]
+RENAMED_CALLS = ["call_0", "call_0_2", "call_1", "call_0_2_2"]
+
+
+def _sent_ids(dialect: str, body: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """The call ids of ``body`` in order, and the call ids its results name, in order."""
+    if dialect == "anthropic":
+        blocks = [b for m in body["messages"] for b in m["content"]]
+        return [b["id"] for b in blocks if b["type"] == "tool_use"], [
+            b["tool_use_id"] for b in blocks if b["type"] == "tool_result"
+        ]
+    if dialect == "gemini":
+        parts = [p for c in body["contents"] for p in c["parts"]]
+        return [p["functionCall"]["id"] for p in parts if "functionCall" in p], [
+            p["functionResponse"]["id"] for p in parts if "functionResponse" in p
+        ]
+    if dialect == "openai-responses":
+        items = body["input"]
+        return [i["call_id"] for i in items if i.get("type") == "function_call"], [
+            i["call_id"] for i in items if i.get("type") == "function_call_output"
+        ]
+    msgs = body["messages"]
+    return [c["id"] for m in msgs for c in m.get("tool_calls") or ()], [
+        m["tool_call_id"] for m in msgs if m["role"] == "tool"
     ]
-    result = ChatLLM("anthropic", BASE_OPTIONS).construct_request_params(msgs)
-    turns = result.body["messages"]
-    pairs = [
-        (use["id"], use["input"]["city"], res["tool_use_id"], res["content"])
-        for ask, answer in itertools.pairwise(turns)
-        if ask["role"] == "assistant"
-        for use, res in zip(ask["content"], answer["content"], strict=False)
-    ]
-    assert pairs == [
-        ("call_0", "Paris", "call_0", "Paris: sun"),
-        ("call_0_2", "Rome", "call_0_2", "Rome: rain"),
-        ("call_1", "Oslo", "call_1", "Oslo: snow"),
-        ("call_0_2_2", "Nice", "call_0_2_2", "Nice: wind"),
-    ]
-    renamed = [w for w in result.warnings if w.element == "tool_call"]
-    assert [(w.msg_id, w.reason.rsplit(" ", 1)[-1]) for w in renamed] == [("a2", "call_0_2"), ("a3", "call_0_2_2")]
-    validate_body("anthropic", result.body)
+
+
+@pytest.mark.parametrize("dialect", dialect_names())
+def test_a_call_id_repeated_in_a_later_turn_is_renamed_and_its_results_follow(dialect: str) -> None:
+    result = ChatLLM(dialect, BASE_OPTIONS).construct_request_params(REPEATED_IDS)
+    validate_body(dialect, result.body)
+    check_rules(dialect, result.body)
+    assert _sent_ids(dialect, result.body) == (RENAMED_CALLS, RENAMED_CALLS)
+    flat = result.phases["to_list"]
+    answers = [(m["tool_call_id"], m["content"]) for m in flat if m["role"] == "tool"]
+    assert answers == list(zip(RENAMED_CALLS, ["Paris: sun", "Rome: rain", "Oslo: snow", "Nice: wind"], strict=True))
+    assert [m["attachment_of"] for m in flat if m["role"] == "user" and m["attachment_of"]] == ["call_0_2"]
+    renamed = [(w.msg_id, w.reason.rsplit(" ", 1)[-1]) for w in result.warnings if w.element == "tool_call"]
+    assert renamed == [("a2", "call_0_2"), ("a3", "call_0_2_2")]
