@@ -88,6 +88,7 @@ def to_list(formatted: Iterable[LLMMessage | list[LLMMessage]], ctx: RequestCont
     kept: str | None = None
     used: set[str] = set()  # every call id of the output so far
     renamed: dict[str, str] = {}  # the open turn's repeated call ids -> the ids they were renamed to
+    use = used.add
     append = out.append
     in_order = PLACE_IN_ORDER
     for item in formatted:
@@ -123,12 +124,10 @@ def to_list(formatted: Iterable[LLMMessage | list[LLMMessage]], ctx: RequestCont
                 calls = msg.tool_calls
                 if renamed:
                     renamed = {}
-                if msg.function_call is not None or (
-                    calls and (len(calls) > 1 or not calls[0].id or calls[0].id in used)
-                ):
+                if len(calls) == 1 and (call_id := calls[0].id) and call_id not in used and msg.function_call is None:
+                    use(call_id)  # the usual turn: one call with an id of its own
+                elif calls or msg.function_call is not None:
                     msg, synthetic = _modernise(msg, synthetic, used, renamed, ctx)  # the uncommon cases
-                elif calls:
-                    used.add(calls[0].id)
                 append(msg)
                 turn = msg if msg.tool_calls else None
                 answered = 0
