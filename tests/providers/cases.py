@@ -355,6 +355,19 @@ def orphans() -> list[Message]:
 
 
 @case
+def repeated_call_ids() -> list[Message]:
+    """An agent that numbers its calls per reply sends call_0 in both turns; providers reject a repeated id."""
+    return [
+        user("Weather in Paris, then in Rome?", 1),
+        reply("", 1, tool_calls=[call("call_0")]),
+        tool(1, ToolReturn(call_id="call_0", name="get_weather", result="Paris: 18C")),
+        reply("", 2, tool_calls=[call("call_0", "Rome")]),
+        tool(2, ToolReturn(call_id="call_0", name="get_weather", result="Rome: 22C")),
+        reply("Paris 18C, Rome 22C.", 3),
+    ]
+
+
+@case
 def assistant_first() -> list[Message]:
     return [reply("Welcome back! Last time we talked about Paris.", 0), user("Right, continue.", 1)]
 
