@@ -10,12 +10,8 @@ if [ ! -x /usr/bin/chromium ]; then
     apt-get update -qq
     apt-get install -y -qq chromium >/dev/null
 fi
-if [ ! -d /usr/share/fonts/truetype/wqy ]; then
-    # A CJK font so the screenshots in tests/artifacts show the seed's Chinese error messages, not boxes.
-    export DEBIAN_FRONTEND=noninteractive
-    { apt-get install -y -qq fonts-wqy-microhei || { apt-get update -qq && apt-get install -y -qq fonts-wqy-microhei; }; } \
-        >/dev/null || echo "(no CJK font: screenshots will show boxes for Chinese text)"
-fi
+# A CJK font so the screenshots in tests/artifacts show the seed's Chinese error messages, not boxes.
+bash scripts/cjk-font.sh
 echo "== ruff"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
