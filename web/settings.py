@@ -9,11 +9,20 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-TEMPLATES_DIR = ROOT / "templates"
-STATIC_DIR = ROOT / "static"
+
+def _package_folder(package: str) -> Path:
+    """The folder of a data package: inside site-packages for a wheel, the checkout's for an editable install."""
+    found = resources.files(package)
+    if not isinstance(found, Path):  # a zipped install: Jinja and the static router need real files
+        raise RuntimeError(f"{package} is not installed as files on disk ({found!r})")
+    return found
+
+
+TEMPLATES_DIR = _package_folder("web.templates")
+STATIC_DIR = _package_folder("web.static")
 
 HTMX_VERSION = "2.0.11"
 """The vendored htmx release (``static/vendor/htmx-<version>.min.js``; sha256 in static/vendor/README.md)."""
