@@ -42,6 +42,15 @@ class ContractError(MisuseError, ValueError):
         self.seed_message = ASSISTANT_CONTRACT_MESSAGE if role == "assistant" else USER_CONTRACT_MESSAGE
         super().__init__(f"{self.seed_message} (msg_id={msg_id}, role={role})")
 
+    @property
+    def explanation(self) -> str:
+        """The same in English, with the way out: the seed's message alone does not say what to do."""
+        return (
+            f"the {self.role} record {self.msg_id} has no msg_type, so its message class is unknown and it cannot "
+            f'become a request (a hand-written {self.role} record needs one, e.g. "msg_type": "text"); '
+            "`traceloupe check FILE` lists such records and `traceloupe repair FILE -o OUT` infers their type"
+        )
+
 
 class InputError(MisuseError):
     """Input that cannot be read as messages; the message names the file, the line and the JSON path."""

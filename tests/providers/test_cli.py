@@ -115,3 +115,31 @@ def test_errors_are_one_line_and_non_zero(
     assert captured.out == ""
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0]
+
+
+@pytest.mark.parametrize(
+    "command", [["payload", "--provider", "openai"], ["diff", "--left", "openai", "--right", "gemini"]]
+)
+def test_a_hand_written_record_without_msg_type_is_explained_in_english(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    path = tmp_path / "mine.jsonl"
+    path.write_text(
+        json.dumps({"role": "user", "content": "Hello", "msg_id": "m1", "conversation_id": "c"}) + "\n",
+        encoding="utf-8",
+    )
+    assert main([command[0], str(path), *command[1:]]) != 0
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "用户消息需要子类实现转换过程 (msg_id=m1, role=user)" in line  # the seed's words stay
+    assert "the user record m1 has no msg_type" in line
+    assert "traceloupe check" in line and "traceloupe repair" in line
+
+
+def test_diff_text_shows_control_and_bidi_characters_from_a_trace_as_escapes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_jsonl(tmp_path / "evil.jsonl", user("pay\u202etxt.exe \x9b31m \x1b[2J", 1))
+    assert main(["diff", str(path), "--left", "openai", "--right", "anthropic", "--width", "0"]) == 1
+    out = capsys.readouterr().out
+    assert "\u202e" not in out and "\x9b" not in out and "\x1b" not in out
+    assert "pay\\u202etxt.exe \\u009b31m" in out

@@ -1,19 +1,29 @@
-"""``traceloupe diff FILE --left P --right Q``: a readable structural diff of two providers' request bodies.
+"""``traceloupe diff FILE --left P --right Q``: two providers' request bodies compared, grouped by cause.
 
-One line per difference at a JSON pointer: ``+`` only the right body has it, ``-`` only the left,
-``~`` both, with different values. Exit 0 when the bodies are equal, 1 when they differ, 2 on an
-error (one line on stderr: a bad file, an unknown name, a damaged record).
+The same diff the dashboard's diff page and ``/api/conversations/{id}/diff`` show (``core.providers.request_diff``):
+turns paired by the message they came from, each change with its likely cause. Plain text prints each cause's
+group (title, explanation, the adapters' warnings, then one line per change at its JSON pointer: ``+`` only the
+right body has it, ``-`` only the left, ``~`` both, with different values); ``--json`` prints what the API
+answers. Exit 0 when the bodies are equal, 1 when they differ, 2 on an error (one line on stderr: a bad file,
+an unknown name, a damaged record).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
+from typing import TYPE_CHECKING
 
 from web.cli.payload import add_request_arguments
 
+if TYPE_CHECKING:
+    from core.providers.request_diff import RequestDiff
+
 EXIT_SAME, EXIT_DIFFERENT, EXIT_ERROR = 0, 1, 2
+# Control and bidirectional-override characters a trace could use to rewrite the terminal; shown as escapes.
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -21,26 +31,59 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--left", required=True, metavar="P", help="dialect of the left body")
     parser.add_argument("--right", required=True, metavar="Q", help="dialect of the right body")
     parser.add_argument("--width", type=int, default=100, metavar="N", help="shorten values to N characters (0: never)")
-    parser.add_argument("--json", action="store_true", help="print the changes as a JSON array")
+    parser.add_argument("--json", action="store_true", help="print the diff as the API gives it (JSON)")
 
 
 def run(ns: argparse.Namespace) -> int:
-    from core.errors import MisuseError
-    from core.providers.diffing import format_change, structural_diff
-    from web.cli.payload import build_request
+    from core.errors import ContractError, MisuseError
+    from core.providers import ChatLLM, get_dialect
+    from core.providers.request_diff import diff_requests
+    from web.cli.payload import load_conversation, request_options
 
     try:
-        left = build_request(ns, ns.left)
-        right = build_request(ns, ns.right)
-    except MisuseError as exc:  # damaged records (ContractError) included
+        dialects = get_dialect(ns.left), get_dialect(ns.right)  # an unknown provider fails before the file is read
+        messages = load_conversation(ns.file, ns.conversation)
+        left, right = (
+            ChatLLM(d, request_options(ns)).construct_request_params(messages, upto=ns.upto) for d in dialects
+        )
+    except ContractError as exc:
+        print(f"error: {exc}; {exc.explanation}", file=sys.stderr)
+        return EXIT_ERROR
+    except MisuseError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    changes = structural_diff(left.body, right.body)
+    diff = diff_requests(left, right)
     if ns.json:
-        print(json.dumps([c.to_json() for c in changes], indent=2, ensure_ascii=False))
+        out = {
+            "conversation_id": messages[0].conversation_id,
+            "left": ns.left,
+            "right": ns.right,
+            "upto": ns.upto,
+            "changes": diff.changes_json(),
+            "causes": diff.counts,
+        }
+        print(json.dumps(out, indent=2, ensure_ascii=False))
     else:
-        print(f"--- {ns.left}\n+++ {ns.right}")
-        for change in changes:
-            print(format_change(change, ns.width))
-        print(f"{len(changes)} difference{'s' * (len(changes) != 1)}", file=sys.stderr)
-    return EXIT_DIFFERENT if changes else EXIT_SAME
+        for line in summary_lines(diff, ns.width):
+            print(_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", line))
+    return EXIT_DIFFERENT if diff.changes else EXIT_SAME
+
+
+def summary_lines(diff: RequestDiff, width: int) -> list[str]:
+    """The diff page's summary as text: a heading per cause, its explanation and warnings, then its changes."""
+    from core.providers.diffing import format_change
+
+    count = len(diff.changes)
+    lines = [
+        f"--- {diff.left.dialect}",
+        f"+++ {diff.right.dialect}",
+        f"{count} difference{'s' * (count != 1)}, by cause",
+    ]
+    for group in diff.groups:
+        figures = [f"{len(group.changes)} change{'s' * (len(group.changes) != 1)}"]
+        if group.warnings:
+            figures.append(f"{len(group.warnings)} warning{'s' * (len(group.warnings) != 1)}")
+        lines += ["", f"# {group.title}: {', '.join(figures)}", f"#   {group.explanation}"]
+        lines += [f"! {side} {warning}" for side, warning in group.warnings]
+        lines += [format_change(item.change, width) for item in group.changes]
+    return lines

@@ -49,7 +49,7 @@ def run(ns: argparse.Namespace) -> int:
     try:
         result = build_request(ns, ns.provider)
     except ContractError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {exc}; {exc.explanation}", file=sys.stderr)
         return EXIT_DAMAGED
     except MisuseError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -16,11 +16,11 @@ from litestar.exceptions import HTTPException
 from litestar.params import FromPath, FromQuery, QueryParameter
 
 from core import MESSAGES_ADAPTER
+from core.providers.request_diff import diff_requests
 from core.store import ConversationSummary
 from web.controllers.diff import build_both
 from web.controllers.payloads import MsgId, load_and_build
 from web.deps import PayloadsDep, SourceDep
-from web.diffview import compare
 from web.listing import ListQuery
 from web.payloads import Built
 
@@ -165,10 +165,5 @@ class ApiController(Controller):
     ) -> Diff:
         """The structural diff of two providers' bodies, each change with its cause; 422 when damaged."""
         _, lbuilt, rbuilt = build_both(source, payloads, conversation_id, left, right, upto, repair)
-        comparison = compare(_usable(lbuilt), _usable(rbuilt), lbuilt.anchors, rbuilt.anchors)
-        causes: dict[str, int] = {}
-        changes = []
-        for item in comparison.changes:
-            causes[item.cause] = causes.get(item.cause, 0) + 1
-            changes.append({**item.change.to_json(), "right_pointer": item.change.pointer_right, "cause": item.cause})
-        return Diff(conversation_id, left, right, upto or None, changes, causes)
+        diff = diff_requests(_usable(lbuilt), _usable(rbuilt))
+        return Diff(conversation_id, left, right, upto or None, diff.changes_json(), diff.counts)
