@@ -125,6 +125,13 @@ def test_the_installed_wheel_runs_from_its_own_files(installed: Path, tmp_path: 
     site = str(installed.parent)
     assert all(path.startswith(site) for path in where), where
     assert not any(path.startswith(str(ROOT)) for path in where), where
+    shipped = _run(
+        installed / "python",
+        "-c",
+        "import importlib.resources as r; print(r.files('core').joinpath('FORMAT.md').read_text())",
+        cwd=tmp_path,
+    )
+    assert shipped.startswith("# The stored message format")  # the format's documentation travels with the wheel
 
 
 @pytest.mark.slow
