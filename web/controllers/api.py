@@ -13,10 +13,11 @@ from typing import Annotated, Any
 
 from litestar import Controller, get
 from litestar.exceptions import HTTPException
-from litestar.params import FromPath, FromQuery, QueryParameter
+from litestar.params import FromQuery, QueryParameter
 
 from core import MESSAGES_ADAPTER
 from core.store import ConversationSummary
+from web import urls
 from web.controllers.diff import build_both
 from web.controllers.payloads import MsgId, load_and_build
 from web.deps import PayloadsDep, SourceDep
@@ -107,12 +108,13 @@ class ApiController(Controller):
     @get("/conversations/{conversation_id:str}", name="api-conversation", tags=["conversations"], sync_to_thread=True)
     def conversation(
         self,
-        conversation_id: FromPath[str],
+        conversation_id: urls.PathId,
         source: SourceDep,
         offset: Annotated[int, QueryParameter(ge=0)] = 0,
         limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
     ) -> ConversationMessages:
         """Top-level messages ``[offset, offset + limit)`` of one conversation, in order, with its figures."""
+        conversation_id = urls.from_segment(conversation_id)
         loaded = source.load(conversation_id)
         messages = loaded.messages
         window = list(messages[offset : offset + limit])
@@ -129,8 +131,8 @@ class ApiController(Controller):
     @get("/conversations/{conversation_id:str}/payload/{provider:str}", tags=["payloads"], sync_to_thread=True)
     def payload(
         self,
-        conversation_id: FromPath[str],
-        provider: FromPath[str],
+        conversation_id: urls.PathId,
+        provider: urls.PathId,
         source: SourceDep,
         payloads: PayloadsDep,
         upto: MsgId = None,
@@ -138,6 +140,7 @@ class ApiController(Controller):
         phases: FromQuery[bool] = False,
     ) -> Payload:
         """The body ``provider`` would receive (``upto``: the request that produced that message); 422 when damaged."""
+        conversation_id, provider = urls.from_segment(conversation_id), urls.from_segment(provider)
         _, built = load_and_build(source, payloads, conversation_id, provider, upto, repair)
         result = _usable(built)
         return Payload(
@@ -155,7 +158,7 @@ class ApiController(Controller):
     @get("/conversations/{conversation_id:str}/diff", tags=["payloads"], sync_to_thread=True)
     def diff(
         self,
-        conversation_id: FromPath[str],
+        conversation_id: urls.PathId,
         source: SourceDep,
         payloads: PayloadsDep,
         left: Annotated[str, QueryParameter(max_length=40)],
@@ -164,6 +167,7 @@ class ApiController(Controller):
         repair: FromQuery[bool] = False,
     ) -> Diff:
         """The structural diff of two providers' bodies, each change with its cause; 422 when damaged."""
+        conversation_id = urls.from_segment(conversation_id)
         _, lbuilt, rbuilt = build_both(source, payloads, conversation_id, left, right, upto, repair)
         comparison = compare(_usable(lbuilt), _usable(rbuilt), lbuilt.anchors, rbuilt.anchors)
         causes: dict[str, int] = {}

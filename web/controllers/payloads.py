@@ -6,10 +6,11 @@ import json
 from typing import Annotated, Any
 
 from litestar import Controller, get
-from litestar.params import FromPath, FromQuery, QueryParameter
+from litestar.params import FromQuery, QueryParameter
 from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Template
 
+from web import urls
 from web.controllers.conversations import conversation_page
 from web.deps import PayloadsDep, SettingsDep, SourceDep
 from web.jsonview import Mark, render
@@ -59,8 +60,8 @@ class PayloadController(Controller):
     @get("/", name="payload", sync_to_thread=True)
     def payload(
         self,
-        conversation_id: FromPath[str],
-        provider: FromPath[str],
+        conversation_id: urls.PathId,
+        provider: urls.PathId,
         source: SourceDep,
         settings: SettingsDep,
         payloads: PayloadsDep,
@@ -68,6 +69,7 @@ class PayloadController(Controller):
         repair: FromQuery[bool] = False,
     ) -> Template:
         """The body pretty-printed and highlighted, the warnings, the cards beside it (hover links the two)."""
+        conversation_id, provider = urls.from_segment(conversation_id), urls.from_segment(provider)
         loaded, built = load_and_build(source, payloads, conversation_id, provider, upto, repair)
         rendered = None
         if built.result is not None:
@@ -88,14 +90,15 @@ class PayloadController(Controller):
     def phases(
         self,
         request: HTMXRequest,
-        conversation_id: FromPath[str],
-        provider: FromPath[str],
+        conversation_id: urls.PathId,
+        provider: urls.PathId,
         source: SourceDep,
         payloads: PayloadsDep,
         upto: MsgId = None,
         repair: FromQuery[bool] = False,
     ) -> Template:
         """Every phase's output (``#payload-phases``); a plain request gets it as a page of its own."""
+        conversation_id, provider = urls.from_segment(conversation_id), urls.from_segment(provider)
         loaded, built = load_and_build(source, payloads, conversation_id, provider, upto, repair)
         phases: list[PhaseView] = []
         provenance = PhaseView("provenance", "", False)
