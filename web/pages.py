@@ -83,6 +83,10 @@ class ConversationPage:
         """Where a card's clipped field is read whole."""
         return urls.record_field(self.conversation_id, msg_id, field)
 
+    def field_api_url(self, msg_id: str, field: str) -> str:
+        """The same, as JSON: what the page's script fetches for "show all"."""
+        return urls.api_record_field(self.conversation_id, msg_id, field)
+
 
 @dataclass(frozen=True, slots=True)
 class WarningView:

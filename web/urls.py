@@ -115,11 +115,6 @@ def record_field(conversation_id: str, msg_id: str, field: str) -> str:
     return f"{conversation(conversation_id)}/records/{segment(msg_id)}/field{query(pointer=field)}"
 
 
-def secrets(conversation_id: str) -> str:
-    """The prefix of a conversation's secret reveals: a masked value's digest follows it."""
-    return f"{conversation(conversation_id)}/secrets/"
-
-
 # Runs.
 
 
@@ -157,6 +152,11 @@ def api_runs(conversation_id: str) -> str:
 def api_record_field(conversation_id: str, msg_id: str, field: str) -> str:
     """The whole value of one field of one record, as JSON."""
     return "/api" + record_field(conversation_id, msg_id, field)
+
+
+def secrets(conversation_id: str) -> str:
+    """The prefix of a conversation's secret reveals: a masked value's digest follows it."""
+    return f"/api{conversation(conversation_id)}/secrets/"
 
 
 def api_run(run_id: str) -> str:

@@ -17,7 +17,7 @@ from litestar.params import FromQuery, QueryParameter
 
 from core import MESSAGES_ADAPTER
 from core.store import ConversationSummary
-from web import urls
+from web import masking, urls
 from web.controllers.diff import build_both
 from web.controllers.payloads import MsgId, load_and_build
 from web.deps import PayloadsDep, SourceDep
@@ -87,6 +87,7 @@ class ApiController(Controller):
     """Read-only JSON views of the same data the pages show."""
 
     path = "/api"
+    after_request = staticmethod(masking.mask_response)  # trace text goes out masked, as on the pages
 
     @get("/conversations", name="api-conversations", tags=["conversations"], sync_to_thread=True)
     def conversations(

@@ -10,7 +10,7 @@ from litestar import Controller, get
 from litestar.params import FromQuery, QueryParameter
 
 from core.store import RunView
-from web import urls
+from web import masking, urls
 from web.deps import SourceDep
 
 Limit = Annotated[int, QueryParameter(ge=1, le=500)]
@@ -36,6 +36,7 @@ class ApiRunsController(Controller):
     """The runs the store holds, newest first, without their bodies unless ``bodies=1``."""
 
     path = "/api"
+    after_request = staticmethod(masking.mask_response)  # trace text goes out masked, as on the pages
 
     @get("/runs", tags=["runs"], sync_to_thread=True)
     def runs(

@@ -9,7 +9,7 @@ from litestar.params import FromQuery, QueryParameter
 from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Template
 
-from web import urls
+from web import masking, urls
 from web.deps import SettingsDep, SourceDep
 from web.listing import ListQuery
 from web.pages import ConversationPage, IndexPage
@@ -28,7 +28,7 @@ def conversation_page(
     summary = loaded.summary
     return ConversationPage(
         conversation_id=summary.conversation_id,
-        title=summary.title or "(no user text)",
+        title=masking.mask(summary.title) or "(no user text)",
         timeline=page,
         page_size=settings.page_size,
         damaged=summary.damaged,
@@ -57,7 +57,7 @@ class ConversationController(Controller):
         query = ListQuery(q=q, damaged=damaged, runs=runs, kind=kind, sort=sort, after=after)
         result = source.list(query.store_query())
         page = IndexPage(
-            conversations=result.items,
+            conversations=[masking.mask_value(s) for s in result.items],
             query=query,
             next_url=query.url(after=result.next_cursor) if result.next_cursor else None,
             empty_store=not result.items and not query.filtered and not query.after,

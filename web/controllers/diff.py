@@ -8,7 +8,7 @@ from litestar import Controller, get
 from litestar.params import FromQuery, QueryParameter
 from litestar.response import Template
 
-from web import urls
+from web import masking, urls
 from web.controllers.payloads import MsgId, request_choice
 from web.deps import PayloadsDep, SourceDep
 from web.diffview import compare
@@ -65,7 +65,7 @@ class DiffController(Controller):
             lrender = render(lbuilt.result.body, comparison.left_marks)
             rrender = render(rbuilt.result.body, comparison.right_marks)
         page = DiffPage(
-            title=loaded.summary.title or "(no user text)",
+            title=masking.mask(loaded.summary.title) or "(no user text)",
             request=request_choice(loaded, left, upto, repair),
             left=lbuilt,
             right=rbuilt,

@@ -10,7 +10,7 @@ from litestar.params import FromQuery, QueryParameter
 from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Template
 
-from web import urls
+from web import masking, urls
 from web.controllers.conversations import conversation_page
 from web.deps import PayloadsDep, SettingsDep, SourceDep
 from web.jsonview import Mark, render
@@ -46,7 +46,7 @@ def load_and_build(
 
 
 def _pretty(name: str, value: Any) -> PhaseView:
-    text = json.dumps(value, indent=2, ensure_ascii=False, default=repr)
+    text = masking.mask(json.dumps(value, indent=2, ensure_ascii=False, default=repr))
     cut = len(text) > MAX_PHASE_CHARS
     return PhaseView(name, text[:MAX_PHASE_CHARS] if cut else text, cut)
 
@@ -75,7 +75,7 @@ class PayloadController(Controller):
         if built.result is not None:
             rendered = render(built.result.body, {p: Mark(card=a) for p, a in built.anchors.items()})
         page = PayloadPage(
-            title=loaded.summary.title or "(no user text)",
+            title=masking.mask(loaded.summary.title) or "(no user text)",
             request=request_choice(loaded, provider, upto, repair),
             built=built,
             rendered=rendered,
@@ -107,7 +107,7 @@ class PayloadController(Controller):
             phases.append(_pretty("warnings", built.result.warnings_json()))
             provenance = _pretty("provenance", built.result.provenance)
         panel = PhasesPanel(
-            title=loaded.summary.title or "(no user text)",
+            title=masking.mask(loaded.summary.title) or "(no user text)",
             request=request_choice(loaded, provider, upto, repair),
             built=built,
             phases=phases,

@@ -30,7 +30,7 @@ from core.errors import MisuseError, UnknownNameError
 from core.messages.union import Message
 from core.replay.run import expanded_history, reply_message
 from core.store import RunView, Store
-from web import urls
+from web import masking, urls
 from web.runs.service import KeyConflict, ReplayBusy, RunService
 from web.runs.views import ReplaysPage, compare_page, rerun_form, run_panel
 
@@ -155,6 +155,7 @@ class RunsApiController(Controller):
     """
 
     path = "/api"
+    after_request = staticmethod(masking.mask_response)  # trace text goes out masked, as on the pages
     tags = ["runs"]  # noqa: RUF012 - Litestar reads a class attribute
 
     @get("/runs/{run_id:str}", name="api-run", sync_to_thread=True, media_type=MediaType.JSON)
