@@ -24,7 +24,8 @@ MAX_PHASE_CHARS = 200_000
 
 def request_choice(loaded: Loaded, provider: str, upto: str | None, repair: bool) -> RequestChoice:
     """The request asked for, with the alternatives the page offers (providers, assistant replies)."""
-    choices, total = assistant_choices(loaded)
+    listed, total = assistant_choices(loaded)
+    choices = [(msg_id, masking.mask(label)) for msg_id, label in listed]
     return RequestChoice(
         conversation_id=loaded.summary.conversation_id,
         provider=provider,
