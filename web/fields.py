@@ -13,9 +13,10 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from core import HistoryMessage, Message, UserMessage
+from web.source import Loaded
 from web.timeline.build import build_card, whole_fields
 from web.timeline.cards import Card, FieldText
-from web.timeline.order import CallIndex, Entry
+from web.timeline.order import CallIndex, Entry, msg_anchor
 
 COLLAPSE_LINES = 20
 """A text longer than this many lines is shown collapsed, with "show all"."""
@@ -43,11 +44,19 @@ def records(messages: Iterable[Message]) -> Iterator[Message]:
         stack.extend(reversed(nested))
 
 
-def field_text(messages: Iterable[Message], msg_id: str, field: str) -> str | None:
-    """The whole text of the card field ``field`` of record ``msg_id`` (None when there is no such field)."""
-    record = next((m for m in records(messages) if m.msg_id == msg_id), None)
-    if record is None:
-        return None
+def find_record(loaded: Loaded, msg_id: str) -> Message | None:
+    """The record ``msg_id`` of a conversation: typed alone when the timeline holds it, else searched for."""
+    position = loaded.timeline.position(msg_anchor(msg_id))
+    if position is not None:
+        message = loaded.timeline.message(position)
+        if message.msg_id == msg_id:
+            return message
+    # A message inside a forwarded history has no slot of its own: search the typed conversation.
+    return next((m for m in records(loaded.messages) if m.msg_id == msg_id), None)
+
+
+def field_text(record: Message, field: str) -> str | None:
+    """The whole text of the card field ``field`` of ``record`` (None when its card has no such field)."""
     with whole_fields():
         card = build_card(Entry(record, "message", None), CallIndex.of([]))
     return _find(card.body, field) or _find_meta(card, field)

@@ -12,7 +12,7 @@ from litestar import Litestar
 from litestar.testing import TestClient
 
 from core import MESSAGE_ADAPTER, Message
-from tests.web.web_corpus import BASE_URL, make_app
+from tests.web.web_corpus import BASE_URL, every_kind, make_app
 from tests.web.web_html import parse
 from web import urls
 
@@ -104,3 +104,15 @@ def test_an_unknown_field_or_record_is_a_404(long_client: TestClient[Litestar]) 
     assert long_client.get(urls.api_record_field(CID, TOOL_ID, "/nope")).status_code == 404
     assert long_client.get(urls.api_record_field(CID, "missing", "/content")).status_code == 404
     assert long_client.get(urls.record_field("no-such", TOOL_ID, "/content")).status_code == 404
+
+
+def test_every_collapsed_field_of_every_card_kind_reads_whole() -> None:
+    text = "\n".join(f"line {i:02d} of a long field" for i in range(40))
+    with TestClient(make_app(every_kind(text)), base_url=BASE_URL) as client:
+        page = client.get(urls.conversation("c-every"), params={"offset": 0}).text
+        links = [el.get("data-field-api") for el in parse(page).elements if el.has("data-field-api")]
+        assert len(links) >= 20  # text, reasoning, tool arguments and results, console, parts, history, scripts...
+        for link in links:
+            response = client.get(link or "")
+            assert response.status_code == 200, link
+            assert "line 39 of a long field" in response.json()["text"], link

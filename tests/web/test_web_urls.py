@@ -113,6 +113,9 @@ def test_the_api_answers_for_a_hostile_id(hostile_client: Any, cid: str) -> None
     assert payload.status_code == 200 and payload.json()["upto"] == f"{cid}|b"
     assert hostile_client.get(urls.api_diff(cid, "openai", "anthropic")).status_code == 200
     assert hostile_client.get(urls.api_runs(cid)).json()["runs"] == []
+    field = hostile_client.get(urls.api_record_field(cid, f"{cid}|t", "/tool_reses/0/result"))
+    assert field.status_code == 200 and field.json()["text"] == "found"
+    assert hostile_client.get(urls.record_field(cid, f"{cid}|t", "/tool_reses/0/result")).status_code == 200
 
 
 @pytest.mark.parametrize("cid", HOSTILE_IDS)

@@ -19,7 +19,7 @@ from litestar.response import Template
 from core import MESSAGES_ADAPTER
 from web import masking, urls
 from web.deps import SourceDep
-from web.fields import field_text
+from web.fields import field_text, find_record
 from web.source import StoreSource
 
 Pointer = Annotated[str, QueryParameter(max_length=300, description="The field's JSON pointer, as the card gives it.")]
@@ -72,7 +72,8 @@ class FieldPage:
 
 
 def _whole(source: StoreSource, conversation_id: str, msg_id: str, pointer: str) -> str:
-    text = field_text(source.load(conversation_id).messages, msg_id, pointer)
+    record = find_record(source.load(conversation_id), msg_id)
+    text = field_text(record, pointer) if record is not None else None
     if text is None:
         raise NotFoundException(f"No field {pointer!r} on record {msg_id!r}.")
     return text
