@@ -122,6 +122,9 @@ SECRETS = (OPENAI, ANTHROPIC, AWS_ID, BEARER, GITHUB)
 def keys_client() -> Iterator[TestClient[Litestar]]:
     store = temp_store()
     import_messages(store, _conversation())
+    body = {"messages": [{"role": "user", "content": f"my key is {OPENAI}"}]}
+    run = store.start_run("c-keys", provider="openai", model="gpt-4.1", request_body=body, up_to_msg_id="a2")
+    store.finish_run(run.run_id, status="http_error", response_body={"echo": ANTHROPIC}, error=f"bad key {OPENAI}")
     with TestClient(create_app(Settings(), store), base_url=BASE_URL) as client:
         client.store = store  # type: ignore[attr-defined]
         yield client
@@ -144,7 +147,15 @@ def _pages(client: TestClient[Litestar]) -> dict[str, str]:
         "api diff": urls.api_diff(cid, "openai", "gemini"),
         "api field": urls.api_record_field(cid, "t1", "/tool_reses/0/result"),
     }
-    return {name: path for name, path in found.items()}
+    (run,) = client.store.list_runs("c-keys")[0]  # type: ignore[attr-defined]
+    found |= {
+        "run": urls.run(run.run_id),
+        "replays": urls.replays(cid),
+        "api run": urls.api_run(run.run_id),
+        "api runs": "/api/runs?bodies=1",
+        "api conversation runs": urls.api_runs(cid) + "?bodies=1",
+    }
+    return found
 
 
 def test_no_page_and_no_api_answer_shows_a_secret(keys_client: TestClient[Litestar]) -> None:

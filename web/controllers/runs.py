@@ -131,7 +131,8 @@ class RunsController(Controller):
         service.store.get_conversation(conversation_id)  # 404 for an unknown conversation
         listed, _ = service.store.list_runs(conversation_id, limit=MAX_LISTED)
         form = rerun_form(service.choices(), conversation_id)
-        page = ReplaysPage(conversation_id, urls.conversation(conversation_id), listed, form)
+        shown = [masking.mask_value(run) for run in listed]  # errors can quote trace text
+        page = ReplaysPage(conversation_id, urls.conversation(conversation_id), shown, form)
         return Template("runs/replays.html", context={"page": page})
 
     @get("/runs/compare", name="runs-compare", sync_to_thread=True)

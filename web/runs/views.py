@@ -23,7 +23,7 @@ from core.providers.diffing import format_change, structural_diff
 from core.replay.run import DEFAULT_TIMEOUT
 from core.store import RunView
 from core.store.runs import now_ms
-from web import urls
+from web import masking, urls
 from web.runs.service import ProviderChoice, RunService
 from web.timeline import Card, Timeline, msg_anchor
 from web.timeline.build import format_ts
@@ -205,6 +205,8 @@ class RunPanel:
 def run_panel(run: RunView, original: Message | None, reply: AssistantTextMessage | None) -> RunPanel:
     """The panel of a run; the cards and the diff once it has finished."""
     url = urls.conversation(run.conversation_id)
+    if run.error:  # a provider's error can quote the request, trace text and all
+        run = replace(run, error=masking.mask(run.error))
     if run.status == "running":
         return RunPanel(run, url, None, None, None)
     prefix = f"run-{run.run_id[:12]}"
