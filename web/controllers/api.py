@@ -4,6 +4,8 @@ Messages go out through ``core.MESSAGES_ADAPTER`` (the one JSON door), so an API
 client reads exactly the stored format of FORMAT.md, subclasses and unknown keys
 included. Payloads and diffs are the adapters' own output; a damaged record is a
 422 that names it (the seed's contract error). Runs are in ``web.controllers.api_runs``.
+Every answer goes out with the secrets in its trace text masked, as the pages show them
+(``web.masking``); one value is revealed by ``/api/conversations/{id}/secrets/{digest}``.
 """
 
 from __future__ import annotations
