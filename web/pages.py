@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from core.providers import Degradation
 from core.store import ConversationSummary
-from web import urls
+from web import masking, urls
 from web.diffview import Comparison
 from web.integrity import Damage
 from web.jsonview import Rendered
@@ -100,7 +100,8 @@ class WarningView:
     @classmethod
     def of(cls, warning: Degradation) -> WarningView:
         anchor = msg_anchor(warning.msg_id) if warning.msg_id else None
-        return cls(warning.msg_id, anchor, warning.element, warning.reason)
+        # A reason can quote the content it degraded (a URL with a key in its query).
+        return cls(warning.msg_id, anchor, masking.mask(warning.element), masking.mask(warning.reason))
 
 
 @dataclass(frozen=True, slots=True)
