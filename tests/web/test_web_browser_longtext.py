@@ -24,6 +24,7 @@ __all__ = ["browser", "page"]  # the fixtures this module borrows
 
 CID = "team/alpha?run=1"
 KEY = "sk-proj-" + "Qa1Ws2Ed3Rf4" * 4
+ODD_IDS = ("..", "%2F", "\u200fx/y", "a b#c")
 RESULT = "\n".join(f"{i:05d} log line " + "z" * 60 for i in range(280)) + "\nEND-OF-RESULT"
 
 
@@ -41,6 +42,19 @@ def base_url() -> Iterator[str]:
         msg(role="tool", msg_id="t1", create_ts=3, tool_reses=[{"call_id": "c1", "result": RESULT}]),
         msg(role="assistant", msg_type="text", msg_id="a2", create_ts=4, content="The disk is full."),
     ]
+    for i, cid in enumerate(ODD_IDS):  # ids a browser would rewrite if they went in a path as they are
+        messages.append(
+            MESSAGE_ADAPTER.validate_python(
+                {
+                    "conversation_id": cid,
+                    "role": "user",
+                    "msg_type": "text",
+                    "msg_id": f"odd-{i}",
+                    "create_ts": 10 + i,
+                    "content": f"odd id {i}",
+                }
+            )
+        )
     app = create_app(Settings(), temp_store(messages))  # type: ignore[arg-type]
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
@@ -66,7 +80,7 @@ def test_long_result_collapses_show_all_loads_it_whole_and_a_key_reveals(
     pg, watch = page
     assert len(RESULT) > 20_000
     pg.goto(base_url + "/")  # type: ignore[attr-defined]
-    pg.click("a[data-nav-item]")  # type: ignore[attr-defined]
+    pg.click("a[data-nav-item]:has-text('Why does it fail')")  # type: ignore[attr-defined]
     pg.wait_for_selector("article[data-msg-id='t1']")  # type: ignore[attr-defined]
     assert pg.text_content("header[data-conversation] code") == CID  # type: ignore[attr-defined]
 
@@ -100,4 +114,18 @@ def test_long_result_collapses_show_all_loads_it_whole_and_a_key_reveals(
     assert pg.text_content(f"{user} [data-revealed]") == KEY  # type: ignore[attr-defined]
     assert pg.text_content(f"{user} pre") == f"Why does it fail? My key is {KEY}."  # type: ignore[attr-defined]
     _shot(pg, "secret-revealed.png")
+    assert watch.clean(), watch
+
+
+def test_odd_ids_open_from_the_list_in_a_real_browser(page: tuple[object, Watch], base_url: str) -> None:
+    pg, watch = page
+    for cid in ODD_IDS:
+        pg.goto(base_url + "/")  # type: ignore[attr-defined]
+        index = ODD_IDS.index(cid)
+        pg.click(f"a[data-nav-item]:has-text('odd id {index}')")  # type: ignore[attr-defined]
+        pg.wait_for_selector("header[data-conversation]")  # type: ignore[attr-defined]
+        assert pg.get_attribute("header[data-conversation]", "data-conversation") == cid  # type: ignore[attr-defined]
+        pg.click("a[data-payload-link='openai']")  # type: ignore[attr-defined]
+        pg.wait_for_selector("#payload-json")  # type: ignore[attr-defined]
+        assert pg.get_attribute("header[data-conversation]", "data-conversation") == cid  # type: ignore[attr-defined]
     assert watch.clean(), watch
