@@ -31,6 +31,7 @@ from core.providers.base import (
     arguments_object,
     assistant_text,
     map_parts,
+    tool_spec,
 )
 from core.providers.profiles import ModelProfile
 from core.providers.turns import Turns
@@ -135,14 +136,7 @@ class AnthropicDialect(Dialect):
         return params
 
     def format_tools(self, tools: Sequence[ToolSpec]) -> list[JSON]:
-        out: list[JSON] = []
-        for tool in tools:
-            spec: JSON = {"name": tool.name}
-            if tool.description:
-                spec["description"] = tool.description
-            spec["input_schema"] = dict(tool.parameters)
-            out.append(spec)
-        return out
+        return [tool_spec(tool, "input_schema") for tool in tools]
 
     def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
         profile = self.profile(ctx.options)

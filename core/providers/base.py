@@ -206,6 +206,15 @@ class Dialect:
         return body
 
 
+def tool_spec(tool: ToolSpec, schema_key: str) -> JSON:
+    """A tool's name, description (when it has one) and JSON Schema under the key its provider names it."""
+    spec: JSON = {"name": tool.name}
+    if tool.description:
+        spec["description"] = tool.description
+    spec[schema_key] = dict(tool.parameters)
+    return spec
+
+
 MediaMapper = Callable[[LLMMediaPart, "str | None", "RequestContext"], JSON]
 
 

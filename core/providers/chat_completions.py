@@ -42,6 +42,7 @@ from core.providers.base import (
     check_arguments_text,
     console_text,
     map_parts,
+    tool_spec,
 )
 from core.providers.media import ResolvedMedia
 from core.providers.profiles import ToolNameRule
@@ -75,14 +76,7 @@ class ChatCompletionsDialect(Dialect):
         return params
 
     def format_tools(self, tools: Sequence[ToolSpec]) -> list[JSON]:
-        out: list[JSON] = []
-        for tool in tools:
-            function: JSON = {"name": tool.name}
-            if tool.description:
-                function["description"] = tool.description
-            function["parameters"] = dict(tool.parameters)
-            out.append({"type": "function", "function": function})
-        return out
+        return [{"type": "function", "function": tool_spec(tool, "parameters")} for tool in tools]
 
     def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
         reasoning_required = (

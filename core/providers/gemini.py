@@ -31,6 +31,7 @@ from core.providers.base import (
     assistant_text,
     attachments_header,
     map_parts,
+    tool_spec,
 )
 from core.providers.profiles import ModelProfile
 from core.providers.turns import Turns
@@ -132,14 +133,7 @@ class GeminiDialect(Dialect):
         assert_never(shape)
 
     def format_tools(self, tools: Sequence[ToolSpec]) -> list[JSON]:
-        declarations: list[JSON] = []
-        for tool in tools:
-            spec: JSON = {"name": tool.name}
-            if tool.description:
-                spec["description"] = tool.description
-            spec["parametersJsonSchema"] = dict(tool.parameters)
-            declarations.append(spec)
-        return [{"functionDeclarations": declarations}]
+        return [{"functionDeclarations": [tool_spec(tool, "parametersJsonSchema") for tool in tools]}]
 
     def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
         profile = self.profile(ctx.options)

@@ -39,6 +39,7 @@ from core.providers.base import (
     console_text,
     map_parts,
     reasoning_effort,
+    tool_spec,
 )
 from core.providers.profiles import ToolNameRule
 
@@ -68,15 +69,8 @@ class OpenAIResponsesDialect(Dialect):
         return params
 
     def format_tools(self, tools: Sequence[ToolSpec]) -> list[JSON]:
-        out: list[JSON] = []
-        for tool in tools:
-            spec: JSON = {"type": "function", "name": tool.name}
-            if tool.description:
-                spec["description"] = tool.description
-            spec["parameters"] = dict(tool.parameters)
-            spec["strict"] = False  # parameters and strict are Required in the SDK type
-            out.append(spec)
-        return out
+        # Flat, and parameters and strict are Required in the SDK type [SDK: FunctionToolParam].
+        return [{"type": "function", **tool_spec(tool, "parameters"), "strict": False} for tool in tools]
 
     def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
         names = self.profile(ctx.options).tool_names
