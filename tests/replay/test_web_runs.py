@@ -252,3 +252,19 @@ def test_a_key_of_another_conversations_run_is_refused(client: httpx.Client, stu
     other = client.post(f"/conversations/{DAMAGED}/runs", data=fields, headers={"Origin": str(client.base_url)})
     assert other.status_code == 409 and "another conversation" in other.text
     assert _post(client, fields).headers["location"] == first.headers["location"]  # same key, same run
+
+
+def test_the_original_card_of_a_run_links_its_tool_results_in_the_conversation(
+    client: httpx.Client, store: Store
+) -> None:
+    run = store.start_run(CONVERSATION, provider="openai", model="gpt-4.1", request_body={}, up_to_msg_id=FIRST_REPLY)
+    store.finish_run(run.run_id, status="http_error", error="HTTP 500")
+    html = client.get(f"/runs/{run.run_id}").text
+    original = html[html.index('data-side="original"') : html.index('data-side="replay"')]
+    assert "no result in this conversation" not in original
+    link = re.search(r'<a class="jump" href="([^"]+)" data-jump data-card="([^"]+)" data-jump-result>', original)
+    assert link is not None, original
+    assert link.group(1) == f"/conversations/{CONVERSATION}?at=msg-t-1#result-t-1-call-1"
+    assert link.group(2) == "msg-t-1"
+    # The link lands: the page it names holds the result.
+    assert 'id="result-t-1-call-1"' in client.get(link.group(1).split("#")[0]).text

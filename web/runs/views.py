@@ -26,8 +26,9 @@ from core.store import RunView
 from core.store.runs import now_ms
 from web.runs.service import ProviderChoice, RunService
 from web.timeline import Card, Timeline, msg_anchor
-from web.timeline.build import format_ts
+from web.timeline.build import build_card, format_ts
 from web.timeline.cards import AssistantBody
+from web.timeline.order import Entry
 
 STALE_AFTER_MS = int(DEFAULT_TIMEOUT * 1000) + 60_000
 """A run still ``running`` this long after it started will not finish: its panel stops polling and says so."""
@@ -142,16 +143,29 @@ def _calls(msg: Message | None) -> list[dict[str, Any]]:
     return out
 
 
-def detached_card(message: Message, prefix: str) -> Card:
-    """The timeline card of one message, outside its timeline: anchors prefixed, no jump to a result."""
-    card = Timeline([message]).page(0, 1).cards[0]
+def detached_card(message: Message, prefix: str, timeline: Timeline | None = None, page_url: str = "") -> Card:
+    """The card of one message outside its timeline: anchors prefixed, results linked as the timeline links them.
+
+    With the conversation's ``timeline`` (and ``page_url``, its page), a tool call links to its result's card
+    on the page that holds it; without one (a replayed reply, whose call ids are new), there is no result.
+    """
+    source = timeline if timeline is not None else Timeline([message])
+    card = build_card(Entry(message, "message", None), source.order.calls)
     body = card.body
     if isinstance(body, AssistantBody):
         calls = tuple(
-            replace(c, anchor=f"{prefix}-{c.anchor}", result_anchor=None, result_card=None) for c in body.tool_calls
+            replace(c, anchor=f"{prefix}-{c.anchor}", result_page=_page_holding(page_url, c.result_card))
+            if timeline is not None and c.result_card is not None
+            else replace(c, anchor=f"{prefix}-{c.anchor}", result_anchor=None, result_card=None)
+            for c in body.tool_calls
         )
         body = replace(body, tool_calls=calls)
     return replace(card, anchor=f"{prefix}-{card.anchor}", body=body, placement="message", parent_anchor=None)
+
+
+def _page_holding(page_url: str, card_anchor: str) -> str:
+    """The conversation page that opens on the slice holding this card (the timeline's ``?at=``)."""
+    return f"{page_url}?at={quote(card_anchor, safe='')}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,13 +212,18 @@ class RunPanel:
         return format_ts(self.run.started_at)
 
 
-def run_panel(run: RunView, original: Message | None, reply: AssistantTextMessage | None) -> RunPanel:
-    """The panel of a run; the cards and the diff once it has finished."""
+def run_panel(
+    run: RunView, original: Message | None, reply: AssistantTextMessage | None, timeline: Timeline | None = None
+) -> RunPanel:
+    """The panel of a run; the cards and the diff once it has finished.
+
+    ``timeline`` is the conversation's: the original reply's tool calls link to their results in it.
+    """
     url = conversation_url(run.conversation_id)
     if run.status == "running":
         return RunPanel(run, url, None, None, None)
     prefix = f"run-{run.run_id[:12]}"
-    original_card = detached_card(original, f"{prefix}-original") if original is not None else None
+    original_card = detached_card(original, f"{prefix}-original", timeline, url) if original is not None else None
     reply_card = detached_card(reply, f"{prefix}-replay") if reply is not None else None
     diff = reply_diff(original, reply, "original", f"{run.provider} {run.model}") if reply is not None else None
     return RunPanel(run, url, original_card, reply_card, diff)

@@ -106,6 +106,12 @@ class ToolCallView:
     anchor: str
     result_anchor: str | None
     result_card: str | None
+    result_page: str = ""
+    """Where the result's card is when this card is shown outside its timeline (a run's page); "" inside it."""
+
+    @property
+    def result_href(self) -> str:
+        return f"{self.result_page}#{self.result_anchor}"
 
 
 @dataclass(frozen=True, slots=True)
