@@ -58,8 +58,12 @@ def _form(client: httpx.Client, path: str = f"/conversations/{CONVERSATION}") ->
     return {"_csrf_token": client.cookies["csrftoken"], "idempotency_key": key.group(1)}
 
 
+AS_TYPED = {"model_as_typed": "1"}
+"""The tests' models are the stub's ("stub-slow-4", "m"), typed on purpose as the form's box says."""
+
+
 def _post(client: httpx.Client, fields: dict[str, str], headers: dict[str, str] | None = None) -> httpx.Response:
-    return client.post(RUNS, data=fields, headers={"Origin": str(client.base_url), **(headers or {})})
+    return client.post(RUNS, data={**AS_TYPED, **fields}, headers={"Origin": str(client.base_url), **(headers or {})})
 
 
 def _wait(client: httpx.Client, run_id: str, timeout: float = 10) -> str:
@@ -213,7 +217,7 @@ def test_a_damaged_history_is_a_recorded_refusal_in_the_page(client: httpx.Clien
     path = f"/conversations/{DAMAGED}"
     response = client.post(
         f"{path}/runs",
-        data={**_form(client, path), "provider": "openai", "model": "m"},
+        data={**_form(client, path), **AS_TYPED, "provider": "openai", "model": "m"},
         headers={"Origin": str(client.base_url), **HX},
     )
     html = _wait(client, _run_id(response.text))
@@ -246,7 +250,7 @@ def test_a_run_left_running_by_a_stopped_server_stops_polling(client: httpx.Clie
 
 
 def test_a_key_of_another_conversations_run_is_refused(client: httpx.Client, stub: StubServer) -> None:
-    fields = {**_form(client), "provider": "openai", "model": "m"}
+    fields = {**_form(client), **AS_TYPED, "provider": "openai", "model": "m"}
     first = _post(client, fields)
     assert first.status_code == 303
     other = client.post(f"/conversations/{DAMAGED}/runs", data=fields, headers={"Origin": str(client.base_url)})
@@ -268,3 +272,27 @@ def test_the_original_card_of_a_run_links_its_tool_results_in_the_conversation(
     assert link.group(2) == "msg-t-1"
     # The link lands: the page it names holds the result.
     assert 'id="result-t-1-call-1"' in client.get(link.group(1).split("#")[0]).text
+
+
+def test_a_model_of_another_provider_is_refused_unless_typed_on_purpose(
+    client: httpx.Client, store: Store, stub: StubServer
+) -> None:
+    # gpt-4.1 to Gemini is what a form shows when its model missed a provider change (Back, bfcache).
+    fields = {**_form(client), "provider": "gemini", "model": "gpt-4.1"}
+    headers = {"Origin": str(client.base_url)}
+    refused = client.post(RUNS, data=fields, headers={**headers, **HX})
+    assert refused.status_code == 200 and "data-run-refused" in refused.text
+    assert "not a gemini model" in refused.text and "as typed" in refused.text
+    assert client.post(RUNS, data=fields, headers=headers).status_code == 400
+    assert store.list_runs() == ((), None) and stub.state.requests == []
+
+    run_id = _run_id(client.post(RUNS, data={**fields, **AS_TYPED}, headers={**headers, **HX}).text)
+    html = _wait(client, run_id)
+    warning = re.search(r"data-model-warning>([^<]*)<", html)
+    assert warning is not None and "not a known gemini model name" in warning.group(1)
+    assert [r.dialect for r in stub.state.requests] == ["gemini"]
+
+    stub.state.requests.clear()
+    known = {**_form(client), "provider": "gemini", "model": "gemini-2.5-pro"}  # a Gemini name needs no box
+    html = _wait(client, _run_id(client.post(RUNS, data=known, headers={**headers, **HX}).text))
+    assert 'data-run-status="ok"' in html and "data-model-warning" not in html

@@ -49,6 +49,8 @@ class RerunData:
     model: str = ""
     idempotency_key: str = ""
     upto: str = ""
+    model_as_typed: str = ""
+    """"1" when the reader typed the model on purpose (the form's "as typed" box)."""
 
 
 def _service(runs: RunService | None) -> RunService:
@@ -100,6 +102,7 @@ class RunsController(Controller):
                 data.model,
                 upto=data.upto or None,
                 idempotency_key=data.idempotency_key,
+                model_as_typed=data.model_as_typed == "1",
             )
         except (ReplayBusy, KeyConflict, MisuseError) as exc:
             status = 503 if isinstance(exc, ReplayBusy) else 409 if isinstance(exc, KeyConflict) else None

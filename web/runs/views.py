@@ -24,6 +24,7 @@ from core.providers.diffing import format_change, structural_diff
 from core.replay.run import DEFAULT_TIMEOUT
 from core.store import RunView
 from core.store.runs import now_ms
+from web.runs.models import model_warning
 from web.runs.service import ProviderChoice, RunService
 from web.timeline import Card, Timeline, msg_anchor
 from web.timeline.build import build_card, format_ts
@@ -210,6 +211,11 @@ class RunPanel:
     @property
     def started(self) -> str:
         return format_ts(self.run.started_at)
+
+    @property
+    def model_warning(self) -> str | None:
+        """Set when the model is outside the provider's families (it was typed on purpose)."""
+        return model_warning(self.run.provider, self.run.model)
 
 
 def run_panel(
