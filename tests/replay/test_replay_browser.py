@@ -19,12 +19,17 @@ pytestmark = pytest.mark.browser
 
 
 @pytest.fixture
-def base_url(tmp_path: Path, stub: StubServer, stub_env: dict[str, str]) -> Iterator[str]:
+def store(tmp_path: Path) -> Iterator[Store]:
+    with Store.open(str(tmp_path / "browser.db")) as opened:
+        seed_store(opened, tmp_path)
+        yield opened
+
+
+@pytest.fixture
+def base_url(store: Store, stub: StubServer, stub_env: dict[str, str]) -> Iterator[str]:
     env = {k: v for k, v in stub_env.items() if not k.startswith(("ZHIPU", "DOUBAO"))}
-    with Store.open(str(tmp_path / "browser.db")) as store:
-        seed_store(store, tmp_path)
-        with serving(replay_app(store, RunService(store, environ=lambda: env, timeout=2))) as url:
-            yield url
+    with serving(replay_app(store, RunService(store, environ=lambda: env, timeout=2))) as url:
+        yield url
 
 
 def _status(pg: object, selector: str = "[data-run]") -> str | None:
@@ -146,4 +151,36 @@ def test_a_double_click_makes_one_run(
     time.sleep(0.5)  # a second run, had one started, would have appeared by now
     assert len(pg.query_selector_all("#runs-live [data-run]")) == 1  # type: ignore[attr-defined]
     assert len(stub.state.requests) == 1
+    assert not (watch.dialogs or watch.foreign or watch.errors), watch
+
+
+def test_the_runs_table_fits_the_window_with_a_long_error_and_a_long_model(
+    page: tuple[object, Watch],  # noqa: F811 - the fixture imported above
+    base_url: str,
+    store: Store,
+) -> None:
+    pg, watch = page
+    pg.set_viewport_size({"width": 1440, "height": 900})  # type: ignore[attr-defined]
+    error = (
+        "provider error (HTTP 400): "
+        '{"error":{"code":400,"message":"* GenerateContentRequest.contents[3].parts[0].function_response.name: '
+        'Name cannot be empty.","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.'
+        'BadRequest","fieldViolations":[{"field":"contents[3].parts[0].function_response.name"}]}]}}'
+    )
+    for model, status, message in (
+        ("gemini-2.5-flash-preview-05-20", "http_error", error),
+        ("claude-sonnet-4-6", "ok", None),
+    ):
+        run = store.start_run(CONVERSATION, provider="gemini", model=model, request_body={}, up_to_msg_id="a-2")
+        store.finish_run(run.run_id, status=status, error=message)  # type: ignore[arg-type]
+    pg.goto(f"{base_url}/conversations/{CONVERSATION}/replays")  # type: ignore[attr-defined]
+    _shot(pg, "replays-table.png", full=True)
+    width = pg.evaluate("document.documentElement.scrollWidth")  # type: ignore[attr-defined]
+    assert width <= 1440, width
+    table = pg.evaluate("document.querySelector('[data-runs]').getBoundingClientRect().right")  # type: ignore[attr-defined]
+    assert table <= 1440
+    heights = pg.eval_on_selector_all(  # type: ignore[attr-defined]
+        "[data-run-row] td:nth-child(4) code", "els => els.map(e => e.getClientRects().length)"
+    )
+    assert heights == [1, 1], heights  # each model name on one line
     assert not (watch.dialogs or watch.foreign or watch.errors), watch
