@@ -15,6 +15,7 @@ from web.listing import KIND_FILTERS, SORT_LABELS, ListQuery
 from web.payloads import Built
 from web.timeline import Page
 from web.timeline.order import msg_anchor
+from web.timeline.seek import ROLE_FILTERS, SEEK_LABELS, SEEK_TITLES, SeekTarget
 
 
 def conversation_url(conversation_id: str) -> str:
@@ -44,7 +45,7 @@ class IndexPage:
 
 @dataclass(frozen=True, slots=True)
 class ConversationPage:
-    """``/conversations/{id}``: the timeline, one page of cards at a time."""
+    """``/conversations/{id}``: the timeline, one page of cards at a time (of one role's cards, when filtered)."""
 
     conversation_id: str
     title: str
@@ -53,22 +54,50 @@ class ConversationPage:
     damaged: int
     runs: int = 0
     provider: str = "openai"
+    kind: str = ""
+    """The role the timeline is filtered to ("" for every card)."""
+    at: str | None = None
+    """The card the page was opened at (a jump's target): where "next ..." searches from without JavaScript."""
+    cards: int = 0
+    """Cards in the whole timeline, unfiltered."""
+    last_anchor: str | None = None
+    notice: str = ""
+    kinds: dict[str, str] = field(default_factory=lambda: ROLE_FILTERS)
+    seeks: dict[SeekTarget, str] = field(default_factory=lambda: SEEK_LABELS)
+    seek_titles: dict[SeekTarget, str] = field(default_factory=lambda: SEEK_TITLES)
 
     @property
     def next_url(self) -> str | None:
         if self.timeline.next_offset is None:
             return None
-        return f"{self.base_url}?offset={self.timeline.next_offset}"
+        return f"{self.base_url}{_query(offset=str(self.timeline.next_offset), kind=self.kind)}"
 
     @property
     def previous_url(self) -> str | None:
         if self.timeline.offset == 0:
             return None
-        return f"{self.base_url}?offset={max(0, self.timeline.offset - self.page_size)}"
+        return f"{self.base_url}{_query(offset=str(max(0, self.timeline.offset - self.page_size)), kind=self.kind)}"
 
     @property
     def base_url(self) -> str:
         return conversation_url(self.conversation_id)
+
+    @property
+    def start_url(self) -> str:
+        """The first page (unfiltered), at its top."""
+        return f"{self.base_url}#timeline"
+
+    @property
+    def end_url(self) -> str:
+        """The page that holds the last card, opened directly, at that card."""
+        if self.last_anchor is None:
+            return self.start_url
+        last_page = max(0, self.cards - self.page_size)  # a full page ending at the last card
+        return f"{self.base_url}{_query(offset=str(last_page) if last_page else None)}#{self.last_anchor}"
+
+    def seek_url(self, target: str) -> str:
+        """The next card of a kind (damaged, error, divergence) past the card the page was opened at."""
+        return f"{self.base_url}/seek{_query(what=target, after=self.at)}"
 
     def payload_url(self, upto: str | None = None) -> str:
         """The payload page of the default provider (for the request that produced ``upto``, when given)."""

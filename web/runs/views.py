@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import json
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 from urllib.parse import quote
@@ -21,7 +21,7 @@ from core.messages.assistant import AssistantTextMessage
 from core.messages.convert import text_of
 from core.messages.union import Message
 from core.providers.diffing import format_change, structural_diff
-from core.replay.run import DEFAULT_TIMEOUT
+from core.replay.run import DEFAULT_TIMEOUT, reply_message
 from core.store import RunView
 from core.store.runs import now_ms
 from web.runs.models import model_warning
@@ -233,6 +233,22 @@ def run_panel(
     reply_card = detached_card(reply, f"{prefix}-replay") if reply is not None else None
     diff = reply_diff(original, reply, "original", f"{run.provider} {run.model}") if reply is not None else None
     return RunPanel(run, url, original_card, reply_card, diff)
+
+
+def diverged_replies(runs: Iterable[RunView], timeline: Timeline) -> set[str]:
+    """The msg_ids of the replies a finished run regenerated differently (its text or its tool calls)."""
+    out: set[str] = set()
+    for run in runs:
+        reply = reply_message(run)
+        if reply is None or run.up_to_msg_id is None or run.up_to_msg_id in out:
+            continue
+        position = timeline.position(msg_anchor(run.up_to_msg_id))
+        if position is None:
+            continue
+        diff = reply_diff(timeline.message(position), reply, "original", "replay")
+        if not (diff.text_same and diff.calls_same):
+            out.add(run.up_to_msg_id)
+    return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -76,6 +76,23 @@ class Timeline:
         cards = build_cards(entries, self._order.calls)
         return Page(cards=cards, offset=offset, next_offset=end if end < len(self._slots) else None, total=len(self))
 
+    def positions_of(self, role: str) -> list[int]:
+        """Where the cards of one role sit (a kind filter): read from the slots, no message typed."""
+        return [position for position, slot in enumerate(self._slots) if slot.role == role]
+
+    def page_at(self, positions: Sequence[int], offset: int, size: int) -> Page:
+        """Cards of ``positions[offset:offset + size]``: a filtered timeline, paged over its own positions."""
+        offset = max(0, min(offset, len(positions)))
+        chosen = positions[offset : offset + size]
+        slots = [self._slots[position] for position in chosen]
+        entries = [
+            Entry(message, slot.placement, slot.parent_id, slot.depth)
+            for message, slot in zip(self._order.messages_at(chosen), slots, strict=True)
+        ]
+        end = offset + len(chosen)
+        cards = build_cards(entries, self._order.calls)
+        return Page(cards=cards, offset=offset, next_offset=end if end < len(positions) else None, total=len(positions))
+
     def page_of(self, anchor: str, size: int) -> int:
         """The offset of the page that holds the card with this anchor (0 when there is none)."""
         position = self.position(anchor)
