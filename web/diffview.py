@@ -324,12 +324,11 @@ def compare(
     groups: list[Group] = []
     for cause in ORDER:
         members = tuple(c for c in changes if c.cause == cause)
-        warned = tuple(
-            (side, w)
-            for side, result in ((left.dialect, left), (right.dialect, right))
-            for w in result.warnings
-            if warning_cause(w) == cause
+        # The same provider on both sides warns the same things once, not once a side.
+        sides = (
+            ((left.dialect, left), (right.dialect, right)) if left.dialect != right.dialect else ((left.dialect, left),)
         )
+        warned = tuple((side, w) for side, result in sides for w in result.warnings if warning_cause(w) == cause)
         if members or warned:
             title, explanation = CAUSES[cause]
             groups.append(Group(cause, title, explanation, members, warned))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlencode
 
@@ -13,6 +13,7 @@ from web.integrity import Damage
 from web.jsonview import Rendered
 from web.listing import KIND_FILTERS, SORT_LABELS, ListQuery
 from web.payloads import Built
+from web.snippets import Snippet
 from web.timeline import Page
 from web.timeline.order import msg_anchor
 from web.timeline.seek import ROLE_FILTERS, SEEK_LABELS, SEEK_TITLES, SeekTarget
@@ -38,6 +39,8 @@ class IndexPage:
     empty_store: bool
     kinds: dict[str, str] = field(default_factory=lambda: KIND_FILTERS)
     sorts: dict[str, str] = field(default_factory=lambda: SORT_LABELS)
+    snippets: Mapping[str, Snippet] = field(default_factory=dict)
+    """Why each listed conversation matched the search (by conversation id)."""
 
     def url_of(self, summary: ConversationSummary) -> str:
         return conversation_url(summary.conversation_id)
@@ -228,6 +231,8 @@ class ImportResult:
     line: str
     conversations: Sequence[str] = ()
     more_conversations: int = 0
+    imported: int = 0
+    """Messages stored now: 0 for a file whose messages were all stored already (a no-op re-import)."""
 
     def url_of(self, conversation_id: str) -> str:
         return conversation_url(conversation_id)
@@ -243,6 +248,16 @@ class ImportPage:
     @property
     def failed(self) -> int:
         return sum(not r.ok for r in self.results)
+
+    @property
+    def imported(self) -> int:
+        """Files that stored at least one message."""
+        return sum(r.ok and r.imported > 0 for r in self.results)
+
+    @property
+    def unchanged(self) -> int:
+        """Files read without error whose every message was stored already."""
+        return sum(r.ok and r.imported == 0 for r in self.results)
 
 
 @dataclass(frozen=True, slots=True)

@@ -296,3 +296,18 @@ def test_a_model_of_another_provider_is_refused_unless_typed_on_purpose(
     known = {**_form(client), "provider": "gemini", "model": "gemini-2.5-pro"}  # a Gemini name needs no box
     html = _wait(client, _run_id(client.post(RUNS, data=known, headers={**headers, **HX}).text))
     assert 'data-run-status="ok"' in html and "data-model-warning" not in html
+
+
+def test_run_compare_says_when_the_runs_regenerated_different_messages(client: httpx.Client, store: Store) -> None:
+    runs = [
+        store.start_run(CONVERSATION, provider="openai", model="gpt-4.1", request_body={}, up_to_msg_id=upto)
+        for upto in (FIRST_REPLY, "a-2", "a-2")
+    ]
+    for run in runs:
+        store.finish_run(run.run_id, status="http_error", error="HTTP 500")
+    unlike = client.get("/runs/compare", params={"a": runs[0].run_id, "b": runs[1].run_id}).text
+    note = re.search(r"data-different-targets>(.*?)</p>", unlike, re.S)
+    assert note is not None
+    assert "A regenerated <code>a-1</code>, B regenerated <code>a-2</code>" in " ".join(note.group(1).split())
+    alike = client.get("/runs/compare", params={"a": runs[1].run_id, "b": runs[2].run_id}).text
+    assert "data-different-targets" not in alike

@@ -17,6 +17,7 @@ from web.listing import ListQuery
 from web.pages import ConversationPage, IndexPage, conversation_url
 from web.runs.views import diverged_replies
 from web.settings import Settings
+from web.snippets import snippets
 from web.source import Loaded
 from web.timeline.seek import ROLE_FILTERS, SEEK_LABELS, SEEK_TARGETS, SeekTarget, anchor_at, next_position
 
@@ -91,11 +92,13 @@ class ConversationController(Controller):
         """The conversations, most recent first; the URL carries the search, the filters and the page."""
         query = ListQuery(q=q, damaged=damaged, runs=runs, kind=kind, sort=sort, after=after)
         result = source.list(query.store_query())
+        found = snippets(source.store, [c.conversation_id for c in result.items], query.q) if query.q else {}
         page = IndexPage(
             conversations=result.items,
             query=query,
             next_url=query.url(after=result.next_cursor) if result.next_cursor else None,
             empty_store=not result.items and not query.filtered and not query.after,
+            snippets=found,
         )
         return Template("index.html", context={"page": page})
 

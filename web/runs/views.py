@@ -270,6 +270,11 @@ class ComparePage:
     diff: ReplyDiff
     request_changes: tuple[str, ...]
 
+    @property
+    def different_targets(self) -> bool:
+        """The two runs regenerated different messages: their replies answer different requests."""
+        return self.left.run.up_to_msg_id != self.right.run.up_to_msg_id
+
 
 def compare_page(
     left: RunView, right: RunView, left_reply: AssistantTextMessage | None, right_reply: AssistantTextMessage | None
