@@ -27,12 +27,13 @@ from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Redirect, Template
 
 from core.errors import MisuseError, UnknownNameError
-from core.replay.run import expanded_history, reply_message
+from core.replay.run import reply_message
 from core.store import RunView, Store
 from web.deps import SourceDep
 from web.runs.service import KeyConflict, ReplayBusy, RunService
 from web.runs.views import ReplaysPage, RunPanel, compare_page, rerun_form, run_panel
 from web.source import StoreSource
+from web.timeline import msg_anchor
 
 MAX_LISTED = 200
 NEXT_KEY_HEADER = "X-Next-Idempotency-Key"
@@ -68,8 +69,11 @@ def _panel(source: StoreSource, run: RunView) -> RunPanel:
         loaded = source.load(run.conversation_id)
     except UnknownNameError:
         return run_panel(run, None, reply)
-    original = next((m for m in expanded_history(loaded.messages) if m.msg_id == run.up_to_msg_id), None)
-    return run_panel(run, original, reply, loaded.timeline)
+    # Found by its card, so only that record is typed, not the whole trace.
+    timeline = loaded.timeline
+    position = timeline.position(msg_anchor(run.up_to_msg_id))
+    original = timeline.message(position) if position is not None else None
+    return run_panel(run, original, reply, timeline)
 
 
 def _get_run(store: Store, run_id: str) -> RunView:
