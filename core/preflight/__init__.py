@@ -1,0 +1,22 @@
+"""Preflight: is a built body one the provider accepts for the chosen model? SDK types, then request-time rules.
+
+The capability report says, for the same build, what of the conversation the provider cannot carry.
+"""
+
+from core.preflight.check import Preflight, check_body, preflight
+from core.preflight.findings import Finding, Rule, Severity
+from core.preflight.profile import ModelRules, rules_for
+from core.preflight.sdk_types import BodyTypeError, validate_body
+
+__all__ = [
+    "BodyTypeError",
+    "Finding",
+    "ModelRules",
+    "Preflight",
+    "Rule",
+    "Severity",
+    "check_body",
+    "preflight",
+    "rules_for",
+    "validate_body",
+]

@@ -1,0 +1,152 @@
+"""Preflight: a built body checked against the SDK types and the provider's request-time rules for its model.
+
+::
+
+    check_body(dialect, body, rules)   the findings, each at a JSON pointer of the body
+    preflight(result)                  the same for a built request, each finding with its msg_id
+
+A body with no error finding is accepted: the SDK types take it and no rule known to make the
+provider answer 400 is broken. Warnings name what some backends of the dialect reject.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
+from importlib import metadata
+from typing import TYPE_CHECKING, Any
+
+from core.preflight import anthropic, gemini, openai
+from core.preflight.findings import Finding, Rule, pointer
+from core.preflight.profile import ModelRules, rules_for
+from core.preflight.sdk_types import BodyTypeError, Loc, validate_body
+
+if TYPE_CHECKING:
+    from core.providers import RequestResult
+
+JSON = dict[str, Any]
+
+# The SDK whose request types each dialect's body is checked against (Zhipu and Doubao: OpenAI's Chat types
+# with their documented extensions; providers.md section 8.2).
+SDK_OF = {
+    "openai": "openai",
+    "openai-responses": "openai",
+    "zhipu": "openai",
+    "doubao": "openai",
+    "anthropic": "anthropic",
+    "gemini": "google-genai",
+}
+SDK_RULE = "sdk-types"
+# A body the types reject usually breaks in one place; past this many errors the rest add nothing.
+MAX_TYPE_ERRORS = 10
+MAX_DETAIL = 300
+
+
+@dataclass(frozen=True, slots=True)
+class Preflight:
+    """The verdict on one body for one provider and model: the findings, or none (accepted)."""
+
+    provider: str
+    model: str
+    profile: str
+    findings: tuple[Finding, ...]
+
+    @property
+    def accepted(self) -> bool:
+        """True when no finding is an error (warnings may remain)."""
+        return not self.errors
+
+    @property
+    def errors(self) -> tuple[Finding, ...]:
+        """The findings that make the provider answer 400."""
+        return tuple(f for f in self.findings if f.severity == "error")
+
+    def to_json(self) -> JSON:
+        """The verdict as the CLI's ``--json`` and the API print it."""
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "profile": self.profile,
+            "accepted": self.accepted,
+            "findings": [f.to_json() for f in self.findings],
+        }
+
+
+def check_body(dialect: str, body: JSON, rules: ModelRules) -> list[Finding]:
+    """Every SDK type error and every broken rule of ``body``, at JSON pointers (msg_ids unknown here)."""
+    findings = list(_type_findings(dialect, body))
+    findings.extend(_rule_findings(dialect, body, rules))
+    return findings
+
+
+def preflight(result: RequestResult, rules: ModelRules | None = None) -> Preflight:
+    """Check a built request; each finding names the message whose node broke the rule, where one did."""
+    rules = rules or rules_for(result.dialect, result.model)
+    findings = check_body(result.dialect, result.body, rules)
+    if findings:
+        owners = _owners(result.provenance)
+        findings = [replace(f, msg_id=_owner(f.pointer, owners)) for f in findings]
+    return Preflight(result.dialect, result.model, rules.name, tuple(findings))
+
+
+def _rule_findings(dialect: str, body: JSON, rules: ModelRules) -> Iterator[Finding]:
+    match dialect:
+        case "anthropic":
+            yield from anthropic.check(body, rules)
+        case "gemini":
+            yield from gemini.check(body, rules)
+        case "openai-responses":
+            yield from openai.check_responses(body, rules)
+        case "openai" | "zhipu" | "doubao":
+            yield from openai.check_chat(body, rules, dialect)
+        case _:
+            raise KeyError(f"no preflight rules for dialect {dialect!r}")
+
+
+def _type_findings(dialect: str, body: JSON) -> Iterator[Finding]:
+    sdk = SDK_OF[dialect]
+    rule = Rule(SDK_RULE, "error", "the SDK request types reject the body", f"{sdk} {_version(sdk)} request types")
+    try:
+        validate_body(dialect, body)
+    except BodyTypeError as exc:
+        for loc, msg in exc.errors[:MAX_TYPE_ERRORS]:
+            yield rule.at(_pointer_of(body, loc), _short(f"{'.'.join(map(str, loc)) or 'body'}: {msg}"))
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "(not installed)"
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= MAX_DETAIL else text[: MAX_DETAIL - 1] + "…"
+
+
+def _pointer_of(body: JSON, loc: Loc) -> str:
+    """The deepest body node along a validation error's location (union tags in the location are skipped)."""
+    node: Any = body
+    path: list[str | int] = []
+    for step in loc:
+        found = (isinstance(node, dict) and step in node) or (
+            isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node)
+        )
+        if not found:
+            continue
+        node = node[step]
+        path.append(step)
+    return pointer(*path)
+
+
+def _owners(provenance: Mapping[str, list[str]]) -> dict[str, str]:
+    return {ptr: msg_id for msg_id, ptrs in provenance.items() for ptr in ptrs}
+
+
+def _owner(at: str, owners: Mapping[str, str]) -> str | None:
+    """The msg_id of the deepest tagged node at or above ``at``."""
+    while True:
+        owner = owners.get(at)
+        if owner is not None or not at:
+            return owner
+        at = at.rsplit("/", 1)[0]

@@ -1,0 +1,20 @@
+"""The public API of core.preflight is pinned: growing it is a visible decision."""
+
+from __future__ import annotations
+
+import core.preflight
+
+
+def test_all_is_pinned() -> None:
+    assert core.preflight.__all__ == [
+        "BodyTypeError",
+        "Finding",
+        "ModelRules",
+        "Preflight",
+        "Rule",
+        "Severity",
+        "check_body",
+        "preflight",
+        "rules_for",
+        "validate_body",
+    ]
