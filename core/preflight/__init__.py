@@ -6,15 +6,20 @@ The capability report says, for the same build, what of the conversation the pro
 from core.preflight.check import Preflight, check_body, preflight
 from core.preflight.findings import Finding, Rule, Severity
 from core.preflight.profile import ModelRules, rules_for
+from core.preflight.report import CapabilityReport, Uncarried, cannot_carry, capability_report
 from core.preflight.sdk_types import BodyTypeError, validate_body
 
 __all__ = [
     "BodyTypeError",
+    "CapabilityReport",
     "Finding",
     "ModelRules",
     "Preflight",
     "Rule",
     "Severity",
+    "Uncarried",
+    "cannot_carry",
+    "capability_report",
     "check_body",
     "preflight",
     "rules_for",

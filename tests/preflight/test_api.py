@@ -8,11 +8,15 @@ import core.preflight
 def test_all_is_pinned() -> None:
     assert core.preflight.__all__ == [
         "BodyTypeError",
+        "CapabilityReport",
         "Finding",
         "ModelRules",
         "Preflight",
         "Rule",
         "Severity",
+        "Uncarried",
+        "cannot_carry",
+        "capability_report",
         "check_body",
         "preflight",
         "rules_for",
