@@ -6,6 +6,7 @@ import hashlib
 import re
 import string
 from collections.abc import Sequence
+from typing import assert_never
 
 from core.llm.messages import (
     LLMAssistantMessage,
@@ -35,6 +36,7 @@ from core.providers.base import (
 # max_tokens is Required on every request [SDK: MessageCreateParamsBase].
 DEFAULT_MAX_TOKENS = 4096
 THINKING_BUDGET_TOKENS = 2048  # must stay below max_tokens [docs]
+THINKING_DISABLED = {"type": "disabled"}  # [SDK: ThinkingConfigDisabledParam]
 # Exactly these four image types; image/jpg, SVG, BMP are rejected [SDK: Base64ImageSourceParam.media_type].
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 # document sources: base64 PDF, plain text, or a PDF by URL [SDK: DocumentBlockParam].
@@ -100,13 +102,23 @@ class AnthropicDialect(Dialect):
     default_model = "claude-sonnet-4-6"
     description = "Anthropic Messages"
 
-    def configure_api_params(self, options: RequestOptions) -> JSON:
+    def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         max_tokens = options.max_tokens or DEFAULT_MAX_TOKENS
         params: JSON = {"model": options.model or self.default_model, "max_tokens": max_tokens}
-        if options.thinking is True:
-            params["thinking"] = {"type": "enabled", "budget_tokens": min(THINKING_BUDGET_TOKENS, max_tokens - 1)}
+        if options.thinking is None:
+            return params
+        profile = self.profile(options)
+        mode = profile.thinking
+        if mode == "none":
+            ctx.warn(None, "thinking", f"{profile.name} models have no extended thinking; no thinking parameter sent")
         elif options.thinking is False:
-            params["thinking"] = {"type": "disabled"}
+            params["thinking"] = THINKING_DISABLED
+        elif mode == "adaptive":
+            params["thinking"] = {"type": "adaptive"}
+        elif mode == "budget":
+            params["thinking"] = {"type": "enabled", "budget_tokens": min(THINKING_BUDGET_TOKENS, max_tokens - 1)}
+        else:
+            assert_never(mode)
         return params
 
     def format_tools(self, tools: Sequence[ToolSpec]) -> list[JSON]:

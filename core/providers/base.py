@@ -27,6 +27,7 @@ from core.llm.messages import (
     parse_arguments,
 )
 from core.providers.media import MediaReader, ResolvedMedia, fallback_text
+from core.providers.profiles import ModelProfile, profile_for
 
 JSON = dict[str, Any]
 
@@ -40,6 +41,8 @@ EMPTY_TURN_PLACEHOLDER = "(empty)"
 FIRST_USER_PLACEHOLDER = "(earlier conversation omitted)"
 # Result text synthesised for a tool call that was never answered (interrupted run; bug 7).
 UNANSWERED_CALL_TEXT = "the tool call was not answered (the run was interrupted)"
+# Reasoning switched on asks for the default effort (pydantic-ai OPENAI_REASONING_EFFORT_MAP: True -> medium).
+REASONING_EFFORT_ON = "medium"
 # Key that carries tool-call arguments that are not a JSON object to dialects that need an object.
 RAW_ARGUMENTS_KEY = "_raw_arguments"
 
@@ -166,9 +169,16 @@ class Dialect:
     default_model: ClassVar[str]
     description: ClassVar[str] = ""
 
-    def configure_api_params(self, options: RequestOptions) -> JSON:
-        """Phase 2 hook: the request parameters other than messages and tools (model, limits, reasoning)."""
+    def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
+        """Phase 2 hook: the request parameters other than messages and tools (model, limits, reasoning).
+
+        What the model accepts is in its profile (:meth:`profile`); a switch it cannot honour is a warning.
+        """
         return {"model": options.model or self.default_model}
+
+    def profile(self, options: RequestOptions) -> ModelProfile:
+        """The profile of the model ``options`` name (the default model when none): what it accepts."""
+        return profile_for(self.name, options.model or self.default_model).profile
 
     def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
         """Phase 5 hook: the neutral messages as this provider's body fragments (messages, system, ...)."""
@@ -282,3 +292,22 @@ def check_arguments_text(call: LLMToolCall, msg_id: str | None, ctx: RequestCont
     elif not text.strip():
         return "{}"
     return text
+
+
+def reasoning_effort(thinking: bool | None, profile: ModelProfile, ctx: RequestContext) -> str | None:
+    """The reasoning effort for a thinking switch, or None when nothing is sent.
+
+    Only reasoning models take one (others answer 400 to it), and they never take sampling settings such
+    as ``temperature``, which no OpenAI body here sends (pydantic-ai ``openai_unsupported_model_settings``).
+    """
+    if thinking is None:
+        return None
+    if not profile.reasoning_model:
+        if thinking:
+            ctx.warn(None, "thinking", f"{profile.name} models take no reasoning parameters; thinking not sent")
+        return None
+    if thinking:
+        return REASONING_EFFORT_ON
+    if not profile.thinking_off:
+        ctx.warn(None, "thinking", f"{profile.name} models always reason; the lowest effort was sent")
+    return profile.effort_off

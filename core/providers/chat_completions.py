@@ -66,7 +66,7 @@ class ChatCompletionsDialect(Dialect):
         """The content part for a medium, or the text that replaces it (after recording a warning)."""
         raise NotImplementedError
 
-    def configure_api_params(self, options: RequestOptions) -> JSON:
+    def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         params: JSON = {"model": options.model or self.default_model}
         if options.max_tokens is not None:
             params["max_tokens"] = options.max_tokens

@@ -6,6 +6,7 @@ The model is part of the URL (``/models/<model>:generateContent``), not of the b
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import assert_never
 
 from core.llm.messages import (
     LLMAssistantMessage,
@@ -31,6 +32,7 @@ from core.providers.base import (
     console_text,
     map_parts,
 )
+from core.providers.profiles import ModelProfile
 
 # Accepted MIME types per kind [docs; list partly unverified]; anything else degrades to text.
 MIME_TYPES: dict[str, frozenset[str]] = {
@@ -60,6 +62,8 @@ THOUGHT_SIGNATURE_KEY = "thought_signature"
 # functionResponse.response keys: "output" for a result, "error" for a failure [SDK docstring].
 OUTPUT_KEY, ERROR_KEY = "output", "error"
 MID_SYSTEM_PREFIX = "[system] "
+# 2.5 Pro's smallest thinkingBudget; it cannot be 0 there [docs: thinking budgets].
+MIN_THINKING_BUDGET = 128
 # Build the turn a trace is made of (one unsigned call, no scripts) in the reformat loop rather than through
 # _model_parts. Off, every model turn goes through _model_parts: the tests switch it off to check that both
 # ways give the same body, warnings and provenance.
@@ -97,15 +101,35 @@ class GeminiDialect(Dialect):
     default_model = "gemini-2.5-flash"
     description = "Google Gemini generateContent (REST JSON)"
 
-    def configure_api_params(self, options: RequestOptions) -> JSON:
+    def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         config: JSON = {}
         if options.max_tokens is not None:
             config["maxOutputTokens"] = options.max_tokens
-        if options.thinking is True:
-            config["thinkingConfig"] = {"includeThoughts": True}
-        elif options.thinking is False:
-            config["thinkingConfig"] = {"thinkingBudget": 0}
+        if options.thinking is not None:
+            thinking = self._thinking_config(options.thinking, self.profile(options), ctx)
+            if thinking is not None:
+                config["thinkingConfig"] = thinking
         return {"generationConfig": config} if config else {}
+
+    @staticmethod
+    def _thinking_config(on: bool, profile: ModelProfile, ctx: RequestContext) -> JSON | None:
+        """``thinkingConfig`` in the shape the model takes: a budget (2.5), a level (3), or none at all."""
+        shape = profile.gemini_thinking
+        if shape == "none":
+            if on:
+                ctx.warn(None, "thinking", f"{profile.name} models do not think; no thinkingConfig sent")
+            return None
+        if on:
+            return {"includeThoughts": True}
+        if profile.thinking_off:
+            return {"thinkingBudget": 0}
+        if shape == "budget":
+            ctx.warn(None, "thinking", f"{profile.name} cannot switch thinking off; the smallest budget was sent")
+            return {"thinkingBudget": MIN_THINKING_BUDGET}
+        if shape == "level":
+            ctx.warn(None, "thinking", f"{profile.name} cannot switch thinking off; thinkingLevel low was sent")
+            return {"thinkingLevel": "low"}
+        assert_never(shape)
 
     def format_tools(self, tools: Sequence[ToolSpec]) -> list[JSON]:
         declarations: list[JSON] = []

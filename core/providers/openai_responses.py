@@ -38,6 +38,7 @@ from core.providers.base import (
     check_arguments_text,
     console_text,
     map_parts,
+    reasoning_effort,
 )
 
 # input_image.detail is Required in the SDK type [SDK: ResponseInputImageParam]; "auto" leaves it to the API.
@@ -56,10 +57,13 @@ class OpenAIResponsesDialect(Dialect):
     default_model = "gpt-4.1"
     description = "OpenAI Responses API (input items)"
 
-    def configure_api_params(self, options: RequestOptions) -> JSON:
+    def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         params: JSON = {"model": options.model or self.default_model}
         if options.max_tokens is not None:
             params["max_output_tokens"] = options.max_tokens
+        effort = reasoning_effort(options.thinking, self.profile(options), ctx)
+        if effort is not None:
+            params["reasoning"] = {"effort": effort}
         return params
 
     def format_tools(self, tools: Sequence[ToolSpec]) -> list[JSON]:
