@@ -5,7 +5,6 @@ The capability report says, for the same build, what of the conversation the pro
 
 from core.preflight.check import Preflight, check_body, preflight
 from core.preflight.findings import Finding, Rule, Severity
-from core.preflight.profile import ModelRules, rules_for
 from core.preflight.report import CapabilityReport, Uncarried, cannot_carry, capability_report
 from core.preflight.sdk_types import BodyTypeError, validate_body
 
@@ -13,7 +12,6 @@ __all__ = [
     "BodyTypeError",
     "CapabilityReport",
     "Finding",
-    "ModelRules",
     "Preflight",
     "Rule",
     "Severity",
@@ -22,6 +20,5 @@ __all__ = [
     "capability_report",
     "check_body",
     "preflight",
-    "rules_for",
     "validate_body",
 ]

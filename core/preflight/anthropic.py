@@ -6,12 +6,17 @@ from collections.abc import Iterator
 from typing import Any
 
 from core.preflight.findings import Finding, Rule, pointer
-from core.preflight.profile import ModelRules
+from core.providers.profiles import ModelProfile
 
 JSON = dict[str, Any]
 THINKING_TYPES = ("thinking", "redacted_thinking")
 # The thinking parameter types that switch thinking on; absent or "disabled" is off.
 THINKING_ON = ("enabled", "adaptive")
+# The thinking types each profile's thinking mode takes: Sonnet/Opus 4.6 still take budget thinking
+# (deprecated there); the adaptive-only profile (Opus 4.7 and later) answers 400 to it
+# (pydantic-ai anthropic_disallows_budget_thinking).
+THINKING_TYPES_OF_MODE = {"none": (), "budget": ("enabled",), "adaptive": ("adaptive", "enabled")}
+ADAPTIVE_ONLY_PROFILE = "claude-adaptive-only"
 
 FIRST_USER = Rule(
     "first-message-user",
@@ -84,7 +89,7 @@ THINKING_MODE = Rule(
     "thinking-mode",
     "error",
     "the thinking type is not one this model accepts",
-    "Anthropic extended-thinking docs; pydantic-ai Anthropic profile (adaptive-only models)",
+    "Anthropic extended-thinking docs; pydantic-ai Anthropic profile (Opus 4.7+ answers 400 to budget thinking)",
 )
 
 RULES = (
@@ -103,15 +108,16 @@ RULES = (
 )
 
 
-def check(body: JSON, profile: ModelRules) -> Iterator[Finding]:
+def check(body: JSON, profile: ModelProfile) -> Iterator[Finding]:
     """Every rule ``body`` breaks, in body order."""
     turns: list[JSON] = body.get("messages") or []
     thinking = body.get("thinking")
     mode = thinking.get("type") if isinstance(thinking, dict) else None
     thinking_on = mode in THINKING_ON
-    if mode in THINKING_ON and mode not in profile.anthropic_thinking_types:
-        accepted = " or ".join(profile.anthropic_thinking_types) or "none"
-        yield THINKING_MODE.at("/thinking", f"thinking type {mode!r}; {profile.name} accepts {accepted}")
+    accepted = ("adaptive",) if profile.name == ADAPTIVE_ONLY_PROFILE else THINKING_TYPES_OF_MODE[profile.thinking]
+    if mode in THINKING_ON and mode not in accepted:
+        takes = " or ".join(repr(t) for t in accepted) or "no extended thinking"
+        yield THINKING_MODE.at("/thinking", f"thinking type {mode!r}; {profile.name} takes {takes}")
     yield from _order(turns)
     yield from _tool_pairs(turns)
     yield from _thinking(turns, thinking_on)

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from core.preflight import anthropic, gemini, openai
 from core.preflight.findings import Finding, Rule, pointer
-from core.preflight.profile import ModelRules, rules_for
 from core.preflight.sdk_types import BodyTypeError, Loc, validate_body
+from core.providers.profiles import ModelProfile
 
 if TYPE_CHECKING:
     from core.providers import RequestResult
@@ -72,33 +72,34 @@ class Preflight:
         }
 
 
-def check_body(dialect: str, body: JSON, rules: ModelRules) -> list[Finding]:
-    """Every SDK type error and every broken rule of ``body``, at JSON pointers (msg_ids unknown here)."""
+def check_body(dialect: str, body: JSON, profile: ModelProfile) -> list[Finding]:
+    """Every SDK type error and every broken rule of ``body`` for a model of ``profile``, at JSON pointers."""
     findings = list(_type_findings(dialect, body))
-    findings.extend(_rule_findings(dialect, body, rules))
+    findings.extend(_rule_findings(dialect, body, profile))
     return findings
 
 
-def preflight(result: RequestResult, rules: ModelRules | None = None) -> Preflight:
-    """Check a built request; each finding names the message whose node broke the rule, where one did."""
-    rules = rules or rules_for(result.dialect, result.model)
-    findings = check_body(result.dialect, result.body, rules)
+def preflight(result: RequestResult, profile: ModelProfile | None = None) -> Preflight:
+    """Check a built request against the profile it was built for (or ``profile``); each finding names the
+    message whose node broke the rule, where one did."""
+    profile = profile or result.profile
+    findings = check_body(result.dialect, result.body, profile)
     if findings:
         owners = _owners(result.provenance)
         findings = [replace(f, msg_id=_owner(f.pointer, owners)) for f in findings]
-    return Preflight(result.dialect, result.model, rules.name, tuple(findings))
+    return Preflight(result.dialect, result.model, profile.name, tuple(findings))
 
 
-def _rule_findings(dialect: str, body: JSON, rules: ModelRules) -> Iterator[Finding]:
+def _rule_findings(dialect: str, body: JSON, profile: ModelProfile) -> Iterator[Finding]:
     match dialect:
         case "anthropic":
-            yield from anthropic.check(body, rules)
+            yield from anthropic.check(body, profile)
         case "gemini":
-            yield from gemini.check(body, rules)
+            yield from gemini.check(body, profile)
         case "openai-responses":
-            yield from openai.check_responses(body, rules)
+            yield from openai.check_responses(body, profile)
         case "openai" | "zhipu" | "doubao":
-            yield from openai.check_chat(body, rules, dialect)
+            yield from openai.check_chat(body, profile, dialect)
         case _:
             raise KeyError(f"no preflight rules for dialect {dialect!r}")
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from core.preflight.findings import Finding, Rule, pointer
-from core.preflight.profile import ModelRules
+from core.providers.profiles import ModelProfile
 
 JSON = dict[str, Any]
 
@@ -54,11 +54,36 @@ RESPONSE_PARTS = Rule(
     "Vercel AI SDK supportsFunctionResponseParts)",
 )
 
-RULES = (FIRST_USER, EMPTY, UNIQUE_IDS, RESULT_BEFORE_CALL, CALL_ANSWERED, RESPONSE_NAME, RESPONSE_PARTS)
+THINKING_CONFIG = Rule(
+    "thinking-config",
+    "error",
+    "a thinkingConfig this model does not take",
+    "Gemini docs, thinking: Gemini 3 takes thinkingLevel (400 with both it and thinkingBudget), 2.5 takes "
+    "thinkingBudget; 2.5 Pro and 3 Pro answer 400 'Budget 0 is invalid. This model only works in thinking mode.'",
+)
+NO_THINKING = Rule(
+    "thinking-config",
+    "warning",
+    "a thinkingConfig sent to a model without thinking",
+    "Gemini docs, thinking: supported models (2.0 and 1.5 do not think)",
+)
+
+RULES = (
+    FIRST_USER,
+    EMPTY,
+    UNIQUE_IDS,
+    RESULT_BEFORE_CALL,
+    CALL_ANSWERED,
+    RESPONSE_NAME,
+    RESPONSE_PARTS,
+    THINKING_CONFIG,
+    NO_THINKING,
+)
 
 
-def check(body: JSON, profile: ModelRules) -> Iterator[Finding]:
+def check(body: JSON, profile: ModelProfile) -> Iterator[Finding]:
     """Every rule ``body`` breaks, in body order."""
+    yield from _thinking_config(body, profile)
     contents: list[JSON] = body.get("contents") or []
     if contents and contents[0].get("role") != "user":
         yield FIRST_USER.at(pointer("contents", 0))
@@ -81,7 +106,7 @@ def check(body: JSON, profile: ModelRules) -> Iterator[Finding]:
             (j, p["functionResponse"]) for j, p in enumerate(parts) if isinstance(p.get("functionResponse"), dict)
         ]
         for j, response in responses:
-            if response.get("parts") and not profile.function_response_parts:
+            if response.get("parts") and profile.tool_result_media != "function_response_parts":
                 yield RESPONSE_PARTS.at(pointer("contents", i, "parts", j, "functionResponse", "parts"))
         if responses:
             yield from _answers(contents, i, responses)
@@ -115,3 +140,19 @@ def _answers(contents: list[JSON], i: int, responses: list[tuple[int, JSON]]) ->
                 continue  # counted by call-answered-once
         if response.get("name") != call.get("name"):
             yield RESPONSE_NAME.at(at, f"named {response.get('name')!r}, answers {call.get('name')!r}")
+
+
+def _thinking_config(body: JSON, profile: ModelProfile) -> Iterator[Finding]:
+    config = (body.get("generationConfig") or {}).get("thinkingConfig")
+    if not isinstance(config, dict):
+        return
+    at = pointer("generationConfig", "thinkingConfig")
+    if profile.gemini_thinking == "none":
+        yield NO_THINKING.at(at, f"{profile.name} does not think")
+        return
+    if "thinkingLevel" in config and "thinkingBudget" in config:
+        yield THINKING_CONFIG.at(at, "thinkingLevel and thinkingBudget together")
+    elif "thinkingLevel" in config and profile.gemini_thinking == "budget":
+        yield THINKING_CONFIG.at(at, f"{profile.name} takes thinkingBudget, not thinkingLevel")
+    if config.get("thinkingBudget") == 0 and not profile.thinking_off:
+        yield THINKING_CONFIG.at(at, f"{profile.name} cannot switch thinking off (thinkingBudget 0)")

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from core.preflight.findings import Finding, Rule, pointer
-from core.preflight.profile import ModelRules
+from core.providers.profiles import ModelProfile
 
 JSON = dict[str, Any]
 
@@ -81,7 +81,7 @@ REASONING_REJECTS = {
 REASONING_ONLY = {"chat": ("reasoning_effort",), "responses": ("reasoning",)}
 
 
-def check_chat(body: JSON, profile: ModelRules, dialect: str) -> Iterator[Finding]:
+def check_chat(body: JSON, profile: ModelProfile, dialect: str) -> Iterator[Finding]:
     """Every rule a Chat Completions-shaped body breaks, in body order."""
     if dialect == "openai":
         yield from _params(body, profile, "chat")
@@ -122,7 +122,7 @@ def _unanswered(open_calls: list[str], msgs: list[JSON], end: int) -> Iterator[F
         yield CHAT_CALL_ANSWERED.at(pointer("messages", start), f"call {call_id!r} has no tool message right after")
 
 
-def check_responses(body: JSON, profile: ModelRules) -> Iterator[Finding]:
+def check_responses(body: JSON, profile: ModelProfile) -> Iterator[Finding]:
     """Every rule a Responses body breaks, in body order."""
     yield from _params(body, profile, "responses")
     raw = body.get("input")
@@ -152,7 +152,7 @@ def check_responses(body: JSON, profile: ModelRules) -> Iterator[Finding]:
             yield RESPONSES_CALL_ANSWERED.at(pointer("input", i), f"call {call_id!r} has no output")
 
 
-def _params(body: JSON, profile: ModelRules, api: str) -> Iterator[Finding]:
+def _params(body: JSON, profile: ModelProfile, api: str) -> Iterator[Finding]:
     if profile.reasoning_model:
         for key, instead in REASONING_REJECTS.items():
             if key in body:

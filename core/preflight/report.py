@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from core.preflight.check import Preflight, preflight
-from core.preflight.profile import ModelRules
+from core.providers.profiles import ModelProfile
 
 if TYPE_CHECKING:
     from core.providers import Degradation, RequestResult
@@ -85,9 +85,9 @@ def cannot_carry(warnings: list[Degradation]) -> tuple[Uncarried, ...]:
     return tuple(Uncarried(kind, tuple(ids[kind]), _summary(reasons[kind])) for kind in ids)
 
 
-def capability_report(result: RequestResult, rules: ModelRules | None = None) -> CapabilityReport:
+def capability_report(result: RequestResult, profile: ModelProfile | None = None) -> CapabilityReport:
     """The report for a built request (its warnings and its preflight)."""
-    verdict = preflight(result, rules)
+    verdict = preflight(result, profile)
     return CapabilityReport(result.dialect, result.model, verdict.profile, cannot_carry(result.warnings), verdict)
 
 

@@ -5,26 +5,23 @@ Each body is a real build (so provenance is real), then broken the way a hand ed
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from core.preflight import ModelRules, preflight, rules_for
+from core.preflight import preflight
 from core.providers import RequestResult, dialect_names
+from core.providers.profiles import profile_for
 from tests.providers.cases import build
 
 CALL_HOLDERS = {"anthropic": "messages", "gemini": "contents", "openai-responses": "input"}
 
 
-def _rules(result: RequestResult, **facts: Any) -> ModelRules:
-    return replace(rules_for(result.dialect, result.model), **facts)
-
-
-def _findings(result: RequestResult, **facts: Any) -> dict[str, list[str | None]]:
-    """rule id -> the msg_ids of its findings."""
+def _findings(result: RequestResult, model: str | None = None) -> dict[str, list[str | None]]:
+    """rule id -> the msg_ids of its findings, for the body's own model or for ``model``."""
     out: dict[str, list[str | None]] = {}
-    for finding in preflight(result, _rules(result, **facts)).findings:
+    profile = profile_for(result.dialect, model).profile if model else None
+    for finding in preflight(result, profile).findings:
         out.setdefault(finding.rule, []).append(finding.msg_id)
     return out
 
@@ -150,18 +147,40 @@ def test_anthropic_final_assistant_text_ending_in_whitespace_is_reported() -> No
 
 
 def test_anthropic_thinking_type_follows_the_model() -> None:
+    # pydantic-ai's Anthropic profile: Opus 4.7 answers 400 to budget thinking; Sonnet 4.5 takes only budget.
     result = build("user_text", "anthropic")
     result.body["thinking"] = {"type": "enabled", "budget_tokens": 1024}
-    assert "thinking-mode" in _findings(result, anthropic_thinking_types=("adaptive",))
-    assert "thinking-mode" not in _findings(result, anthropic_thinking_types=("enabled", "adaptive"))
+    assert "thinking-mode" in _findings(result, "claude-opus-4-7")
+    assert "thinking-mode" not in _findings(result, "claude-sonnet-4-5")
+    result.body["thinking"] = {"type": "adaptive"}
+    assert "thinking-mode" not in _findings(result, "claude-opus-4-7")
+    assert "thinking-mode" in _findings(result, "claude-3-5-haiku")
+
+
+def test_the_adaptive_only_profile_is_the_one_preflight_refuses_budget_thinking_for() -> None:
+    from core.preflight.anthropic import ADAPTIVE_ONLY_PROFILE
+
+    assert profile_for("anthropic", "claude-opus-4-7").profile.name == ADAPTIVE_ONLY_PROFILE
+    assert profile_for("anthropic", "claude-sonnet-4-6").profile.name != ADAPTIVE_ONLY_PROFILE
 
 
 def test_gemini_function_response_parts_follow_the_model() -> None:
+    # gemini-cli#19436: "function_response.parts is not supported for this model" before Gemini 3.
     result = build("tool_calls_parallel", "gemini")
     response = result.body["contents"][2]["parts"][0]["functionResponse"]
     response["parts"] = [{"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}}]
-    assert _findings(result, function_response_parts=False)["function-response-parts"] == ["t2"]
-    assert "function-response-parts" not in _findings(result, function_response_parts=True)
+    assert _findings(result, "gemini-2.5-flash")["function-response-parts"] == ["t2"]
+    assert "function-response-parts" not in _findings(result, "gemini-3-pro")
+
+
+def test_gemini_thinking_config_follows_the_model() -> None:
+    result = build("user_text", "gemini")
+    result.body["generationConfig"] = {"thinkingConfig": {"thinkingBudget": 0}}
+    assert "thinking-config" not in _findings(result, "gemini-2.5-flash")
+    assert "thinking-config" in _findings(result, "gemini-2.5-pro")
+    result.body["generationConfig"] = {"thinkingConfig": {"thinkingLevel": "low"}}
+    assert "thinking-config" in _findings(result, "gemini-2.5-flash")
+    assert "thinking-config" not in _findings(result, "gemini-3-pro")
 
 
 def test_gemini_a_response_named_after_another_function_is_reported() -> None:
@@ -174,13 +193,14 @@ def test_gemini_a_response_named_after_another_function_is_reported() -> None:
 def test_openai_reasoning_models_refuse_max_tokens_and_temperature(dialect: str) -> None:
     result = build("user_text", dialect)
     result.body["temperature"] = 0.2
-    assert "reasoning-model-params" in _findings(result, reasoning_model=True)
-    assert "reasoning-model-params" not in _findings(result, reasoning_model=False)
+    assert "reasoning-model-params" in _findings(result, "o3")
+    assert "reasoning-model-params" not in _findings(result, "gpt-4.1")
     del result.body["temperature"]
     result.body["reasoning_effort" if dialect == "openai" else "reasoning"] = (
         "low" if dialect == "openai" else {"effort": "low"}
     )
-    assert "reasoning-model-params" in _findings(result, reasoning_model=False)
+    assert "reasoning-model-params" in _findings(result, "gpt-4.1")
+    assert "reasoning-model-params" not in _findings(result, "gpt-5")
 
 
 def test_responses_reasoning_item_without_its_following_item_is_reported() -> None:
