@@ -92,7 +92,11 @@ class WarningView:
 
 @dataclass(frozen=True, slots=True)
 class RequestChoice:
-    """The request shown: provider, cut (``upto``) and repair; builds the links that change one of them."""
+    """The request shown: provider, cut (``upto``), repair and model; builds the links that change one of them.
+
+    The model stays in links to the same provider and is dropped when the provider changes (a model name
+    belongs to one provider).
+    """
 
     conversation_id: str
     provider: str
@@ -101,15 +105,22 @@ class RequestChoice:
     providers: Sequence[str]
     choices: Sequence[tuple[str, str]]
     choices_total: int
+    model: str | None = None
+    default_model: str = ""
+    models: Sequence[str] = ()
 
     @property
     def base_url(self) -> str:
         return conversation_url(self.conversation_id)
 
+    def _model_for(self, provider: str | None) -> str | None:
+        return self.model if provider in (None, self.provider) else None
+
     def payload_url(self, provider: str | None = None, *, repair: bool | None = None) -> str:
         fix = self.repair if repair is None else repair
         name = quote(provider or self.provider, safe="")
-        return f"{self.base_url}/payload/{name}{_query(upto=self.upto, repair='1' if fix else None)}"
+        query = _query(upto=self.upto, repair="1" if fix else None, model=self._model_for(provider))
+        return f"{self.base_url}/payload/{name}{query}"
 
     def payload_path(self) -> str:
         """The payload page's path without a query: the action of a GET form that carries its own fields."""
@@ -117,12 +128,13 @@ class RequestChoice:
 
     def api_url(self, provider: str | None = None) -> str:
         name = quote(provider or self.provider, safe="")
-        fix = "1" if self.repair else None
-        return f"/api{self.base_url}/payload/{name}{_query(upto=self.upto, repair=fix)}"
+        query = _query(upto=self.upto, repair="1" if self.repair else None, model=self._model_for(provider))
+        return f"/api{self.base_url}/payload/{name}{query}"
 
     def phases_url(self) -> str:
         name = quote(self.provider, safe="")
-        return f"{self.base_url}/payload/{name}/phases{_query(upto=self.upto, repair='1' if self.repair else None)}"
+        query = _query(upto=self.upto, repair="1" if self.repair else None, model=self.model)
+        return f"{self.base_url}/payload/{name}/phases{query}"
 
     def diff_url(self, left: str, right: str, *, repair: bool | None = None) -> str:
         fix = self.repair if repair is None else repair
