@@ -9,7 +9,7 @@ attachments root) and records everything it could not map as a :class:`Degradati
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
@@ -27,7 +27,7 @@ from core.llm.messages import (
     parse_arguments,
 )
 from core.providers.media import MediaReader, ResolvedMedia, fallback_text
-from core.providers.profiles import ModelProfile, profile_for
+from core.providers.profiles import ModelProfile, ToolNameRule, profile_for
 
 JSON = dict[str, Any]
 
@@ -92,7 +92,7 @@ class Degradation(NamedTuple):
 class RequestContext:
     """Per-request state shared by the phases: options, warnings, provenance tags and the media reader."""
 
-    __slots__ = ("_indexed", "_tagged_ids", "_tagged_nodes", "_tags", "media", "options", "warnings")
+    __slots__ = ("_indexed", "_tagged_ids", "_tagged_nodes", "_tags", "_tool_names", "media", "options", "warnings")
 
     def __init__(self, options: RequestOptions) -> None:
         self.options = options
@@ -107,11 +107,24 @@ class RequestContext:
         self._tagged_ids: list[str | None] = []
         self._tags: dict[int, str | None] = {}
         self._indexed = 0
+        self._tool_names: dict[str, str] = {}  # tool name -> the name sent, for this request's provider
         self.media = MediaReader(options.attachments_root, options.max_attachment_bytes)
 
     def warn(self, msg_id: str | None, element: str, reason: str) -> None:
         """Record that part of ``msg_id`` was degraded, moved or dropped."""
         self.warnings.append((msg_id, element, reason))
+
+    def tool_name(self, name: str, rule: ToolNameRule, msg_id: str | None) -> str:
+        """The name to send for tool ``name``: itself when ``rule`` accepts it, else one rewrite, the same in the
+        tool definition, every call and every result of the request, noted once."""
+        sent = self._tool_names.get(name)
+        if sent is None:
+            sent = self._tool_names[name] = rule.rewrite(name)
+            if sent != name:
+                self.warn(
+                    msg_id, "tool_name", f"tool name {name!r} breaks the rule of {rule.evidence}; sent as {sent!r}"
+                )
+        return sent
 
     def tag(self, node: JSON, msg_id: str | None) -> JSON:
         """Mark a body node (a message, a block, a part) as coming from ``msg_id``; returns the node."""
@@ -192,7 +205,9 @@ class Dialect:
         """Phase 6 hook: the final body from the parameters, the message fragments and the tools."""
         body = {**params, **fragments}
         if ctx.options.tools:
-            body["tools"] = self.format_tools(ctx.options.tools)
+            rule = self.profile(ctx.options).tool_names
+            tools = [replace(tool, name=ctx.tool_name(tool.name, rule, None)) for tool in ctx.options.tools]
+            body["tools"] = self.format_tools(tools)
         return body
 
 

@@ -17,10 +17,11 @@ What they share (providers.md sections 1, 5, 6):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import ClassVar, assert_never
 
 from core.llm.messages import (
     LLMAssistantMessage,
+    LLMFunctionMessage,
     LLMMediaPart,
     LLMMessage,
     LLMSystemMessage,
@@ -43,6 +44,7 @@ from core.providers.base import (
     map_parts,
 )
 from core.providers.media import ResolvedMedia
+from core.providers.profiles import ToolNameRule
 
 # Tool messages have no is_error field in this shape: the error is said in the text (providers.md section 1).
 ERROR_PREFIX = "Error: "
@@ -88,40 +90,47 @@ class ChatCompletionsDialect(Dialect):
             and ctx.options.thinking is True
             and any(type(m) is LLMAssistantMessage and m.tool_calls for m in messages)
         )
+        names = self.profile(ctx.options).tool_names
         out: list[JSON] = []
-        append = out.append
-        # Each message becomes one tagged node: tag()'s two appends, made here without a call per node.
-        tagged, tagged_id = ctx.tag_sinks()
         # The two reasons a dropped reasoning gets, made once: a long trace drops one per assistant turn.
         dropped = (
             f"signed thinking blocks not accepted by {self.name}; dropped",
             f"reasoning_content not accepted by {self.name}; dropped",
         )
         for msg in messages:
-            # Exact types, hot cases first: one test per tool result instead of a chain of isinstance calls.
-            if type(msg) is LLMToolMessage:
+            node: JSON
+            if isinstance(msg, LLMToolMessage):
                 text = ERROR_PREFIX + msg.content if msg.is_error else msg.content
-                node: JSON = {"role": "tool", "tool_call_id": msg.tool_call_id, "content": text}
-            elif type(msg) is LLMAssistantMessage:
-                node = self._assistant(msg, ctx, reasoning_required, dropped)
-            elif type(msg) is LLMUserMessage:
+                node = {"role": "tool", "tool_call_id": msg.tool_call_id, "content": text}
+            elif isinstance(msg, LLMAssistantMessage):
+                node = self._assistant(msg, names, ctx, reasoning_required, dropped)
+                if out and out[-1]["role"] == "assistant" and out[-1].get("tool_calls"):
+                    for call_node in node.get("tool_calls") or ():
+                        ctx.tag(call_node, msg.msg_id)
+                    _merge_into(out[-1], node)  # records of one step: its results must follow all its calls
+                    continue
+            elif isinstance(msg, LLMUserMessage):
                 node = {"role": "user", "content": self._user_content(msg, ctx)}
-            elif type(msg) is LLMSystemMessage:
+            elif isinstance(msg, LLMSystemMessage):
                 node = {"role": self.SYSTEM_ROLE, "content": msg.content}
-            elif type(msg) is LLMTFLMessage:
+            elif isinstance(msg, LLMTFLMessage):
                 node = {"role": "user", "content": console_text(msg)}
+            elif isinstance(msg, LLMFunctionMessage):
+                raise AssertionError("to_list turns legacy function results into tool results")
             else:
-                # to_list turns legacy results into tool results; one reaching here is a bug upstream.
-                raise AssertionError(f"{type(msg).__name__} cannot reach a dialect")
-            append(node)
-            tagged(node)
-            tagged_id(msg.msg_id)
+                assert_never(msg)
+            out.append(ctx.tag(node, msg.msg_id))
         return {"messages": out}
 
     def _assistant(
-        self, msg: LLMAssistantMessage, ctx: RequestContext, reasoning_required: bool, dropped: tuple[str, str]
+        self,
+        msg: LLMAssistantMessage,
+        names: ToolNameRule,
+        ctx: RequestContext,
+        reasoning_required: bool,
+        dropped: tuple[str, str],
     ) -> JSON:
-        text = msg.content if not msg.tfl_scripts else assistant_text(msg)
+        text = assistant_text(msg)
         out: JSON = {"role": "assistant"}
         calls = msg.tool_calls
         if calls:
@@ -129,7 +138,8 @@ class ChatCompletionsDialect(Dialect):
             msg_id = msg.msg_id
             tool_calls: list[JSON] = []  # a loop, not a comprehension: no extra frame per turn on Python 3.11
             for call in calls:
-                function = {"name": call.name, "arguments": check_arguments_text(call, msg_id, ctx)}
+                name = ctx.tool_name(call.name, names, msg_id)
+                function = {"name": name, "arguments": check_arguments_text(call, msg_id, ctx)}
                 tool_calls.append({"id": call.id, "type": "function", "function": function})
             out["tool_calls"] = tool_calls
         elif text:
@@ -197,3 +207,15 @@ def data_url_part(kind_key: str, url: str) -> JSON:
 def audio_format(media_type: str | None) -> str | None:
     """The ``input_audio.format`` for a media type (``wav``/``mp3``), or None."""
     return {"audio/wav": "wav", "audio/mpeg": "mp3"}.get(media_type or "")
+
+
+def _merge_into(turn: JSON, later: JSON) -> None:
+    """Add a later assistant record of the same step to ``turn``: its text after the text, its calls after
+    the calls (OpenAI: "An assistant message with 'tool_calls' must be followed by tool messages responding
+    to each 'tool_call_id'", so two records of one step are one message)."""
+    texts = [t for t in (turn.get("content"), later.get("content")) if t and t != EMPTY_TURN_PLACEHOLDER]
+    turn["content"] = "\n\n".join(texts) if texts else turn.get("content")
+    turn["tool_calls"].extend(later.get("tool_calls") or ())
+    reasoning = [r for r in (turn.get("reasoning_content"), later.get("reasoning_content")) if r is not None]
+    if reasoning:
+        turn["reasoning_content"] = "\n\n".join(r for r in reasoning if r)

@@ -40,6 +40,7 @@ from core.providers.base import (
     map_parts,
     reasoning_effort,
 )
+from core.providers.profiles import ToolNameRule
 
 # input_image.detail is Required in the SDK type [SDK: ResponseInputImageParam]; "auto" leaves it to the API.
 IMAGE_DETAIL = "auto"
@@ -78,26 +79,30 @@ class OpenAIResponsesDialect(Dialect):
         return out
 
     def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
+        names = self.profile(ctx.options).tool_names
         items: list[JSON] = []
         outputs: dict[str, JSON] = {}  # call id -> function_call_output item of the current tool block
         tag = ctx.tag
-        tagged, tagged_id = ctx.tag_sinks()
+        calls_from: int | None = None  # index of the first function_call still waiting for its output
         for msg in messages:
-            if type(msg) is LLMToolMessage:
-                # Half of a trace: tested first by exact type, tagged with tag()'s two appends (no call per item).
-                text = ERROR_PREFIX + msg.content if msg.is_error else msg.content
-                item = {"type": "function_call_output", "call_id": msg.tool_call_id, "output": text}
-                tagged(item)
-                tagged_id(msg.msg_id)
-                outputs[msg.tool_call_id or ""] = item
-                items.append(item)
-                continue
             match msg:
+                case LLMToolMessage():
+                    text = ERROR_PREFIX + msg.content if msg.is_error else msg.content
+                    item = {"type": "function_call_output", "call_id": msg.tool_call_id, "output": text}
+                    outputs[msg.tool_call_id or ""] = item
+                    items.append(tag(item, msg.msg_id))
+                    calls_from = None
                 case LLMAssistantMessage():
                     outputs = {}
-                    self._assistant(msg, items, ctx)
-                case LLMToolMessage():
-                    raise AssertionError("tool results are handled above")
+                    start = len(items)
+                    self._assistant(msg, names, items, ctx)
+                    if calls_from is not None and items[start].get("type") != "function_call":
+                        # A later record of the same step: its text goes before the step's calls, so the calls
+                        # stay together, each answered by the outputs that follow them.
+                        items.insert(calls_from, items.pop(start))
+                        calls_from += 1
+                    elif msg.tool_calls and calls_from is None:
+                        calls_from = len(items) - len(msg.tool_calls)
                 case LLMUserMessage():
                     target = outputs.get(msg.attachment_of or "")
                     parts = self._parts(msg.content, msg.msg_id, ctx)
@@ -119,7 +124,7 @@ class OpenAIResponsesDialect(Dialect):
         return {"input": items}
 
     @staticmethod
-    def _assistant(msg: LLMAssistantMessage, items: list[JSON], ctx: RequestContext) -> None:
+    def _assistant(msg: LLMAssistantMessage, names: ToolNameRule, items: list[JSON], ctx: RequestContext) -> None:
         if msg.reasoning_content:
             ctx.warn(msg.msg_id, "reasoning", "only OpenAI's own reasoning items can be replayed to Responses; dropped")
         text = assistant_text(msg)
@@ -134,7 +139,7 @@ class OpenAIResponsesDialect(Dialect):
                     {
                         "type": "function_call",
                         "call_id": call.id,
-                        "name": call.name,
+                        "name": ctx.tool_name(call.name, names, msg.msg_id),
                         "arguments": check_arguments_text(call, msg.msg_id, ctx),
                     },
                     msg.msg_id,
