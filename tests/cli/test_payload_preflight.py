@@ -127,3 +127,19 @@ def test_control_characters_from_the_trace_are_escaped_on_stderr(
     assert main(["payload", str(path), "--provider", "anthropic"]) == 0
     err = capsys.readouterr().err
     assert "\x1b" not in err and "u\\x1b[2J1" in err
+
+
+def test_thinking_on_with_an_unsigned_last_tool_turn_prints_a_body_with_thinking_off_and_says_why(
+    tool_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Anthropic 400 "Expected `thinking` or `redacted_thinking`, but found `tool_use`" (litellm#15601): the
+    # recorded tool turn has no signed thinking, so thinking is switched off for this request, as LiteLLM does.
+    argv = ["payload", str(tool_file), "--provider", "anthropic", "--model", "claude-sonnet-4-5", "--thinking", "on"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    body = json.loads(captured.out)  # stdout is the JSON body alone
+    assert body.get("thinking", {"type": "disabled"}) == {"type": "disabled"}
+    assert body["model"] == "claude-sonnet-4-5"
+    warnings = [line for line in captured.err.splitlines() if line.startswith("warning: ")]
+    assert any("thinking" in line and "tool_use" in line for line in warnings), captured.err
+    assert "preflight" not in captured.err
