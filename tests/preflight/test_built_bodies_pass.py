@@ -37,9 +37,7 @@ def test_every_profile_has_a_model_here() -> None:
 
 def _errors(msgs: list[Message], dialect: str, model: str, thinking: bool | None, options: Any = None) -> list[str]:
     base = options or RequestOptions()
-    opts = RequestOptions(
-        model=model, thinking=thinking, tools=base.tools, attachments_root=base.attachments_root
-    )
+    opts = RequestOptions(model=model, thinking=thinking, tools=base.tools, attachments_root=base.attachments_root)
     result = ChatLLM(dialect, opts).construct_request_params(msgs)
     return [str(f) for f in preflight(result).errors]
 
