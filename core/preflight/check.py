@@ -11,6 +11,7 @@ provider answer 400 is broken. Warnings name what some backends of the dialect r
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from importlib import metadata
@@ -40,6 +41,8 @@ SDK_RULE = "sdk-types"
 # A body the types reject usually breaks in one place; past this many errors the rest add nothing.
 MAX_TYPE_ERRORS = 10
 MAX_DETAIL = 300
+# A key of a body; union members in a validation location are type names ("StrictToolParam", "list[...]").
+FIELD_NAME = re.compile(r"[a-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,8 +113,23 @@ def _type_findings(dialect: str, body: JSON) -> Iterator[Finding]:
     try:
         validate_body(dialect, body)
     except BodyTypeError as exc:
-        for loc, msg in exc.errors[:MAX_TYPE_ERRORS]:
-            yield rule.at(_pointer_of(body, loc), _short(f"{'.'.join(map(str, loc)) or 'body'}: {msg}"))
+        located = [(_pointer_of(body, loc), loc, msg) for loc, msg in exc.errors]
+        # A union reports one error per member; the one that got deepest into the body is the mistake, and an
+        # error at a node above another error's node only says the other members did not fit either.
+        deepest = [e for e in located if not any(o[0].startswith(e[0] + "/") for o in located)]
+        reported: set[str] = set()
+        for at, loc, msg in deepest:
+            if at in reported:
+                continue  # several union members failing at the same node: one finding is enough
+            reported.add(at)
+            yield rule.at(at, _short(f"{_readable(loc) or 'body'}: {msg}"))
+            if len(reported) == MAX_TYPE_ERRORS:
+                return
+
+
+def _readable(loc: Loc) -> str:
+    """A validation location without the union member names the strict mirror puts in it."""
+    return ".".join(str(step) for step in loc if isinstance(step, int) or FIELD_NAME.fullmatch(step))
 
 
 def _version(dist: str) -> str:

@@ -217,3 +217,25 @@ def test_a_body_the_sdk_types_reject_is_reported_at_the_message_that_broke_them(
     assert types and types[0].msg_id == "a1" and types[0].severity == "error"
     assert types[0].authority.startswith("openai ")
     assert types[0].pointer.startswith("/messages/1/tool_calls/0")
+
+
+@pytest.mark.parametrize(
+    ("dialect", "path", "value", "pointer"),
+    [
+        ("gemini", ["contents", 1, "parts", 0, "functionCall", "args"], '{"city": "Paris"}', "/contents/1/parts/0"),
+        ("zhipu", ["messages", 2, "content"], [{"type": "text", "text": "18C"}], "/messages/2"),
+        ("anthropic", ["messages", 1, "content", 0, "input"], '{"city": "Paris"}', "/messages/1/content/0"),
+    ],
+)
+def test_sdk_type_errors_are_located_in_the_body_and_at_their_message(
+    dialect: str, path: list[Any], value: Any, pointer: str
+) -> None:
+    result = build("tool_calls_parallel", dialect)
+    node: Any = result.body
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    types = [f for f in preflight(result).findings if f.rule == "sdk-types"]
+    assert types, preflight(result).findings
+    assert types[0].pointer.startswith(pointer)
+    assert types[0].msg_id in {"a1", "t1", "t2"}
