@@ -43,6 +43,9 @@ MAX_TYPE_ERRORS = 10
 MAX_DETAIL = 300
 # A key of a body; union members in a validation location are type names ("StrictToolParam", "list[...]").
 FIELD_NAME = re.compile(r"[a-z_][A-Za-z0-9_]*")
+MEMBER_PREFIX = "Strict"  # the strict mirror's TypedDicts are named Strict<SDK name>
+TAG_KEYS = ("type", "role")
+SCALARS = frozenset({"str", "int", "float", "bool", "bytes", "none"})  # pydantic's names for scalar union members
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +116,8 @@ def _type_findings(dialect: str, body: JSON) -> Iterator[Finding]:
     try:
         validate_body(dialect, body)
     except BodyTypeError as exc:
-        located = [(_pointer_of(body, loc), loc, msg) for loc, msg in exc.errors]
+        errors = _matching_members(exc.errors)
+        located = [(_pointer_of(body, loc), loc, msg) for loc, msg in errors]
         # A union reports one error per member; the one that got deepest into the body is the mistake, and an
         # error at a node above another error's node only says the other members did not fit either.
         deepest = [e for e in located if not any(o[0].startswith(e[0] + "/") for o in located)]
@@ -127,9 +131,26 @@ def _type_findings(dialect: str, body: JSON) -> Iterator[Finding]:
                 return
 
 
+def _matching_members(errors: list[tuple[Loc, str]]) -> list[tuple[Loc, str]]:
+    """Drop the errors of union members whose tag (``type`` or ``role``) is not the node's: a Responses item
+    has no discriminator, so every member reports, and only the one of the item's own type says what is wrong."""
+    mismatched: set[Loc] = set()
+    for loc, msg in errors:
+        if len(loc) >= 2 and loc[-1] in TAG_KEYS and _is_member(loc[-2]) and msg.startswith("Input should be"):
+            mismatched.add(loc[:-1])
+    kept = [(loc, msg) for loc, msg in errors if not any(loc[: len(m)] == m for m in mismatched)]
+    return kept or errors
+
+
+def _is_member(step: str | int) -> bool:
+    return isinstance(step, str) and step.startswith(MEMBER_PREFIX)
+
+
 def _readable(loc: Loc) -> str:
     """A validation location without the union member names the strict mirror puts in it."""
-    return ".".join(str(step) for step in loc if isinstance(step, int) or FIELD_NAME.fullmatch(step))
+    return ".".join(
+        str(step) for step in loc if isinstance(step, int) or (FIELD_NAME.fullmatch(step) and step not in SCALARS)
+    )
 
 
 def _version(dist: str) -> str:

@@ -225,6 +225,8 @@ def test_a_body_the_sdk_types_reject_is_reported_at_the_message_that_broke_them(
         ("gemini", ["contents", 1, "parts", 0, "functionCall", "args"], '{"city": "Paris"}', "/contents/1/parts/0"),
         ("zhipu", ["messages", 2, "content"], [{"type": "text", "text": "18C"}], "/messages/2"),
         ("anthropic", ["messages", 1, "content", 0, "input"], '{"city": "Paris"}', "/messages/1/content/0"),
+        # Responses items have no discriminator: only the function_call member's error is reported.
+        ("openai-responses", ["input", 1, "arguments"], {"city": "Paris"}, "/input/1/arguments"),
     ],
 )
 def test_sdk_type_errors_are_located_in_the_body_and_at_their_message(
@@ -239,3 +241,4 @@ def test_sdk_type_errors_are_located_in_the_body_and_at_their_message(
     assert types, preflight(result).findings
     assert types[0].pointer.startswith(pointer)
     assert types[0].msg_id in {"a1", "t1", "t2"}
+    assert len(types) == 1, types
