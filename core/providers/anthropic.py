@@ -23,7 +23,6 @@ from core.llm.messages import (
 )
 from core.providers.base import (
     EMPTY_TURN_PLACEHOLDER,
-    FIRST_USER_PLACEHOLDER,
     JSON,
     Dialect,
     RequestContext,
@@ -31,10 +30,11 @@ from core.providers.base import (
     ToolSpec,
     arguments_object,
     assistant_text,
-    console_text,
     map_parts,
+    tool_spec,
 )
 from core.providers.profiles import ModelProfile
+from core.providers.turns import Turns
 
 # max_tokens is Required on every request [SDK: MessageCreateParamsBase].
 DEFAULT_MAX_TOKENS = 4096
@@ -50,9 +50,6 @@ NO_BLOCK_KINDS = frozenset({"audio", "video"})
 TOOL_ID_CHARS = string.ascii_letters + string.digits + "_-"
 TOOL_ID_INVALID = re.compile(r"[^A-Za-z0-9_-]")
 TOOL_ID_DIGEST_BYTES = 4  # 8 hex digits after a rewritten id
-# System text after the first turn: the seed sends it as a user text block (role "system" inside messages only
-# exists on the newest models, providers.md section 3); this prefix keeps it recognisable.
-MID_SYSTEM_PREFIX = "[system] "
 UNSIGNED_REASONING_DROPPED = "unsigned reasoning_content cannot be replayed to Anthropic; dropped"
 THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
 # With thinking on, the last assistant turn holding tool_use must start with a thinking block: 400 "Expected
@@ -82,37 +79,34 @@ def tool_id(call_id: str | None) -> str:
     return f"{TOOL_ID_INVALID.sub('_', text)}_{digest}"
 
 
-class _Turns:
-    """The messages list being built: adjacent same-role turns merge (roles must alternate).
+class _Turns(Turns):
+    """Anthropic's messages list. A record's leading thinking blocks go to the front of an assistant turn that
+    has none yet: thinking always leads its turn, and within the turn the blocks keep their order
+    ([thinking1, tool_use1, thinking2, tool_use2] for two records of one step)."""
 
-    A record's leading thinking blocks go to the front of an assistant turn that has none yet: thinking
-    always leads its turn, and within the turn the blocks keep their order ([thinking1, tool_use1,
-    thinking2, tool_use2] for two records of one step).
-    """
-
-    __slots__ = ("ctx", "last_has_thinking", "turns")
+    KEY = "content"
+    MODEL_ROLE = "assistant"
+    TEXT_ITEM = "a user text block"
 
     def __init__(self, ctx: RequestContext) -> None:
-        self.ctx = ctx
-        self.turns: list[JSON] = []
+        super().__init__(ctx)
         self.last_has_thinking = False
 
-    def push(self, role: str, blocks: list[JSON], msg_id: str | None) -> None:
-        turns = self.turns
-        tag = self.ctx.tag
-        leads = _leading_thinking(blocks) if role == "assistant" else 0
-        if not turns or turns[-1]["role"] != role:
-            turns.append(tag({"role": role, "content": blocks}, msg_id))
-            self.last_has_thinking = leads > 0
-            return
-        merged: list[JSON] = turns[-1]["content"]
-        for block in blocks:
-            tag(block, msg_id)
-        if leads and not self.last_has_thinking:
-            merged[:0] = blocks[:leads]
-            blocks = blocks[leads:]
-            self.last_has_thinking = True
-        merged.extend(blocks)
+    def text(self, text: str) -> JSON:
+        return _text(text)
+
+    def push(self, role: str, items: list[JSON], msg_id: str | None) -> None:
+        leads = _leading_thinking(items) if role == "assistant" else 0
+        if self.merges(role) and leads and not self.last_has_thinking:
+            merged: list[JSON] = self.turns[-1]["content"]
+            for item in items[:leads]:
+                self.ctx.tag(item, msg_id)
+            merged[:0] = items[:leads]
+            items = items[leads:]
+        elif not self.merges(role):
+            self.last_has_thinking = False
+        self.last_has_thinking = self.last_has_thinking or leads > 0
+        super().push(role, items, msg_id)
 
 
 class AnthropicDialect(Dialect):
@@ -142,18 +136,10 @@ class AnthropicDialect(Dialect):
         return params
 
     def format_tools(self, tools: Sequence[ToolSpec]) -> list[JSON]:
-        out: list[JSON] = []
-        for tool in tools:
-            spec: JSON = {"name": tool.name}
-            if tool.description:
-                spec["description"] = tool.description
-            spec["input_schema"] = dict(tool.parameters)
-            out.append(spec)
-        return out
+        return [tool_spec(tool, "input_schema") for tool in tools]
 
     def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
         profile = self.profile(ctx.options)
-        system: list[JSON] = []
         turns = _Turns(ctx)
         results: dict[str, JSON] = {}  # call id -> tool_result block of the current tool block
         for msg in messages:
@@ -169,31 +155,16 @@ class AnthropicDialect(Dialect):
                 if target is not None:
                     self._fold(target, msg, ctx)
                 else:
-                    blocks = self._blocks(msg.content, msg.msg_id, ctx)
-                    if not blocks:
-                        ctx.warn(msg.msg_id, "user", "empty user turn; placeholder text sent")
-                    turns.push("user", blocks or [_text(EMPTY_TURN_PLACEHOLDER)], msg.msg_id)
+                    turns.push_user(msg, self._blocks(msg.content, msg.msg_id, ctx))
             elif isinstance(msg, LLMSystemMessage):
-                if not turns.turns:
-                    if msg.content:
-                        system.append(ctx.tag(_text(msg.content), msg.msg_id))
-                else:
-                    ctx.warn(msg.msg_id, "system", "system message after the first turn; sent as a user text block")
-                    turns.push("user", [_text(MID_SYSTEM_PREFIX + msg.content)], msg.msg_id)
+                turns.push_system(msg)
             elif isinstance(msg, LLMTFLMessage):
-                turns.push("user", [_text(console_text(msg))], msg.msg_id)
+                turns.push_console(msg)
             elif isinstance(msg, LLMFunctionMessage):
                 raise AssertionError("to_list turns legacy function results into tool results")
             else:
                 assert_never(msg)
-        out = turns.turns
-        if out and out[0]["role"] != "user":
-            ctx.warn(
-                _first_msg_id(out[0], ctx),
-                "history",
-                "history starts with an assistant turn; a placeholder user turn was inserted",
-            )
-            out.insert(0, {"role": "user", "content": [_text(FIRST_USER_PLACEHOLDER)]})
+        out = turns.finish()
         fragments: JSON = {}
         thinking_on = ctx.options.thinking is True and profile.thinking != "none"
         if thinking_on and not _tool_turn_leads_with_thinking(out):
@@ -204,8 +175,8 @@ class AnthropicDialect(Dialect):
             if not thinking_on:
                 _strip_final_thinking(out[-1], ctx)
             _trim_final_text(out[-1], ctx)
-        if system:
-            fragments["system"] = system
+        if turns.system:
+            fragments["system"] = turns.system
         fragments["messages"] = out
         return fragments
 
@@ -316,7 +287,7 @@ def _strip_final_thinking(turn: JSON, ctx: RequestContext) -> None:
     kept = [b for b in turn["content"] if b["type"] not in THINKING_TYPES]
     if len(kept) != len(turn["content"]):
         ctx.warn(
-            _first_msg_id(turn, ctx),
+            _msg_id_of(turn, ctx),
             "reasoning",
             "thinking is not on: thinking blocks stripped from the final assistant turn",
         )
@@ -332,7 +303,7 @@ def _trim_final_text(turn: JSON, ctx: RequestContext) -> None:
         return
     owner = ctx.tag_of(last)
     ctx.warn(
-        owner if isinstance(owner, str) else _first_msg_id(turn, ctx),
+        owner if isinstance(owner, str) else _msg_id_of(turn, ctx),
         "assistant",
         "the final assistant text ended in whitespace, which Anthropic rejects; trimmed",
     )
@@ -361,7 +332,7 @@ def _tool_result(msg: LLMToolMessage, tool_use_id: str) -> JSON:
     return {"type": "tool_result", "tool_use_id": tool_use_id}
 
 
-def _first_msg_id(turn: JSON, ctx: RequestContext) -> str | None:
+def _msg_id_of(turn: JSON, ctx: RequestContext) -> str | None:
     tag = ctx.tag_of(turn)
     return tag if isinstance(tag, str) else None
 

@@ -132,11 +132,6 @@ class RequestContext:
         self._tagged_ids.append(msg_id)
         return node
 
-    def tag_sinks(self) -> tuple[Callable[[object], None], Callable[[str | None], None]]:
-        """The two appends :meth:`tag` makes, for a dialect's hot loop: ``nodes(node); ids(msg_id)`` tags a
-        node as ``tag(node, msg_id)`` does, without a method call per node (two per record of a trace)."""
-        return self._tagged_nodes.append, self._tagged_ids.append
-
     def tag_of(self, node: object) -> str | bool | None:
         """The msg_id a node was tagged with (the last tag wins), or False when it was not tagged."""
         nodes = self._tagged_nodes
@@ -209,6 +204,15 @@ class Dialect:
             tools = [replace(tool, name=ctx.tool_name(tool.name, rule, None)) for tool in ctx.options.tools]
             body["tools"] = self.format_tools(tools)
         return body
+
+
+def tool_spec(tool: ToolSpec, schema_key: str) -> JSON:
+    """A tool's name, description (when it has one) and JSON Schema under the key its provider names it."""
+    spec: JSON = {"name": tool.name}
+    if tool.description:
+        spec["description"] = tool.description
+    spec[schema_key] = dict(tool.parameters)
+    return spec
 
 
 MediaMapper = Callable[[LLMMediaPart, "str | None", "RequestContext"], JSON]

@@ -42,6 +42,7 @@ from core.providers.base import (
     check_arguments_text,
     console_text,
     map_parts,
+    tool_spec,
 )
 from core.providers.media import ResolvedMedia
 from core.providers.profiles import ToolNameRule
@@ -75,14 +76,7 @@ class ChatCompletionsDialect(Dialect):
         return params
 
     def format_tools(self, tools: Sequence[ToolSpec]) -> list[JSON]:
-        out: list[JSON] = []
-        for tool in tools:
-            function: JSON = {"name": tool.name}
-            if tool.description:
-                function["description"] = tool.description
-            function["parameters"] = dict(tool.parameters)
-            out.append({"type": "function", "function": function})
-        return out
+        return [{"type": "function", "function": tool_spec(tool, "parameters")} for tool in tools]
 
     def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
         reasoning_required = (
@@ -97,18 +91,24 @@ class ChatCompletionsDialect(Dialect):
             f"signed thinking blocks not accepted by {self.name}; dropped",
             f"reasoning_content not accepted by {self.name}; dropped",
         )
+        step: _Step | None = None  # the assistant message whose calls are open, while its step's records come
         for msg in messages:
             node: JSON
+            if step is not None and not isinstance(msg, LLMAssistantMessage):
+                step.close()
+                step = None
             if isinstance(msg, LLMToolMessage):
                 text = ERROR_PREFIX + msg.content if msg.is_error else msg.content
                 node = {"role": "tool", "tool_call_id": msg.tool_call_id, "content": text}
             elif isinstance(msg, LLMAssistantMessage):
                 node = self._assistant(msg, names, ctx, reasoning_required, dropped)
-                if out and out[-1]["role"] == "assistant" and out[-1].get("tool_calls"):
+                if step is not None:
                     for call_node in node.get("tool_calls") or ():
                         ctx.tag(call_node, msg.msg_id)
-                    _merge_into(out[-1], node)  # records of one step: its results must follow all its calls
+                    step.add(node)
                     continue
+                if node.get("tool_calls"):
+                    step = _Step(node)
             elif isinstance(msg, LLMUserMessage):
                 node = {"role": "user", "content": self._user_content(msg, ctx)}
             elif isinstance(msg, LLMSystemMessage):
@@ -120,6 +120,8 @@ class ChatCompletionsDialect(Dialect):
             else:
                 assert_never(msg)
             out.append(ctx.tag(node, msg.msg_id))
+        if step is not None:
+            step.close()
         return {"messages": out}
 
     def _assistant(
@@ -209,13 +211,34 @@ def audio_format(media_type: str | None) -> str | None:
     return {"audio/wav": "wav", "audio/mpeg": "mp3"}.get(media_type or "")
 
 
-def _merge_into(turn: JSON, later: JSON) -> None:
-    """Add a later assistant record of the same step to ``turn``: its text after the text, its calls after
-    the calls (OpenAI: "An assistant message with 'tool_calls' must be followed by tool messages responding
-    to each 'tool_call_id'", so two records of one step are one message)."""
-    texts = [t for t in (turn.get("content"), later.get("content")) if t and t != EMPTY_TURN_PLACEHOLDER]
-    turn["content"] = "\n\n".join(texts) if texts else turn.get("content")
-    turn["tool_calls"].extend(later.get("tool_calls") or ())
-    reasoning = [r for r in (turn.get("reasoning_content"), later.get("reasoning_content")) if r is not None]
-    if reasoning:
-        turn["reasoning_content"] = "\n\n".join(r for r in reasoning if r)
+class _Step:
+    """An assistant message with tool calls and the later records of its step, sent as one message.
+
+    A streamed agent writes one record per call before the results; OpenAI requires "An assistant message
+    with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'", so the records
+    become one message: the texts in order, then every call. Texts are joined once, when the step ends.
+    """
+
+    __slots__ = ("node", "reasoning", "texts")
+
+    def __init__(self, node: JSON) -> None:
+        self.node = node
+        self.texts: list[str] = []
+        self.reasoning: list[str] = []
+
+    def add(self, later: JSON) -> None:
+        """Merge a later record of the step (a message with tool calls)."""
+        self.node["tool_calls"].extend(later["tool_calls"])
+        if later.get("content"):
+            self.texts.append(later["content"])
+        if later.get("reasoning_content"):
+            self.reasoning.append(later["reasoning_content"])
+
+    def close(self) -> None:
+        """Join the texts and reasoning of the merged records into the message."""
+        node = self.node
+        if self.texts:
+            node["content"] = "\n\n".join([node["content"], *self.texts] if node.get("content") else self.texts)
+        if self.reasoning:
+            first = node.get("reasoning_content")
+            node["reasoning_content"] = "\n\n".join([first, *self.reasoning] if first else self.reasoning)

@@ -22,7 +22,6 @@ from core.llm.messages import (
 )
 from core.providers.base import (
     EMPTY_TURN_PLACEHOLDER,
-    FIRST_USER_PLACEHOLDER,
     JSON,
     Dialect,
     RequestContext,
@@ -31,10 +30,11 @@ from core.providers.base import (
     arguments_object,
     assistant_text,
     attachments_header,
-    console_text,
     map_parts,
+    tool_spec,
 )
 from core.providers.profiles import ModelProfile
+from core.providers.turns import Turns
 
 # Accepted MIME types per kind [docs; list partly unverified]; anything else degrades to text.
 MIME_TYPES: dict[str, frozenset[str]] = {
@@ -63,7 +63,6 @@ DUMMY_THOUGHT_SIGNATURE = "skip_thought_signature_validator"
 THOUGHT_SIGNATURE_KEY = "thought_signature"
 # functionResponse.response keys: "output" for a result, "error" for a failure [SDK docstring].
 OUTPUT_KEY, ERROR_KEY = "output", "error"
-MID_SYSTEM_PREFIX = "[system] "
 # 2.5 Pro's smallest thinkingBudget; it cannot be 0 there [docs: thinking budgets].
 MIN_THINKING_BUDGET = 128
 # Gemini 3's lowest level that every model of the family takes, spelled as the SDK sends it [SDK: ThinkingLevel].
@@ -71,27 +70,29 @@ LOWEST_THINKING_LEVEL = "LOW"
 REASONING_DROPPED = "Gemini takes no reasoning text back (thought summaries are not replayed); dropped"
 
 
-class _Contents:
-    """The contents list being built. Same-role contents merge, except a functionResponse content, which
-    stays on its own directly after its functionCall content (langchain-ai/langchain#27799)."""
+class _Contents(Turns):
+    """Gemini's contents list. A functionResponse content does not merge with other user content: it stays on
+    its own directly after its functionCall content (langchain-ai/langchain#27799)."""
 
-    __slots__ = ("contents", "ctx", "last_is_response")
+    KEY = "parts"
+    MODEL_ROLE = "model"
+    TEXT_ITEM = "user text"
 
     def __init__(self, ctx: RequestContext) -> None:
-        self.ctx = ctx
-        self.contents: list[JSON] = []
+        super().__init__(ctx)
         self.last_is_response = False
+        self.response = False  # whether the items being pushed are functionResponses
 
-    def push(self, role: str, parts: list[JSON], msg_id: str | None, response: bool = False) -> None:
-        contents = self.contents
-        if contents and response is self.last_is_response and contents[-1]["role"] == role:
-            tag = self.ctx.tag
-            merged = contents[-1]["parts"]
-            for part in parts:
-                merged.append(tag(part, msg_id))
-        else:
-            contents.append(self.ctx.tag({"role": role, "parts": parts}, msg_id))
-            self.last_is_response = response
+    def text(self, text: str) -> JSON:
+        return _text(text)
+
+    def merges(self, role: str) -> bool:
+        return self.response is self.last_is_response and super().merges(role)
+
+    def push(self, role: str, items: list[JSON], msg_id: str | None, response: bool = False) -> None:
+        self.response = response
+        super().push(role, items, msg_id)
+        self.last_is_response = response
 
 
 class GeminiDialect(Dialect):
@@ -132,18 +133,10 @@ class GeminiDialect(Dialect):
         assert_never(shape)
 
     def format_tools(self, tools: Sequence[ToolSpec]) -> list[JSON]:
-        declarations: list[JSON] = []
-        for tool in tools:
-            spec: JSON = {"name": tool.name}
-            if tool.description:
-                spec["description"] = tool.description
-            spec["parametersJsonSchema"] = dict(tool.parameters)
-            declarations.append(spec)
-        return [{"functionDeclarations": declarations}]
+        return [{"functionDeclarations": [tool_spec(tool, "parametersJsonSchema") for tool in tools]}]
 
     def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
         profile = self.profile(ctx.options)
-        system: list[JSON] = []
         out = _Contents(ctx)
         # call id -> functionResponse of the current tool block: a map, not a search, so that a long run of user
         # messages costs one lookup each.
@@ -166,35 +159,18 @@ class GeminiDialect(Dialect):
                 if target is not None:
                     self._fold(target, msg, out, profile, ctx)
                 else:
-                    parts = self._parts(msg.content, msg.msg_id, ctx)
-                    if not parts:
-                        ctx.warn(msg.msg_id, "user", "empty user turn; placeholder text sent")
-                    out.push("user", parts or [_text(EMPTY_TURN_PLACEHOLDER)], msg.msg_id)
+                    out.push_user(msg, self._parts(msg.content, msg.msg_id, ctx))
             elif isinstance(msg, LLMSystemMessage):
-                if not out.contents:
-                    if msg.content:
-                        system.append(ctx.tag(_text(msg.content), msg.msg_id))
-                else:
-                    ctx.warn(msg.msg_id, "system", "system message after the first turn; sent as user text")
-                    out.push("user", [_text(MID_SYSTEM_PREFIX + msg.content)], msg.msg_id)
+                out.push_system(msg)
             elif isinstance(msg, LLMTFLMessage):
-                out.push("user", [_text(console_text(msg))], msg.msg_id)
+                out.push_console(msg)
             elif isinstance(msg, LLMFunctionMessage):
                 raise AssertionError("to_list turns legacy function results into tool results")
             else:
                 assert_never(msg)
-        contents = out.contents
-        if contents and contents[0]["role"] != "user":
-            first = ctx.tag_of(contents[0])
-            ctx.warn(
-                first if isinstance(first, str) else None,
-                "history",
-                "history starts with a model turn; a placeholder user turn was inserted",
-            )
-            contents.insert(0, {"role": "user", "parts": [_text(FIRST_USER_PLACEHOLDER)]})
-        fragments: JSON = {"contents": contents}
-        if system:
-            fragments["systemInstruction"] = {"parts": system}
+        fragments: JSON = {"contents": out.finish()}
+        if out.system:
+            fragments["systemInstruction"] = {"parts": out.system}
         return fragments
 
     @staticmethod

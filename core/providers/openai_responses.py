@@ -39,6 +39,7 @@ from core.providers.base import (
     console_text,
     map_parts,
     reasoning_effort,
+    tool_spec,
 )
 from core.providers.profiles import ToolNameRule
 
@@ -68,41 +69,30 @@ class OpenAIResponsesDialect(Dialect):
         return params
 
     def format_tools(self, tools: Sequence[ToolSpec]) -> list[JSON]:
-        out: list[JSON] = []
-        for tool in tools:
-            spec: JSON = {"type": "function", "name": tool.name}
-            if tool.description:
-                spec["description"] = tool.description
-            spec["parameters"] = dict(tool.parameters)
-            spec["strict"] = False  # parameters and strict are Required in the SDK type
-            out.append(spec)
-        return out
+        # Flat, and parameters and strict are Required in the SDK type [SDK: FunctionToolParam].
+        return [{"type": "function", **tool_spec(tool, "parameters"), "strict": False} for tool in tools]
 
     def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
         names = self.profile(ctx.options).tool_names
         items: list[JSON] = []
         outputs: dict[str, JSON] = {}  # call id -> function_call_output item of the current tool block
         tag = ctx.tag
-        calls_from: int | None = None  # index of the first function_call still waiting for its output
+        # The function_call items of the open step, placed when its records end: the text of every record of a
+        # step goes first, so the step's calls stay together, each answered by the outputs that follow them.
+        calls: list[JSON] = []
         for msg in messages:
+            if calls and not isinstance(msg, LLMAssistantMessage):
+                items.extend(calls)
+                calls = []
             match msg:
                 case LLMToolMessage():
                     text = ERROR_PREFIX + msg.content if msg.is_error else msg.content
                     item = {"type": "function_call_output", "call_id": msg.tool_call_id, "output": text}
                     outputs[msg.tool_call_id or ""] = item
                     items.append(tag(item, msg.msg_id))
-                    calls_from = None
                 case LLMAssistantMessage():
                     outputs = {}
-                    start = len(items)
-                    self._assistant(msg, names, items, ctx)
-                    if calls_from is not None and items[start].get("type") != "function_call":
-                        # A later record of the same step: its text goes before the step's calls, so the calls
-                        # stay together, each answered by the outputs that follow them.
-                        items.insert(calls_from, items.pop(start))
-                        calls_from += 1
-                    elif msg.tool_calls and calls_from is None:
-                        calls_from = len(items) - len(msg.tool_calls)
+                    self._assistant(msg, names, items, calls, ctx)
                 case LLMUserMessage():
                     target = outputs.get(msg.attachment_of or "")
                     parts = self._parts(msg.content, msg.msg_id, ctx)
@@ -121,10 +111,14 @@ class OpenAIResponsesDialect(Dialect):
                     raise AssertionError("legacy function results are converted by to_list")
                 case _:
                     assert_never(msg)
+        items.extend(calls)
         return {"input": items}
 
     @staticmethod
-    def _assistant(msg: LLMAssistantMessage, names: ToolNameRule, items: list[JSON], ctx: RequestContext) -> None:
+    def _assistant(
+        msg: LLMAssistantMessage, names: ToolNameRule, items: list[JSON], calls: list[JSON], ctx: RequestContext
+    ) -> None:
+        """The record's text as a message item in ``items``; its function_call items in ``calls``."""
         if msg.reasoning_content:
             ctx.warn(msg.msg_id, "reasoning", "only OpenAI's own reasoning items can be replayed to Responses; dropped")
         text = assistant_text(msg)
@@ -134,7 +128,7 @@ class OpenAIResponsesDialect(Dialect):
                 ctx.warn(msg.msg_id, "assistant", "empty assistant turn; placeholder text sent")
             items.append(tag({"role": "assistant", "content": text or EMPTY_TURN_PLACEHOLDER}, msg.msg_id))
         for call in msg.tool_calls:
-            items.append(
+            calls.append(
                 tag(
                     {
                         "type": "function_call",

@@ -42,8 +42,21 @@ LEGACY_CALL_PREFIX = "call_fn_"
 SYNTHETIC_CALL_PREFIX = "call_auto_"
 
 
+class _Step:
+    """The open tool calls: those of one assistant record, or of several written one after another before any
+    result came (one list, extended in place, so a long run of such records costs a copy of none)."""
+
+    __slots__ = ("calls", "legacy", "msg_id")
+
+    def __init__(self, turn: LLMAssistantMessage) -> None:
+        self.calls = list(turn.tool_calls)
+        self.msg_id = turn.msg_id
+        # The id of the call that came from a legacy function_call (_modernise puts it last).
+        self.legacy = self.calls[-1].id if turn.function_call is not None else None
+
+
 class _Block:
-    """The bookkeeping of one assistant turn's tool calls, made once its results stop arriving in call order.
+    """The bookkeeping of one step's tool calls, made once its results stop arriving in call order.
 
     ``emitted`` results (a prefix of the calls, in order) were already placed in the output as they
     arrived; ``results`` holds those and every later one, by call id.
@@ -51,11 +64,10 @@ class _Block:
 
     __slots__ = ("calls", "deferred", "emitted", "legacy", "msg_id", "results")
 
-    def __init__(self, turn: LLMAssistantMessage, emitted: list[LLMMessage]) -> None:
-        self.calls = turn.tool_calls
+    def __init__(self, turn: _Step, emitted: list[LLMMessage]) -> None:
+        self.calls = turn.calls
         self.msg_id = turn.msg_id
-        # The id of the call that came from a legacy function_call (_modernise puts it last).
-        self.legacy = self.calls[-1].id if turn.function_call is not None else None
+        self.legacy = turn.legacy
         self.emitted = len(emitted)
         self.results: dict[str, LLMToolMessage] = {
             call.id: result for call, result in zip(self.calls, emitted, strict=False) if type(result) is LLMToolMessage
@@ -78,7 +90,7 @@ def to_list(formatted: Iterable[LLMMessage | list[LLMMessage]], ctx: RequestCont
     holding what was placed so far, and the block settles the turn by the rules above.
     """
     out: list[LLMMessage] = []
-    turn: LLMAssistantMessage | None = None  # the assistant turn whose calls are open
+    turn: _Step | None = None  # the calls that are open
     answered = 0  # how many of its results were placed in call order, without a block
     block: _Block | None = None  # the open turn's bookkeeping, once it needs some
     synthetic = 0
@@ -108,7 +120,7 @@ def to_list(formatted: Iterable[LLMMessage | list[LLMMessage]], ctx: RequestCont
                     call_id = renamed[call_id]
                     msg = replace(msg, tool_call_id=call_id)
                 if block is None and turn is not None:
-                    calls = turn.tool_calls
+                    calls = turn.calls
                     if (
                         answered < len(calls)
                         and call_id
@@ -124,22 +136,22 @@ def to_list(formatted: Iterable[LLMMessage | list[LLMMessage]], ctx: RequestCont
             elif type(msg) is LLMAssistantMessage:
                 joins = turn is not None and _joins(turn, answered, block, msg)
                 if turn is not None and not joins:
-                    if block is not None or answered != len(turn.tool_calls):  # else nothing to settle (no call)
+                    if block is not None or answered != len(turn.calls):  # else nothing to settle (no call)
                         _settle(turn, answered, block, out, ctx)
                     block = None
-                calls = msg.tool_calls
+                made = msg.tool_calls
                 if renamed and not joins:
                     renamed = {}
-                if len(calls) == 1 and (call_id := calls[0].id) and call_id not in used and msg.function_call is None:
+                if len(made) == 1 and (call_id := made[0].id) and call_id not in used and msg.function_call is None:
                     use(call_id)  # the usual turn: one call with an id of its own
-                elif calls or msg.function_call is not None:
+                elif made or msg.function_call is not None:
                     msg, synthetic = _modernise(msg, synthetic, used, renamed, ctx)  # the uncommon cases
                 append(msg)
                 if joins:
                     assert turn is not None
-                    turn = replace(turn, tool_calls=turn.tool_calls + msg.tool_calls)  # one block for both records
+                    turn.calls.extend(msg.tool_calls)  # one block for both records
                 else:
-                    turn = msg if msg.tool_calls else None
+                    turn = _Step(msg) if msg.tool_calls else None
                     answered = 0
             elif type(msg) is LLMFunctionMessage:
                 if block is None and turn is not None:
@@ -162,24 +174,18 @@ def to_list(formatted: Iterable[LLMMessage | list[LLMMessage]], ctx: RequestCont
     return out
 
 
-def _joins(turn: LLMAssistantMessage, answered: int, block: _Block | None, msg: LLMAssistantMessage) -> bool:
+def _joins(turn: _Step, answered: int, block: _Block | None, msg: LLMAssistantMessage) -> bool:
     """Whether ``msg`` makes more calls of the open turn's tool block: it calls tools and nothing came between
     (no result, nothing deferred). Legacy function calls pair by position, so they never join."""
     return (
-        answered == 0
-        and block is None
-        and bool(msg.tool_calls)
-        and msg.function_call is None
-        and turn.function_call is None
+        answered == 0 and block is None and bool(msg.tool_calls) and msg.function_call is None and turn.legacy is None
     )
 
 
-def _settle(
-    turn: LLMAssistantMessage, answered: int, block: _Block | None, out: list[LLMMessage], ctx: RequestContext
-) -> None:
-    """Close the open turn: nothing to do when every call was answered in order, else its block's rules."""
+def _settle(turn: _Step, answered: int, block: _Block | None, out: list[LLMMessage], ctx: RequestContext) -> None:
+    """Close the open step: nothing to do when every call was answered in order, else its block's rules."""
     if block is None:
-        if answered == len(turn.tool_calls):
+        if answered == len(turn.calls):
             return
         block = _Block(turn, out[len(out) - answered :])
     _close(block, out, ctx)
