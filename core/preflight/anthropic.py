@@ -55,7 +55,8 @@ RESULTS_FIRST = Rule(
     "tool-results-first",
     "error",
     "a tool_result block follows other content in its user turn",
-    "Anthropic docs (tool use): tool_result blocks must come first in the user message",
+    "Anthropic tool-use docs (platform.claude.com/docs/en/agents-and-tools/tool-use/overview): tool_result "
+    "blocks come first in the user message; providers.md section 3",
 )
 # Thinking after a tool_use is the interleaved order of merged records ([thinking1, tool_use1, thinking2,
 # tool_use2]), which Anthropic forbids reordering; thinking after text comes from no response.
