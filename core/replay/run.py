@@ -15,6 +15,9 @@ What is recorded and what is refused (decided here, documented in the README):
 - A conversation whose history holds a damaged record (TFROB-299) cannot be turned into a
   request: the seed's contract error is recorded as a run with status ``refused`` and an
   empty request body, so the reviewer sees why in the run list like any other outcome.
+- A body that fails preflight (the SDK types, or a request-time rule of the provider for the
+  model) is not sent either: the run is recorded as ``refused`` with the body and the first
+  error finding, naming its rule. ``force=True`` sends it anyway, to reproduce the 400.
 - Nothing is recorded when the request itself is wrong: an unknown provider, conversation
   or message id, or a provider whose key is not set. ``prepare`` raises (``UnknownNameError``,
   :class:`ProviderUnavailable`) with one clear line naming what to fix (for a missing key,
@@ -36,6 +39,7 @@ from core.errors import ContractError, MisuseError, UnknownNameError
 from core.jsonio import dumps, loads
 from core.messages.assistant import AssistantTextMessage
 from core.messages.union import MESSAGE_ADAPTER, Message
+from core.preflight import Preflight, preflight
 from core.providers import ChatLLM, RequestOptions, get_dialect
 from core.replay.endpoints import PROVIDER_ENV, Endpoint, endpoint_for, scrub
 from core.replay.parse import MalformedReply, parse_reply
@@ -91,8 +95,12 @@ def prepare(
     *,
     upto: str | None = None,
     environ: Mapping[str, str] | None = None,
+    force: bool = False,
 ) -> Prepared:
-    """Build the request for a replay; raises UnknownNameError or ProviderUnavailable (nothing is recorded)."""
+    """Build the request for a replay; raises UnknownNameError or ProviderUnavailable (nothing is recorded).
+
+    A body that fails preflight is prepared as refused unless ``force``.
+    """
     get_dialect(provider)  # UnknownNameError naming the known dialects
     if provider not in PROVIDER_ENV:
         raise UnknownNameError(f"no replay endpoint for {provider!r}; known: {', '.join(PROVIDER_ENV)}")
@@ -118,7 +126,20 @@ def prepare(
     except ContractError as exc:
         refusal = f"the request cannot be built: a damaged record is in the history (TFROB-299): {exc}"
         return Prepared(conversation_id, provider, model, upto, {}, endpoint, original, refusal)
-    return Prepared(conversation_id, provider, model, upto, result.body, endpoint, original)
+    verdict = preflight(result)
+    refused = None if force or verdict.accepted else preflight_refusal(verdict)
+    return Prepared(conversation_id, provider, model, upto, result.body, endpoint, original, refused)
+
+
+def preflight_refusal(verdict: Preflight) -> str:
+    """Why a body that fails preflight is not sent: its first error, naming the rule, and how many more."""
+    first, *rest = verdict.errors
+    where = f" (message {first.msg_id})" if first.msg_id else ""
+    more = f"; and {len(rest)} more error(s)" if rest else ""
+    return (
+        f"not sent: preflight rule {first.rule} for {verdict.model}{where}: {first.detail} "
+        f"[{first.authority}]{more}; `traceloupe replay --force` sends it anyway"
+    )
 
 
 def start(store: Store, prepared: Prepared, *, idempotency_key: str | None = None) -> tuple[RunView, bool]:
@@ -170,9 +191,13 @@ def replay(
     timeout: float = DEFAULT_TIMEOUT,
     idempotency_key: str | None = None,
     environ: Mapping[str, str] | None = None,
+    force: bool = False,
 ) -> RunView:
-    """Prepare, record and send one replay; the finished run (a repeated key returns the recorded run)."""
-    prepared = prepare(store, conversation_id, provider, model, upto=upto, environ=environ)
+    """Prepare, record and send one replay; the finished run (a repeated key returns the recorded run).
+
+    ``force`` sends a body that fails preflight (for reproducing the provider's 400).
+    """
+    prepared = prepare(store, conversation_id, provider, model, upto=upto, environ=environ, force=force)
     run, created = start(store, prepared, idempotency_key=idempotency_key)
     if not created:
         return run

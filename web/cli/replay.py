@@ -7,7 +7,8 @@ message instead.
 
 Exit codes: 0 the provider answered and the reply was recorded; 3 the run was
 recorded but failed (HTTP error, rate limit, timeout, malformed answer, a damaged
-record in the history), with one line naming why; 1 nothing was attempted (unknown
+record in the history, a body that fails preflight: ``--force`` sends it anyway), with
+one line naming why; 1 nothing was attempted (unknown
 conversation, provider or message, no key: the line names the variable); 2 the
 database cannot be used.
 """
@@ -38,6 +39,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, metavar="M", help="the model to ask")
     parser.add_argument("--upto", metavar="MSG_ID", help="regenerate this message (default: the final assistant reply)")
     parser.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds to wait (default: 120)")
+    parser.add_argument(
+        "--force", action="store_true", help="send a body that fails preflight anyway (to reproduce the 400)"
+    )
     add_db_argument(parser)
 
 
@@ -50,7 +54,7 @@ def run(ns: argparse.Namespace) -> int:
         return 1
 
     def body(store: Store) -> int:
-        run = replay(store, ns.conversation, ns.provider, ns.model, upto=ns.upto, timeout=ns.timeout)
+        run = replay(store, ns.conversation, ns.provider, ns.model, upto=ns.upto, timeout=ns.timeout, force=ns.force)
         if run.status != "ok":
             reason = " ".join((run.error or "no detail").split())
             print(f"traceloupe: run {run.run_id} failed ({run.status}): {reason}", file=sys.stderr)
