@@ -252,3 +252,14 @@ def test_a_key_of_another_conversations_run_is_refused(client: httpx.Client, stu
     other = client.post(f"/conversations/{DAMAGED}/runs", data=fields, headers={"Origin": str(client.base_url)})
     assert other.status_code == 409 and "another conversation" in other.text
     assert _post(client, fields).headers["location"] == first.headers["location"]  # same key, same run
+
+
+def test_a_run_stored_with_an_unreadable_reply_still_opens(client: httpx.Client, store: Store) -> None:
+    # A database written before the reply was redacted value by value can hold such a run.
+    broken = {"role": "assistant", "msg_type": "te[redacted]t", "content": "hi", "msg_id": "r", "conversation_id": "c"}
+    ids = []
+    for _ in range(2):
+        run, _ = store.claim_run(CONVERSATION, provider="openai", model="m", request_body={}, up_to_msg_id=None)
+        ids.append(store.finish_run(run.run_id, status="ok", reply=broken).run_id)
+    for path in (f"/runs/{ids[0]}", f"/api/runs/{ids[0]}", f"/runs/compare?a={ids[0]}&b={ids[1]}"):
+        assert client.get(path).status_code == 200, path
