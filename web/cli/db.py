@@ -29,19 +29,20 @@ def run_with_store(ns: argparse.Namespace, body: Callable[[Store], int], *, migr
 
     from core.errors import MisuseError
     from core.store import Store, StoreError
+    from web.cli.terminal import echo
 
     try:
         with Store.open(ns.db, migrate=migrate) as store:
             return body(store)
     except MisuseError as exc:
-        print(f"traceloupe: {exc}", file=sys.stderr)
+        echo(f"traceloupe: {exc}", file=sys.stderr)
         return 1
     except StoreError as exc:
-        print(f"traceloupe: {exc}", file=sys.stderr)
+        echo(f"traceloupe: {exc}", file=sys.stderr)
         return 2
     except SQLAlchemyError as exc:
-        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-        print(f"traceloupe: database error: {reason}", file=sys.stderr)
+        reason = (str(getattr(exc, "orig", None) or exc).strip().splitlines() or ["(no detail)"])[0]
+        echo(f"traceloupe: database error: {reason}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         # The reader went away (``traceloupe export | head``): stop quietly, as cat does.

@@ -45,17 +45,18 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def run(ns: argparse.Namespace) -> int:
     from core.errors import ContractError, MisuseError
+    from web.cli.terminal import echo
 
     try:
         result = build_request(ns, ns.provider)
     except ContractError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        echo(f"error: {exc}", file=sys.stderr)
         return EXIT_DAMAGED
     except MisuseError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        echo(f"error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     for warning in result.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        echo(f"warning: {warning}", file=sys.stderr)
     if ns.phases:
         out = {"phases": result.phases, "warnings": result.warnings_json(), "provenance": result.provenance}
     else:
