@@ -16,7 +16,8 @@ What is recorded and what is refused (decided here, documented in the README):
   request: the seed's contract error is recorded as a run with status ``refused`` and an
   empty request body, so the reviewer sees why in the run list like any other outcome.
 - Nothing is recorded when the request itself is wrong: an unknown provider, conversation
-  or message id, or a provider whose key is not set. ``prepare`` raises (``UnknownNameError``,
+  or message id, a message to regenerate that is not an assistant's, or a provider whose key
+  is not set (or is shorter than 8 characters). ``prepare`` raises (``UnknownNameError``,
   :class:`ProviderUnavailable`) with one clear line naming what to fix (for a missing key,
   the variable to set); nothing was attempted, so there is nothing to keep.
 
@@ -119,6 +120,11 @@ def prepare(
     original = next((m for m in history if m.msg_id == upto), None) if upto is not None else None
     if upto is not None and original is None:
         raise UnknownNameError(f"no message with msg_id {upto!r} in conversation {conversation_id!r}")
+    if original is not None and original.role != "assistant":
+        raise MisuseError(
+            f"{upto!r} is a {original.role} message: only assistant messages can be regenerated "
+            "(--upto names the reply to ask for again)"
+        )
     try:
         result = ChatLLM(provider, RequestOptions(model=model)).construct_request_params(typed, upto=upto)
     except ContractError as exc:

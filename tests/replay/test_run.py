@@ -304,3 +304,19 @@ def test_a_run_stored_with_an_unreadable_reply_has_no_reply_instead_of_failing(s
     broken = {"role": "assistant", "msg_type": "te[redacted]t", "content": "hi", "msg_id": "r", "conversation_id": "c"}
     finished = store.finish_run(run.run_id, status="ok", reply=broken)
     assert reply_message(finished) is None
+
+
+@pytest.mark.parametrize("upto", ["u-1", "t-1", "s"])
+def test_upto_a_message_that_is_not_an_assistants_is_refused_in_one_line(
+    upto: str,
+    store: Store,
+    stub: StubServer,
+    cli_env: None,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(_cli(str(tmp_path / "replay.db"), "--provider", "openai", "--model", "m", "--upto", upto)) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1
+    assert f"'{upto}' is a" in err and "only assistant messages can be regenerated" in err
+    assert stub.state.requests == [] and store.list_runs() == ((), None)

@@ -36,7 +36,15 @@ def run(ns: argparse.Namespace) -> int:
     import orjson
 
     from core.store import ConversationQuery
-    from web.cli.terminal import cell, timestamp
+    from web.cli.terminal import cell, echo, timestamp
+    from web.listing import KIND_FILTERS
+
+    if ns.kind is not None and ns.kind not in KIND_FILTERS:  # the dashboard's 400 says the same
+        echo(
+            f"traceloupe conversations: unknown kind {ns.kind!r}; expected one of: {', '.join(KIND_FILTERS)}",
+            file=sys.stderr,
+        )
+        return 2
 
     def body(store: Store) -> int:
         q = ConversationQuery(

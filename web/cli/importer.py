@@ -141,4 +141,4 @@ def run(ns: argparse.Namespace) -> int:
             )
         return 1 if failed else 0
 
-    return run_with_store(ns, body)
+    return run_with_store(ns, body, create=True)
