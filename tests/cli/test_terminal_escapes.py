@@ -113,3 +113,17 @@ def test_replay_output_is_inert(
     out, err = capsys.readouterr()
     assert out.startswith("line one\nline two \\x1b]52")  # the reply keeps its lines, not its escapes
     _assert_inert(out.replace("\n", " ") + err)
+
+
+def test_the_import_progress_bar_label_is_inert() -> None:
+    import io
+
+    from web.cli.importer import _Bar
+
+    stream = io.StringIO()
+    bar = _Bar(f"big{HOSTILE}.jsonl", stream)
+    bar.show("reading", 1, 2)
+    bar.done()
+    drawn = stream.getvalue()
+    assert drawn.count("\x1b") == 1 and drawn.endswith("\r\x1b[K")  # only the bar's own erase
+    assert "\\x1b]52" in drawn

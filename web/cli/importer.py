@@ -44,7 +44,9 @@ class _Bar:
     """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
 
     def __init__(self, label: str, stream: IO[str]) -> None:
-        self.label = label
+        from web.cli.terminal import printable
+
+        self.label = printable(label)
         self.stream = stream
         self.last = -1
 
