@@ -102,6 +102,7 @@ HTTP_LOGGERS = (
     *("httpx", "httpx2", "openai", "anthropic", "google_genai"),
 )
 """Loggers that, at DEBUG, write the provider's response headers and bodies (httpcore's trace hooks)."""
+HTTP_PACKAGES = frozenset(name.split(".")[0] for name in HTTP_LOGGERS)
 
 
 class _InFlightKeys(logging.Filter):
@@ -126,9 +127,9 @@ class _InFlightKeys(logging.Filter):
     def keep_out(self, key: str) -> Iterator[None]:
         token = object()
         with self._lock:
-            if not self._redactors:
-                for name in HTTP_LOGGERS:
-                    logging.getLogger(name).addFilter(self)
+            known = [name for name in logging.root.manager.loggerDict if name.split(".")[0] in HTTP_PACKAGES]
+            for name in {*HTTP_LOGGERS, *known}:  # addFilter keeps one copy; loggers appear as SDKs load
+                logging.getLogger(name).addFilter(self)
             self._redactors[id(token)] = Redactor(key)
         try:
             yield

@@ -12,13 +12,14 @@ the origin, so an SDK that sends its key in another header (``x-goog-api-key``,
 
 from __future__ import annotations
 
+import importlib
 import json
 import time
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from core.replay.endpoints import Endpoint
+from core.replay.endpoints import Endpoint, SdkFamily
 from core.replay.redact import IN_FLIGHT, MIN_KEY_CHARS, Redactor
 
 ERROR_DETAIL_CHARS = 300
@@ -27,6 +28,13 @@ RETRY_AFTER_CHARS = 40
 
 FOLLOW_REDIRECTS = False
 """Every SDK defaults to following redirects (openai/anthropic ``_base_client``, google-genai ``_api_client``)."""
+
+SDK_MODULES: dict[SdkFamily, str] = {
+    "openai-chat": "openai",
+    "openai-responses": "openai",
+    "anthropic": "anthropic",
+    "gemini": "google.genai",
+}
 
 Status = Literal["ok", "http_error", "rate_limited", "timeout", "connection_error", "malformed", "refused"]
 
@@ -50,6 +58,7 @@ def send(endpoint: Endpoint, model: str, body: dict[str, Any], *, timeout: float
     if len(endpoint.key) < MIN_KEY_CHARS:  # endpoint_for never builds one; a hand-made Endpoint could
         return Exchange("refused", 0, error=f"a key needs at least {MIN_KEY_CHARS} characters; nothing was sent")
     try:
+        importlib.import_module(SDK_MODULES[endpoint.family])  # its loggers exist before keep_out looks for them
         with IN_FLIGHT.keep_out(endpoint.key):
             status_code, text, headers = _dispatch(endpoint, model, body, timeout)
     except Exception as exc:  # every SDK failure becomes a recorded outcome, by design
