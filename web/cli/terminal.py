@@ -51,12 +51,12 @@ def echo(value: object, *, file: TextIO | None = None, multiline: bool = False) 
     print(printable(value, multiline=multiline), file=sys.stdout if file is None else file)
 
 
-def cell(value: object, width: int, *, right: bool = False) -> str:
+def cell(value: object, width: int) -> str:
     """One table cell: made printable, cut to ``width`` with an ellipsis when longer, then padded."""
     text = printable(value)
     if len(text) > width:
         text = text[: width - 1] + "…"
-    return text.rjust(width) if right else text.ljust(width)
+    return text.ljust(width)
 
 
 def timestamp(ms: int | None) -> str:
