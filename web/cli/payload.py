@@ -20,6 +20,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from web.cli.terminal import echo, printable
+
 if TYPE_CHECKING:
     from core.messages.union import Message
     from core.preflight import CapabilityReport
@@ -61,18 +63,18 @@ def run(ns: argparse.Namespace) -> int:
     try:
         result = build_request(ns, ns.provider)
     except ContractError as exc:
-        print(f"error: {exc}; {exc.explanation}", file=sys.stderr)
+        echo(f"error: {exc}; {exc.explanation}", file=sys.stderr)
         return EXIT_DAMAGED
     except MisuseError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        echo(f"error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     from core.preflight import capability_report
 
     report = capability_report(result)
     for warning in result.warnings:
-        print(terminal_line(f"warning: {warning}"), file=sys.stderr)
+        echo(f"warning: {warning}", file=sys.stderr)
     for finding in report.verdict.findings:
-        print(terminal_line(f"preflight {finding}"), file=sys.stderr)
+        echo(f"preflight {finding}", file=sys.stderr)
     if ns.report and not ns.json:
         print(report_text(report))
     else:
@@ -107,12 +109,7 @@ def report_text(report: CapabilityReport) -> str:
     else:
         lines.append(f"preflight: {len(verdict.errors)} error(s); the provider would answer 400")
     lines.extend(f"  {finding}" for finding in verdict.findings)
-    return "\n".join(terminal_line(line) for line in lines)
-
-
-def terminal_line(text: str) -> str:
-    """``text`` with control characters escaped, so a trace's content cannot drive the terminal."""
-    return "".join(ch if ch.isprintable() or ch == " " else ch.encode("unicode_escape").decode() for ch in text)
+    return "\n".join(printable(line) for line in lines)
 
 
 def build_request(ns: argparse.Namespace, provider: str) -> RequestResult:

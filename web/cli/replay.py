@@ -48,6 +48,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 def run(ns: argparse.Namespace) -> int:
     """Replay and print the reply (stdout) and the run's figures (stderr)."""
     from core.replay.run import replay, reply_message
+    from web.cli.terminal import echo
 
     if ns.timeout <= 0:
         print("traceloupe: --timeout must be positive", file=sys.stderr)
@@ -57,16 +58,16 @@ def run(ns: argparse.Namespace) -> int:
         run = replay(store, ns.conversation, ns.provider, ns.model, upto=ns.upto, timeout=ns.timeout, force=ns.force)
         if run.status != "ok":
             reason = " ".join((run.error or "no detail").split())
-            print(f"traceloupe: run {run.run_id} failed ({run.status}): {reason}", file=sys.stderr)
+            echo(f"traceloupe: run {run.run_id} failed ({run.status}): {reason}", file=sys.stderr)
             return EXIT_FAILED_RUN
         message = reply_message(run)
         tokens = "" if run.usage.total_tokens is None else f", {run.usage.total_tokens} tokens"
-        print(f"run {run.run_id} ok ({run.provider} {run.model}, {run.latency_ms} ms{tokens})", file=sys.stderr)
+        echo(f"run {run.run_id} ok ({run.provider} {run.model}, {run.latency_ms} ms{tokens})", file=sys.stderr)
         if message is not None:
             if message.content:
-                print(message.content)
+                echo(message.content, multiline=True)
             for call in message.tool_calls or ():
-                print(f"tool call {call.name}({call.arguments})")
+                echo(f"tool call {call.name}({call.arguments})")
         return 0
 
     return run_with_store(ns, body)
