@@ -32,6 +32,7 @@ from web.controllers.imports import ImportController
 from web.controllers.payloads import PayloadController
 from web.controllers.runs import RunsApiController, RunsController
 from web.errors import EXCEPTION_HANDLERS
+from web.heavy import HeavyWork, Limits
 from web.payloads import PayloadBuilder
 from web.runs.service import RunService
 from web.runs.views import install_template_globals
@@ -80,6 +81,7 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
     source = store if isinstance(store, StoreSource) else StoreSource(store)
     payloads = PayloadBuilder(settings.attachments_root)
     run_service = runs if runs is not None else RunService(source.store)
+    heavy = HeavyWork(Limits(settings.heavy_budget_seconds, settings.heavy_concurrency))
     env = jinja_environment(settings)
     install_template_globals(env, run_service)
     app = Litestar(
@@ -102,6 +104,7 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
             "settings": Provide(lambda: settings, use_cache=True, sync_to_thread=False),
             "payloads": Provide(lambda: payloads, use_cache=True, sync_to_thread=False),
             "run_service": Provide(lambda: run_service, use_cache=True, sync_to_thread=False),
+            "heavy": Provide(lambda: heavy, use_cache=True, sync_to_thread=False),
         },
         on_shutdown=[run_service.shutdown],
         template_config=TemplateConfig(engine=JinjaTemplateEngine.from_environment(env)),
@@ -126,5 +129,6 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
         hosts=settings.hosts,
         max_body_bytes=settings.max_body_bytes,
         body_limits=settings.body_limits,
+        body_timeout=settings.body_timeout_seconds,
     )
     return app

@@ -14,10 +14,13 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException
 from litestar.response import Template
 from litestar.types import ExceptionHandlersMap
+from sqlalchemy.exc import InterfaceError, OperationalError
 
 from core import InputError, MisuseError, ProviderError, UnknownNameError
 from core.store import StoreError
+from web.heavy import BudgetExceeded, ClientGone, HeavyBusy
 from web.pages import ErrorPage
+from web.security import log_safe
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +35,11 @@ _DETAILS: dict[int, str] = {
     500: "Something went wrong inside the dashboard; the server log has the details.",
 }
 
+DATABASE_LOST = (StoreError, OperationalError, InterfaceError)
+"""The database cannot answer (gone, locked, unreachable): 503, the page says so, the log has one line."""
+
+BUSY_RETRY_SECONDS = 2
+
 
 def wants_json(request: Request[Any, Any, Any]) -> bool:
     """API paths and clients that ask for JSON (and not HTML) get JSON errors."""
@@ -41,13 +49,26 @@ def wants_json(request: Request[Any, Any, Any]) -> bool:
     return "application/json" in accept and "text/html" not in accept
 
 
-def error_response(request: Request[Any, Any, Any], status: int, detail: str) -> Response[Any]:
-    """The response for an error: JSON ``{status_code, detail}`` or the ``error.html`` page."""
+def error_response(
+    request: Request[Any, Any, Any],
+    status: int,
+    detail: str,
+    *,
+    command: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> Response[Any]:
+    """The response for an error: JSON ``{status_code, detail}`` or the ``error.html`` page.
+
+    ``command`` is a shell command that does what the request could not (shown under the detail).
+    """
     if wants_json(request):
-        return Response({"status_code": status, "detail": detail}, status_code=status)
+        body: dict[str, Any] = {"status_code": status, "detail": detail}
+        if command is not None:
+            body["command"] = command
+        return Response(body, status_code=status, headers=headers)
     title = f"{status} {HTTPStatus(status).phrase}" if status in HTTPStatus._value2member_map_ else str(status)
-    page = ErrorPage(status_code=status, title=title, detail=detail, path=request.url.path)
-    return Template("error.html", context={"page": page}, status_code=status)
+    page = ErrorPage(status_code=status, title=title, detail=detail, path=request.url.path, command=command)
+    return Template("error.html", context={"page": page}, status_code=status, headers=headers)
 
 
 def _http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
@@ -62,10 +83,17 @@ def _core_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Any
         return error_response(request, 400, str(exc))
     if isinstance(exc, ProviderError):
         return error_response(request, 502, str(exc))
-    if isinstance(exc, StoreError):
-        log.warning("store error on %s: %s", request.url.path, exc)
-        return error_response(request, 503, f"The database cannot answer now: {exc}")
-    log.exception("unhandled error on %s", request.url.path, exc_info=exc)
+    if isinstance(exc, BudgetExceeded):
+        return error_response(request, 503, str(exc), command=exc.command)
+    if isinstance(exc, HeavyBusy):
+        return error_response(request, 503, str(exc), headers={"Retry-After": str(BUSY_RETRY_SECONDS)})
+    if isinstance(exc, ClientGone):
+        return error_response(request, 400, "The client left before the answer was ready.")
+    if isinstance(exc, DATABASE_LOST):
+        log.warning("database unavailable on %s: %s", log_safe(request.url.path), log_safe(exc))
+        reason = str(exc) if isinstance(exc, StoreError) else "it cannot be reached or is busy"
+        return error_response(request, 503, f"The database cannot answer now: {reason}")
+    log.exception("unhandled error on %s", log_safe(request.url.path), exc_info=exc)
     return error_response(request, 500, _DETAILS[500])
 
 

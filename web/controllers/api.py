@@ -11,15 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from litestar import Controller, get
+from litestar import Controller, Request, get
 from litestar.exceptions import HTTPException
 from litestar.params import FromPath, FromQuery, QueryParameter
 
 from core import MESSAGES_ADAPTER
 from core.store import ConversationSummary
-from web.controllers.diff import build_both
-from web.controllers.payloads import MsgId, load_and_build
-from web.deps import PayloadsDep, SourceDep
+from web.controllers.diff import build_both, diff_command
+from web.controllers.payloads import MsgId, load_and_build, payload_command
+from web.deps import HeavyDep, PayloadsDep, SourceDep
 from web.diffview import compare
 from web.listing import ListQuery
 from web.payloads import Built
@@ -126,49 +126,65 @@ class ApiController(Controller):
             next_offset=end if end < len(messages) else None,
         )
 
-    @get("/conversations/{conversation_id:str}/payload/{provider:str}", tags=["payloads"], sync_to_thread=True)
-    def payload(
+    @get("/conversations/{conversation_id:str}/payload/{provider:str}", tags=["payloads"])
+    async def payload(
         self,
+        request: Request[Any, Any, Any],
         conversation_id: FromPath[str],
         provider: FromPath[str],
         source: SourceDep,
         payloads: PayloadsDep,
+        heavy: HeavyDep,
         upto: MsgId = None,
         repair: FromQuery[bool] = False,
         phases: FromQuery[bool] = False,
     ) -> Payload:
         """The body ``provider`` would receive (``upto``: the request that produced that message); 422 when damaged."""
-        _, built = load_and_build(source, payloads, conversation_id, provider, upto, repair)
-        result = _usable(built)
-        return Payload(
-            conversation_id=conversation_id,
-            provider=provider,
-            model=result.model,
-            upto=built.upto,
-            repaired=list(built.healed),
-            body=result.body,
-            warnings=result.warnings_json(),
-            provenance=result.provenance,
-            phases=result.phases if phases else None,
-        )
 
-    @get("/conversations/{conversation_id:str}/diff", tags=["payloads"], sync_to_thread=True)
-    def diff(
+        def build(_: object) -> Payload:
+            _, built = load_and_build(source, payloads, conversation_id, provider, upto, repair)
+            result = _usable(built)
+            return Payload(
+                conversation_id=conversation_id,
+                provider=provider,
+                model=result.model,
+                upto=built.upto,
+                repaired=list(built.healed),
+                body=result.body,
+                warnings=result.warnings_json(),
+                provenance=result.provenance,
+                phases=result.phases if phases else None,
+            )
+
+        command = payload_command(conversation_id, provider, upto, phases=phases)
+        return await heavy.run(request.receive, build, what=f"the {provider} request", command=command)
+
+    @get("/conversations/{conversation_id:str}/diff", tags=["payloads"])
+    async def diff(
         self,
+        request: Request[Any, Any, Any],
         conversation_id: FromPath[str],
         source: SourceDep,
         payloads: PayloadsDep,
+        heavy: HeavyDep,
         left: Annotated[str, QueryParameter(max_length=40)],
         right: Annotated[str, QueryParameter(max_length=40)],
         upto: MsgId = None,
         repair: FromQuery[bool] = False,
     ) -> Diff:
         """The structural diff of two providers' bodies, each change with its cause; 422 when damaged."""
-        _, lbuilt, rbuilt = build_both(source, payloads, conversation_id, left, right, upto, repair)
-        comparison = compare(_usable(lbuilt), _usable(rbuilt), lbuilt.anchors, rbuilt.anchors)
-        causes: dict[str, int] = {}
-        changes = []
-        for item in comparison.changes:
-            causes[item.cause] = causes.get(item.cause, 0) + 1
-            changes.append({**item.change.to_json(), "right_pointer": item.change.pointer_right, "cause": item.cause})
-        return Diff(conversation_id, left, right, upto or None, changes, causes)
+
+        def build(_: object) -> Diff:
+            _, lbuilt, rbuilt = build_both(source, payloads, conversation_id, left, right, upto, repair)
+            comparison = compare(_usable(lbuilt), _usable(rbuilt), lbuilt.anchors, rbuilt.anchors)
+            causes: dict[str, int] = {}
+            changes = []
+            for item in comparison.changes:
+                causes[item.cause] = causes.get(item.cause, 0) + 1
+                changes.append(
+                    {**item.change.to_json(), "right_pointer": item.change.pointer_right, "cause": item.cause}
+                )
+            return Diff(conversation_id, left, right, upto or None, changes, causes)
+
+        command = diff_command(conversation_id, left, right, upto)
+        return await heavy.run(request.receive, build, what=f"the {left} / {right} diff", command=command)
