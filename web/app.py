@@ -17,11 +17,11 @@ from litestar.openapi.config import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.plugins.htmx import HTMXPlugin
 from litestar.plugins.jinja import JinjaTemplateEngine
-from litestar.static_files import create_static_files_router
 from litestar.template.config import TemplateConfig
 
 from core.providers import dialect_names
 from core.store import Store
+from web.assets import Assets
 from web.controllers.api import ApiController
 from web.controllers.api_runs import ApiRunsController
 from web.controllers.attachments import AttachmentController
@@ -55,8 +55,9 @@ HTMX_CONFIG: dict[str, Any] = {
 }
 
 
-def jinja_environment(settings: Settings) -> Environment:
+def jinja_environment(settings: Settings, assets: Assets | None = None) -> Environment:
     """The one Jinja environment: autoescape on for every template (Jinja's own default is off)."""
+    assets = assets if assets is not None else Assets(settings.static_dir)
     env = Environment(
         loader=FileSystemLoader(settings.templates_dir),
         autoescape=True,
@@ -64,7 +65,8 @@ def jinja_environment(settings: Settings) -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.globals["htmx_src"] = f"/static/vendor/htmx-{HTMX_VERSION}.min.js"
+    env.globals["asset"] = assets.url
+    env.globals["htmx_src"] = assets.url(f"vendor/htmx-{HTMX_VERSION}.min.js")
     env.globals["htmx_config"] = HTMX_CONFIG
     env.filters["format_ts"] = format_ts
     env.globals["attachments_enabled"] = settings.attachments_root is not None
@@ -82,7 +84,8 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
     payloads = PayloadBuilder(settings.attachments_root)
     run_service = runs if runs is not None else RunService(source.store)
     heavy = HeavyWork(Limits(settings.heavy_budget_seconds, settings.heavy_concurrency))
-    env = jinja_environment(settings)
+    assets = Assets(settings.static_dir)
+    env = jinja_environment(settings, assets)
     install_template_globals(env, run_service)
     app = Litestar(
         route_handlers=[
@@ -97,7 +100,7 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
             RunsApiController,
             # The import upload's own, larger body limit lives on this router and nowhere else.
             Router("/", route_handlers=[ImportController], request_max_body_size=settings.import_max_bytes),
-            create_static_files_router(path="/static", directories=[settings.static_dir], include_in_schema=False),
+            assets.handler(),
         ],
         dependencies={
             "source": Provide(lambda: source, use_cache=True, sync_to_thread=False),
