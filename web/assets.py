@@ -13,6 +13,7 @@ import hashlib
 import mimetypes
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from litestar import Request, Response, get
 from litestar.exceptions import NotFoundException
@@ -77,7 +78,7 @@ class Assets:
         assets = self
 
         @get(f"{STATIC_PREFIX}/{{name:path}}", name="static", include_in_schema=False, sync_to_thread=False)
-        def static(name: FromPath[str], request: Request[object, object, object]) -> Response[bytes]:
+        def static(name: FromPath[str], request: Request[Any, Any, Any]) -> Response[bytes]:
             asset = assets.get(name.lstrip("/"))
             if asset is None:
                 raise NotFoundException()
