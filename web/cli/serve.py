@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 DEFAULT_IMPORT_MIB = 256
+DEFAULT_BUILD_SECONDS = 20.0
+DEFAULT_BUILD_CONCURRENCY = 4
+DEFAULT_MAX_CONNECTIONS = 100
 
 
 def add_server_arguments(parser: argparse.ArgumentParser, *, port: int = 8000) -> None:
@@ -43,6 +46,19 @@ def add_server_arguments(parser: argparse.ArgumentParser, *, port: int = 8000) -
     parser.add_argument(
         "--import-max-mib", type=int, default=DEFAULT_IMPORT_MIB, metavar="N",
         help="largest upload the import page accepts, in MiB (default: %(default)s; every other request: 16 MiB)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--build-seconds", type=float, default=DEFAULT_BUILD_SECONDS, metavar="S",
+        help="stop a payload, phases, diff or compare build after S seconds; the page then gives the CLI command "
+        "(default: %(default)s)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--build-concurrency", type=int, default=DEFAULT_BUILD_CONCURRENCY, metavar="N",
+        help="at most N builds and imports at once; more get 503 (default: %(default)s)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--max-connections", type=int, default=DEFAULT_MAX_CONNECTIONS, metavar="N",
+        help="at most N open connections; more get 503 (default: %(default)s)",
     )  # fmt: skip
 
 
@@ -81,7 +97,12 @@ def settings_from(ns: argparse.Namespace) -> Settings:
 
     root = ns.attachments_root.expanduser().resolve() if ns.attachments_root is not None else None
     return Settings(
-        allowed_hosts=tuple(ns.allowed_hosts), attachments_root=root, import_max_bytes=ns.import_max_mib * MiB
+        allowed_hosts=tuple(ns.allowed_hosts),
+        attachments_root=root,
+        import_max_bytes=ns.import_max_mib * MiB,
+        heavy_budget_seconds=ns.build_seconds,
+        heavy_concurrency=ns.build_concurrency,
+        max_connections=ns.max_connections,
     )
 
 
@@ -90,10 +111,11 @@ def serve(store: Store, settings: Settings, ns: argparse.Namespace, *, banner: s
     import uvicorn
 
     from web.app import create_app
+    from web.serving import server_options
 
     app = create_app(settings, store)
     print(f"{banner} on http://{ns.host}:{ns.port}/", file=sys.stderr, flush=True)
-    uvicorn.run(app, host=ns.host, port=ns.port, log_level="info", server_header=False, proxy_headers=False)
+    uvicorn.run(app, host=ns.host, port=ns.port, **server_options(settings))
     return 0
 
 
@@ -109,5 +131,9 @@ def run(ns: argparse.Namespace) -> int:
     if ns.import_max_mib < 16:
         print("traceloupe serve: --import-max-mib must be at least 16", file=sys.stderr)
         return 2
-    settings = settings_from(ns)
+    try:
+        settings = settings_from(ns)
+    except ValueError as exc:
+        print(f"traceloupe serve: {exc}", file=sys.stderr)
+        return 2
     return run_with_store(ns, lambda store: serve(store, settings, ns))
