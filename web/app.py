@@ -31,7 +31,7 @@ from web.controllers.diff import DiffController
 from web.controllers.imports import ImportController
 from web.controllers.payloads import PayloadController
 from web.controllers.runs import RunsApiController, RunsController
-from web.errors import EXCEPTION_HANDLERS
+from web.errors import EXCEPTION_HANDLERS, document_api_errors
 from web.heavy import HeavyWork, Limits
 from web.payloads import PayloadBuilder
 from web.runs.service import RunService
@@ -125,6 +125,7 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
             render_plugins=[JsonRenderPlugin(path=["/", "/openapi.json"])],
         ),
     )
+    document_api_errors(app)
     # Litestar's middleware runs per route, after routing; the guard must also cover 404s and static
     # files, so it wraps the whole handler (inside the before_send hook, so refusals get the headers too).
     app.asgi_handler = SecurityGuard(

@@ -7,11 +7,13 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
 
-from litestar import Request, Response
+from litestar import Litestar, Request, Response
 from litestar.exceptions import HTTPException
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.response import Template
 from litestar.types import ExceptionHandlersMap
 from sqlalchemy.exc import InterfaceError, OperationalError
@@ -32,8 +34,46 @@ _DETAILS: dict[int, str] = {
     413: "The request body is larger than this dashboard accepts.",
     415: "This file cannot be shown here.",
     422: "The request cannot be built from this conversation.",
+    503: "The database or the build limits cannot serve this request now.",
     500: "Something went wrong inside the dashboard; the server log has the details.",
 }
+
+API_ERRORS = (400, 403, 503)
+"""Errors any JSON API request can meet: a bad parameter, another site's request, a database or build limit."""
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorBody:
+    """An error as a JSON client receives it; ``command`` (when present) does the same work on the command line."""
+
+    status_code: int
+    detail: str
+    command: str | None = None
+
+
+def error_responses(*codes: int) -> dict[int, ResponseSpec]:
+    """OpenAPI entries for these error statuses, all with the one error body."""
+    return {
+        code: ResponseSpec(
+            data_container=ErrorBody, description=_DETAILS.get(code, HTTPStatus(code).phrase), generate_examples=False
+        )
+        for code in codes
+    }
+
+
+def document_api_errors(app: Litestar) -> None:
+    """Put the errors every API operation can answer into the schema (404 where the path names something).
+
+    Errors are mapped here, in one place, so they are documented here too; a handler adds its own
+    (``responses=error_responses(422)``) where only it can answer them.
+    """
+    for route in app.routes:
+        if not route.path.startswith("/api/"):
+            continue
+        codes = (*API_ERRORS, 404) if route.path_parameters else API_ERRORS
+        for handler in getattr(route, "route_handlers", ()):
+            handler.responses = {**error_responses(*codes), **(handler.responses or {})}
+
 
 DATABASE_LOST = (StoreError, OperationalError, InterfaceError)
 """The database cannot answer (gone, locked, unreachable): 503, the page says so, the log has one line."""

@@ -21,6 +21,7 @@ from web.controllers.diff import build_both, diff_command
 from web.controllers.payloads import MsgId, load_and_build, payload_command
 from web.deps import HeavyDep, PayloadsDep, SourceDep
 from web.diffview import compare
+from web.errors import error_responses
 from web.listing import ListQuery
 from web.payloads import Built
 
@@ -126,7 +127,9 @@ class ApiController(Controller):
             next_offset=end if end < len(messages) else None,
         )
 
-    @get("/conversations/{conversation_id:str}/payload/{provider:str}", tags=["payloads"])
+    @get(
+        "/conversations/{conversation_id:str}/payload/{provider:str}", tags=["payloads"], responses=error_responses(422)
+    )
     async def payload(
         self,
         request: Request[Any, Any, Any],
@@ -159,7 +162,7 @@ class ApiController(Controller):
         command = payload_command(conversation_id, provider, upto, phases=phases)
         return await heavy.run(request.receive, build, what=f"the {provider} request", command=command)
 
-    @get("/conversations/{conversation_id:str}/diff", tags=["payloads"])
+    @get("/conversations/{conversation_id:str}/diff", tags=["payloads"], responses=error_responses(422))
     async def diff(
         self,
         request: Request[Any, Any, Any],
