@@ -72,7 +72,6 @@ PERMISSIONS_POLICY = ", ".join(
         "accelerometer",
         "autoplay",
         "camera",
-        "clipboard-read",
         "display-capture",
         "fullscreen",
         "geolocation",
@@ -89,7 +88,8 @@ PERMISSIONS_POLICY = ", ".join(
         "xr-spatial-tracking",
     )
 )
-"""No powerful browser feature is used by the dashboard, so none may be, by it or by anything injected into it."""
+"""Powerful browser features the dashboard never uses, so nothing injected into it may. Clipboard access stays
+with the browser's own prompt: the copy button writes, and the browser tests read what it wrote."""
 
 SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
     (b"content-security-policy", CSP.encode()),
@@ -216,17 +216,20 @@ def _same_origin(scope: Scope, host: str) -> bool:
     """The Sec-Fetch-Site / Origin check (the pattern of Go 1.25's CrossOriginProtection and Datasette).
 
     Requests with neither header come from non-browser clients, which cannot be
-    driven by another site; the CSRF token still applies to them. ``Sec-Fetch-Site:
-    none`` (typed by the user) does not excuse an Origin that names another site.
+    driven by another site; the CSRF token still applies to them. An Origin, when
+    present, must name this dashboard whatever Sec-Fetch-Site says (``none``, typed
+    by the user, does not excuse a foreign one), with one exception: ``null`` beside
+    ``same-origin``, which is what Chromium sends for our own form posts under
+    ``Referrer-Policy: no-referrer``.
     """
-    site = _header(scope, b"sec-fetch-site")
-    if site is not None and site.strip().lower() not in ("same-origin", "none"):
+    site = (_header(scope, b"sec-fetch-site") or "").strip().lower()
+    if site and site not in ("same-origin", "none"):
         return False
     origin = _header(scope, b"origin")
     if origin is None:
         return True
     if origin.strip().lower() == "null":
-        return False
+        return site == "same-origin"
     parts = urlsplit(origin.strip())
     return parts.scheme in ("http", "https") and parts.netloc.lower() == host.strip().lower()
 
