@@ -105,7 +105,12 @@ def encode_cursor(sort: str, value: Any, pk: int) -> str:
 
 
 def decode_cursor(cursor: str, sort: str) -> tuple[int | None, int]:
-    """The (value, id) a cursor names; InvalidQueryError for anything that is not one of ours."""
+    """The (value, id) a cursor names; InvalidQueryError for anything that is not one of ours.
+
+    The one place a cursor from a request is read: its numbers must fit the columns they are
+    compared with (a BIGINT value, an INTEGER id), or the database fails the query with an
+    overflow instead of the request being refused.
+    """
     try:
         data = orjson.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
     except (ValueError, binascii.Error, orjson.JSONDecodeError):
@@ -114,13 +119,22 @@ def decode_cursor(cursor: str, sort: str) -> tuple[int | None, int]:
         isinstance(data, list)
         and len(data) == 3
         and data[0] == sort
-        and (data[1] is None or (isinstance(data[1], int) and not isinstance(data[1], bool)))
-        and isinstance(data[2], int)
-        and not isinstance(data[2], bool)
+        and (data[1] is None or _fits(data[1], _BIGINT))
+        and _fits(data[2], _INTEGER)
     )
     if not ok:
         raise InvalidQueryError("invalid cursor (or one from another sort)")
     return data[1], data[2]
+
+
+_BIGINT = 2**63
+_INTEGER = 2**31
+"""Bounds of the columns a cursor's numbers are compared with: sort values are BIGINT, row ids INTEGER
+(32 bits on PostgreSQL)."""
+
+
+def _fits(value: object, bound: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and -bound <= value < bound
 
 
 def search_condition(conn: Connection, needle: str) -> ColumnElement[bool]:
