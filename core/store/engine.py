@@ -125,6 +125,15 @@ def make_engine(url: URL | str, settings: EngineSettings = DEFAULT_SETTINGS) -> 
     return engine
 
 
+LOWER_FUNCTION = "traceloupe_lower"
+"""SQLite: Python's ``str.lower`` as an SQL function. SQLite's own ``lower()`` and ``LIKE`` fold ASCII
+letters only, so ``é`` would not find "École"; PostgreSQL's ``ILIKE`` folds every letter."""
+
+
+def _lower(value: object) -> object:
+    return value.lower() if isinstance(value, str) else value
+
+
 def _sqlite_events(engine: Engine, settings: EngineSettings) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -136,6 +145,7 @@ def _sqlite_events(engine: Engine, settings: EngineSettings) -> None:
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
+        dbapi_connection.create_function(LOWER_FUNCTION, 1, _lower, deterministic=True)
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:

@@ -7,7 +7,8 @@ substring match of the trimmed search text, the same on both backends: an FTS5
 ``trigram`` phrase on SQLite (the text quoted as one FTS5 string, so FTS5 syntax
 in it is literal), ``ILIKE`` with ``%``/``_``/``\\`` escaped over a ``pg_trgm``
 GIN index on PostgreSQL. Text shorter than three characters cannot use a trigram
-index and falls back to a scan.
+index and falls back to a scan, which on SQLite folds non-ASCII letters in Python
+(``traceloupe_lower``) as PostgreSQL's ``ILIKE`` and FTS5's trigrams do.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import orjson
-from sqlalchemy import ColumnElement, Connection, Select, exists, literal_column, select, text, tuple_
+from sqlalchemy import ColumnElement, Connection, Select, exists, func, literal_column, select, text, tuple_
 from sqlalchemy.sql.elements import UnaryExpression
 
+from core.store.engine import LOWER_FUNCTION
 from core.store.errors import InvalidQueryError
 from core.store.tables import CONVERSATION_KINDS, CONVERSATIONS, MESSAGES
 from core.store.views import ConversationPage, ConversationSummary
@@ -148,9 +150,12 @@ def search_condition(conn: Connection, needle: str) -> ColumnElement[bool]:
         match = text("message_fts MATCH :phrase").bindparams(phrase=phrase)
         fts: Select[Any] = select(literal_column("rowid")).select_from(text("message_fts")).where(match)
         matching = select(m.conversation_pk).where(m.id.in_(fts))
-    else:
+    elif needle.isascii():
         pattern = "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         matching = select(m.conversation_pk).where(m.search_text.like(pattern, escape="\\"))
+    else:  # SQLite's LIKE folds ASCII letters only: fold both sides in Python (still a scan, as LIKE is)
+        folded = getattr(func, LOWER_FUNCTION)(m.search_text)
+        matching = select(m.conversation_pk).where(func.instr(folded, needle.lower()) > 0)
     return _C.id.in_(matching)
 
 

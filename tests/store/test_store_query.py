@@ -170,3 +170,34 @@ def test_integer_overflow_in_a_cursor_is_a_bad_query_not_a_crash(store: Store, c
         store.list_runs(cursor=OUT_OF_RANGE_CURSORS[case]("runs"))
     with pytest.raises(InvalidQueryError, match="cursor"):
         store.list_runs("a", cursor=OUT_OF_RANGE_CURSORS[case]("runs"))
+
+
+@pytest.mark.parametrize(
+    ("needle", "found_in"),
+    [
+        ("é", "fr"),
+        ("É", "fr"),
+        ("éc", "fr"),
+        ("éco", "fr"),
+        ("ß", "de"),
+        ("ДО", "ru"),
+        ("до", "ru"),
+        ("Σ", "el"),
+        ("σ", "el"),
+        ("京", "zh"),
+    ],
+)
+def test_search_folds_case_beyond_ascii_at_any_length(store: Store, needle: str, found_in: str) -> None:
+    """Search evasion by letter case: a one- or two-letter non-ASCII needle matches either case on both backends."""
+    _import(
+        store,
+        [
+            _text("fr", "École du soir", 1),
+            _text("de", "Straße", 2),
+            _text("ru", "Добрый день", 3),
+            _text("el", "ΣΟΦΙΑ", 4),
+            _text("zh", "北京", 5),
+        ],
+    )
+    found = {c.conversation_id for c in store.iter_conversations(ConversationQuery(search=needle))}
+    assert found == {found_in}
