@@ -7,6 +7,7 @@ that was imported.
 
 from core.store.engine import ENV_VAR, EngineSettings, make_engine, resolve_url
 from core.store.errors import InvalidQueryError, SchemaOutOfDate, StoreError
+from core.store.importer import MAX_ID_CHARS
 from core.store.query import SORTS, ConversationQuery
 from core.store.repository import Store
 from core.store.schema import UpgradeResult, ensure_schema, head_revision, upgrade
@@ -25,6 +26,7 @@ from core.store.views import (
 
 __all__ = [
     "ENV_VAR",
+    "MAX_ID_CHARS",
     "RUN_STATUSES",
     "SORTS",
     "ConversationDetail",

@@ -52,6 +52,11 @@ from core.store.views import ImportSummary
 CHUNK = 1000
 """Rows per INSERT batch: big enough to amortise round trips, small enough for SQLite's variable limit."""
 
+MAX_ID_CHARS = 512
+"""Longest ``msg_id`` or ``conversation_id`` stored, in characters: 2,048 bytes of UTF-8 at most, under
+PostgreSQL's B-tree limit of 2,704 bytes per index entry (past it the insert fails). The same on SQLite,
+so a file means the same on both backends."""
+
 _MAX_BIGINT = 2**63 - 1
 _MIN_BIGINT = -(2**63)
 
@@ -115,6 +120,8 @@ def _prepare(records: Iterable[Record], postgres: bool) -> list[PreparedMessage]
             _refuse_nul(raw, record)
         raw_id = raw.get("msg_id")
         msg_id = raw_id if isinstance(raw_id, str) else derived_msg_id(raw)
+        _check_id_length("msg_id", msg_id, record)
+        _check_id_length("conversation_id", message.conversation_id, record)
         fig = figures(message)
         if not (message.create_ts >= _MIN_BIGINT and fig.last_ts <= _MAX_BIGINT):
             raise InputError(
@@ -151,6 +158,16 @@ def _prepare(records: Iterable[Record], postgres: bool) -> list[PreparedMessage]
             )
         )
     return out
+
+
+def _check_id_length(key: str, value: str, record: Record) -> None:
+    if len(value) > MAX_ID_CHARS:
+        raise InputError(
+            f"{key} is {len(value):,} characters long; ids are at most {MAX_ID_CHARS} characters",
+            source=record.source,
+            line=record.line,
+            path=f"$.{key}",
+        )
 
 
 def _parsed_json(record: Record) -> RawJSON:

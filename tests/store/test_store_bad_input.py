@@ -200,3 +200,27 @@ def test_one_bad_file_does_not_stop_the_others(db_url: str, tmp_path: Path, caps
     assert code == 1
     assert "bad.jsonl:1" in err and "good.jsonl: imported 1 message" in out
     assert "1 of 2 files" in out
+
+
+@pytest.mark.parametrize("key", ["msg_id", "conversation_id"])
+def test_an_id_past_the_length_cap_is_refused_on_one_line(
+    key: str, db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Index-size exhaustion by an oversized id (PostgreSQL B-tree entries end at 2,704 bytes): refused on one line."""
+    from core.store import MAX_ID_CHARS
+
+    message = {"role": "system", "content": "x", "create_ts": 1, "msg_id": "m", "conversation_id": "c"}
+    path = tmp_path / "long-id.jsonl"
+    path.write_bytes(GOOD_LINE + orjson.dumps({**message, key: "é" * 3000}) + b"\n")
+    code, _, err = _run_import(path, db_url, capsys)
+    assert code == 1
+    _assert_one_clear_line(err, path, [f":2 at $.{key}:", f"{MAX_ID_CHARS} characters"])
+    # At the cap, in four-byte characters, an id is stored and found again.
+    longest = "😀" * MAX_ID_CHARS
+    path.write_bytes(orjson.dumps({**message, key: longest}) + b"\n")
+    code, _, err = _run_import(path, db_url, capsys)
+    assert code == 0, err
+    with Store.open(db_url) as store:
+        assert store.counts()["messages"] == 1
+        (c,) = store.iter_conversations()
+        assert store.get_conversation(c.conversation_id).messages[0].body[key] == longest
