@@ -169,19 +169,36 @@ def _sqlite_events(engine: Engine, settings: EngineSettings) -> None:
 
 
 @contextmanager
-def write_transaction(engine: Engine, *, label: str | None = None) -> Iterator[Connection]:
+def write_transaction(
+    engine: Engine, *, label: str | None = None, rebuilds_tables: bool = False
+) -> Iterator[Connection]:
     """A connection in a write transaction: committed on success, rolled back on any error.
 
     On SQLite the transaction is begun IMMEDIATE, so the write lock is taken (or waited
     for) before the first statement rather than failing halfway through. A ``label``
     marks a transaction that is expected to be long (an import): logged as info.
+
+    ``rebuilds_tables`` (a migration): on SQLite foreign keys are off for the transaction, as
+    SQLite's procedure for rebuilding a table requires (dropping a parent table would cascade),
+    and checked before it commits.
     """
     slow_ms = _SETTINGS.get(engine, DEFAULT_SETTINGS).slow_write_ms
     with engine.connect() as conn:
         conn.execution_options(**{_WRITE_OPTION: True})
-        with conn.begin():
-            started = time.monotonic()
-            yield conn
+        sqlite_rebuild = rebuilds_tables and conn.dialect.name == "sqlite"
+        if sqlite_rebuild:
+            conn.connection.driver_connection.execute("PRAGMA foreign_keys=OFF")  # type: ignore[union-attr]
+        try:
+            with conn.begin():
+                started = time.monotonic()
+                yield conn
+                if sqlite_rebuild:
+                    broken = conn.exec_driver_sql("PRAGMA foreign_key_check").first()
+                    if broken is not None:
+                        raise StoreError(f"the migration left a row of {broken[0]} without its {broken[2]} row")
+        finally:
+            if sqlite_rebuild:
+                conn.connection.driver_connection.execute("PRAGMA foreign_keys=ON")  # type: ignore[union-attr]
         held_ms = (time.monotonic() - started) * 1000
         if held_ms > slow_ms:
             # An import is long on purpose (info); anything else holding the lock that long is worth a warning.

@@ -114,18 +114,32 @@ class Store:
     # -- import and export -------------------------------------------------
 
     def import_records(
-        self, records: Iterable[Record], *, source: str, progress: importer.Progress | None = None
+        self,
+        records: Iterable[Record],
+        *,
+        source: str,
+        progress: importer.Progress | None = None,
+        replace: bool = False,
     ) -> ImportSummary:
-        """Store one file's records all-or-nothing; InputError (before any write) on bad input."""
+        """Store one file's records all-or-nothing; InputError (nothing written) on bad input.
+
+        A message is identified by (conversation_id, msg_id). The same message again is skipped;
+        a different one under a stored identity refuses the file, or with ``replace`` takes its place.
+        """
         prepared = importer.prepare(records, postgres=self.backend == "postgresql")
-        return importer.write(self.engine, prepared, source=source, progress=progress)
+        return importer.write(self.engine, prepared, source=source, progress=progress, replace=replace)
 
     def import_path(
-        self, path: str | Path, *, limits: ReadLimits = DEFAULT_LIMITS, progress: importer.Progress | None = None
+        self,
+        path: str | Path,
+        *,
+        limits: ReadLimits = DEFAULT_LIMITS,
+        progress: importer.Progress | None = None,
+        replace: bool = False,
     ) -> ImportSummary:
         """Import a .json or .jsonl file (``-`` for standard input) all-or-nothing."""
         source = "<stdin>" if str(path) == "-" else str(path)
-        return self.import_records(read_path(path, limits=limits), source=source, progress=progress)
+        return self.import_records(read_path(path, limits=limits), source=source, progress=progress, replace=replace)
 
     def export_bodies(self, conversation_id: str | None = None) -> Iterator[dict[str, Any]]:
         """Every stored message's JSON exactly as imported, conversation by conversation, in order.

@@ -10,7 +10,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Column, ForeignKey, Index, Integer, LargeBinary, String, Table, Text
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Column,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.types import TypeEngine
 from sqlmodel import Field, SQLModel
@@ -42,16 +54,22 @@ class ConversationRow(SQLModel, table=True):
 
 
 class MessageRow(SQLModel, table=True):
-    """One top-level message: its JSON exactly as imported (``body``) beside what the parser made of it."""
+    """One top-level message: its JSON exactly as imported (``body``) beside what the parser made of it.
+
+    Its identity is ``(conversation_pk, msg_id)``: two conversations may use the same msg_id.
+    """
 
     __tablename__ = "messages"
-    __table_args__ = (Index("ix_messages_conversation_order", "conversation_pk", "create_ts", "id"),)
+    __table_args__ = (
+        Index("ix_messages_conversation_order", "conversation_pk", "create_ts", "id"),
+        UniqueConstraint("conversation_pk", "msg_id", name="uq_messages_conversation_msg_id"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     conversation_pk: int = Field(
         sa_column=Column(Integer, ForeignKey("conversations.id", ondelete="CASCADE"), nullable=False)
     )
-    msg_id: str = Field(sa_column=Column(String, nullable=False, unique=True))
+    msg_id: str = Field(sa_column=Column(String, nullable=False))
     role: str = Field(sa_column=Column(String, nullable=False))
     msg_type: str | None = Field(default=None, sa_column=Column(String, nullable=True))
     kind: str = Field(sa_column=Column(String, nullable=False))

@@ -37,6 +37,12 @@ def register(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_LIMITS.max_record_bytes // MiB,
         help="largest .jsonl line accepted, in MiB (default: %(default)s)",
     )
+    parser.add_argument(
+        "--replace",
+        action="store_true",
+        help="a message whose (conversation_id, msg_id) is stored with other content takes the stored one's place "
+        "(without it, such a file is refused)",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="print only errors")
 
 
@@ -62,12 +68,12 @@ class _Bar:
         self.stream.flush()
 
 
-def _import_one(store: Store, path: str, limits: ReadLimits, quiet: bool) -> ImportSummary:
+def _import_one(store: Store, path: str, limits: ReadLimits, quiet: bool, replace: bool) -> ImportSummary:
     from core.errors import InputError
     from core.reader import read_stream
 
     if path == "-":
-        return store.import_path("-", limits=limits)
+        return store.import_path("-", limits=limits, replace=replace)
     size = 0
     try:
         size = Path(path).stat().st_size
@@ -89,7 +95,7 @@ def _import_one(store: Store, path: str, limits: ReadLimits, quiet: bool) -> Imp
                 yield record
 
         progress = (lambda done, total: bar.show("writing", done, total)) if bar is not None else None
-        return store.import_records(records(), source=path, progress=progress)
+        return store.import_records(records(), source=path, progress=progress, replace=replace)
     finally:
         handle.close()
         if bar is not None:
@@ -99,10 +105,11 @@ def _import_one(store: Store, path: str, limits: ReadLimits, quiet: bool) -> Imp
 def describe(s: ImportSummary) -> str:
     """The summary line of one imported file (the dashboard's import page shows the same line)."""
     damaged = f", {s.damaged} damaged record{'s' * (s.damaged != 1)}" if s.damaged else ""
+    replaced = f"; {s.replaced} replaced (another version was stored)" if s.replaced else ""
     return (
         f"{s.source}: imported {s.imported} message{'s' * (s.imported != 1)} into {s.conversations} "
         f"conversation{'s' * (s.conversations != 1)} ({s.new_conversations} new){damaged}; "
-        f"{s.skipped} already stored"
+        f"{s.skipped} already stored{replaced}"
     )
 
 
@@ -123,7 +130,7 @@ def run(ns: argparse.Namespace) -> int:
         totals = [0, 0, 0]
         for path in ns.paths:
             try:
-                summary = _import_one(store, path, limits, ns.quiet)
+                summary = _import_one(store, path, limits, ns.quiet, ns.replace)
             except InputError as exc:
                 print(f"traceloupe: {error_line(exc)}", file=sys.stderr)
                 failed += 1
