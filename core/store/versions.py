@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import Connection, Integer, Text, and_, bindparam, cast, func, select, tuple_
+from sqlalchemy import Connection, Integer, Text, and_, bindparam, cast, column, func, select, values
 from sqlalchemy.dialects import postgresql
 
 from core.errors import InputError
@@ -84,6 +85,7 @@ def stored_versions(conn: Connection, wanted: Iterable[tuple[int, Identity]]) ->
         return {}
     names = {(pk, identity[1]): identity for pk, identity in pairs}
     columns = (m.id, m.conversation_pk, m.msg_id, m.source, m.line)
+    keys: Any
     if conn.dialect.name == "postgresql":  # arrays, not a parameter per value: much less to parse
         keys = (
             func.unnest(
@@ -93,12 +95,14 @@ def stored_versions(conn: Connection, wanted: Iterable[tuple[int, Identity]]) ->
             .table_valued("w_pk", "w_id", name="w")
             .render_derived()
         )
-        on = and_(m.conversation_pk == keys.c.w_pk, m.msg_id == keys.c.w_id)
-        found = conn.execute(select(*columns).select_from(MESSAGES.join(keys, on))).all()
-    else:
-        found = conn.execute(
-            select(*columns).where(tuple_(m.conversation_pk, m.msg_id).in_([(pk, i[1]) for pk, i in pairs]))
-        ).all()
+    else:  # a CTE of VALUES joined on the index: a row-value IN would scan the whole index
+        keys = (
+            values(column("w_pk", Integer), column("w_id", Text), name="w")
+            .data([(pk, identity[1]) for pk, identity in pairs])
+            .cte("w")
+        )
+    on = and_(m.conversation_pk == keys.c.w_pk, m.msg_id == keys.c.w_id)
+    found = conn.execute(select(*columns).select_from(keys.join(MESSAGES, on))).all()
     if not found:
         return {}
     t = MESSAGE_TEXTS.c
