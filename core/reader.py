@@ -31,8 +31,9 @@ MiB = 1024 * 1024
 class ReadLimits:
     """Bounds on what one read accepts; exceeding one is an InputError, never a hang or a crash.
 
-    The nesting bound is orjson's fixed depth limit of 1024 (it cannot be raised), which
-    keeps a 100,000-deep ``[[[[`` from reaching the validator at all.
+    Nesting has one bound, the same for every command (``check``, ``import``, the dashboard):
+    a message must be one the parser can write back (see ``_writable``). orjson's fixed limit of
+    1024 levels keeps a 100,000-deep ``[[[[`` from reaching the validator at all.
     """
 
     max_file_bytes: int = 512 * MiB
@@ -51,6 +52,8 @@ class Record:
     index: int
     raw: dict[str, Any]
     message: Message
+    written: bytes | None = None
+    """The message written back through the Message union, when the nesting check already did it."""
 
 
 def detect_format(name: str, head: bytes) -> Format:
@@ -127,7 +130,7 @@ def _read_jsonl(stream: IO[bytes], source: str, limits: ReadLimits) -> Iterator[
         if not line.strip():
             continue
         value = _loads(line, source, line_no)
-        yield _record(value, source, line_no, index, "$")
+        yield _record(value, source, line_no, index, "$", may_be_deep=_containers(line) >= NESTING_GATE)
         index += 1
 
 
@@ -140,13 +143,14 @@ def _read_json(stream: IO[bytes], source: str, limits: ReadLimits) -> Iterator[R
     if not data.strip():
         raise InputError("file is empty: expected a message object or an array of them", source=source)
     value = _loads(data, source, None)
+    deep = _containers(data) >= NESTING_GATE
     if isinstance(value, dict):
-        yield _record(value, source, 1, 0, "$")
+        yield _record(value, source, 1, 0, "$", may_be_deep=deep)
         return
     if not isinstance(value, list):
         raise InputError(f"expected a message object or an array of them, found {_json_type(value)}", source=source)
     for index, item in enumerate(value):
-        yield _record(item, source, None, index, f"$[{index}]")
+        yield _record(item, source, None, index, f"$[{index}]", may_be_deep=deep)
 
 
 def _loads(data: bytes, source: str, line: int | None) -> Any:
@@ -163,7 +167,12 @@ def _loads(data: bytes, source: str, line: int | None) -> Any:
         raise InputError(reason, source=source, line=line) from None
 
 
-def _record(value: Any, source: str, line: int | None, index: int, root: str) -> Record:
+def _containers(data: bytes) -> int:
+    """An upper bound on the JSON containers in ``data`` (brackets inside strings count too): C-speed."""
+    return data.count(b"[") + data.count(b"{")
+
+
+def _record(value: Any, source: str, line: int | None, index: int, root: str, *, may_be_deep: bool) -> Record:
     if not isinstance(value, dict):
         raise InputError(f"expected a message object, found {_json_type(value)}", source=source, line=line, path=root)
     try:
@@ -173,7 +182,34 @@ def _record(value: Any, source: str, line: int | None, index: int, root: str) ->
         raise InputError(reason, source=source, line=line, path=path) from None
     except RecursionError:
         raise InputError("messages are nested too deeply to read", source=source, line=line, path=root) from None
-    return Record(source=source, line=line, index=index, raw=value, message=message)
+    written = _writable(message, source, line, root) if may_be_deep else None
+    return Record(source=source, line=line, index=index, raw=value, message=message, written=written)
+
+
+NESTING_GATE = 64
+"""A record with fewer JSON containers than this cannot reach the serialiser's depth (a typed level is at
+most a few of its levels), so it is not written back to check."""
+
+
+def _writable(message: Message, source: str, line: int | None, root: str) -> bytes | None:
+    """The message's JSON as the parser writes it, or InputError when it is nested too deeply for that.
+
+    This is the one nesting limit. Pydantic's serialiser stops at 255 levels of its own, which is
+    at most 255 levels of JSON (fewer where the levels are typed messages: about 62 nested traces or
+    125 forwarded histories), below what the validator, orjson and the standard library's recursion
+    take. A message it cannot write back could be neither stored nor shown nor sent, and Python's
+    JSON fallback crashed past about 985 levels; so the reader refuses it, for every command alike.
+    """
+    try:
+        return MESSAGE_ADAPTER.dump_json(message)
+    except ValueError as exc:  # PydanticSerializationError: "Maximum serialization depth exceeded"
+        reason = str(exc).rsplit(": ", 1)[-1]
+        raise InputError(
+            f"messages are nested too deeply to store ({reason}: at most 255 levels, fewer for nested traces)",
+            source=source,
+            line=line,
+            path=root,
+        ) from None
 
 
 def describe_validation_error(exc: ValidationError, value: Any, root: str = "$") -> tuple[str, str]:

@@ -128,7 +128,10 @@ def _prepare(records: Iterable[Record], postgres: bool) -> list[PreparedMessage]
         raw = record.raw
         # The text and its outline's byte spans: SQLite stores the text as ``body``; PostgreSQL keeps JSONB
         # (its own rendering) in ``body`` and this text beside it, in ``message_texts``.
-        body, outline = dump_with_outline(raw, message)
+        try:
+            body, outline = dump_with_outline(raw, message)
+        except RecursionError:  # the reader's nesting limit keeps this out; a net, not a path
+            raise InputError("nested too deeply to store", source=record.source, line=record.line, path="$") from None
         if postgres and b"\\u0000" in body:
             _refuse_nul(raw, record)
         raw_id = raw.get("msg_id")
@@ -185,22 +188,9 @@ def _check_id_length(key: str, value: str, record: Record) -> None:
 
 
 def _parsed_json(record: Record) -> RawJSON:
-    """What the parser made of a message, as JSON text.
-
-    Pydantic's serialiser stops at a depth the reader still accepts (about 125 nested
-    forwarded histories); such a message cannot be stored with its parsed form, so it
-    is refused like any other bad input, naming the file and the line.
-    """
-    try:
-        return RawJSON(MESSAGE_ADAPTER.dump_json(record.message).decode())
-    except ValueError as exc:  # PydanticSerializationError: "Maximum serialization depth exceeded"
-        reason = str(exc).rsplit(": ", 1)[-1]
-        raise InputError(
-            f"nested too deeply to store ({reason}; the reader accepts it, the serialiser does not)",
-            source=record.source,
-            line=record.line,
-            path="$",
-        ) from None
+    """What the parser made of a message, as JSON text (the reader's, when its nesting check wrote it)."""
+    written = record.written if record.written is not None else MESSAGE_ADAPTER.dump_json(record.message)
+    return RawJSON(written.decode())
 
 
 def _refuse_nul(raw: dict[str, Any], record: Record) -> None:

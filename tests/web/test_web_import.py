@@ -150,3 +150,14 @@ def test_a_different_message_under_a_stored_id_is_refused_with_the_cli_line(
         assert "imported from good.jsonl:1" in lines[0]
         assert lines[1].startswith("moved.jsonl: imported 1 message")
         assert "changed" not in client.get("/conversations/imp0").text
+
+
+def test_a_file_nested_past_the_limit_gets_its_own_verdict() -> None:
+    """Stack exhaustion by deep nesting: the upload answers per file (no 500), the good file is stored."""
+    deep = b'{"role": "system", "msg_id": "d", "additional_kwargs": {"x": ' + b"[" * 998 + b"]" * 998 + b"}}\n"
+    with TestClient(make_app([]), base_url=BASE_URL) as client:
+        status, html = _post(client, [("deep.jsonl", deep), ("good.jsonl", GOOD)])
+        assert status == 400
+        lines = _lines(html)
+        assert lines[0].startswith("deep.jsonl:1 at $: messages are nested too deeply")
+        assert lines[1].startswith("good.jsonl: imported 4 messages")
