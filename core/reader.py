@@ -56,6 +56,21 @@ class Record:
     """The message written back through the Message union, when the nesting check already did it."""
 
 
+RUN_LINE_KEY = "traceloupe_run"
+"""The one key of a JSONL line that holds a run, not a message: what ``traceloupe export`` writes after the
+messages (``core.store.run_lines``). Only a reader given ``runs=`` (the import) takes such lines."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunLine:
+    """A run line as read, for the import to check and store."""
+
+    source: str
+    line: int
+    path: str
+    value: dict[str, Any]
+
+
 def detect_format(name: str, head: bytes) -> Format:
     """``.jsonl``/``.ndjson`` are JSONL, ``.json`` is JSON; otherwise a leading ``[`` means JSON."""
     lower = name.lower()
@@ -66,38 +81,57 @@ def detect_format(name: str, head: bytes) -> Format:
     return "json" if head.lstrip()[:1] == b"[" else "jsonl"
 
 
-def read_path(path: str | Path, *, fmt: Format | None = None, limits: ReadLimits = DEFAULT_LIMITS) -> Iterator[Record]:
+def read_path(
+    path: str | Path,
+    *,
+    fmt: Format | None = None,
+    limits: ReadLimits = DEFAULT_LIMITS,
+    runs: list[RunLine] | None = None,
+) -> Iterator[Record]:
     """Read messages from a file, or from standard input when ``path`` is ``-``."""
     name = str(path)
     if name == "-":
-        yield from read_stream(sys.stdin.buffer, source="<stdin>", fmt=fmt, limits=limits)
+        yield from read_stream(sys.stdin.buffer, source="<stdin>", fmt=fmt, limits=limits, runs=runs)
         return
     try:
         handle = Path(path).open("rb")  # noqa: SIM115 - closed below; the generator owns it
     except OSError as exc:
         raise InputError(f"cannot open: {exc.strerror or exc}", source=name) from None
     with handle:
-        yield from read_stream(handle, source=name, fmt=fmt, limits=limits)
+        yield from read_stream(handle, source=name, fmt=fmt, limits=limits, runs=runs)
 
 
 def read_bytes(
-    data: bytes, *, source: str = "<input>", fmt: Format | None = None, limits: ReadLimits = DEFAULT_LIMITS
+    data: bytes,
+    *,
+    source: str = "<input>",
+    fmt: Format | None = None,
+    limits: ReadLimits = DEFAULT_LIMITS,
+    runs: list[RunLine] | None = None,
 ) -> Iterator[Record]:
     """Read messages from bytes already in memory (an upload, a test)."""
-    yield from read_stream(io.BytesIO(data), source=source, fmt=fmt, limits=limits)
+    yield from read_stream(io.BytesIO(data), source=source, fmt=fmt, limits=limits, runs=runs)
 
 
 def read_stream(
-    stream: IO[bytes], *, source: str, fmt: Format | None = None, limits: ReadLimits = DEFAULT_LIMITS
+    stream: IO[bytes],
+    *,
+    source: str,
+    fmt: Format | None = None,
+    limits: ReadLimits = DEFAULT_LIMITS,
+    runs: list[RunLine] | None = None,
 ) -> Iterator[Record]:
-    """Read messages from a binary stream; the format is detected from the name and first bytes."""
+    """Read messages from a binary stream; the format is detected from the name and first bytes.
+
+    With ``runs``, JSONL run lines (``RUN_LINE_KEY``) are appended there instead of being refused.
+    """
     head = _peek(stream)
     if head.startswith(b"\xef\xbb\xbf"):
         stream.read(3)
         head = head[3:]
     chosen = fmt or detect_format(source, head)
     if chosen == "jsonl":
-        yield from _read_jsonl(stream, source, limits)
+        yield from _read_jsonl(stream, source, limits, runs)
     else:
         yield from _read_json(stream, source, limits)
 
@@ -113,7 +147,7 @@ def _peek(stream: IO[bytes]) -> bytes:
     return data
 
 
-def _read_jsonl(stream: IO[bytes], source: str, limits: ReadLimits) -> Iterator[Record]:
+def _read_jsonl(stream: IO[bytes], source: str, limits: ReadLimits, runs: list[RunLine] | None) -> Iterator[Record]:
     index = 0
     line_no = 0
     while True:
@@ -130,6 +164,9 @@ def _read_jsonl(stream: IO[bytes], source: str, limits: ReadLimits) -> Iterator[
         if not line.strip():
             continue
         value = _loads(line, source, line_no)
+        if runs is not None and type(value) is dict and len(value) == 1 and RUN_LINE_KEY in value:
+            runs.append(RunLine(source=source, line=line_no, path="$", value=value))
+            continue
         yield _record(value, source, line_no, index, "$", may_be_deep=_containers(line) >= NESTING_GATE)
         index += 1
 

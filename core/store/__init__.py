@@ -7,10 +7,10 @@ that was imported.
 
 from core.store.engine import ENV_VAR, EngineSettings, make_engine, resolve_url
 from core.store.errors import InvalidQueryError, SchemaOutOfDate, StoreError
-from core.store.importer import MAX_ID_CHARS
 from core.store.query import SORTS, ConversationQuery
 from core.store.repository import Store
 from core.store.schema import UpgradeResult, ensure_schema, head_revision, upgrade
+from core.store.tables import MAX_ID_CHARS
 from core.store.views import (
     RUN_STATUSES,
     ConversationDetail,

@@ -105,6 +105,7 @@ def make_engine(url: URL | str, settings: EngineSettings = DEFAULT_SETTINGS) -> 
     if url.get_backend_name() == "sqlite":
         if url.database in (None, "", ":memory:"):
             raise StoreError("an in-memory SQLite database cannot be shared between connections; use a file")
+        _create_private(url.database)
         engine = create_engine(
             url,
             connect_args={"timeout": settings.busy_timeout_ms / 1000, "check_same_thread": False},
@@ -132,6 +133,21 @@ letters only, so ``é`` would not find "École"; PostgreSQL's ``ILIKE`` folds ev
 
 def _lower(value: object) -> object:
     return value.lower() if isinstance(value, str) else value
+
+
+PRIVATE_FILE_MODE = 0o600
+"""A new SQLite database file is readable by its owner only (traces hold whatever the agent saw);
+SQLite gives its -wal and -shm files the database file's mode."""
+
+
+def _create_private(path: str) -> None:
+    """Create an empty database file with mode 0600 unless it exists (an existing file keeps its mode)."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE_MODE))
+    except FileExistsError:
+        pass
+    except OSError:
+        pass  # a directory that does not exist, no permission: SQLite's own error says it on connect
 
 
 def _sqlite_events(engine: Engine, settings: EngineSettings) -> None:

@@ -47,17 +47,20 @@ from core.store.engine import write_transaction
 from core.store.jsonio import RawJSON, dumps
 from core.store.outline import dump_with_outline
 from core.store.refigure import refigure
-from core.store.tables import CONVERSATION_KINDS, CONVERSATIONS, MESSAGE_OUTLINES, MESSAGE_TEXTS, MESSAGES
+from core.store.run_lines import PreparedRun, write_runs
+from core.store.tables import (
+    CONVERSATION_KINDS,
+    CONVERSATIONS,
+    MAX_ID_CHARS,
+    MESSAGE_OUTLINES,
+    MESSAGE_TEXTS,
+    MESSAGES,
+)
 from core.store.versions import Identity, conflict_in_file, conflict_with_stored, same_message, stored_versions
 from core.store.views import ImportSummary
 
 CHUNK = 1000
 """Rows per INSERT batch: big enough to amortise round trips, small enough for SQLite's variable limit."""
-
-MAX_ID_CHARS = 512
-"""Longest ``msg_id`` or ``conversation_id`` stored, in characters: 2,048 bytes of UTF-8 at most, under
-PostgreSQL's B-tree limit of 2,704 bytes per index entry (past it the insert fails). The same on SQLite,
-so a file means the same on both backends."""
 
 _MAX_BIGINT = 2**63 - 1
 _MIN_BIGINT = -(2**63)
@@ -221,8 +224,10 @@ def write(
     source: str,
     progress: Progress | None = None,
     replace: bool = False,
+    runs: Sequence[PreparedRun] = (),
 ) -> ImportSummary:
-    """Store prepared messages in one write transaction; InputError (nothing written) on a conflicting version.
+    """Store prepared messages (then the file's runs) in one write transaction; InputError (nothing written)
+    on a conflicting version.
 
     A message already stored as it is is skipped. A different one under a stored identity refuses
     the file, or with ``replace`` takes the stored one's place.
@@ -235,6 +240,7 @@ def write(
         stored, replaced = _insert_messages(conn, list(unique.values()), pks, created, progress, replace)
         deltas = _deltas(unique, stored)
         _apply_deltas(conn, deltas, pks)
+        runs_stored = write_runs(conn, runs)
         if replaced:
             refigure(conn, sorted({pks[cid] for cid, _ in replaced}))
     return ImportSummary(
@@ -246,6 +252,7 @@ def write(
         new_conversations=sum(1 for cid in deltas if pks[cid] in created),
         damaged=sum(d.damaged for d in deltas.values()),
         replaced=len(replaced),
+        runs=runs_stored,
     )
 
 
@@ -366,12 +373,8 @@ def _executemany_messages(
     _copy_rows(conn, MESSAGES, rows)
     if outline_rows:
         _copy_rows(conn, MESSAGE_OUTLINES, outline_rows)
-        texts = [
-            {"message_pk": row["id"], "text": str(row["body"]).encode()}
-            for row, outline in zip(rows, outlines, strict=True)
-            if outline is not None
-        ]
-        _copy_rows(conn, MESSAGE_TEXTS, texts)
+    # Every text, outlined or not: an export writes these, byte for byte, not JSONB's rendering.
+    _copy_rows(conn, MESSAGE_TEXTS, [{"message_pk": row["id"], "text": str(row["body"]).encode()} for row in rows])
 
 
 _NEXT_MESSAGE_IDS = text("SELECT nextval(pg_get_serial_sequence('messages', 'id')) FROM generate_series(1, :n)")

@@ -151,3 +151,5 @@ class ImportSummary:
     """Damaged records among the messages stored now."""
     replaced: int = 0
     """Of the messages stored now, those that took the place of another version (``--replace``)."""
+    runs: int = 0
+    """Runs stored now (an export's run lines; one already stored is skipped)."""

@@ -70,7 +70,7 @@ class _Bar:
 
 def _import_one(store: Store, path: str, limits: ReadLimits, quiet: bool, replace: bool) -> ImportSummary:
     from core.errors import InputError
-    from core.reader import read_stream
+    from core.reader import RunLine, read_stream
 
     if path == "-":
         return store.import_path("-", limits=limits, replace=replace)
@@ -87,15 +87,16 @@ def _import_one(store: Store, path: str, limits: ReadLimits, quiet: bool, replac
     except OSError as exc:
         raise InputError(f"cannot open: {exc.strerror or exc}", source=path) from None
     try:
+        runs: list[RunLine] = []
 
         def records() -> Iterator[Record]:
-            for record in read_stream(handle, source=path, limits=limits):
+            for record in read_stream(handle, source=path, limits=limits, runs=runs):
                 if bar is not None and record.index % 256 == 0:
                     bar.show("reading", handle.tell(), size)
                 yield record
 
         progress = (lambda done, total: bar.show("writing", done, total)) if bar is not None else None
-        return store.import_records(records(), source=path, progress=progress, replace=replace)
+        return store.import_records(records(), source=path, progress=progress, replace=replace, runs=runs)
     finally:
         handle.close()
         if bar is not None:
@@ -106,10 +107,11 @@ def describe(s: ImportSummary) -> str:
     """The summary line of one imported file (the dashboard's import page shows the same line)."""
     damaged = f", {s.damaged} damaged record{'s' * (s.damaged != 1)}" if s.damaged else ""
     replaced = f"; {s.replaced} replaced (another version was stored)" if s.replaced else ""
+    runs = f"; {s.runs} run{'s' * (s.runs != 1)} stored" if s.runs else ""
     return (
         f"{s.source}: imported {s.imported} message{'s' * (s.imported != 1)} into {s.conversations} "
         f"conversation{'s' * (s.conversations != 1)} ({s.new_conversations} new){damaged}; "
-        f"{s.skipped} already stored{replaced}"
+        f"{s.skipped} already stored{replaced}{runs}"
     )
 
 
