@@ -191,7 +191,8 @@ def shell_command(*argv: str | None) -> str:
 
 def export_then(conversation_id: str, *command: str | None) -> str:
     """``traceloupe export`` of one conversation piped into a file command reading standard input."""
-    return f"{shell_command('traceloupe', 'export', '--conversation', conversation_id)} | {shell_command(*command)}"
+    export = shell_command("traceloupe", "export", "--conversation", conversation_id, "--no-runs")
+    return f"{export} | {shell_command(*command)}"
 
 
 def release_memory() -> None:

@@ -65,7 +65,8 @@ def budget_client() -> Iterator[TestClient[Litestar]]:
     [
         (
             "/conversations/c-long/payload/gemini",
-            "traceloupe export --conversation c-long | traceloupe payload - --conversation c-long --provider gemini",
+            "traceloupe export --conversation c-long --no-runs"
+            " | traceloupe payload - --conversation c-long --provider gemini",
         ),
         (
             "/conversations/c-long/payload/gemini/phases",
