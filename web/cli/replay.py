@@ -9,7 +9,7 @@ Exit codes: 0 the provider answered and the reply was recorded; 3 the run was
 recorded but failed (HTTP error, rate limit, timeout, malformed answer, a damaged
 record in the history), with one line naming why; 1 nothing was attempted (unknown
 conversation, provider or message, no key: the line names the variable); 2 the
-database cannot be used.
+database cannot be used. ``--steps`` replays one turn step by step instead (``web.cli.replay_steps``).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from web.cli import replay_steps
 from web.cli.db import add_db_argument, run_with_store
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--upto", metavar="MSG_ID", help="regenerate this message (default: the final assistant reply)")
     parser.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds to wait (default: 120)")
     add_db_argument(parser)
+    replay_steps.register(parser)
 
 
 def run(ns: argparse.Namespace) -> int:
@@ -48,6 +50,8 @@ def run(ns: argparse.Namespace) -> int:
     if ns.timeout <= 0:
         print("traceloupe: --timeout must be positive", file=sys.stderr)
         return 1
+    if ns.steps:
+        return replay_steps.run(ns)
 
     def body(store: Store) -> int:
         run = replay(store, ns.conversation, ns.provider, ns.model, upto=ns.upto, timeout=ns.timeout)
