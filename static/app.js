@@ -250,6 +250,70 @@
     setTimeout(function () { Array.prototype.forEach.call(form.elements, function (el) { el.disabled = false; }); }, 0);
   });
 
+  function getJson(url) {
+    return fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (r) { if (!r.ok) throw new Error(String(r.status)); return r.json(); });
+  }
+
+  function secretButton(digest, text) {
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = "secret";
+    button.setAttribute("data-secret", digest);
+    button.title = "A secret, masked: click to reveal this value";
+    button.textContent = text;
+    return button;
+  }
+
+  // A masked secret (web/masking.py): a click asks the server for that one value and shows it as text.
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest("button[data-secret]");
+    if (!button) return;
+    var holder = button.closest("[data-secrets-url]") || document.querySelector("[data-secrets-url]");
+    if (!holder) return;
+    var url = holder.getAttribute("data-secrets-url") + encodeURIComponent(button.getAttribute("data-secret"));
+    getJson(url).then(function (d) {
+      var code = document.createElement("code");
+      code.className = "secret is-revealed";
+      code.setAttribute("data-revealed", "");
+      // Inside a JSON body the value is shown as JSON writes it, like the text around it.
+      code.textContent = button.closest("pre.json") ? JSON.stringify(d.value).slice(1, -1) : d.value;
+      button.replaceWith(code);
+    }, function () { button.title = "Could not reveal this value"; });
+  });
+
+  // "show all" on collapsed text: the whole field from the server (secrets still masked), or, where the page
+  // already holds it, the text uncollapsed. If the fetch fails the link stays a link to the field's own page.
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest && event.target.closest("[data-show-all]");
+    if (!link) return;
+    var box = link.closest("[data-longtext]");
+    var pre = box && box.querySelector("pre");
+    if (!pre) return;
+    event.preventDefault();
+    function expand() {
+      pre.classList.remove("is-collapsed");
+      pre.removeAttribute("data-collapsed");
+      pre.setAttribute("data-expanded", "");
+      link.remove();
+    }
+    var api = link.getAttribute("data-field-api");
+    if (!api) { expand(); return; }
+    var label = link.textContent;
+    link.textContent = "loading…";
+    getJson(api).then(function (d) {
+      var target = pre.querySelector("code") || pre;
+      target.textContent = "";
+      d.pieces.forEach(function (p) {
+        target.appendChild(p.secret ? secretButton(p.secret, p.text) : document.createTextNode(p.text));
+      });
+      expand();
+    }, function () {
+      link.textContent = label + ": could not load it here, follow this link";
+      link.removeAttribute("data-show-all");
+    });
+  });
+
   window.addEventListener("hashchange", fromHash);
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", fromHash);
   else fromHash();

@@ -22,6 +22,7 @@ from litestar.template.config import TemplateConfig
 
 from core.providers import dialect_names
 from core.store import Store
+from web import masking
 from web.controllers.api import ApiController
 from web.controllers.api_runs import ApiRunsController
 from web.controllers.attachments import AttachmentController
@@ -30,8 +31,10 @@ from web.controllers.conversations import ConversationController
 from web.controllers.diff import DiffController
 from web.controllers.imports import ImportController
 from web.controllers.payloads import PayloadController
+from web.controllers.records import RecordApiController, RecordController
 from web.controllers.runs import RunsApiController, RunsController
 from web.errors import EXCEPTION_HANDLERS
+from web.fields import collapses
 from web.payloads import PayloadBuilder
 from web.runs.service import RunService
 from web.runs.views import install_template_globals
@@ -66,6 +69,10 @@ def jinja_environment(settings: Settings) -> Environment:
     env.globals["htmx_src"] = f"/static/vendor/htmx-{HTMX_VERSION}.min.js"
     env.globals["htmx_config"] = HTMX_CONFIG
     env.filters["format_ts"] = format_ts
+    # Trace text on a page: secrets as masked segments (each revealed on a click), long text collapsed.
+    env.filters["masked"] = masking.mask
+    env.filters["secret_segments"] = masking.segments
+    env.tests["collapsed"] = collapses
     env.globals["attachments_enabled"] = settings.attachments_root is not None
     env.globals["providers"] = dialect_names()
     install_template_globals(env, None)  # create_app installs them again with its run service
@@ -88,6 +95,8 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
             ApiRunsController,
             ConversationController,
             PayloadController,
+            RecordController,
+            RecordApiController,
             DiffController,
             AttachmentController,
             CheckController,

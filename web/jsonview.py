@@ -2,8 +2,9 @@
 
 The template writes each token as a ``<span>`` through autoescaping (``_json.html``);
 nothing here builds HTML. The tokens' text, joined, is exactly
-``json.dumps(value, indent=2, ensure_ascii=False)``, so the page's text is the body
-itself and the copy button copies the exact JSON.
+``json.dumps(value, indent=2, ensure_ascii=False)`` with its secrets masked as the API
+masks them (``web.masking``), so the page's text is the body the API gives and the copy
+button copies that JSON.
 
 Nodes at chosen JSON pointers are wrapped in ``open``/``close`` tokens that carry what
 the page needs to link them: the anchor of the card that became that node (from the
@@ -20,9 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 from core.providers.jsonable import pointer_token
+from web import masking
 
-TokenKind = Literal["p", "k", "s", "n", "b", "z", "open", "close"]
-"""punctuation and whitespace, key, string, number, boolean, null; and the wrapper of a marked node."""
+TokenKind = Literal["p", "k", "s", "x", "n", "b", "z", "open", "close"]
+"""punctuation and whitespace, key, string, a masked secret inside a string (web.masking), number, boolean,
+null; and the wrapper of a marked node."""
 
 MAX_RENDER_CHARS = 1_500_000
 """Past this many characters a body is cut (about 5 MB of HTML once highlighted); the raw JSON stays available."""
@@ -38,12 +41,13 @@ class Mark(NamedTuple):
 
 
 class Token(NamedTuple):
-    """One piece of the rendered JSON; ``mark`` only on ``open``."""
+    """One piece of the rendered JSON; ``mark`` only on ``open``, ``secret`` (a digest) only on ``x``."""
 
     kind: TokenKind
     text: str = ""
     pointer: str = ""
     mark: Mark | None = None
+    secret: str = ""
 
 
 @dataclass(slots=True)
@@ -91,6 +95,23 @@ class _Writer:
         else:
             out.append(Token(kind, text))
 
+    def string(self, value: str) -> None:
+        """A string token; a secret inside it is its own masked token, so the page can reveal it alone."""
+        pieces = masking.segments(value)
+        if len(pieces) == 1 and pieces[0].secret is None:
+            self.emit("s", dump_scalar(value))
+            return
+        self.emit("s", '"')
+        for piece in pieces:
+            if piece.secret is None:
+                self.emit("s", dump_scalar(piece.text)[1:-1])
+            elif not self.stopped and self.chars + len(piece.text) <= self.budget:
+                self.chars += len(piece.text)
+                self.out.append(Token("x", piece.text, secret=piece.secret.digest))
+            else:
+                self.stopped = True
+        self.emit("s", '"')
+
     def open(self, pointer: str) -> bool:
         mark = self.marks.get(pointer)
         if mark is None or self.stopped:
@@ -120,7 +141,10 @@ class _Writer:
                 opened = self.open(child)
                 self.emit("k", dump_scalar(str(key)))
                 self.emit("p", ": ")
-                self.value(item, child, inner)
+                if isinstance(item, str) and key in masking.ID_KEYS:
+                    self.emit("s", dump_scalar(item))  # an id a client sends back stays whole, as in the API
+                else:
+                    self.value(item, child, inner)
                 if opened:
                     self.close()
                 if self.stopped:
@@ -143,7 +167,7 @@ class _Writer:
                     return
             self.emit("p", "\n" + indent + "]")
         elif isinstance(value, str):
-            self.emit("s", dump_scalar(value))
+            self.string(value)
         elif value is None:
             self.emit("z", "null")
         elif isinstance(value, bool):
@@ -167,4 +191,4 @@ def render(value: Any, marks: Mapping[str, Mark] | None = None, *, max_chars: in
 
 def pretty(value: Any) -> str:
     """The text the tokens of ``value`` join to."""
-    return json.dumps(value, indent=2, ensure_ascii=False)
+    return json.dumps(masking.mask_value(value), indent=2, ensure_ascii=False)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from urllib.parse import quote, urlencode
 
 from core.providers import Degradation
 from core.store import ConversationSummary
+from web import masking, urls
 from web.diffview import Comparison
 from web.integrity import Damage
 from web.jsonview import Rendered
@@ -15,16 +15,6 @@ from web.listing import KIND_FILTERS, SORT_LABELS, ListQuery
 from web.payloads import Built
 from web.timeline import Page
 from web.timeline.order import msg_anchor
-
-
-def conversation_url(conversation_id: str) -> str:
-    """``/conversations/<id>`` with the id percent-encoded (ids are trace data)."""
-    return f"/conversations/{quote(conversation_id, safe='')}"
-
-
-def _query(**params: str | None) -> str:
-    kept = {k: v for k, v in params.items() if v}
-    return "?" + urlencode(kept) if kept else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +29,7 @@ class IndexPage:
     sorts: dict[str, str] = field(default_factory=lambda: SORT_LABELS)
 
     def url_of(self, summary: ConversationSummary) -> str:
-        return conversation_url(summary.conversation_id)
+        return urls.conversation(summary.conversation_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,11 +58,34 @@ class ConversationPage:
 
     @property
     def base_url(self) -> str:
-        return conversation_url(self.conversation_id)
+        return urls.conversation(self.conversation_id)
 
-    def payload_url(self, upto: str | None = None) -> str:
-        """The payload page of the default provider (for the request that produced ``upto``, when given)."""
-        return f"{self.base_url}/payload/{quote(self.provider, safe='')}{_query(upto=upto)}"
+    def payload_url(self, upto: str | None = None, provider: str | None = None) -> str:
+        """The payload page of ``provider`` or the default one (for the request that produced ``upto``)."""
+        return urls.payload(self.conversation_id, provider or self.provider, upto=upto)
+
+    def diff_url(self, left: str, right: str) -> str:
+        return urls.diff(self.conversation_id, left, right)
+
+    @property
+    def runs_api_url(self) -> str:
+        return urls.api_runs(self.conversation_id)
+
+    @property
+    def replays_url(self) -> str:
+        return urls.replays(self.conversation_id)
+
+    @property
+    def secrets_url(self) -> str:
+        return urls.secrets(self.conversation_id)
+
+    def field_url(self, msg_id: str, field: str) -> str:
+        """Where a card's clipped field is read whole."""
+        return urls.record_field(self.conversation_id, msg_id, field)
+
+    def field_api_url(self, msg_id: str, field: str) -> str:
+        """The same, as JSON: what the page's script fetches for "show all"."""
+        return urls.api_record_field(self.conversation_id, msg_id, field)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +100,8 @@ class WarningView:
     @classmethod
     def of(cls, warning: Degradation) -> WarningView:
         anchor = msg_anchor(warning.msg_id) if warning.msg_id else None
-        return cls(warning.msg_id, anchor, warning.element, warning.reason)
+        # A reason can quote the content it degraded (a URL with a key in its query).
+        return cls(warning.msg_id, anchor, masking.mask(warning.element), masking.mask(warning.reason))
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,29 +118,37 @@ class RequestChoice:
 
     @property
     def base_url(self) -> str:
-        return conversation_url(self.conversation_id)
+        return urls.conversation(self.conversation_id)
+
+    @property
+    def secrets_url(self) -> str:
+        return urls.secrets(self.conversation_id)
 
     def payload_url(self, provider: str | None = None, *, repair: bool | None = None) -> str:
         fix = self.repair if repair is None else repair
-        name = quote(provider or self.provider, safe="")
-        return f"{self.base_url}/payload/{name}{_query(upto=self.upto, repair='1' if fix else None)}"
+        return urls.payload(self.conversation_id, provider or self.provider, upto=self.upto, repair=fix)
 
     def payload_path(self) -> str:
         """The payload page's path without a query: the action of a GET form that carries its own fields."""
-        return f"{self.base_url}/payload/{quote(self.provider, safe='')}"
+        return urls.payload(self.conversation_id, self.provider)
 
     def api_url(self, provider: str | None = None) -> str:
-        name = quote(provider or self.provider, safe="")
-        fix = "1" if self.repair else None
-        return f"/api{self.base_url}/payload/{name}{_query(upto=self.upto, repair=fix)}"
+        return urls.api_payload(self.conversation_id, provider or self.provider, upto=self.upto, repair=self.repair)
 
     def phases_url(self) -> str:
-        name = quote(self.provider, safe="")
-        return f"{self.base_url}/payload/{name}/phases{_query(upto=self.upto, repair='1' if self.repair else None)}"
+        return urls.phases(self.conversation_id, self.provider, upto=self.upto, repair=self.repair)
 
     def diff_url(self, left: str, right: str, *, repair: bool | None = None) -> str:
         fix = self.repair if repair is None else repair
-        return f"{self.base_url}/diff{_query(left=left, right=right, upto=self.upto, repair='1' if fix else None)}"
+        return urls.diff(self.conversation_id, left, right, upto=self.upto, repair=fix)
+
+    @property
+    def diff_path(self) -> str:
+        """The diff page's path without a query: the action of its GET form."""
+        return urls.diff(self.conversation_id)
+
+    def api_diff_url(self, left: str, right: str) -> str:
+        return urls.api_diff(self.conversation_id, left, right, upto=self.upto, repair=self.repair)
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +223,7 @@ class ImportResult:
     more_conversations: int = 0
 
     def url_of(self, conversation_id: str) -> str:
-        return conversation_url(conversation_id)
+        return urls.conversation(conversation_id)
 
 
 @dataclass(frozen=True, slots=True)

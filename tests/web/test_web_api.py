@@ -61,6 +61,8 @@ def test_schema_documents_the_api_only(client: TestClient[Litestar]) -> None:
         "/api/conversations/{conversation_id}/payload/{provider}",
         "/api/conversations/{conversation_id}/diff",
         "/api/conversations/{conversation_id}/runs",
+        "/api/conversations/{conversation_id}/records/{msg_id}/field",
+        "/api/conversations/{conversation_id}/secrets/{digest}",
         "/api/runs",
         "/api/runs/{run_id}",
     }

@@ -4,6 +4,8 @@ Messages go out through ``core.MESSAGES_ADAPTER`` (the one JSON door), so an API
 client reads exactly the stored format of FORMAT.md, subclasses and unknown keys
 included. Payloads and diffs are the adapters' own output; a damaged record is a
 422 that names it (the seed's contract error). Runs are in ``web.controllers.api_runs``.
+Every answer goes out with the secrets in its trace text masked, as the pages show them
+(``web.masking``); one value is revealed by ``/api/conversations/{id}/secrets/{digest}``.
 """
 
 from __future__ import annotations
@@ -13,11 +15,12 @@ from typing import Annotated, Any
 
 from litestar import Controller, get
 from litestar.exceptions import HTTPException
-from litestar.params import FromPath, FromQuery, QueryParameter
+from litestar.params import FromQuery, QueryParameter
 
 from core import MESSAGES_ADAPTER
 from core.providers.request_diff import diff_requests
 from core.store import ConversationSummary
+from web import masking, urls
 from web.controllers.diff import build_both
 from web.controllers.payloads import MsgId, load_and_build
 from web.deps import PayloadsDep, SourceDep
@@ -86,6 +89,7 @@ class ApiController(Controller):
     """Read-only JSON views of the same data the pages show."""
 
     path = "/api"
+    after_request = staticmethod(masking.mask_response)  # trace text goes out masked, as on the pages
 
     @get("/conversations", name="api-conversations", tags=["conversations"], sync_to_thread=True)
     def conversations(
@@ -107,12 +111,13 @@ class ApiController(Controller):
     @get("/conversations/{conversation_id:str}", name="api-conversation", tags=["conversations"], sync_to_thread=True)
     def conversation(
         self,
-        conversation_id: FromPath[str],
+        conversation_id: urls.PathId,
         source: SourceDep,
         offset: Annotated[int, QueryParameter(ge=0)] = 0,
         limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
     ) -> ConversationMessages:
         """Top-level messages ``[offset, offset + limit)`` of one conversation, in order, with its figures."""
+        conversation_id = urls.from_segment(conversation_id)
         loaded = source.load(conversation_id)
         messages = loaded.messages
         window = list(messages[offset : offset + limit])
@@ -129,8 +134,8 @@ class ApiController(Controller):
     @get("/conversations/{conversation_id:str}/payload/{provider:str}", tags=["payloads"], sync_to_thread=True)
     def payload(
         self,
-        conversation_id: FromPath[str],
-        provider: FromPath[str],
+        conversation_id: urls.PathId,
+        provider: urls.PathId,
         source: SourceDep,
         payloads: PayloadsDep,
         upto: MsgId = None,
@@ -138,6 +143,7 @@ class ApiController(Controller):
         phases: FromQuery[bool] = False,
     ) -> Payload:
         """The body ``provider`` would receive (``upto``: the request that produced that message); 422 when damaged."""
+        conversation_id, provider = urls.from_segment(conversation_id), urls.from_segment(provider)
         _, built = load_and_build(source, payloads, conversation_id, provider, upto, repair)
         result = _usable(built)
         return Payload(
@@ -155,7 +161,7 @@ class ApiController(Controller):
     @get("/conversations/{conversation_id:str}/diff", tags=["payloads"], sync_to_thread=True)
     def diff(
         self,
-        conversation_id: FromPath[str],
+        conversation_id: urls.PathId,
         source: SourceDep,
         payloads: PayloadsDep,
         left: Annotated[str, QueryParameter(max_length=40)],
@@ -164,6 +170,7 @@ class ApiController(Controller):
         repair: FromQuery[bool] = False,
     ) -> Diff:
         """The structural diff of two providers' bodies, each change with its cause; 422 when damaged."""
+        conversation_id = urls.from_segment(conversation_id)
         _, lbuilt, rbuilt = build_both(source, payloads, conversation_id, left, right, upto, repair)
         diff = diff_requests(_usable(lbuilt), _usable(rbuilt))
         return Diff(conversation_id, left, right, upto or None, diff.changes_json(), diff.counts)

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from litestar import Controller, get
-from litestar.params import FromPath, FromQuery, QueryParameter
+from litestar.params import FromQuery, QueryParameter
 
 from core.store import RunView
+from web import masking, urls
 from web.deps import SourceDep
 
 Limit = Annotated[int, QueryParameter(ge=1, le=500)]
@@ -35,6 +36,7 @@ class ApiRunsController(Controller):
     """The runs the store holds, newest first, without their bodies unless ``bodies=1``."""
 
     path = "/api"
+    after_request = staticmethod(masking.mask_response)  # trace text goes out masked, as on the pages
 
     @get("/runs", tags=["runs"], sync_to_thread=True)
     def runs(
@@ -47,12 +49,13 @@ class ApiRunsController(Controller):
     @get("/conversations/{conversation_id:str}/runs", tags=["runs"], sync_to_thread=True)
     def conversation_runs(
         self,
-        conversation_id: FromPath[str],
+        conversation_id: urls.PathId,
         source: SourceDep,
         cursor: Cursor = None,
         limit: Limit = 50,
         bodies: FromQuery[bool] = False,
     ) -> RunList:
         """One conversation's recorded replays, newest first (read-only)."""
+        conversation_id = urls.from_segment(conversation_id)
         found, next_cursor = source.runs(conversation_id, limit=limit, cursor=cursor)
         return RunList([_run(r, bodies) for r in found], next_cursor)

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Annotated
 
 from litestar import Controller, get
-from litestar.params import FromPath, FromQuery, QueryParameter
+from litestar.params import FromQuery, QueryParameter
 from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Template
 
+from web import masking, urls
 from web.deps import SettingsDep, SourceDep
 from web.listing import ListQuery
 from web.pages import ConversationPage, IndexPage
@@ -27,7 +28,7 @@ def conversation_page(
     summary = loaded.summary
     return ConversationPage(
         conversation_id=summary.conversation_id,
-        title=summary.title or "(no user text)",
+        title=masking.mask(summary.title) or "(no user text)",
         timeline=page,
         page_size=settings.page_size,
         damaged=summary.damaged,
@@ -56,7 +57,7 @@ class ConversationController(Controller):
         query = ListQuery(q=q, damaged=damaged, runs=runs, kind=kind, sort=sort, after=after)
         result = source.list(query.store_query())
         page = IndexPage(
-            conversations=result.items,
+            conversations=[masking.mask_value(s) for s in result.items],
             query=query,
             next_url=query.url(after=result.next_cursor) if result.next_cursor else None,
             empty_store=not result.items and not query.filtered and not query.after,
@@ -67,7 +68,7 @@ class ConversationController(Controller):
     def conversation(
         self,
         request: HTMXRequest,
-        conversation_id: FromPath[str],
+        conversation_id: urls.PathId,
         source: SourceDep,
         settings: SettingsDep,
         offset: Annotated[int, QueryParameter(ge=0)] = 0,
@@ -80,6 +81,7 @@ class ConversationController(Controller):
         which is how a permalink or a call -> result jump reaches a card on a later page; ``at``
         opens the page that holds a card too far ahead for that.
         """
+        conversation_id = urls.from_segment(conversation_id)
         loaded = source.load(conversation_id)
         if at is not None:
             offset = loaded.timeline.page_of(at, settings.page_size)

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Annotated
 
 from litestar import Controller, get
-from litestar.params import FromPath, FromQuery, QueryParameter
+from litestar.params import FromQuery, QueryParameter
 from litestar.response import Template
 
+from web import masking, urls
 from web.controllers.payloads import MsgId, request_choice
 from web.deps import PayloadsDep, SourceDep
 from web.diffview import compare
@@ -47,7 +48,7 @@ class DiffController(Controller):
     @get("/conversations/{conversation_id:str}/diff", name="diff", sync_to_thread=True)
     def diff(
         self,
-        conversation_id: FromPath[str],
+        conversation_id: urls.PathId,
         source: SourceDep,
         payloads: PayloadsDep,
         left: Provider = "openai",
@@ -56,6 +57,7 @@ class DiffController(Controller):
         repair: FromQuery[bool] = False,
     ) -> Template:
         """Both bodies highlighted, each change marked in both panes and listed under its cause."""
+        conversation_id = urls.from_segment(conversation_id)
         loaded, lbuilt, rbuilt = build_both(source, payloads, conversation_id, left, right, upto, repair)
         comparison = lrender = rrender = None
         if lbuilt.result is not None and rbuilt.result is not None:
@@ -63,7 +65,7 @@ class DiffController(Controller):
             lrender = render(lbuilt.result.body, comparison.left_marks)
             rrender = render(rbuilt.result.body, comparison.right_marks)
         page = DiffPage(
-            title=loaded.summary.title or "(no user text)",
+            title=masking.mask(loaded.summary.title) or "(no user text)",
             request=request_choice(loaded, left, upto, repair),
             left=lbuilt,
             right=rbuilt,

@@ -6,10 +6,11 @@ import json
 from typing import Annotated, Any
 
 from litestar import Controller, get
-from litestar.params import FromPath, FromQuery, QueryParameter
+from litestar.params import FromQuery, QueryParameter
 from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Template
 
+from web import masking, urls
 from web.controllers.conversations import conversation_page
 from web.deps import PayloadsDep, SettingsDep, SourceDep
 from web.jsonview import Mark, render
@@ -23,7 +24,8 @@ MAX_PHASE_CHARS = 200_000
 
 def request_choice(loaded: Loaded, provider: str, upto: str | None, repair: bool) -> RequestChoice:
     """The request asked for, with the alternatives the page offers (providers, assistant replies)."""
-    choices, total = assistant_choices(loaded)
+    listed, total = assistant_choices(loaded)
+    choices = [(msg_id, masking.mask(label)) for msg_id, label in listed]
     return RequestChoice(
         conversation_id=loaded.summary.conversation_id,
         provider=provider,
@@ -45,7 +47,7 @@ def load_and_build(
 
 
 def _pretty(name: str, value: Any) -> PhaseView:
-    text = json.dumps(value, indent=2, ensure_ascii=False, default=repr)
+    text = masking.mask(json.dumps(value, indent=2, ensure_ascii=False, default=repr))
     cut = len(text) > MAX_PHASE_CHARS
     return PhaseView(name, text[:MAX_PHASE_CHARS] if cut else text, cut)
 
@@ -59,8 +61,8 @@ class PayloadController(Controller):
     @get("/", name="payload", sync_to_thread=True)
     def payload(
         self,
-        conversation_id: FromPath[str],
-        provider: FromPath[str],
+        conversation_id: urls.PathId,
+        provider: urls.PathId,
         source: SourceDep,
         settings: SettingsDep,
         payloads: PayloadsDep,
@@ -68,12 +70,13 @@ class PayloadController(Controller):
         repair: FromQuery[bool] = False,
     ) -> Template:
         """The body pretty-printed and highlighted, the warnings, the cards beside it (hover links the two)."""
+        conversation_id, provider = urls.from_segment(conversation_id), urls.from_segment(provider)
         loaded, built = load_and_build(source, payloads, conversation_id, provider, upto, repair)
         rendered = None
         if built.result is not None:
             rendered = render(built.result.body, {p: Mark(card=a) for p, a in built.anchors.items()})
         page = PayloadPage(
-            title=loaded.summary.title or "(no user text)",
+            title=masking.mask(loaded.summary.title) or "(no user text)",
             request=request_choice(loaded, provider, upto, repair),
             built=built,
             rendered=rendered,
@@ -88,14 +91,15 @@ class PayloadController(Controller):
     def phases(
         self,
         request: HTMXRequest,
-        conversation_id: FromPath[str],
-        provider: FromPath[str],
+        conversation_id: urls.PathId,
+        provider: urls.PathId,
         source: SourceDep,
         payloads: PayloadsDep,
         upto: MsgId = None,
         repair: FromQuery[bool] = False,
     ) -> Template:
         """Every phase's output (``#payload-phases``); a plain request gets it as a page of its own."""
+        conversation_id, provider = urls.from_segment(conversation_id), urls.from_segment(provider)
         loaded, built = load_and_build(source, payloads, conversation_id, provider, upto, repair)
         phases: list[PhaseView] = []
         provenance = PhaseView("provenance", "", False)
@@ -104,7 +108,7 @@ class PayloadController(Controller):
             phases.append(_pretty("warnings", built.result.warnings_json()))
             provenance = _pretty("provenance", built.result.provenance)
         panel = PhasesPanel(
-            title=loaded.summary.title or "(no user text)",
+            title=masking.mask(loaded.summary.title) or "(no user text)",
             request=request_choice(loaded, provider, upto, repair),
             built=built,
             phases=phases,

@@ -22,7 +22,7 @@ from litestar import Controller, MediaType, get, post
 from litestar.di import NamedDependency
 from litestar.enums import RequestEncodingType
 from litestar.exceptions import HTTPException, NotFoundException
-from litestar.params import Body, FromPath, QueryParameter, SkipValidation
+from litestar.params import Body, QueryParameter, SkipValidation
 from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Redirect, Template
 
@@ -30,6 +30,7 @@ from core.errors import MisuseError, UnknownNameError
 from core.messages.union import Message
 from core.replay.run import expanded_history, reply_message
 from core.store import RunView, Store
+from web import masking, urls
 from web.runs.service import KeyConflict, ReplayBusy, RunService
 from web.runs.views import ReplaysPage, compare_page, rerun_form, run_panel
 
@@ -83,11 +84,12 @@ class RunsController(Controller):
     def start(
         self,
         request: HTMXRequest,
-        conversation_id: FromPath[str],
+        conversation_id: urls.PathId,
         run_service: RunsDep,
         data: Annotated[RerunData, Body(media_type=RequestEncodingType.URL_ENCODED)],
     ) -> Template | Redirect:
         """Record a run and send it off the request thread; answer at once with its live status."""
+        conversation_id = urls.from_segment(conversation_id)
         service = _service(run_service)
         try:
             run = service.submit(
@@ -105,15 +107,16 @@ class RunsController(Controller):
                 raise
             raise HTTPException(status_code=status, detail=str(exc)) from None
         if not request.htmx:
-            return Redirect(f"/runs/{run.run_id}", status_code=303)
+            return Redirect(urls.run(run.run_id), status_code=303)
         panel = run_panel(run, _original(service.store, run), reply_message(run))
         # The next press of the same form is a new run: static/runs.js puts this key in the form.
         headers = {NEXT_KEY_HEADER: secrets.token_urlsafe(18)}
         return Template("runs/_run.html", context={"panel": panel}, headers=headers)
 
     @get("/runs/{run_id:str}", name="run", sync_to_thread=True)
-    def run(self, request: HTMXRequest, run_id: FromPath[str], run_service: RunsDep) -> Template:
+    def run(self, request: HTMXRequest, run_id: urls.PathId, run_service: RunsDep) -> Template:
         """A run's page; its live region alone for htmx (the status poll)."""
+        run_id = urls.from_segment(run_id)
         service = _service(run_service)
         run = _get_run(service.store, run_id)
         panel = run_panel(run, _original(service.store, run), reply_message(run))
@@ -121,13 +124,15 @@ class RunsController(Controller):
         return Template(template, context={"panel": panel}, headers={"Vary": "HX-Request"})
 
     @get("/conversations/{conversation_id:str}/replays", name="replays", sync_to_thread=True)
-    def replays(self, conversation_id: FromPath[str], run_service: RunsDep) -> Template:
+    def replays(self, conversation_id: urls.PathId, run_service: RunsDep) -> Template:
         """Every run of a conversation (newest first), the compare form and a Re-run form."""
+        conversation_id = urls.from_segment(conversation_id)
         service = _service(run_service)
         service.store.get_conversation(conversation_id)  # 404 for an unknown conversation
         listed, _ = service.store.list_runs(conversation_id, limit=MAX_LISTED)
         form = rerun_form(service.choices(), conversation_id)
-        page = ReplaysPage(conversation_id, form.action.removesuffix("/runs"), listed, form)
+        shown = [masking.mask_value(run) for run in listed]  # errors can quote trace text
+        page = ReplaysPage(conversation_id, urls.conversation(conversation_id), shown, form)
         return Template("runs/replays.html", context={"page": page})
 
     @get("/runs/compare", name="runs-compare", sync_to_thread=True)
@@ -151,9 +156,11 @@ class RunsApiController(Controller):
     """
 
     path = "/api"
+    after_request = staticmethod(masking.mask_response)  # trace text goes out masked, as on the pages
     tags = ["runs"]  # noqa: RUF012 - Litestar reads a class attribute
 
     @get("/runs/{run_id:str}", name="api-run", sync_to_thread=True, media_type=MediaType.JSON)
-    def one(self, run_id: FromPath[str], run_service: RunsDep) -> RunView:
+    def one(self, run_id: urls.PathId, run_service: RunsDep) -> RunView:
         """One run: request and response bodies, status, error, timings, usage, the parsed reply."""
+        run_id = urls.from_segment(run_id)
         return _get_run(_service(run_service).store, run_id)

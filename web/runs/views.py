@@ -13,7 +13,6 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
-from urllib.parse import quote
 
 from jinja2 import Environment
 
@@ -24,6 +23,7 @@ from core.providers.diffing import format_change, structural_diff
 from core.replay.run import DEFAULT_TIMEOUT
 from core.store import RunView
 from core.store.runs import now_ms
+from web import masking, urls
 from web.runs.service import ProviderChoice, RunService
 from web.timeline import Card, Timeline, msg_anchor
 from web.timeline.build import format_ts
@@ -41,10 +41,6 @@ FAILED_LABELS: dict[str, str] = {
     "refused": "refused",
     "error": "failed",
 }
-
-
-def conversation_url(conversation_id: str) -> str:
-    return f"/conversations/{quote(conversation_id, safe='')}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +73,7 @@ def install_template_globals(env: Environment, service: RunService | None) -> No
 
 def rerun_form(choices: Sequence[ProviderChoice] | None, conversation_id: str, upto: str | None = None) -> RerunForm:
     """A new form (new key on every render); ``choices`` None when this dashboard cannot replay."""
-    action = f"{conversation_url(conversation_id)}/runs"
+    action = urls.run_start(conversation_id)
     key = secrets.token_urlsafe(18)
     if choices is None:
         reason = "Replay needs the store: start the dashboard with a database."
@@ -170,7 +166,15 @@ class RunPanel:
 
     @property
     def url(self) -> str:
-        return f"/runs/{self.run.run_id}"
+        return urls.run(self.run.run_id)
+
+    @property
+    def replays_url(self) -> str:
+        return urls.replays(self.run.conversation_id)
+
+    @property
+    def secrets_url(self) -> str:
+        return urls.secrets(self.run.conversation_id)
 
     @property
     def upto_anchor(self) -> str:
@@ -200,7 +204,9 @@ class RunPanel:
 
 def run_panel(run: RunView, original: Message | None, reply: AssistantTextMessage | None) -> RunPanel:
     """The panel of a run; the cards and the diff once it has finished."""
-    url = conversation_url(run.conversation_id)
+    url = urls.conversation(run.conversation_id)
+    if run.error:  # a provider's error can quote the request, trace text and all
+        run = replace(run, error=masking.mask(run.error))
     if run.status == "running":
         return RunPanel(run, url, None, None, None)
     prefix = f"run-{run.run_id[:12]}"
@@ -218,6 +224,10 @@ class ReplaysPage:
     conversation_url: str
     runs: Sequence[RunView]
     form: RerunForm
+    compare_url: str = urls.RUNS_COMPARE
+
+    def run_url(self, run: RunView) -> str:
+        return urls.run(run.run_id)
 
 
 @dataclass(frozen=True, slots=True)

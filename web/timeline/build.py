@@ -9,7 +9,9 @@ it, built only from the fields that survived, and carries its Damage.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any, assert_never, cast
 
@@ -36,7 +38,9 @@ from core import (
     VideoMessage,
 )
 from core.messages.convert import text_of
+from core.providers.jsonable import pointer_token
 from web.integrity import Damage, inspect_record
+from web.masking import safe_cut
 from web.timeline.cards import (
     AssistantBody,
     Card,
@@ -45,6 +49,7 @@ from web.timeline.cards import (
     ConsoleBody,
     ConsoleView,
     ContactBody,
+    FieldText,
     FunctionBody,
     HistoryBody,
     MediaBody,
@@ -103,8 +108,8 @@ def build_card(entry: Entry, calls: CallIndex) -> Card:
         depth=entry.depth,
         body=body,
         damage=damage,
-        metadata=cap(pretty_json(msg.additional_kwargs)) if msg.additional_kwargs else None,
-        extra=tuple(cap(f"{k}: {_compact(v)}") for k, v in (msg.model_extra or {}).items()),
+        metadata=cap(pretty_json(msg.additional_kwargs), "/additional_kwargs") if msg.additional_kwargs else None,
+        extra=tuple(cap(f"{k}: {_compact(v)}", f"/{pointer_token(k)}") for k, v in (msg.model_extra or {}).items()),
     )
 
 
@@ -115,7 +120,7 @@ def build_cards(entries: Sequence[Entry], calls: CallIndex) -> list[Card]:
 
 def _kind_and_body(msg: Message, damage: Damage | None, calls: CallIndex, depth: int) -> tuple[CardKind, CardBody]:
     if isinstance(msg, TextMessage):
-        return "user-text", TextBody(cap(msg.content))
+        return "user-text", TextBody(cap(msg.content, "/content"))
     if isinstance(msg, ImageMessage | AudioMessage | VideoMessage | AttachmentMessage | UrlMessage):
         kind, medium = _MEDIA_KINDS[type(msg)]
         return kind, MediaBody(medium, location_view(str(msg.content)))
@@ -124,7 +129,7 @@ def _kind_and_body(msg: Message, damage: Damage | None, calls: CallIndex, depth:
     if isinstance(msg, HistoryMessage):
         return "user-history", _history(msg.content, depth)
     if isinstance(msg, MultiPartMessage):
-        return "user-multipart", PartsBody(_parts(msg.content))
+        return "user-multipart", PartsBody(_parts(msg.content, "/content"))
     if isinstance(msg, AssistantTextMessage):
         body = _assistant(msg, msg.reasoning_content, calls)
         return ("tfl" if _script_only(body) else "assistant-text"), body
@@ -138,7 +143,7 @@ def _base_kind_and_body(
     role = msg.role
     match role:
         case "system":
-            return "system", TextBody(cap(text_of(msg.content)))
+            return "system", TextBody(cap(text_of(msg.content), "/content"))
         case "tool":
             return "tool", _tool(msg, calls)
         case "console":
@@ -146,9 +151,12 @@ def _base_kind_and_body(
         case "function":
             res = msg.function_res
             if res is not None:
-                return "function", FunctionBody(cap(res.name), cap(res.result))
+                return "function", FunctionBody(
+                    cap(res.name, "/function_res/name"), cap(res.result, "/function_res/result")
+                )
             name = msg.additional_kwargs.get("name")
-            return "function", FunctionBody(cap(name) if isinstance(name, str) else "", cap(text_of(msg.content)))
+            named = cap(name, "/additional_kwargs/name") if isinstance(name, str) else ""
+            return "function", FunctionBody(named, cap(text_of(msg.content), "/content"))
         case "assistant":
             # The reasoning did not survive the round trip; show what did.
             return "assistant-text", _assistant(msg, None, calls)
@@ -167,21 +175,21 @@ def _repaired_user(msg: BaseMessage, damage: Damage | None, depth: int) -> tuple
     if kind == "user-history" and isinstance(content, list):
         return kind, _history([m for m in content if isinstance(m, BaseMessage)], depth)
     if kind == "user-multipart" and isinstance(content, list):
-        return kind, PartsBody(_parts([p for p in content if not isinstance(p, BaseMessage)]))
+        return kind, PartsBody(_parts([p for p in content if not isinstance(p, BaseMessage)], "/content"))
     if kind in _MEDIUM_OF_KIND and isinstance(content, str):
         return kind, MediaBody(_MEDIUM_OF_KIND[kind], location_view(content))
-    return "user-text", TextBody(cap(text_of(content)))
+    return "user-text", TextBody(cap(text_of(content), "/content"))
 
 
 def _assistant(msg: BaseMessage, reasoning: str | Sequence[Any] | None, calls: CallIndex) -> AssistantBody:
-    blocks = tuple(_thinking(b) for b in reasoning) if isinstance(reasoning, list | tuple) else ()
+    blocks = tuple(_thinking(b, i) for i, b in enumerate(reasoning)) if isinstance(reasoning, list | tuple) else ()
     return AssistantBody(
-        text=cap(text_of(msg.content)),
-        reasoning_text=cap(reasoning) if isinstance(reasoning, str) else None,
+        text=cap(text_of(msg.content), "/content"),
+        reasoning_text=cap(reasoning, "/reasoning_content") if isinstance(reasoning, str) else None,
         reasoning_blocks=blocks,
-        tool_calls=tuple(_call(msg.msg_id, c, calls) for c in msg.tool_calls or ()),
+        tool_calls=tuple(_call(msg.msg_id, c, calls, i) for i, c in enumerate(msg.tool_calls or ())),
         function_call=_function_call(msg.msg_id, msg.function_call) if msg.function_call else None,
-        scripts=tuple(cap(script) for script in msg.tfl_scripts or ()),
+        scripts=tuple(cap(script, f"/tfl_scripts/{i}") for i, script in enumerate(msg.tfl_scripts or ())),
     )
 
 
@@ -190,15 +198,17 @@ def _script_only(body: AssistantBody) -> bool:
     return bool(body.scripts) and not (body.text or body.has_reasoning or body.tool_calls or body.function_call)
 
 
-def _thinking(block: Any) -> ThinkingView:
+def _thinking(block: Any, index: int) -> ThinkingView:
     if isinstance(block, ThinkingBlock):
-        return ThinkingView("signed" if block.signature else "unsigned", cap(block.thinking))
+        return ThinkingView(
+            "signed" if block.signature else "unsigned", cap(block.thinking, f"/reasoning_content/{index}/thinking")
+        )
     data = getattr(block, "data", "")
     return ThinkingView("redacted", f"{len(data):,} characters of encrypted reasoning")
 
 
-def _call(msg_id: str, call: ToolCall, calls: CallIndex) -> ToolCallView:
-    arguments, valid = pretty_arguments(call.arguments)
+def _call(msg_id: str, call: ToolCall, calls: CallIndex, index: int) -> ToolCallView:
+    arguments, valid = pretty_arguments(call.arguments, f"/tool_calls/{index}/arguments")
     target = calls.result_of(call.id)
     return ToolCallView(
         call_id=call.id,
@@ -212,42 +222,47 @@ def _call(msg_id: str, call: ToolCall, calls: CallIndex) -> ToolCallView:
 
 
 def _function_call(msg_id: str, call: FunctionCall) -> ToolCallView:
-    arguments, valid = pretty_arguments(call.arguments)
+    arguments, valid = pretty_arguments(call.arguments, "/function_call/arguments")
     return ToolCallView("", call.name, arguments, valid, call_anchor(msg_id, "function"), None, None)
 
 
 def _tool(msg: BaseMessage, calls: CallIndex) -> ToolBody:
     results: list[ToolResultView] = []
-    for res in msg.tool_reses or ():
+    for i, res in enumerate(msg.tool_reses or ()):
         if isinstance(res, str):
-            results.append(ToolResultView(None, None, cap(res), False, (), None, None, None))
+            results.append(ToolResultView(None, None, cap(res, f"/tool_reses/{i}"), False, (), None, None, None))
             continue
         target = calls.call_of(res.call_id)
         results.append(
             ToolResultView(
                 call_id=res.call_id,
                 name=res.name,
-                text=cap(res.result),
+                text=cap(res.result, f"/tool_reses/{i}/result"),
                 is_error=res.is_error,
-                attachments=_parts(res.attachments),
+                attachments=_parts(res.attachments, f"/tool_reses/{i}/attachments"),
                 anchor=result_anchor(msg.msg_id, res.call_id),
                 call_anchor=target.anchor if target else None,
                 call_card=target.card if target else None,
             )
         )
-    return ToolBody(tuple(results), "" if results else cap(text_of(msg.content)))
+    return ToolBody(tuple(results), "" if results else cap(text_of(msg.content), "/content"))
 
 
 def _console(msg: BaseMessage) -> ConsoleBody:
     views: list[ConsoleView] = []
-    for res in msg.console_reses or ():
+    for i, res in enumerate(msg.console_reses or ()):
+        at = f"/console_reses/{i}"
         if isinstance(res, ConsoleResult):
-            meta = cap(pretty_json(res.meta)) if res.meta else None
-            summary = cap(res.summary_result) if res.summary_result is not None else None
-            views.append(ConsoleView(cap(res.result), summary, _parts(res.attachments), meta))
+            meta = cap(pretty_json(res.meta), f"{at}/meta") if res.meta else None
+            summary = cap(res.summary_result, f"{at}/summary_result") if res.summary_result is not None else None
+            views.append(
+                ConsoleView(
+                    cap(res.result, f"{at}/result"), summary, _parts(res.attachments, f"{at}/attachments"), meta
+                )
+            )
         else:
-            views.append(ConsoleView(cap(res), None, (), None))
-    return ConsoleBody(tuple(views), "" if views else cap(text_of(msg.content)))
+            views.append(ConsoleView(cap(res, at), None, (), None))
+    return ConsoleBody(tuple(views), "" if views else cap(text_of(msg.content), "/content"))
 
 
 def _contact(user: BaseUser) -> ContactBody:
@@ -262,11 +277,11 @@ def _history(messages: Sequence[Message], depth: int) -> HistoryBody:
     return HistoryBody(count=len(messages), cards=tuple(build_cards(entries, CallIndex.of(entries))))
 
 
-def _parts(parts: Sequence[MsgPart]) -> tuple[PartView, ...]:
+def _parts(parts: Sequence[MsgPart], at: str) -> tuple[PartView, ...]:
     views: list[PartView] = []
-    for part in parts:
+    for i, part in enumerate(parts):
         if isinstance(part, TextPart):
-            views.append(PartView("text", text=cap(part.text)))
+            views.append(PartView("text", text=cap(part.text, f"{at}/{i}/text")))
             continue
         if part.location is not None:
             location = location_view(part.location, media_type=part.media_type)
@@ -278,31 +293,50 @@ def _parts(parts: Sequence[MsgPart]) -> tuple[PartView, ...]:
             PartView(
                 part.type,
                 location=location,
-                detail=cap(part.detail) if part.detail is not None else None,
+                detail=cap(part.detail, f"{at}/{i}/detail") if part.detail is not None else None,
                 filename=getattr(part, "filename", None),
             )
         )
     return tuple(views)
 
 
-def cap(text: str, limit: int = MAX_FIELD_CHARS) -> str:
-    """``text`` as shown on a card: whole when short, else its head and a note of what was left out."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}\n… [{len(text) - limit:,} more characters not shown; {len(text):,} in all]"
+_FIELD_LIMIT: ContextVar[int | None] = ContextVar("field_limit", default=MAX_FIELD_CHARS)
 
 
-def pretty_arguments(text: str) -> tuple[str, bool]:
+@contextmanager
+def whole_fields() -> Iterator[None]:
+    """Cards built inside this block keep every field whole: how one field's full value is read."""
+    token = _FIELD_LIMIT.set(None)
+    try:
+        yield
+    finally:
+        _FIELD_LIMIT.reset(token)
+
+
+def cap(text: str, field: str) -> FieldText:
+    """``text`` as shown on a card: whole when short, else its head and a note of what was left out.
+
+    ``field`` is the JSON pointer of the record field it shows, so the whole value can be asked for.
+    """
+    limit = _FIELD_LIMIT.get()
+    if limit is None or len(text) <= limit:
+        return FieldText(text, field, len(text))
+    limit = safe_cut(text, limit)
+    note = f"\n… [{len(text) - limit:,} more characters not shown; {len(text):,} in all]"
+    return FieldText(text[:limit] + note, field, len(text))
+
+
+def pretty_arguments(text: str, field: str = "") -> tuple[str, bool]:
     """Tool-call arguments pretty-printed when they are JSON; otherwise the text as the model wrote it."""
     if not text.strip():
         return "", True
     try:
         value = json.loads(text)
     except ValueError:
-        return cap(text), False
+        return cap(text, field), False
     # Short arguments read best on one line; anything longer is indented.
     compact = json.dumps(value, ensure_ascii=False, default=repr)
-    return (compact, True) if len(compact) <= COMPACT_JSON_CHARS else (cap(pretty_json(value)), True)
+    return (compact, True) if len(compact) <= COMPACT_JSON_CHARS else (cap(pretty_json(value), field), True)
 
 
 def pretty_json(value: Any) -> str:

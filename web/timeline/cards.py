@@ -36,6 +36,23 @@ Placement = Literal["message", "before", "after", "nested"]
 """A top-level message, a trace record before or after its user message, or a message inside a history."""
 
 
+class FieldText(str):
+    """A card's text as shown (clipped when huge), knowing the record field it came from and its whole length.
+
+    A ``str``, so every reader of a card sees the text itself; the template reads ``field`` (a JSON pointer
+    into the record, the key of the field route) and ``chars`` to offer the whole value on demand.
+    """
+
+    field: str
+    chars: int
+
+    def __new__(cls, shown: str, field: str, chars: int) -> FieldText:
+        text = super().__new__(cls, shown)
+        text.field = field
+        text.chars = chars
+        return text
+
+
 @dataclass(frozen=True, slots=True)
 class PartView:
     """One MsgPart: text, or a medium with its location and the text a provider gets instead."""

@@ -1,0 +1,164 @@
+"""Every path of the dashboard, built in one place; ids from a trace travel in a path through one encoding.
+
+A stored id can be any string: ``a/b?c=d#e``, ``..``, ``%2F``, spaces, RTL marks, a URL. Percent-encoding
+cannot carry all of them: the server decodes ``%2F`` to ``/`` before routing (the ASGI ``path`` is
+decoded) and browsers resolve ``.`` and ``..`` segments, ``%2e%2e`` included. So a path segment is the
+id's UTF-8 bytes with ``~XX`` escapes: ASCII letters, digits, ``-``, ``_`` and ``.`` stay as they are (a
+plain id such as ``demo-email`` reads as itself), every other byte, ``~`` itself and a leading ``.``
+are escaped. The result holds only characters that no server or browser rewrites, and
+:func:`from_segment` gives the id back exactly.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+from urllib.parse import urlencode
+
+from litestar.exceptions import NotFoundException
+from litestar.params import PathParameter
+
+_KEPT = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
+_ESCAPE = re.compile(r"~(?:([0-9A-Fa-f]{2})|)")
+
+SEGMENT_RULE = (
+    "Ids in a path are UTF-8 with `~XX` escapes: letters, digits, `-`, `_` and `.` as they are, "
+    "any other byte, `~` and a leading `.` as `~` and two hex digits (`a/b` is `a~2Fb`)."
+)
+"""The encoding in a sentence, for the API schema's parameter descriptions."""
+
+PathId = Annotated[str, PathParameter(description=SEGMENT_RULE)]
+"""A path parameter that carries an id: handlers read it through :func:`from_segment`."""
+
+
+def segment(value: str) -> str:
+    """``value`` as one path segment that every server and browser passes through unchanged."""
+    raw = value.encode("utf-8", "surrogatepass")
+    out = [chr(b) if b in _KEPT and not (i == 0 and b == 0x2E) else f"~{b:02X}" for i, b in enumerate(raw)]
+    return "".join(out)
+
+
+def from_segment(text: str) -> str:
+    """The id a path segment names (404 when it is not an encoding of one).
+
+    Characters outside the escape are taken as they are, so a link written with percent-encoding
+    before this encoding existed still opens when its id has no ``/``.
+    """
+    out = bytearray()
+    pos = 0
+    for match in _ESCAPE.finditer(text):
+        if match.group(1) is None:
+            raise NotFoundException("A '~' in a path must be followed by two hex digits.")
+        out += text[pos : match.start()].encode("utf-8", "surrogatepass")
+        out.append(int(match.group(1), 16))
+        pos = match.end()
+    out += text[pos:].encode("utf-8", "surrogatepass")
+    try:
+        return out.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        raise NotFoundException("The id in this path is not valid UTF-8.") from None
+
+
+def query(**params: str | None) -> str:
+    """``?k=v&...`` of the parameters that have a value ('' when none has)."""
+    kept = {k: v for k, v in params.items() if v}
+    return "?" + urlencode(kept) if kept else ""
+
+
+def _flag(on: bool) -> str | None:
+    return "1" if on else None
+
+
+# Pages of one conversation.
+
+
+def conversation(conversation_id: str) -> str:
+    """``/conversations/<id>``: the timeline."""
+    return f"/conversations/{segment(conversation_id)}"
+
+
+def payload(conversation_id: str, provider: str, *, upto: str | None = None, repair: bool = False) -> str:
+    """The payload page of ``provider`` (for the request that produced ``upto``, when given)."""
+    return f"{conversation(conversation_id)}/payload/{segment(provider)}{query(upto=upto, repair=_flag(repair))}"
+
+
+def phases(conversation_id: str, provider: str, *, upto: str | None = None, repair: bool = False) -> str:
+    """The assembly phases of a payload."""
+    base = f"{conversation(conversation_id)}/payload/{segment(provider)}/phases"
+    return base + query(upto=upto, repair=_flag(repair))
+
+
+def diff(
+    conversation_id: str,
+    left: str | None = None,
+    right: str | None = None,
+    *,
+    upto: str | None = None,
+    repair: bool = False,
+) -> str:
+    """The diff page of two providers' bodies (without a query when no side is given: a form's action)."""
+    return f"{conversation(conversation_id)}/diff{query(left=left, right=right, upto=upto, repair=_flag(repair))}"
+
+
+def replays(conversation_id: str) -> str:
+    """Every run of a conversation."""
+    return f"{conversation(conversation_id)}/replays"
+
+
+def run_start(conversation_id: str) -> str:
+    """Where a Re-run form posts."""
+    return f"{conversation(conversation_id)}/runs"
+
+
+def record_field(conversation_id: str, msg_id: str, field: str) -> str:
+    """The whole value of one field of one record (``field``: its key on the card, a JSON pointer)."""
+    return f"{conversation(conversation_id)}/records/{segment(msg_id)}/field{query(pointer=field)}"
+
+
+# Runs.
+
+
+def run(run_id: str) -> str:
+    """A run's page."""
+    return f"/runs/{segment(run_id)}"
+
+
+RUNS_COMPARE = "/runs/compare"
+
+
+# The JSON API.
+
+
+def api_conversation(conversation_id: str) -> str:
+    """A conversation's messages as JSON."""
+    return f"/api{conversation(conversation_id)}"
+
+
+def api_payload(conversation_id: str, provider: str, *, upto: str | None = None, repair: bool = False) -> str:
+    """The payload as JSON."""
+    return "/api" + payload(conversation_id, provider, upto=upto, repair=repair)
+
+
+def api_diff(conversation_id: str, left: str, right: str, *, upto: str | None = None, repair: bool = False) -> str:
+    """The diff as JSON."""
+    return "/api" + diff(conversation_id, left, right, upto=upto, repair=repair)
+
+
+def api_runs(conversation_id: str) -> str:
+    """A conversation's runs as JSON."""
+    return f"/api{conversation(conversation_id)}/runs"
+
+
+def api_record_field(conversation_id: str, msg_id: str, field: str) -> str:
+    """The whole value of one field of one record, as JSON."""
+    return "/api" + record_field(conversation_id, msg_id, field)
+
+
+def secrets(conversation_id: str) -> str:
+    """The prefix of a conversation's secret reveals: a masked value's digest follows it."""
+    return f"/api{conversation(conversation_id)}/secrets/"
+
+
+def api_run(run_id: str) -> str:
+    """A run as JSON."""
+    return f"/api{run(run_id)}"
