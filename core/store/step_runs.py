@@ -3,6 +3,8 @@
 A run is recorded with status ``running`` before the first request, each step as soon as
 its answer is compared, and the outcome at the end; a step that was sent stays recorded
 whatever happens after it. Totals (tokens, cost) are summed from the steps when read.
+The conversation's list figures (``runs``, ``last_activity``) count replies only: they are
+refigured from the ``runs`` table, and a step run is not one of its rows.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-from sqlalchemy import Connection, func, insert, select, update
+from sqlalchemy import Connection, insert, select, update
 
 from core.errors import UnknownNameError
 from core.store.errors import InvalidQueryError
@@ -204,14 +206,6 @@ def claim_step_run(conn: Connection, new: NewStepRun) -> tuple[StepRunView, bool
             max_cost=new.max_cost,
             started_at=started,
         )
-    )
-    latest = (
-        func.max(_C.last_activity, started)
-        if conn.dialect.name == "sqlite"
-        else func.greatest(_C.last_activity, started)
-    )
-    conn.execute(
-        update(CONVERSATIONS).where(_C.id == pk).values(runs=_C.runs + 1, last_activity=func.coalesce(latest, started))
     )
     return get_step_run(conn, run_id), True
 
