@@ -242,7 +242,9 @@ def test_the_cli_prints_the_issue_json_and_exits_by_outcome(
     _script(stub, "gpt-4o", [{"status": 500}])
     assert main(_cli(db)) == 3
     assert main([*_cli(db), "--max-steps", "0"]) == 1
-    capsys.readouterr()
+    assert main([*_cli(db), "--turn", "no-such-message"]) == 1
+    assert main([*_cli(db), "--turn", STEP_MSG_IDS[0]]) == 1  # an assistant record does not start a turn
+    assert "no-such-message" in capsys.readouterr().err
     damaged = ["replay", "--db", db, "--conversation", STEPS_DAMAGED, "--provider", "openai", "--model", "gpt-4o",
                "--steps", "--json"]  # fmt: skip
     assert main(damaged) == 1
