@@ -57,6 +57,8 @@ class StepPlan:
     max_steps: int
     max_cost: float | None
     refusal: str | None
+    refusal_reason: str | None = None
+    """``damaged_record`` (a record lost its type) or ``preflight`` (the body breaks a provider rule)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +89,10 @@ def plan_steps(
     found = turn_of(typed, turn if turn is not None else default_turn(typed))
     prepared = prepare(store, conversation_id, provider, model, upto=found.steps[0].message.msg_id, environ=environ)
     limit = max_steps if max_steps is not None else len(found.steps) + EXTRA_STEPS
-    return StepPlan(prepared, found, limit, max_cost, found.damage or prepared.refusal)
+    refusal = found.damage or prepared.refusal
+    # prepare() refuses a damaged history with an empty body, and a body that fails preflight with the body.
+    reason = None if refusal is None else "damaged_record" if found.damage or not prepared.body else "preflight"
+    return StepPlan(prepared, found, limit, max_cost, refusal, reason)
 
 
 def start_steps(store: Store, plan: StepPlan, *, idempotency_key: str | None = None) -> tuple[StepRunView, bool]:
@@ -106,7 +111,7 @@ def start_steps(store: Store, plan: StepPlan, *, idempotency_key: str | None = N
         )
     )
     if created and plan.refusal is not None:
-        run = store.finish_step_run(run.run_id, status="refused", reason="damaged_record", error=plan.refusal)
+        run = store.finish_step_run(run.run_id, status="refused", reason=plan.refusal_reason, error=plan.refusal)
     return run, created
 
 

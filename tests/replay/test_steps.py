@@ -254,3 +254,20 @@ def test_the_cli_prints_the_issue_json_and_exits_by_outcome(
     listed = [r for r in json.loads(capsys.readouterr().out) if r.get("kind") == "steps"]
     assert sorted(r["status"] for r in listed) == ["diverged", "failed", "matched", "refused"]
     assert all({"turn", "diverged_at", "steps", "tokens", "cost_usd"} <= set(r) for r in listed)
+
+
+def test_gemini_calls_without_ids_are_answered_step_by_step(
+    store: Store, stub: StubServer, stub_env: dict[str, str]
+) -> None:
+    """Gemini 2 sends no call ids: each step's calls are told apart all the same, and get their own results."""
+    model = MODELS["gemini"]
+    _script(stub, model, [{**step, "call_ids": []} for step in _identical()])
+    run = replay_steps(store, STEPS_CONVERSATION, "gemini", model, environ=stub_env)
+    assert run.status == "matched"
+    contents = stub.state.requests[3].body["contents"]
+    responses = [p["functionResponse"] for c in contents for p in c["parts"] if "functionResponse" in p]
+    outputs = [r["response"]["output"] for r in responses]
+    assert outputs == [RESULTS["rec-1"], RESULTS["rec-2"], RESULTS["rec-3a"], RESULTS["rec-3b"]]
+    calls = [p["functionCall"] for c in contents for p in c["parts"] if "functionCall" in p]
+    assert [c["name"] for c in calls] == ["search_flights", "book", "weather", "hotel"]
+    assert len({c.get("id") for c in calls}) == 4 and [r.get("id") for r in responses] == [c.get("id") for c in calls]
