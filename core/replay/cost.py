@@ -17,7 +17,7 @@ from decimal import Decimal
 from typing import Any
 
 from core.jsonio import dumps
-from core.replay.endpoints import SdkFamily
+from core.replay.endpoints import PROVIDER_ENV, SdkFamily
 
 PRICE_PROVIDER: dict[str, str | None] = {
     "openai": "openai",
@@ -94,6 +94,15 @@ def cost_of(provider: str, model: str, usage: StepUsage) -> Price:
     if usage.input is None and usage.output is None:
         return Price(None, "the provider reported no token usage")
     return _price(provider, model, usage.input or 0, usage.output or 0, usage.cached, usage.cache_write)
+
+
+def run_cost(provider: str, model: str, response_body: dict[str, Any] | None) -> tuple[StepUsage, Price]:
+    """A recorded reply run's usage and cost, read from its stored response (None with a note when unknown)."""
+    spec = PROVIDER_ENV.get(provider)
+    if spec is None or response_body is None:
+        return StepUsage(), Price(None, "no provider answer to price")
+    usage = usage_of(spec.family, response_body)
+    return usage, cost_of(provider, model, usage)
 
 
 def estimate_input(provider: str, model: str, body: dict[str, Any]) -> tuple[int, Price]:

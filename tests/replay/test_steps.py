@@ -4,6 +4,7 @@ a cost cap and a damaged turn, for OpenAI, Anthropic and Gemini; and the CLI's e
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -271,3 +272,26 @@ def test_gemini_calls_without_ids_are_answered_step_by_step(
     calls = [p["functionCall"] for c in contents for p in c["parts"] if "functionCall" in p]
     assert [c["name"] for c in calls] == ["search_flights", "book", "weather", "hotel"]
     assert len({c.get("id") for c in calls}) == 4 and [r.get("id") for r in responses] == [c.get("id") for c in calls]
+
+
+def test_a_reply_run_shows_its_cost_in_the_cli_and_in_runs_json(
+    tmp_path: Path,
+    stub: StubServer,
+    stub_env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for name, value in stub_env.items():
+        monkeypatch.setenv(name, value)
+    db = str(tmp_path / "cost.db")
+    with Store.open(db) as store:
+        seed_steps(store, tmp_path)
+    argv = ["replay", "--db", db, "--conversation", STEPS_CONVERSATION, "--provider", "anthropic"]
+    assert main([*argv, "--model", "claude-sonnet-4-20250514"]) == 0
+    assert main([*argv, "--model", "house-model"]) == 0
+    err = capsys.readouterr().err
+    assert re.search(r"\) cost \$0\.0\d+", err) and "cost unknown (genai-prices has no price for model" in err
+    assert main(["runs", "--db", db, "--json"]) == 0
+    runs = {r["model"]: r for r in json.loads(capsys.readouterr().out)}
+    assert runs["claude-sonnet-4-20250514"]["cost_usd"] > 0
+    assert runs["house-model"]["cost_usd"] is None and "house-model" in runs["house-model"]["cost_note"]

@@ -45,6 +45,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def run(ns: argparse.Namespace) -> int:
     """Replay and print the reply (stdout) and the run's figures (stderr)."""
+    from core.replay.cost import run_cost
     from core.replay.run import replay, reply_message
 
     if ns.timeout <= 0:
@@ -61,7 +62,9 @@ def run(ns: argparse.Namespace) -> int:
             return EXIT_FAILED_RUN
         message = reply_message(run)
         tokens = "" if run.usage.total_tokens is None else f", {run.usage.total_tokens} tokens"
-        print(f"run {run.run_id} ok ({run.provider} {run.model}, {run.latency_ms} ms{tokens})", file=sys.stderr)
+        price = run_cost(run.provider, run.model, run.response_body)[1]
+        cost = f"cost unknown ({price.note})" if price.usd is None else f"cost ${price.usd:.6f}"
+        print(f"run {run.run_id} ok ({run.provider} {run.model}, {run.latency_ms} ms{tokens}) {cost}", file=sys.stderr)
         if message is not None:
             if message.content:
                 print(message.content)

@@ -40,7 +40,7 @@ def run(ns: argparse.Namespace) -> int:
         step_runs = store.list_step_runs(ns.conversation, limit=min(500, max(1, ns.limit)))
         if ns.json:
             # Replies and step runs in one list, newest first; a step run says so with "kind": "steps".
-            items = [(r.started_at, dataclasses.asdict(r)) for r in found]
+            items = [(r.started_at, {**dataclasses.asdict(r), **_cost(r)}) for r in found]
             items += [(s.started_at, s.to_json()) for s in step_runs]
             items.sort(key=lambda item: -item[0])
             listed = [item for _, item in items[: ns.limit]]
@@ -72,3 +72,11 @@ def run(ns: argparse.Namespace) -> int:
         return 0
 
     return run_with_store(ns, body)
+
+
+def _cost(run: RunView) -> dict[str, object]:
+    """A reply run's cost from genai-prices' table, read from its stored answer (null with a note when unknown)."""
+    from core.replay.cost import run_cost
+
+    _, price = run_cost(run.provider, run.model, run.response_body)
+    return {"cost_usd": price.usd, "cost_note": price.note}
