@@ -107,7 +107,9 @@
   document.addEventListener("click", function (event) {
     var link = event.target.closest && event.target.closest("a[data-jump], a.card__permalink");
     if (!link) return;
-    var anchor = (link.getAttribute("href") || "").slice(1);
+    // A link into another page's timeline (a run's original card) navigates; one into this timeline jumps.
+    if (link.pathname !== location.pathname) return;
+    var anchor = link.hash.slice(1);
     if (!anchor) return;
     event.preventDefault();
     history.pushState(null, "", "#" + anchor);

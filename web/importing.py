@@ -54,6 +54,7 @@ def import_stream(source: StoreSource, stream: IO[bytes], filename: str | None, 
         filename=name,
         ok=True,
         line=describe(summary),
+        imported=summary.imported,
         conversations=ids[:MAX_LISTED],
         more_conversations=max(0, len(ids) - MAX_LISTED),
     )

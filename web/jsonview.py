@@ -59,6 +59,11 @@ class Rendered:
     chars: int = 0
     shown_chars: int = 0
 
+    @property
+    def lines(self) -> list[Line]:
+        """The tokens line by line, for a page that wraps each line at its own indentation."""
+        return lines(self)
+
 
 def dump_scalar(value: Any) -> str:
     """A scalar exactly as ``json.dumps(..., ensure_ascii=False)`` writes it (escaped when not UTF-8-safe)."""
@@ -187,6 +192,59 @@ def render(value: Any, marks: Mapping[str, Mark] | None = None, *, max_chars: in
         writer.close()
     chars = writer.chars if not writer.stopped else len(json.dumps(value, indent=2, ensure_ascii=False))
     return Rendered(tokens=writer.out, truncated=writer.stopped, chars=chars, shown_chars=writer.chars)
+
+
+MAX_DEPTH_CLASS = 20
+"""Lines nested deeper than this wrap at this depth's indentation (the stylesheet has a class per depth)."""
+
+
+class Line(NamedTuple):
+    """One line of the rendered JSON: its nesting depth (indentation / 2) and its tokens, marks balanced.
+
+    A marked node that spans lines is closed at each line's end and opened again on the next (its
+    element id only on its first line), so each line can be a block that wraps at its own indentation.
+    """
+
+    depth: int
+    tokens: list[Token]
+
+
+def lines(rendered: Rendered) -> list[Line]:
+    """The tokens of ``rendered`` cut into lines; joined, their text is the tokens' text (newlines included)."""
+    out: list[Line] = []
+    current: list[Token] = []
+    stack: list[Token] = []
+    depth = 0
+    for token in rendered.tokens:
+        if token.kind == "open":
+            stack.append(token)
+            current.append(token)
+        elif token.kind == "close":
+            stack.pop()
+            current.append(token)
+        elif token.kind == "p" and "\n" in token.text:
+            pieces = token.text.split("\n")
+            for i, piece in enumerate(pieces):
+                if i == 0:
+                    current.append(Token("p", piece + "\n"))
+                    continue
+                current.extend(Token("close") for _ in stack)
+                out.append(Line(depth, current))
+                depth = min((len(piece) - len(piece.lstrip(" "))) // 2, MAX_DEPTH_CLASS)
+                current = [_reopened(t) for t in stack]
+                text = piece + ("\n" if i < len(pieces) - 1 else "")
+                if text:
+                    current.append(Token("p", text))
+        else:
+            current.append(token)
+    out.append(Line(depth, current))
+    return out
+
+
+def _reopened(token: Token) -> Token:
+    """An open token again on a later line: the same mark without its element id (ids are unique)."""
+    mark = token.mark._replace(node_id=None) if token.mark is not None else None
+    return token._replace(mark=mark)
 
 
 def pretty(value: Any) -> str:

@@ -154,6 +154,14 @@ def safe_cut(text: str, at: int) -> int:
     return at
 
 
+def cover_secrets(text: str, start: int, end: int) -> tuple[int, int]:
+    """``start``..``end`` of ``text`` widened so that no secret lies partly inside it."""
+    for first, last, _ in _spans(text):
+        if first < end and start < last:
+            start, end = min(start, first), max(end, last)
+    return start, end
+
+
 def mask(text: str) -> str:
     """``text`` with every secret replaced by its masked form."""
     return "".join(s.text for s in segments(text))

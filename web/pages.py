@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from core.providers import Degradation
@@ -13,8 +13,10 @@ from web.integrity import Damage
 from web.jsonview import Rendered
 from web.listing import KIND_FILTERS, SORT_LABELS, ListQuery
 from web.payloads import Built
+from web.snippets import Snippet
 from web.timeline import Page
 from web.timeline.order import msg_anchor
+from web.timeline.seek import ROLE_FILTERS, SEEK_LABELS, SEEK_TITLES, SeekTarget
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +29,8 @@ class IndexPage:
     empty_store: bool
     kinds: dict[str, str] = field(default_factory=lambda: KIND_FILTERS)
     sorts: dict[str, str] = field(default_factory=lambda: SORT_LABELS)
+    snippets: Mapping[str, Snippet] = field(default_factory=dict)
+    """Why each listed conversation matched the search (by conversation id)."""
 
     def url_of(self, summary: ConversationSummary) -> str:
         return urls.conversation(summary.conversation_id)
@@ -34,7 +38,7 @@ class IndexPage:
 
 @dataclass(frozen=True, slots=True)
 class ConversationPage:
-    """``/conversations/{id}``: the timeline, one page of cards at a time."""
+    """``/conversations/{id}``: the timeline, one page of cards at a time (of one role's cards, when filtered)."""
 
     conversation_id: str
     title: str
@@ -43,22 +47,50 @@ class ConversationPage:
     damaged: int
     runs: int = 0
     provider: str = "openai"
+    kind: str = ""
+    """The role the timeline is filtered to ("" for every card)."""
+    at: str | None = None
+    """The card the page was opened at (a jump's target): where "next ..." searches from without JavaScript."""
+    cards: int = 0
+    """Cards in the whole timeline, unfiltered."""
+    last_anchor: str | None = None
+    notice: str = ""
+    kinds: dict[str, str] = field(default_factory=lambda: ROLE_FILTERS)
+    seeks: dict[SeekTarget, str] = field(default_factory=lambda: SEEK_LABELS)
+    seek_titles: dict[SeekTarget, str] = field(default_factory=lambda: SEEK_TITLES)
 
     @property
     def next_url(self) -> str | None:
         if self.timeline.next_offset is None:
             return None
-        return f"{self.base_url}?offset={self.timeline.next_offset}"
+        return f"{self.base_url}{urls.query(offset=str(self.timeline.next_offset), kind=self.kind)}"
 
     @property
     def previous_url(self) -> str | None:
         if self.timeline.offset == 0:
             return None
-        return f"{self.base_url}?offset={max(0, self.timeline.offset - self.page_size)}"
+        return f"{self.base_url}{urls.query(offset=str(max(0, self.timeline.offset - self.page_size)), kind=self.kind)}"
 
     @property
     def base_url(self) -> str:
         return urls.conversation(self.conversation_id)
+
+    @property
+    def start_url(self) -> str:
+        """The first page (unfiltered), at its top."""
+        return f"{self.base_url}#timeline"
+
+    @property
+    def end_url(self) -> str:
+        """The page that holds the last card, opened directly, at that card."""
+        if self.last_anchor is None:
+            return self.start_url
+        last_page = max(0, self.cards - self.page_size)  # a full page ending at the last card
+        return f"{self.base_url}{urls.query(offset=str(last_page) if last_page else None)}#{self.last_anchor}"
+
+    def seek_url(self, target: str) -> str:
+        """The next card of a kind (damaged, error, divergence) past the card the page was opened at."""
+        return urls.seek(self.conversation_id, target, after=self.at)
 
     def payload_url(self, upto: str | None = None, provider: str | None = None) -> str:
         """The payload page of ``provider`` or the default one (for the request that produced ``upto``)."""
@@ -221,6 +253,8 @@ class ImportResult:
     line: str
     conversations: Sequence[str] = ()
     more_conversations: int = 0
+    imported: int = 0
+    """Messages stored now: 0 for a file whose messages were all stored already (a no-op re-import)."""
 
     def url_of(self, conversation_id: str) -> str:
         return urls.conversation(conversation_id)
@@ -236,6 +270,16 @@ class ImportPage:
     @property
     def failed(self) -> int:
         return sum(not r.ok for r in self.results)
+
+    @property
+    def imported(self) -> int:
+        """Files that stored at least one message."""
+        return sum(r.ok and r.imported > 0 for r in self.results)
+
+    @property
+    def unchanged(self) -> int:
+        """Files read without error whose every message was stored already."""
+        return sum(r.ok and r.imported == 0 for r in self.results)
 
 
 @dataclass(frozen=True, slots=True)

@@ -77,6 +77,11 @@ def conversation(conversation_id: str) -> str:
     return f"/conversations/{segment(conversation_id)}"
 
 
+def seek(conversation_id: str, what: str, *, after: str | None = None) -> str:
+    """The next damaged record, error or divergence past the card ``after``: a redirect to its page."""
+    return f"{conversation(conversation_id)}/seek{query(what=what, after=after)}"
+
+
 def payload(conversation_id: str, provider: str, *, upto: str | None = None, repair: bool = False) -> str:
     """The payload page of ``provider`` (for the request that produced ``upto``, when given)."""
     return f"{conversation(conversation_id)}/payload/{segment(provider)}{query(upto=upto, repair=_flag(repair))}"

@@ -8,6 +8,7 @@ from core.providers.base import (
     ToolSpec,
 )
 from core.providers.chat_llm import PHASES, ChatLLM, RequestResult, expand_trace_for_msg
+from core.providers.profiles import ModelProfile, ProfileChoice, profile_for
 from core.providers.registry import dialect_names, dialects, get_dialect
 
 __all__ = [
@@ -15,6 +16,8 @@ __all__ = [
     "ChatLLM",
     "Degradation",
     "Dialect",
+    "ModelProfile",
+    "ProfileChoice",
     "RequestContext",
     "RequestOptions",
     "RequestResult",
@@ -23,4 +26,5 @@ __all__ = [
     "dialects",
     "expand_trace_for_msg",
     "get_dialect",
+    "profile_for",
 ]

@@ -6,11 +6,14 @@ import hashlib
 import re
 import string
 from collections.abc import Sequence
+from typing import assert_never
 
 from core.llm.messages import (
     LLMAssistantMessage,
+    LLMFunctionMessage,
     LLMMediaPart,
     LLMMessage,
+    LLMRedactedThinking,
     LLMSystemMessage,
     LLMTFLMessage,
     LLMThinking,
@@ -20,7 +23,6 @@ from core.llm.messages import (
 )
 from core.providers.base import (
     EMPTY_TURN_PLACEHOLDER,
-    FIRST_USER_PLACEHOLDER,
     JSON,
     Dialect,
     RequestContext,
@@ -28,13 +30,16 @@ from core.providers.base import (
     ToolSpec,
     arguments_object,
     assistant_text,
-    console_text,
     map_parts,
+    tool_spec,
 )
+from core.providers.profiles import ModelProfile
+from core.providers.turns import Turns
 
 # max_tokens is Required on every request [SDK: MessageCreateParamsBase].
 DEFAULT_MAX_TOKENS = 4096
 THINKING_BUDGET_TOKENS = 2048  # must stay below max_tokens [docs]
+THINKING_DISABLED = {"type": "disabled"}  # [SDK: ThinkingConfigDisabledParam]
 # Exactly these four image types; image/jpg, SVG, BMP are rejected [SDK: Base64ImageSourceParam.media_type].
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 # document sources: base64 PDF, plain text, or a PDF by URL [SDK: DocumentBlockParam].
@@ -45,14 +50,15 @@ NO_BLOCK_KINDS = frozenset({"audio", "video"})
 TOOL_ID_CHARS = string.ascii_letters + string.digits + "_-"
 TOOL_ID_INVALID = re.compile(r"[^A-Za-z0-9_-]")
 TOOL_ID_DIGEST_BYTES = 4  # 8 hex digits after a rewritten id
-# System text after the first turn: the seed sends it as a user text block (role "system" inside messages only
-# exists on the newest models, providers.md section 3); this prefix keeps it recognisable.
-MID_SYSTEM_PREFIX = "[system] "
 UNSIGNED_REASONING_DROPPED = "unsigned reasoning_content cannot be replayed to Anthropic; dropped"
-# Build the turn a trace is made of (one call, no signed reasoning, no scripts) in the reformat loop rather
-# than through _assistant. Off, every assistant turn goes through _assistant: the tests switch it off to
-# check that both ways give the same body, warnings and provenance.
-INLINE_COMMON_TURN = True
+THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
+# With thinking on, the last assistant turn holding tool_use must start with a thinking block: 400 "Expected
+# `thinking` or `redacted_thinking`, but found `tool_use`" (BerriAI/litellm#15601). LiteLLM switches thinking
+# off for a history that cannot satisfy it; so does this dialect, rather than send the request into the 400.
+THINKING_OFF_REASON = (
+    "thinking switched off for this request: the last assistant turn with tool_use does not start with a "
+    "signed thinking block, which Anthropic requires while thinking is on"
+)
 
 
 def tool_id(call_id: str | None) -> str:
@@ -73,24 +79,34 @@ def tool_id(call_id: str | None) -> str:
     return f"{TOOL_ID_INVALID.sub('_', text)}_{digest}"
 
 
-class _Turns:
-    """The messages list being built: adjacent same-role turns merge (roles must alternate)."""
+class _Turns(Turns):
+    """Anthropic's messages list. A record's leading thinking blocks go to the front of an assistant turn that
+    has none yet: thinking always leads its turn, and within the turn the blocks keep their order
+    ([thinking1, tool_use1, thinking2, tool_use2] for two records of one step)."""
 
-    __slots__ = ("ctx", "turns")
+    KEY = "content"
+    MODEL_ROLE = "assistant"
+    TEXT_ITEM = "a user text block"
 
     def __init__(self, ctx: RequestContext) -> None:
-        self.ctx = ctx
-        self.turns: list[JSON] = []
+        super().__init__(ctx)
+        self.last_has_thinking = False
 
-    def push(self, role: str, blocks: list[JSON], msg_id: str | None) -> None:
-        turns = self.turns
-        if turns and turns[-1]["role"] == role:
-            tag = self.ctx.tag
-            merged = turns[-1]["content"]
-            for block in blocks:
-                merged.append(tag(block, msg_id))
-        else:
-            turns.append(self.ctx.tag({"role": role, "content": blocks}, msg_id))
+    def text(self, text: str) -> JSON:
+        return _text(text)
+
+    def push(self, role: str, items: list[JSON], msg_id: str | None) -> None:
+        leads = _leading_thinking(items) if role == "assistant" else 0
+        if self.merges(role) and leads and not self.last_has_thinking:
+            merged: list[JSON] = self.turns[-1]["content"]
+            for item in items[:leads]:
+                self.ctx.tag(item, msg_id)
+            merged[:0] = items[:leads]
+            items = items[leads:]
+        elif not self.merges(role):
+            self.last_has_thinking = False
+        self.last_has_thinking = self.last_has_thinking or leads > 0
+        super().push(role, items, msg_id)
 
 
 class AnthropicDialect(Dialect):
@@ -100,175 +116,100 @@ class AnthropicDialect(Dialect):
     default_model = "claude-sonnet-4-6"
     description = "Anthropic Messages"
 
-    def configure_api_params(self, options: RequestOptions) -> JSON:
+    def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         max_tokens = options.max_tokens or DEFAULT_MAX_TOKENS
         params: JSON = {"model": options.model or self.default_model, "max_tokens": max_tokens}
-        if options.thinking is True:
-            params["thinking"] = {"type": "enabled", "budget_tokens": min(THINKING_BUDGET_TOKENS, max_tokens - 1)}
+        if options.thinking is None:
+            return params
+        profile = self.profile(options)
+        mode = profile.thinking
+        if mode == "none":
+            ctx.warn(None, "thinking", f"{profile.name} models have no extended thinking; no thinking parameter sent")
         elif options.thinking is False:
-            params["thinking"] = {"type": "disabled"}
+            params["thinking"] = THINKING_DISABLED
+        elif mode == "adaptive":
+            params["thinking"] = {"type": "adaptive"}
+        elif mode == "budget":
+            params["thinking"] = {"type": "enabled", "budget_tokens": min(THINKING_BUDGET_TOKENS, max_tokens - 1)}
+        else:
+            assert_never(mode)
         return params
 
     def format_tools(self, tools: Sequence[ToolSpec]) -> list[JSON]:
-        out: list[JSON] = []
-        for tool in tools:
-            spec: JSON = {"name": tool.name}
-            if tool.description:
-                spec["description"] = tool.description
-            spec["input_schema"] = dict(tool.parameters)
-            out.append(spec)
-        return out
+        return [tool_spec(tool, "input_schema") for tool in tools]
 
     def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
-        system: list[JSON] = []
+        profile = self.profile(ctx.options)
         turns = _Turns(ctx)
         results: dict[str, JSON] = {}  # call id -> tool_result block of the current tool block
-        out = turns.turns
-        tag = ctx.tag
-        tagged, tagged_id = ctx.tag_sinks()
-        warned = ctx.warnings.append
-        inline = INLINE_COMMON_TURN
-        # The last tool_use's call id and its checked form: a result names the call just made (to_list put it
-        # there), so an id is usually checked once, not twice.
-        last_call: str | None = None
-        last_tool_id = tool_id(last_call)
-        # The role of the last turn (out[-1]["role"]), kept here: the hot branches read it once per record.
-        last_role: str | None = None
         for msg in messages:
-            # Exact types, hot cases first; the two kinds a trace is made of are built and merged inline: tags
-            # and warnings appended as tag() and warn() would, one literal per node (a call each costs about
-            # as much as the node; two nodes per record).
-            if type(msg) is LLMToolMessage:
-                call_id = msg.tool_call_id
-                use_id = last_tool_id if call_id == last_call else tool_id(call_id)
-                content = msg.content
-                if inline and content and not msg.is_error:
-                    block: JSON = {"type": "tool_result", "tool_use_id": use_id, "content": content}
-                else:
-                    block = _tool_result(msg, use_id)
-                results[call_id or ""] = block
-                if last_role == "user":
-                    out[-1]["content"].append(tag(block, msg.msg_id))
-                elif inline:
-                    turn: JSON = {"role": "user", "content": [block]}
-                    out.append(turn)
-                    tagged(turn)
-                    tagged_id(msg.msg_id)
-                    last_role = "user"
-                else:
-                    out.append(tag({"role": "user", "content": [block]}, msg.msg_id))
-                    last_role = "user"
-                continue
-            if type(msg) is LLMAssistantMessage:
-                if results:
-                    results.clear()  # the map is this loop's alone: emptied in place, not made again per turn
-                calls = msg.tool_calls
-                reasoning = msg.reasoning_content
-                msg_id = msg.msg_id
-                if len(calls) == 1 and inline and not msg.tfl_scripts and type(reasoning) is not tuple:
-                    # The turn a trace is made of: text, unsigned reasoning (dropped, as _assistant does), one call.
-                    if reasoning:
-                        warned((msg_id, "reasoning", UNSIGNED_REASONING_DROPPED))
-                    call = calls[0]
-                    last_call = call.id
-                    # tool_id inline for an id that needs no rewriting (the usual one)
-                    last_tool_id = (
-                        last_call if last_call and not last_call.lstrip(TOOL_ID_CHARS) else tool_id(last_call)
-                    )
-                    use: JSON = {
-                        "type": "tool_use",
-                        "id": last_tool_id,
-                        "name": call.name,
-                        "input": arguments_object(call, msg_id, ctx),
-                    }
-                    text = msg.content
-                    blocks = [{"type": "text", "text": text}, use] if text else [use]
-                    if last_role != "assistant":
-                        turn = {"role": "assistant", "content": blocks}
-                        out.append(turn)
-                        tagged(turn)
-                        tagged_id(msg_id)
-                        last_role = "assistant"
-                        continue
-                else:
-                    blocks = self._assistant(msg, ctx)
-                    if calls:
-                        last_call = calls[-1].id
-                        last_tool_id = blocks[-1]["id"]
-                if last_role == "assistant":
-                    turns.push("assistant", blocks, msg_id)
-                else:
-                    out.append(tag({"role": "assistant", "content": blocks}, msg_id))
-                    last_role = "assistant"
-                continue
-            # The rarer kinds go through push(); the last role is read back after them.
-            if type(msg) is LLMUserMessage:
+            if isinstance(msg, LLMToolMessage):
+                block = _tool_result(msg, tool_id(msg.tool_call_id))
+                results[msg.tool_call_id or ""] = block
+                turns.push("user", [block], msg.msg_id)
+            elif isinstance(msg, LLMAssistantMessage):
+                results = {}
+                turns.push("assistant", self._assistant(msg, profile, ctx), msg.msg_id)
+            elif isinstance(msg, LLMUserMessage):
                 target = results.get(msg.attachment_of or "")
                 if target is not None:
                     self._fold(target, msg, ctx)
                 else:
-                    blocks = self._blocks(msg.content, msg.msg_id, ctx)
-                    turns.push("user", blocks or [_text(EMPTY_TURN_PLACEHOLDER)], msg.msg_id)
-                    if not blocks:
-                        ctx.warn(msg.msg_id, "user", "empty user turn; placeholder text sent")
-            elif type(msg) is LLMSystemMessage:
-                if not turns.turns:
-                    if msg.content:
-                        system.append(ctx.tag(_text(msg.content), msg.msg_id))
-                else:
-                    ctx.warn(msg.msg_id, "system", "system message after the first turn; sent as a user text block")
-                    turns.push("user", [_text(MID_SYSTEM_PREFIX + msg.content)], msg.msg_id)
-            elif type(msg) is LLMTFLMessage:
-                turns.push("user", [_text(console_text(msg))], msg.msg_id)
+                    turns.push_user(msg, self._blocks(msg.content, msg.msg_id, ctx))
+            elif isinstance(msg, LLMSystemMessage):
+                turns.push_system(msg)
+            elif isinstance(msg, LLMTFLMessage):
+                turns.push_console(msg)
+            elif isinstance(msg, LLMFunctionMessage):
+                raise AssertionError("to_list turns legacy function results into tool results")
             else:
-                # to_list turns legacy results into tool results; one reaching here is a bug upstream.
-                raise AssertionError(f"{type(msg).__name__} cannot reach a dialect")
-            last_role = out[-1]["role"] if out else None
-        if out and out[0]["role"] != "user":
-            ctx.warn(
-                _first_msg_id(out[0], ctx),
-                "history",
-                "history starts with an assistant turn; a placeholder user turn was inserted",
-            )
-            out.insert(0, {"role": "user", "content": [_text(FIRST_USER_PLACEHOLDER)]})
-        if ctx.options.thinking is False and out and out[-1]["role"] == "assistant":
-            self._strip_final_thinking(out[-1], ctx)
+                assert_never(msg)
+        out = turns.finish()
         fragments: JSON = {}
-        if system:
-            fragments["system"] = system
+        thinking_on = ctx.options.thinking is True and profile.thinking != "none"
+        if thinking_on and not _tool_turn_leads_with_thinking(out):
+            ctx.warn(None, "thinking", THINKING_OFF_REASON)
+            fragments["thinking"] = THINKING_DISABLED
+            thinking_on = False
+        if out and out[-1]["role"] == "assistant":
+            if not thinking_on:
+                _strip_final_thinking(out[-1], ctx)
+            _trim_final_text(out[-1], ctx)
+        if turns.system:
+            fragments["system"] = turns.system
         fragments["messages"] = out
         return fragments
 
     @staticmethod
-    def _assistant(msg: LLMAssistantMessage, ctx: RequestContext) -> list[JSON]:
+    def _assistant(msg: LLMAssistantMessage, profile: ModelProfile, ctx: RequestContext) -> list[JSON]:
+        """A record's blocks: signed thinking first and verbatim (litellm#15601), text, then its tool_use blocks."""
         msg_id = msg.msg_id
         reasoning = msg.reasoning_content
-        text = msg.content if not msg.tfl_scripts else assistant_text(msg)
-        blocks: list[JSON]
+        blocks: list[JSON] = []
         if isinstance(reasoning, tuple):
-            blocks = []
-            # Replayed verbatim and first (BerriAI/litellm#15601): empty thinking text with a signature is kept.
             for item in reasoning:
-                if type(item) is LLMThinking:
+                if isinstance(item, LLMThinking):
+                    # Empty thinking text with a signature (display omitted) is kept.
                     if item.signature:
                         blocks.append({"type": "thinking", "thinking": item.thinking, "signature": item.signature})
                     else:
                         ctx.warn(msg_id, "reasoning", "thinking block without a signature; dropped")
-                else:
-                    assert not isinstance(item, LLMThinking)
+                elif isinstance(item, LLMRedactedThinking):
                     blocks.append({"type": "redacted_thinking", "data": item.data})
-            if text:
-                blocks.append({"type": "text", "text": text})
-        else:
-            if reasoning:
-                ctx.warn(msg_id, "reasoning", UNSIGNED_REASONING_DROPPED)
-            blocks = [{"type": "text", "text": text}] if text else []
+                else:
+                    assert_never(item)
+        elif reasoning:
+            ctx.warn(msg_id, "reasoning", UNSIGNED_REASONING_DROPPED)
+        text = assistant_text(msg)
+        if text:
+            blocks.append(_text(text))
+        names = profile.tool_names
         for call in msg.tool_calls:
             blocks.append(
                 {
                     "type": "tool_use",
                     "id": tool_id(call.id),
-                    "name": call.name,
+                    "name": ctx.tool_name(call.name, names, msg_id),
                     "input": arguments_object(call, msg_id, ctx),
                 }
             )
@@ -324,17 +265,55 @@ class AnthropicDialect(Dialect):
             document["title"] = part.filename
         return document
 
-    @staticmethod
-    def _strip_final_thinking(turn: JSON, ctx: RequestContext) -> None:
-        """Thinking off: "an assistant message in the final position cannot contain thinking" (litellm#18926)."""
-        kept = [b for b in turn["content"] if b["type"] not in ("thinking", "redacted_thinking")]
-        if len(kept) != len(turn["content"]):
-            ctx.warn(
-                _first_msg_id(turn, ctx),
-                "reasoning",
-                "thinking is disabled: thinking blocks stripped from the final assistant turn",
-            )
-            turn["content"] = kept or [_text(EMPTY_TURN_PLACEHOLDER)]
+
+def _leading_thinking(blocks: list[JSON]) -> int:
+    """How many thinking blocks a record's blocks start with."""
+    n = 0
+    while n < len(blocks) and blocks[n]["type"] in THINKING_TYPES:
+        n += 1
+    return n
+
+
+def _tool_turn_leads_with_thinking(turns: list[JSON]) -> bool:
+    """Whether the last assistant turn holding tool_use starts with a thinking block (True when none holds one)."""
+    for turn in reversed(turns):
+        if turn["role"] == "assistant" and any(block["type"] == "tool_use" for block in turn["content"]):
+            return bool(turn["content"][0]["type"] in THINKING_TYPES)
+    return True
+
+
+def _strip_final_thinking(turn: JSON, ctx: RequestContext) -> None:
+    """Thinking off: "an assistant message in the final position cannot contain thinking" (litellm#18926)."""
+    kept = [b for b in turn["content"] if b["type"] not in THINKING_TYPES]
+    if len(kept) != len(turn["content"]):
+        ctx.warn(
+            _msg_id_of(turn, ctx),
+            "reasoning",
+            "thinking is not on: thinking blocks stripped from the final assistant turn",
+        )
+        turn["content"] = kept or [_text(EMPTY_TURN_PLACEHOLDER)]
+
+
+def _trim_final_text(turn: JSON, ctx: RequestContext) -> None:
+    """A final assistant turn (a prefill) must not end in whitespace: 400 "final assistant content cannot end
+    with trailing whitespace" [docs: prefill]. Its last text block is trimmed."""
+    content: list[JSON] = turn["content"]
+    last = content[-1]
+    if last["type"] != "text" or last["text"] == last["text"].rstrip():
+        return
+    owner = ctx.tag_of(last)
+    ctx.warn(
+        owner if isinstance(owner, str) else _msg_id_of(turn, ctx),
+        "assistant",
+        "the final assistant text ended in whitespace, which Anthropic rejects; trimmed",
+    )
+    trimmed = last["text"].rstrip()
+    if trimmed:
+        last["text"] = trimmed
+    elif len(content) > 1:
+        content.pop()
+    else:
+        last["text"] = EMPTY_TURN_PLACEHOLDER
 
 
 def _text(text: str) -> JSON:
@@ -353,7 +332,7 @@ def _tool_result(msg: LLMToolMessage, tool_use_id: str) -> JSON:
     return {"type": "tool_result", "tool_use_id": tool_use_id}
 
 
-def _first_msg_id(turn: JSON, ctx: RequestContext) -> str | None:
+def _msg_id_of(turn: JSON, ctx: RequestContext) -> str | None:
     tag = ctx.tag_of(turn)
     return tag if isinstance(tag, str) else None
 

@@ -9,7 +9,7 @@ attachments root) and records everything it could not map as a :class:`Degradati
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
@@ -27,6 +27,7 @@ from core.llm.messages import (
     parse_arguments,
 )
 from core.providers.media import MediaReader, ResolvedMedia, fallback_text
+from core.providers.profiles import ModelProfile, ToolNameRule, profile_for
 
 JSON = dict[str, Any]
 
@@ -40,6 +41,8 @@ EMPTY_TURN_PLACEHOLDER = "(empty)"
 FIRST_USER_PLACEHOLDER = "(earlier conversation omitted)"
 # Result text synthesised for a tool call that was never answered (interrupted run; bug 7).
 UNANSWERED_CALL_TEXT = "the tool call was not answered (the run was interrupted)"
+# Reasoning switched on asks for the default effort (pydantic-ai OPENAI_REASONING_EFFORT_MAP: True -> medium).
+REASONING_EFFORT_ON = "medium"
 # Key that carries tool-call arguments that are not a JSON object to dialects that need an object.
 RAW_ARGUMENTS_KEY = "_raw_arguments"
 
@@ -89,7 +92,7 @@ class Degradation(NamedTuple):
 class RequestContext:
     """Per-request state shared by the phases: options, warnings, provenance tags and the media reader."""
 
-    __slots__ = ("_indexed", "_tagged_ids", "_tagged_nodes", "_tags", "media", "options", "warnings")
+    __slots__ = ("_indexed", "_tagged_ids", "_tagged_nodes", "_tags", "_tool_names", "media", "options", "warnings")
 
     def __init__(self, options: RequestOptions) -> None:
         self.options = options
@@ -104,22 +107,30 @@ class RequestContext:
         self._tagged_ids: list[str | None] = []
         self._tags: dict[int, str | None] = {}
         self._indexed = 0
+        self._tool_names: dict[str, str] = {}  # tool name -> the name sent, for this request's provider
         self.media = MediaReader(options.attachments_root, options.max_attachment_bytes)
 
     def warn(self, msg_id: str | None, element: str, reason: str) -> None:
         """Record that part of ``msg_id`` was degraded, moved or dropped."""
         self.warnings.append((msg_id, element, reason))
 
+    def tool_name(self, name: str, rule: ToolNameRule, msg_id: str | None) -> str:
+        """The name to send for tool ``name``: itself when ``rule`` accepts it, else one rewrite, the same in the
+        tool definition, every call and every result of the request, noted once."""
+        sent = self._tool_names.get(name)
+        if sent is None:
+            sent = self._tool_names[name] = rule.rewrite(name)
+            if sent != name:
+                self.warn(
+                    msg_id, "tool_name", f"tool name {name!r} breaks the rule of {rule.evidence}; sent as {sent!r}"
+                )
+        return sent
+
     def tag(self, node: JSON, msg_id: str | None) -> JSON:
         """Mark a body node (a message, a block, a part) as coming from ``msg_id``; returns the node."""
         self._tagged_nodes.append(node)
         self._tagged_ids.append(msg_id)
         return node
-
-    def tag_sinks(self) -> tuple[Callable[[object], None], Callable[[str | None], None]]:
-        """The two appends :meth:`tag` makes, for a dialect's hot loop: ``nodes(node); ids(msg_id)`` tags a
-        node as ``tag(node, msg_id)`` does, without a method call per node (two per record of a trace)."""
-        return self._tagged_nodes.append, self._tagged_ids.append
 
     def tag_of(self, node: object) -> str | bool | None:
         """The msg_id a node was tagged with (the last tag wins), or False when it was not tagged."""
@@ -166,9 +177,16 @@ class Dialect:
     default_model: ClassVar[str]
     description: ClassVar[str] = ""
 
-    def configure_api_params(self, options: RequestOptions) -> JSON:
-        """Phase 2 hook: the request parameters other than messages and tools (model, limits, reasoning)."""
+    def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
+        """Phase 2 hook: the request parameters other than messages and tools (model, limits, reasoning).
+
+        What the model accepts is in its profile (:meth:`profile`); a switch it cannot honour is a warning.
+        """
         return {"model": options.model or self.default_model}
+
+    def profile(self, options: RequestOptions) -> ModelProfile:
+        """The profile of the model ``options`` name (the default model when none): what it accepts."""
+        return profile_for(self.name, options.model or self.default_model).profile
 
     def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
         """Phase 5 hook: the neutral messages as this provider's body fragments (messages, system, ...)."""
@@ -182,8 +200,19 @@ class Dialect:
         """Phase 6 hook: the final body from the parameters, the message fragments and the tools."""
         body = {**params, **fragments}
         if ctx.options.tools:
-            body["tools"] = self.format_tools(ctx.options.tools)
+            rule = self.profile(ctx.options).tool_names
+            tools = [replace(tool, name=ctx.tool_name(tool.name, rule, None)) for tool in ctx.options.tools]
+            body["tools"] = self.format_tools(tools)
         return body
+
+
+def tool_spec(tool: ToolSpec, schema_key: str) -> JSON:
+    """A tool's name, description (when it has one) and JSON Schema under the key its provider names it."""
+    spec: JSON = {"name": tool.name}
+    if tool.description:
+        spec["description"] = tool.description
+    spec[schema_key] = dict(tool.parameters)
+    return spec
 
 
 MediaMapper = Callable[[LLMMediaPart, "str | None", "RequestContext"], JSON]
@@ -282,3 +311,22 @@ def check_arguments_text(call: LLMToolCall, msg_id: str | None, ctx: RequestCont
     elif not text.strip():
         return "{}"
     return text
+
+
+def reasoning_effort(thinking: bool | None, profile: ModelProfile, ctx: RequestContext) -> str | None:
+    """The reasoning effort for a thinking switch, or None when nothing is sent.
+
+    Only reasoning models take one (others answer 400 to it), and they never take sampling settings such
+    as ``temperature``, which no OpenAI body here sends (pydantic-ai ``openai_unsupported_model_settings``).
+    """
+    if thinking is None:
+        return None
+    if not profile.reasoning_model:
+        if thinking:
+            ctx.warn(None, "thinking", f"{profile.name} models take no reasoning parameters; thinking not sent")
+        return None
+    if thinking:
+        return REASONING_EFFORT_ON
+    if not profile.thinking_off:
+        ctx.warn(None, "thinking", f"{profile.name} models always reason; the lowest effort was sent")
+    return profile.effort_off

@@ -17,10 +17,11 @@ What they share (providers.md sections 1, 5, 6):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import ClassVar, assert_never
 
 from core.llm.messages import (
     LLMAssistantMessage,
+    LLMFunctionMessage,
     LLMMediaPart,
     LLMMessage,
     LLMSystemMessage,
@@ -41,8 +42,10 @@ from core.providers.base import (
     check_arguments_text,
     console_text,
     map_parts,
+    tool_spec,
 )
 from core.providers.media import ResolvedMedia
+from core.providers.profiles import ToolNameRule
 
 # Tool messages have no is_error field in this shape: the error is said in the text (providers.md section 1).
 ERROR_PREFIX = "Error: "
@@ -66,21 +69,14 @@ class ChatCompletionsDialect(Dialect):
         """The content part for a medium, or the text that replaces it (after recording a warning)."""
         raise NotImplementedError
 
-    def configure_api_params(self, options: RequestOptions) -> JSON:
+    def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         params: JSON = {"model": options.model or self.default_model}
         if options.max_tokens is not None:
             params["max_tokens"] = options.max_tokens
         return params
 
     def format_tools(self, tools: Sequence[ToolSpec]) -> list[JSON]:
-        out: list[JSON] = []
-        for tool in tools:
-            function: JSON = {"name": tool.name}
-            if tool.description:
-                function["description"] = tool.description
-            function["parameters"] = dict(tool.parameters)
-            out.append({"type": "function", "function": function})
-        return out
+        return [{"type": "function", "function": tool_spec(tool, "parameters")} for tool in tools]
 
     def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
         reasoning_required = (
@@ -88,40 +84,55 @@ class ChatCompletionsDialect(Dialect):
             and ctx.options.thinking is True
             and any(type(m) is LLMAssistantMessage and m.tool_calls for m in messages)
         )
+        names = self.profile(ctx.options).tool_names
         out: list[JSON] = []
-        append = out.append
-        # Each message becomes one tagged node: tag()'s two appends, made here without a call per node.
-        tagged, tagged_id = ctx.tag_sinks()
         # The two reasons a dropped reasoning gets, made once: a long trace drops one per assistant turn.
         dropped = (
             f"signed thinking blocks not accepted by {self.name}; dropped",
             f"reasoning_content not accepted by {self.name}; dropped",
         )
+        step: _Step | None = None  # the assistant message whose calls are open, while its step's records come
         for msg in messages:
-            # Exact types, hot cases first: one test per tool result instead of a chain of isinstance calls.
-            if type(msg) is LLMToolMessage:
+            node: JSON
+            if step is not None and not isinstance(msg, LLMAssistantMessage):
+                step.close()
+                step = None
+            if isinstance(msg, LLMToolMessage):
                 text = ERROR_PREFIX + msg.content if msg.is_error else msg.content
-                node: JSON = {"role": "tool", "tool_call_id": msg.tool_call_id, "content": text}
-            elif type(msg) is LLMAssistantMessage:
-                node = self._assistant(msg, ctx, reasoning_required, dropped)
-            elif type(msg) is LLMUserMessage:
+                node = {"role": "tool", "tool_call_id": msg.tool_call_id, "content": text}
+            elif isinstance(msg, LLMAssistantMessage):
+                node = self._assistant(msg, names, ctx, reasoning_required, dropped)
+                if step is not None:
+                    for call_node in node.get("tool_calls") or ():
+                        ctx.tag(call_node, msg.msg_id)
+                    step.add(node)
+                    continue
+                if node.get("tool_calls"):
+                    step = _Step(node)
+            elif isinstance(msg, LLMUserMessage):
                 node = {"role": "user", "content": self._user_content(msg, ctx)}
-            elif type(msg) is LLMSystemMessage:
+            elif isinstance(msg, LLMSystemMessage):
                 node = {"role": self.SYSTEM_ROLE, "content": msg.content}
-            elif type(msg) is LLMTFLMessage:
+            elif isinstance(msg, LLMTFLMessage):
                 node = {"role": "user", "content": console_text(msg)}
+            elif isinstance(msg, LLMFunctionMessage):
+                raise AssertionError("to_list turns legacy function results into tool results")
             else:
-                # to_list turns legacy results into tool results; one reaching here is a bug upstream.
-                raise AssertionError(f"{type(msg).__name__} cannot reach a dialect")
-            append(node)
-            tagged(node)
-            tagged_id(msg.msg_id)
+                assert_never(msg)
+            out.append(ctx.tag(node, msg.msg_id))
+        if step is not None:
+            step.close()
         return {"messages": out}
 
     def _assistant(
-        self, msg: LLMAssistantMessage, ctx: RequestContext, reasoning_required: bool, dropped: tuple[str, str]
+        self,
+        msg: LLMAssistantMessage,
+        names: ToolNameRule,
+        ctx: RequestContext,
+        reasoning_required: bool,
+        dropped: tuple[str, str],
     ) -> JSON:
-        text = msg.content if not msg.tfl_scripts else assistant_text(msg)
+        text = assistant_text(msg)
         out: JSON = {"role": "assistant"}
         calls = msg.tool_calls
         if calls:
@@ -129,7 +140,8 @@ class ChatCompletionsDialect(Dialect):
             msg_id = msg.msg_id
             tool_calls: list[JSON] = []  # a loop, not a comprehension: no extra frame per turn on Python 3.11
             for call in calls:
-                function = {"name": call.name, "arguments": check_arguments_text(call, msg_id, ctx)}
+                name = ctx.tool_name(call.name, names, msg_id)
+                function = {"name": name, "arguments": check_arguments_text(call, msg_id, ctx)}
                 tool_calls.append({"id": call.id, "type": "function", "function": function})
             out["tool_calls"] = tool_calls
         elif text:
@@ -197,3 +209,36 @@ def data_url_part(kind_key: str, url: str) -> JSON:
 def audio_format(media_type: str | None) -> str | None:
     """The ``input_audio.format`` for a media type (``wav``/``mp3``), or None."""
     return {"audio/wav": "wav", "audio/mpeg": "mp3"}.get(media_type or "")
+
+
+class _Step:
+    """An assistant message with tool calls and the later records of its step, sent as one message.
+
+    A streamed agent writes one record per call before the results; OpenAI requires "An assistant message
+    with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'", so the records
+    become one message: the texts in order, then every call. Texts are joined once, when the step ends.
+    """
+
+    __slots__ = ("node", "reasoning", "texts")
+
+    def __init__(self, node: JSON) -> None:
+        self.node = node
+        self.texts: list[str] = []
+        self.reasoning: list[str] = []
+
+    def add(self, later: JSON) -> None:
+        """Merge a later record of the step (a message with tool calls)."""
+        self.node["tool_calls"].extend(later["tool_calls"])
+        if later.get("content"):
+            self.texts.append(later["content"])
+        if later.get("reasoning_content"):
+            self.reasoning.append(later["reasoning_content"])
+
+    def close(self) -> None:
+        """Join the texts and reasoning of the merged records into the message."""
+        node = self.node
+        if self.texts:
+            node["content"] = "\n\n".join([node["content"], *self.texts] if node.get("content") else self.texts)
+        if self.reasoning:
+            first = node.get("reasoning_content")
+            node["reasoning_content"] = "\n\n".join([first, *self.reasoning] if first else self.reasoning)

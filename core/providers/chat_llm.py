@@ -32,6 +32,7 @@ from core.messages.user import UserMessage
 from core.providers.base import JSON, Degradation, Dialect, RequestContext, RequestOptions
 from core.providers.jsonable import llm_message_json, provenance_map
 from core.providers.pairing import to_list
+from core.providers.profiles import ModelProfile, profile_for
 from core.providers.registry import get_dialect
 
 Formatted = LLMMessage | list[LLMMessage]
@@ -103,11 +104,20 @@ def expand_trace_for_msg(msg: Message) -> tuple[list[Message], list[Message]]:
 class RequestResult:
     """A built request: the body, each phase's output, the warnings, and where each message went."""
 
-    __slots__ = ("_ctx", "_phase_data", "_warnings", "body", "dialect", "model")
+    __slots__ = ("_ctx", "_phase_data", "_warnings", "body", "dialect", "model", "profile")
 
-    def __init__(self, dialect: str, model: str, body: JSON, ctx: RequestContext, phase_data: dict[str, Any]):
+    def __init__(
+        self,
+        dialect: str,
+        model: str,
+        body: JSON,
+        ctx: RequestContext,
+        phase_data: dict[str, Any],
+        profile: ModelProfile,
+    ):
         self.dialect = dialect
         self.model = model
+        self.profile = profile  # what the model accepts, chosen by name (core.providers.profiles)
         self.body = body
         self._warnings: list[Degradation] | None = None
         self._ctx = ctx
@@ -183,9 +193,9 @@ class ChatLLM:
         return Expanded(out, segments)
 
     # -- phase 2 ---------------------------------------------------------------------------------------------
-    def _configure_api_params(self) -> JSON:
+    def _configure_api_params(self, ctx: RequestContext) -> JSON:
         """Provider hook: the request parameters other than messages and tools."""
-        return self.dialect.configure_api_params(self.options)
+        return self.dialect.configure_api_params(self.options, ctx)
 
     # -- phase 3 ---------------------------------------------------------------------------------------------
     @staticmethod
@@ -237,7 +247,10 @@ class ChatLLM:
         if upto is not None:
             expanded = expanded.cut(_index_of(expanded.messages, upto))
         ctx = RequestContext(self.options)
-        params = self._configure_api_params()
+        choice = profile_for(self.dialect.name, self.options.model or self.dialect.default_model)
+        if choice.warning:
+            ctx.warn(None, "model", choice.warning)
+        params = self._configure_api_params(ctx)
         formatted = self.format_to_request_msgs(expanded.messages)
         flat = self.to_list(formatted, ctx)
         fragments = self.reformat_request_msg_to_api(flat, ctx)
@@ -249,8 +262,7 @@ class ChatLLM:
             "to_list": flat,
             "reformat_request_msg_to_api": fragments,
         }
-        model = self.options.model or self.dialect.default_model
-        return RequestResult(self.dialect.name, model, body, ctx, phase_data)
+        return RequestResult(self.dialect.name, choice.model, body, ctx, phase_data, choice.profile)
 
 
 def _index_of(msgs: list[Message], msg_id: str) -> int:

@@ -25,8 +25,8 @@ class DoubaoDialect(ChatCompletionsDialect):
     default_model = "doubao-seed-1-6"
     description = "Doubao on Volcengine Ark chat completions"
 
-    def configure_api_params(self, options: RequestOptions) -> JSON:
-        params = super().configure_api_params(options)
+    def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
+        params = super().configure_api_params(options, ctx)
         if options.thinking is not None:
             params["thinking"] = {"type": "enabled" if options.thinking else "disabled"}
         return params

@@ -6,9 +6,11 @@ The model is part of the URL (``/models/<model>:generateContent``), not of the b
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import assert_never
 
 from core.llm.messages import (
     LLMAssistantMessage,
+    LLMFunctionMessage,
     LLMMediaPart,
     LLMMessage,
     LLMSystemMessage,
@@ -20,7 +22,6 @@ from core.llm.messages import (
 )
 from core.providers.base import (
     EMPTY_TURN_PLACEHOLDER,
-    FIRST_USER_PLACEHOLDER,
     JSON,
     Dialect,
     RequestContext,
@@ -28,9 +29,12 @@ from core.providers.base import (
     ToolSpec,
     arguments_object,
     assistant_text,
-    console_text,
+    attachments_header,
     map_parts,
+    tool_spec,
 )
+from core.providers.profiles import ModelProfile
+from core.providers.turns import Turns
 
 # Accepted MIME types per kind [docs; list partly unverified]; anything else degrades to text.
 MIME_TYPES: dict[str, frozenset[str]] = {
@@ -59,35 +63,36 @@ DUMMY_THOUGHT_SIGNATURE = "skip_thought_signature_validator"
 THOUGHT_SIGNATURE_KEY = "thought_signature"
 # functionResponse.response keys: "output" for a result, "error" for a failure [SDK docstring].
 OUTPUT_KEY, ERROR_KEY = "output", "error"
-MID_SYSTEM_PREFIX = "[system] "
-# Build the turn a trace is made of (one unsigned call, no scripts) in the reformat loop rather than through
-# _model_parts. Off, every model turn goes through _model_parts: the tests switch it off to check that both
-# ways give the same body, warnings and provenance.
-INLINE_COMMON_TURN = True
+# 2.5 Pro's smallest thinkingBudget; it cannot be 0 there [docs: thinking budgets].
+MIN_THINKING_BUDGET = 128
+# Gemini 3's lowest level that every model of the family takes, spelled as the SDK sends it [SDK: ThinkingLevel].
+LOWEST_THINKING_LEVEL = "LOW"
 REASONING_DROPPED = "Gemini takes no reasoning text back (thought summaries are not replayed); dropped"
 
 
-class _Contents:
-    """The contents list being built. Same-role contents merge, except a functionResponse content, which
-    stays on its own directly after its functionCall content (langchain-ai/langchain#27799)."""
+class _Contents(Turns):
+    """Gemini's contents list. A functionResponse content does not merge with other user content: it stays on
+    its own directly after its functionCall content (langchain-ai/langchain#27799)."""
 
-    __slots__ = ("contents", "ctx", "last_is_response")
+    KEY = "parts"
+    MODEL_ROLE = "model"
+    TEXT_ITEM = "user text"
 
     def __init__(self, ctx: RequestContext) -> None:
-        self.ctx = ctx
-        self.contents: list[JSON] = []
+        super().__init__(ctx)
         self.last_is_response = False
+        self.response = False  # whether the items being pushed are functionResponses
 
-    def push(self, role: str, parts: list[JSON], msg_id: str | None, response: bool = False) -> None:
-        contents = self.contents
-        if contents and response is self.last_is_response and contents[-1]["role"] == role:
-            tag = self.ctx.tag
-            merged = contents[-1]["parts"]
-            for part in parts:
-                merged.append(tag(part, msg_id))
-        else:
-            contents.append(self.ctx.tag({"role": role, "parts": parts}, msg_id))
-            self.last_is_response = response
+    def text(self, text: str) -> JSON:
+        return _text(text)
+
+    def merges(self, role: str) -> bool:
+        return self.response is self.last_is_response and super().merges(role)
+
+    def push(self, role: str, items: list[JSON], msg_id: str | None, response: bool = False) -> None:
+        self.response = response
+        super().push(role, items, msg_id)
+        self.last_is_response = response
 
 
 class GeminiDialect(Dialect):
@@ -97,150 +102,114 @@ class GeminiDialect(Dialect):
     default_model = "gemini-2.5-flash"
     description = "Google Gemini generateContent (REST JSON)"
 
-    def configure_api_params(self, options: RequestOptions) -> JSON:
+    def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         config: JSON = {}
         if options.max_tokens is not None:
             config["maxOutputTokens"] = options.max_tokens
-        if options.thinking is True:
-            config["thinkingConfig"] = {"includeThoughts": True}
-        elif options.thinking is False:
-            config["thinkingConfig"] = {"thinkingBudget": 0}
+        if options.thinking is not None:
+            thinking = self._thinking_config(options.thinking, self.profile(options), ctx)
+            if thinking is not None:
+                config["thinkingConfig"] = thinking
         return {"generationConfig": config} if config else {}
 
+    @staticmethod
+    def _thinking_config(on: bool, profile: ModelProfile, ctx: RequestContext) -> JSON | None:
+        """``thinkingConfig`` in the shape the model takes: a budget (2.5), a level (3), or none at all."""
+        shape = profile.gemini_thinking
+        if shape == "none":
+            if on:
+                ctx.warn(None, "thinking", f"{profile.name} models do not think; no thinkingConfig sent")
+            return None
+        if on:
+            return {"includeThoughts": True}
+        if profile.thinking_off:
+            return {"thinkingBudget": 0}
+        if shape == "budget":
+            ctx.warn(None, "thinking", f"{profile.name} cannot switch thinking off; the smallest budget was sent")
+            return {"thinkingBudget": MIN_THINKING_BUDGET}
+        if shape == "level":
+            ctx.warn(None, "thinking", f"{profile.name} cannot switch thinking off; the lowest thinkingLevel was sent")
+            return {"thinkingLevel": LOWEST_THINKING_LEVEL}
+        assert_never(shape)
+
     def format_tools(self, tools: Sequence[ToolSpec]) -> list[JSON]:
-        declarations: list[JSON] = []
-        for tool in tools:
-            spec: JSON = {"name": tool.name}
-            if tool.description:
-                spec["description"] = tool.description
-            spec["parametersJsonSchema"] = dict(tool.parameters)
-            declarations.append(spec)
-        return [{"functionDeclarations": declarations}]
+        return [{"functionDeclarations": [tool_spec(tool, "parametersJsonSchema") for tool in tools]}]
 
     def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
-        system: list[JSON] = []
+        profile = self.profile(ctx.options)
         out = _Contents(ctx)
-        contents = out.contents
-        push = out.push
-        tag = ctx.tag
-        tagged, tagged_id = ctx.tag_sinks()
-        warned = ctx.warnings.append
-        inline = INLINE_COMMON_TURN
+        # call id -> functionResponse of the current tool block: a map, not a search, so that a long run of user
+        # messages costs one lookup each.
+        responses: dict[str, JSON] = {}
         for msg in messages:
-            # Exact types, hot cases first; the two kinds a trace is made of are built and merged inline: tags
-            # and warnings appended as tag() and warn() would (a call each costs about as much as the node).
-            if type(msg) is LLMToolMessage:
-                call_id = msg.tool_call_id
-                content = msg.content
+            if isinstance(msg, LLMToolMessage):
                 response = {
-                    "id": call_id,
-                    "name": msg.name or "",
-                    "response": {ERROR_KEY: content} if msg.is_error else {OUTPUT_KEY: content},
+                    "id": msg.tool_call_id,
+                    # The call's name (to_list gave the result its call's name), under the same rewrite.
+                    "name": ctx.tool_name(msg.name or "", profile.tool_names, msg.msg_id),
+                    "response": {ERROR_KEY: msg.content} if msg.is_error else {OUTPUT_KEY: msg.content},
                 }
-                part = {"functionResponse": response}
-                if out.last_is_response and contents and contents[-1]["role"] == "user":
-                    contents[-1]["parts"].append(tag(part, msg.msg_id))
-                elif inline:
-                    turn: JSON = {"role": "user", "parts": [part]}
-                    contents.append(turn)
-                    tagged(turn)
-                    tagged_id(msg.msg_id)
-                    out.last_is_response = True
-                else:
-                    contents.append(tag({"role": "user", "parts": [part]}, msg.msg_id))
-                    out.last_is_response = True
-            elif type(msg) is LLMAssistantMessage:
-                calls = msg.tool_calls
-                msg_id = msg.msg_id
-                if len(calls) == 1 and inline and not calls[0].extra and not msg.tfl_scripts:
-                    # The turn a trace is made of: text, reasoning (dropped, as _model_parts does), one call that
-                    # Gemini did not sign (another provider's history), so it gets the documented dummy.
-                    if msg.reasoning_content:
-                        warned((msg_id, "reasoning", REASONING_DROPPED))
-                    call = calls[0]
-                    function_call = {"id": call.id, "name": call.name, "args": arguments_object(call, msg_id, ctx)}
-                    signed: JSON = {"functionCall": function_call, "thoughtSignature": DUMMY_THOUGHT_SIGNATURE}
-                    text = msg.content
-                    parts = [{"text": text}, signed] if text else [signed]
-                    if out.last_is_response or not contents or contents[-1]["role"] != "model":
-                        turn = {"role": "model", "parts": parts}
-                        contents.append(turn)
-                        tagged(turn)
-                        tagged_id(msg_id)
-                        out.last_is_response = False
-                        continue
-                else:
-                    parts = self._model_parts(msg, ctx)
-                if not out.last_is_response and contents and contents[-1]["role"] == "model":
-                    push("model", parts, msg_id)
-                else:
-                    contents.append(tag({"role": "model", "parts": parts}, msg_id))
-                    out.last_is_response = False
-            elif type(msg) is LLMUserMessage:
-                target = _block_response(contents, msg.attachment_of or "")
+                out.push("user", [{"functionResponse": response}], msg.msg_id, response=True)
+                responses[msg.tool_call_id or ""] = response
+            elif isinstance(msg, LLMAssistantMessage):
+                responses = {}
+                out.push("model", self._model_parts(msg, profile, ctx), msg.msg_id)
+            elif isinstance(msg, LLMUserMessage):
+                target = responses.get(msg.attachment_of or "")
                 if target is not None:
-                    self._fold(target, msg, ctx)
+                    self._fold(target, msg, out, profile, ctx)
                 else:
-                    parts = self._parts(msg.content, msg.msg_id, ctx)
-                    if not parts:
-                        ctx.warn(msg.msg_id, "user", "empty user turn; placeholder text sent")
-                    push("user", parts or [{"text": EMPTY_TURN_PLACEHOLDER}], msg.msg_id)
-            elif type(msg) is LLMSystemMessage:
-                if not out.contents:
-                    if msg.content:
-                        system.append(ctx.tag({"text": msg.content}, msg.msg_id))
-                else:
-                    ctx.warn(msg.msg_id, "system", "system message after the first turn; sent as user text")
-                    push("user", [{"text": MID_SYSTEM_PREFIX + msg.content}], msg.msg_id)
-            elif type(msg) is LLMTFLMessage:
-                push("user", [{"text": console_text(msg)}], msg.msg_id)
+                    out.push_user(msg, self._parts(msg.content, msg.msg_id, ctx))
+            elif isinstance(msg, LLMSystemMessage):
+                out.push_system(msg)
+            elif isinstance(msg, LLMTFLMessage):
+                out.push_console(msg)
+            elif isinstance(msg, LLMFunctionMessage):
+                raise AssertionError("to_list turns legacy function results into tool results")
             else:
-                # to_list turns legacy results into tool results; one reaching here is a bug upstream.
-                raise AssertionError(f"{type(msg).__name__} cannot reach a dialect")
-        if contents and contents[0]["role"] != "user":
-            first = ctx.tag_of(contents[0])
-            ctx.warn(
-                first if isinstance(first, str) else None,
-                "history",
-                "history starts with a model turn; a placeholder user turn was inserted",
-            )
-            contents.insert(0, {"role": "user", "parts": [{"text": FIRST_USER_PLACEHOLDER}]})
-        fragments: JSON = {"contents": contents}
-        if system:
-            fragments["systemInstruction"] = {"parts": system}
+                assert_never(msg)
+        fragments: JSON = {"contents": out.finish()}
+        if out.system:
+            fragments["systemInstruction"] = {"parts": out.system}
         return fragments
 
     @staticmethod
-    def _model_parts(msg: LLMAssistantMessage, ctx: RequestContext) -> list[JSON]:
+    def _model_parts(msg: LLMAssistantMessage, profile: ModelProfile, ctx: RequestContext) -> list[JSON]:
         msg_id = msg.msg_id
         if msg.reasoning_content:
             ctx.warn(msg_id, "reasoning", REASONING_DROPPED)
-        text = msg.content if not msg.tfl_scripts else assistant_text(msg)
-        parts: list[JSON] = [{"text": text}] if text else []
-        calls = msg.tool_calls
-        if len(calls) == 1 and not calls[0].extra:
-            # The usual turn: one call Gemini did not sign (another provider's history) gets the documented dummy.
-            call = calls[0]
-            function_call = {"id": call.id, "name": call.name, "args": arguments_object(call, msg_id, ctx)}
-            parts.append({"functionCall": function_call, "thoughtSignature": DUMMY_THOUGHT_SIGNATURE})
-        elif calls:
-            _call_parts(calls, parts, msg_id, ctx)
+        text = assistant_text(msg)
+        parts: list[JSON] = [_text(text)] if text else []
+        _call_parts(msg.tool_calls, parts, msg_id, profile, ctx)
         if not parts:
             ctx.warn(msg_id, "assistant", "empty model turn; placeholder text sent")
-            parts.append({"text": EMPTY_TURN_PLACEHOLDER})
+            parts.append(_text(EMPTY_TURN_PLACEHOLDER))
         return parts
 
-    def _fold(self, response: JSON, msg: LLMUserMessage, ctx: RequestContext) -> None:
-        """Attachments of a tool result: media into ``functionResponse.parts``, text onto the response text."""
-        media: list[JSON] = response.setdefault("parts", [])
+    def _fold(
+        self, response: JSON, msg: LLMUserMessage, out: _Contents, profile: ModelProfile, ctx: RequestContext
+    ) -> None:
+        """Attachments of a tool result: text onto the response text; media where the model takes it, inside
+        ``functionResponse.parts`` (Gemini 3) or in a user content after the responses (earlier models).
+
+        to_list places attachments after every result of their block, so the responses stay one content.
+        """
         key = next(iter(response["response"]))
+        media: list[JSON] = []
         for part in self._parts(msg.content, msg.msg_id, ctx):
             if "text" in part:
                 response["response"][key] += "\n" + part["text"]
             else:
                 media.append(part)
         if not media:
-            del response["parts"]
+            return
+        placement = profile.tool_result_media
+        if placement == "function_response_parts":
+            response.setdefault("parts", []).extend(media)
+        elif placement == "sibling_parts":
+            out.push("user", [_text(attachments_header(msg.attachment_of or "")), *media], msg.msg_id)
+        else:
+            assert_never(placement)
 
     def _parts(self, parts: Sequence[LLMUserPart], msg_id: str | None, ctx: RequestContext) -> list[JSON]:
         return map_parts(parts, msg_id, ctx, _text, self._media)
@@ -264,24 +233,9 @@ def _text(text: str) -> JSON:
     return {"text": text}
 
 
-def _block_response(contents: list[JSON], call_id: str) -> JSON | None:
-    """The functionResponse for ``call_id`` in the current tool block (the contents after the last model
-    content, i.e. since the last assistant message), the last one written when there are several.
-
-    Searched when attachments arrive (rare), rather than kept in a map per tool block: the map cost a dict
-    per assistant turn of every trace.
-    """
-    for content in reversed(contents):
-        if content["role"] == "model":
-            return None
-        for part in reversed(content["parts"]):
-            response = part.get("functionResponse")
-            if response is not None and (response["id"] or "") == call_id:
-                return response  # type: ignore[no-any-return]
-    return None
-
-
-def _call_parts(calls: Sequence[LLMToolCall], parts: list[JSON], msg_id: str | None, ctx: RequestContext) -> None:
+def _call_parts(
+    calls: Sequence[LLMToolCall], parts: list[JSON], msg_id: str | None, profile: ModelProfile, ctx: RequestContext
+) -> None:
     """A turn's functionCall parts, each signature returned exactly where it came from."""
     any_signed = False  # a plain loop: a generator per turn costs more than the turn's calls
     for call in calls:
@@ -289,7 +243,8 @@ def _call_parts(calls: Sequence[LLMToolCall], parts: list[JSON], msg_id: str | N
             any_signed = True
             break
     for i, call in enumerate(calls):
-        function_call = {"id": call.id, "name": call.name, "args": arguments_object(call, msg_id, ctx)}
+        name = ctx.tool_name(call.name, profile.tool_names, msg_id)
+        function_call = {"id": call.id, "name": name, "args": arguments_object(call, msg_id, ctx)}
         signature = _signature(call) if any_signed else None
         if signature:
             parts.append({"functionCall": function_call, "thoughtSignature": signature})

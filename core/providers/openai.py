@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from core.llm.messages import LLMMediaPart
-from core.providers.base import JSON, RequestContext, RequestOptions
+from core.providers.base import JSON, RequestContext, RequestOptions, reasoning_effort
 from core.providers.chat_completions import ChatCompletionsDialect
 
 # Image formats Chat Completions takes (PNG, JPEG, WEBP, non-animated GIF) [docs].
@@ -28,10 +28,13 @@ class OpenAIChatDialect(ChatCompletionsDialect):
     description = "OpenAI Chat Completions"
     SYSTEM_ROLE: ClassVar[str] = "system"
 
-    def configure_api_params(self, options: RequestOptions) -> JSON:
+    def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         params: JSON = {"model": options.model or self.default_model}
         if options.max_tokens is not None:
-            params["max_completion_tokens"] = options.max_tokens  # max_tokens is deprecated for o-series models
+            params["max_completion_tokens"] = options.max_tokens  # reasoning models reject max_tokens
+        effort = reasoning_effort(options.thinking, self.profile(options), ctx)
+        if effort is not None:
+            params["reasoning_effort"] = effort
         return params
 
     def media_part(self, part: LLMMediaPart, msg_id: str | None, ctx: RequestContext) -> JSON | str:

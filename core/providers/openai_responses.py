@@ -38,7 +38,10 @@ from core.providers.base import (
     check_arguments_text,
     console_text,
     map_parts,
+    reasoning_effort,
+    tool_spec,
 )
+from core.providers.profiles import ToolNameRule
 
 # input_image.detail is Required in the SDK type [SDK: ResponseInputImageParam]; "auto" leaves it to the API.
 IMAGE_DETAIL = "auto"
@@ -56,44 +59,40 @@ class OpenAIResponsesDialect(Dialect):
     default_model = "gpt-4.1"
     description = "OpenAI Responses API (input items)"
 
-    def configure_api_params(self, options: RequestOptions) -> JSON:
+    def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         params: JSON = {"model": options.model or self.default_model}
         if options.max_tokens is not None:
             params["max_output_tokens"] = options.max_tokens
+        effort = reasoning_effort(options.thinking, self.profile(options), ctx)
+        if effort is not None:
+            params["reasoning"] = {"effort": effort}
         return params
 
     def format_tools(self, tools: Sequence[ToolSpec]) -> list[JSON]:
-        out: list[JSON] = []
-        for tool in tools:
-            spec: JSON = {"type": "function", "name": tool.name}
-            if tool.description:
-                spec["description"] = tool.description
-            spec["parameters"] = dict(tool.parameters)
-            spec["strict"] = False  # parameters and strict are Required in the SDK type
-            out.append(spec)
-        return out
+        # Flat, and parameters and strict are Required in the SDK type [SDK: FunctionToolParam].
+        return [{"type": "function", **tool_spec(tool, "parameters"), "strict": False} for tool in tools]
 
     def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
+        names = self.profile(ctx.options).tool_names
         items: list[JSON] = []
         outputs: dict[str, JSON] = {}  # call id -> function_call_output item of the current tool block
         tag = ctx.tag
-        tagged, tagged_id = ctx.tag_sinks()
+        # The function_call items of the open step, placed when its records end: the text of every record of a
+        # step goes first, so the step's calls stay together, each answered by the outputs that follow them.
+        calls: list[JSON] = []
         for msg in messages:
-            if type(msg) is LLMToolMessage:
-                # Half of a trace: tested first by exact type, tagged with tag()'s two appends (no call per item).
-                text = ERROR_PREFIX + msg.content if msg.is_error else msg.content
-                item = {"type": "function_call_output", "call_id": msg.tool_call_id, "output": text}
-                tagged(item)
-                tagged_id(msg.msg_id)
-                outputs[msg.tool_call_id or ""] = item
-                items.append(item)
-                continue
+            if calls and not isinstance(msg, LLMAssistantMessage):
+                items.extend(calls)
+                calls = []
             match msg:
+                case LLMToolMessage():
+                    text = ERROR_PREFIX + msg.content if msg.is_error else msg.content
+                    item = {"type": "function_call_output", "call_id": msg.tool_call_id, "output": text}
+                    outputs[msg.tool_call_id or ""] = item
+                    items.append(tag(item, msg.msg_id))
                 case LLMAssistantMessage():
                     outputs = {}
-                    self._assistant(msg, items, ctx)
-                case LLMToolMessage():
-                    raise AssertionError("tool results are handled above")
+                    self._assistant(msg, names, items, calls, ctx)
                 case LLMUserMessage():
                     target = outputs.get(msg.attachment_of or "")
                     parts = self._parts(msg.content, msg.msg_id, ctx)
@@ -112,10 +111,14 @@ class OpenAIResponsesDialect(Dialect):
                     raise AssertionError("legacy function results are converted by to_list")
                 case _:
                     assert_never(msg)
+        items.extend(calls)
         return {"input": items}
 
     @staticmethod
-    def _assistant(msg: LLMAssistantMessage, items: list[JSON], ctx: RequestContext) -> None:
+    def _assistant(
+        msg: LLMAssistantMessage, names: ToolNameRule, items: list[JSON], calls: list[JSON], ctx: RequestContext
+    ) -> None:
+        """The record's text as a message item in ``items``; its function_call items in ``calls``."""
         if msg.reasoning_content:
             ctx.warn(msg.msg_id, "reasoning", "only OpenAI's own reasoning items can be replayed to Responses; dropped")
         text = assistant_text(msg)
@@ -125,12 +128,12 @@ class OpenAIResponsesDialect(Dialect):
                 ctx.warn(msg.msg_id, "assistant", "empty assistant turn; placeholder text sent")
             items.append(tag({"role": "assistant", "content": text or EMPTY_TURN_PLACEHOLDER}, msg.msg_id))
         for call in msg.tool_calls:
-            items.append(
+            calls.append(
                 tag(
                     {
                         "type": "function_call",
                         "call_id": call.id,
-                        "name": call.name,
+                        "name": ctx.tool_name(call.name, names, msg.msg_id),
                         "arguments": check_arguments_text(call, msg.msg_id, ctx),
                     },
                     msg.msg_id,

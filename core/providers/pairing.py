@@ -11,7 +11,11 @@ Every provider requires the same thing of tool calls, so it is settled once, her
 * an unanswered call gets a synthesised error result (bug 7: interrupted runs), with a warning;
 * a result whose call is not in the open block (an orphan) is dropped, with a warning naming it;
   its attachments stay, as a plain user turn;
-* a result without a tool name takes the name of its call (Gemini needs it);
+* a result takes the name of the call it answers (Gemini's ``functionResponse.name`` must be the call's name,
+  providers.md section 4); a result that named another tool is noted;
+* assistant records that make calls one after another before any result comes (a streamed or parallel agent
+  writes one record per call) share one tool block: every real result reaches its call, and the dialects
+  see the records side by side, to send as one turn where their provider needs one;
 * a call id that an earlier turn of the request already used is renamed (``call_0`` -> ``call_0_2``), and
   the results and attachments of its turn that name it follow, with a warning: providers reject a request
   that repeats one (OpenAI "Duplicate value for 'tool_call_id'", Anthropic "tool_use ids must be unique"),
@@ -36,13 +40,23 @@ from core.providers.base import UNANSWERED_CALL_TEXT, RequestContext
 
 LEGACY_CALL_PREFIX = "call_fn_"
 SYNTHETIC_CALL_PREFIX = "call_auto_"
-# Place results that arrive in call order as they come (the fast path). Off, every turn goes through its
-# block: the tests switch it off to check that both ways give the same list and the same warnings.
-PLACE_IN_ORDER = True
+
+
+class _Step:
+    """The open tool calls: those of one assistant record, or of several written one after another before any
+    result came (one list, extended in place, so a long run of such records costs a copy of none)."""
+
+    __slots__ = ("calls", "legacy", "msg_id")
+
+    def __init__(self, turn: LLMAssistantMessage) -> None:
+        self.calls = list(turn.tool_calls)
+        self.msg_id = turn.msg_id
+        # The id of the call that came from a legacy function_call (_modernise puts it last).
+        self.legacy = self.calls[-1].id if turn.function_call is not None else None
 
 
 class _Block:
-    """The bookkeeping of one assistant turn's tool calls, made once its results stop arriving in call order.
+    """The bookkeeping of one step's tool calls, made once its results stop arriving in call order.
 
     ``emitted`` results (a prefix of the calls, in order) were already placed in the output as they
     arrived; ``results`` holds those and every later one, by call id.
@@ -50,11 +64,10 @@ class _Block:
 
     __slots__ = ("calls", "deferred", "emitted", "legacy", "msg_id", "results")
 
-    def __init__(self, turn: LLMAssistantMessage, emitted: list[LLMMessage]) -> None:
-        self.calls = turn.tool_calls
+    def __init__(self, turn: _Step, emitted: list[LLMMessage]) -> None:
+        self.calls = turn.calls
         self.msg_id = turn.msg_id
-        # The id of the call that came from a legacy function_call (_modernise puts it last).
-        self.legacy = self.calls[-1].id if turn.function_call is not None else None
+        self.legacy = turn.legacy
         self.emitted = len(emitted)
         self.results: dict[str, LLMToolMessage] = {
             call.id: result for call, result in zip(self.calls, emitted, strict=False) if type(result) is LLMToolMessage
@@ -77,7 +90,7 @@ def to_list(formatted: Iterable[LLMMessage | list[LLMMessage]], ctx: RequestCont
     holding what was placed so far, and the block settles the turn by the rules above.
     """
     out: list[LLMMessage] = []
-    turn: LLMAssistantMessage | None = None  # the assistant turn whose calls are open
+    turn: _Step | None = None  # the calls that are open
     answered = 0  # how many of its results were placed in call order, without a block
     block: _Block | None = None  # the open turn's bookkeeping, once it needs some
     synthetic = 0
@@ -90,7 +103,6 @@ def to_list(formatted: Iterable[LLMMessage | list[LLMMessage]], ctx: RequestCont
     renamed: dict[str, str] = {}  # the open turn's repeated call ids -> the ids they were renamed to
     use = used.add
     append = out.append
-    in_order = PLACE_IN_ORDER
     for item in formatted:
         for msg in item if isinstance(item, list) else (item,):
             if named is not None:
@@ -108,8 +120,13 @@ def to_list(formatted: Iterable[LLMMessage | list[LLMMessage]], ctx: RequestCont
                     call_id = renamed[call_id]
                     msg = replace(msg, tool_call_id=call_id)
                 if block is None and turn is not None:
-                    calls = turn.tool_calls if in_order else ()
-                    if answered < len(calls) and call_id and calls[answered].id == call_id and msg.name is not None:
+                    calls = turn.calls
+                    if (
+                        answered < len(calls)
+                        and call_id
+                        and calls[answered].id == call_id
+                        and msg.name == calls[answered].name
+                    ):
                         append(msg)  # the next call's result: placed as it comes
                         answered += 1
                         kept = call_id
@@ -117,20 +134,25 @@ def to_list(formatted: Iterable[LLMMessage | list[LLMMessage]], ctx: RequestCont
                     block = _Block(turn, out[len(out) - answered :])
                 named, kept = named or "", _answer(block, msg, ctx)
             elif type(msg) is LLMAssistantMessage:
-                if turn is not None:
-                    if block is not None or answered != len(turn.tool_calls):  # else nothing to settle (no call)
+                joins = turn is not None and _joins(turn, answered, block, msg)
+                if turn is not None and not joins:
+                    if block is not None or answered != len(turn.calls):  # else nothing to settle (no call)
                         _settle(turn, answered, block, out, ctx)
                     block = None
-                calls = msg.tool_calls
-                if renamed:
+                made = msg.tool_calls
+                if renamed and not joins:
                     renamed = {}
-                if len(calls) == 1 and (call_id := calls[0].id) and call_id not in used and msg.function_call is None:
+                if len(made) == 1 and (call_id := made[0].id) and call_id not in used and msg.function_call is None:
                     use(call_id)  # the usual turn: one call with an id of its own
-                elif calls or msg.function_call is not None:
+                elif made or msg.function_call is not None:
                     msg, synthetic = _modernise(msg, synthetic, used, renamed, ctx)  # the uncommon cases
                 append(msg)
-                turn = msg if msg.tool_calls else None
-                answered = 0
+                if joins:
+                    assert turn is not None
+                    turn.calls.extend(msg.tool_calls)  # one block for both records
+                else:
+                    turn = _Step(msg) if msg.tool_calls else None
+                    answered = 0
             elif type(msg) is LLMFunctionMessage:
                 if block is None and turn is not None:
                     block = _Block(turn, out[len(out) - answered :])
@@ -152,12 +174,18 @@ def to_list(formatted: Iterable[LLMMessage | list[LLMMessage]], ctx: RequestCont
     return out
 
 
-def _settle(
-    turn: LLMAssistantMessage, answered: int, block: _Block | None, out: list[LLMMessage], ctx: RequestContext
-) -> None:
-    """Close the open turn: nothing to do when every call was answered in order, else its block's rules."""
+def _joins(turn: _Step, answered: int, block: _Block | None, msg: LLMAssistantMessage) -> bool:
+    """Whether ``msg`` makes more calls of the open turn's tool block: it calls tools and nothing came between
+    (no result, nothing deferred). Legacy function calls pair by position, so they never join."""
+    return (
+        answered == 0 and block is None and bool(msg.tool_calls) and msg.function_call is None and turn.legacy is None
+    )
+
+
+def _settle(turn: _Step, answered: int, block: _Block | None, out: list[LLMMessage], ctx: RequestContext) -> None:
+    """Close the open step: nothing to do when every call was answered in order, else its block's rules."""
     if block is None:
-        if answered == len(turn.tool_calls):
+        if answered == len(turn.calls):
             return
         block = _Block(turn, out[len(out) - answered :])
     _close(block, out, ctx)
@@ -228,7 +256,7 @@ def _answer(block: _Block | None, msg: LLMToolMessage, ctx: RequestContext) -> s
             ctx.warn(msg.msg_id, "tool_result", "result names no call and every call is answered; dropped")
             return None
         ctx.warn(msg.msg_id, "tool_result", f"result names no call; paired by position with call {call.id}")
-        msg = replace(msg, tool_call_id=call.id, name=msg.name or call.name)
+        msg = replace(msg, tool_call_id=call.id, name=call.name)
         block.results[call.id] = msg
         return call.id
     for call in block.calls:
@@ -244,7 +272,14 @@ def _answer(block: _Block | None, msg: LLMToolMessage, ctx: RequestContext) -> s
     if call_id in block.results:
         ctx.warn(msg.msg_id, "tool_result", f"second result for call {call_id!r}; dropped")
         return None
-    if msg.name is None:
+    if msg.name != call.name:
+        if msg.name:
+            ctx.warn(
+                msg.msg_id,
+                "tool_result",
+                f"result for call {call_id!r} names tool {msg.name!r}, but the call was to {call.name!r}; "
+                "sent under the call's name",
+            )
         msg = replace(msg, name=call.name)
     block.results[call_id] = msg
     return call_id
@@ -257,7 +292,7 @@ def _answer_legacy(block: _Block | None, msg: LLMFunctionMessage, ctx: RequestCo
         return
     call = next(c for c in block.calls if c.id == block.legacy)
     block.results[call.id] = LLMToolMessage(
-        content=msg.content, tool_call_id=call.id, name=msg.name or call.name, msg_id=msg.msg_id
+        content=msg.content, tool_call_id=call.id, name=call.name, msg_id=msg.msg_id
     )
 
 

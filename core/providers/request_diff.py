@@ -75,15 +75,13 @@ def diff_requests(left: RequestResult, right: RequestResult) -> RequestDiff:
         ClassifiedChange(i, change, classify(change, lside, rside))
         for i, change in enumerate(aligned_diff(left, right, lside, rside))
     )
+    # The same provider on both sides warns the same things once, not once a side.
+    same_warnings = left.dialect == right.dialect and left.warnings == right.warnings
+    sides = ((left.dialect, left),) if same_warnings else ((left.dialect, left), (right.dialect, right))
     groups: list[Group] = []
     for cause in ORDER:
         members = tuple(c for c in changes if c.cause == cause)
-        warned = tuple(
-            (side, w)
-            for side, result in ((left.dialect, left), (right.dialect, right))
-            for w in result.warnings
-            if warning_cause(w) == cause
-        )
+        warned = tuple((side, w) for side, result in sides for w in result.warnings if warning_cause(w) == cause)
         if members or warned:
             title, explanation = CAUSES[cause]
             groups.append(Group(cause, title, explanation, members, warned))

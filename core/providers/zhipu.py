@@ -31,8 +31,8 @@ class ZhipuDialect(ChatCompletionsDialect):
     # GLM's chat template drops list-form content on tool/assistant messages (BerriAI/litellm#25868): strings.
     EMPTY_TOOL_TURN_CONTENT: ClassVar[str | None] = ""
 
-    def configure_api_params(self, options: RequestOptions) -> JSON:
-        params = super().configure_api_params(options)
+    def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
+        params = super().configure_api_params(options, ctx)
         if options.thinking is not None:
             params["thinking"] = {"type": "enabled" if options.thinking else "disabled"}
             if options.thinking:

@@ -18,6 +18,8 @@ def test_all_is_pinned() -> None:
         "ChatLLM",
         "Degradation",
         "Dialect",
+        "ModelProfile",
+        "ProfileChoice",
         "RequestContext",
         "RequestOptions",
         "RequestResult",
@@ -26,6 +28,7 @@ def test_all_is_pinned() -> None:
         "dialects",
         "expand_trace_for_msg",
         "get_dialect",
+        "profile_for",
     ]
 
 

@@ -304,7 +304,8 @@ def test_bug12_images_inside_tool_results() -> None:
         "image_url": f"data:image/png;base64,{PNG_B64}",
         "detail": "auto",
     }
-    gemini = body("gemini", msgs)["contents"][2]["parts"][0]["functionResponse"]
+    # functionResponse.parts is Gemini 3's (2.5 takes the media after the responses: test_fidelity, bug 1).
+    gemini = body("gemini", msgs, model="gemini-3-pro-preview")["contents"][2]["parts"][0]["functionResponse"]
     assert gemini["parts"] == [{"inlineData": {"mimeType": "image/png", "data": PNG_B64}}]
 
 

@@ -143,3 +143,25 @@ def test_diff_text_shows_control_and_bidi_characters_from_a_trace_as_escapes(
     out = capsys.readouterr().out
     assert "\u202e" not in out and "\x9b" not in out and "\x1b" not in out
     assert "pay\\u202etxt.exe \\u009b31m" in out
+
+
+@pytest.mark.parametrize(("model", "thinking"), [("claude-sonnet-4-5", "enabled"), ("claude-opus-4-7", "adaptive")])
+def test_payload_model_chooses_the_thinking_form_and_switches_it_off_for_an_unsigned_tool_turn(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], model: str, thinking: str
+) -> None:
+    """--model picks the profile; a history whose last tool turn has no signed thinking gets thinking off,
+    with a warning saying why (Anthropic 400 "Expected `thinking` ... but found `tool_use`")."""
+    plain = write_jsonl(tmp_path / "plain.jsonl", user("Hi", 1))
+    args = ["payload", "--provider", "anthropic", "--model", model, "--thinking", "on", "--conversation", "c1"]
+    assert main([*args[:1], str(plain), *args[1:]]) == 0
+    assert json.loads(capsys.readouterr().out)["thinking"]["type"] == thinking
+    unsigned = write_jsonl(
+        tmp_path / "unsigned.jsonl",
+        user("Weather?", 1),
+        reply("", 1, tool_calls=[call("c1")]),
+        tool(1, ToolReturn(call_id="c1", name="get_weather", result="18C")),
+    )
+    assert main([*args[:1], str(unsigned), *args[1:]]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["thinking"] == {"type": "disabled"}  # stdout holds the body alone
+    assert "thinking switched off" in captured.err and "tool_use" in captured.err

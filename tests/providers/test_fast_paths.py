@@ -1,8 +1,4 @@
-"""The dialects' fast paths give what their general paths give.
-
-Anthropic and Gemini build the assistant turn a trace is made of in their reformat loop; with the inline
-turn switched off every turn goes through the general helper, and any history must give the same body,
-warnings and provenance either way.
+"""Fast paths against their oracles.
 
 ``arguments_object`` trusts orjson alone when the object it read is flat and holds no float (a long
 integer would have come back as a float); anything else goes through the exact reader. Any text, valid
@@ -17,28 +13,16 @@ import re
 from typing import Any
 
 import orjson
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.jsonio import loads
 from core.llm.messages import (
-    LLMAssistantMessage,
-    LLMMessage,
-    LLMRedactedThinking,
-    LLMSystemMessage,
-    LLMTextPart,
-    LLMTFLMessage,
-    LLMThinking,
     LLMToolCall,
-    LLMToolMessage,
-    LLMUserMessage,
     parse_arguments,
 )
-from core.providers import anthropic, gemini
+from core.providers import anthropic
 from core.providers.base import RAW_ARGUMENTS_KEY, RequestContext, RequestOptions, arguments_object
-from core.providers.jsonable import provenance_map
-from core.providers.registry import get_dialect
 
 SCALARS = st.one_of(
     st.none(),
@@ -94,63 +78,3 @@ def test_tool_id_keeps_distinct_ids_distinct(call_ids: list[str]) -> None:
     """Ids that differ only in rejected characters (a.b, a b, a_b) stay distinct: Anthropic rejects two
     tool_use blocks with one id, and each result must pair with its own call."""
     assert len({anthropic.tool_id(i) for i in call_ids}) == len(call_ids)
-
-
-# Neutral histories of every shape a dialect may meet, in any order (to_list's pairing is not assumed).
-IDS = st.sampled_from(["a", "b", "", "bad id!", "call_1"])
-TOOL_CALLS = st.builds(
-    LLMToolCall,
-    IDS,
-    st.sampled_from(["f", "g"]),
-    st.sampled_from(['{"q": "x", "k": 1}', "{}", "", "{bad", "[1]", '{"n": 123456789012345678901234567890}']),
-    st.sampled_from([None, {"thought_signature": "sig"}, {"thought_signature": ""}, {"other": 1}]),
-)
-REASONING = st.sampled_from(
-    [None, "", "thinking", (LLMThinking("t", "s"), LLMRedactedThinking("r")), (LLMThinking("t", ""),), ()]
-)
-ASSISTANT = st.builds(
-    LLMAssistantMessage,
-    st.sampled_from(["", "text"]),
-    REASONING,
-    st.lists(TOOL_CALLS, max_size=2).map(tuple),
-    st.none(),
-    st.sampled_from([(), ("x = 1",)]),
-    st.sampled_from(["a1", "a2", None]),
-)
-RESULT = st.builds(
-    LLMToolMessage,
-    st.sampled_from(["", "result"]),
-    st.sampled_from(["a", "b", "", "bad id!", "call_1", None]),
-    st.sampled_from([None, "", "f"]),
-    st.booleans(),
-    st.sampled_from(["t1", "t2", None]),
-)
-USER = st.builds(
-    LLMUserMessage,
-    st.lists(st.sampled_from([LLMTextPart("u"), LLMTextPart("")]), max_size=2).map(tuple),
-    st.sampled_from(["u1", None]),
-    st.sampled_from([None, "a", "b", "", "console"]),
-)
-OTHER = st.sampled_from(
-    [LLMSystemMessage("s", "s1"), LLMSystemMessage("", "s2"), LLMTFLMessage("out", "sum", {}, "c1")]
-)
-HISTORY = st.lists(st.one_of(ASSISTANT, RESULT, USER, OTHER), max_size=10)
-
-
-def _build(dialect: str, history: list[LLMMessage], thinking: bool | None) -> tuple[str, Any, Any]:
-    ctx = RequestContext(RequestOptions(thinking=thinking))
-    body = get_dialect(dialect).reformat(history, ctx)
-    return json.dumps(body), ctx.warnings, provenance_map(body, ctx)
-
-
-@pytest.mark.parametrize(("dialect", "module"), [("anthropic", anthropic), ("gemini", gemini)])
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(history=HISTORY, thinking=st.sampled_from([None, True, False]))
-def test_the_inline_common_turn_gives_the_general_result(
-    dialect: str, module: Any, history: list[LLMMessage], thinking: bool | None
-) -> None:
-    inline = _build(dialect, history, thinking)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(module, "INLINE_COMMON_TURN", False)
-        general = _build(dialect, history, thinking)
-    assert inline == general

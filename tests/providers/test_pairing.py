@@ -1,15 +1,14 @@
-"""to_list's fast path (results placed as they arrive in call order) gives what the block rules give.
+"""to_list's output obeys the pairing rules every provider shares, whatever came in.
 
-The block rules are the ones the golden payloads and the bug tests pin; the fast path only skips their
-bookkeeping when nothing needs it. Any mix of neutral messages, odd ids, missing names, orphans, legacy
-results and attachments included, must come out the same list with the same warnings either way.
+Any mix of neutral messages, odd ids, missing names, orphans, legacy results and attachments: each run of
+assistant records with calls is followed directly by one result per call, in call order, under the call's
+name; no result answers a call that is not there; no call id repeats.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -70,12 +69,28 @@ def _run(items: list[LLMMessage | list[LLMMessage]]) -> tuple[list[dict[str, Any
 
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(formatted)
-def test_the_fast_path_gives_the_block_rules_result(items: list[LLMMessage | list[LLMMessage]]) -> None:
-    fast = _run(items)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(pairing, "PLACE_IN_ORDER", False)
-        ruled = _run(items)
-    assert fast == ruled
+def test_every_call_is_answered_once_in_order_under_its_name(items: list[LLMMessage | list[LLMMessage]]) -> None:
+    out = pairing.to_list(items, RequestContext(RequestOptions()))
+    ids = [call.id for m in out if isinstance(m, LLMAssistantMessage) for call in m.tool_calls]
+    assert len(ids) == len(set(ids)) and all(ids)
+    assert not any(isinstance(m, LLMFunctionMessage) for m in out)
+    i = 0
+    while i < len(out):
+        msg = out[i]
+        i += 1
+        if isinstance(msg, LLMToolMessage):
+            raise AssertionError(f"result {msg.tool_call_id} follows no call")
+        if not isinstance(msg, LLMAssistantMessage) or not msg.tool_calls:
+            continue
+        open_calls = list(msg.tool_calls)
+        while i < len(out) and isinstance(out[i], LLMAssistantMessage) and out[i].tool_calls:  # one step's records
+            open_calls += out[i].tool_calls  # type: ignore[union-attr]
+            i += 1
+        answers = out[i : i + len(open_calls)]
+        assert [(r.tool_call_id, r.name) for r in answers if isinstance(r, LLMToolMessage)] == [
+            (c.id, c.name) for c in open_calls
+        ]
+        i += len(open_calls)
 
 
 def test_in_order_results_are_placed_without_warnings() -> None:

@@ -113,6 +113,16 @@ def check_anthropic(body: dict[str, Any]) -> None:
         if uses:
             nxt = turns[i + 1]["content"]
             assert [b.get("tool_use_id") for b in nxt[: len(uses)]] == uses
+    thinking_on = body.get("thinking", {}).get("type") in ("enabled", "adaptive")
+    tool_turns = [t for t in turns if t["role"] == "assistant" and any(b["type"] == "tool_use" for b in t["content"])]
+    if thinking_on and tool_turns:  # "Expected `thinking` or `redacted_thinking`, but found `tool_use`"
+        assert tool_turns[-1]["content"][0]["type"] in ("thinking", "redacted_thinking")
+    if turns and turns[-1]["role"] == "assistant":
+        final = turns[-1]["content"]
+        if not thinking_on:  # litellm#18926: no thinking in the final assistant message when thinking is off
+            assert all(b["type"] not in ("thinking", "redacted_thinking") for b in final)
+        # "final assistant content cannot end with trailing whitespace"
+        assert final[-1]["type"] != "text" or final[-1]["text"] == final[-1]["text"].rstrip()
 
 
 def _unique(ids: list[str], what: str) -> None:
@@ -190,6 +200,27 @@ def test_any_history_gives_valid_rule_abiding_bodies(msgs: list[Message]) -> Non
             body = ChatLLM(dialect, RequestOptions(thinking=thinking)).construct_request_params(msgs).body
             validate_body(dialect, body)
             check_rules(dialect, body)
+
+
+# One model of each profile whose rules differ from the dialect's default (core.providers.profiles).
+PROFILE_MODELS = {
+    "anthropic": ["claude-opus-4-7", "claude-sonnet-4-5", "claude-3-5-haiku-latest", "mystery-model"],
+    "gemini": ["gemini-3-pro-preview", "gemini-2.5-pro", "gemini-2.0-flash", "mystery-model"],
+    "openai": ["o3-mini", "gpt-5", "gpt-5.1", "gpt-5-chat-latest", "mystery-model"],
+    "openai-responses": ["o3-mini", "gpt-5", "gpt-5.1", "mystery-model"],
+}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(histories())
+def test_any_history_gives_valid_rule_abiding_bodies_for_every_profile(msgs: list[Message]) -> None:
+    for dialect, models in PROFILE_MODELS.items():
+        for model in models:
+            for thinking in (None, True, False):
+                options = RequestOptions(model=model, thinking=thinking)
+                body = ChatLLM(dialect, options).construct_request_params(msgs).body
+                validate_body(dialect, body)
+                check_rules(dialect, body)
 
 
 BIG_ARGUMENTS = '{"order_id": 123456789012345678901234567890, "ratio": 0.5}'

@@ -75,7 +75,7 @@ def test_the_canary_key_appears_nowhere(
                 fields = {"_csrf_token": client.cookies["csrftoken"], "idempotency_key": key.group(1)}
                 response = client.post(
                     f"{path}/runs",
-                    data={**fields, "provider": provider, "model": model},
+                    data={**fields, "provider": provider, "model": model, "model_as_typed": "1"},
                     headers={"Origin": base, "HX-Request": "true"},
                 )
                 seen.append(f"{response.headers}\n{response.text}")

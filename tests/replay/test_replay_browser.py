@@ -19,12 +19,17 @@ pytestmark = pytest.mark.browser
 
 
 @pytest.fixture
-def base_url(tmp_path: Path, stub: StubServer, stub_env: dict[str, str]) -> Iterator[str]:
+def store(tmp_path: Path) -> Iterator[Store]:
+    with Store.open(str(tmp_path / "browser.db")) as opened:
+        seed_store(opened, tmp_path)
+        yield opened
+
+
+@pytest.fixture
+def base_url(store: Store, stub: StubServer, stub_env: dict[str, str]) -> Iterator[str]:
     env = {k: v for k, v in stub_env.items() if not k.startswith(("ZHIPU", "DOUBAO"))}
-    with Store.open(str(tmp_path / "browser.db")) as store:
-        seed_store(store, tmp_path)
-        with serving(replay_app(store, RunService(store, environ=lambda: env, timeout=2))) as url:
-            yield url
+    with serving(replay_app(store, RunService(store, environ=lambda: env, timeout=2))) as url:
+        yield url
 
 
 def _status(pg: object, selector: str = "[data-run]") -> str | None:
@@ -76,27 +81,60 @@ def test_rerun_updates_in_place_and_shows_the_reply_and_the_diff(
     assert not (watch.dialogs or watch.foreign or watch.errors), watch
 
 
-def test_rerun_from_a_card_opens_the_runs_page_which_updates_in_place(
+def test_rerun_from_a_card_runs_in_place_below_the_card_and_keeps_the_scroll_position(
     page: tuple[object, Watch],  # noqa: F811 - the fixture imported above
     base_url: str,
     stub: StubServer,
 ) -> None:
     pg, watch = page
-    pg.goto(f"{base_url}/conversations/{CONVERSATION}")  # type: ignore[attr-defined]
+    pg.set_viewport_size({"width": 1280, "height": 420})  # type: ignore[attr-defined]  # the page scrolls
+    url = f"{base_url}/conversations/{CONVERSATION}"
+    pg.goto(url)  # type: ignore[attr-defined]
     card = "#msg-a-1"
     pg.click(f"{card} [data-card-rerun] summary")  # type: ignore[attr-defined]
+    pg.locator(f"{card} [data-rerun-submit]").scroll_into_view_if_needed()  # type: ignore[attr-defined]
+    scrolled = pg.evaluate("window.scrollY")  # type: ignore[attr-defined]
+    assert scrolled > 0
     pg.select_option(f"{card} [data-rerun-provider]", "gemini")  # type: ignore[attr-defined]
     assert pg.input_value(f"{card} [data-rerun-model]") == "gemini-2.5-flash"  # type: ignore[attr-defined]
     pg.fill(f"{card} [data-rerun-model]", "stub-slow-5")  # type: ignore[attr-defined]  # longer than the timeout
     pg.click(f"{card} [data-rerun-submit]")  # type: ignore[attr-defined]
-    _until(lambda: "/runs/" in pg.url)  # type: ignore[attr-defined]
-    assert _status(pg) == "running"
-    _until(lambda: _status(pg) == "timeout", timeout=15)
-    assert "no answer within the time limit" in pg.inner_text("[data-run-error]")  # type: ignore[attr-defined]
-    assert pg.inner_text("[data-run] .run__head a code") == "a-1"  # type: ignore[attr-defined]
-    _shot(pg, "replay-card-timeout.png")
+    run = f"{card} + [data-run]"
+    _until(lambda: pg.query_selector(run) is not None)  # type: ignore[attr-defined]
+    assert _status(pg, run) == "running"
+    assert pg.url == url  # type: ignore[attr-defined]  # still the timeline, where the reader was
+    assert abs(pg.evaluate("window.scrollY") - scrolled) < 5  # type: ignore[attr-defined]
+    assert pg.query_selector("#runs-live [data-run]") is None  # type: ignore[attr-defined]  # not at the top
+    _until(lambda: _status(pg, run) == "timeout", timeout=15)
+    assert "no answer within the time limit" in pg.inner_text(f"{run} [data-run-error]")  # type: ignore[attr-defined]
+    assert pg.inner_text(f"{run} .run__head a code") == "a-1"  # type: ignore[attr-defined]
+    _shot(pg, "replay-card-in-place.png")
     (seen,) = stub.state.requests
     assert seen.dialect == "gemini" and [c["role"] for c in seen.body["contents"]] == ["user"]
+    assert not (watch.dialogs or watch.foreign or watch.errors), watch
+
+
+def test_after_back_the_model_follows_the_provider(
+    page: tuple[object, Watch],  # noqa: F811 - the fixture imported above
+    base_url: str,
+    stub: StubServer,
+) -> None:
+    pg, watch = page
+    pg.goto(f"{base_url}/conversations/{CONVERSATION}/replays")  # type: ignore[attr-defined]
+    form = "form[data-rerun-form]"
+    pg.select_option(f"{form} [data-rerun-provider]", "gemini")  # type: ignore[attr-defined]
+    assert pg.input_value(f"{form} [data-rerun-model]") == "gemini-2.5-flash"  # type: ignore[attr-defined]
+    stub.state.script.append(Reply(text="Sunny."))
+    pg.click(f"{form} [data-rerun-submit]")  # type: ignore[attr-defined]
+    _until(lambda: "/runs/" in pg.url)  # type: ignore[attr-defined]
+    pg.go_back()  # type: ignore[attr-defined]
+    pg.wait_for_selector(f"{form} [data-rerun-model]")  # type: ignore[attr-defined]
+    pg.wait_for_timeout(200)  # type: ignore[attr-defined]
+    provider = pg.input_value(f"{form} [data-rerun-provider]")  # type: ignore[attr-defined]
+    model = pg.input_value(f"{form} [data-rerun-model]")  # type: ignore[attr-defined]
+    _shot(pg, "replay-after-back.png")
+    defaults = {"openai": "gpt-4.1", "anthropic": "claude-sonnet-4-6", "gemini": "gemini-2.5-flash"}
+    assert model == defaults[provider], (provider, model)
     assert not (watch.dialogs or watch.foreign or watch.errors), watch
 
 
@@ -113,4 +151,36 @@ def test_a_double_click_makes_one_run(
     time.sleep(0.5)  # a second run, had one started, would have appeared by now
     assert len(pg.query_selector_all("#runs-live [data-run]")) == 1  # type: ignore[attr-defined]
     assert len(stub.state.requests) == 1
+    assert not (watch.dialogs or watch.foreign or watch.errors), watch
+
+
+def test_the_runs_table_fits_the_window_with_a_long_error_and_a_long_model(
+    page: tuple[object, Watch],  # noqa: F811 - the fixture imported above
+    base_url: str,
+    store: Store,
+) -> None:
+    pg, watch = page
+    pg.set_viewport_size({"width": 1440, "height": 900})  # type: ignore[attr-defined]
+    error = (
+        "provider error (HTTP 400): "
+        '{"error":{"code":400,"message":"* GenerateContentRequest.contents[3].parts[0].function_response.name: '
+        'Name cannot be empty.","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.'
+        'BadRequest","fieldViolations":[{"field":"contents[3].parts[0].function_response.name"}]}]}}'
+    )
+    for model, status, message in (
+        ("gemini-2.5-flash-preview-05-20", "http_error", error),
+        ("claude-sonnet-4-6", "ok", None),
+    ):
+        run = store.start_run(CONVERSATION, provider="gemini", model=model, request_body={}, up_to_msg_id="a-2")
+        store.finish_run(run.run_id, status=status, error=message)  # type: ignore[arg-type]
+    pg.goto(f"{base_url}/conversations/{CONVERSATION}/replays")  # type: ignore[attr-defined]
+    _shot(pg, "replays-table.png", full=True)
+    width = pg.evaluate("document.documentElement.scrollWidth")  # type: ignore[attr-defined]
+    assert width <= 1440, width
+    table = pg.evaluate("document.querySelector('[data-runs]').getBoundingClientRect().right")  # type: ignore[attr-defined]
+    assert table <= 1440
+    heights = pg.eval_on_selector_all(  # type: ignore[attr-defined]
+        "[data-run-row] td:nth-child(4) code", "els => els.map(e => e.getClientRects().length)"
+    )
+    assert heights == [1, 1], heights  # each model name on one line
     assert not (watch.dialogs or watch.foreign or watch.errors), watch

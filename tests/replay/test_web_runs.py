@@ -58,8 +58,12 @@ def _form(client: httpx.Client, path: str = f"/conversations/{CONVERSATION}") ->
     return {"_csrf_token": client.cookies["csrftoken"], "idempotency_key": key.group(1)}
 
 
+AS_TYPED = {"model_as_typed": "1"}
+"""The tests' models are the stub's ("stub-slow-4", "m"), typed on purpose as the form's box says."""
+
+
 def _post(client: httpx.Client, fields: dict[str, str], headers: dict[str, str] | None = None) -> httpx.Response:
-    return client.post(RUNS, data=fields, headers={"Origin": str(client.base_url), **(headers or {})})
+    return client.post(RUNS, data={**AS_TYPED, **fields}, headers={"Origin": str(client.base_url), **(headers or {})})
 
 
 def _wait(client: httpx.Client, run_id: str, timeout: float = 10) -> str:
@@ -213,7 +217,7 @@ def test_a_damaged_history_is_a_recorded_refusal_in_the_page(client: httpx.Clien
     path = f"/conversations/{DAMAGED}"
     response = client.post(
         f"{path}/runs",
-        data={**_form(client, path), "provider": "openai", "model": "m"},
+        data={**_form(client, path), **AS_TYPED, "provider": "openai", "model": "m"},
         headers={"Origin": str(client.base_url), **HX},
     )
     html = _wait(client, _run_id(response.text))
@@ -246,9 +250,64 @@ def test_a_run_left_running_by_a_stopped_server_stops_polling(client: httpx.Clie
 
 
 def test_a_key_of_another_conversations_run_is_refused(client: httpx.Client, stub: StubServer) -> None:
-    fields = {**_form(client), "provider": "openai", "model": "m"}
+    fields = {**_form(client), **AS_TYPED, "provider": "openai", "model": "m"}
     first = _post(client, fields)
     assert first.status_code == 303
     other = client.post(f"/conversations/{DAMAGED}/runs", data=fields, headers={"Origin": str(client.base_url)})
     assert other.status_code == 409 and "another conversation" in other.text
     assert _post(client, fields).headers["location"] == first.headers["location"]  # same key, same run
+
+
+def test_the_original_card_of_a_run_links_its_tool_results_in_the_conversation(
+    client: httpx.Client, store: Store
+) -> None:
+    run = store.start_run(CONVERSATION, provider="openai", model="gpt-4.1", request_body={}, up_to_msg_id=FIRST_REPLY)
+    store.finish_run(run.run_id, status="http_error", error="HTTP 500")
+    html = client.get(f"/runs/{run.run_id}").text
+    original = html[html.index('data-side="original"') : html.index('data-side="replay"')]
+    assert "no result in this conversation" not in original
+    link = re.search(r'<a class="jump" href="([^"]+)" data-jump data-card="([^"]+)" data-jump-result>', original)
+    assert link is not None, original
+    assert link.group(1) == f"/conversations/{CONVERSATION}?at=msg-t-1#result-t-1-call-1"
+    assert link.group(2) == "msg-t-1"
+    # The link lands: the page it names holds the result.
+    assert 'id="result-t-1-call-1"' in client.get(link.group(1).split("#")[0]).text
+
+
+def test_a_model_of_another_provider_is_refused_unless_typed_on_purpose(
+    client: httpx.Client, store: Store, stub: StubServer
+) -> None:
+    # gpt-4.1 to Gemini is what a form shows when its model missed a provider change (Back, bfcache).
+    fields = {**_form(client), "provider": "gemini", "model": "gpt-4.1"}
+    headers = {"Origin": str(client.base_url)}
+    refused = client.post(RUNS, data=fields, headers={**headers, **HX})
+    assert refused.status_code == 200 and "data-run-refused" in refused.text
+    assert "not a gemini model" in refused.text and "as typed" in refused.text
+    assert client.post(RUNS, data=fields, headers=headers).status_code == 400
+    assert store.list_runs() == ((), None) and stub.state.requests == []
+
+    run_id = _run_id(client.post(RUNS, data={**fields, **AS_TYPED}, headers={**headers, **HX}).text)
+    html = _wait(client, run_id)
+    warning = re.search(r"data-model-warning>([^<]*)<", html)
+    assert warning is not None and "not a known gemini model name" in warning.group(1)
+    assert [r.dialect for r in stub.state.requests] == ["gemini"]
+
+    stub.state.requests.clear()
+    known = {**_form(client), "provider": "gemini", "model": "gemini-2.5-pro"}  # a Gemini name needs no box
+    html = _wait(client, _run_id(client.post(RUNS, data=known, headers={**headers, **HX}).text))
+    assert 'data-run-status="ok"' in html and "data-model-warning" not in html
+
+
+def test_run_compare_says_when_the_runs_regenerated_different_messages(client: httpx.Client, store: Store) -> None:
+    runs = [
+        store.start_run(CONVERSATION, provider="openai", model="gpt-4.1", request_body={}, up_to_msg_id=upto)
+        for upto in (FIRST_REPLY, "a-2", "a-2")
+    ]
+    for run in runs:
+        store.finish_run(run.run_id, status="http_error", error="HTTP 500")
+    unlike = client.get("/runs/compare", params={"a": runs[0].run_id, "b": runs[1].run_id}).text
+    note = re.search(r"data-different-targets>(.*?)</p>", unlike, re.S)
+    assert note is not None
+    assert "A regenerated <code>a-1</code>, B regenerated <code>a-2</code>" in " ".join(note.group(1).split())
+    alike = client.get("/runs/compare", params={"a": runs[1].run_id, "b": runs[2].run_id}).text
+    assert "data-different-targets" not in alike

@@ -27,8 +27,9 @@ FORBIDDEN_TAGS = frozenset(
 KNOWN_LINKS = frozenset({"/static/app.css", "/static/runs.css", "data:,"})
 KNOWN_FORMS = frozenset({"/check", "/", "/import"})
 _RUN_FORM = re.compile(r"^/conversations/[^/?#]+/runs$")  # the Re-run forms (replay)
-_GET_FORM = re.compile(r"^/conversations/[^?#]+/(payload/[^/?#]+|diff)$")  # the payload and diff pages' selectors
-_SCRIPT_SRC = re.compile(r"^/static/(app\.js|runs\.js|vendor/htmx-\d+\.\d+\.\d+\.min\.js)$")
+# The payload and diff pages' selectors, and the timeline's kind filter (the conversation page itself).
+_GET_FORM = re.compile(r"^/conversations/[^?#]+?(/payload/[^/?#]+|/diff)?$")
+_SCRIPT_SRC = re.compile(r"^/static/(app\.js|runs\.js|timeline\.js|vendor/htmx-\d+\.\d+\.\d+\.min\.js)$")
 # The only swap targets the app's own markup names: the payload page's phases panel, the Re-run live region.
 KNOWN_TARGETS = frozenset({("a", "#payload-phases"), ("form", "#runs-live")})
 URL_ATTRS = frozenset({"href", "src", "action", "formaction", "data-src", "xlink:href", "poster", "srcset"})

@@ -26,7 +26,9 @@ def add_request_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help=".json or .jsonl file of stored messages (- for stdin)")
     parser.add_argument("--conversation", metavar="ID", help="conversation id (needed when FILE holds several)")
     parser.add_argument("--upto", metavar="MSG_ID", help="build the request that produced this message")
-    parser.add_argument("--model", help="model name (default: the dialect's)")
+    parser.add_argument(
+        "--model", help="model name (default: the dialect's); it chooses the profile of rules the body follows"
+    )
     parser.add_argument("--max-tokens", type=int, metavar="N", help="output token limit")
     parser.add_argument("--thinking", choices=("on", "off"), help="switch provider reasoning on or off")
     parser.add_argument(

@@ -27,12 +27,14 @@ from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Redirect, Template
 
 from core.errors import MisuseError, UnknownNameError
-from core.messages.union import Message
-from core.replay.run import expanded_history, reply_message
+from core.replay.run import reply_message
 from core.store import RunView, Store
 from web import masking, urls
+from web.deps import SourceDep
 from web.runs.service import KeyConflict, ReplayBusy, RunService
-from web.runs.views import ReplaysPage, compare_page, rerun_form, run_panel
+from web.runs.views import ReplaysPage, RunPanel, compare_page, rerun_form, run_panel
+from web.source import StoreSource
+from web.timeline import msg_anchor
 
 MAX_LISTED = 200
 NEXT_KEY_HEADER = "X-Next-Idempotency-Key"
@@ -49,6 +51,8 @@ class RerunData:
     model: str = ""
     idempotency_key: str = ""
     upto: str = ""
+    model_as_typed: str = ""
+    """"1" when the reader typed the model on purpose (the form's "as typed" box)."""
 
 
 def _service(runs: RunService | None) -> RunService:
@@ -57,15 +61,20 @@ def _service(runs: RunService | None) -> RunService:
     return runs
 
 
-def _original(store: Store, run: RunView) -> Message | None:
-    """The message the run regenerates, from the stored conversation (None when there is none)."""
+def _panel(source: StoreSource, run: RunView) -> RunPanel:
+    """A run's panel, its original reply read from the stored conversation and linked into its timeline."""
+    reply = reply_message(run)
     if run.up_to_msg_id is None or run.status == "running":
-        return None
+        return run_panel(run, None, reply)
     try:
-        messages = [m.message for m in store.get_conversation(run.conversation_id).messages]
+        loaded = source.load(run.conversation_id)
     except UnknownNameError:
-        return None
-    return next((m for m in expanded_history(messages) if m.msg_id == run.up_to_msg_id), None)
+        return run_panel(run, None, reply)
+    # Found by its card, so only that record is typed, not the whole trace.
+    timeline = loaded.timeline
+    position = timeline.position(msg_anchor(run.up_to_msg_id))
+    original = timeline.message(position) if position is not None else None
+    return run_panel(run, original, reply, timeline)
 
 
 def _get_run(store: Store, run_id: str) -> RunView:
@@ -86,6 +95,7 @@ class RunsController(Controller):
         request: HTMXRequest,
         conversation_id: urls.PathId,
         run_service: RunsDep,
+        source: SourceDep,
         data: Annotated[RerunData, Body(media_type=RequestEncodingType.URL_ENCODED)],
     ) -> Template | Redirect:
         """Record a run and send it off the request thread; answer at once with its live status."""
@@ -98,6 +108,7 @@ class RunsController(Controller):
                 data.model,
                 upto=data.upto or None,
                 idempotency_key=data.idempotency_key,
+                model_as_typed=data.model_as_typed == "1",
             )
         except (ReplayBusy, KeyConflict, MisuseError) as exc:
             status = 503 if isinstance(exc, ReplayBusy) else 409 if isinstance(exc, KeyConflict) else None
@@ -108,18 +119,18 @@ class RunsController(Controller):
             raise HTTPException(status_code=status, detail=str(exc)) from None
         if not request.htmx:
             return Redirect(urls.run(run.run_id), status_code=303)
-        panel = run_panel(run, _original(service.store, run), reply_message(run))
+        panel = _panel(source, run)
         # The next press of the same form is a new run: static/runs.js puts this key in the form.
         headers = {NEXT_KEY_HEADER: secrets.token_urlsafe(18)}
         return Template("runs/_run.html", context={"panel": panel}, headers=headers)
 
     @get("/runs/{run_id:str}", name="run", sync_to_thread=True)
-    def run(self, request: HTMXRequest, run_id: urls.PathId, run_service: RunsDep) -> Template:
+    def run(self, request: HTMXRequest, run_id: urls.PathId, run_service: RunsDep, source: SourceDep) -> Template:
         """A run's page; its live region alone for htmx (the status poll)."""
         run_id = urls.from_segment(run_id)
         service = _service(run_service)
         run = _get_run(service.store, run_id)
-        panel = run_panel(run, _original(service.store, run), reply_message(run))
+        panel = _panel(source, run)
         template = "runs/_run.html" if request.htmx else "runs/run.html"
         return Template(template, context={"panel": panel}, headers={"Vary": "HX-Request"})
 

@@ -21,6 +21,7 @@ from core.providers import get_dialect
 from core.replay.endpoints import PROVIDER_ENV, availability
 from core.replay.run import DEFAULT_TIMEOUT, Prepared, execute, prepare, start
 from core.store import RunView, Store
+from web.runs.models import known_model, unknown_model_message
 
 log = logging.getLogger("traceloupe.web.runs")
 
@@ -33,6 +34,10 @@ class ReplayBusy(MisuseError):
 
 class KeyConflict(MisuseError):
     """The idempotency key names a run of another conversation."""
+
+
+class UnknownModel(MisuseError):
+    """The model is outside the provider's known families and was not typed on purpose; nothing was recorded."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,17 +87,29 @@ class RunService:
         ]
 
     def submit(
-        self, conversation_id: str, provider: str, model: str, *, upto: str | None, idempotency_key: str
+        self,
+        conversation_id: str,
+        provider: str,
+        model: str,
+        *,
+        upto: str | None,
+        idempotency_key: str,
+        model_as_typed: bool = False,
     ) -> RunView:
         """Record a run and queue its send; the recorded run when the key was used already.
 
+        ``model_as_typed``: the reader typed the model on purpose, so a name outside the provider's
+        families is sent (the run shows a warning) instead of refused.
+
         Raises (nothing recorded): UnknownNameError, ProviderUnavailable, ReplayBusy, KeyConflict,
-        MisuseError for a malformed key.
+        UnknownModel, MisuseError for a malformed key.
         """
         if not IDEMPOTENCY_KEY.match(idempotency_key):
             raise MisuseError("the form's idempotency key is missing or malformed; reload the page and try again")
         if provider not in PROVIDER_ENV:
             raise MisuseError(f"unknown provider {provider!r}; known: {', '.join(PROVIDER_ENV)}")
+        if not model_as_typed and not known_model(provider, model):
+            raise UnknownModel(unknown_model_message(provider, model))
         prepared = prepare(self.store, conversation_id, provider, model, upto=upto, environ=self._environ())
         with self._lock:
             if self._pending >= self._max_pending:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import json
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -20,14 +20,16 @@ from core.messages.assistant import AssistantTextMessage
 from core.messages.convert import text_of
 from core.messages.union import Message
 from core.providers.diffing import format_change, structural_diff
-from core.replay.run import DEFAULT_TIMEOUT
+from core.replay.run import DEFAULT_TIMEOUT, reply_message
 from core.store import RunView
 from core.store.runs import now_ms
 from web import masking, urls
+from web.runs.models import model_warning
 from web.runs.service import ProviderChoice, RunService
 from web.timeline import Card, Timeline, msg_anchor
-from web.timeline.build import format_ts
+from web.timeline.build import build_card, format_ts
 from web.timeline.cards import AssistantBody
+from web.timeline.order import Entry
 
 STALE_AFTER_MS = int(DEFAULT_TIMEOUT * 1000) + 60_000
 """A run still ``running`` this long after it started will not finish: its panel stops polling and says so."""
@@ -138,16 +140,29 @@ def _calls(msg: Message | None) -> list[dict[str, Any]]:
     return out
 
 
-def detached_card(message: Message, prefix: str) -> Card:
-    """The timeline card of one message, outside its timeline: anchors prefixed, no jump to a result."""
-    card = Timeline([message]).page(0, 1).cards[0]
+def detached_card(message: Message, prefix: str, timeline: Timeline | None = None, page_url: str = "") -> Card:
+    """The card of one message outside its timeline: anchors prefixed, results linked as the timeline links them.
+
+    With the conversation's ``timeline`` (and ``page_url``, its page), a tool call links to its result's card
+    on the page that holds it; without one (a replayed reply, whose call ids are new), there is no result.
+    """
+    source = timeline if timeline is not None else Timeline([message])
+    card = build_card(Entry(message, "message", None), source.order.calls)
     body = card.body
     if isinstance(body, AssistantBody):
         calls = tuple(
-            replace(c, anchor=f"{prefix}-{c.anchor}", result_anchor=None, result_card=None) for c in body.tool_calls
+            replace(c, anchor=f"{prefix}-{c.anchor}", result_page=_page_holding(page_url, c.result_card))
+            if timeline is not None and c.result_card is not None
+            else replace(c, anchor=f"{prefix}-{c.anchor}", result_anchor=None, result_card=None)
+            for c in body.tool_calls
         )
         body = replace(body, tool_calls=calls)
     return replace(card, anchor=f"{prefix}-{card.anchor}", body=body, placement="message", parent_anchor=None)
+
+
+def _page_holding(page_url: str, card_anchor: str) -> str:
+    """The conversation page that opens on the slice holding this card (the timeline's ``?at=``)."""
+    return f"{page_url}{urls.query(at=card_anchor)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,19 +216,45 @@ class RunPanel:
     def started(self) -> str:
         return format_ts(self.run.started_at)
 
+    @property
+    def model_warning(self) -> str | None:
+        """Set when the model is outside the provider's families (it was typed on purpose)."""
+        return model_warning(self.run.provider, self.run.model)
 
-def run_panel(run: RunView, original: Message | None, reply: AssistantTextMessage | None) -> RunPanel:
-    """The panel of a run; the cards and the diff once it has finished."""
+
+def run_panel(
+    run: RunView, original: Message | None, reply: AssistantTextMessage | None, timeline: Timeline | None = None
+) -> RunPanel:
+    """The panel of a run; the cards and the diff once it has finished.
+
+    ``timeline`` is the conversation's: the original reply's tool calls link to their results in it.
+    """
     url = urls.conversation(run.conversation_id)
     if run.error:  # a provider's error can quote the request, trace text and all
         run = replace(run, error=masking.mask(run.error))
     if run.status == "running":
         return RunPanel(run, url, None, None, None)
     prefix = f"run-{run.run_id[:12]}"
-    original_card = detached_card(original, f"{prefix}-original") if original is not None else None
+    original_card = detached_card(original, f"{prefix}-original", timeline, url) if original is not None else None
     reply_card = detached_card(reply, f"{prefix}-replay") if reply is not None else None
     diff = reply_diff(original, reply, "original", f"{run.provider} {run.model}") if reply is not None else None
     return RunPanel(run, url, original_card, reply_card, diff)
+
+
+def diverged_replies(runs: Iterable[RunView], timeline: Timeline) -> set[str]:
+    """The msg_ids of the replies a finished run regenerated differently (its text or its tool calls)."""
+    out: set[str] = set()
+    for run in runs:
+        reply = reply_message(run)
+        if reply is None or run.up_to_msg_id is None or run.up_to_msg_id in out:
+            continue
+        position = timeline.position(msg_anchor(run.up_to_msg_id))
+        if position is None:
+            continue
+        diff = reply_diff(timeline.message(position), reply, "original", "replay")
+        if not (diff.text_same and diff.calls_same):
+            out.add(run.up_to_msg_id)
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,6 +279,11 @@ class ComparePage:
     right: RunPanel
     diff: ReplyDiff
     request_changes: tuple[str, ...]
+
+    @property
+    def different_targets(self) -> bool:
+        """The two runs regenerated different messages: their replies answer different requests."""
+        return self.left.run.up_to_msg_id != self.right.run.up_to_msg_id
 
 
 def compare_page(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core import Message
 from web.timeline.build import build_cards
@@ -21,6 +21,16 @@ class Page:
     offset: int
     next_offset: int | None
     total: int
+
+
+def _with_steps(cards: list[Card], previous: Message | None) -> list[Card]:
+    """The cards with the gap between each one's stamp and the card before it (``previous`` for the first)."""
+    out: list[Card] = []
+    last = previous.create_ts if previous is not None else None
+    for card in cards:
+        out.append(replace(card, step_ms=card.create_ts - last) if last is not None else card)
+        last = card.create_ts
+    return out
 
 
 class Timeline:
@@ -68,13 +78,32 @@ class Timeline:
         if target is not None and end <= target < offset + max_through:
             end += (target - end) // size * size + size
         end = min(end, len(self._slots))
-        messages = self._order.messages(offset, end)
+        # One card more than the page (the one before it): the first card's step is the gap to its stamp.
+        before = offset - 1 if offset > 0 else offset
+        messages = self._order.messages(before, end)
         entries = [
             Entry(message, slot.placement, slot.parent_id, slot.depth)
-            for message, slot in zip(messages, self._slots[offset:end], strict=True)
+            for message, slot in zip(messages[offset - before :], self._slots[offset:end], strict=True)
         ]
-        cards = build_cards(entries, self._order.calls)
+        cards = _with_steps(build_cards(entries, self._order.calls), messages[0] if before < offset else None)
         return Page(cards=cards, offset=offset, next_offset=end if end < len(self._slots) else None, total=len(self))
+
+    def positions_of(self, role: str) -> list[int]:
+        """Where the cards of one role sit (a kind filter): read from the slots, no message typed."""
+        return [position for position, slot in enumerate(self._slots) if slot.role == role]
+
+    def page_at(self, positions: Sequence[int], offset: int, size: int) -> Page:
+        """Cards of ``positions[offset:offset + size]``: a filtered timeline, paged over its own positions."""
+        offset = max(0, min(offset, len(positions)))
+        chosen = positions[offset : offset + size]
+        slots = [self._slots[position] for position in chosen]
+        entries = [
+            Entry(message, slot.placement, slot.parent_id, slot.depth)
+            for message, slot in zip(self._order.messages_at(chosen), slots, strict=True)
+        ]
+        end = offset + len(chosen)
+        cards = build_cards(entries, self._order.calls)
+        return Page(cards=cards, offset=offset, next_offset=end if end < len(positions) else None, total=len(positions))
 
     def page_of(self, anchor: str, size: int) -> int:
         """The offset of the page that holds the card with this anchor (0 when there is none)."""

@@ -123,6 +123,12 @@ class ToolCallView:
     anchor: str
     result_anchor: str | None
     result_card: str | None
+    result_page: str = ""
+    """Where the result's card is when this card is shown outside its timeline (a run's page); "" inside it."""
+
+    @property
+    def result_href(self) -> str:
+        return f"{self.result_page}#{self.result_anchor}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,3 +220,24 @@ class Card:
     damage: Damage | None = None
     metadata: str | None = None
     extra: tuple[str, ...] = field(default=())
+    step_ms: int | None = None
+    """Milliseconds between the previous card's stamp and this one's (None for the first card)."""
+
+    @property
+    def step(self) -> str:
+        """``step_ms`` for reading: "+850 ms", "+4.2 s", "+3 min 5 s", "+2 h 4 min" (negative when out of order)."""
+        return format_step(self.step_ms) if self.step_ms is not None else ""
+
+
+def format_step(ms: int) -> str:
+    """A gap between two stamps, signed, in the largest unit that keeps it short."""
+    sign, ms = ("−" if ms < 0 else "+"), abs(ms)
+    if ms < 1000:
+        return f"{sign}{ms} ms"
+    if ms < 60_000:
+        return f"{sign}{ms / 1000:.1f} s"
+    minutes, seconds = divmod(ms // 1000, 60)
+    if minutes < 60:
+        return f"{sign}{minutes} min {seconds} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{sign}{hours} h {minutes} min"

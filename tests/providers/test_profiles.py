@@ -1,0 +1,81 @@
+"""Model profiles: each model name finds the profile its provider's rules call for; unknown ones say so."""
+
+from __future__ import annotations
+
+import pytest
+
+from core import TextMessage
+from core.providers import ChatLLM, RequestOptions, dialect_names, profile_for
+from core.providers.profiles import CONSERVATIVE, PROFILES
+
+# (dialect, model, profile name): two families per model-dependent rule, plus provider-prefixed ids.
+KNOWN = [
+    ("anthropic", "claude-opus-4-7", "claude-adaptive-only"),
+    ("anthropic", "us.anthropic.claude-opus-4-7-v1:0", "claude-adaptive-only"),
+    ("anthropic", "claude-sonnet-5", "claude-adaptive-only"),
+    ("anthropic", "claude-sonnet-4-6", "claude-adaptive"),
+    ("anthropic", "claude-sonnet-4-5", "claude-budget"),
+    ("anthropic", "claude-sonnet-4-5-20250929", "claude-budget"),
+    ("anthropic", "claude-opus-4-1", "claude-budget"),
+    ("anthropic", "claude-3-7-sonnet-latest", "claude-budget"),
+    ("anthropic", "claude-3-5-haiku-20241022", "claude-no-thinking"),
+    ("gemini", "gemini-3-pro-preview", "gemini-3"),
+    ("gemini", "gemini-3.1-flash", "gemini-3"),
+    ("gemini", "gemini-2.5-pro", "gemini-2.5-pro"),
+    ("gemini", "gemini-2.5-flash", "gemini-2.5-flash"),
+    ("gemini", "gemini-2.5-flash-lite", "gemini-2.5-flash"),
+    ("gemini", "gemini-2.0-flash", "gemini-no-thinking"),
+    ("openai", "o3-mini", "o-series"),
+    ("openai", "gpt-5", "gpt-5"),
+    ("openai", "gpt-5-mini", "gpt-5"),
+    ("openai", "gpt-5.1", "gpt-5.1+"),
+    ("openai", "gpt-5-chat-latest", "gpt-5-chat"),
+    ("openai", "gpt-4.1", "gpt-4"),
+    ("openai", "gpt-4o", "gpt-4"),
+    ("openai-responses", "o4-mini", "o-series"),
+    ("zhipu", "glm-4.6v", "glm"),
+    ("doubao", "doubao-seed-1-6", "doubao"),
+]
+
+
+@pytest.mark.parametrize(("dialect", "model", "expected"), KNOWN)
+def test_a_known_model_finds_its_profile_without_a_warning(dialect: str, model: str, expected: str) -> None:
+    choice = profile_for(dialect, model)
+    assert (choice.profile.name, choice.profile.dialect, choice.warning) == (expected, dialect, None)
+
+
+@pytest.mark.parametrize("dialect", dialect_names())
+def test_the_default_model_of_every_dialect_is_known(dialect: str) -> None:
+    choice = profile_for(dialect, None)
+    assert choice.warning is None and choice.model
+
+
+@pytest.mark.parametrize("dialect", dialect_names())
+def test_an_unknown_model_gets_the_conservative_profile_and_a_warning(dialect: str) -> None:
+    choice = profile_for(dialect, "mystery-model-9")
+    assert choice.profile == CONSERVATIVE[dialect]
+    assert choice.warning is not None and "mystery-model-9" in choice.warning
+
+
+def test_the_warning_for_an_unknown_model_reaches_the_request() -> None:
+    msgs = [TextMessage(content="Hi", msg_id="u1", create_ts=1)]
+    result = ChatLLM("gemini", RequestOptions(model="mystery-model-9")).construct_request_params(msgs)
+    assert result.profile.name == "gemini-conservative"
+    assert [(w.msg_id, w.element) for w in result.warnings] == [(None, "model")]
+
+
+def test_every_profile_names_its_evidence_and_its_dialect() -> None:
+    for dialect, table in PROFILES.items():
+        for _, profile in table:
+            assert profile.evidence and profile.dialect == dialect
+        assert CONSERVATIVE[dialect].dialect == dialect
+
+
+@pytest.mark.parametrize("dialect", dialect_names())
+def test_tool_name_rewrites_are_accepted_and_keep_distinct_names_apart(dialect: str) -> None:
+    rule = profile_for(dialect, None).profile.tool_names
+    names = ["get weather", "get.weather", "get/weather", "1st", "x" * 200, "ok_name"]
+    sent = [rule.rewrite(n) for n in names]
+    assert all(rule.accepts(s) for s in sent)
+    assert len(set(sent)) == len(names)
+    assert rule.rewrite("ok_name") == "ok_name"
