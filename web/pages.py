@@ -138,7 +138,11 @@ class WarningView:
 
 @dataclass(frozen=True, slots=True)
 class RequestChoice:
-    """The request shown: provider, cut (``upto``) and repair; builds the links that change one of them."""
+    """The request shown: provider, cut (``upto``), repair and model; builds the links that change one of them.
+
+    The model stays in links to the same provider and is dropped when the provider changes (a model name
+    belongs to one provider).
+    """
 
     conversation_id: str
     provider: str
@@ -147,6 +151,9 @@ class RequestChoice:
     providers: Sequence[str]
     choices: Sequence[tuple[str, str]]
     choices_total: int
+    model: str | None = None
+    default_model: str = ""
+    models: Sequence[str] = ()
 
     @property
     def base_url(self) -> str:
@@ -156,19 +163,30 @@ class RequestChoice:
     def secrets_url(self) -> str:
         return urls.secrets(self.conversation_id)
 
+    def _model_for(self, provider: str | None) -> str | None:
+        return self.model if provider in (None, self.provider) else None
+
     def payload_url(self, provider: str | None = None, *, repair: bool | None = None) -> str:
         fix = self.repair if repair is None else repair
-        return urls.payload(self.conversation_id, provider or self.provider, upto=self.upto, repair=fix)
+        return urls.payload(
+            self.conversation_id, provider or self.provider, upto=self.upto, repair=fix, model=self._model_for(provider)
+        )
 
     def payload_path(self) -> str:
         """The payload page's path without a query: the action of a GET form that carries its own fields."""
         return urls.payload(self.conversation_id, self.provider)
 
     def api_url(self, provider: str | None = None) -> str:
-        return urls.api_payload(self.conversation_id, provider or self.provider, upto=self.upto, repair=self.repair)
+        return urls.api_payload(
+            self.conversation_id,
+            provider or self.provider,
+            upto=self.upto,
+            repair=self.repair,
+            model=self._model_for(provider),
+        )
 
     def phases_url(self) -> str:
-        return urls.phases(self.conversation_id, self.provider, upto=self.upto, repair=self.repair)
+        return urls.phases(self.conversation_id, self.provider, upto=self.upto, repair=self.repair, model=self.model)
 
     def diff_url(self, left: str, right: str, *, repair: bool | None = None) -> str:
         fix = self.repair if repair is None else repair

@@ -7,7 +7,8 @@ the result carries the error, the record and how to see the repaired payload
 (``repair=True`` re-types damaged records with ``core.integrity.repair`` first,
 never inventing dropped data). Built requests are cached per conversation
 version, so the payload page, its phases fragment, the diff and the API share one
-build.
+build. Each build carries its capability report: what the provider and model cannot
+carry, and the preflight verdict (SDK types and the provider's request-time rules).
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from core import ContractError, Message
 from core.integrity import repair
+from core.preflight import CapabilityReport, Finding, capability_report
 from core.providers import ChatLLM, RequestOptions, RequestResult, dialect_names, get_dialect
 from web.source import Loaded, version_of
 from web.timeline.order import flatten, msg_anchor
@@ -36,6 +38,26 @@ class Damaged:
     anchor: str
 
 
+# Suggestions for the payload page's model selector: one model of each profile in core.providers.profiles
+# (any other name may be typed in the URL; an unknown one gets its dialect's conservative profile).
+MODEL_CHOICES: dict[str, tuple[str, ...]] = {
+    "anthropic": ("claude-opus-4-7", "claude-sonnet-4-6", "claude-sonnet-4-5", "claude-3-5-haiku"),
+    "gemini": ("gemini-3-pro", "gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.0-flash"),
+    "openai": ("gpt-5.1", "gpt-5", "gpt-5-chat", "o3", "gpt-4.1"),
+    "openai-responses": ("gpt-5.1", "gpt-5", "gpt-5-chat", "o3", "gpt-4.1"),
+    "zhipu": ("glm-4.6v",),
+    "doubao": ("doubao-seed-1-6",),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class FindingView:
+    """A preflight finding with the anchor of the card of the message it came from."""
+
+    finding: Finding
+    anchor: str | None
+
+
 @dataclass(frozen=True, slots=True)
 class Built:
     """One dialect's request for one conversation: the result, or the contract error that stopped it."""
@@ -47,6 +69,15 @@ class Built:
     damaged: Damaged | None
     healed: tuple[str, ...] = ()
     """msg_ids re-typed by the repair (empty unless ``repaired``)."""
+    report: CapabilityReport | None = None
+    """What the provider and model cannot carry, and the preflight verdict (None when not built)."""
+
+    @property
+    def findings(self) -> list[FindingView]:
+        """The preflight findings, each with its card's anchor."""
+        if self.report is None:
+            return []
+        return [FindingView(f, msg_anchor(f.msg_id) if f.msg_id else None) for f in self.report.verdict.findings]
 
     @property
     def anchors(self) -> dict[str, str]:
@@ -86,27 +117,33 @@ class PayloadBuilder:
         self._items: OrderedDict[tuple[object, ...], Built] = OrderedDict()
         self._lock = threading.Lock()
 
-    def build(self, loaded: Loaded, provider: str, *, upto: str | None = None, repair: bool = False) -> Built:
-        """The request ``provider`` would receive (the one that produced ``upto``, when given)."""
+    def build(
+        self, loaded: Loaded, provider: str, *, upto: str | None = None, repair: bool = False, model: str | None = None
+    ) -> Built:
+        """The request ``provider`` would receive for ``model`` (default: the dialect's), the one that produced
+        ``upto`` when given."""
         check_provider(provider)
-        key = (loaded.summary.conversation_id, version_of(loaded.summary), provider, upto or None, repair)
+        model = model or None
+        key = (loaded.summary.conversation_id, version_of(loaded.summary), provider, upto or None, repair, model)
         with self._lock:
             hit = self._items.get(key)
             if hit is not None:
                 self._items.move_to_end(key)
                 return hit
-        built = self._build(loaded.messages, provider, upto or None, repair)
+        built = self._build(loaded.messages, provider, upto or None, repair, model)
         with self._lock:
             self._items[key] = built
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
         return built
 
-    def _build(self, messages: Sequence[Message], provider: str, upto: str | None, repair: bool) -> Built:
+    def _build(
+        self, messages: Sequence[Message], provider: str, upto: str | None, repair: bool, model: str | None
+    ) -> Built:
         healed: tuple[str, ...] = ()
         if repair:
             messages, healed = _repaired(messages)
-        llm = ChatLLM(provider, self.options)
+        llm = ChatLLM(provider, replace(self.options, model=model))
         try:
             result = llm.construct_request_params(messages, upto=upto)
         except ContractError as exc:
@@ -118,7 +155,7 @@ class PayloadBuilder:
                 anchor=msg_anchor(exc.msg_id),
             )
             return Built(provider, upto, repair, None, damaged, healed)
-        return Built(provider, upto, repair, result, None, healed)
+        return Built(provider, upto, repair, result, None, healed, capability_report(result))
 
 
 def assistant_choices(loaded: Loaded, limit: int = 1000) -> tuple[list[tuple[str, str]], int]:

@@ -4,7 +4,7 @@ It speaks the three wire formats the official SDKs send (OpenAI chat completions
 Zhipu and Doubao share; Anthropic messages; Gemini generateContent), records every
 request exactly as received, and answers like the provider would: a text reply, a tool
 call, an HTTP error with the provider's error body, a 429 with ``retry-after``, a slow
-answer or a malformed one.
+answer, a malformed one, or a redirect (a scripted 3xx with its ``location`` header).
 
 What it answers is chosen per request, first match wins:
 
@@ -44,6 +44,7 @@ class Reply:
     delay: float = 0.0
     retry_after: int | None = None
     raw_body: str | None = None  # sent verbatim (a malformed answer)
+    headers: dict[str, str] = field(default_factory=dict)  # extra response headers (a redirect's location)
     thought_signature: str | None = None  # Gemini: sent on the first functionCall part, as Gemini 3 does
     call_ids: list[str] | None = None  # the tool calls' ids (default: call_stub_<i>, toolu_stub_<i>)
 
@@ -299,11 +300,14 @@ class StubHandler(BaseHTTPRequestHandler):
         reply = self.server.state.next_reply(model)
         if reply.delay:
             time.sleep(reply.delay)
+        extra = {"retry-after": str(reply.retry_after)} if reply.retry_after is not None else {}
+        extra.update(reply.headers)
         if reply.raw_body is not None:
-            self._send_raw(reply.status, reply.raw_body.encode())
+            self._send_raw(reply.status, reply.raw_body.encode(), extra)
         elif reply.status >= 400:
-            extra = {"retry-after": str(reply.retry_after)} if reply.retry_after is not None else {}
             self._send(reply.status, error_body(dialect, reply.status), extra)
+        elif reply.status >= 300:
+            self._send(reply.status, {}, extra)
         else:
             self._send(reply.status, success_body(dialect, model, reply))
 

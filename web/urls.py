@@ -82,15 +82,20 @@ def seek(conversation_id: str, what: str, *, after: str | None = None) -> str:
     return f"{conversation(conversation_id)}/seek{query(what=what, after=after)}"
 
 
-def payload(conversation_id: str, provider: str, *, upto: str | None = None, repair: bool = False) -> str:
-    """The payload page of ``provider`` (for the request that produced ``upto``, when given)."""
-    return f"{conversation(conversation_id)}/payload/{segment(provider)}{query(upto=upto, repair=_flag(repair))}"
+def payload(
+    conversation_id: str, provider: str, *, upto: str | None = None, repair: bool = False, model: str | None = None
+) -> str:
+    """The payload page of ``provider`` (for the request that produced ``upto``, for ``model``, when given)."""
+    base = f"{conversation(conversation_id)}/payload/{segment(provider)}"
+    return base + query(upto=upto, repair=_flag(repair), model=model)
 
 
-def phases(conversation_id: str, provider: str, *, upto: str | None = None, repair: bool = False) -> str:
+def phases(
+    conversation_id: str, provider: str, *, upto: str | None = None, repair: bool = False, model: str | None = None
+) -> str:
     """The assembly phases of a payload."""
     base = f"{conversation(conversation_id)}/payload/{segment(provider)}/phases"
-    return base + query(upto=upto, repair=_flag(repair))
+    return base + query(upto=upto, repair=_flag(repair), model=model)
 
 
 def diff(
@@ -139,9 +144,11 @@ def api_conversation(conversation_id: str) -> str:
     return f"/api{conversation(conversation_id)}"
 
 
-def api_payload(conversation_id: str, provider: str, *, upto: str | None = None, repair: bool = False) -> str:
+def api_payload(
+    conversation_id: str, provider: str, *, upto: str | None = None, repair: bool = False, model: str | None = None
+) -> str:
     """The payload as JSON."""
-    return "/api" + payload(conversation_id, provider, upto=upto, repair=repair)
+    return "/api" + payload(conversation_id, provider, upto=upto, repair=repair, model=model)
 
 
 def api_diff(conversation_id: str, left: str, right: str, *, upto: str | None = None, repair: bool = False) -> str:

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from core.replay.redact import MIN_KEY_CHARS
+
 SdkFamily = Literal["openai-chat", "openai-responses", "anthropic", "gemini"]
 
 
@@ -67,13 +69,13 @@ class Availability:
 
 
 def endpoint_for(dialect: str, environ: Mapping[str, str] | None = None) -> Endpoint | None:
-    """The endpoint for ``dialect`` from the environment, or None when its key is not set."""
+    """The endpoint for ``dialect`` from the environment, or None when its key is not set or too short."""
     env = os.environ if environ is None else environ
     spec = PROVIDER_ENV.get(dialect)
     if spec is None:
         return None
     key = env.get(spec.key_var, "").strip()
-    if not key:
+    if len(key) < MIN_KEY_CHARS:
         return None
     base_url = env.get(spec.base_url_var, "").strip() or spec.default_base_url
     return Endpoint(dialect=dialect, family=spec.family, base_url=base_url, key=key)
@@ -86,13 +88,19 @@ def availability(environ: Mapping[str, str] | None = None) -> list[Availability]
     for name, spec in PROVIDER_ENV.items():
         endpoint = endpoint_for(name, env)
         base_url = env.get(spec.base_url_var, "").strip() or spec.default_base_url
-        reason = "ready" if endpoint is not None else f"set {spec.key_var} to replay against {name}"
+        reason = "ready" if endpoint is not None else unavailable_reason(name, env)
         out.append(Availability(name, endpoint is not None, spec.key_var, base_url, reason))
     return out
 
 
-def scrub(text: str, endpoint: Endpoint | None) -> str:
-    """``text`` with the endpoint's key replaced, for anything that may be stored or shown."""
-    if endpoint is None or not endpoint.key:
-        return text
-    return text.replace(endpoint.key, "[redacted]")
+def unavailable_reason(dialect: str, environ: Mapping[str, str] | None = None) -> str:
+    """One line naming the variable to fix: unset, or set to a key too short to be told apart from text."""
+    env = os.environ if environ is None else environ
+    spec = PROVIDER_ENV[dialect]
+    length = len(env.get(spec.key_var, "").strip())
+    if length == 0:
+        return f"set {spec.key_var} to replay against {dialect}"
+    return (
+        f"{spec.key_var} holds {length} character{'s' * (length != 1)}: a key needs at least {MIN_KEY_CHARS} "
+        "(a shorter one cannot be removed from the provider's answers without corrupting them)"
+    )

@@ -15,8 +15,12 @@ What is recorded and what is refused (decided here, documented in the README):
 - A conversation whose history holds a damaged record (TFROB-299) cannot be turned into a
   request: the seed's contract error is recorded as a run with status ``refused`` and an
   empty request body, so the reviewer sees why in the run list like any other outcome.
+- A body that fails preflight (the SDK types, or a request-time rule of the provider for the
+  model) is not sent either: the run is recorded as ``refused`` with the body and the first
+  error finding, naming its rule. ``force=True`` sends it anyway, to reproduce the 400.
 - Nothing is recorded when the request itself is wrong: an unknown provider, conversation
-  or message id, or a provider whose key is not set. ``prepare`` raises (``UnknownNameError``,
+  or message id, a message to regenerate that is not an assistant's, or a provider whose key
+  is not set (or is shorter than 8 characters). ``prepare`` raises (``UnknownNameError``,
   :class:`ProviderUnavailable`) with one clear line naming what to fix (for a missing key,
   the variable to set); nothing was attempted, so there is nothing to keep.
 
@@ -27,18 +31,22 @@ provider sends back is scrubbed of it before it is stored.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
+
 from core.errors import ContractError, MisuseError, UnknownNameError
-from core.jsonio import dumps, loads
 from core.messages.assistant import AssistantTextMessage
 from core.messages.union import MESSAGE_ADAPTER, Message
+from core.preflight import Preflight, preflight
 from core.providers import ChatLLM, RequestOptions, get_dialect
-from core.replay.endpoints import PROVIDER_ENV, Endpoint, endpoint_for, scrub
+from core.replay.endpoints import PROVIDER_ENV, Endpoint, endpoint_for, unavailable_reason
 from core.replay.parse import MalformedReply, parse_reply
+from core.replay.redact import Redactor
 from core.replay.send import Exchange, send
 from core.store import RunView, Store, TokenUsage
 
@@ -91,8 +99,12 @@ def prepare(
     *,
     upto: str | None = None,
     environ: Mapping[str, str] | None = None,
+    force: bool = False,
 ) -> Prepared:
-    """Build the request for a replay; raises UnknownNameError or ProviderUnavailable (nothing is recorded)."""
+    """Build the request for a replay; raises UnknownNameError or ProviderUnavailable (nothing is recorded).
+
+    A body that fails preflight is prepared as refused unless ``force``.
+    """
     get_dialect(provider)  # UnknownNameError naming the known dialects
     if provider not in PROVIDER_ENV:
         raise UnknownNameError(f"no replay endpoint for {provider!r}; known: {', '.join(PROVIDER_ENV)}")
@@ -102,6 +114,9 @@ def prepare(
     endpoint = endpoint_for(provider, environ)
     if endpoint is None:
         var = PROVIDER_ENV[provider].key_var
+        env = os.environ if environ is None else environ
+        if env.get(var, "").strip():
+            raise ProviderUnavailable(f"{provider} is unavailable: {unavailable_reason(provider, env)}")
         raise ProviderUnavailable(
             f"{provider} is unavailable: set {var} in the environment of the process that replays"
         )
@@ -113,12 +128,30 @@ def prepare(
     original = next((m for m in history if m.msg_id == upto), None) if upto is not None else None
     if upto is not None and original is None:
         raise UnknownNameError(f"no message with msg_id {upto!r} in conversation {conversation_id!r}")
+    if original is not None and original.role != "assistant":
+        raise MisuseError(
+            f"{upto!r} is a {original.role} message: only assistant messages can be regenerated "
+            "(--upto names the reply to ask for again)"
+        )
     try:
         result = ChatLLM(provider, RequestOptions(model=model)).construct_request_params(typed, upto=upto)
     except ContractError as exc:
         refusal = f"the request cannot be built: a damaged record is in the history (TFROB-299): {exc}"
         return Prepared(conversation_id, provider, model, upto, {}, endpoint, original, refusal)
-    return Prepared(conversation_id, provider, model, upto, result.body, endpoint, original)
+    verdict = preflight(result)
+    refused = None if force or verdict.accepted else preflight_refusal(verdict)
+    return Prepared(conversation_id, provider, model, upto, result.body, endpoint, original, refused)
+
+
+def preflight_refusal(verdict: Preflight) -> str:
+    """Why a body that fails preflight is not sent: its first error, naming the rule, and how many more."""
+    first, *rest = verdict.errors
+    where = f" (message {first.msg_id})" if first.msg_id else ""
+    more = f"; and {len(rest)} more error(s)" if rest else ""
+    return (
+        f"not sent: preflight rule {first.rule} for {verdict.model}{where}: {first.detail} "
+        f"[{first.authority}]{more}; `traceloupe replay --force` sends it anyway"
+    )
 
 
 def start(store: Store, prepared: Prepared, *, idempotency_key: str | None = None) -> tuple[RunView, bool]:
@@ -170,9 +203,13 @@ def replay(
     timeout: float = DEFAULT_TIMEOUT,
     idempotency_key: str | None = None,
     environ: Mapping[str, str] | None = None,
+    force: bool = False,
 ) -> RunView:
-    """Prepare, record and send one replay; the finished run (a repeated key returns the recorded run)."""
-    prepared = prepare(store, conversation_id, provider, model, upto=upto, environ=environ)
+    """Prepare, record and send one replay; the finished run (a repeated key returns the recorded run).
+
+    ``force`` sends a body that fails preflight (for reproducing the provider's 400).
+    """
+    prepared = prepare(store, conversation_id, provider, model, upto=upto, environ=environ, force=force)
     run, created = start(store, prepared, idempotency_key=idempotency_key)
     if not created:
         return run
@@ -180,10 +217,18 @@ def replay(
 
 
 def reply_message(run: RunView) -> AssistantTextMessage | None:
-    """A finished run's reply as the stored message type (through the one JSON door), or None."""
+    """A finished run's reply as the stored message type (through the one JSON door), or None.
+
+    None too for a stored reply that does not read back (a database written by an older
+    Traceloupe could hold one): the run's pages show it without a reply rather than failing.
+    """
     if run.reply is None:
         return None
-    message = MESSAGE_ADAPTER.validate_python(run.reply)
+    try:
+        message = MESSAGE_ADAPTER.validate_python(run.reply)
+    except ValidationError:
+        log.warning("run %s holds a reply that does not read back as a message", run.run_id)
+        return None
     return message if isinstance(message, AssistantTextMessage) else None
 
 
@@ -196,41 +241,58 @@ class _Outcome:
     reply: dict[str, Any] | None = None
 
 
+STRUCTURAL_FIELDS = frozenset({"role", "msg_type", "type", "msg_id", "conversation_id"})
+"""Fields of a stored reply that name its kind or place (set here, not by the provider): never redacted."""
+
+
 def _outcome(prepared: Prepared, exchange: Exchange, run_id: str) -> _Outcome:
-    """What to record for one exchange: the scrubbed response, and the parsed reply when it parses."""
+    """What to record for one exchange: the redacted response, and the parsed reply when it parses.
+
+    The reply is read from the answer as received and redacted afterwards, value by value:
+    redacting first could rewrite the very fields that say what each part is.
+    """
     endpoint = prepared.endpoint
-    response = _scrubbed(exchange.response, endpoint)
+    redactor = Redactor(endpoint.key)
+    response = redactor.json(exchange.response) if isinstance(exchange.response, dict) else None
     if response is None and exchange.response_text is not None:
-        response = {"text": exchange.response_text}  # not JSON (or not an object): kept verbatim, scrubbed
+        response = {"text": exchange.response_text}  # not JSON (or not an object): kept as text, redacted in send
     if exchange.status != "ok":
         return _Outcome(exchange.status, response, exchange.error)
     try:
         parsed = parse_reply(
             endpoint.family,
-            response,
+            exchange.response,
             msg_id=f"run-{run_id}",
             conversation_id=prepared.conversation_id,
             create_ts=int(time.time() * 1000),
         )
+        reply = redacted_reply(parsed.message, redactor)
     except MalformedReply as exc:
         return _Outcome("malformed", response, f"the provider's answer could not be read: {exc}")
     usage = parsed.usage
     raw = _usage_raw(response)
-    reply = _scrubbed(MESSAGE_ADAPTER.dump_python(parsed.message, mode="json"), endpoint)
     return _Outcome(
         "ok", response, None, TokenUsage(usage.input_tokens, usage.output_tokens, usage.total_tokens, raw), reply
     )
 
 
-def _scrubbed(value: Any, endpoint: Endpoint) -> dict[str, Any] | None:
-    """A JSON object with every occurrence of the key replaced; None for anything that is not an object."""
-    if not isinstance(value, dict):
-        return None
-    text = dumps(value).decode()
-    if endpoint.key and endpoint.key in text:
-        cleaned: dict[str, Any] = loads(scrub(text, endpoint))
-        return cleaned
-    return value
+def redacted_reply(message: AssistantTextMessage, redactor: Redactor) -> dict[str, Any]:
+    """The reply as stored: every provider-written string redacted, and proven to read back."""
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: v if k in STRUCTURAL_FIELDS else walk(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        return redactor.text(value) if isinstance(value, str) else value
+
+    stored: dict[str, Any] = walk(MESSAGE_ADAPTER.dump_python(message, mode="json"))
+    try:
+        MESSAGE_ADAPTER.validate_python(stored)
+    except ValidationError as exc:
+        count = exc.error_count()
+        raise MalformedReply(f"the reply does not read back once the key is removed ({count} errors)") from None
+    return stored
 
 
 def _usage_raw(response: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -3,17 +3,38 @@
 Every outcome is a value, never an exception: a reply, an HTTP error with the
 provider's body, a rate limit with its retry-after, a timeout, a refused connection,
 an answer that is not JSON. The key goes to the SDK client and nowhere else; error
-texts are scrubbed of it before they leave this module.
+texts are redacted before they are cut to length and before they leave this module.
+
+No client follows a redirect: httpx drops only ``Authorization`` when a redirect leaves
+the origin, so an SDK that sends its key in another header (``x-goog-api-key``,
+``x-api-key``) would hand it to whatever origin a 307 names. A 3xx is recorded instead.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import time
 from dataclasses import dataclass
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
-from core.replay.endpoints import Endpoint, scrub
+from core.replay.endpoints import Endpoint, SdkFamily
+from core.replay.redact import IN_FLIGHT, MIN_KEY_CHARS, Redactor
+
+ERROR_DETAIL_CHARS = 300
+STORED_TEXT_CHARS = 10_000
+RETRY_AFTER_CHARS = 40
+
+FOLLOW_REDIRECTS = False
+"""Every SDK defaults to following redirects (openai/anthropic ``_base_client``, google-genai ``_api_client``)."""
+
+SDK_MODULES: dict[SdkFamily, str] = {
+    "openai-chat": "openai",
+    "openai-responses": "openai",
+    "anthropic": "anthropic",
+    "gemini": "google.genai",
+}
 
 Status = Literal["ok", "http_error", "rate_limited", "timeout", "connection_error", "malformed", "refused"]
 
@@ -34,8 +55,12 @@ class Exchange:
 def send(endpoint: Endpoint, model: str, body: dict[str, Any], *, timeout: float = 60.0) -> Exchange:
     """POST ``body`` for ``model`` to the endpoint through its SDK (no retries) and classify the result."""
     started = time.perf_counter()
+    if len(endpoint.key) < MIN_KEY_CHARS:  # endpoint_for never builds one; a hand-made Endpoint could
+        return Exchange("refused", 0, error=f"a key needs at least {MIN_KEY_CHARS} characters; nothing was sent")
     try:
-        status_code, text, headers = _dispatch(endpoint, model, body, timeout)
+        importlib.import_module(SDK_MODULES[endpoint.family])  # its loggers exist before keep_out looks for them
+        with IN_FLIGHT.keep_out(endpoint.key):
+            status_code, text, headers = _dispatch(endpoint, model, body, timeout)
     except Exception as exc:  # every SDK failure becomes a recorded outcome, by design
         return _failure(endpoint, exc, _ms(started))
     latency = _ms(started)
@@ -45,7 +70,7 @@ def send(endpoint: Endpoint, model: str, body: dict[str, Any], *, timeout: float
         parsed = json.loads(text)
     except ValueError:
         return Exchange(
-            "malformed", latency, status_code, None, scrub(text[:10_000], endpoint),
+            "malformed", latency, status_code, None, Redactor(endpoint.key).clip(text, STORED_TEXT_CHARS),
             error="the provider's answer is not JSON",
         )  # fmt: skip
     return Exchange("ok", latency, status_code, parsed, None)
@@ -59,7 +84,10 @@ def _dispatch(endpoint: Endpoint, model: str, body: dict[str, Any], timeout: flo
 
         # Every client is closed on the way out, timeouts included: an abandoned
         # connection pool leaks its socket until the collector happens by.
-        with openai.OpenAI(api_key=endpoint.key, base_url=endpoint.base_url, max_retries=0, timeout=timeout) as client:
+        with openai.OpenAI(
+            api_key=endpoint.key, base_url=endpoint.base_url, max_retries=0, timeout=timeout,
+            http_client=openai.DefaultHttpxClient(follow_redirects=FOLLOW_REDIRECTS),
+        ) as client:  # fmt: skip
             if endpoint.family == "openai-chat":
                 raw: Any = client.chat.completions.with_raw_response.create(
                     model=model, messages=body.get("messages", []), extra_body=rest
@@ -73,8 +101,9 @@ def _dispatch(endpoint: Endpoint, model: str, body: dict[str, Any], timeout: flo
         import anthropic
 
         with anthropic.Anthropic(
-            api_key=endpoint.key, base_url=endpoint.base_url, max_retries=0, timeout=timeout
-        ) as aclient:
+            api_key=endpoint.key, base_url=endpoint.base_url, max_retries=0, timeout=timeout,
+            http_client=anthropic.DefaultHttpxClient(follow_redirects=FOLLOW_REDIRECTS),
+        ) as aclient:  # fmt: skip
             araw = aclient.messages.with_raw_response.create(
                 model=model, max_tokens=int(body.get("max_tokens", 1024)), messages=body.get("messages", []),
                 extra_body=rest,
@@ -91,7 +120,11 @@ def _send_gemini(
     from google.genai import types
 
     options = types.HttpOptions(
-        base_url=endpoint.base_url, timeout=int(timeout * 1000), retry_options=types.HttpRetryOptions(attempts=1)
+        base_url=endpoint.base_url,
+        timeout=int(timeout * 1000),
+        retry_options=types.HttpRetryOptions(attempts=1),
+        client_args={"follow_redirects": FOLLOW_REDIRECTS},
+        async_client_args={"follow_redirects": FOLLOW_REDIRECTS},
     )
     contents = [types.Content.model_validate(c) for c in body.get("contents", [])]
     config: dict[str, Any] = dict(body.get("generationConfig") or {})
@@ -108,29 +141,50 @@ def _send_gemini(
 
 
 def _http_error(endpoint: Endpoint, status_code: int, text: str, headers: dict[str, str], latency: int) -> Exchange:
+    redactor = Redactor(endpoint.key)
     try:
         parsed: Any = json.loads(text)
     except ValueError:
         parsed = None
-    detail = _error_detail(parsed) or text[:300]
-    retry_after = {k.lower(): v for k, v in headers.items()}.get("retry-after")
+    lowered = {k.lower(): v for k, v in headers.items()}
+    if 300 <= status_code < 400:
+        return _redirect(redactor, status_code, lowered.get("location"), latency)
+    detail = redactor.clip(_error_detail(parsed) or text, ERROR_DETAIL_CHARS)
+    stored = redactor.clip(text, STORED_TEXT_CHARS)
+    retry_after = lowered.get("retry-after")
+    if retry_after is not None:
+        retry_after = redactor.clip(" ".join(retry_after.split()), RETRY_AFTER_CHARS)
     if status_code == 429:
         wait = f"; the provider asks to retry after {retry_after} s" if retry_after else ""
         return Exchange(
-            "rate_limited", latency, 429, parsed, scrub(text[:10_000], endpoint),
-            error=scrub(f"rate limited (HTTP 429): {detail}{wait}", endpoint), retry_after=retry_after,
+            "rate_limited", latency, 429, parsed, stored,
+            error=f"rate limited (HTTP 429): {detail}{wait}", retry_after=retry_after,
         )  # fmt: skip
     return Exchange(
-        "http_error", latency, status_code, parsed, scrub(text[:10_000], endpoint),
-        error=scrub(f"the provider answered HTTP {status_code}: {detail}", endpoint),
+        "http_error", latency, status_code, parsed, stored,
+        error=f"the provider answered HTTP {status_code}: {detail}",
     )  # fmt: skip
+
+
+def _redirect(redactor: Redactor, status_code: int, location: str | None, latency: int) -> Exchange:
+    """A 3xx is never followed (see the module docstring); the run says where it pointed, origin only."""
+    target = "no location"
+    if location:
+        parts = urlsplit(location)
+        target = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}" if parts.netloc else "a path on the same origin"
+    error = (
+        f"the provider answered HTTP {status_code}, a redirect to {redactor.clip(target, ERROR_DETAIL_CHARS)}; "
+        "redirects are not followed, so the request and the key went nowhere else"
+    )
+    return Exchange("http_error", latency, status_code, None, None, error=error)
 
 
 def _failure(endpoint: Endpoint, exc: Exception, latency: int) -> Exchange:
     """Classify an SDK exception: its status response if it has one, else a timeout or a connection failure."""
+    redactor = Redactor(endpoint.key)
     response = getattr(exc, "response", None)
     status_code = getattr(response, "status_code", None) or getattr(exc, "code", None)
-    if isinstance(status_code, int) and status_code >= 400:
+    if isinstance(status_code, int) and status_code >= 300:
         text = getattr(response, "text", None) or json.dumps(getattr(exc, "details", None) or str(exc))
         headers = dict(getattr(response, "headers", {}) or {})
         return _http_error(endpoint, status_code, text if isinstance(text, str) else str(text), headers, latency)
@@ -138,12 +192,12 @@ def _failure(endpoint: Endpoint, exc: Exception, latency: int) -> Exchange:
     if "Timeout" in name or isinstance(exc, TimeoutError):
         return Exchange("timeout", latency, error=f"no answer within the time limit ({name})")
     if "Connect" in name or isinstance(exc, ConnectionError | OSError):
-        return Exchange("connection_error", latency, error=scrub(f"could not reach the provider: {exc}", endpoint))
+        return Exchange("connection_error", latency, error=redactor.text(f"could not reach the provider: {exc}"))
     if isinstance(exc, json.JSONDecodeError):  # google-genai parses the body itself and raises this
         return Exchange("malformed", latency, error=f"the provider's answer is not JSON ({exc})")
     if isinstance(exc, ValueError | TypeError):
-        return Exchange("malformed", latency, error=scrub(f"the exchange could not be read: {name}: {exc}", endpoint))
-    return Exchange("connection_error", latency, error=scrub(f"{name}: {exc}", endpoint))
+        return Exchange("malformed", latency, error=redactor.text(f"the exchange could not be read: {name}: {exc}"))
+    return Exchange("connection_error", latency, error=redactor.text(f"{name}: {exc}"))
 
 
 def _error_detail(parsed: Any) -> str | None:

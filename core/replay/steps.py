@@ -16,7 +16,8 @@ recorded path ends the run. The run ends as
 - ``matched``: every step made the recorded calls, up to the same final answer (or the recording ran out);
 - ``diverged``: a step left the recorded path (``diverged_at`` names the recorded step, ``reason`` how);
 - ``failed``: a provider failure (the step is recorded with the exchange's status; earlier steps stay);
-- ``refused``: a damaged record in the turn or its history; nothing was sent;
+- ``refused``: a damaged record in the turn or its history (nothing was sent), or a step's body fails
+  preflight (``force`` sends it anyway; the steps before it stay recorded);
 - ``capped``: ``--max-steps`` reached, or the next step's estimated input cost would pass ``--max-cost``.
 """
 
@@ -29,14 +30,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.errors import MisuseError
-from core.jsonio import dumps, loads
 from core.messages.union import MESSAGE_ADAPTER, Message
+from core.preflight import preflight
 from core.providers import ChatLLM, RequestOptions
+from core.providers.chat_llm import RequestResult
 from core.replay.compare import compare_step
 from core.replay.cost import ESTIMATE_METHOD, cost_of, estimate_input, usage_of
-from core.replay.endpoints import Endpoint, scrub
 from core.replay.parse import MalformedReply, parse_reply
-from core.replay.run import DEFAULT_TIMEOUT, Prepared, prepare
+from core.replay.redact import Redactor
+from core.replay.run import DEFAULT_TIMEOUT, Prepared, preflight_refusal, prepare, redacted_reply
 from core.replay.send import send
 from core.replay.turns import Turn, default_turn, rekeyed, turn_of
 from core.store import Store
@@ -59,6 +61,8 @@ class StepPlan:
     refusal: str | None
     refusal_reason: str | None = None
     """``damaged_record`` (a record lost its type) or ``preflight`` (the body breaks a provider rule)."""
+    force: bool = False
+    """Send bodies that fail preflight anyway (every step's, not only step 1's)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +83,7 @@ def plan_steps(
     max_steps: int | None = None,
     max_cost: float | None = None,
     environ: Mapping[str, str] | None = None,
+    force: bool = False,
 ) -> StepPlan:
     """Find the turn and build step 1; raises (nothing recorded) for an unknown name, a missing key, bad limits."""
     if max_steps is not None and max_steps < 1:
@@ -92,7 +97,7 @@ def plan_steps(
     refusal = found.damage or prepared.refusal
     # prepare() refuses a damaged history with an empty body, and a body that fails preflight with the body.
     reason = None if refusal is None else "damaged_record" if found.damage or not prepared.body else "preflight"
-    return StepPlan(prepared, found, limit, max_cost, refusal, reason)
+    return StepPlan(prepared, found, limit, max_cost, refusal, reason, force)
 
 
 def start_steps(store: Store, plan: StepPlan, *, idempotency_key: str | None = None) -> tuple[StepRunView, bool]:
@@ -148,20 +153,22 @@ def replay_steps(
     timeout: float = DEFAULT_TIMEOUT,
     idempotency_key: str | None = None,
     environ: Mapping[str, str] | None = None,
+    force: bool = False,
 ) -> StepRunView:
     """Plan, record and run a step replay; the finished run (a repeated key returns the recorded run)."""
     plan = plan_steps(
-        store, conversation_id, provider, model, turn=turn, max_steps=max_steps, max_cost=max_cost, environ=environ
-    )
+        store, conversation_id, provider, model, turn=turn, max_steps=max_steps, max_cost=max_cost,
+        environ=environ, force=force,
+    )  # fmt: skip
     run, created = start_steps(store, plan, idempotency_key=idempotency_key)
     if not created:
         return run
     return execute_steps(store, plan, run.run_id, timeout=timeout)
 
 
-def step_body(provider: str, model: str, history: list[Message]) -> dict[str, Any]:
-    """The request body for a history already expanded (traces placed), built by ChatLLM as replay builds it."""
-    return ChatLLM(provider, RequestOptions(model=model)).construct_request_params(history).body
+def step_request(provider: str, model: str, history: list[Message]) -> RequestResult:
+    """The request for a history already expanded (traces placed), built by ChatLLM as replay builds it."""
+    return ChatLLM(provider, RequestOptions(model=model)).construct_request_params(history)
 
 
 def _walk(
@@ -175,7 +182,14 @@ def _walk(
             last = turn.steps[-1].message.msg_id
             return _End("matched", "recording_ended", error=f"the recorded turn ends at {last} without a final answer")
         recorded = turn.steps[k - 1]
-        body = prepared.body if k == 1 else step_body(prepared.provider, prepared.model, history)
+        if k == 1:
+            body = prepared.body  # preflight already passed (or forced) in prepare()
+        else:
+            request = step_request(prepared.provider, prepared.model, history)
+            verdict = preflight(request)
+            if not (plan.force or verdict.accepted):
+                return _End("refused", "preflight", error=f"step {k} {preflight_refusal(verdict)}")
+            body = request.body
         estimate: dict[str, Any] | None = None
         if plan.max_cost is not None:
             tokens, price = estimate_input(prepared.provider, prepared.model, body)
@@ -221,7 +235,8 @@ def _send_step(
     """Send one step and compare it; the step as recorded, and the replayed reply (None on a failure)."""
     endpoint = prepared.endpoint
     exchange = send(endpoint, prepared.model, body, timeout=timeout)
-    response = _redacted(exchange.response, endpoint)
+    redactor = Redactor(endpoint.key)
+    response = redactor.json(exchange.response) if isinstance(exchange.response, dict) else None
     if response is None and exchange.response_text is not None:
         response = {"text": exchange.response_text}
     usage = usage_of(endpoint.family, response)
@@ -245,33 +260,25 @@ def _send_step(
                           error=exchange.error, reply=None, **common)  # fmt: skip
         return failed, None
     try:
+        # Read from the answer as received, then redacted value by value (core.replay.run explains why);
+        # the comparison and the next request use the redacted reply, so no figure stored can hold the key.
         parsed = parse_reply(
             endpoint.family,
-            response,
+            exchange.response,
             msg_id=f"step-{run_id}-{k}",
             conversation_id=prepared.conversation_id,
             create_ts=int(time.time() * 1000),
         )
+        reply = redacted_reply(parsed.message, redactor)
     except MalformedReply as exc:
         error = f"the provider's answer could not be read: {exc}"
         return StepView(verdict="failed", reason="malformed", detail=None, status="malformed", error=error,
                         reply=None, **common), None  # fmt: skip
-    message = parsed.message
+    message = MESSAGE_ADAPTER.validate_python(reply)
     recorded_text = recorded.content if isinstance(recorded.content, str) else ""
-    comparison = compare_step(message.tool_calls or [], message.content, recorded.tool_calls or [], recorded_text)
+    replayed_text = message.content if isinstance(message.content, str) else ""
+    comparison = compare_step(message.tool_calls or [], replayed_text, recorded.tool_calls or [], recorded_text)
     detail = {**comparison.detail, "call_ids": comparison.call_ids} if comparison.call_ids else comparison.detail
-    reply = _redacted(MESSAGE_ADAPTER.dump_python(message, mode="json"), endpoint)
     step = StepView(verdict=comparison.verdict, reason=comparison.reason, detail=detail or None, status="ok",
                     error=None, reply=reply, **common)  # fmt: skip
     return step, message
-
-
-def _redacted(value: Any, endpoint: Endpoint) -> dict[str, Any] | None:
-    """A JSON object with the key removed; None for anything that is not an object."""
-    if not isinstance(value, dict):
-        return None
-    text = dumps(value).decode()
-    if endpoint.key and endpoint.key in text:
-        cleaned: dict[str, Any] = loads(scrub(text, endpoint))
-        return cleaned
-    return value

@@ -149,7 +149,7 @@ def sources(kind: str) -> dict[str, dict[str, str]]:
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_every_dialect_handles_every_part_kind_from_every_source(dialect: str, kind: str) -> None:
     """Each medium is either sent natively or degraded to text with a warning: never lost, never an error."""
-    from tests.providers.strict import validate_body
+    from core.preflight.sdk_types import validate_body
 
     for source, fields in sources(kind).items():
         part = KINDS[kind](detail=f"the {kind}", **fields)

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from core.preflight.sdk_types import validate_body
 from core.providers import dialect_names
 from tests.providers.cases import CASES, build
-from tests.providers.strict import validate_body
 
 
 @pytest.mark.parametrize("dialect", dialect_names())

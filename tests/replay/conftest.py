@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+import threading
 from collections.abc import Iterator
 
 import pytest
@@ -30,3 +32,46 @@ def stub_env(stub: StubServer) -> dict[str, str]:
         "ZHIPU_API_KEY": CANARY_KEY, "ZHIPU_BASE_URL": f"{base}/api/paas/v4",
         "DOUBAO_API_KEY": CANARY_KEY, "DOUBAO_BASE_URL": f"{base}/api/v3",
     }  # fmt: skip
+
+
+class Listener:
+    """A loopback port that records every connection made to it and answers nothing useful."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.sock.settimeout(0.2)
+        self.seen: list[bytes] = []
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+
+    def _accept(self) -> None:
+        while not self.stopped.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                conn.settimeout(1)
+                try:
+                    self.seen.append(conn.recv(65536))
+                    conn.sendall(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                except OSError:
+                    self.seen.append(b"")
+
+    def close(self) -> None:
+        self.stopped.set()
+        self.thread.join(timeout=5)
+        self.sock.close()
+
+
+@pytest.fixture
+def listener() -> Iterator[Listener]:
+    """A second origin that must see nothing."""
+    server = Listener()
+    yield server
+    server.close()

@@ -7,10 +7,12 @@ SDKs' own debug logs too) and the server's stdout/stderr captured. Then everythi
 
 from __future__ import annotations
 
+import base64
 import logging
 import re
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -24,6 +26,21 @@ from tests.replay.web_server import replay_app, serving
 from web.cli import main
 from web.runs.service import RunService
 from web.stub_provider import Reply, StubServer
+
+ECHOES = [
+    Reply(text=f"basic {base64.b64encode(f'u:{CANARY_KEY}'.encode()).decode()}"),
+    Reply(text="escaped " + "".join(f"\\u{ord(c):04x}" for c in CANARY_KEY)),
+    Reply(text=f"quoted {quote(CANARY_KEY, safe='')} and cut {CANARY_KEY[:11]}"),
+    Reply(status=500, raw_body="x" * 295 + CANARY_KEY),  # straddles the 300-character error detail
+    Reply(status=200, raw_body="." * 9_995 + CANARY_KEY),  # straddles the 10,000 characters kept of a bad answer
+    Reply(status=429, headers={"retry-after": CANARY_KEY}),
+    Reply(status=307, headers={"location": f"http://127.0.0.1:9/v1?key={CANARY_KEY}"}),
+]
+FORMS = {
+    "prefix": CANARY_KEY[:5],
+    "base64": base64.b64encode(CANARY_KEY.encode()).decode()[4:16],
+    "json-escaped": "\\u0073\\u006b",
+}
 
 
 def _dump_database(store: Store) -> str:
@@ -94,6 +111,9 @@ def test_the_canary_key_appears_nowhere(
             for model in ("stub-error-500", "stub-error-429", "stub-slow-3", "stub-malformed"):
                 run_ids += [rerun("openai", model), rerun("anthropic", model), rerun("gemini", model)]
             run_ids.append(rerun("openai", "m", DAMAGED))
+            for echo in ECHOES:  # the key echoed encoded, cut by a limit, or in a header
+                stub.state.script.append(echo)
+                run_ids.append(rerun("openai", "m"))
             for run_id in run_ids:
                 get(f"/runs/{run_id}")
                 get(f"/api/runs/{run_id}")
@@ -133,3 +153,5 @@ def test_the_canary_key_appears_nowhere(
     places = {"database": dump, "responses": "\n".join(seen), "logs": logs, "stdout": out, "stderr": err}
     for where, haystack in places.items():
         assert CANARY_KEY not in haystack, f"the key leaked into the {where}"
+        for form, fragment in FORMS.items():
+            assert fragment not in haystack, f"the key leaked into the {where}, {form}"

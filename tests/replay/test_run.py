@@ -250,3 +250,73 @@ def test_a_base_url_recorded_in_the_trace_is_ignored(
     finally:
         trap.shutdown()
         trap.server_close()
+
+
+# -- the key scrubber: a short key, a key that is a word of the answer -----------------------------------
+
+
+@pytest.mark.parametrize("key", ["x", "e", "1234567"])
+def test_a_key_shorter_than_eight_characters_is_refused_before_anything_is_sent(
+    key: str, store: Store, stub: StubServer, stub_env: dict[str, str]
+) -> None:
+    env = {**stub_env, "OPENAI_API_KEY": key}
+    with pytest.raises(ProviderUnavailable, match=r"OPENAI_API_KEY holds .* at least 8"):
+        prepare(store, CONVERSATION, "openai", "gpt-4.1", environ=env)
+    assert stub.state.requests == [] and store.list_runs() == ((), None)
+
+
+def test_cli_with_a_one_letter_key_says_so_in_one_line(
+    store: Store,
+    stub: StubServer,
+    cli_env: None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    assert main(_cli(str(tmp_path / "replay.db"), "--provider", "openai", "--model", "gpt-4.1")) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "OPENAI_API_KEY" in err and "Traceback" not in err
+    assert stub.state.requests == [] and store.list_runs() == ((), None)
+
+
+@pytest.mark.parametrize("dialect", list(PROVIDER_ENV))
+def test_a_key_that_is_a_word_of_the_answer_leaves_the_reply_readable(
+    dialect: str, store: Store, stub: StubServer, stub_env: dict[str, str], tmp_path: Path
+) -> None:
+    # The key is a word the reply's own structure uses ("role": "assistant"): removing it from the
+    # raw text used to rewrite the message's tag, store the run as ok and break every page showing it.
+    key = "assistant"
+    env = {k: key if k.endswith("_API_KEY") else v for k, v in stub_env.items()}
+    stub.state.script.append(Reply(text="I am your assistant.", tool_calls=[{"name": "assistant", "arguments": {}}]))
+    run = replay(store, CONVERSATION, dialect, "m", environ=env, timeout=10)
+    assert run.status == "ok", run.error
+    reply = reply_message(store.get_run(run.run_id))
+    assert isinstance(reply, AssistantTextMessage)
+    assert reply.content == "I am your [redacted]."
+    assert [c.name for c in reply.tool_calls or ()] == ["[redacted]"]
+    assert key not in json.dumps(store.get_run(run.run_id).response_body)
+    assert key not in json.dumps({k: v for k, v in (store.get_run(run.run_id).reply or {}).items() if k != "role"})
+
+
+def test_a_run_stored_with_an_unreadable_reply_has_no_reply_instead_of_failing(store: Store) -> None:
+    run, _ = store.claim_run(CONVERSATION, provider="openai", model="m", request_body={}, up_to_msg_id=None)
+    broken = {"role": "assistant", "msg_type": "te[redacted]t", "content": "hi", "msg_id": "r", "conversation_id": "c"}
+    finished = store.finish_run(run.run_id, status="ok", reply=broken)
+    assert reply_message(finished) is None
+
+
+@pytest.mark.parametrize("upto", ["u-1", "t-1", "s"])
+def test_upto_a_message_that_is_not_an_assistants_is_refused_in_one_line(
+    upto: str,
+    store: Store,
+    stub: StubServer,
+    cli_env: None,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(_cli(str(tmp_path / "replay.db"), "--provider", "openai", "--model", "m", "--upto", upto)) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1
+    assert f"'{upto}' is a" in err and "only assistant messages can be regenerated" in err
+    assert stub.state.requests == [] and store.list_runs() == ((), None)

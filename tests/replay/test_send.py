@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import gc
 import json
 import urllib.request
@@ -14,8 +15,8 @@ from core import AssistantTextMessage
 from core.replay.endpoints import PROVIDER_ENV, availability, endpoint_for
 from core.replay.parse import parse_reply
 from core.replay.send import send
-from tests.replay.conftest import CANARY_KEY
-from web.stub_provider import StubServer
+from tests.replay.conftest import CANARY_KEY, Listener
+from web.stub_provider import Reply, StubServer
 
 BODIES: dict[str, dict[str, Any]] = {
     "openai": {"messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]},
@@ -117,3 +118,68 @@ def test_an_unreachable_provider_is_a_connection_error() -> None:
     exchange = send(endpoint, "m", BODIES["openai"], timeout=2)
     assert exchange.status == "connection_error"
     assert CANARY_KEY not in (exchange.error or "")
+
+
+# -- secret leakage through echoed errors ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("status", "limit"), [(500, 300), (200, 10_000)])
+def test_a_key_straddling_a_cut_leaves_no_fragment(
+    status: int, limit: int, stub: StubServer, stub_env: dict[str, str]
+) -> None:
+    # The text is not JSON, so it is kept as text, cut to a limit; the key starts 5 characters before the cut.
+    endpoint = endpoint_for("openai", stub_env)
+    assert endpoint is not None
+    stub.state.script.append(Reply(status=status, raw_body="." * (limit - 5) + CANARY_KEY + " tail"))
+    exchange = send(endpoint, "m", BODIES["openai"], timeout=10)
+    assert exchange.status == ("http_error" if status == 500 else "malformed")
+    for text in (exchange.error or "", exchange.response_text or ""):
+        assert CANARY_KEY[:5] not in text
+
+
+ENCODED_ECHOES = {
+    "json-unicode-escaped": "".join(f"\\u{ord(c):04x}" for c in CANARY_KEY),
+    "base64-basic-auth": base64.b64encode(f"user:{CANARY_KEY}".encode()).decode(),
+    "prefix-cut-by-the-provider": CANARY_KEY[:12],
+}
+
+
+@pytest.mark.parametrize("form", ENCODED_ECHOES)
+def test_an_encoded_echo_of_the_key_in_an_error_is_removed(
+    form: str, stub: StubServer, stub_env: dict[str, str]
+) -> None:
+    endpoint = endpoint_for("anthropic", stub_env)
+    assert endpoint is not None
+    echo = ENCODED_ECHOES[form]
+    stub.state.script.append(Reply(status=401, raw_body=f"denied for {echo}"))
+    exchange = send(endpoint, "m", BODIES["anthropic"], timeout=10)
+    assert exchange.status == "http_error" and "[redacted]" in (exchange.error or "")
+    assert echo not in (exchange.error or "") + (exchange.response_text or "")
+
+
+def test_a_key_echoed_in_retry_after_is_removed(stub: StubServer, stub_env: dict[str, str]) -> None:
+    endpoint = endpoint_for("openai", stub_env)
+    assert endpoint is not None
+    stub.state.script.append(Reply(status=429, headers={"retry-after": f"{CANARY_KEY}"}))
+    exchange = send(endpoint, "m", BODIES["openai"], timeout=10)
+    assert exchange.status == "rate_limited"
+    assert CANARY_KEY not in f"{exchange.error} {exchange.retry_after}"
+
+
+# -- credential forwarding on a redirect -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dialect", list(PROVIDER_ENV))
+@pytest.mark.parametrize("code", [301, 302, 307, 308])
+def test_no_sdk_follows_a_redirect_to_another_origin(
+    dialect: str, code: int, stub: StubServer, stub_env: dict[str, str], listener: Listener
+) -> None:
+    endpoint = endpoint_for(dialect, stub_env)
+    assert endpoint is not None
+    for _ in range(2):  # were a retry to happen, it must not follow either
+        stub.state.script.append(Reply(status=code, headers={"location": f"{listener.base_url}/v1/steal?k=1"}))
+    exchange = send(endpoint, "m", BODIES[dialect], timeout=5)
+    assert listener.seen == [], "the redirect was followed: the key went to another origin"
+    assert exchange.status == "http_error" and exchange.http_status == code
+    error = exchange.error or ""
+    assert f"redirect to {listener.base_url};" in error and "not followed" in error

@@ -12,9 +12,11 @@ from typing import Any
 import httpx
 import pytest
 
+from core.providers import get_dialect
+from core.providers.base import JSON
 from core.replay.cost import estimate_input
 from core.replay.run import prepare
-from core.replay.steps import replay_steps, step_body
+from core.replay.steps import replay_steps, step_request
 from core.replay.turns import turn_of
 from core.store import Store
 from tests.replay.steps_data import (
@@ -200,7 +202,7 @@ def test_the_next_steps_history_builds_step_1s_body_when_nothing_is_appended(sto
            "GEMINI_API_KEY": "sk-test-12345678", "ZHIPU_API_KEY": "sk-test-12345678"}  # fmt: skip
     turn = turn_of(typed, TURN)
     expected = prepare(store, STEPS_CONVERSATION, dialect, "m", upto=STEP_MSG_IDS[0], environ=env).body
-    assert step_body(dialect, "m", list(turn.before)) == expected
+    assert step_request(dialect, "m", list(turn.before)).body == expected
     assert [len(s.outputs) for s in turn.steps] == [1, 1, 1, 0]
 
 
@@ -295,3 +297,36 @@ def test_a_reply_run_shows_its_cost_in_the_cli_and_in_runs_json(
     runs = {r["model"]: r for r in json.loads(capsys.readouterr().out)}
     assert runs["claude-sonnet-4-20250514"]["cost_usd"] > 0
     assert runs["house-model"]["cost_usd"] is None and "house-model" in runs["house-model"]["cost_note"]
+
+
+@pytest.fixture
+def result_before_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An adapter bug, simulated: the first tool result goes before the call it answers (preflight's
+    result-before-call rule; step 1's body has no tool result, so only later steps break it)."""
+    dialect = get_dialect("openai")
+    assemble = type(dialect).assemble
+
+    def misplaced(self: Any, params: JSON, fragments: JSON, ctx: Any) -> JSON:
+        body = assemble(self, params, fragments, ctx)
+        msgs = body["messages"]
+        call = next((i for i, m in enumerate(msgs) if m.get("tool_calls")), None)
+        if call is not None:
+            msgs[call], msgs[call + 1] = msgs[call + 1], msgs[call]
+        return body
+
+    monkeypatch.setattr(type(dialect), "assemble", misplaced)
+
+
+@pytest.mark.usefixtures("result_before_call")
+def test_a_later_step_failing_preflight_is_not_sent_and_force_sends_it(
+    store: Store, stub: StubServer, stub_env: dict[str, str]
+) -> None:
+    _script(stub, "gpt-4.1", _identical())
+    run = replay_steps(store, STEPS_CONVERSATION, "openai", "gpt-4.1", environ=stub_env)
+    assert (run.status, run.reason, [s.verdict for s in run.steps]) == ("refused", "preflight", ["same"])
+    assert run.error is not None and run.error.startswith("step 2 not sent: preflight rule result-before-call")
+    assert len(stub.state.requests) == 1
+    stub.state.steps.clear()
+    _script(stub, "gpt-4.1", _identical())
+    forced = replay_steps(store, STEPS_CONVERSATION, "openai", "gpt-4.1", environ=stub_env, force=True)
+    assert (forced.status, len(forced.steps), len(stub.state.requests)) == ("matched", 4, 5)

@@ -311,3 +311,14 @@ def test_run_compare_says_when_the_runs_regenerated_different_messages(client: h
     assert "A regenerated <code>a-1</code>, B regenerated <code>a-2</code>" in " ".join(note.group(1).split())
     alike = client.get("/runs/compare", params={"a": runs[1].run_id, "b": runs[2].run_id}).text
     assert "data-different-targets" not in alike
+
+
+def test_a_run_stored_with_an_unreadable_reply_still_opens(client: httpx.Client, store: Store) -> None:
+    # A database written before the reply was redacted value by value can hold such a run.
+    broken = {"role": "assistant", "msg_type": "te[redacted]t", "content": "hi", "msg_id": "r", "conversation_id": "c"}
+    ids = []
+    for _ in range(2):
+        run, _ = store.claim_run(CONVERSATION, provider="openai", model="m", request_body={}, up_to_msg_id=None)
+        ids.append(store.finish_run(run.run_id, status="ok", reply=broken).run_id)
+    for path in (f"/runs/{ids[0]}", f"/api/runs/{ids[0]}", f"/runs/compare?a={ids[0]}&b={ids[1]}"):
+        assert client.get(path).status_code == 200, path

@@ -48,7 +48,7 @@ def test_demo_builds_serves_and_points_replays_at_the_stub(
         monkeypatch.delenv(spec.base_url_var, raising=False)
     seen: dict[str, Any] = {}
 
-    def fake_run(app: Any, **kwargs: Any) -> None:
+    def fake_run(app: Any, sock: Any, **kwargs: Any) -> None:
         seen.update(kwargs)
         with TestClient(app, base_url="http://127.0.0.1:8000") as client:
             home = client.get("/")
@@ -69,9 +69,7 @@ def test_demo_builds_serves_and_points_replays_at_the_stub(
         with urllib.request.urlopen(request) as response:  # the stub on loopback
             seen["reply"] = json.loads(response.read())
 
-    import uvicorn
-
-    monkeypatch.setattr(uvicorn, "run", fake_run)
+    monkeypatch.setattr("web.cli.serve.run_server", fake_run)
     db = tmp_path / "traceloupe-demo.db"
     assert main(["demo", "--db", str(db), "--port", "0"]) == 0
     assert db.exists() and (tmp_path / "traceloupe-demo-attachments" / "photos" / "tram.png").exists()

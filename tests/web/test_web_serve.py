@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +15,8 @@ from web.cli.serve import is_loopback
 @pytest.fixture
 def served(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     calls: list[dict[str, Any]] = []
-    import uvicorn
-
-    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: calls.append({"app": app, **kw}))
+    monkeypatch.setattr("web.cli.serve.listen", lambda host, port: socket.create_server(("127.0.0.1", 0)))
+    monkeypatch.setattr("web.cli.serve.run_server", lambda app, sock, **kw: calls.append({"app": app, **kw}))
     return calls
 
 
@@ -28,7 +28,7 @@ def test_refuses_public_bind_without_flag(host: str, served: list[dict[str, Any]
 
 
 def test_public_bind_with_explicit_flag(served: list[dict[str, Any]]) -> None:
-    assert main(["serve", "--host", "0.0.0.0", "--allow-remote", "--port", "8123"]) == 0
+    assert main(["serve", "--host", "0.0.0.0", "--allow-remote", "--port", "8123", "--create"]) == 0
     assert served[0]["host"] == "0.0.0.0" and served[0]["port"] == 8123
 
 
@@ -50,7 +50,7 @@ def test_database_from_the_environment(
     served: list[dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TRACELOUPE_DATABASE_URL", str(tmp_path / "env.db"))
-    assert main(["serve"]) == 0
+    assert main(["serve", "--create"]) == 0
     assert (tmp_path / "env.db").exists()
 
 

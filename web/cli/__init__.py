@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import traceback
 from collections.abc import Sequence
 
 # name -> (module, one-line help). Adding a command is one module and one line here.
@@ -52,9 +54,34 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         parser.parse_args(args)  # prints help or "invalid choice" and exits
         return 2
-    module = importlib.import_module(COMMANDS[args[0]][0])
-    parser = argparse.ArgumentParser(prog=f"traceloupe {args[0]}", description=COMMANDS[args[0]][1])
-    module.register(parser)
-    ns = parser.parse_args(args[1:])
-    code: int = module.run(ns)
+    try:
+        module = importlib.import_module(COMMANDS[args[0]][0])
+        parser = argparse.ArgumentParser(prog=f"traceloupe {args[0]}", description=COMMANDS[args[0]][1])
+        module.register(parser)
+        ns = parser.parse_args(args[1:])
+        code: int = module.run(ns)
+    except KeyboardInterrupt:
+        print(f"traceloupe {args[0]}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # a bug: one line that says so, never a traceback (unless asked for)
+        return _internal_error(args[0], exc)
     return code
+
+
+EXIT_INTERNAL_ERROR = 70  # EX_SOFTWARE in sysexits.h
+EXIT_INTERRUPTED = 130
+TRACEBACK_VARIABLE = "TRACELOUPE_TRACEBACK"
+
+
+def _internal_error(command: str, exc: Exception) -> int:
+    from web.cli.terminal import echo
+
+    if os.environ.get(TRACEBACK_VARIABLE):
+        traceback.print_exception(exc)
+    detail = " ".join(str(exc).split())[:300]
+    echo(
+        f"traceloupe {command}: internal error ({type(exc).__name__}{': ' if detail else ''}{detail}); "
+        f"this is a bug in Traceloupe: {TRACEBACK_VARIABLE}=1 shows where",
+        file=sys.stderr,
+    )
+    return EXIT_INTERNAL_ERROR

@@ -18,6 +18,7 @@ def run(ns: argparse.Namespace) -> int:
     from core.errors import InputError
     from core.integrity import find_damage
     from core.reader import read_path
+    from web.cli.terminal import echo
     from web.cli.where import record_root, where
 
     status = EXIT_CLEAN
@@ -29,13 +30,13 @@ def run(ns: argparse.Namespace) -> int:
                 for damage in find_damage(record.message, record_root(record)):
                     damaged += 1
                     status = max(status, EXIT_DAMAGED)
-                    print(f"{where(record)}: {damage.explain()}")
+                    echo(f"{where(record)}: {damage.explain()}")
         except InputError as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            echo(f"error: {exc}", file=sys.stderr)
             status = EXIT_UNREADABLE
             unreadable += 1
     if unreadable:
         return status  # the error lines say it all; a summary would bury them
     verdict = "clean" if damaged == 0 else f"{damaged} damaged record{'s' * (damaged != 1)}"
-    print(f"checked {messages} message{'s' * (messages != 1)} in {len(ns.files)} file(s): {verdict}", file=sys.stderr)
+    echo(f"checked {messages} message{'s' * (messages != 1)} in {len(ns.files)} file(s): {verdict}", file=sys.stderr)
     return status

@@ -12,6 +12,8 @@ from web.cli.db import add_db_argument, run_with_store
 if TYPE_CHECKING:
     from core.store import Store
 
+TITLE_CHARS = 60
+
 
 def register(parser: argparse.ArgumentParser) -> None:
     """``--db``, ``--json`` and the list's filters."""
@@ -34,6 +36,15 @@ def run(ns: argparse.Namespace) -> int:
     import orjson
 
     from core.store import ConversationQuery
+    from web.cli.terminal import cell, echo, timestamp
+    from web.listing import KIND_FILTERS
+
+    if ns.kind is not None and ns.kind not in KIND_FILTERS:  # the dashboard's 400 says the same
+        echo(
+            f"traceloupe conversations: unknown kind {ns.kind!r}; expected one of: {', '.join(KIND_FILTERS)}",
+            file=sys.stderr,
+        )
+        return 2
 
     def body(store: Store) -> int:
         q = ConversationQuery(
@@ -44,9 +55,14 @@ def run(ns: argparse.Namespace) -> int:
             sys.stdout.buffer.write(orjson.dumps([dataclasses.asdict(c) for c in items], option=orjson.OPT_INDENT_2))
             sys.stdout.buffer.write(b"\n")
             return 0
-        print(f"{'conversation':<36} {'turns':>5} {'records':>7} {'damaged':>7} {'runs':>4}  title")
+        print(
+            f"{'conversation':<36} {'turns':>5} {'records':>7} {'damaged':>7} {'runs':>4}  {'last activity':<16}  title"
+        )
         for c in items:
-            print(f"{c.conversation_id:<36} {c.turns:>5} {c.records:>7} {c.damaged:>7} {c.runs:>4}  {c.title[:60]}")
+            print(
+                f"{cell(c.conversation_id, 36)} {c.turns:>5} {c.records:>7} {c.damaged:>7} {c.runs:>4}  "
+                f"{timestamp(c.last_activity):<16}  {cell(c.title, TITLE_CHARS).rstrip()}"
+            )
         return 0
 
     return run_with_store(ns, body)

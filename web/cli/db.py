@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -19,8 +20,28 @@ def add_db_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", metavar="URL", default=None, help=DB_HELP)
 
 
-def run_with_store(ns: argparse.Namespace, body: Callable[[Store], int], *, migrate: bool = True) -> int:
+def missing_sqlite_file(db: str | None) -> Path | None:
+    """The SQLite file ``--db`` names when it does not exist yet; None for an existing file or a server URL."""
+    from core.store import StoreError
+    from core.store.engine import resolve_url
+
+    try:
+        url = resolve_url(db)
+    except StoreError:
+        return None  # Store.open says why, in its own words
+    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+        return None
+    path = Path(url.database)
+    return None if path.exists() else path
+
+
+def run_with_store(
+    ns: argparse.Namespace, body: Callable[[Store], int], *, migrate: bool = True, create: bool = False
+) -> int:
     """Open the store named by ``ns.db``, run ``body``; print any failure as one line, never a traceback.
+
+    A SQLite file that does not exist is refused unless ``create`` (a mistyped ``--db`` would
+    otherwise give an empty database and an empty answer); when it is created, a line says so.
 
     Exit codes: what ``body`` returns, 1 for bad input or an unknown name, 2 when the
     database cannot be used, 130 on Ctrl-C.
@@ -29,19 +50,30 @@ def run_with_store(ns: argparse.Namespace, body: Callable[[Store], int], *, migr
 
     from core.errors import MisuseError
     from core.store import Store, StoreError
+    from web.cli.terminal import echo
 
+    missing = missing_sqlite_file(ns.db)
+    if missing is not None and not create:
+        echo(
+            f"traceloupe: no database at {missing} (is --db mistyped?); "
+            "`traceloupe import` or `traceloupe demo --db` creates one",
+            file=sys.stderr,
+        )
+        return 2
+    if missing is not None and not getattr(ns, "quiet", False):  # a report of what was done, like import's
+        echo(f"creating a new database at {missing}", file=sys.stderr)
     try:
         with Store.open(ns.db, migrate=migrate) as store:
             return body(store)
     except MisuseError as exc:
-        print(f"traceloupe: {exc}", file=sys.stderr)
+        echo(f"traceloupe: {exc}", file=sys.stderr)
         return 1
     except StoreError as exc:
-        print(f"traceloupe: {exc}", file=sys.stderr)
+        echo(f"traceloupe: {exc}", file=sys.stderr)
         return 2
     except SQLAlchemyError as exc:
-        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-        print(f"traceloupe: database error: {reason}", file=sys.stderr)
+        reason = (str(getattr(exc, "orig", None) or exc).strip().splitlines() or ["(no detail)"])[0]
+        echo(f"traceloupe: database error: {reason}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         # The reader went away (``traceloupe export | head``): stop quietly, as cat does.
@@ -93,4 +125,5 @@ def run(ns: argparse.Namespace) -> int:
             return 0 if check == ["ok"] else 1
         return 0
 
-    return run_with_store(ns, do_upgrade if ns.action == "upgrade" else do_status, migrate=False)
+    upgrading = ns.action == "upgrade"
+    return run_with_store(ns, do_upgrade if upgrading else do_status, migrate=False, create=upgrading)

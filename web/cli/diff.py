@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from typing import TYPE_CHECKING
 
@@ -22,8 +21,6 @@ if TYPE_CHECKING:
     from core.providers.request_diff import RequestDiff
 
 EXIT_SAME, EXIT_DIFFERENT, EXIT_ERROR = 0, 1, 2
-# Control and bidirectional-override characters a trace could use to rewrite the terminal; shown as escapes.
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -39,6 +36,7 @@ def run(ns: argparse.Namespace) -> int:
     from core.providers import ChatLLM, get_dialect
     from core.providers.request_diff import diff_requests
     from web.cli.payload import load_conversation, request_options
+    from web.cli.terminal import echo
 
     try:
         dialects = get_dialect(ns.left), get_dialect(ns.right)  # an unknown provider fails before the file is read
@@ -47,10 +45,10 @@ def run(ns: argparse.Namespace) -> int:
             ChatLLM(d, request_options(ns)).construct_request_params(messages, upto=ns.upto) for d in dialects
         )
     except ContractError as exc:
-        print(f"error: {exc}; {exc.explanation}", file=sys.stderr)
+        echo(f"error: {exc}; {exc.explanation}", file=sys.stderr)
         return EXIT_ERROR
     except MisuseError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        echo(f"error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     diff = diff_requests(left, right)
     if ns.json:
@@ -65,7 +63,7 @@ def run(ns: argparse.Namespace) -> int:
         print(json.dumps(out, indent=2, ensure_ascii=False))
     else:
         for line in summary_lines(diff, ns.width):
-            print(_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", line))
+            echo(line)
     return EXIT_DIFFERENT if diff.changes else EXIT_SAME
 
 

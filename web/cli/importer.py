@@ -44,7 +44,9 @@ class _Bar:
     """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
 
     def __init__(self, label: str, stream: IO[str]) -> None:
-        self.label = label
+        from web.cli.terminal import printable
+
+        self.label = printable(label)
         self.stream = stream
         self.last = -1
 
@@ -115,6 +117,7 @@ def run(ns: argparse.Namespace) -> int:
     """Import every path; a bad file is reported on one line and skipped, the others still import."""
     from core.errors import InputError
     from core.reader import MiB, ReadLimits
+    from web.cli.terminal import echo
 
     limits = ReadLimits(max_file_bytes=ns.max_file_mib * MiB, max_record_bytes=ns.max_line_mib * MiB)
 
@@ -125,14 +128,14 @@ def run(ns: argparse.Namespace) -> int:
             try:
                 summary = _import_one(store, path, limits, ns.quiet)
             except InputError as exc:
-                print(f"traceloupe: {error_line(exc)}", file=sys.stderr)
+                echo(f"traceloupe: {error_line(exc)}", file=sys.stderr)
                 failed += 1
                 continue
             totals[0] += summary.imported
             totals[1] += summary.conversations
             totals[2] += summary.damaged
             if not ns.quiet:
-                print(describe(summary))
+                echo(describe(summary))
         if len(ns.paths) > 1 and not ns.quiet:
             print(
                 f"total: {totals[0]} messages imported from {len(ns.paths) - failed} of {len(ns.paths)} files, "
@@ -140,4 +143,4 @@ def run(ns: argparse.Namespace) -> int:
             )
         return 1 if failed else 0
 
-    return run_with_store(ns, body)
+    return run_with_store(ns, body, create=True)

@@ -2,8 +2,14 @@
 
 Default: the whole conversation as history. ``--upto MSG_ID`` gives the request that produced that
 message (everything strictly before it in the expanded history). ``--phases`` prints every phase's
-output, the warnings and the provenance map instead of the body alone. Errors are one line on
-stderr: exit 1 for a damaged record (the seed's contract error), 2 for a bad file or an unknown name.
+output, the warnings and the provenance map instead of the body alone; ``--json`` prints the body with
+its warnings and the preflight verdict; ``--report`` prints the capability report (what the provider and
+model cannot carry, and the preflight findings), as text or with ``--json`` as JSON.
+
+Every body is preflighted (SDK types and the provider's request-time rules for the model): findings go
+to stderr, one line each. Exit 4 when any finding is an error (the provider would answer 400). Errors
+are one line on stderr: exit 1 for a damaged record (the seed's contract error), 2 for a bad file or an
+unknown name.
 """
 
 from __future__ import annotations
@@ -14,11 +20,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from web.cli.terminal import echo, printable
+
 if TYPE_CHECKING:
     from core.messages.union import Message
+    from core.preflight import CapabilityReport
     from core.providers import RequestOptions, RequestResult
 
-EXIT_OK, EXIT_DAMAGED, EXIT_ERROR = 0, 1, 2
+EXIT_OK, EXIT_DAMAGED, EXIT_ERROR, EXIT_PREFLIGHT = 0, 1, 2, 4
 
 
 def add_request_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,7 +51,10 @@ def add_request_arguments(parser: argparse.ArgumentParser) -> None:
 def register(parser: argparse.ArgumentParser) -> None:
     add_request_arguments(parser)
     parser.add_argument("--provider", required=True, metavar="P", help="dialect name, e.g. openai, anthropic")
-    parser.add_argument("--phases", action="store_true", help="print every phase's output, warnings, provenance")
+    shown = parser.add_mutually_exclusive_group()
+    shown.add_argument("--phases", action="store_true", help="print every phase's output, warnings, provenance")
+    shown.add_argument("--report", action="store_true", help="print the capability report for --provider and --model")
+    parser.add_argument("--json", action="store_true", help="JSON output: the body with warnings and preflight")
 
 
 def run(ns: argparse.Namespace) -> int:
@@ -51,19 +63,53 @@ def run(ns: argparse.Namespace) -> int:
     try:
         result = build_request(ns, ns.provider)
     except ContractError as exc:
-        print(f"error: {exc}; {exc.explanation}", file=sys.stderr)
+        echo(f"error: {exc}; {exc.explanation}", file=sys.stderr)
         return EXIT_DAMAGED
     except MisuseError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        echo(f"error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    from core.preflight import capability_report
+
+    report = capability_report(result)
     for warning in result.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    if ns.phases:
-        out = {"phases": result.phases, "warnings": result.warnings_json(), "provenance": result.provenance}
+        echo(f"warning: {warning}", file=sys.stderr)
+    for finding in report.verdict.findings:
+        echo(f"preflight {finding}", file=sys.stderr)
+    if ns.report and not ns.json:
+        print(report_text(report))
     else:
-        out = result.body
-    print(json.dumps(out, indent=2, ensure_ascii=False))
-    return EXIT_OK
+        print(json.dumps(_output(ns, result, report), indent=2, ensure_ascii=False))
+    return EXIT_OK if report.verdict.accepted else EXIT_PREFLIGHT
+
+
+def _output(ns: argparse.Namespace, result: RequestResult, report: CapabilityReport) -> object:
+    """What stdout holds: the body alone unless --report, --phases or --json asks for more."""
+    if ns.report:
+        return report.to_json()
+    if ns.phases:
+        return {"phases": result.phases, "warnings": result.warnings_json(), "provenance": result.provenance}
+    if ns.json:
+        return {"body": result.body, "warnings": result.warnings_json(), "preflight": report.verdict.to_json()}
+    return result.body
+
+
+def report_text(report: CapabilityReport) -> str:
+    """The capability report as lines for a terminal (every value from the trace escaped)."""
+    lines = [f"{report.provider} {report.model} (profile {report.profile})"]
+    if report.cannot_carry:
+        lines.append("cannot carry:")
+        for entry in report.cannot_carry:
+            ids = ", ".join(entry.msg_ids)
+            lines.append(f"  {entry.kind} x{len(entry.msg_ids)} ({ids}): {entry.what_happens}")
+    else:
+        lines.append("cannot carry: nothing (every message goes as it was stored)")
+    verdict = report.verdict
+    if verdict.accepted:
+        lines.append(f"preflight: accepted by the SDK types and provider rules for {report.model}")
+    else:
+        lines.append(f"preflight: {len(verdict.errors)} error(s); the provider would answer 400")
+    lines.extend(f"  {finding}" for finding in verdict.findings)
+    return "\n".join(printable(line) for line in lines)
 
 
 def build_request(ns: argparse.Namespace, provider: str) -> RequestResult:

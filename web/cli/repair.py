@@ -24,6 +24,7 @@ def run(ns: argparse.Namespace) -> int:
     from core.errors import InputError
     from core.integrity import find_damage, repair_json
     from core.reader import read_path
+    from web.cli.terminal import echo
     from web.cli.where import record_root, where
 
     lines: list[bytes] = []
@@ -43,12 +44,12 @@ def run(ns: argparse.Namespace) -> int:
                     f"({item.confidence}: {item.reason}){still}"
                 )
     except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        echo(f"error: {exc}", file=sys.stderr)
         return 2
     _write(ns.output, b"".join(line + b"\n" for line in lines))
     for note in notes:
-        print(note, file=sys.stderr)
-    print(f"wrote {len(lines)} message(s) to {ns.output}; repaired {len(notes)} record(s)", file=sys.stderr)
+        echo(note, file=sys.stderr)
+    echo(f"wrote {len(lines)} message(s) to {ns.output}; repaired {len(notes)} record(s)", file=sys.stderr)
     return 0
 
 

@@ -7,7 +7,8 @@ message instead.
 
 Exit codes: 0 the provider answered and the reply was recorded; 3 the run was
 recorded but failed (HTTP error, rate limit, timeout, malformed answer, a damaged
-record in the history), with one line naming why; 1 nothing was attempted (unknown
+record in the history, a body that fails preflight: ``--force`` sends it anyway), with
+one line naming why; 1 nothing was attempted (unknown
 conversation, provider or message, no key: the line names the variable); 2 the
 database cannot be used. ``--steps`` replays one turn step by step instead (``web.cli.replay_steps``).
 """
@@ -39,6 +40,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, metavar="M", help="the model to ask")
     parser.add_argument("--upto", metavar="MSG_ID", help="regenerate this message (default: the final assistant reply)")
     parser.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds to wait (default: 120)")
+    parser.add_argument(
+        "--force", action="store_true", help="send a body that fails preflight anyway (to reproduce the 400)"
+    )
     add_db_argument(parser)
     replay_steps.register(parser)
 
@@ -47,6 +51,7 @@ def run(ns: argparse.Namespace) -> int:
     """Replay and print the reply (stdout) and the run's figures (stderr)."""
     from core.replay.cost import run_cost
     from core.replay.run import replay, reply_message
+    from web.cli.terminal import echo
 
     if ns.timeout <= 0:
         print("traceloupe: --timeout must be positive", file=sys.stderr)
@@ -55,21 +60,21 @@ def run(ns: argparse.Namespace) -> int:
         return replay_steps.run(ns)
 
     def body(store: Store) -> int:
-        run = replay(store, ns.conversation, ns.provider, ns.model, upto=ns.upto, timeout=ns.timeout)
+        run = replay(store, ns.conversation, ns.provider, ns.model, upto=ns.upto, timeout=ns.timeout, force=ns.force)
         if run.status != "ok":
             reason = " ".join((run.error or "no detail").split())
-            print(f"traceloupe: run {run.run_id} failed ({run.status}): {reason}", file=sys.stderr)
+            echo(f"traceloupe: run {run.run_id} failed ({run.status}): {reason}", file=sys.stderr)
             return EXIT_FAILED_RUN
         message = reply_message(run)
         tokens = "" if run.usage.total_tokens is None else f", {run.usage.total_tokens} tokens"
         price = run_cost(run.provider, run.model, run.response_body)[1]
         cost = f"cost unknown ({price.note})" if price.usd is None else f"cost ${price.usd:.6f}"
-        print(f"run {run.run_id} ok ({run.provider} {run.model}, {run.latency_ms} ms{tokens}) {cost}", file=sys.stderr)
+        echo(f"run {run.run_id} ok ({run.provider} {run.model}, {run.latency_ms} ms{tokens}) {cost}", file=sys.stderr)
         if message is not None:
             if message.content:
-                print(message.content)
+                echo(message.content, multiline=True)
             for call in message.tool_calls or ():
-                print(f"tool call {call.name}({call.arguments})")
+                echo(f"tool call {call.name}({call.arguments})")
         return 0
 
     return run_with_store(ns, body)

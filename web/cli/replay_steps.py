@@ -3,8 +3,9 @@
 Exit codes: 0 every step made the recorded calls up to the same final answer; 5 the run
 diverged (the line names the recorded step and the reason); 3 a provider failure (the steps
 before it stay recorded); 4 stopped by ``--max-steps`` or ``--max-cost`` after at least one
-step; 1 nothing could be attempted (unknown name, no key, a damaged record in the turn,
-the first step already over ``--max-cost``); 2 the database cannot be used.
+step; 1 nothing could be attempted (unknown name, no key, a damaged record in the turn, step 1's
+body failing preflight, the first step already over ``--max-cost``); 2 the database cannot be used.
+A later step whose body fails preflight ends the run ``refused`` with exit 3; ``--force`` sends it.
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ def exit_code(run: StepRunView) -> int:
         return EXIT_FAILED
     if run.status == "capped" and run.steps:
         return EXIT_CAPPED
+    if run.status == "refused" and run.steps:
+        return EXIT_FAILED  # a later step's body failed preflight: steps were sent
     return EXIT_NOTHING
 
 
@@ -69,6 +72,7 @@ def run(ns: argparse.Namespace) -> int:
             max_steps=ns.max_steps,
             max_cost=ns.max_cost,
             timeout=ns.timeout,
+            force=ns.force,
         )
         if ns.json:
             sys.stdout.buffer.write(orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2) + b"\n")

@@ -27,6 +27,8 @@ def run(ns: argparse.Namespace) -> int:
     """Print the runs."""
     import orjson
 
+    from web.cli.terminal import cell
+
     def body(store: Store) -> int:
         if ns.conversation is not None:
             store.get_conversation(ns.conversation)  # an unknown id is an error, not an empty list
@@ -55,11 +57,10 @@ def run(ns: argparse.Namespace) -> int:
             latency = "" if r.latency_ms is None else str(r.latency_ms)
             tokens = "" if r.usage.total_tokens is None else str(r.usage.total_tokens)
             # A failed run says why on its own line of the table: one line, cut to a readable length.
-            error = " ".join((r.error or "").split())
-            error = error if len(error) <= ERROR_CHARS else error[: ERROR_CHARS - 1] + "…"
+            error = cell(" ".join((r.error or "").split()), ERROR_CHARS)
             print(
-                f"{r.run_id:<32} {r.conversation_id[:24]:<24} {r.provider[:16]:<16} {r.model[:20]:<20} "
-                f"{r.status:<16} {latency:>7} {tokens:>7}  {error}".rstrip()
+                f"{cell(r.run_id, 32)} {cell(r.conversation_id, 24)} {cell(r.provider, 16)} {cell(r.model, 20)} "
+                f"{cell(r.status, 16)} {latency:>7} {tokens:>7}  {error}".rstrip()
             )
         for s in step_runs:
             tokens = "" if s.input_tokens is None else str((s.input_tokens or 0) + (s.output_tokens or 0))

@@ -9,14 +9,18 @@ store command's: ``--db URL``, else ``$TRACELOUPE_DATABASE_URL``, else ``./trace
 from __future__ import annotations
 
 import argparse
+import errno
 import ipaddress
+import socket
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from web.cli.db import add_db_argument
 
 if TYPE_CHECKING:
+    from litestar import Litestar
+
     from core.store import Store
     from web.settings import Settings
 
@@ -49,6 +53,9 @@ def add_server_arguments(parser: argparse.ArgumentParser, *, port: int = 8000) -
 def register(parser: argparse.ArgumentParser) -> None:
     """Add the ``serve`` options."""
     add_db_argument(parser)
+    parser.add_argument(
+        "--create", action="store_true", help="create the SQLite database when it does not exist (default: refuse)"
+    )
     add_server_arguments(parser)
 
 
@@ -85,16 +92,52 @@ def settings_from(ns: argparse.Namespace) -> Settings:
     )
 
 
-def serve(store: Store, settings: Settings, ns: argparse.Namespace, *, banner: str = "Traceloupe") -> int:
-    """Serve the dashboard over ``store`` until interrupted."""
-    import uvicorn
+class PortBusy(OSError):
+    """The address is taken: another server (another Traceloupe?) listens there."""
 
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket bound and listening on ``host:port``; PortBusy (or OSError) when that cannot be done."""
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    try:
+        return socket.create_server((host.strip("[]"), port), family=family)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise PortBusy(exc.errno, f"{host}:{port} is busy (another server listens there)") from None
+        raise
+
+
+def serve(store: Store, settings: Settings, ns: argparse.Namespace, *, banner: str = "Traceloupe") -> int:
+    """Serve the dashboard over ``store`` until interrupted; the URL is printed once the port is listening."""
     from web.app import create_app
+    from web.cli.terminal import echo
 
     app = create_app(settings, store)
-    print(f"{banner} on http://{ns.host}:{ns.port}/", file=sys.stderr, flush=True)
-    uvicorn.run(app, host=ns.host, port=ns.port, log_level="info", server_header=False, proxy_headers=False)
+    try:
+        sock = listen(ns.host, ns.port)
+    except PortBusy:
+        echo(f"traceloupe: port {ns.port} on {ns.host} is busy; choose another with --port", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        echo(f"traceloupe: cannot listen on {ns.host}:{ns.port}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    with sock:
+        port = ns.port or sock.getsockname()[1]
+        print(f"{banner} on http://{_url_host(ns.host)}:{port}/", file=sys.stderr, flush=True)
+        run_server(app, sock, host=ns.host, port=port, log_level="info", server_header=False, proxy_headers=False)
     return 0
+
+
+def run_server(app: Litestar, sock: socket.socket, **options: Any) -> None:
+    """Run uvicorn over ``app`` on the socket already listening, until interrupted."""
+    import uvicorn
+
+    uvicorn.Server(uvicorn.Config(app, **options)).run(sockets=[sock])
+
+
+def _url_host(host: str) -> str:
+    bare = host.strip("[]")
+    return f"[{bare}]" if ":" in bare else bare
 
 
 def run(ns: argparse.Namespace) -> int:
@@ -110,4 +153,4 @@ def run(ns: argparse.Namespace) -> int:
         print("traceloupe serve: --import-max-mib must be at least 16", file=sys.stderr)
         return 2
     settings = settings_from(ns)
-    return run_with_store(ns, lambda store: serve(store, settings, ns))
+    return run_with_store(ns, lambda store: serve(store, settings, ns), create=ns.create)

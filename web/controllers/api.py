@@ -22,7 +22,7 @@ from core.providers.request_diff import diff_requests
 from core.store import ConversationSummary
 from web import masking, urls
 from web.controllers.diff import build_both
-from web.controllers.payloads import MsgId, load_and_build
+from web.controllers.payloads import ModelName, MsgId, load_and_build
 from web.deps import PayloadsDep, SourceDep
 from web.listing import ListQuery
 from web.payloads import Built
@@ -65,6 +65,8 @@ class Payload:
     warnings: list[dict[str, Any]]
     provenance: dict[str, list[str]]
     phases: dict[str, Any] | None
+    preflight: dict[str, Any] | None = None
+    """The preflight verdict for the model: SDK types and the provider's request-time rules."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,10 +143,11 @@ class ApiController(Controller):
         upto: MsgId = None,
         repair: FromQuery[bool] = False,
         phases: FromQuery[bool] = False,
+        model: ModelName = None,
     ) -> Payload:
         """The body ``provider`` would receive (``upto``: the request that produced that message); 422 when damaged."""
         conversation_id, provider = urls.from_segment(conversation_id), urls.from_segment(provider)
-        _, built = load_and_build(source, payloads, conversation_id, provider, upto, repair)
+        _, built = load_and_build(source, payloads, conversation_id, provider, upto, repair, model)
         result = _usable(built)
         return Payload(
             conversation_id=conversation_id,
@@ -156,6 +159,7 @@ class ApiController(Controller):
             warnings=result.warnings_json(),
             provenance=result.provenance,
             phases=result.phases if phases else None,
+            preflight=built.report.verdict.to_json() if built.report else None,
         )
 
     @get("/conversations/{conversation_id:str}/diff", tags=["payloads"], sync_to_thread=True)

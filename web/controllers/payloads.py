@@ -10,20 +10,24 @@ from litestar.params import FromQuery, QueryParameter
 from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Template
 
+from core.providers import get_dialect
 from web import masking, urls
 from web.controllers.conversations import conversation_page
 from web.deps import PayloadsDep, SettingsDep, SourceDep
 from web.jsonview import Mark, render
 from web.pages import PayloadPage, PhasesPanel, PhaseView, RequestChoice, WarningView
-from web.payloads import Built, PayloadBuilder, assistant_choices, check_provider, providers
+from web.payloads import MODEL_CHOICES, Built, PayloadBuilder, assistant_choices, check_provider, providers
 from web.source import Loaded, StoreSource
 
 MsgId = Annotated[str | None, QueryParameter(max_length=300)]
+ModelName = Annotated[str | None, QueryParameter(max_length=200)]
 MAX_PHASE_CHARS = 200_000
 
 
-def request_choice(loaded: Loaded, provider: str, upto: str | None, repair: bool) -> RequestChoice:
-    """The request asked for, with the alternatives the page offers (providers, assistant replies)."""
+def request_choice(
+    loaded: Loaded, provider: str, upto: str | None, repair: bool, model: str | None = None
+) -> RequestChoice:
+    """The request asked for, with the alternatives the page offers (providers, assistant replies, models)."""
     listed, total = assistant_choices(loaded)
     choices = [(msg_id, masking.mask(label)) for msg_id, label in listed]
     return RequestChoice(
@@ -34,16 +38,25 @@ def request_choice(loaded: Loaded, provider: str, upto: str | None, repair: bool
         providers=providers(),
         choices=choices,
         choices_total=total,
+        model=model or None,
+        default_model=get_dialect(provider).default_model,
+        models=MODEL_CHOICES.get(provider, ()),
     )
 
 
 def load_and_build(
-    source: StoreSource, payloads: PayloadBuilder, conversation_id: str, provider: str, upto: str | None, repair: bool
+    source: StoreSource,
+    payloads: PayloadBuilder,
+    conversation_id: str,
+    provider: str,
+    upto: str | None,
+    repair: bool,
+    model: str | None = None,
 ) -> tuple[Loaded, Built]:
     """The conversation and one provider's request for it (404 for an unknown provider, conversation or upto)."""
     check_provider(provider)
     loaded = source.load(conversation_id)
-    return loaded, payloads.build(loaded, provider, upto=upto or None, repair=repair)
+    return loaded, payloads.build(loaded, provider, upto=upto or None, repair=repair, model=model)
 
 
 def _pretty(name: str, value: Any) -> PhaseView:
@@ -68,16 +81,18 @@ class PayloadController(Controller):
         payloads: PayloadsDep,
         upto: MsgId = None,
         repair: FromQuery[bool] = False,
+        model: ModelName = None,
     ) -> Template:
-        """The body pretty-printed and highlighted, the warnings, the cards beside it (hover links the two)."""
+        """The body pretty-printed and highlighted, the warnings, the preflight verdict and what the model cannot
+        carry, the cards beside it (hover links the two)."""
         conversation_id, provider = urls.from_segment(conversation_id), urls.from_segment(provider)
-        loaded, built = load_and_build(source, payloads, conversation_id, provider, upto, repair)
+        loaded, built = load_and_build(source, payloads, conversation_id, provider, upto, repair, model)
         rendered = None
         if built.result is not None:
             rendered = render(built.result.body, {p: Mark(card=a) for p, a in built.anchors.items()})
         page = PayloadPage(
             title=masking.mask(loaded.summary.title) or "(no user text)",
-            request=request_choice(loaded, provider, upto, repair),
+            request=request_choice(loaded, provider, upto, repair, model),
             built=built,
             rendered=rendered,
             warnings=[WarningView.of(w) for w in built.result.warnings] if built.result else [],
@@ -97,10 +112,11 @@ class PayloadController(Controller):
         payloads: PayloadsDep,
         upto: MsgId = None,
         repair: FromQuery[bool] = False,
+        model: ModelName = None,
     ) -> Template:
         """Every phase's output (``#payload-phases``); a plain request gets it as a page of its own."""
         conversation_id, provider = urls.from_segment(conversation_id), urls.from_segment(provider)
-        loaded, built = load_and_build(source, payloads, conversation_id, provider, upto, repair)
+        loaded, built = load_and_build(source, payloads, conversation_id, provider, upto, repair, model)
         phases: list[PhaseView] = []
         provenance = PhaseView("provenance", "", False)
         if built.result is not None:
@@ -109,7 +125,7 @@ class PayloadController(Controller):
             provenance = _pretty("provenance", built.result.provenance)
         panel = PhasesPanel(
             title=masking.mask(loaded.summary.title) or "(no user text)",
-            request=request_choice(loaded, provider, upto, repair),
+            request=request_choice(loaded, provider, upto, repair, model),
             built=built,
             phases=phases,
             provenance=provenance,

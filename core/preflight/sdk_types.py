@@ -1,5 +1,7 @@
 """Strict validation of request bodies against the official SDKs' own request types (providers.md section 8).
 
+Preflight's first check, and the tests' oracle for every built body.
+
 The OpenAI and Anthropic param types are TypedDicts whose lists are ``Iterable[...]``: pydantic
 validates those lazily, so a plain ``TypeAdapter`` accepts nearly anything inside a message. Here each
 SDK TypedDict is rebuilt as a *strict mirror*: ``Iterable``/``Sequence`` become ``list``, unions whose
@@ -17,10 +19,11 @@ import contextlib
 import functools
 import types
 import typing
+from collections.abc import Iterator
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import typing_extensions
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 _STRICT = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 _LISTLIKE = {
@@ -31,6 +34,29 @@ _LISTLIKE = {
     typing.List,  # noqa: UP006 - matched as an origin
 }
 _cache: dict[Any, Any] = {}
+
+Loc = tuple[str | int, ...]
+
+
+class BodyTypeError(ValueError):
+    """A body the SDK types reject: each mistake's location in the body (keys, indexes, union tags) and message."""
+
+    def __init__(self, errors: list[tuple[Loc, str]]) -> None:
+        self.errors = errors
+        super().__init__("; ".join(f"{'.'.join(map(str, loc)) or 'body'}: {msg}" for loc, msg in errors[:5]))
+
+
+@contextlib.contextmanager
+def _located(*prefix: str | int) -> Iterator[None]:
+    """Turn a pydantic error (or a hand check's ValueError) under ``prefix`` into a BodyTypeError."""
+    try:
+        yield
+    except BodyTypeError:
+        raise
+    except ValidationError as exc:
+        raise BodyTypeError([((*prefix, *e["loc"]), e["msg"]) for e in exc.errors()]) from exc
+    except ValueError as exc:
+        raise BodyTypeError([(prefix, str(exc))]) from exc
 
 
 def strictify(tp: Any) -> Any:
@@ -49,7 +75,7 @@ def _strictify(tp: Any) -> Any:
     origin = get_origin(tp)
     args = get_args(tp)
     if origin is Annotated:
-        return Annotated[(strictify(args[0]), *tp.__metadata__)]  # type: ignore[valid-type]
+        return Annotated[(strictify(args[0]), *tp.__metadata__)]
     if origin in (typing_extensions.Required, typing_extensions.NotRequired):
         return strictify(args[0])
     if origin in (Union, types.UnionType):
@@ -98,7 +124,7 @@ def _typeddict(td: Any) -> Any:
             fields[name] = typing_extensions.Required[inner]
         else:
             fields[name] = typing_extensions.NotRequired[inner]
-    mirror = typing_extensions.TypedDict(f"Strict{td.__name__}", fields)  # type: ignore[operator]
+    mirror = typing_extensions.TypedDict(f"Strict{td.__name__}", fields)  # type: ignore[misc]
     mirror.__pydantic_config__ = _STRICT  # type: ignore[attr-defined]
     return mirror
 
@@ -140,6 +166,12 @@ def adapter(tp: Any) -> TypeAdapter[Any]:
     return TypeAdapter(strictify(tp))
 
 
+@functools.cache
+def _list_of(model: type[BaseModel]) -> TypeAdapter[list[Any]]:
+    """A TypeAdapter of a list of google-genai models (made once: building one costs more than a small body)."""
+    return TypeAdapter(list[model])  # type: ignore[valid-type]
+
+
 def openai_chat_body(body: dict[str, Any]) -> None:
     """Validate a Chat Completions body (openai, and the OpenAI-shaped part of zhipu/doubao bodies)."""
     from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
@@ -170,17 +202,21 @@ def gemini_body(body: dict[str, Any]) -> None:
 
     unknown = set(body) - GEMINI_KEYS
     if unknown:
-        raise ValueError(f"unknown top-level keys {sorted(unknown)}")
-    contents = TypeAdapter(list[gt.Content]).validate_python(body["contents"])
-    for content in contents:
+        raise BodyTypeError([((), f"unknown top-level keys {sorted(unknown)}")])
+    with _located("contents"):
+        contents = _list_of(gt.Content).validate_python(body["contents"])
+    for i, content in enumerate(contents):
         if content.role not in ("user", "model"):  # the SDK type leaves role a free string
-            raise ValueError(f"role {content.role!r} is not user/model")
+            raise BodyTypeError([(("contents", i, "role"), f"role {content.role!r} is not user/model")])
     if "systemInstruction" in body:
-        gt.Content.model_validate(body["systemInstruction"])
+        with _located("systemInstruction"):
+            gt.Content.model_validate(body["systemInstruction"])
     if "tools" in body:
-        TypeAdapter(list[gt.Tool]).validate_python(body["tools"])
+        with _located("tools"):
+            _list_of(gt.Tool).validate_python(body["tools"])
     if "generationConfig" in body:
-        gt.GenerationConfig.model_validate(body["generationConfig"])
+        with _located("generationConfig"):
+            gt.GenerationConfig.model_validate(body["generationConfig"])
 
 
 # Zhipu has no typed request params (the zhipuai SDK's messages are untyped) and Doubao's Ark types are a
@@ -198,22 +234,27 @@ def compat_body(dialect: str, body: dict[str, Any]) -> None:
     stripped = {k: v for k, v in body.items() if k not in _EXTENSION_PARAMS[dialect]}
     thinking = body.get("thinking")
     if thinking is not None and thinking != {"type": "enabled"} and thinking != {"type": "disabled"}:
-        raise ValueError(f"bad thinking param {thinking!r}")
+        raise BodyTypeError([(("thinking",), f"bad thinking param {thinking!r}")])
     messages = []
-    for msg in body["messages"]:
-        msg = dict(msg)
-        if "reasoning_content" in msg:
-            if dialect != "zhipu" or msg["role"] != "assistant" or not isinstance(msg["reasoning_content"], str):
-                raise ValueError(f"reasoning_content not allowed here: {msg!r}")
-            del msg["reasoning_content"]
-        if isinstance(msg.get("content"), list):
-            msg["content"] = [_check_extension_part(dialect, part) for part in msg["content"]]
-            if msg["role"] != "user" and any(p["type"] != "text" for p in msg["content"]):
-                raise ValueError("media parts outside a user message")
-        if msg["role"] in ("tool", "assistant") and dialect == "zhipu" and not isinstance(msg.get("content"), str):
-            raise ValueError("GLM tool/assistant content must be a string")
-        messages.append(msg)
+    for i, msg in enumerate(body["messages"]):
+        with _located("messages", i):
+            messages.append(_compat_message(dialect, msg))
     openai_chat_body({**stripped, "messages": messages})
+
+
+def _compat_message(dialect: str, msg: dict[str, Any]) -> dict[str, Any]:
+    msg = dict(msg)
+    if "reasoning_content" in msg:
+        if dialect != "zhipu" or msg["role"] != "assistant" or not isinstance(msg["reasoning_content"], str):
+            raise ValueError(f"reasoning_content not allowed here: {msg!r}")
+        del msg["reasoning_content"]
+    if isinstance(msg.get("content"), list):
+        msg["content"] = [_check_extension_part(dialect, part) for part in msg["content"]]
+        if msg["role"] != "user" and any(p["type"] != "text" for p in msg["content"]):
+            raise ValueError("media parts outside a user message")
+    if msg["role"] in ("tool", "assistant") and dialect == "zhipu" and not isinstance(msg.get("content"), str):
+        raise ValueError("GLM tool/assistant content must be a string")
+    return msg
 
 
 def _check_extension_part(dialect: str, part: dict[str, Any]) -> dict[str, Any]:
@@ -234,17 +275,18 @@ def _check_extension_part(dialect: str, part: dict[str, Any]) -> dict[str, Any]:
 
 
 def validate_body(dialect: str, body: dict[str, Any]) -> None:
-    """Validate ``body`` strictly against the official SDK types for ``dialect``; raises on any mistake."""
-    match dialect:
-        case "openai":
-            openai_chat_body(body)
-        case "openai-responses":
-            openai_responses_body(body)
-        case "anthropic":
-            anthropic_body(body)
-        case "gemini":
-            gemini_body(body)
-        case "zhipu" | "doubao":
-            compat_body(dialect, body)
-        case _:
-            raise KeyError(f"no validator for dialect {dialect!r}")
+    """Validate ``body`` strictly against the official SDK types for ``dialect``; BodyTypeError on any mistake."""
+    with _located():
+        match dialect:
+            case "openai":
+                openai_chat_body(body)
+            case "openai-responses":
+                openai_responses_body(body)
+            case "anthropic":
+                anthropic_body(body)
+            case "gemini":
+                gemini_body(body)
+            case "zhipu" | "doubao":
+                compat_body(dialect, body)
+            case _:
+                raise KeyError(f"no validator for dialect {dialect!r}")

@@ -1,0 +1,223 @@
+"""Anthropic Messages: the request-time rules the SDK types cannot express (providers.md section 3)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from core.preflight.findings import Finding, Rule, pointer
+from core.providers.profiles import ModelProfile
+
+JSON = dict[str, Any]
+THINKING_TYPES = ("thinking", "redacted_thinking")
+# The thinking parameter types that switch thinking on; absent or "disabled" is off.
+THINKING_ON = ("enabled", "adaptive")
+# The thinking types each profile's thinking mode takes: Sonnet/Opus 4.6 still take budget thinking
+# (deprecated there); the adaptive-only profile (Opus 4.7 and later) answers 400 to it
+# (pydantic-ai anthropic_disallows_budget_thinking).
+THINKING_TYPES_OF_MODE = {"none": (), "budget": ("enabled",), "adaptive": ("adaptive", "enabled")}
+ADAPTIVE_ONLY_PROFILE = "claude-adaptive-only"
+
+FIRST_USER = Rule(
+    "first-message-user",
+    "warning",
+    "the first message is not a user turn",
+    "anthropic-sdk-typescript#622: 'first message must use the \"user\" role' (Bedrock)",
+)
+ALTERNATION = Rule(
+    "roles-alternate",
+    "warning",
+    "two consecutive turns have the same role",
+    "Messages API docs: consecutive same-role turns are combined; compatible backends answer 'roles must alternate'",
+)
+EMPTY = Rule(
+    "non-empty-content",
+    "error",
+    "empty turn or empty text block",
+    "Anthropic 400 'text content blocks must be non-empty' (langchain#20535, litellm#19061)",
+)
+UNIQUE_IDS = Rule(
+    "unique-tool-ids", "error", "a tool_use id is used twice", "Anthropic 400 'tool_use ids must be unique'"
+)
+RESULT_BEFORE_CALL = Rule(
+    "result-before-call",
+    "error",
+    "a tool_result answers no tool_use of the preceding assistant turn",
+    "Anthropic 400 'unexpected `tool_use_id` found in `tool_result` blocks' (litellm#19061)",
+)
+CALL_ANSWERED = Rule(
+    "call-answered-once",
+    "error",
+    "a tool_use is not answered exactly once in the next user turn",
+    "Anthropic 400 '`tool_use` ids were found without `tool_result` blocks immediately after'",
+)
+RESULTS_FIRST = Rule(
+    "tool-results-first",
+    "error",
+    "a tool_result block follows other content in its user turn",
+    "Anthropic tool-use docs (platform.claude.com/docs/en/agents-and-tools/tool-use/overview): tool_result "
+    "blocks come first in the user message; providers.md section 3",
+)
+# Thinking after a tool_use is the interleaved order of merged records ([thinking1, tool_use1, thinking2,
+# tool_use2]), which Anthropic forbids reordering; thinking after text comes from no response.
+THINKING_LEADS = Rule(
+    "thinking-leads-turn",
+    "error",
+    "an assistant turn holding thinking does not start with it, or a thinking block follows text",
+    "Anthropic 400 'Expected `thinking` or `redacted_thinking`, but found `text`' (litellm#15601)",
+)
+THINKING_ON_TOOL_TURN = Rule(
+    "thinking-on-last-tool-turn",
+    "error",
+    "thinking is on but the last assistant turn with tool_use does not start with thinking",
+    "Anthropic 400 'Expected `thinking` or `redacted_thinking`, but found `tool_use`' "
+    "(litellm#15601, pydantic-ai#2075)",
+)
+FINAL_THINKING_OFF = Rule(
+    "no-final-thinking-when-off",
+    "error",
+    "thinking is off but the final assistant turn holds thinking",
+    "Anthropic 400 'When thinking is disabled, an `assistant` message in the final position cannot contain "
+    "`thinking`' (litellm#18926)",
+)
+TRAILING_WHITESPACE = Rule(
+    "final-no-trailing-whitespace",
+    "error",
+    "the final assistant content ends in whitespace",
+    "Anthropic 400 'final assistant content cannot end with trailing whitespace'",
+)
+THINKING_MODE = Rule(
+    "thinking-mode",
+    "error",
+    "the thinking type is not one this model accepts",
+    "Anthropic extended-thinking docs; pydantic-ai Anthropic profile (Opus 4.7+ answers 400 to budget thinking)",
+)
+
+RULES = (
+    FIRST_USER,
+    ALTERNATION,
+    EMPTY,
+    UNIQUE_IDS,
+    RESULT_BEFORE_CALL,
+    CALL_ANSWERED,
+    RESULTS_FIRST,
+    THINKING_LEADS,
+    THINKING_ON_TOOL_TURN,
+    FINAL_THINKING_OFF,
+    TRAILING_WHITESPACE,
+    THINKING_MODE,
+)
+
+
+def check(body: JSON, profile: ModelProfile) -> Iterator[Finding]:
+    """Every rule ``body`` breaks, in body order."""
+    turns: list[JSON] = body.get("messages") or []
+    thinking = body.get("thinking")
+    mode = thinking.get("type") if isinstance(thinking, dict) else None
+    thinking_on = mode in THINKING_ON
+    accepted = ("adaptive",) if profile.name == ADAPTIVE_ONLY_PROFILE else THINKING_TYPES_OF_MODE[profile.thinking]
+    if mode in THINKING_ON and mode not in accepted:
+        takes = " or ".join(repr(t) for t in accepted) or "no extended thinking"
+        yield THINKING_MODE.at("/thinking", f"thinking type {mode!r}; {profile.name} takes {takes}")
+    yield from _order(turns)
+    yield from _tool_pairs(turns)
+    yield from _thinking(turns, thinking_on)
+    yield from _final(turns, thinking_on)
+
+
+def _blocks(turn: JSON) -> list[JSON]:
+    content = turn.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return list(content or [])
+
+
+def _order(turns: list[JSON]) -> Iterator[Finding]:
+    if turns and turns[0].get("role") != "user":
+        yield FIRST_USER.at(pointer("messages", 0))
+    previous = None
+    for i, turn in enumerate(turns):
+        role = turn.get("role")
+        if role == previous:
+            yield ALTERNATION.at(pointer("messages", i), f"two {role} turns in a row")
+        previous = role
+        blocks = _blocks(turn)
+        if not blocks:
+            yield EMPTY.at(pointer("messages", i, "content"), "empty turn")
+        for j, block in enumerate(blocks):
+            if block.get("type") == "text" and not block.get("text"):
+                yield EMPTY.at(pointer("messages", i, "content", j), "empty text block")
+
+
+def _tool_pairs(turns: list[JSON]) -> Iterator[Finding]:
+    seen: set[str] = set()
+    for i, turn in enumerate(turns):
+        blocks = _blocks(turn)
+        uses = [(j, b.get("id")) for j, b in enumerate(blocks) if b.get("type") == "tool_use"]
+        for j, use_id in uses:
+            if use_id in seen:
+                yield UNIQUE_IDS.at(pointer("messages", i, "content", j), f"tool_use id {use_id!r} is used twice")
+            seen.add(str(use_id))
+        previous = _blocks(turns[i - 1]) if i and turns[i - 1].get("role") == "assistant" else []
+        asked = {b.get("id") for b in previous if b.get("type") == "tool_use"}
+        answered: set[str] = set()
+        leading = True
+        for j, block in enumerate(blocks):
+            if block.get("type") != "tool_result":
+                leading = False
+                continue
+            result_id = block.get("tool_use_id")
+            at = pointer("messages", i, "content", j)
+            if not leading:
+                yield RESULTS_FIRST.at(at)
+            if result_id not in asked:
+                yield RESULT_BEFORE_CALL.at(at, f"tool_result for {result_id!r} answers no call of the turn before")
+            elif result_id in answered:
+                yield CALL_ANSWERED.at(at, f"tool_use {result_id!r} is answered twice")
+            answered.add(str(result_id))
+        if uses:
+            following = _blocks(turns[i + 1]) if i + 1 < len(turns) and turns[i + 1].get("role") == "user" else []
+            results = {b.get("tool_use_id") for b in following if b.get("type") == "tool_result"}
+            for j, use_id in uses:
+                if use_id not in results:
+                    yield CALL_ANSWERED.at(
+                        pointer("messages", i, "content", j), f"tool_use {use_id!r} has no tool_result right after"
+                    )
+
+
+def _thinking(turns: list[JSON], thinking_on: bool) -> Iterator[Finding]:
+    if not thinking_on:
+        return  # thinking in earlier turns is ignored when thinking is off; the final turn is _final's
+    last_tool_turn = None
+    for i, turn in enumerate(turns):
+        if turn.get("role") != "assistant":
+            continue
+        blocks = _blocks(turn)
+        types = [b.get("type") for b in blocks]
+        if any(t == "tool_use" for t in types):
+            last_tool_turn = i
+        if any(t in THINKING_TYPES for t in types) and types[0] not in THINKING_TYPES:
+            yield THINKING_LEADS.at(pointer("messages", i, "content", 0), f"the turn starts with {types[0]}")
+        for j in range(1, len(types)):
+            if types[j] in THINKING_TYPES and types[j - 1] == "text":
+                yield THINKING_LEADS.at(pointer("messages", i, "content", j), "a thinking block follows text")
+    if last_tool_turn is not None:
+        first = _blocks(turns[last_tool_turn])[0].get("type")
+        if first not in THINKING_TYPES:
+            yield THINKING_ON_TOOL_TURN.at(pointer("messages", last_tool_turn, "content", 0), f"it starts with {first}")
+
+
+def _final(turns: list[JSON], thinking_on: bool) -> Iterator[Finding]:
+    if not turns or turns[-1].get("role") != "assistant":
+        return
+    last = len(turns) - 1
+    blocks = _blocks(turns[-1])
+    if not thinking_on:
+        for j, block in enumerate(blocks):
+            if block.get("type") in THINKING_TYPES:
+                yield FINAL_THINKING_OFF.at(pointer("messages", last, "content", j))
+    if blocks and blocks[-1].get("type") == "text":
+        text = blocks[-1].get("text")
+        if isinstance(text, str) and text != text.rstrip():
+            where = pointer("messages", last, "content") if isinstance(turns[-1].get("content"), str) else None
+            yield TRAILING_WHITESPACE.at(where or pointer("messages", last, "content", len(blocks) - 1))

@@ -1,0 +1,158 @@
+"""Gemini generateContent: the request-time rules the SDK types cannot express (providers.md section 4)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from core.preflight.findings import Finding, Rule, pointer
+from core.providers.profiles import ModelProfile
+
+JSON = dict[str, Any]
+
+FIRST_USER = Rule(
+    "first-message-user",
+    "warning",
+    "the first content is not a user turn",
+    "providers.md section 7: a model-first history is unsafe on Gemini",
+)
+EMPTY = Rule(
+    "non-empty-content",
+    "error",
+    "empty parts or empty text",
+    "Gemini 400 'contents.parts must not be empty' (langchainjs#9987)",
+)
+UNIQUE_IDS = Rule(
+    "unique-tool-ids",
+    "error",
+    "a functionCall id is used twice",
+    "functionResponse pairs with its functionCall by id (google-genai FunctionResponse.id)",
+)
+RESULT_BEFORE_CALL = Rule(
+    "result-before-call",
+    "error",
+    "a functionResponse does not directly follow a model turn with its functionCall",
+    "Gemini 400: 'function response turn comes immediately after a function call turn' (langchain#27799)",
+)
+CALL_ANSWERED = Rule(
+    "call-answered-once",
+    "error",
+    "the functionCalls of a model turn are not answered one for one in the next turn",
+    "Gemini 400 'number of function response parts is equal to the number of function call parts'",
+)
+RESPONSE_NAME = Rule(
+    "response-names-its-call",
+    "error",
+    "a functionResponse's name is not the name of the call it answers",
+    "providers.md section 4: functionResponse.name must equal the call's name",
+)
+RESPONSE_PARTS = Rule(
+    "function-response-parts",
+    "error",
+    "functionResponse.parts is sent to a model that does not take it",
+    "Gemini 400 'function_response.parts is not supported for this model' (gemini-cli#19436; "
+    "Vercel AI SDK supportsFunctionResponseParts)",
+)
+
+THINKING_CONFIG = Rule(
+    "thinking-config",
+    "error",
+    "a thinkingConfig this model does not take",
+    "Gemini docs, thinking: Gemini 3 takes thinkingLevel (400 with both it and thinkingBudget), 2.5 takes "
+    "thinkingBudget; 2.5 Pro and 3 Pro answer 400 'Budget 0 is invalid. This model only works in thinking mode.'",
+)
+NO_THINKING = Rule(
+    "thinking-config",
+    "warning",
+    "a thinkingConfig sent to a model without thinking",
+    "Gemini docs, thinking: supported models (2.0 and 1.5 do not think)",
+)
+
+RULES = (
+    FIRST_USER,
+    EMPTY,
+    UNIQUE_IDS,
+    RESULT_BEFORE_CALL,
+    CALL_ANSWERED,
+    RESPONSE_NAME,
+    RESPONSE_PARTS,
+    THINKING_CONFIG,
+    NO_THINKING,
+)
+
+
+def check(body: JSON, profile: ModelProfile) -> Iterator[Finding]:
+    """Every rule ``body`` breaks, in body order."""
+    yield from _thinking_config(body, profile)
+    contents: list[JSON] = body.get("contents") or []
+    if contents and contents[0].get("role") != "user":
+        yield FIRST_USER.at(pointer("contents", 0))
+    seen: set[str] = set()
+    for i, content in enumerate(contents):
+        parts: list[JSON] = content.get("parts") or []
+        if not parts:
+            yield EMPTY.at(pointer("contents", i, "parts"), "empty parts")
+        for j, part in enumerate(parts):
+            if "text" in part and not part["text"] and not part.get("thoughtSignature"):
+                yield EMPTY.at(pointer("contents", i, "parts", j), "empty text part")
+        calls = [(j, p["functionCall"]) for j, p in enumerate(parts) if isinstance(p.get("functionCall"), dict)]
+        for j, call in calls:
+            call_id = call.get("id")
+            if call_id is not None and call_id in seen:
+                yield UNIQUE_IDS.at(pointer("contents", i, "parts", j), f"functionCall id {call_id!r} is used twice")
+            if call_id is not None:
+                seen.add(str(call_id))
+        responses = [
+            (j, p["functionResponse"]) for j, p in enumerate(parts) if isinstance(p.get("functionResponse"), dict)
+        ]
+        for j, response in responses:
+            if response.get("parts") and profile.tool_result_media != "function_response_parts":
+                yield RESPONSE_PARTS.at(pointer("contents", i, "parts", j, "functionResponse", "parts"))
+        if responses:
+            yield from _answers(contents, i, responses)
+        if calls:
+            following = contents[i + 1].get("parts") or [] if i + 1 < len(contents) else []
+            answered = [p for p in following if "functionResponse" in p]
+            if len(answered) != len(calls):
+                yield CALL_ANSWERED.at(
+                    pointer("contents", i), f"{len(calls)} functionCall parts, {len(answered)} responses after them"
+                )
+
+
+def _answers(contents: list[JSON], i: int, responses: list[tuple[int, JSON]]) -> Iterator[Finding]:
+    previous: list[JSON] = contents[i - 1].get("parts") or [] if i else []
+    calls = [p["functionCall"] for p in previous if isinstance(p.get("functionCall"), dict)]
+    if not i or contents[i - 1].get("role") != "model" or not calls:
+        yield RESULT_BEFORE_CALL.at(pointer("contents", i, "parts", responses[0][0]))
+        return
+    by_id = {c.get("id"): c for c in calls if c.get("id") is not None}
+    for position, (j, response) in enumerate(responses):
+        at = pointer("contents", i, "parts", j)
+        response_id = response.get("id")
+        if response_id is not None and by_id:
+            call = by_id.get(response_id)
+            if call is None:
+                yield RESULT_BEFORE_CALL.at(at, f"functionResponse {response_id!r} answers no call of the turn before")
+                continue
+        else:  # no ids: paired by order
+            call = calls[position] if position < len(calls) else None
+            if call is None:
+                continue  # counted by call-answered-once
+        if response.get("name") != call.get("name"):
+            yield RESPONSE_NAME.at(at, f"named {response.get('name')!r}, answers {call.get('name')!r}")
+
+
+def _thinking_config(body: JSON, profile: ModelProfile) -> Iterator[Finding]:
+    config = (body.get("generationConfig") or {}).get("thinkingConfig")
+    if not isinstance(config, dict):
+        return
+    at = pointer("generationConfig", "thinkingConfig")
+    if profile.gemini_thinking == "none":
+        yield NO_THINKING.at(at, f"{profile.name} does not think")
+        return
+    if "thinkingLevel" in config and "thinkingBudget" in config:
+        yield THINKING_CONFIG.at(at, "thinkingLevel and thinkingBudget together")
+    elif "thinkingLevel" in config and profile.gemini_thinking == "budget":
+        yield THINKING_CONFIG.at(at, f"{profile.name} takes thinkingBudget, not thinkingLevel")
+    if config.get("thinkingBudget") == 0 and not profile.thinking_off:
+        yield THINKING_CONFIG.at(at, f"{profile.name} cannot switch thinking off (thinkingBudget 0)")

@@ -1,0 +1,97 @@
+"""The capability report: what of a conversation one provider and model cannot carry, and the preflight verdict.
+
+It is read from the build's own warnings (the adapters record everything they degrade, move or drop),
+so there is no second rule set to keep in step with them: a warning about a medium, reasoning or a
+tool result is something the provider did not receive as it was stored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from core.preflight.check import Preflight, preflight
+from core.providers.profiles import ModelProfile
+
+if TYPE_CHECKING:
+    from core.providers import Degradation, RequestResult
+
+# Warning element -> the kind of content the report counts it under. Other elements (a placeholder turn,
+# a renamed call id, arguments sent verbatim) change the shape, not the content, so they are not listed.
+KIND_OF_ELEMENT = {
+    "image": "image",
+    "audio": "audio",
+    "video": "video",
+    "file": "file",
+    "reasoning": "reasoning",
+    "tool_result": "tool_result",
+    "function_result": "function_result",
+}
+# A media note that is not a loss: the bytes were sent under the type they really have.
+CARRIED_NOTES = ("declared media type",)
+MAX_REASONS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Uncarried:
+    """One kind of content the provider cannot take as stored: which messages hold it and what happens to it."""
+
+    kind: str
+    msg_ids: tuple[str, ...]
+    what_happens: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "msg_ids": list(self.msg_ids), "what_happens": self.what_happens}
+
+
+@dataclass(frozen=True, slots=True)
+class CapabilityReport:
+    """For one conversation and one provider plus model: what cannot be carried, and the preflight findings."""
+
+    provider: str
+    model: str
+    profile: str
+    cannot_carry: tuple[Uncarried, ...]
+    verdict: Preflight
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as ``traceloupe payload --report --json`` prints it."""
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "profile": self.profile,
+            "cannot_carry": [u.to_json() for u in self.cannot_carry],
+            "preflight": [
+                {"rule": f.rule, "severity": f.severity, "authority": f.authority, "msg_id": f.msg_id}
+                for f in self.verdict.findings
+            ],
+        }
+
+
+def cannot_carry(warnings: list[Degradation]) -> tuple[Uncarried, ...]:
+    """The build's losses counted by kind, in the order each kind first happened."""
+    ids: dict[str, list[str]] = {}
+    reasons: dict[str, list[str]] = {}
+    for warning in warnings:
+        kind = KIND_OF_ELEMENT.get(warning.element)
+        if kind is None or warning.reason.startswith(CARRIED_NOTES):
+            continue
+        held = ids.setdefault(kind, [])
+        if warning.msg_id is not None and warning.msg_id not in held:
+            held.append(warning.msg_id)
+        seen = reasons.setdefault(kind, [])
+        if warning.reason not in seen:
+            seen.append(warning.reason)
+    return tuple(Uncarried(kind, tuple(ids[kind]), _summary(reasons[kind])) for kind in ids)
+
+
+def capability_report(result: RequestResult, profile: ModelProfile | None = None) -> CapabilityReport:
+    """The report for a built request (its warnings and its preflight)."""
+    verdict = preflight(result, profile)
+    return CapabilityReport(result.dialect, result.model, verdict.profile, cannot_carry(result.warnings), verdict)
+
+
+def _summary(reasons: list[str]) -> str:
+    shown = "; ".join(reasons[:MAX_REASONS])
+    more = len(reasons) - MAX_REASONS
+    return f"{shown}; and {more} more" if more > 0 else shown

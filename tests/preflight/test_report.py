@@ -1,0 +1,35 @@
+"""The capability report counts what a provider cannot carry by kind, from the build's own warnings."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.preflight import capability_report
+from tests.providers.cases import build
+
+
+@pytest.mark.parametrize(("case", "kind"), [("audio", "audio"), ("video", "video")])
+def test_media_anthropic_cannot_take_is_counted_by_kind_with_its_messages(case: str, kind: str) -> None:
+    report = capability_report(build(case, "anthropic")).to_json()
+    assert report["cannot_carry"] == [
+        {"kind": kind, "msg_ids": ["u1", "u2"], "what_happens": f"Anthropic takes no {kind}; sent as text"}
+    ]
+
+
+def test_gemini_carries_audio_and_video_so_nothing_is_reported() -> None:
+    for case in ("audio", "video"):
+        assert capability_report(build(case, "gemini")).cannot_carry == ()
+
+
+def test_reasoning_another_provider_wrote_is_reported_as_not_carried() -> None:
+    (entry,) = capability_report(build("reasoning_string", "openai")).cannot_carry
+    assert (entry.kind, entry.msg_ids) == ("reasoning", ("a1",))
+    assert "dropped" in entry.what_happens
+
+
+def test_the_report_json_has_exactly_the_documented_keys() -> None:
+    report = capability_report(build("reasoning_string", "anthropic")).to_json()
+    assert list(report) == ["provider", "model", "profile", "cannot_carry", "preflight"]
+    assert (report["provider"], report["model"]) == ("anthropic", "claude-sonnet-4-6")
+    assert all(list(entry) == ["kind", "msg_ids", "what_happens"] for entry in report["cannot_carry"])
+    assert all(list(entry) == ["rule", "severity", "authority", "msg_id"] for entry in report["preflight"])
