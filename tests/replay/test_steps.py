@@ -236,10 +236,11 @@ def test_the_cli_prints_the_issue_json_and_exits_by_outcome(
     assert step["tool_calls"] == CALLS[0] and step["tokens"]["input"] == 12
     assert out["steps"][-1]["text"] == FINAL_TEXT and out["tokens"]["input"] == 48
 
-    _script(stub, "gpt-4o", [{"text": "", "tool_calls": CALLS[0]}, {"text": "I would rather not book."}])
+    _script(stub, "gpt-4o", [{"text": "", "tool_calls": CALLS[0]}, {"text": "I would rather not book.\x1b[2J\u202e"}])
     assert main(_cli(db)) == 5
     captured = capsys.readouterr()
     assert "step 2 diverged (answered_instead_of_calling)" in captured.out
+    assert "book.\\x1b[2J\\u202e" in captured.out and "\x1b" not in captured.out  # a trace value is escaped
     assert f"diverged at {STEP_MSG_IDS[1]}" in captured.err
 
     _script(stub, "gpt-4o", [{"status": 500}])

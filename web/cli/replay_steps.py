@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-import unicodedata
 from typing import TYPE_CHECKING
 
 from web.cli.db import run_with_store
+from web.cli.terminal import cell, echo
 
 if TYPE_CHECKING:
     from core.store import Store
@@ -26,6 +26,7 @@ EXIT_NOTHING = 1
 EXIT_FAILED = 3
 EXIT_CAPPED = 4
 EXIT_DIVERGED = 5
+SAID_CHARS = 200
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -78,7 +79,7 @@ def run(ns: argparse.Namespace) -> int:
             sys.stdout.buffer.write(orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2) + b"\n")
         else:
             _print_steps(result)
-        print(_summary(result), file=sys.stderr)
+        echo(_summary(result), file=sys.stderr)
         return exit_code(result)
 
     return run_with_store(ns, body)
@@ -91,17 +92,18 @@ def _print_steps(run: StepRunView) -> None:
         cost = "cost unknown" if step.cost_usd is None else f"${step.cost_usd:.6f}"
         tokens = f"{step.input_tokens or 0}+{step.output_tokens or 0} tokens"
         reason = f" ({step.reason})" if step.reason else ""
-        print(
-            f"step {step.index} {step.verdict}{reason} vs {_safe(step.recorded_msg_id or '-')}: {_safe(said)[:200]}"
+        said = cell(said, SAID_CHARS).rstrip()
+        echo(
+            f"step {step.index} {step.verdict}{reason} vs {step.recorded_msg_id or '-'}: {said}"
             f"  [{tokens}, {cost}, {step.latency_ms} ms]"
         )
 
 
 def _summary(run: StepRunView) -> str:
     cost = "unknown" if run.cost_usd is None else f"${run.cost_usd:.6f}"
-    where = f" at {_safe(run.diverged_at)}" if run.diverged_at else ""
+    where = f" at {run.diverged_at}" if run.diverged_at else ""
     why = f" ({run.reason})" if run.reason else ""
-    error = f": {_safe(' '.join(run.error.split()))}" if run.error else ""
+    error = f": {' '.join(run.error.split())}" if run.error else ""
     return (
         f"step run {run.run_id} {run.status}{where}{why}{error}; {len(run.steps)} step(s), "
         f"{run.input_tokens or 0}+{run.output_tokens or 0} tokens, cost {cost}"
@@ -113,8 +115,3 @@ def orjson_text(value: object) -> str:
     import orjson
 
     return value if isinstance(value, str) else orjson.dumps(value).decode()
-
-
-def _safe(text: str) -> str:
-    """Control, format (bidi) and separator characters of a trace value shown as escapes on the terminal."""
-    return "".join(c if c == " " or unicodedata.category(c)[0] not in "CZ" else f"\\u{ord(c):04x}" for c in text)

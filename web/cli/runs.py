@@ -67,8 +67,8 @@ def run(ns: argparse.Namespace) -> int:
             latency = "" if s.latency_ms is None else str(s.latency_ms)
             why = " ".join(f"steps: {len(s.steps)}/{s.recorded_steps} {s.reason or ''}".split())
             print(
-                f"{s.run_id:<32} {s.conversation_id[:24]:<24} {s.provider[:16]:<16} {s.model[:20]:<20} "
-                f"{'steps:' + s.status:<16} {latency:>7} {tokens:>7}  {why}".rstrip()
+                f"{cell(s.run_id, 32)} {cell(s.conversation_id, 24)} {cell(s.provider, 16)} {cell(s.model, 20)} "
+                f"{cell('steps:' + s.status, 16)} {latency:>7} {tokens:>7}  {cell(why, ERROR_CHARS)}".rstrip()
             )
         return 0
 
