@@ -31,8 +31,9 @@ MiB = 1024 * 1024
 class ReadLimits:
     """Bounds on what one read accepts; exceeding one is an InputError, never a hang or a crash.
 
-    The nesting bound is orjson's fixed depth limit of 1024 (it cannot be raised), which
-    keeps a 100,000-deep ``[[[[`` from reaching the validator at all.
+    Nesting has one bound, the same for every command (``check``, ``import``, the dashboard):
+    a message must be one the parser can write back (see ``_writable``). orjson's fixed limit of
+    1024 levels keeps a 100,000-deep ``[[[[`` from reaching the validator at all.
     """
 
     max_file_bytes: int = 512 * MiB
@@ -51,6 +52,23 @@ class Record:
     index: int
     raw: dict[str, Any]
     message: Message
+    written: bytes | None = None
+    """The message written back through the Message union, when the nesting check already did it."""
+
+
+RUN_LINE_KEY = "traceloupe_run"
+"""The one key of a JSONL line that holds a run, not a message: what ``traceloupe export`` writes after the
+messages (``core.store.run_lines``). Only a reader given ``runs=`` (the import) takes such lines."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunLine:
+    """A run line as read, for the import to check and store."""
+
+    source: str
+    line: int
+    path: str
+    value: dict[str, Any]
 
 
 def detect_format(name: str, head: bytes) -> Format:
@@ -63,38 +81,57 @@ def detect_format(name: str, head: bytes) -> Format:
     return "json" if head.lstrip()[:1] == b"[" else "jsonl"
 
 
-def read_path(path: str | Path, *, fmt: Format | None = None, limits: ReadLimits = DEFAULT_LIMITS) -> Iterator[Record]:
+def read_path(
+    path: str | Path,
+    *,
+    fmt: Format | None = None,
+    limits: ReadLimits = DEFAULT_LIMITS,
+    runs: list[RunLine] | None = None,
+) -> Iterator[Record]:
     """Read messages from a file, or from standard input when ``path`` is ``-``."""
     name = str(path)
     if name == "-":
-        yield from read_stream(sys.stdin.buffer, source="<stdin>", fmt=fmt, limits=limits)
+        yield from read_stream(sys.stdin.buffer, source="<stdin>", fmt=fmt, limits=limits, runs=runs)
         return
     try:
         handle = Path(path).open("rb")  # noqa: SIM115 - closed below; the generator owns it
     except OSError as exc:
         raise InputError(f"cannot open: {exc.strerror or exc}", source=name) from None
     with handle:
-        yield from read_stream(handle, source=name, fmt=fmt, limits=limits)
+        yield from read_stream(handle, source=name, fmt=fmt, limits=limits, runs=runs)
 
 
 def read_bytes(
-    data: bytes, *, source: str = "<input>", fmt: Format | None = None, limits: ReadLimits = DEFAULT_LIMITS
+    data: bytes,
+    *,
+    source: str = "<input>",
+    fmt: Format | None = None,
+    limits: ReadLimits = DEFAULT_LIMITS,
+    runs: list[RunLine] | None = None,
 ) -> Iterator[Record]:
     """Read messages from bytes already in memory (an upload, a test)."""
-    yield from read_stream(io.BytesIO(data), source=source, fmt=fmt, limits=limits)
+    yield from read_stream(io.BytesIO(data), source=source, fmt=fmt, limits=limits, runs=runs)
 
 
 def read_stream(
-    stream: IO[bytes], *, source: str, fmt: Format | None = None, limits: ReadLimits = DEFAULT_LIMITS
+    stream: IO[bytes],
+    *,
+    source: str,
+    fmt: Format | None = None,
+    limits: ReadLimits = DEFAULT_LIMITS,
+    runs: list[RunLine] | None = None,
 ) -> Iterator[Record]:
-    """Read messages from a binary stream; the format is detected from the name and first bytes."""
+    """Read messages from a binary stream; the format is detected from the name and first bytes.
+
+    With ``runs``, JSONL run lines (``RUN_LINE_KEY``) are appended there instead of being refused.
+    """
     head = _peek(stream)
     if head.startswith(b"\xef\xbb\xbf"):
         stream.read(3)
         head = head[3:]
     chosen = fmt or detect_format(source, head)
     if chosen == "jsonl":
-        yield from _read_jsonl(stream, source, limits)
+        yield from _read_jsonl(stream, source, limits, runs)
     else:
         yield from _read_json(stream, source, limits)
 
@@ -110,7 +147,7 @@ def _peek(stream: IO[bytes]) -> bytes:
     return data
 
 
-def _read_jsonl(stream: IO[bytes], source: str, limits: ReadLimits) -> Iterator[Record]:
+def _read_jsonl(stream: IO[bytes], source: str, limits: ReadLimits, runs: list[RunLine] | None) -> Iterator[Record]:
     index = 0
     line_no = 0
     while True:
@@ -127,7 +164,10 @@ def _read_jsonl(stream: IO[bytes], source: str, limits: ReadLimits) -> Iterator[
         if not line.strip():
             continue
         value = _loads(line, source, line_no)
-        yield _record(value, source, line_no, index, "$")
+        if runs is not None and type(value) is dict and len(value) == 1 and RUN_LINE_KEY in value:
+            runs.append(RunLine(source=source, line=line_no, path="$", value=value))
+            continue
+        yield _record(value, source, line_no, index, "$", may_be_deep=_containers(line) >= NESTING_GATE)
         index += 1
 
 
@@ -140,13 +180,14 @@ def _read_json(stream: IO[bytes], source: str, limits: ReadLimits) -> Iterator[R
     if not data.strip():
         raise InputError("file is empty: expected a message object or an array of them", source=source)
     value = _loads(data, source, None)
+    deep = _containers(data) >= NESTING_GATE
     if isinstance(value, dict):
-        yield _record(value, source, 1, 0, "$")
+        yield _record(value, source, 1, 0, "$", may_be_deep=deep)
         return
     if not isinstance(value, list):
         raise InputError(f"expected a message object or an array of them, found {_json_type(value)}", source=source)
     for index, item in enumerate(value):
-        yield _record(item, source, None, index, f"$[{index}]")
+        yield _record(item, source, None, index, f"$[{index}]", may_be_deep=deep)
 
 
 def _loads(data: bytes, source: str, line: int | None) -> Any:
@@ -163,7 +204,12 @@ def _loads(data: bytes, source: str, line: int | None) -> Any:
         raise InputError(reason, source=source, line=line) from None
 
 
-def _record(value: Any, source: str, line: int | None, index: int, root: str) -> Record:
+def _containers(data: bytes) -> int:
+    """An upper bound on the JSON containers in ``data`` (brackets inside strings count too): C-speed."""
+    return data.count(b"[") + data.count(b"{")
+
+
+def _record(value: Any, source: str, line: int | None, index: int, root: str, *, may_be_deep: bool) -> Record:
     if not isinstance(value, dict):
         raise InputError(f"expected a message object, found {_json_type(value)}", source=source, line=line, path=root)
     try:
@@ -173,7 +219,34 @@ def _record(value: Any, source: str, line: int | None, index: int, root: str) ->
         raise InputError(reason, source=source, line=line, path=path) from None
     except RecursionError:
         raise InputError("messages are nested too deeply to read", source=source, line=line, path=root) from None
-    return Record(source=source, line=line, index=index, raw=value, message=message)
+    written = _writable(message, source, line, root) if may_be_deep else None
+    return Record(source=source, line=line, index=index, raw=value, message=message, written=written)
+
+
+NESTING_GATE = 64
+"""A record with fewer JSON containers than this cannot reach the serialiser's depth (a typed level is at
+most a few of its levels), so it is not written back to check."""
+
+
+def _writable(message: Message, source: str, line: int | None, root: str) -> bytes | None:
+    """The message's JSON as the parser writes it, or InputError when it is nested too deeply for that.
+
+    This is the one nesting limit. Pydantic's serialiser stops at 255 levels of its own, which is
+    at most 255 levels of JSON (fewer where the levels are typed messages: about 62 nested traces or
+    125 forwarded histories), below what the validator, orjson and the standard library's recursion
+    take. A message it cannot write back could be neither stored nor shown nor sent, and Python's
+    JSON fallback crashed past about 985 levels; so the reader refuses it, for every command alike.
+    """
+    try:
+        return MESSAGE_ADAPTER.dump_json(message)
+    except ValueError as exc:  # PydanticSerializationError: "Maximum serialization depth exceeded"
+        reason = str(exc).rsplit(": ", 1)[-1]
+        raise InputError(
+            f"messages are nested too deeply to store ({reason}: at most 255 levels, fewer for nested traces)",
+            source=source,
+            line=line,
+            path=root,
+        ) from None
 
 
 def describe_validation_error(exc: ValidationError, value: Any, root: str = "$") -> tuple[str, str]:

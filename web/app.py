@@ -17,12 +17,12 @@ from litestar.openapi.config import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.plugins.htmx import HTMXPlugin
 from litestar.plugins.jinja import JinjaTemplateEngine
-from litestar.static_files import create_static_files_router
 from litestar.template.config import TemplateConfig
 
 from core.providers import dialect_names
 from core.store import Store
 from web import masking
+from web.assets import Assets
 from web.controllers.api import ApiController
 from web.controllers.api_runs import ApiRunsController
 from web.controllers.attachments import AttachmentController
@@ -33,8 +33,9 @@ from web.controllers.imports import ImportController
 from web.controllers.payloads import PayloadController
 from web.controllers.records import RecordApiController, RecordController
 from web.controllers.runs import RunsApiController, RunsController
-from web.errors import EXCEPTION_HANDLERS
+from web.errors import EXCEPTION_HANDLERS, document_api_errors
 from web.fields import collapses
+from web.heavy import HeavyWork, Limits
 from web.payloads import PayloadBuilder
 from web.runs.service import RunService
 from web.runs.views import install_template_globals
@@ -57,8 +58,9 @@ HTMX_CONFIG: dict[str, Any] = {
 }
 
 
-def jinja_environment(settings: Settings) -> Environment:
+def jinja_environment(settings: Settings, assets: Assets | None = None) -> Environment:
     """The one Jinja environment: autoescape on for every template (Jinja's own default is off)."""
+    assets = assets if assets is not None else Assets(settings.static_dir)
     env = Environment(
         loader=FileSystemLoader(settings.templates_dir),
         autoescape=True,
@@ -66,7 +68,8 @@ def jinja_environment(settings: Settings) -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.globals["htmx_src"] = f"/static/vendor/htmx-{HTMX_VERSION}.min.js"
+    env.globals["asset"] = assets.url
+    env.globals["htmx_src"] = assets.url(f"vendor/htmx-{HTMX_VERSION}.min.js")
     env.globals["htmx_config"] = HTMX_CONFIG
     env.filters["format_ts"] = format_ts
     # Trace text on a page: secrets as masked segments (each revealed on a click), long text collapsed.
@@ -87,7 +90,9 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
     source = store if isinstance(store, StoreSource) else StoreSource(store)
     payloads = PayloadBuilder(settings.attachments_root)
     run_service = runs if runs is not None else RunService(source.store)
-    env = jinja_environment(settings)
+    heavy = HeavyWork(Limits(settings.heavy_budget_seconds, settings.heavy_concurrency))
+    assets = Assets(settings.static_dir)
+    env = jinja_environment(settings, assets)
     install_template_globals(env, run_service)
     app = Litestar(
         route_handlers=[
@@ -104,13 +109,14 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
             RunsApiController,
             # The import upload's own, larger body limit lives on this router and nowhere else.
             Router("/", route_handlers=[ImportController], request_max_body_size=settings.import_max_bytes),
-            create_static_files_router(path="/static", directories=[settings.static_dir], include_in_schema=False),
+            assets.handler(),
         ],
         dependencies={
             "source": Provide(lambda: source, use_cache=True, sync_to_thread=False),
             "settings": Provide(lambda: settings, use_cache=True, sync_to_thread=False),
             "payloads": Provide(lambda: payloads, use_cache=True, sync_to_thread=False),
             "run_service": Provide(lambda: run_service, use_cache=True, sync_to_thread=False),
+            "heavy": Provide(lambda: heavy, use_cache=True, sync_to_thread=False),
         },
         on_shutdown=[run_service.shutdown],
         template_config=TemplateConfig(engine=JinjaTemplateEngine.from_environment(env)),
@@ -128,6 +134,7 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
             render_plugins=[JsonRenderPlugin(path=["/", "/openapi.json"])],
         ),
     )
+    document_api_errors(app)
     # Litestar's middleware runs per route, after routing; the guard must also cover 404s and static
     # files, so it wraps the whole handler (inside the before_send hook, so refusals get the headers too).
     app.asgi_handler = SecurityGuard(
@@ -135,5 +142,6 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
         hosts=settings.hosts,
         max_body_bytes=settings.max_body_bytes,
         body_limits=settings.body_limits,
+        body_timeout=settings.body_timeout_seconds,
     )
     return app

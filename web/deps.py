@@ -9,6 +9,7 @@ from __future__ import annotations
 from litestar.di import NamedDependency
 from litestar.params import SkipValidation
 
+from web.heavy import HeavyWork
 from web.payloads import PayloadBuilder
 from web.settings import Settings
 from web.source import StoreSource
@@ -16,3 +17,4 @@ from web.source import StoreSource
 SourceDep = NamedDependency[SkipValidation[StoreSource]]
 SettingsDep = NamedDependency[SkipValidation[Settings]]
 PayloadsDep = NamedDependency[SkipValidation[PayloadBuilder]]
+HeavyDep = NamedDependency[SkipValidation[HeavyWork]]

@@ -7,17 +7,22 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
 
-from litestar import Request, Response
+from litestar import Litestar, Request, Response
 from litestar.exceptions import HTTPException
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.response import Template
 from litestar.types import ExceptionHandlersMap
+from sqlalchemy.exc import InterfaceError, OperationalError
 
 from core import InputError, MisuseError, ProviderError, UnknownNameError
 from core.store import StoreError
+from web.heavy import BudgetExceeded, ClientGone, HeavyBusy
 from web.pages import ErrorPage
+from web.security import log_safe
 
 log = logging.getLogger(__name__)
 
@@ -29,8 +34,51 @@ _DETAILS: dict[int, str] = {
     413: "The request body is larger than this dashboard accepts.",
     415: "This file cannot be shown here.",
     422: "The request cannot be built from this conversation.",
+    503: "The database or the build limits cannot serve this request now.",
     500: "Something went wrong inside the dashboard; the server log has the details.",
 }
+
+API_ERRORS = (400, 403, 503)
+"""Errors any JSON API request can meet: a bad parameter, another site's request, a database or build limit."""
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorBody:
+    """An error as a JSON client receives it; ``command`` (when present) does the same work on the command line."""
+
+    status_code: int
+    detail: str
+    command: str | None = None
+
+
+def error_responses(*codes: int) -> dict[int, ResponseSpec]:
+    """OpenAPI entries for these error statuses, all with the one error body."""
+    return {
+        code: ResponseSpec(
+            data_container=ErrorBody, description=_DETAILS.get(code, HTTPStatus(code).phrase), generate_examples=False
+        )
+        for code in codes
+    }
+
+
+def document_api_errors(app: Litestar) -> None:
+    """Put the errors every API operation can answer into the schema (404 where the path names something).
+
+    Errors are mapped here, in one place, so they are documented here too; a handler adds its own
+    (``responses=error_responses(422)``) where only it can answer them.
+    """
+    for route in app.routes:
+        if not route.path.startswith("/api/"):
+            continue
+        codes = (*API_ERRORS, 404) if route.path_parameters else API_ERRORS
+        for handler in getattr(route, "route_handlers", ()):
+            handler.responses = {**error_responses(*codes), **(handler.responses or {})}
+
+
+DATABASE_LOST = (StoreError, OperationalError, InterfaceError)
+"""The database cannot answer (gone, locked, unreachable): 503, the page says so, the log has one line."""
+
+BUSY_RETRY_SECONDS = 2
 
 
 def wants_json(request: Request[Any, Any, Any]) -> bool:
@@ -41,13 +89,26 @@ def wants_json(request: Request[Any, Any, Any]) -> bool:
     return "application/json" in accept and "text/html" not in accept
 
 
-def error_response(request: Request[Any, Any, Any], status: int, detail: str) -> Response[Any]:
-    """The response for an error: JSON ``{status_code, detail}`` or the ``error.html`` page."""
+def error_response(
+    request: Request[Any, Any, Any],
+    status: int,
+    detail: str,
+    *,
+    command: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> Response[Any]:
+    """The response for an error: JSON ``{status_code, detail}`` or the ``error.html`` page.
+
+    ``command`` is a shell command that does what the request could not (shown under the detail).
+    """
     if wants_json(request):
-        return Response({"status_code": status, "detail": detail}, status_code=status)
+        body: dict[str, Any] = {"status_code": status, "detail": detail}
+        if command is not None:
+            body["command"] = command
+        return Response(body, status_code=status, headers=headers)
     title = f"{status} {HTTPStatus(status).phrase}" if status in HTTPStatus._value2member_map_ else str(status)
-    page = ErrorPage(status_code=status, title=title, detail=detail, path=request.url.path)
-    return Template("error.html", context={"page": page}, status_code=status)
+    page = ErrorPage(status_code=status, title=title, detail=detail, path=request.url.path, command=command)
+    return Template("error.html", context={"page": page}, status_code=status, headers=headers)
 
 
 def _http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
@@ -62,10 +123,17 @@ def _core_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Any
         return error_response(request, 400, str(exc))
     if isinstance(exc, ProviderError):
         return error_response(request, 502, str(exc))
-    if isinstance(exc, StoreError):
-        log.warning("store error on %s: %s", request.url.path, exc)
-        return error_response(request, 503, f"The database cannot answer now: {exc}")
-    log.exception("unhandled error on %s", request.url.path, exc_info=exc)
+    if isinstance(exc, BudgetExceeded):
+        return error_response(request, 503, str(exc), command=exc.command)
+    if isinstance(exc, HeavyBusy):
+        return error_response(request, 503, str(exc), headers={"Retry-After": str(BUSY_RETRY_SECONDS)})
+    if isinstance(exc, ClientGone):
+        return error_response(request, 400, "The client left before the answer was ready.")
+    if isinstance(exc, DATABASE_LOST):
+        log.warning("database unavailable on %s: %s", log_safe(request.url.path), log_safe(exc))
+        reason = str(exc) if isinstance(exc, StoreError) else "it cannot be reached or is busy"
+        return error_response(request, 503, f"The database cannot answer now: {reason}")
+    log.exception("unhandled error on %s", log_safe(request.url.path), exc_info=exc)
     return error_response(request, 500, _DETAILS[500])
 
 

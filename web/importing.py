@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import IO
 
 from core.errors import InputError
-from core.reader import MiB, ReadLimits, Record, read_stream
+from core.reader import MiB, ReadLimits, Record, RunLine, read_stream
 from web.cli.importer import describe, error_line
 from web.pages import ImportResult
 from web.source import StoreSource
@@ -39,14 +39,15 @@ def import_stream(source: StoreSource, stream: IO[bytes], filename: str | None, 
     """Import one uploaded file; the result holds the CLI's summary line or its error line."""
     name = upload_name(filename)
     seen: dict[str, None] = {}
+    runs: list[RunLine] = []
 
     def records() -> Iterator[Record]:
-        for record in read_stream(stream, source=name, limits=limits):
+        for record in read_stream(stream, source=name, limits=limits, runs=runs):
             seen.setdefault(record.message.conversation_id, None)
             yield record
 
     try:
-        summary = source.import_records(records(), source=name)
+        summary = source.import_records(records(), source=name, runs=runs)
     except InputError as exc:
         return ImportResult(filename=name, ok=False, line=error_line(exc))
     ids = list(seen)

@@ -329,3 +329,4 @@ class ErrorPage:
     title: str
     detail: str
     path: str
+    command: str | None = None

@@ -52,6 +52,13 @@ class Settings:
     own explicit, larger ``import_max_bytes`` (``POST /import`` only). ``attachments_root``
     is the one directory Path attachments are read from, by the payload adapters and by the
     attachments route alike; None means no file is ever read or served.
+
+    Heavy requests (payload, phases, diff, compare, import) run at most ``heavy_concurrency``
+    at a time and are stopped after ``heavy_budget_seconds`` (an import after
+    ``import_budget_seconds``: large files take minutes, and stopping one rolls it back). A
+    request body that stops arriving for ``body_timeout_seconds`` is given up (408). The server
+    closes a connection whose request headers take longer than ``header_timeout_seconds`` and
+    keeps at most ``max_connections`` open (503 beyond; ``web.serving``).
     """
 
     allowed_hosts: tuple[str, ...] = ()
@@ -63,6 +70,12 @@ class Settings:
     import_max_bytes: int = 256 * MiB
     attachments_root: Path | None = None
     default_provider: str = "openai"
+    heavy_budget_seconds: float = 20.0
+    heavy_concurrency: int = 4
+    import_budget_seconds: float = 600.0
+    body_timeout_seconds: float = 30.0
+    header_timeout_seconds: float = 10.0
+    max_connections: int = 100
     templates_dir: Path = TEMPLATES_DIR
     static_dir: Path = STATIC_DIR
 
@@ -75,6 +88,13 @@ class Settings:
             raise ValueError("max_body_bytes must be at least 1")
         if self.import_max_bytes < self.max_body_bytes:
             raise ValueError("import_max_bytes must be at least max_body_bytes")
+        timeouts = (self.heavy_budget_seconds, self.import_budget_seconds, self.body_timeout_seconds)
+        if min(*timeouts, self.header_timeout_seconds) <= 0:
+            raise ValueError("time budgets and timeouts must be positive")
+        if self.heavy_concurrency < 1:
+            raise ValueError("heavy_concurrency must be at least 1")
+        if self.max_connections < self.heavy_concurrency:
+            raise ValueError("max_connections must be at least heavy_concurrency")
         if len(self.csrf_secret) < 32:
             raise ValueError("csrf_secret must be at least 32 characters")
 

@@ -10,6 +10,7 @@ from core.store.errors import InvalidQueryError, SchemaOutOfDate, StoreError
 from core.store.query import SORTS, ConversationQuery
 from core.store.repository import Store
 from core.store.schema import UpgradeResult, ensure_schema, head_revision, upgrade
+from core.store.tables import MAX_ID_CHARS
 from core.store.views import (
     RUN_STATUSES,
     ConversationDetail,
@@ -25,6 +26,7 @@ from core.store.views import (
 
 __all__ = [
     "ENV_VAR",
+    "MAX_ID_CHARS",
     "RUN_STATUSES",
     "SORTS",
     "ConversationDetail",

@@ -105,6 +105,7 @@ def make_engine(url: URL | str, settings: EngineSettings = DEFAULT_SETTINGS) -> 
     if url.get_backend_name() == "sqlite":
         if url.database in (None, "", ":memory:"):
             raise StoreError("an in-memory SQLite database cannot be shared between connections; use a file")
+        _create_private(url.database)
         engine = create_engine(
             url,
             connect_args={"timeout": settings.busy_timeout_ms / 1000, "check_same_thread": False},
@@ -125,6 +126,30 @@ def make_engine(url: URL | str, settings: EngineSettings = DEFAULT_SETTINGS) -> 
     return engine
 
 
+LOWER_FUNCTION = "traceloupe_lower"
+"""SQLite: Python's ``str.lower`` as an SQL function. SQLite's own ``lower()`` and ``LIKE`` fold ASCII
+letters only, so ``é`` would not find "École"; PostgreSQL's ``ILIKE`` folds every letter."""
+
+
+def _lower(value: object) -> object:
+    return value.lower() if isinstance(value, str) else value
+
+
+PRIVATE_FILE_MODE = 0o600
+"""A new SQLite database file is readable by its owner only (traces hold whatever the agent saw);
+SQLite gives its -wal and -shm files the database file's mode."""
+
+
+def _create_private(path: str) -> None:
+    """Create an empty database file with mode 0600 unless it exists (an existing file keeps its mode)."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE_MODE))
+    except FileExistsError:
+        pass
+    except OSError:
+        pass  # a directory that does not exist, no permission: SQLite's own error says it on connect
+
+
 def _sqlite_events(engine: Engine, settings: EngineSettings) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -136,6 +161,7 @@ def _sqlite_events(engine: Engine, settings: EngineSettings) -> None:
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
+        dbapi_connection.create_function(LOWER_FUNCTION, 1, _lower, deterministic=True)
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
@@ -159,19 +185,36 @@ def _sqlite_events(engine: Engine, settings: EngineSettings) -> None:
 
 
 @contextmanager
-def write_transaction(engine: Engine, *, label: str | None = None) -> Iterator[Connection]:
+def write_transaction(
+    engine: Engine, *, label: str | None = None, rebuilds_tables: bool = False
+) -> Iterator[Connection]:
     """A connection in a write transaction: committed on success, rolled back on any error.
 
     On SQLite the transaction is begun IMMEDIATE, so the write lock is taken (or waited
     for) before the first statement rather than failing halfway through. A ``label``
     marks a transaction that is expected to be long (an import): logged as info.
+
+    ``rebuilds_tables`` (a migration): on SQLite foreign keys are off for the transaction, as
+    SQLite's procedure for rebuilding a table requires (dropping a parent table would cascade),
+    and checked before it commits.
     """
     slow_ms = _SETTINGS.get(engine, DEFAULT_SETTINGS).slow_write_ms
     with engine.connect() as conn:
         conn.execution_options(**{_WRITE_OPTION: True})
-        with conn.begin():
-            started = time.monotonic()
-            yield conn
+        sqlite_rebuild = rebuilds_tables and conn.dialect.name == "sqlite"
+        if sqlite_rebuild:
+            conn.connection.driver_connection.execute("PRAGMA foreign_keys=OFF")  # type: ignore[union-attr]
+        try:
+            with conn.begin():
+                started = time.monotonic()
+                yield conn
+                if sqlite_rebuild:
+                    broken = conn.exec_driver_sql("PRAGMA foreign_key_check").first()
+                    if broken is not None:
+                        raise StoreError(f"the migration left a row of {broken[0]} without its {broken[2]} row")
+        finally:
+            if sqlite_rebuild:
+                conn.connection.driver_connection.execute("PRAGMA foreign_keys=ON")  # type: ignore[union-attr]
         held_ms = (time.monotonic() - started) * 1000
         if held_ms > slow_ms:
             # An import is long on purpose (info); anything else holding the lock that long is worth a warning.

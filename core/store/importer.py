@@ -5,9 +5,10 @@ Two phases. *Prepare* reads and validates the whole file and derives every row
 InputError before anything is written. *Write* stores the rows in one short write
 transaction. Imports are serialised (one writer path): SQLite's BEGIN IMMEDIATE
 takes the database's write lock, PostgreSQL takes a transaction-scoped advisory
-lock. Inside it, the msg_ids already stored are looked up and skipped, so the
-conversation figures grow by exactly the messages stored now, and a plain
-``executemany`` (the fastest path on both drivers) inserts the rest.
+lock. Inside it, the identities (conversation_id, msg_id) already stored are looked
+up: the same message is skipped, a different one refuses the file unless ``replace``
+(``core.store.versions``). The conversation figures grow by exactly the messages
+stored now, and a plain ``executemany`` (the fastest path on both drivers) inserts them.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from sqlalchemy import (
     Table,
     Text,
     and_,
-    any_,
     bindparam,
     case,
     delete,
@@ -46,7 +46,17 @@ from core.store.derive import derived_msg_id, figures, title_of
 from core.store.engine import write_transaction
 from core.store.jsonio import RawJSON, dumps
 from core.store.outline import dump_with_outline
-from core.store.tables import CONVERSATION_KINDS, CONVERSATIONS, MESSAGE_OUTLINES, MESSAGE_TEXTS, MESSAGES
+from core.store.refigure import refigure
+from core.store.run_lines import PreparedRun, write_runs
+from core.store.tables import (
+    CONVERSATION_KINDS,
+    CONVERSATIONS,
+    MAX_ID_CHARS,
+    MESSAGE_OUTLINES,
+    MESSAGE_TEXTS,
+    MESSAGES,
+)
+from core.store.versions import Identity, conflict_in_file, conflict_with_stored, same_message, stored_versions
 from core.store.views import ImportSummary
 
 CHUNK = 1000
@@ -72,7 +82,18 @@ class PreparedMessage:
     last_ts: int
     title: str | None
     outline: str | None = None
-    """Where its trace records sit in ``row["body"]`` (``core.store.outline``); SQLite only."""
+    """Where its trace records sit in ``row["body"]`` (``core.store.outline``)."""
+    root: str = "$"
+    """Its JSON path in the file: ``$`` on its own line, ``$[i]`` in an array."""
+
+    @property
+    def identity(self) -> Identity:
+        return (self.conversation_id, self.row["msg_id"])
+
+    @property
+    def place(self) -> str:
+        """Where it is in its file, for an error that points at it from elsewhere."""
+        return f"line {self.row['line']}" if self.row["line"] is not None else self.root
 
 
 @dataclass(slots=True)
@@ -110,11 +131,16 @@ def _prepare(records: Iterable[Record], postgres: bool) -> list[PreparedMessage]
         raw = record.raw
         # The text and its outline's byte spans: SQLite stores the text as ``body``; PostgreSQL keeps JSONB
         # (its own rendering) in ``body`` and this text beside it, in ``message_texts``.
-        body, outline = dump_with_outline(raw, message)
+        try:
+            body, outline = dump_with_outline(raw, message)
+        except RecursionError:  # the reader's nesting limit keeps this out; a net, not a path
+            raise InputError("nested too deeply to store", source=record.source, line=record.line, path="$") from None
         if postgres and b"\\u0000" in body:
             _refuse_nul(raw, record)
         raw_id = raw.get("msg_id")
         msg_id = raw_id if isinstance(raw_id, str) else derived_msg_id(raw)
+        _check_id_length("msg_id", msg_id, record)
+        _check_id_length("conversation_id", message.conversation_id, record)
         fig = figures(message)
         if not (message.create_ts >= _MIN_BIGINT and fig.last_ts <= _MAX_BIGINT):
             raise InputError(
@@ -148,28 +174,26 @@ def _prepare(records: Iterable[Record], postgres: bool) -> list[PreparedMessage]
                 last_ts=fig.last_ts,
                 title=title_of(message),
                 outline=None if outline is None else dumps(outline).decode(),
+                root="$" if record.line is not None else f"$[{record.index}]",
             )
         )
     return out
 
 
-def _parsed_json(record: Record) -> RawJSON:
-    """What the parser made of a message, as JSON text.
-
-    Pydantic's serialiser stops at a depth the reader still accepts (about 125 nested
-    forwarded histories); such a message cannot be stored with its parsed form, so it
-    is refused like any other bad input, naming the file and the line.
-    """
-    try:
-        return RawJSON(MESSAGE_ADAPTER.dump_json(record.message).decode())
-    except ValueError as exc:  # PydanticSerializationError: "Maximum serialization depth exceeded"
-        reason = str(exc).rsplit(": ", 1)[-1]
+def _check_id_length(key: str, value: str, record: Record) -> None:
+    if len(value) > MAX_ID_CHARS:
         raise InputError(
-            f"nested too deeply to store ({reason}; the reader accepts it, the serialiser does not)",
+            f"{key} is {len(value):,} characters long; ids are at most {MAX_ID_CHARS} characters",
             source=record.source,
             line=record.line,
-            path="$",
-        ) from None
+            path=f"$.{key}",
+        )
+
+
+def _parsed_json(record: Record) -> RawJSON:
+    """What the parser made of a message, as JSON text (the reader's, when its nesting check wrote it)."""
+    written = record.written if record.written is not None else MESSAGE_ADAPTER.dump_json(record.message)
+    return RawJSON(written.decode())
 
 
 def _refuse_nul(raw: dict[str, Any], record: Record) -> None:
@@ -194,23 +218,31 @@ def _refuse_nul(raw: dict[str, Any], record: Record) -> None:
 
 
 def write(
-    engine: Engine, prepared: Sequence[PreparedMessage], *, source: str, progress: Progress | None = None
+    engine: Engine,
+    prepared: Sequence[PreparedMessage],
+    *,
+    source: str,
+    progress: Progress | None = None,
+    replace: bool = False,
+    runs: Sequence[PreparedRun] = (),
 ) -> ImportSummary:
-    """Store prepared messages in one write transaction; already-stored msg_ids are skipped."""
-    unique: dict[str, PreparedMessage] = {}
-    for item in prepared:
-        unique.setdefault(item.row["msg_id"], item)
+    """Store prepared messages (then the file's runs) in one write transaction; InputError (nothing written)
+    on a conflicting version.
+
+    A message already stored as it is is skipped. A different one under a stored identity refuses
+    the file, or with ``replace`` takes the stored one's place.
+    """
+    unique = _one_per_identity(prepared)
     with gc_paused(), write_transaction(engine, label=f"the import of {source}") as conn:
         if conn.dialect.name == "postgresql":
             conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": IMPORT_LOCK})
         pks, created = _conversation_pks(conn, list(dict.fromkeys(p.conversation_id for p in unique.values())))
-        stored = _insert_messages(conn, list(unique.values()), pks, progress)
+        stored, replaced = _insert_messages(conn, list(unique.values()), pks, created, progress, replace)
         deltas = _deltas(unique, stored)
         _apply_deltas(conn, deltas, pks)
-        if created:
-            # A conversation made for messages that all turned out to be stored already (under other
-            # conversations) must not linger empty.
-            conn.execute(delete(CONVERSATIONS).where(CONVERSATIONS.c.id.in_(created), CONVERSATIONS.c.messages == 0))
+        runs_stored = write_runs(conn, runs)
+        if replaced:
+            refigure(conn, sorted({pks[cid] for cid, _ in replaced}))
     return ImportSummary(
         source=source,
         read=len(prepared),
@@ -219,7 +251,25 @@ def write(
         conversations=len(deltas),
         new_conversations=sum(1 for cid in deltas if pks[cid] in created),
         damaged=sum(d.damaged for d in deltas.values()),
+        replaced=len(replaced),
+        runs=runs_stored,
     )
+
+
+def _one_per_identity(prepared: Sequence[PreparedMessage]) -> dict[Identity, PreparedMessage]:
+    """The file's messages by identity; a repeat is dropped when it is the same message, refused when not."""
+    unique: dict[Identity, PreparedMessage] = {}
+    for item in prepared:
+        first = unique.setdefault(item.identity, item)
+        if first is not item and not same_message(first.row["body"], item.row["body"]):
+            raise conflict_in_file(
+                item.identity,
+                source=item.row["source"],
+                line=item.row["line"],
+                path=f"{item.root}.msg_id",
+                first=first.place,
+            )
+    return unique
 
 
 def _dialect_insert(conn: Connection) -> Any:
@@ -243,32 +293,52 @@ def _conversation_pks(conn: Connection, ids: list[str]) -> tuple[dict[str, int],
 
 
 def _insert_messages(
-    conn: Connection, items: list[PreparedMessage], pks: dict[str, int], progress: Progress | None
-) -> set[str]:
-    """Insert the messages not stored yet; returns their msg_ids. Runs under the import lock, so the
-    look-up and the insert see the same state."""
-    m = MESSAGES.c
-    stored: set[str] = set()
+    conn: Connection,
+    items: list[PreparedMessage],
+    pks: dict[str, int],
+    created: set[int],
+    progress: Progress | None,
+    replace: bool,
+) -> tuple[set[Identity], set[Identity]]:
+    """Insert the messages not stored yet (with ``replace``, also those stored in another version).
+
+    Returns the identities stored now and, among them, those that replaced a stored version. Runs
+    under the import lock, so the look-up and the insert see the same state. A conversation created
+    by this import holds nothing yet, so its messages are not looked up.
+    """
+    stored: set[Identity] = set()
+    replaced: set[Identity] = set()
     for start in range(0, len(items), CHUNK):
         chunk = items[start : start + CHUNK]
-        ids = [p.row["msg_id"] for p in chunk]
-        if conn.dialect.name == "postgresql":  # one array parameter, not a parameter per id: much less to parse
-            found = select(m.msg_id).where(m.msg_id == any_(bindparam("ids", ids, type_=postgresql.ARRAY(Text))))
-        else:
-            found = select(m.msg_id).where(m.msg_id.in_(ids))
-        existing = set(conn.execute(found).scalars())
-        fresh = [p for p in chunk if p.row["msg_id"] not in existing]
+        wanted = ((pks[p.conversation_id], p.identity) for p in chunk if pks[p.conversation_id] not in created)
+        existing = stored_versions(conn, wanted)
+        fresh: list[PreparedMessage] = []
+        stale: list[int] = []
+        for p in chunk:
+            version = existing.get(p.identity)
+            if version is not None:
+                if same_message(version.text, p.row["body"]):
+                    continue
+                if not replace:
+                    raise conflict_with_stored(
+                        p.identity, version, source=p.row["source"], line=p.row["line"], path=f"{p.root}.msg_id"
+                    )
+                stale.append(version.row)
+                replaced.add(p.identity)
+            fresh.append(p)
         rows = [{**p.row, "conversation_pk": pks[p.conversation_id]} for p in fresh]
         if rows:
-            _executemany_messages(conn, rows, [p.outline for p in fresh])
-        stored.update(row["msg_id"] for row in rows)
+            _executemany_messages(conn, rows, [p.outline for p in fresh], stale)
+        stored.update(p.identity for p in fresh)
         if progress is not None:
             progress(start + len(chunk), len(items))
-    return stored
+    return stored, replaced
 
 
-def _executemany_messages(conn: Connection, rows: list[dict[str, Any]], outlines: list[str | None]) -> None:
-    """INSERT message rows and their outlines (on PostgreSQL also their texts) in bulk.
+def _executemany_messages(
+    conn: Connection, rows: list[dict[str, Any]], outlines: list[str | None], stale: list[int]
+) -> None:
+    """INSERT message rows and their outlines (on PostgreSQL also their texts) in bulk, in place of ``stale`` rows.
 
     SQLite: the driver's own executemany. PostgreSQL: COPY (``_copy_rows``). The statements are
     compiled from the Tables (no hand-written SQL; values stay bound or travel in COPY's stream).
@@ -277,7 +347,8 @@ def _executemany_messages(conn: Connection, rows: list[dict[str, Any]], outlines
 
     Ids are given here, not by the database, so each outline row can name its message: under the
     import lock nothing else inserts on SQLite (BEGIN IMMEDIATE), and PostgreSQL's ids come from
-    the table's own sequence.
+    the table's own sequence. The ids are taken before the stale rows go (their outlines and texts
+    go with them), so no id is used twice: an outline read before stays a description of its row.
     """
     postgres = conn.dialect.name == "postgresql"
     if postgres:
@@ -285,6 +356,8 @@ def _executemany_messages(conn: Connection, rows: list[dict[str, Any]], outlines
     else:
         first = conn.execute(select(func.coalesce(func.max(MESSAGES.c.id), 0))).scalar_one() + 1
         ids = list(range(first, first + len(rows)))
+    if stale:
+        conn.execute(delete(MESSAGES).where(MESSAGES.c.id.in_(stale)))
     for pk, row in zip(ids, rows, strict=True):
         row["id"] = pk
     outline_rows = [
@@ -300,12 +373,8 @@ def _executemany_messages(conn: Connection, rows: list[dict[str, Any]], outlines
     _copy_rows(conn, MESSAGES, rows)
     if outline_rows:
         _copy_rows(conn, MESSAGE_OUTLINES, outline_rows)
-        texts = [
-            {"message_pk": row["id"], "text": str(row["body"]).encode()}
-            for row, outline in zip(rows, outlines, strict=True)
-            if outline is not None
-        ]
-        _copy_rows(conn, MESSAGE_TEXTS, texts)
+    # Every text, outlined or not: an export writes these, byte for byte, not JSONB's rendering.
+    _copy_rows(conn, MESSAGE_TEXTS, [{"message_pk": row["id"], "text": str(row["body"]).encode()} for row in rows])
 
 
 _NEXT_MESSAGE_IDS = text("SELECT nextval(pg_get_serial_sequence('messages', 'id')) FROM generate_series(1, :n)")
@@ -338,10 +407,10 @@ def _copy_rows(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> No
             copy.write_row(tuple(str(row[c]) if isinstance(row[c], RawJSON) else row[c] for c in columns))
 
 
-def _deltas(unique: dict[str, PreparedMessage], stored: set[str]) -> dict[str, _Delta]:
+def _deltas(unique: dict[Identity, PreparedMessage], stored: set[Identity]) -> dict[str, _Delta]:
     deltas: dict[str, _Delta] = {}
-    for msg_id, item in unique.items():
-        if msg_id not in stored:
+    for identity, item in unique.items():
+        if identity not in stored:
             continue
         d = deltas.setdefault(item.conversation_id, _Delta())
         ts = item.row["create_ts"]

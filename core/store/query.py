@@ -7,7 +7,8 @@ substring match of the trimmed search text, the same on both backends: an FTS5
 ``trigram`` phrase on SQLite (the text quoted as one FTS5 string, so FTS5 syntax
 in it is literal), ``ILIKE`` with ``%``/``_``/``\\`` escaped over a ``pg_trgm``
 GIN index on PostgreSQL. Text shorter than three characters cannot use a trigram
-index and falls back to a scan.
+index and falls back to a scan, which on SQLite folds non-ASCII letters in Python
+(``traceloupe_lower``) as PostgreSQL's ``ILIKE`` and FTS5's trigrams do.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import orjson
-from sqlalchemy import ColumnElement, Connection, Select, exists, literal_column, select, text, tuple_
+from sqlalchemy import ColumnElement, Connection, Select, exists, func, literal_column, select, text, tuple_
 from sqlalchemy.sql.elements import UnaryExpression
 
+from core.store.engine import LOWER_FUNCTION
 from core.store.errors import InvalidQueryError
 from core.store.tables import CONVERSATION_KINDS, CONVERSATIONS, MESSAGES
 from core.store.views import ConversationPage, ConversationSummary
@@ -105,7 +107,12 @@ def encode_cursor(sort: str, value: Any, pk: int) -> str:
 
 
 def decode_cursor(cursor: str, sort: str) -> tuple[int | None, int]:
-    """The (value, id) a cursor names; InvalidQueryError for anything that is not one of ours."""
+    """The (value, id) a cursor names; InvalidQueryError for anything that is not one of ours.
+
+    The one place a cursor from a request is read: its numbers must fit the columns they are
+    compared with (a BIGINT value, an INTEGER id), or the database fails the query with an
+    overflow instead of the request being refused.
+    """
     try:
         data = orjson.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
     except (ValueError, binascii.Error, orjson.JSONDecodeError):
@@ -114,13 +121,22 @@ def decode_cursor(cursor: str, sort: str) -> tuple[int | None, int]:
         isinstance(data, list)
         and len(data) == 3
         and data[0] == sort
-        and (data[1] is None or (isinstance(data[1], int) and not isinstance(data[1], bool)))
-        and isinstance(data[2], int)
-        and not isinstance(data[2], bool)
+        and (data[1] is None or _fits(data[1], _BIGINT))
+        and _fits(data[2], _INTEGER)
     )
     if not ok:
         raise InvalidQueryError("invalid cursor (or one from another sort)")
     return data[1], data[2]
+
+
+_BIGINT = 2**63
+_INTEGER = 2**31
+"""Bounds of the columns a cursor's numbers are compared with: sort values are BIGINT, row ids INTEGER
+(32 bits on PostgreSQL)."""
+
+
+def _fits(value: object, bound: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and -bound <= value < bound
 
 
 def search_condition(conn: Connection, needle: str) -> ColumnElement[bool]:
@@ -134,9 +150,12 @@ def search_condition(conn: Connection, needle: str) -> ColumnElement[bool]:
         match = text("message_fts MATCH :phrase").bindparams(phrase=phrase)
         fts: Select[Any] = select(literal_column("rowid")).select_from(text("message_fts")).where(match)
         matching = select(m.conversation_pk).where(m.id.in_(fts))
-    else:
+    elif needle.isascii():
         pattern = "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         matching = select(m.conversation_pk).where(m.search_text.like(pattern, escape="\\"))
+    else:  # SQLite's LIKE folds ASCII letters only: fold both sides in Python (still a scan, as LIKE is)
+        folded = getattr(func, LOWER_FUNCTION)(m.search_text)
+        matching = select(m.conversation_pk).where(func.instr(folded, needle.lower()) > 0)
     return _C.id.in_(matching)
 
 

@@ -18,9 +18,10 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.exc import IntegrityError
 
 from core.errors import UnknownNameError
+from core.jsonio import loads
 from core.messages.union import MESSAGE_ADAPTER, Message
-from core.reader import DEFAULT_LIMITS, ReadLimits, Record, read_path
-from core.store import importer, query, runs, step_runs
+from core.reader import DEFAULT_LIMITS, ReadLimits, Record, RunLine, read_path
+from core.store import importer, query, run_lines, runs, step_runs
 from core.store.engine import (
     DEFAULT_SETTINGS,
     Backend,
@@ -114,31 +115,71 @@ class Store:
     # -- import and export -------------------------------------------------
 
     def import_records(
-        self, records: Iterable[Record], *, source: str, progress: importer.Progress | None = None
+        self,
+        records: Iterable[Record],
+        *,
+        source: str,
+        progress: importer.Progress | None = None,
+        replace: bool = False,
+        runs: Sequence[RunLine] = (),
     ) -> ImportSummary:
-        """Store one file's records all-or-nothing; InputError (before any write) on bad input."""
+        """Store one file's records all-or-nothing; InputError (nothing written) on bad input.
+
+        A message is identified by (conversation_id, msg_id). The same message again is skipped;
+        a different one under a stored identity refuses the file, or with ``replace`` takes its place.
+        ``runs`` are the file's run lines (filled by the reader as ``records`` is read), stored after
+        its messages in the same transaction.
+        """
         prepared = importer.prepare(records, postgres=self.backend == "postgresql")
-        return importer.write(self.engine, prepared, source=source, progress=progress)
+        checked = run_lines.prepare_runs(runs)
+        return importer.write(self.engine, prepared, source=source, progress=progress, replace=replace, runs=checked)
 
     def import_path(
-        self, path: str | Path, *, limits: ReadLimits = DEFAULT_LIMITS, progress: importer.Progress | None = None
+        self,
+        path: str | Path,
+        *,
+        limits: ReadLimits = DEFAULT_LIMITS,
+        progress: importer.Progress | None = None,
+        replace: bool = False,
     ) -> ImportSummary:
-        """Import a .json or .jsonl file (``-`` for standard input) all-or-nothing."""
+        """Import a .json or .jsonl file (``-`` for standard input) all-or-nothing, with its run lines."""
         source = "<stdin>" if str(path) == "-" else str(path)
-        return self.import_records(read_path(path, limits=limits), source=source, progress=progress)
+        runs: list[RunLine] = []
+        records = read_path(path, limits=limits, runs=runs)
+        return self.import_records(records, source=source, progress=progress, replace=replace, runs=runs)
 
-    def export_bodies(self, conversation_id: str | None = None) -> Iterator[dict[str, Any]]:
-        """Every stored message's JSON exactly as imported, conversation by conversation, in order.
+    def export_texts(self, conversation_id: str | None = None) -> Iterator[str]:
+        """Every stored message's JSON text as the import wrote it, conversation by conversation, in order.
 
-        Writing these as JSONL and importing that into an empty store gives the same state.
+        On PostgreSQL this is the text kept beside the JSONB (``message_texts``), not JSONB's own
+        rendering, which reorders keys. Writing these as JSONL, then ``export_runs``, and importing
+        that into an empty store gives the same state.
         """
-        stmt = select(_M.body).order_by(_M.conversation_pk, _M.create_ts, _M.id)
+        t = MESSAGE_TEXTS.c
+        stmt = (
+            select(cast(_M.body, Text), t.text)
+            .select_from(MESSAGES.outerjoin(MESSAGE_TEXTS, t.message_pk == _M.id))
+            .order_by(_M.conversation_pk, _M.create_ts, _M.id)
+        )
         with read_transaction(self.engine) as conn:
             if conversation_id is not None:
                 pk = self._conversation_pk(conn, conversation_id)
                 stmt = stmt.where(_M.conversation_pk == pk)
-            for (body,) in conn.execution_options(yield_per=1000).execute(stmt):
-                yield body
+            for body, exact in conn.execution_options(yield_per=1000).execute(stmt):
+                yield body if exact is None else bytes(exact).decode()
+
+    def export_bodies(self, conversation_id: str | None = None) -> Iterator[dict[str, Any]]:
+        """Every stored message's JSON as a value (``export_texts``, parsed)."""
+        for text in self.export_texts(conversation_id):
+            yield loads(text)
+
+    def export_runs(self, conversation_id: str | None = None) -> Iterator[dict[str, Any]]:
+        """Every run as an export line (``core.store.run_lines``), oldest first."""
+        with read_transaction(self.engine) as conn:
+            if conversation_id is not None:
+                self._conversation_pk(conn, conversation_id)
+            for run in runs.all_runs(conn, conversation_id):
+                yield run_lines.export_line(run)
 
     # -- conversations ------------------------------------------------------
 

@@ -61,7 +61,7 @@ def current_revision(conn: Connection) -> str | None:
 
 def upgrade(engine: Engine) -> UpgradeResult:
     """Bring the database to the newest schema (``traceloupe db upgrade``)."""
-    with write_transaction(engine) as conn:
+    with write_transaction(engine, rebuilds_tables=True) as conn:
         if conn.dialect.name == "postgresql":
             conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_MIGRATION_LOCK})
         before = current_revision(conn)

@@ -28,6 +28,11 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.types import TypeEngine
 from sqlmodel import Field, SQLModel
 
+MAX_ID_CHARS = 512
+"""Longest ``msg_id``, ``conversation_id`` or ``run_id`` an import stores, in characters: 2,048 bytes of
+UTF-8 at most, under PostgreSQL's B-tree limit of 2,704 bytes per index entry (past it the insert fails).
+The same on SQLite, so a file means the same on both backends."""
+
 _JSON: TypeEngine[Any] = JSON().with_variant(JSONB(), "postgresql")
 """JSON text on SQLite, JSONB on PostgreSQL."""
 
@@ -55,16 +60,22 @@ class ConversationRow(SQLModel, table=True):
 
 
 class MessageRow(SQLModel, table=True):
-    """One top-level message: its JSON exactly as imported (``body``) beside what the parser made of it."""
+    """One top-level message: its JSON exactly as imported (``body``) beside what the parser made of it.
+
+    Its identity is ``(conversation_pk, msg_id)``: two conversations may use the same msg_id.
+    """
 
     __tablename__ = "messages"
-    __table_args__ = (Index("ix_messages_conversation_order", "conversation_pk", "create_ts", "id"),)
+    __table_args__ = (
+        Index("ix_messages_conversation_order", "conversation_pk", "create_ts", "id"),
+        UniqueConstraint("conversation_pk", "msg_id", name="uq_messages_conversation_msg_id"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     conversation_pk: int = Field(
         sa_column=Column(Integer, ForeignKey("conversations.id", ondelete="CASCADE"), nullable=False)
     )
-    msg_id: str = Field(sa_column=Column(String, nullable=False, unique=True))
+    msg_id: str = Field(sa_column=Column(String, nullable=False))
     role: str = Field(sa_column=Column(String, nullable=False))
     msg_type: str | None = Field(default=None, sa_column=Column(String, nullable=True))
     kind: str = Field(sa_column=Column(String, nullable=False))

@@ -143,9 +143,13 @@ class ImportSummary:
     imported: int
     """Messages stored now."""
     skipped: int
-    """Messages already stored (same msg_id): importing them again is a no-op."""
+    """Messages already stored as they are (same conversation, msg_id and content), or repeated in the file."""
     conversations: int
     """Conversations that received at least one new message."""
     new_conversations: int
     damaged: int
     """Damaged records among the messages stored now."""
+    replaced: int = 0
+    """Of the messages stored now, those that took the place of another version (``--replace``)."""
+    runs: int = 0
+    """Runs stored now (an export's run lines; one already stored is skipped)."""

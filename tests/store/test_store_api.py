@@ -8,7 +8,8 @@ import core.store
 def test_public_api_is_pinned() -> None:
     assert core.store.__all__ == sorted(core.store.__all__, key=lambda n: (not n.isupper(), n))
     assert set(core.store.__all__) == {
-        "ENV_VAR", "RUN_STATUSES", "SORTS", "ConversationDetail", "ConversationJSON", "ConversationPage",
+        "ENV_VAR", "MAX_ID_CHARS", "RUN_STATUSES", "SORTS", "ConversationDetail", "ConversationJSON",
+        "ConversationPage",
         "ConversationQuery", "ConversationSummary", "EngineSettings", "ImportSummary", "InvalidQueryError",
         "RunStatus", "RunView", "SchemaOutOfDate", "Store", "StoreError", "StoredMessage", "TokenUsage",
         "UpgradeResult", "ensure_schema", "head_revision", "make_engine", "resolve_url", "upgrade",

@@ -147,7 +147,7 @@ def test_nesting_within_the_serialiser_is_stored_and_exported(
 def test_readable_but_too_deep_to_serialise_is_refused_cleanly(
     message: Any, db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The reader accepts these; pydantic cannot write them back, so the store refuses them on one line."""
+    """Valid JSON that pydantic cannot write back: the reader's one nesting limit refuses it on one line."""
     path = tmp_path / "deep.jsonl"
     path.write_bytes(GOOD_LINE + json.dumps(message()).encode() + b"\n")
     code, _, err = _run_import(path, db_url, capsys)
@@ -200,3 +200,54 @@ def test_one_bad_file_does_not_stop_the_others(db_url: str, tmp_path: Path, caps
     assert code == 1
     assert "bad.jsonl:1" in err and "good.jsonl: imported 1 message" in out
     assert "1 of 2 files" in out
+
+
+@pytest.mark.parametrize("key", ["msg_id", "conversation_id"])
+def test_an_id_past_the_length_cap_is_refused_on_one_line(
+    key: str, db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Index-size exhaustion by an oversized id (PostgreSQL B-tree entries end at 2,704 bytes): refused on one line."""
+    from core.store import MAX_ID_CHARS
+
+    message = {"role": "system", "content": "x", "create_ts": 1, "msg_id": "m", "conversation_id": "c"}
+    path = tmp_path / "long-id.jsonl"
+    path.write_bytes(GOOD_LINE + orjson.dumps({**message, key: "é" * 3000}) + b"\n")
+    code, _, err = _run_import(path, db_url, capsys)
+    assert code == 1
+    _assert_one_clear_line(err, path, [f":2 at $.{key}:", f"{MAX_ID_CHARS} characters"])
+    # At the cap, in four-byte characters, an id is stored and found again.
+    longest = "😀" * MAX_ID_CHARS
+    path.write_bytes(orjson.dumps({**message, key: longest}) + b"\n")
+    code, _, err = _run_import(path, db_url, capsys)
+    assert code == 0, err
+    with Store.open(db_url) as store:
+        assert store.counts()["messages"] == 1
+        (c,) = store.iter_conversations()
+        assert store.get_conversation(c.conversation_id).messages[0].body[key] == longest
+
+
+@pytest.mark.parametrize("depth", [985, 1000, 1023])
+def test_nesting_that_overflowed_the_stack_is_refused_alone_everywhere(
+    depth: int, db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Stack exhaustion by deep nesting (a RecursionError crashed import): one limit, one line, other files go on."""
+    from core.errors import InputError
+    from core.reader import read_bytes
+    from web.controllers.check import check_bytes
+
+    deep = tmp_path / "deep.jsonl"
+    nested = b"[" * (depth - 2) + b"]" * (depth - 2)  # JSON depth in all; past what the stdlib json can write
+    deep.write_bytes(GOOD_LINE + b'{"role": "system", "msg_id": "d", "additional_kwargs": {"x": ' + nested + b"}}\n")
+    good = tmp_path / "good.jsonl"
+    good.write_bytes(b'{"role":"system","content":"kept","create_ts":1,"msg_id":"kept","conversation_id":"ok"}\n')
+    code = main(["import", str(deep), str(good), "--db", db_url])
+    out, err = capsys.readouterr()
+    assert code == 1
+    _assert_one_clear_line(err, deep, [":2 at $:", "nested too deeply"])
+    assert "good.jsonl: imported 1 message" in out
+    with Store.open(db_url) as store:
+        assert [c.conversation_id for c in store.iter_conversations()] == ["ok"]
+    with pytest.raises(InputError, match="nested too deeply"):
+        list(read_bytes(deep.read_bytes(), source="deep.jsonl"))
+    page = check_bytes(deep.read_bytes(), "deep.jsonl", 10**9)  # /check says what import says
+    assert page.error is not None and "deep.jsonl:2 at $: " in page.error and "nested too deeply" in page.error

@@ -110,14 +110,6 @@ def test_partial_overlap_adds_only_the_new_messages(store: Store) -> None:
     assert fresh_total == len(messages)
 
 
-def test_duplicate_msg_id_under_another_conversation_leaves_no_empty_conversation(store: Store) -> None:
-    m = {"role": "system", "content": "x", "create_ts": 1, "msg_id": "same", "conversation_id": "a"}
-    import_messages(store, [m])
-    summary = import_messages(store, [{**m, "conversation_id": "b"}])
-    assert summary.imported == 0
-    assert [c.conversation_id for c in store.iter_conversations()] == ["a"]
-
-
 def test_record_without_msg_id_gets_a_stable_id(store: Store) -> None:
     legacy = {"role": "system", "content": "no id here", "create_ts": 7, "conversation_id": "legacy"}
     assert import_messages(store, [legacy]).imported == 1

@@ -138,3 +138,66 @@ def test_filters(store: Store) -> None:
 def test_bad_sort_limit_or_cursor_is_refused(store: Store, query: ConversationQuery) -> None:
     with pytest.raises(InvalidQueryError):
         store.list_conversations(query)
+
+
+def _cursor(*items: Any) -> str:
+    import base64
+    import json
+
+    return base64.urlsafe_b64encode(json.dumps(list(items)).encode()).decode().rstrip("=")
+
+
+OUT_OF_RANGE_CURSORS = {
+    "value 2^63": lambda sort: _cursor(sort, 2**63, 1),
+    "id 2^63": lambda sort: _cursor(sort, 1, 2**63),
+    "value -2^63-1": lambda sort: _cursor(sort, -(2**63) - 1, 1),
+    "id 2^64": lambda sort: _cursor(sort, 1, 2**64),
+    "id 2^31": lambda sort: _cursor(sort, 1, 2**31),
+    "float": lambda sort: _cursor(sort, 1.5, 1),
+    "not base64": lambda sort: "%%%",
+    "not utf-8": lambda sort: "__8",
+}
+
+
+@pytest.mark.parametrize("case", sorted(OUT_OF_RANGE_CURSORS))
+def test_integer_overflow_in_a_cursor_is_a_bad_query_not_a_crash(store: Store, case: str) -> None:
+    """Integer overflow through a forged page cursor: refused as bad input on both backends."""
+    _import(store, [_text("a", "x", 1), _text("b", "y", 2)])
+    store.start_run("a", provider="openai", model="m", request_body={})
+    with pytest.raises(InvalidQueryError, match="cursor"):
+        store.list_conversations(ConversationQuery(sort="recent", cursor=OUT_OF_RANGE_CURSORS[case]("recent")))
+    with pytest.raises(InvalidQueryError, match="cursor"):
+        store.list_runs(cursor=OUT_OF_RANGE_CURSORS[case]("runs"))
+    with pytest.raises(InvalidQueryError, match="cursor"):
+        store.list_runs("a", cursor=OUT_OF_RANGE_CURSORS[case]("runs"))
+
+
+@pytest.mark.parametrize(
+    ("needle", "found_in"),
+    [
+        ("é", "fr"),
+        ("É", "fr"),
+        ("éc", "fr"),
+        ("éco", "fr"),
+        ("ß", "de"),
+        ("ДО", "ru"),
+        ("до", "ru"),
+        ("Σ", "el"),
+        ("σ", "el"),
+        ("京", "zh"),
+    ],
+)
+def test_search_folds_case_beyond_ascii_at_any_length(store: Store, needle: str, found_in: str) -> None:
+    """Search evasion by letter case: a one- or two-letter non-ASCII needle matches either case on both backends."""
+    _import(
+        store,
+        [
+            _text("fr", "École du soir", 1),
+            _text("de", "Straße", 2),
+            _text("ru", "Добрый день", 3),
+            _text("el", "ΣΟΦΙΑ", 4),
+            _text("zh", "北京", 5),
+        ],
+    )
+    found = {c.conversation_id for c in store.iter_conversations(ConversationQuery(search=needle))}
+    assert found == {found_in}

@@ -88,3 +88,21 @@ def test_integers_past_64_bits_come_back_exactly() -> None:
         assert got["intermediate_trace"]["records"][0]["additional_kwargs"] == {"span_id": -big}
         page = client.get("/conversations/c-big")
         assert page.status_code == 200
+
+
+def test_a_forged_cursor_past_64_bits_is_a_400_on_every_listing(client: TestClient[Litestar]) -> None:
+    """Integer overflow through a page cursor: a 400 naming the cursor, never a 500 (both backends share the check)."""
+    import base64
+
+    forged = base64.urlsafe_b64encode(json.dumps(["recent", 2**63, 1]).encode()).decode().rstrip("=")
+    runs = base64.urlsafe_b64encode(json.dumps(["runs", 2**63, 1]).encode()).decode().rstrip("=")
+    for url in (
+        f"/?after={forged}",
+        f"/api/conversations?cursor={forged}",
+        f"/api/runs?cursor={runs}",
+        f"/api/conversations/c-every/runs?cursor={runs}",
+        "/api/runs?cursor=%25%25",
+    ):
+        response = client.get(url)
+        assert response.status_code == 400, url
+        assert "cursor" in response.text, url

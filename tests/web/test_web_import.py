@@ -125,3 +125,39 @@ def test_hostile_file_name_and_content_render_as_text() -> None:
     assert status == 200
     assert live_content(html) == []
     assert name in parse(html).text and "<b>x</b>" in parse(html).text
+
+
+def test_a_different_message_under_a_stored_id_is_refused_with_the_cli_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Silent loss by id squatting: the page refuses the file with the CLI's line; the same id elsewhere is stored."""
+    other = json.dumps(
+        {"role": "user", "msg_type": "text", "content": "changed", "msg_id": "i0", "conversation_id": "imp0"}
+    )
+    moved = json.dumps(
+        {"role": "user", "msg_type": "text", "content": "moved", "msg_id": "i0", "conversation_id": "new"}
+    )
+    rewrite = (other + "\n").encode()
+    _cli_lines(tmp_path, "good.jsonl", GOOD, capsys)
+    _, cli_err = _cli_lines(tmp_path, "rewrite.jsonl", rewrite, capsys)
+    with TestClient(make_app([]), base_url=BASE_URL) as client:
+        assert _post(client, [("good.jsonl", GOOD)])[0] == 200
+        status, html = _post(client, [("rewrite.jsonl", rewrite), ("moved.jsonl", (moved + "\n").encode())])
+        assert status == 400
+        lines = _lines(html)
+        assert cli_err.replace(f"{tmp_path}/", "") == "traceloupe: " + lines[0]
+        assert lines[0].startswith("rewrite.jsonl:1 at $.msg_id: message 'i0' of conversation 'imp0' differs")
+        assert "imported from good.jsonl:1" in lines[0]
+        assert lines[1].startswith("moved.jsonl: imported 1 message")
+        assert "changed" not in client.get("/conversations/imp0").text
+
+
+def test_a_file_nested_past_the_limit_gets_its_own_verdict() -> None:
+    """Stack exhaustion by deep nesting: the upload answers per file (no 500), the good file is stored."""
+    deep = b'{"role": "system", "msg_id": "d", "additional_kwargs": {"x": ' + b"[" * 998 + b"]" * 998 + b"}}\n"
+    with TestClient(make_app([]), base_url=BASE_URL) as client:
+        status, html = _post(client, [("deep.jsonl", deep), ("good.jsonl", GOOD)])
+        assert status == 400
+        lines = _lines(html)
+        assert lines[0].startswith("deep.jsonl:1 at $: messages are nested too deeply")
+        assert lines[1].startswith("good.jsonl: imported 4 messages")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import re
 
+import anyio
 import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
@@ -115,6 +116,26 @@ def test_split_host() -> None:
     assert split_host("LocalHost:8000") == "localhost"
     assert split_host("[::1]:8000") == "::1"
     assert split_host("127.0.0.1") == "127.0.0.1"
+    assert split_host("127.0.0.1:8201@evil.example") is None
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "127.0.0.1:8201@evil.example",  # userinfo: names evil.example to a URL parser
+        "localhost@evil.example",
+        "127.0.0.1:8000/evil.example",
+        "127.0.0.1:8000 evil.example",
+        "127.0.0.1:8000:9000",
+        "127.0.0.1:port",
+        "[::1]evil.example",
+        "localhost,evil.example",
+    ],
+)
+def test_dns_rebinding_host_header_parsed_strictly(client: TestClient[Litestar], host: str) -> None:
+    response = client.get("/", headers={"Host": host})
+    assert response.status_code == 400
+    assert "Traceloupe" not in response.text
 
 
 # --- CSRF and same-origin ------------------------------------------------------------------------
@@ -140,12 +161,202 @@ def test_same_origin_post_with_token_succeeds(client: TestClient[Litestar]) -> N
         ({}, False, 403),
         ({"Origin": BASE_URL}, True, 200),
         ({"Sec-Fetch-Site": "same-origin"}, True, 200),
+        # Chromium's own form post under Referrer-Policy: no-referrer (seen in the browser test).
+        ({"Sec-Fetch-Site": "same-origin", "Origin": "null"}, True, 200),
+        ({"Sec-Fetch-Site": "same-origin", "Origin": "http://evil.example"}, True, 403),
         ({}, True, 200),  # a non-browser client with the token
     ],
 )
 def test_csrf_matrix(client: TestClient[Litestar], headers: dict[str, str], with_token: bool, expected: int) -> None:
     token = _token(client)
     assert _upload(client, headers, token if with_token else None) == expected
+
+
+@upstream_upload_leak
+@pytest.mark.parametrize("origin", ["http://evil.example", "null", "http://127.0.0.1:9999"])
+def test_csrf_typed_url_does_not_excuse_a_foreign_origin(client: TestClient[Litestar], origin: str) -> None:
+    """``Sec-Fetch-Site: none`` means the user typed the address; an Origin naming another site contradicts it."""
+    token = _token(client)
+    assert _upload(client, {"Sec-Fetch-Site": "none", "Origin": origin}, token) == 403
+    assert _upload(client, {"Sec-Fetch-Site": "none", "Origin": BASE_URL}, token) == 200
+
+
+# --- other sites may link, not load (cross-site CPU denial of service) ----------------------------
+
+HEAVY_PAGE = "/conversations/c-long/payload/gemini/phases"
+
+
+@pytest.mark.parametrize("site", ["cross-site", "same-site"])
+@pytest.mark.parametrize(
+    ("mode", "dest"),
+    [
+        ("no-cors", "image"),  # <img src=...>: the attack
+        ("no-cors", "script"),
+        ("no-cors", "style"),
+        ("cors", "empty"),  # fetch()
+        ("no-cors", "empty"),  # fetch(..., {mode: "no-cors"}), <link rel=prefetch>
+        ("navigate", "iframe"),  # framed: never shown (frame-ancestors), but still built
+        ("navigate", "object"),
+    ],
+)
+@pytest.mark.parametrize("path", [HEAVY_PAGE, "/", "/api/conversations", "/static/app.css"])
+def test_cpu_dos_cross_site_subresource_refused(
+    client: TestClient[Litestar], site: str, mode: str, dest: str, path: str
+) -> None:
+    headers = {"Sec-Fetch-Site": site, "Sec-Fetch-Mode": mode, "Sec-Fetch-Dest": dest}
+    response = client.get(path, headers=headers)
+    assert response.status_code == 403
+    assert "Cross-site request refused" in response.text
+    _assert_security_headers(response.headers)
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"},  # a link
+        {"Sec-Fetch-Site": "none", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"},  # typed
+        {"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors", "Sec-Fetch-Dest": "empty"},  # htmx
+        {"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "script"},
+        {},  # curl, scripts
+    ],
+)
+def test_links_from_other_sites_and_own_requests_still_open(
+    client: TestClient[Litestar], headers: dict[str, str]
+) -> None:
+    assert client.get(HEAVY_PAGE, headers=headers).status_code == 200
+
+
+# --- HEAD, bad paths, log lines, lost database ------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", [p for p in ROUTES if p != "/attachments/x.png"])
+def test_head_answered_wherever_get_is(client: TestClient[Litestar], path: str) -> None:
+    get = client.get(path)
+    head = client.head(path)
+    assert head.status_code == get.status_code
+    assert head.content == b""
+    assert head.headers["content-type"] == get.headers["content-type"]
+    _assert_security_headers(head.headers)
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/static/x%00", "/static/%00", "/static/app.css%00.js", "/static/..%2f..%2fpyproject.toml", "/static/x%0ay"],
+)
+def test_bad_static_path_is_404_not_500(client: TestClient[Litestar], path: str) -> None:
+    assert client.get(path).status_code == 404
+
+
+def test_static_assets_hashed_and_cached_for_a_year(client: TestClient[Litestar]) -> None:
+    page = client.get("/").text
+    links = re.findall(r'(?:href|src)="(/static/[^"]+)"', page)
+    assert {re.sub(r"\.[0-9a-f]{12}\.", ".", u) for u in links} >= {"/static/app.css", "/static/app.js"}
+    for url in links:
+        assert re.search(r"\.[0-9a-f]{12}\.(css|js)$", url), url
+        response = client.get(url)
+        assert response.status_code == 200
+        assert response.headers["cache-control"] == "public, max-age=31536000, immutable"
+        _assert_security_headers(response.headers)
+    # The plain name is the same file, revalidated (ETag) rather than never stored.
+    plain = client.get("/static/app.css")
+    assert plain.headers["cache-control"] == "no-cache"
+    again = client.get("/static/app.css", headers={"If-None-Match": plain.headers["etag"]})
+    assert again.status_code == 304
+
+
+def test_static_serves_only_front_end_files(client: TestClient[Litestar]) -> None:
+    assert client.get("/static/vendor/README.md").status_code == 404
+    assert client.get("/static/app.000000000000.css").status_code == 404
+
+
+def _lose_database(app: Litestar) -> None:
+    """The SQLite file's folder disappears under the running app (a removed volume, a deleted file)."""
+    import shutil
+    from pathlib import Path
+
+    store = app.dependencies["source"].dependency().store
+    shutil.rmtree(Path(store.engine.url.database).parent)
+    store.engine.dispose()
+
+
+@pytest.mark.parametrize("path", ["/", "/conversations/c-every", "/api/conversations", "/api/runs"])
+def test_lost_database_is_503_not_500(path: str) -> None:
+    app = make_app()
+    with TestClient(app, base_url=BASE_URL) as client:
+        _lose_database(app)
+        response = client.get(path)
+        assert response.status_code == 503
+        assert "database cannot answer" in response.text
+        assert "sqlite3" not in response.text and "traces.db" not in response.text  # no internals
+
+
+def test_log_injection_request_values_are_escaped(caplog: pytest.LogCaptureFixture) -> None:
+    """A %0a in a path must not start a forged line in the server log."""
+    import logging
+
+    app = make_app()
+    web_log = logging.getLogger("web")  # Litestar's logging config replaces the root handlers caplog uses
+    web_log.addHandler(caplog.handler)
+    try:
+        with TestClient(app, base_url=BASE_URL) as client:
+            _lose_database(app)
+            client.get("/conversations/x%0aINFO:%20forged%20admin%20login%0d%1b[2J")
+    finally:
+        web_log.removeHandler(caplog.handler)
+    lines = [r.getMessage() for r in caplog.records if r.name.startswith("web")]
+    assert lines, "the failure was not logged"
+    for line in lines:
+        assert not any(ch in line for ch in "\n\r\x1b\x00"), line
+    assert any("x\\nINFO: forged" in line for line in lines)  # escaped, still readable
+
+
+@pytest.mark.anyio
+async def test_slow_body_gets_408_instead_of_holding_the_connection() -> None:
+    """Slowloris on the body: a client that stops sending mid-body is dropped after the body timeout."""
+    from litestar.middleware.csrf import generate_csrf_token
+
+    secret = "s" * 32
+    app = make_app(body_timeout_seconds=0.3, csrf_secret=secret)
+    token = generate_csrf_token(secret).encode()
+    status = 0
+    first = True
+
+    async def receive() -> dict[str, object]:
+        nonlocal first
+        if first:
+            first = False
+            return {"type": "http.request", "body": b"--zzz\r\n", "more_body": True}
+        await anyio.sleep(60)
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, object]) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = int(message["status"])  # type: ignore[call-overload]
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/check",
+        "raw_path": b"/check",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [
+            (b"host", b"127.0.0.1:8000"),
+            (b"content-type", b"multipart/form-data; boundary=zzz"),
+            (b"x-csrftoken", token),
+            (b"cookie", b"csrftoken=" + token),
+        ],
+        "client": ("127.0.0.1", 5000),
+        "server": ("127.0.0.1", 8000),
+        "state": {},
+    }
+    with anyio.fail_after(10):
+        await app(scope, receive, send)  # type: ignore[arg-type]
+    assert status == 408
 
 
 @upstream_upload_leak
@@ -217,6 +428,8 @@ def _assert_security_headers(headers: object) -> None:
     assert headers["x-content-type-options"] == "nosniff"  # type: ignore[index]
     assert headers["referrer-policy"] == "no-referrer"  # type: ignore[index]
     assert "access-control-allow-origin" not in headers  # type: ignore[operator]
+    policy = dict(p.strip().split("=", 1) for p in headers["permissions-policy"].split(","))  # type: ignore[index]
+    assert {policy[f] for f in ("camera", "microphone", "geolocation", "payment", "usb")} == {"()"}
 
 
 def test_vary_on_hx_request(client: TestClient[Litestar]) -> None:

@@ -24,12 +24,13 @@ FORBIDDEN_TAGS = frozenset(
         "source",
     }
 )
-KNOWN_LINKS = frozenset({"/static/app.css", "/static/runs.css", "data:,"})
+# Static files are linked by content-hashed name (web/assets.py); the plain name is the same file.
+KNOWN_LINKS = re.compile(r"^(/static/(app|runs)(\.[0-9a-f]{12})?\.css|data:,)$")
 KNOWN_FORMS = frozenset({"/check", "/", "/import"})
 _RUN_FORM = re.compile(r"^/conversations/[^/?#]+/runs$")  # the Re-run forms (replay)
 # The payload and diff pages' selectors, and the timeline's kind filter (the conversation page itself).
 _GET_FORM = re.compile(r"^/conversations/[^?#]+?(/payload/[^/?#]+|/diff)?$")
-_SCRIPT_SRC = re.compile(r"^/static/(app\.js|runs\.js|timeline\.js|vendor/htmx-\d+\.\d+\.\d+\.min\.js)$")
+_SCRIPT_SRC = re.compile(r"^/static/(app|runs|timeline|vendor/htmx-\d+\.\d+\.\d+\.min)(\.[0-9a-f]{12})?\.js$")
 # The only swap targets the app's own markup names: the payload page's phases panel, the Re-run live region.
 KNOWN_TARGETS = frozenset({("a", "#payload-phases"), ("form", "#runs-live")})
 URL_ATTRS = frozenset({"href", "src", "action", "formaction", "data-src", "xlink:href", "poster", "srcset"})
@@ -122,7 +123,7 @@ def live_content(html: str) -> list[str]:
             problems.append(f"<script src={el.get('src')!r}>")
         if el.tag == "meta" and el.get("http-equiv") is not None:
             problems.append("<meta http-equiv>")
-        if el.tag == "link" and el.get("href") not in KNOWN_LINKS:
+        if el.tag == "link" and not KNOWN_LINKS.match(el.get("href") or ""):
             problems.append(f"<link href={el.get('href')!r}>")
         if (
             el.tag == "form"

@@ -1,34 +1,48 @@
-"""``traceloupe export``: every stored message as JSONL, exactly as imported, ready to import again."""
+"""``traceloupe export``: the whole stored state as JSONL, ready to import again.
+
+Every message's JSON text as the import wrote it, conversation by conversation, then every run
+as a ``{"traceloupe_run": ...}`` line (``--no-runs`` leaves them out). A file written with ``-o``
+is created readable by its owner only: traces hold whatever the agent saw.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from web.cli.db import add_db_argument, run_with_store
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from core.store import Store
+
+PRIVATE_FILE_MODE = 0o600
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    """``--db``, ``--conversation`` and ``-o``."""
+    """``--db``, ``--conversation``, ``--no-runs`` and ``-o``."""
     add_db_argument(parser)
     parser.add_argument("--conversation", metavar="ID", default=None, help="only this conversation")
-    parser.add_argument("-o", "--output", metavar="FILE", default=None, help="write here instead of stdout")
+    parser.add_argument("--no-runs", action="store_true", help="messages only, without the recorded runs")
+    parser.add_argument("-o", "--output", metavar="FILE", default=None, help="write here (mode 0600) instead of stdout")
 
 
 def run(ns: argparse.Namespace) -> int:
-    """Write the JSONL; conversations one after another, each in order."""
+    """Write the JSONL: conversations one after another, each in order, then the runs."""
     from core.store.jsonio import dumps
 
     def body(store: Store) -> int:
-        bodies = store.export_bodies(ns.conversation)
-        out = open(ns.output, "wb") if ns.output else sys.stdout.buffer  # noqa: SIM115, PTH123 - closed below
+        texts = store.export_texts(ns.conversation)
+        runs: Iterator[dict[str, Any]] = iter(()) if ns.no_runs else store.export_runs(ns.conversation)
+        out: BinaryIO = _private_file(ns.output) if ns.output else sys.stdout.buffer
         try:
-            for item in bodies:
-                out.write(dumps(item) + b"\n")
+            for text in texts:
+                out.write(text.encode() + b"\n")
+            for line in runs:
+                out.write(dumps(line) + b"\n")
             out.flush()
         finally:
             if ns.output:
@@ -36,3 +50,15 @@ def run(ns: argparse.Namespace) -> int:
         return 0
 
     return run_with_store(ns, body)
+
+
+def _private_file(path: str) -> BinaryIO:
+    """``path`` opened for writing, truncated, mode 0600 (also when it existed with a wider mode)."""
+    from core.errors import InputError
+
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE_MODE)
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror or exc}", source=path) from None
+    os.fchmod(fd, PRIVATE_FILE_MODE)
+    return os.fdopen(fd, "wb")

@@ -37,6 +37,12 @@ def register(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_LIMITS.max_record_bytes // MiB,
         help="largest .jsonl line accepted, in MiB (default: %(default)s)",
     )
+    parser.add_argument(
+        "--replace",
+        action="store_true",
+        help="a message whose (conversation_id, msg_id) is stored with other content takes the stored one's place "
+        "(without it, such a file is refused)",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="print only errors")
 
 
@@ -64,12 +70,12 @@ class _Bar:
         self.stream.flush()
 
 
-def _import_one(store: Store, path: str, limits: ReadLimits, quiet: bool) -> ImportSummary:
+def _import_one(store: Store, path: str, limits: ReadLimits, quiet: bool, replace: bool) -> ImportSummary:
     from core.errors import InputError
-    from core.reader import read_stream
+    from core.reader import RunLine, read_stream
 
     if path == "-":
-        return store.import_path("-", limits=limits)
+        return store.import_path("-", limits=limits, replace=replace)
     size = 0
     try:
         size = Path(path).stat().st_size
@@ -83,15 +89,16 @@ def _import_one(store: Store, path: str, limits: ReadLimits, quiet: bool) -> Imp
     except OSError as exc:
         raise InputError(f"cannot open: {exc.strerror or exc}", source=path) from None
     try:
+        runs: list[RunLine] = []
 
         def records() -> Iterator[Record]:
-            for record in read_stream(handle, source=path, limits=limits):
+            for record in read_stream(handle, source=path, limits=limits, runs=runs):
                 if bar is not None and record.index % 256 == 0:
                     bar.show("reading", handle.tell(), size)
                 yield record
 
         progress = (lambda done, total: bar.show("writing", done, total)) if bar is not None else None
-        return store.import_records(records(), source=path, progress=progress)
+        return store.import_records(records(), source=path, progress=progress, replace=replace, runs=runs)
     finally:
         handle.close()
         if bar is not None:
@@ -101,10 +108,12 @@ def _import_one(store: Store, path: str, limits: ReadLimits, quiet: bool) -> Imp
 def describe(s: ImportSummary) -> str:
     """The summary line of one imported file (the dashboard's import page shows the same line)."""
     damaged = f", {s.damaged} damaged record{'s' * (s.damaged != 1)}" if s.damaged else ""
+    replaced = f"; {s.replaced} replaced (another version was stored)" if s.replaced else ""
+    runs = f"; {s.runs} run{'s' * (s.runs != 1)} stored" if s.runs else ""
     return (
         f"{s.source}: imported {s.imported} message{'s' * (s.imported != 1)} into {s.conversations} "
         f"conversation{'s' * (s.conversations != 1)} ({s.new_conversations} new){damaged}; "
-        f"{s.skipped} already stored"
+        f"{s.skipped} already stored{replaced}{runs}"
     )
 
 
@@ -126,7 +135,7 @@ def run(ns: argparse.Namespace) -> int:
         totals = [0, 0, 0]
         for path in ns.paths:
             try:
-                summary = _import_one(store, path, limits, ns.quiet)
+                summary = _import_one(store, path, limits, ns.quiet, ns.replace)
             except InputError as exc:
                 echo(f"traceloupe: {error_line(exc)}", file=sys.stderr)
                 failed += 1

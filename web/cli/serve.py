@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 DEFAULT_IMPORT_MIB = 256
+DEFAULT_BUILD_SECONDS = 20.0
+DEFAULT_BUILD_CONCURRENCY = 4
+DEFAULT_MAX_CONNECTIONS = 100
 
 
 def add_server_arguments(parser: argparse.ArgumentParser, *, port: int = 8000) -> None:
@@ -47,6 +50,19 @@ def add_server_arguments(parser: argparse.ArgumentParser, *, port: int = 8000) -
     parser.add_argument(
         "--import-max-mib", type=int, default=DEFAULT_IMPORT_MIB, metavar="N",
         help="largest upload the import page accepts, in MiB (default: %(default)s; every other request: 16 MiB)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--build-seconds", type=float, default=DEFAULT_BUILD_SECONDS, metavar="S",
+        help="stop a payload, phases, diff or compare build after S seconds; the page then gives the CLI command "
+        "(default: %(default)s)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--build-concurrency", type=int, default=DEFAULT_BUILD_CONCURRENCY, metavar="N",
+        help="at most N builds and imports at once; more get 503 (default: %(default)s)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--max-connections", type=int, default=DEFAULT_MAX_CONNECTIONS, metavar="N",
+        help="at most N open connections; more get 503 (default: %(default)s)",
     )  # fmt: skip
 
 
@@ -88,7 +104,12 @@ def settings_from(ns: argparse.Namespace) -> Settings:
 
     root = ns.attachments_root.expanduser().resolve() if ns.attachments_root is not None else None
     return Settings(
-        allowed_hosts=tuple(ns.allowed_hosts), attachments_root=root, import_max_bytes=ns.import_max_mib * MiB
+        allowed_hosts=tuple(ns.allowed_hosts),
+        attachments_root=root,
+        import_max_bytes=ns.import_max_mib * MiB,
+        heavy_budget_seconds=ns.build_seconds,
+        heavy_concurrency=ns.build_concurrency,
+        max_connections=ns.max_connections,
     )
 
 
@@ -111,6 +132,7 @@ def serve(store: Store, settings: Settings, ns: argparse.Namespace, *, banner: s
     """Serve the dashboard over ``store`` until interrupted; the URL is printed once the port is listening."""
     from web.app import create_app
     from web.cli.terminal import echo
+    from web.serving import server_options
 
     app = create_app(settings, store)
     try:
@@ -124,7 +146,7 @@ def serve(store: Store, settings: Settings, ns: argparse.Namespace, *, banner: s
     with sock:
         port = ns.port or sock.getsockname()[1]
         print(f"{banner} on http://{_url_host(ns.host)}:{port}/", file=sys.stderr, flush=True)
-        run_server(app, sock, host=ns.host, port=port, log_level="info", server_header=False, proxy_headers=False)
+        run_server(app, sock, host=ns.host, port=port, **server_options(settings))
     return 0
 
 
@@ -152,5 +174,9 @@ def run(ns: argparse.Namespace) -> int:
     if ns.import_max_mib < 16:
         print("traceloupe serve: --import-max-mib must be at least 16", file=sys.stderr)
         return 2
-    settings = settings_from(ns)
+    try:
+        settings = settings_from(ns)
+    except ValueError as exc:
+        print(f"traceloupe serve: {exc}", file=sys.stderr)
+        return 2
     return run_with_store(ns, lambda store: serve(store, settings, ns), create=ns.create)

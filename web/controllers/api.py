@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from litestar import Controller, get
+from litestar import Controller, Request, get
 from litestar.exceptions import HTTPException
 from litestar.params import FromQuery, QueryParameter
 
@@ -21,9 +21,10 @@ from core import MESSAGES_ADAPTER
 from core.providers.request_diff import diff_requests
 from core.store import ConversationSummary
 from web import masking, urls
-from web.controllers.diff import build_both
-from web.controllers.payloads import ModelName, MsgId, load_and_build
-from web.deps import PayloadsDep, SourceDep
+from web.controllers.diff import build_both, diff_command
+from web.controllers.payloads import ModelName, MsgId, load_and_build, payload_command
+from web.deps import HeavyDep, PayloadsDep, SourceDep
+from web.errors import error_responses
 from web.listing import ListQuery
 from web.payloads import Built
 
@@ -133,13 +134,17 @@ class ApiController(Controller):
             next_offset=end if end < len(messages) else None,
         )
 
-    @get("/conversations/{conversation_id:str}/payload/{provider:str}", tags=["payloads"], sync_to_thread=True)
-    def payload(
+    @get(
+        "/conversations/{conversation_id:str}/payload/{provider:str}", tags=["payloads"], responses=error_responses(422)
+    )
+    async def payload(
         self,
+        request: Request[Any, Any, Any],
         conversation_id: urls.PathId,
         provider: urls.PathId,
         source: SourceDep,
         payloads: PayloadsDep,
+        heavy: HeavyDep,
         upto: MsgId = None,
         repair: FromQuery[bool] = False,
         phases: FromQuery[bool] = False,
@@ -147,27 +152,34 @@ class ApiController(Controller):
     ) -> Payload:
         """The body ``provider`` would receive (``upto``: the request that produced that message); 422 when damaged."""
         conversation_id, provider = urls.from_segment(conversation_id), urls.from_segment(provider)
-        _, built = load_and_build(source, payloads, conversation_id, provider, upto, repair, model)
-        result = _usable(built)
-        return Payload(
-            conversation_id=conversation_id,
-            provider=provider,
-            model=result.model,
-            upto=built.upto,
-            repaired=list(built.healed),
-            body=result.body,
-            warnings=result.warnings_json(),
-            provenance=result.provenance,
-            phases=result.phases if phases else None,
-            preflight=built.report.verdict.to_json() if built.report else None,
-        )
 
-    @get("/conversations/{conversation_id:str}/diff", tags=["payloads"], sync_to_thread=True)
-    def diff(
+        def build(_: object) -> Payload:
+            _, built = load_and_build(source, payloads, conversation_id, provider, upto, repair, model)
+            result = _usable(built)
+            return Payload(
+                conversation_id=conversation_id,
+                provider=provider,
+                model=result.model,
+                upto=built.upto,
+                repaired=list(built.healed),
+                body=result.body,
+                warnings=result.warnings_json(),
+                provenance=result.provenance,
+                phases=result.phases if phases else None,
+                preflight=built.report.verdict.to_json() if built.report else None,
+            )
+
+        command = payload_command(conversation_id, provider, upto, phases=phases, model=model)
+        return await heavy.run(request.receive, build, what=f"the {provider} request", command=command)
+
+    @get("/conversations/{conversation_id:str}/diff", tags=["payloads"], responses=error_responses(422))
+    async def diff(
         self,
+        request: Request[Any, Any, Any],
         conversation_id: urls.PathId,
         source: SourceDep,
         payloads: PayloadsDep,
+        heavy: HeavyDep,
         left: Annotated[str, QueryParameter(max_length=40)],
         right: Annotated[str, QueryParameter(max_length=40)],
         upto: MsgId = None,
@@ -175,6 +187,11 @@ class ApiController(Controller):
     ) -> Diff:
         """The structural diff of two providers' bodies, each change with its cause; 422 when damaged."""
         conversation_id = urls.from_segment(conversation_id)
-        _, lbuilt, rbuilt = build_both(source, payloads, conversation_id, left, right, upto, repair)
-        diff = diff_requests(_usable(lbuilt), _usable(rbuilt))
-        return Diff(conversation_id, left, right, upto or None, diff.changes_json(), diff.counts)
+
+        def build(_: object) -> Diff:
+            _, lbuilt, rbuilt = build_both(source, payloads, conversation_id, left, right, upto, repair)
+            diff = diff_requests(_usable(lbuilt), _usable(rbuilt))
+            return Diff(conversation_id, left, right, upto or None, diff.changes_json(), diff.counts)
+
+        command = diff_command(conversation_id, left, right, upto)
+        return await heavy.run(request.receive, build, what=f"the {left} / {right} diff", command=command)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any
 
-from litestar import Controller, get
+from litestar import Controller, Request, get
 from litestar.params import FromQuery, QueryParameter
 from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Template
@@ -13,7 +13,8 @@ from litestar.response import Template
 from core.providers import get_dialect
 from web import masking, urls
 from web.controllers.conversations import conversation_page
-from web.deps import PayloadsDep, SettingsDep, SourceDep
+from web.deps import HeavyDep, PayloadsDep, SettingsDep, SourceDep
+from web.heavy import export_then
 from web.jsonview import Mark, render
 from web.pages import PayloadPage, PhasesPanel, PhaseView, RequestChoice, WarningView
 from web.payloads import MODEL_CHOICES, Built, PayloadBuilder, assistant_choices, check_provider, providers
@@ -59,6 +60,19 @@ def load_and_build(
     return loaded, payloads.build(loaded, provider, upto=upto or None, repair=repair, model=model)
 
 
+def payload_command(
+    conversation_id: str, provider: str, upto: str | None, *, phases: bool = False, model: str | None = None
+) -> str:
+    """The CLI command that builds the same request (or its phases) without the dashboard's time budget."""
+    return export_then(
+        conversation_id,
+        *("traceloupe", "payload", "-", "--conversation", conversation_id, "--provider", provider),
+        *(("--upto", upto) if upto else ()),
+        *(("--model", model) if model else ()),
+        "--phases" if phases else None,
+    )
+
+
 def _pretty(name: str, value: Any) -> PhaseView:
     text = masking.mask(json.dumps(value, indent=2, ensure_ascii=False, default=repr))
     cut = len(text) > MAX_PHASE_CHARS
@@ -71,14 +85,16 @@ class PayloadController(Controller):
     include_in_schema = False
     path = "/conversations/{conversation_id:str}/payload/{provider:str}"
 
-    @get("/", name="payload", sync_to_thread=True)
-    def payload(
+    @get("/", name="payload")
+    async def payload(
         self,
+        request: Request[Any, Any, Any],
         conversation_id: urls.PathId,
         provider: urls.PathId,
         source: SourceDep,
         settings: SettingsDep,
         payloads: PayloadsDep,
+        heavy: HeavyDep,
         upto: MsgId = None,
         repair: FromQuery[bool] = False,
         model: ModelName = None,
@@ -86,49 +102,60 @@ class PayloadController(Controller):
         """The body pretty-printed and highlighted, the warnings, the preflight verdict and what the model cannot
         carry, the cards beside it (hover links the two)."""
         conversation_id, provider = urls.from_segment(conversation_id), urls.from_segment(provider)
-        loaded, built = load_and_build(source, payloads, conversation_id, provider, upto, repair, model)
-        rendered = None
-        if built.result is not None:
-            rendered = render(built.result.body, {p: Mark(card=a) for p, a in built.anchors.items()})
-        page = PayloadPage(
-            title=masking.mask(loaded.summary.title) or "(no user text)",
-            request=request_choice(loaded, provider, upto, repair, model),
-            built=built,
-            rendered=rendered,
-            warnings=[WarningView.of(w) for w in built.result.warnings] if built.result else [],
-            cards=conversation_page(loaded, settings),
-            damaged_records=loaded.summary.damaged,
-            attachments_root=settings.attachments_root is not None,
-        )
+
+        def build(_: object) -> PayloadPage:
+            loaded, built = load_and_build(source, payloads, conversation_id, provider, upto, repair, model)
+            rendered = None
+            if built.result is not None:
+                rendered = render(built.result.body, {p: Mark(card=a) for p, a in built.anchors.items()})
+            return PayloadPage(
+                title=masking.mask(loaded.summary.title) or "(no user text)",
+                request=request_choice(loaded, provider, upto, repair, model),
+                built=built,
+                rendered=rendered,
+                warnings=[WarningView.of(w) for w in built.result.warnings] if built.result else [],
+                cards=conversation_page(loaded, settings),
+                damaged_records=loaded.summary.damaged,
+                attachments_root=settings.attachments_root is not None,
+            )
+
+        command = payload_command(conversation_id, provider, upto, model=model)
+        page = await heavy.run(request.receive, build, what=f"the {provider} request", command=command)
         return Template("payload.html", context={"page": page})
 
-    @get("/phases", name="payload-phases", sync_to_thread=True)
-    def phases(
+    @get("/phases", name="payload-phases")
+    async def phases(
         self,
         request: HTMXRequest,
         conversation_id: urls.PathId,
         provider: urls.PathId,
         source: SourceDep,
         payloads: PayloadsDep,
+        heavy: HeavyDep,
         upto: MsgId = None,
         repair: FromQuery[bool] = False,
         model: ModelName = None,
     ) -> Template:
         """Every phase's output (``#payload-phases``); a plain request gets it as a page of its own."""
         conversation_id, provider = urls.from_segment(conversation_id), urls.from_segment(provider)
-        loaded, built = load_and_build(source, payloads, conversation_id, provider, upto, repair, model)
-        phases: list[PhaseView] = []
-        provenance = PhaseView("provenance", "", False)
-        if built.result is not None:
-            phases = [_pretty(name, value) for name, value in built.result.phases.items()]
-            phases.append(_pretty("warnings", built.result.warnings_json()))
-            provenance = _pretty("provenance", built.result.provenance)
-        panel = PhasesPanel(
-            title=masking.mask(loaded.summary.title) or "(no user text)",
-            request=request_choice(loaded, provider, upto, repair, model),
-            built=built,
-            phases=phases,
-            provenance=provenance,
-        )
+
+        def build(_: object) -> PhasesPanel:
+            loaded, built = load_and_build(source, payloads, conversation_id, provider, upto, repair, model)
+            phases: list[PhaseView] = []
+            provenance = PhaseView("provenance", "", False)
+            if built.result is not None:
+                phases = [_pretty(name, value) for name, value in built.result.phases.items()]
+                phases.append(_pretty("warnings", built.result.warnings_json()))
+                provenance = _pretty("provenance", built.result.provenance)
+            return PhasesPanel(
+                title=masking.mask(loaded.summary.title) or "(no user text)",
+                request=request_choice(loaded, provider, upto, repair, model),
+                built=built,
+                phases=phases,
+                provenance=provenance,
+            )
+
+        command = payload_command(conversation_id, provider, upto, phases=True, model=model)
+        panel = await heavy.run(request.receive, build, what=f"the {provider} request's phases", command=command)
         template = "_payload_phases.html" if request.htmx else "payload_phases.html"
         return Template(template, context={"page": panel}, headers={"Vary": "HX-Request"})

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
-from litestar import Controller, MediaType, get, post
+from litestar import Controller, MediaType, Request, get, post
 from litestar.di import NamedDependency
 from litestar.enums import RequestEncodingType
 from litestar.exceptions import HTTPException, NotFoundException
@@ -30,9 +30,10 @@ from core.errors import MisuseError, UnknownNameError
 from core.replay.run import reply_message
 from core.store import RunView, Store
 from web import masking, urls
-from web.deps import SourceDep
+from web.deps import HeavyDep, SourceDep
+from web.heavy import shell_command
 from web.runs.service import KeyConflict, ReplayBusy, RunService
-from web.runs.views import ReplaysPage, RunPanel, compare_page, rerun_form, run_panel
+from web.runs.views import ComparePage, ReplaysPage, RunPanel, compare_page, rerun_form, run_panel
 from web.source import StoreSource
 from web.timeline import msg_anchor
 
@@ -146,17 +147,25 @@ class RunsController(Controller):
         page = ReplaysPage(conversation_id, urls.conversation(conversation_id), shown, form)
         return Template("runs/replays.html", context={"page": page})
 
-    @get("/runs/compare", name="runs-compare", sync_to_thread=True)
-    def compare(
+    @get("/runs/compare", name="runs-compare")
+    async def compare(
         self,
+        request: Request[Any, Any, Any],
         run_service: RunsDep,
+        heavy: HeavyDep,
         a: Annotated[str, QueryParameter(max_length=64)],
         b: Annotated[str, QueryParameter(max_length=64)],
     ) -> Template:
         """Two runs' replies side by side, the diff of the replies and of the request bodies."""
         service = _service(run_service)
-        left, right = _get_run(service.store, a), _get_run(service.store, b)
-        page = compare_page(left, right, reply_message(left), reply_message(right))
+
+        def build(_: object) -> ComparePage:
+            left, right = _get_run(service.store, a), _get_run(service.store, b)
+            return compare_page(left, right, reply_message(left), reply_message(right))
+
+        # The command line has no compare; it prints both runs in full, requests and replies included.
+        command = shell_command("traceloupe", "runs", "--json")
+        page = await heavy.run(request.receive, build, what="the comparison of the two runs", command=command)
         return Template("runs/compare.html", context={"page": page})
 
 

@@ -5,7 +5,7 @@ recorded path); ``step_run_steps`` its steps in order (what was sent and answere
 verdict against the recorded step, the provider's token usage and the cost).
 
 Revision ID: 0005
-Revises: 0003
+Revises: 0004
 Create Date: 2026-12-01
 """
 
@@ -16,7 +16,7 @@ from alembic import op
 from sqlalchemy.dialects.postgresql import JSONB
 
 revision = "0005"
-down_revision = "0003"
+down_revision = "0004"
 branch_labels = None
 depends_on = None
 

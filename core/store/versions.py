@@ -1,0 +1,119 @@
+"""A message's identity, (conversation_id, msg_id), and what to do when a file holds another version of one.
+
+Re-importing the same message is a no-op. A *different* message under an identity already
+stored, or two different messages under one identity in the same file, refuses the file
+(InputError naming the file, the line, the id and where the other version lives): skipping
+it would lose a message silently, and a file could claim ids in advance to drop later ones.
+``traceloupe import --replace`` takes the file's version instead of the stored one.
+
+"The same" is the same JSON value: the text byte for byte, or else the same value with keys
+in any order (PostgreSQL's JSONB keeps no key order, so an export from it re-imports as the same).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, Integer, Text, and_, bindparam, cast, column, func, select, values
+from sqlalchemy.dialects import postgresql
+
+from core.errors import InputError
+from core.jsonio import dumps, loads
+from core.store.tables import MESSAGE_TEXTS, MESSAGES
+
+Identity = tuple[str, str]
+"""(conversation_id, msg_id): unique in the store."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredVersion:
+    """The message stored under an identity: its row, its text, and where it was imported from."""
+
+    row: int
+    text: str
+    source: str
+    line: int | None
+
+    @property
+    def place(self) -> str:
+        return self.source if self.line is None else f"{self.source}:{self.line}"
+
+
+def same_message(a: str, b: str) -> bool:
+    """Whether two JSON texts hold the same value (key order aside)."""
+    return a == b or dumps(loads(a), sort_keys=True) == dumps(loads(b), sort_keys=True)
+
+
+def conflict_in_file(identity: Identity, *, source: str, line: int | None, path: str, first: str) -> InputError:
+    """Two different messages under one identity in one file: which one to keep is not ours to guess."""
+    conversation_id, msg_id = identity
+    return InputError(
+        f"message {msg_id!r} of conversation {conversation_id!r} appears twice with different content "
+        f"(first at {first}); give each message its own msg_id",
+        source=source,
+        line=line,
+        path=path,
+    )
+
+
+def conflict_with_stored(
+    identity: Identity, stored: StoredVersion, *, source: str, line: int | None, path: str
+) -> InputError:
+    """A different message under an identity already stored."""
+    conversation_id, msg_id = identity
+    return InputError(
+        f"message {msg_id!r} of conversation {conversation_id!r} differs from the one already stored "
+        f"(imported from {stored.place}); import with --replace to store this version instead",
+        source=source,
+        line=line,
+        path=path,
+    )
+
+
+def stored_versions(conn: Connection, wanted: Iterable[tuple[int, Identity]]) -> dict[Identity, StoredVersion]:
+    """The stored version of each identity that has one; ``wanted`` gives each with its conversation's row id.
+
+    One statement for the look-up, over the (conversation_pk, msg_id) unique index, and one for
+    the texts of those found (none on a first import). On PostgreSQL the text is the one the
+    import wrote (``message_texts``) where there is one, else JSONB's rendering.
+    """
+    m = MESSAGES.c
+    pairs = list(wanted)
+    if not pairs:
+        return {}
+    names = {(pk, identity[1]): identity for pk, identity in pairs}
+    columns = (m.id, m.conversation_pk, m.msg_id, m.source, m.line)
+    keys: Any
+    if conn.dialect.name == "postgresql":  # arrays, not a parameter per value: much less to parse
+        keys = (
+            func.unnest(
+                bindparam("w_pk", [pk for pk, _ in pairs], type_=postgresql.ARRAY(Integer)),
+                bindparam("w_id", [identity[1] for _, identity in pairs], type_=postgresql.ARRAY(Text)),
+            )
+            .table_valued("w_pk", "w_id", name="w")
+            .render_derived()
+        )
+    else:  # a CTE of VALUES joined on the index: a row-value IN would scan the whole index
+        keys = (
+            values(column("w_pk", Integer), column("w_id", Text), name="w")
+            .data([(pk, identity[1]) for pk, identity in pairs])
+            .cte("w")
+        )
+    on = and_(m.conversation_pk == keys.c.w_pk, m.msg_id == keys.c.w_id)
+    found = conn.execute(select(*columns).select_from(keys.join(MESSAGES, on))).all()
+    if not found:
+        return {}
+    t = MESSAGE_TEXTS.c
+    rows = [r.id for r in found]
+    texts: dict[int, str] = {
+        pk: text for pk, text in conn.execute(select(m.id, cast(m.body, Text)).where(m.id.in_(rows)))
+    }
+    if conn.dialect.name == "postgresql":
+        exact = conn.execute(select(t.message_pk, t.text).where(t.message_pk.in_(list(texts)))).all()
+        texts.update((pk, bytes(text).decode()) for pk, text in exact)
+    return {
+        names[(r.conversation_pk, r.msg_id)]: StoredVersion(row=r.id, text=texts[r.id], source=r.source, line=r.line)
+        for r in found
+    }

@@ -1,0 +1,187 @@
+"""A message is (conversation_id, msg_id): nothing is lost to a repeated msg_id, on both backends.
+
+The class of attack: silent data loss by id squatting. A hostile (or merely careless) file
+claims msg_ids first; before, later imports skipped their messages with the same ids as
+"already stored", exit 0.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+
+from core.reader import read_bytes
+from core.store import ConversationQuery, Store, make_engine, resolve_url
+from core.store.engine import write_transaction
+from core.store.schema import _config
+from core.store.tables import METADATA
+from tests.store.store_factory import dataset
+from tests.store.store_pg import BACKENDS
+from web.cli import main
+
+
+def _msg(cid: str, msg_id: str, content: str, ts: int = 1, role: str = "user") -> dict[str, Any]:
+    kind = {"msg_type": "text"} if role in ("user", "assistant") else {}
+    return {"role": role, **kind, "content": content, "create_ts": ts, "msg_id": msg_id, "conversation_id": cid}
+
+
+def _write(path: Path, messages: list[dict[str, Any]]) -> Path:
+    path.write_bytes(b"".join(orjson.dumps(m) + b"\n" for m in messages))
+    return path
+
+
+def _import(db: str, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["import", *args, "--db", db])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _contents(db: str, cid: str) -> list[str]:
+    with Store.open(db) as store:
+        return [m.body["content"] for m in store.get_conversation(cid).messages]
+
+
+def test_an_id_claimed_by_another_conversation_does_not_drop_a_message(
+    db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    squatter = _write(tmp_path / "squat.jsonl", [_msg("hostile", "m1", "claimed first")])
+    legit = _write(tmp_path / "legit.jsonl", [_msg("real", "m1", "the question"), _msg("real", "m2", "the answer", 2)])
+    assert _import(db_url, capsys, str(squatter))[0] == 0
+    code, out, err = _import(db_url, capsys, str(legit))
+    assert code == 0, err
+    assert "imported 2 messages" in out and "0 already stored" in out
+    assert _contents(db_url, "real") == ["the question", "the answer"]
+    assert _contents(db_url, "hostile") == ["claimed first"]
+
+
+def test_a_different_message_under_a_stored_identity_refuses_the_file(
+    db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = _write(tmp_path / "first.jsonl", [_msg("other", "x", "unrelated"), _msg("c", "m1", "original")])
+    assert _import(db_url, capsys, str(first))[0] == 0
+    second = _write(
+        tmp_path / "second.jsonl",
+        [_msg("new", "n1", "would be new"), _msg("c", "m2", "also new", 2), _msg("c", "m1", "a rewrite", 3)],
+    )
+    code, out, err = _import(db_url, capsys, str(second))
+    assert code == 1 and out == ""
+    (line,) = err.strip().splitlines()
+    assert line.startswith(f"traceloupe: {second}:3 at $.msg_id: message 'm1' of conversation 'c' differs")
+    assert f"imported from {first}:2" in line and "--replace" in line and "nothing from this file was stored" in line
+    with Store.open(db_url) as store:
+        assert store.counts()["messages"] == 2
+        assert {c.conversation_id for c in store.iter_conversations()} == {"other", "c"}
+    assert _contents(db_url, "c") == ["original"]
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "json"])
+def test_two_versions_in_one_file_refuse_it(
+    suffix: str, db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    messages = [_msg("c", "m1", "one"), _msg("c", "m2", "two", 2), _msg("c", "m1", "three", 3)]
+    path = tmp_path / f"twice.{suffix}"
+    if suffix == "json":
+        path.write_bytes(orjson.dumps(messages))
+    else:
+        _write(path, messages)
+    code, _, err = _import(db_url, capsys, str(path), "--replace")
+    assert code == 1
+    (line,) = err.strip().splitlines()
+    where = f"{path}:3 at $.msg_id" if suffix == "jsonl" else f"{path} at $[2].msg_id"
+    assert line.startswith(f"traceloupe: {where}: message 'm1' of conversation 'c' appears twice")
+    assert ("first at line 1" if suffix == "jsonl" else "first at $[0]") in line
+    with Store.open(db_url) as store:
+        assert store.counts()["messages"] == 0
+
+
+def test_the_same_message_twice_is_stored_once(db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    same = _msg("c", "m1", "hello")
+    reordered = dict(reversed(list(same.items())))  # the same value: an export from PostgreSQL's JSONB reads so
+    path = _write(tmp_path / "dup.jsonl", [same, reordered, _msg("c", "m2", "bye", 2)])
+    code, out, err = _import(db_url, capsys, str(path))
+    assert code == 0, err
+    assert "imported 2 messages" in out and "1 already stored" in out
+    code, out, _ = _import(db_url, capsys, str(_write(tmp_path / "again.jsonl", [reordered])))
+    assert code == 0 and "imported 0 messages" in out and "1 already stored" in out
+
+
+def test_replace_takes_the_new_version_and_says_how_many(
+    db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = {"records": [_msg("", "r1", "old step", 5, role="system")]}
+    old = [
+        {**_msg("c", "m1", "old title", 10), "intermediate_trace": trace},
+        _msg("c", "m2", "reply", 20, role="assistant"),
+        {**_msg("c", "m3", "https://e.com/x.png", 30), "msg_type": "image"},
+    ]
+    assert _import(db_url, capsys, str(_write(tmp_path / "old.jsonl", old)))[0] == 0
+    with Store.open(db_url) as store:
+        store.start_run("c", provider="openai", model="m", request_body={}, up_to_msg_id="m1", started_at=25)
+    new = [_msg("c", "m1", "new title", 15), _msg("c", "m3", "plain now", 30), _msg("c", "m4", "added", 40)]
+    path = _write(tmp_path / "new.jsonl", new)
+    code, _, err = _import(db_url, capsys, str(path))
+    assert code == 1 and "differs" in err
+    code, out, err = _import(db_url, capsys, str(path), "--replace")
+    assert code == 0, err
+    assert f"{path}: imported 3 messages" in out and "2 replaced" in out
+    assert _contents(db_url, "c") == ["new title", "reply", "plain now", "added"]
+    with Store.open(db_url) as store:
+        (c,) = store.iter_conversations()
+        # Every figure is the stored messages' own: the trace record and the image went with the old versions.
+        assert (c.title, c.messages, c.turns, c.records, c.first_ts, c.last_activity, c.runs) == (
+            "new title",
+            4,
+            3,
+            0,
+            15,
+            40,
+            1,
+        )
+        assert store.list_conversations(ConversationQuery(kind="user:image")).items == ()
+        assert store.list_conversations(ConversationQuery(kind="system")).items == ()
+        assert [x.conversation_id for x in store.list_conversations(ConversationQuery(search="plain now")).items] == [
+            "c"
+        ]
+        assert store.list_conversations(ConversationQuery(search="old step")).items == ()
+        assert store.get_conversation_outline("c") is not None  # the new rows have their outlines
+        assert [r.up_to_msg_id for r in store.list_runs("c")[0]] == ["m1"]
+        assert store.counts()["messages"] == 4
+
+
+def _not_search_index(obj: object, name: str | None, type_: str, reflected: bool, compare_to: object) -> bool:
+    return not (name or "").startswith(("message_fts", "ix_messages_search_trgm"))
+
+
+@pytest.mark.parametrize("fresh_url", BACKENDS, indirect=True)
+def test_db_upgrade_from_0003_keys_messages_by_conversation(
+    fresh_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    engine = make_engine(resolve_url(fresh_url))
+    with write_transaction(engine) as conn:
+        command.upgrade(_config(conn), "0003")
+    old = Store(engine)
+    messages = dataset(seed=31, conversations=3, turns=2, records=4)
+    old.import_records(read_bytes(b"".join(orjson.dumps(m) + b"\n" for m in messages), source="a"), source="a")
+    old.start_run("s31-c0", provider="openai", model="m", request_body={"k": 1})
+    before = (old.counts(), list(old.iter_conversations()), old.get_conversation_outline("s31-c1"))
+    engine.dispose()
+
+    assert main(["db", "upgrade", "--db", fresh_url]) == 0
+    assert "schema upgraded from 0003 to 0004" in capsys.readouterr().out
+    with Store.open(fresh_url) as store:
+        assert (store.counts(), list(store.iter_conversations()), store.get_conversation_outline("s31-c1")) == before
+        hits = store.list_conversations(ConversationQuery(search="about s31-c2")).items
+        assert [c.conversation_id for c in hits] == ["s31-c2"]  # the search index still points at the rows
+        assert len(store.list_runs("s31-c0")[0]) == 1
+        with store.engine.connect() as conn:
+            context = MigrationContext.configure(conn, opts={"include_object": _not_search_index})
+            assert compare_metadata(context, METADATA) == []  # the rebuilt table is the one the model describes
+        reused = {**messages[0], "conversation_id": "s31-c9", "content": "same msg_id, other conversation"}
+        summary = store.import_records(read_bytes(orjson.dumps(reused), source="b"), source="b")
+        assert (summary.imported, summary.skipped) == (1, 0)
