@@ -9,7 +9,11 @@ answer, a malformed one, or a redirect (a scripted 3xx with its ``location`` hea
 What it answers is chosen per request, first match wins:
 
 1. the next scripted reply queued with ``POST /__stub/script`` (a JSON list of Reply objects);
-2. the model name: ``stub-error-500``, ``stub-error-429``, ``stub-slow-<seconds>``,
+2. the next step scripted for the request's model with ``POST /__stub/script``
+   ``{"model": M, "steps": [Reply, ...]}``: the k-th request for M gets the k-th step (tool calls,
+   a text, or an error status), so a step replay can be shown matching, diverging at step 2 or
+   failing; each step's tool calls get ids of their own (``call_s<k>_<i>``) unless it names them;
+3. the model name: ``stub-error-500``, ``stub-error-429``, ``stub-slow-<seconds>``,
    ``stub-tool``, ``stub-malformed``; any other model gets a text reply.
 
 ``GET /__stub/requests`` lists what was received (path, headers, body); ``DELETE`` clears it.
@@ -42,6 +46,11 @@ class Reply:
     raw_body: str | None = None  # sent verbatim (a malformed answer)
     headers: dict[str, str] = field(default_factory=dict)  # extra response headers (a redirect's location)
     thought_signature: str | None = None  # Gemini: sent on the first functionCall part, as Gemini 3 does
+    call_ids: list[str] | None = None  # the tool calls' ids (default: call_stub_<i>, toolu_stub_<i>)
+
+    def call_id(self, i: int, default: str) -> str:
+        """The id of tool call ``i``: the scripted one, else ``default``."""
+        return self.call_ids[i] if self.call_ids is not None and i < len(self.call_ids) else default
 
 
 @dataclass
@@ -60,13 +69,28 @@ class StubState:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.script: list[Reply] = []
+        self.steps: dict[str, list[Reply]] = {}
         self.requests: list[Recorded] = []
 
     def next_reply(self, model: str) -> Reply:
         with self.lock:
             if self.script:
                 return self.script.pop(0)
+            if self.steps.get(model):
+                return self.steps[model].pop(0)
         return reply_for_model(model)
+
+    def script_steps(self, model: str, steps: list[dict[str, Any]]) -> int:
+        """Queue the replies of a step script for ``model``; returns how many are queued for it now."""
+        replies = []
+        for k, item in enumerate(steps, start=1):
+            reply = Reply(**item)
+            if reply.call_ids is None:
+                reply.call_ids = [f"call_s{k}_{i}" for i in range(len(reply.tool_calls))]
+            replies.append(reply)
+        with self.lock:
+            self.steps.setdefault(model, []).extend(replies)
+            return len(self.steps[model])
 
 
 def reply_for_model(model: str) -> Reply:
@@ -111,7 +135,7 @@ def success_body(dialect: Dialect, model: str, reply: Reply) -> dict[str, Any]:
             message["reasoning_content"] = reply.reasoning
         if reply.tool_calls:
             message["tool_calls"] = [
-                {"id": f"call_stub_{i}", "type": "function",
+                {"id": reply.call_id(i, f"call_stub_{i}"), "type": "function",
                  "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments", {}))}}
                 for i, c in enumerate(reply.tool_calls)
             ]  # fmt: skip
@@ -134,7 +158,12 @@ def success_body(dialect: Dialect, model: str, reply: Reply) -> dict[str, Any]:
         if reply.text:
             content.append({"type": "text", "text": reply.text})
         content += [
-            {"type": "tool_use", "id": f"toolu_stub_{i}", "name": c["name"], "input": c.get("arguments", {})}
+            {
+                "type": "tool_use",
+                "id": reply.call_id(i, f"toolu_stub_{i}"),
+                "name": c["name"],
+                "input": c.get("arguments", {}),
+            }
             for i, c in enumerate(reply.tool_calls)
         ]
         return {
@@ -153,7 +182,10 @@ def success_body(dialect: Dialect, model: str, reply: Reply) -> dict[str, Any]:
     if reply.text:
         parts.append({"text": reply.text})
     for i, c in enumerate(reply.tool_calls):
-        part: dict[str, Any] = {"functionCall": {"name": c["name"], "args": c.get("arguments", {})}}
+        call: dict[str, Any] = {"name": c["name"], "args": c.get("arguments", {})}
+        if reply.call_ids is not None and i < len(reply.call_ids):
+            call["id"] = reply.call_ids[i]  # Gemini 3 sends an id with each call
+        part: dict[str, Any] = {"functionCall": call}
         if i == 0 and reply.thought_signature:
             part["thoughtSignature"] = reply.thought_signature
         parts.append(part)
@@ -180,8 +212,8 @@ def _responses_body(model: str, reply: Reply, usage_in: int, usage_out: int) -> 
             "content": [{"type": "output_text", "text": reply.text, "annotations": []}],
         })  # fmt: skip
     output += [
-        {"type": "function_call", "id": f"fc_stub_{i}", "call_id": f"call_stub_{i}", "name": c["name"],
-         "arguments": json.dumps(c.get("arguments", {})), "status": "completed"}
+        {"type": "function_call", "id": f"fc_stub_{i}", "call_id": reply.call_id(i, f"call_stub_{i}"),
+         "name": c["name"], "arguments": json.dumps(c.get("arguments", {})), "status": "completed"}
         for i, c in enumerate(reply.tool_calls)
     ]  # fmt: skip
     return {
@@ -229,6 +261,7 @@ class StubHandler(BaseHTTPRequestHandler):
             with self.server.state.lock:
                 self.server.state.requests.clear()
                 self.server.state.script.clear()
+                self.server.state.steps.clear()
             self._send(200, {"cleared": True})
         else:
             self._send(404, {"error": {"message": f"no route {self.path}"}})
@@ -243,6 +276,10 @@ class StubHandler(BaseHTTPRequestHandler):
             body = json.loads(raw or b"null")
         except ValueError:
             self._send(400, {"error": {"message": "the request body is not JSON"}})
+            return
+        if self.path == "/__stub/script" and isinstance(body, dict) and "steps" in body:
+            queued = self.server.state.script_steps(str(body.get("model", "")), list(body["steps"]))
+            self._send(200, {"queued": queued})
             return
         if self.path == "/__stub/script":
             replies = [Reply(**item) for item in (body if isinstance(body, list) else [body])]

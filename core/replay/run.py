@@ -266,7 +266,7 @@ def _outcome(prepared: Prepared, exchange: Exchange, run_id: str) -> _Outcome:
             conversation_id=prepared.conversation_id,
             create_ts=int(time.time() * 1000),
         )
-        reply = _redacted_reply(parsed.message, redactor)
+        reply = redacted_reply(parsed.message, redactor)
     except MalformedReply as exc:
         return _Outcome("malformed", response, f"the provider's answer could not be read: {exc}")
     usage = parsed.usage
@@ -276,7 +276,7 @@ def _outcome(prepared: Prepared, exchange: Exchange, run_id: str) -> _Outcome:
     )
 
 
-def _redacted_reply(message: AssistantTextMessage, redactor: Redactor) -> dict[str, Any]:
+def redacted_reply(message: AssistantTextMessage, redactor: Redactor) -> dict[str, Any]:
     """The reply as stored: every provider-written string redacted, and proven to read back."""
 
     def walk(value: Any) -> Any:

@@ -21,7 +21,7 @@ from core.errors import UnknownNameError
 from core.jsonio import loads
 from core.messages.union import MESSAGE_ADAPTER, Message
 from core.reader import DEFAULT_LIMITS, ReadLimits, Record, RunLine, read_path
-from core.store import importer, query, run_lines, runs
+from core.store import importer, query, run_lines, runs, step_runs
 from core.store.engine import (
     DEFAULT_SETTINGS,
     Backend,
@@ -452,3 +452,48 @@ class Store:
         """Runs newest first (optionally of one conversation) and the cursor of the next page."""
         with read_transaction(self.engine) as conn:
             return runs.list_runs(conn, conversation_id=conversation_id, limit=limit, cursor=cursor)
+
+    # -- step runs ----------------------------------------------------------
+
+    def claim_step_run(self, new: step_runs.NewStepRun) -> tuple[step_runs.StepRunView, bool]:
+        """Record a step run as started; True for exactly one caller per idempotency key."""
+        try:
+            with _write(self.engine) as conn:
+                return step_runs.claim_step_run(conn, new)
+        except IntegrityError:
+            if new.idempotency_key is None:
+                raise
+            with read_transaction(self.engine) as conn:
+                return step_runs.claim_step_run(conn, new)
+
+    def add_step(self, run_id: str, step: step_runs.StepView) -> None:
+        """Record one step of a running step run (kept whatever happens next)."""
+        with _write(self.engine) as conn:
+            step_runs.add_step(conn, run_id, step)
+
+    def finish_step_run(
+        self,
+        run_id: str,
+        *,
+        status: step_runs.StepRunStatus,
+        reason: str | None = None,
+        diverged_at: str | None = None,
+        error: str | None = None,
+    ) -> step_runs.StepRunView:
+        """Record how a step run ended."""
+        with _write(self.engine) as conn:
+            return step_runs.finish_step_run(
+                conn, run_id, status=status, reason=reason, diverged_at=diverged_at, error=error
+            )
+
+    def get_step_run(self, run_id: str) -> step_runs.StepRunView:
+        """One step run with its steps; UnknownNameError if there is none."""
+        with read_transaction(self.engine) as conn:
+            return step_runs.get_step_run(conn, run_id)
+
+    def list_step_runs(
+        self, conversation_id: str | None = None, *, limit: int = 100
+    ) -> tuple[step_runs.StepRunView, ...]:
+        """Step runs newest first, optionally of one conversation."""
+        with read_transaction(self.engine) as conn:
+            return step_runs.list_step_runs(conn, conversation_id=conversation_id, limit=limit)

@@ -14,6 +14,7 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     Column,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -166,6 +167,60 @@ class RunRow(SQLModel, table=True):
     reply: dict[str, Any] | None = Field(default=None, sa_column=Column(_JSON, nullable=True))
 
 
+class StepRunRow(SQLModel, table=True):
+    """One step replay of a turn: the run's outcome and totals (``core.store.step_runs``); its steps apart."""
+
+    __tablename__ = "step_runs"
+    __table_args__ = (Index("ix_step_runs_conversation", "conversation_pk", "started_at", "id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: str = Field(sa_column=Column(String, nullable=False, unique=True))
+    idempotency_key: str | None = Field(default=None, sa_column=Column(String, nullable=True, unique=True))
+    conversation_pk: int = Field(
+        sa_column=Column(Integer, ForeignKey("conversations.id", ondelete="CASCADE"), nullable=False)
+    )
+    turn_msg_id: str = Field(sa_column=Column(String, nullable=False))
+    provider: str = Field(sa_column=Column(String, nullable=False))
+    model: str = Field(sa_column=Column(String, nullable=False))
+    status: str = Field(sa_column=Column(String, nullable=False))
+    reason: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    diverged_at: str | None = Field(default=None, sa_column=Column(String, nullable=True))
+    error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    recorded_steps: int = Field(sa_column=Column(Integer, nullable=False))
+    max_steps: int = Field(sa_column=Column(Integer, nullable=False))
+    max_cost: float | None = Field(default=None, sa_column=Column(Float, nullable=True))
+    started_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+    finished_at: int | None = Field(default=None, sa_type=BigInteger)
+
+
+class StepRow(SQLModel, table=True):
+    """One step of a step run: what was sent and answered, its verdict against the recorded step, tokens, cost."""
+
+    __tablename__ = "step_run_steps"
+    __table_args__ = (UniqueConstraint("step_run_pk", "position", name="uq_step_run_steps_position"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    step_run_pk: int = Field(sa_column=Column(Integer, ForeignKey("step_runs.id", ondelete="CASCADE"), nullable=False))
+    position: int = Field(sa_column=Column(Integer, nullable=False))
+    recorded_msg_id: str | None = Field(default=None, sa_column=Column(String, nullable=True))
+    verdict: str = Field(sa_column=Column(String, nullable=False))
+    reason: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    detail: dict[str, Any] | None = Field(default=None, sa_column=Column(_JSON, nullable=True))
+    status: str = Field(sa_column=Column(String, nullable=False))
+    error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    request_body: dict[str, Any] = Field(sa_column=Column(_JSON, nullable=False))
+    response_body: dict[str, Any] | None = Field(default=None, sa_column=Column(_JSON, nullable=True))
+    reply: dict[str, Any] | None = Field(default=None, sa_column=Column(_JSON, nullable=True))
+    latency_ms: int | None = Field(default=None, sa_type=BigInteger)
+    input_tokens: int | None = Field(default=None)
+    output_tokens: int | None = Field(default=None)
+    cached_tokens: int | None = Field(default=None)
+    reasoning_tokens: int | None = Field(default=None)
+    cost_usd: float | None = Field(default=None, sa_column=Column(Float, nullable=True))
+    cost_note: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    estimate: dict[str, Any] | None = Field(default=None, sa_column=Column(_JSON, nullable=True))
+
+
 def _table(model: type[SQLModel]) -> Table:
     table = model.__table__  # type: ignore[attr-defined]  # SQLModel sets it at class creation; untyped
     assert isinstance(table, Table)
@@ -178,4 +233,6 @@ MESSAGE_OUTLINES = _table(MessageOutlineRow)
 MESSAGE_TEXTS = _table(MessageTextRow)
 CONVERSATION_KINDS = _table(ConversationKindRow)
 RUNS = _table(RunRow)
+STEP_RUNS = _table(StepRunRow)
+STEPS = _table(StepRow)
 METADATA = SQLModel.metadata

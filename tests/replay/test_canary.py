@@ -131,6 +131,15 @@ def test_the_canary_key_appears_nowhere(
     assert main(["replay", "--db", db, "--conversation", CONVERSATION, "--provider", "doubao", "--model", "d"]) == 0
     argv = ["replay", "--db", db, "--conversation", CONVERSATION, "--provider", "zhipu", "--model", "stub-error-500"]
     assert main(argv) == 3
+    # Step runs: a matched one whose final answer echoes the key, a failed one per provider, a refused one.
+    steps = ["replay", "--db", db, "--conversation", CONVERSATION, "--steps", "--json", "--provider"]
+    call = {"name": "weather", "arguments": {"city": "Lisbon"}}
+    for dialect in ("openai", "anthropic", "gemini"):
+        stub.state.script_steps("gpt-4o", [{"text": "", "tool_calls": [call]}, {"text": f"echo {CANARY_KEY}"}])
+        assert main([*steps, dialect, "--model", "gpt-4o"]) == 0
+        assert main([*steps, dialect, "--model", "stub-error-500"]) == 3
+    damaged = ["replay", "--db", db, "--conversation", DAMAGED, "--steps", "--provider", "openai", "--model", "m"]
+    assert main(damaged) == 1
     assert main(["runs", "--db", db, "--json"]) == 0
     out, err = capfd.readouterr()
     with Store.open(db) as store:

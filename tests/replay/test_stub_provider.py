@@ -103,3 +103,33 @@ def test_a_malformed_answer_is_not_json(stub: StubServer) -> None:
 def test_the_stub_refuses_to_bind_beyond_loopback() -> None:
     with pytest.raises(ValueError, match="loopback"):
         StubServer(host="0.0.0.0")
+
+
+def test_a_step_script_answers_each_request_for_its_model_in_turn_with_ids_of_its_own(stub: StubServer) -> None:
+    steps = [{"tool_calls": [{"name": "search", "arguments": {"q": "x"}}], "text": ""}, {"status": 500}, {"text": "ok"}]
+    request = urllib.request.Request(
+        f"{stub.base_url}/__stub/script",
+        data=json.dumps({"model": "m-steps", "steps": steps}).encode(),
+        headers={"content-type": "application/json"},
+    )
+    with urllib.request.urlopen(request) as answer:
+        assert json.load(answer) == {"queued": 3}
+    client = _openai(stub)
+    first = client.chat.completions.create(model="m-steps", messages=[{"role": "user", "content": "hi"}])
+    calls = first.choices[0].message.tool_calls or []
+    assert [(c.id, c.function.name) for c in calls] == [("call_s1_0", "search")]  # type: ignore[union-attr]
+    other = client.chat.completions.create(model="other", messages=[{"role": "user", "content": "hi"}])
+    assert other.choices[0].message.content == "This is the stub provider's reply."  # other models are unscripted
+    with pytest.raises(openai.InternalServerError):
+        client.chat.completions.create(model="m-steps", messages=[{"role": "user", "content": "hi"}])
+    last = client.chat.completions.create(model="m-steps", messages=[{"role": "user", "content": "hi"}])
+    assert last.choices[0].message.content == "ok"
+
+
+def test_the_stub_command_loads_step_scripts_from_a_file(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from web.cli import main
+
+    bad = tmp_path / "bad.json"
+    bad.write_text('["not", "a", "mapping"]')
+    assert main(["stub-provider", "--port", "0", "--script", str(bad)]) == 1
+    assert "cannot read the step script" in capsys.readouterr().err

@@ -10,7 +10,7 @@ recorded but failed (HTTP error, rate limit, timeout, malformed answer, a damage
 record in the history, a body that fails preflight: ``--force`` sends it anyway), with
 one line naming why; 1 nothing was attempted (unknown
 conversation, provider or message, no key: the line names the variable); 2 the
-database cannot be used.
+database cannot be used. ``--steps`` replays one turn step by step instead (``web.cli.replay_steps``).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from web.cli import replay_steps
 from web.cli.db import add_db_argument, run_with_store
 
 if TYPE_CHECKING:
@@ -43,16 +44,20 @@ def register(parser: argparse.ArgumentParser) -> None:
         "--force", action="store_true", help="send a body that fails preflight anyway (to reproduce the 400)"
     )
     add_db_argument(parser)
+    replay_steps.register(parser)
 
 
 def run(ns: argparse.Namespace) -> int:
     """Replay and print the reply (stdout) and the run's figures (stderr)."""
+    from core.replay.cost import run_cost
     from core.replay.run import replay, reply_message
     from web.cli.terminal import echo
 
     if ns.timeout <= 0:
         print("traceloupe: --timeout must be positive", file=sys.stderr)
         return 1
+    if ns.steps:
+        return replay_steps.run(ns)
 
     def body(store: Store) -> int:
         run = replay(store, ns.conversation, ns.provider, ns.model, upto=ns.upto, timeout=ns.timeout, force=ns.force)
@@ -62,7 +67,9 @@ def run(ns: argparse.Namespace) -> int:
             return EXIT_FAILED_RUN
         message = reply_message(run)
         tokens = "" if run.usage.total_tokens is None else f", {run.usage.total_tokens} tokens"
-        echo(f"run {run.run_id} ok ({run.provider} {run.model}, {run.latency_ms} ms{tokens})", file=sys.stderr)
+        price = run_cost(run.provider, run.model, run.response_body)[1]
+        cost = f"cost unknown ({price.note})" if price.usd is None else f"cost ${price.usd:.6f}"
+        echo(f"run {run.run_id} ok ({run.provider} {run.model}, {run.latency_ms} ms{tokens}) {cost}", file=sys.stderr)
         if message is not None:
             if message.content:
                 echo(message.content, multiline=True)

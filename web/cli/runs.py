@@ -39,8 +39,14 @@ def run(ns: argparse.Namespace) -> int:
             found.extend(page)
             if cursor is None:
                 break
+        step_runs = store.list_step_runs(ns.conversation, limit=min(500, max(1, ns.limit)))
         if ns.json:
-            sys.stdout.buffer.write(orjson.dumps([dataclasses.asdict(r) for r in found], option=orjson.OPT_INDENT_2))
+            # Replies and step runs in one list, newest first; a step run says so with "kind": "steps".
+            items = [(r.started_at, {**dataclasses.asdict(r), **_cost(r)}) for r in found]
+            items += [(s.started_at, s.to_json()) for s in step_runs]
+            items.sort(key=lambda item: -item[0])
+            listed = [item for _, item in items[: ns.limit]]
+            sys.stdout.buffer.write(orjson.dumps(listed, option=orjson.OPT_INDENT_2))
             sys.stdout.buffer.write(b"\n")
             return 0
         print(
@@ -56,6 +62,22 @@ def run(ns: argparse.Namespace) -> int:
                 f"{cell(r.run_id, 32)} {cell(r.conversation_id, 24)} {cell(r.provider, 16)} {cell(r.model, 20)} "
                 f"{cell(r.status, 16)} {latency:>7} {tokens:>7}  {error}".rstrip()
             )
+        for s in step_runs:
+            tokens = "" if s.input_tokens is None else str((s.input_tokens or 0) + (s.output_tokens or 0))
+            latency = "" if s.latency_ms is None else str(s.latency_ms)
+            why = " ".join(f"steps: {len(s.steps)}/{s.recorded_steps} {s.reason or ''}".split())
+            print(
+                f"{cell(s.run_id, 32)} {cell(s.conversation_id, 24)} {cell(s.provider, 16)} {cell(s.model, 20)} "
+                f"{cell('steps:' + s.status, 16)} {latency:>7} {tokens:>7}  {cell(why, ERROR_CHARS)}".rstrip()
+            )
         return 0
 
     return run_with_store(ns, body)
+
+
+def _cost(run: RunView) -> dict[str, object]:
+    """A reply run's cost from genai-prices' table, read from its stored answer (null with a note when unknown)."""
+    from core.replay.cost import run_cost
+
+    _, price = run_cost(run.provider, run.model, run.response_body)
+    return {"cost_usd": price.usd, "cost_note": price.note}

@@ -1,0 +1,129 @@
+"""Token usage of one step as each provider reports it, and what it cost from genai-prices' offline price table.
+
+Input counts every prompt token, cached ones included (Anthropic reports the uncached part
+alone, so its cache reads and writes are added back); ``cached`` is the part read from the
+cache; ``output`` includes reasoning tokens (Gemini reports thoughts apart from the answer).
+These are the sums genai-prices' own usage extractors make (``genai_prices/data.py``: Google's
+``candidatesTokenCount`` and ``thoughtsTokenCount`` both go to ``output_tokens``).
+
+A model the price table does not know has cost ``None`` with a note saying so: never a guess.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from core.jsonio import dumps
+from core.replay.endpoints import PROVIDER_ENV, SdkFamily
+
+PRICE_PROVIDER: dict[str, str | None] = {
+    "openai": "openai",
+    "openai-responses": "openai",
+    "anthropic": "anthropic",
+    "gemini": "google",
+    "zhipu": "zhipuai",
+    "doubao": None,  # genai-prices has no Volcengine table
+}
+"""Traceloupe's provider name -> genai-prices' provider id."""
+
+CHARS_PER_TOKEN = 4
+"""The body-size estimate: about four characters of JSON per token (OpenAI's rule of thumb for English)."""
+
+ESTIMATE_METHOD = "request body size: UTF-8 bytes of the JSON body / 4"
+"""How ``--max-cost`` estimates a step's input before sending it; said in every capped run."""
+
+
+@dataclass(frozen=True, slots=True)
+class StepUsage:
+    """A step's token counts (None where the provider did not report them)."""
+
+    input: int | None = None
+    output: int | None = None
+    cached: int | None = None
+    reasoning: int | None = None
+    cache_write: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Price:
+    """A cost in US dollars, or None with the reason."""
+
+    usd: float | None
+    note: str | None = None
+
+
+def usage_of(family: SdkFamily, response: Any) -> StepUsage:
+    """The usage object of a provider's answer, read in that provider's terms."""
+    if not isinstance(response, dict):
+        return StepUsage()
+    if family == "gemini":
+        raw = response.get("usageMetadata") or response.get("usage_metadata") or {}
+        answer, thoughts = _int(raw.get("candidatesTokenCount")), _int(raw.get("thoughtsTokenCount"))
+        output = None if answer is None and thoughts is None else (answer or 0) + (thoughts or 0)
+        return StepUsage(_int(raw.get("promptTokenCount")), output, _int(raw.get("cachedContentTokenCount")), thoughts)
+    raw = response.get("usage") or {}
+    if not isinstance(raw, dict):
+        return StepUsage()
+    if family == "anthropic":
+        uncached, read = _int(raw.get("input_tokens")), _int(raw.get("cache_read_input_tokens"))
+        write = _int(raw.get("cache_creation_input_tokens"))
+        total = None if uncached is None else uncached + (read or 0) + (write or 0)
+        return StepUsage(total, _int(raw.get("output_tokens")), read, None, write)
+    if family == "openai-chat":
+        prompt, completion = raw.get("prompt_tokens_details") or {}, raw.get("completion_tokens_details") or {}
+        return StepUsage(
+            _int(raw.get("prompt_tokens")),
+            _int(raw.get("completion_tokens")),
+            _int(prompt.get("cached_tokens")),
+            _int(completion.get("reasoning_tokens")),
+        )
+    inp, out = raw.get("input_tokens_details") or {}, raw.get("output_tokens_details") or {}
+    return StepUsage(
+        _int(raw.get("input_tokens")),
+        _int(raw.get("output_tokens")),
+        _int(inp.get("cached_tokens")),
+        _int(out.get("reasoning_tokens")),
+    )
+
+
+def cost_of(provider: str, model: str, usage: StepUsage) -> Price:
+    """What the usage cost at genai-prices' current rates; None with a note for an unknown model or no usage."""
+    if usage.input is None and usage.output is None:
+        return Price(None, "the provider reported no token usage")
+    return _price(provider, model, usage.input or 0, usage.output or 0, usage.cached, usage.cache_write)
+
+
+def run_cost(provider: str, model: str, response_body: dict[str, Any] | None) -> tuple[StepUsage, Price]:
+    """A recorded reply run's usage and cost, read from its stored response (None with a note when unknown)."""
+    spec = PROVIDER_ENV.get(provider)
+    if spec is None or response_body is None:
+        return StepUsage(), Price(None, "no provider answer to price")
+    usage = usage_of(spec.family, response_body)
+    return usage, cost_of(provider, model, usage)
+
+
+def estimate_input(provider: str, model: str, body: dict[str, Any]) -> tuple[int, Price]:
+    """The estimated input tokens of a body (see ESTIMATE_METHOD) and their cost."""
+    tokens = math.ceil(len(dumps(body)) / CHARS_PER_TOKEN)
+    return tokens, _price(provider, model, tokens, 0, None, None)
+
+
+def _price(provider: str, model: str, inp: int, out: int, cached: int | None, write: int | None) -> Price:
+    from genai_prices import Usage, calc_price  # the price table loads on first use, not on import
+
+    provider_id = PRICE_PROVIDER.get(provider)
+    if provider_id is None:
+        return Price(None, f"no price table for provider {provider!r}")
+    usage = Usage(input_tokens=inp, output_tokens=out, cache_read_tokens=cached, cache_write_tokens=write)
+    try:
+        total: Decimal = calc_price(usage, model_ref=model, provider_id=provider_id).total_price
+    except LookupError:
+        return Price(None, f"genai-prices has no price for model {model!r} of {provider_id}")
+    return Price(float(total))
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

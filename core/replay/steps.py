@@ -1,0 +1,284 @@
+"""Step replay: re-run one turn's agent loop against a provider on the recorded tool outputs.
+
+::
+
+    plan_steps(store, conversation, provider, model, turn=...)   the turn, its recorded steps, step 1's body
+    start_steps(store, plan, idempotency_key)                     record the run (``running``), once per key
+    execute_steps(store, plan, run_id)                            send step by step, compare, record each step
+    replay_steps(...)                                             the three in a row (the CLI)
+
+Step 1's body is today's replay of the turn's first assistant record (``core.replay.run.prepare``
+with ``upto`` that record). After a step that makes the same calls as the recorded one, the next
+body is the same history plus the replayed reply and the *recorded* tool results re-keyed to the
+replayed call ids. No tool is ever executed and nothing is made up: a reply that leaves the
+recorded path ends the run. The run ends as
+
+- ``matched``: every step made the recorded calls, up to the same final answer (or the recording ran out);
+- ``diverged``: a step left the recorded path (``diverged_at`` names the recorded step, ``reason`` how);
+- ``failed``: a provider failure (the step is recorded with the exchange's status; earlier steps stay);
+- ``refused``: a damaged record in the turn or its history (nothing was sent), or a step's body fails
+  preflight (``force`` sends it anyway; the steps before it stay recorded);
+- ``capped``: ``--max-steps`` reached, or the next step's estimated input cost would pass ``--max-cost``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from core.errors import MisuseError
+from core.messages.union import MESSAGE_ADAPTER, Message
+from core.preflight import preflight
+from core.providers import ChatLLM, RequestOptions
+from core.providers.chat_llm import RequestResult
+from core.replay.compare import compare_step
+from core.replay.cost import ESTIMATE_METHOD, cost_of, estimate_input, usage_of
+from core.replay.parse import MalformedReply, parse_reply
+from core.replay.redact import Redactor
+from core.replay.run import DEFAULT_TIMEOUT, Prepared, preflight_refusal, prepare, redacted_reply
+from core.replay.send import send
+from core.replay.turns import Turn, default_turn, rekeyed, turn_of
+from core.store import Store
+from core.store.step_runs import NewStepRun, StepRunStatus, StepRunView, StepView
+
+log = logging.getLogger("traceloupe.replay")
+
+EXTRA_STEPS = 2
+"""``--max-steps`` defaults to the recorded step count plus this."""
+
+
+@dataclass(frozen=True, slots=True)
+class StepPlan:
+    """A step replay ready to run: the turn, step 1's prepared request, the limits, or why it is refused."""
+
+    prepared: Prepared
+    turn: Turn
+    max_steps: int
+    max_cost: float | None
+    refusal: str | None
+    refusal_reason: str | None = None
+    """``damaged_record`` (a record lost its type) or ``preflight`` (the body breaks a provider rule)."""
+    force: bool = False
+    """Send bodies that fail preflight anyway (every step's, not only step 1's)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _End:
+    status: StepRunStatus
+    reason: str | None = None
+    diverged_at: str | None = None
+    error: str | None = None
+
+
+def plan_steps(
+    store: Store,
+    conversation_id: str,
+    provider: str,
+    model: str,
+    *,
+    turn: str | None = None,
+    max_steps: int | None = None,
+    max_cost: float | None = None,
+    environ: Mapping[str, str] | None = None,
+    force: bool = False,
+) -> StepPlan:
+    """Find the turn and build step 1; raises (nothing recorded) for an unknown name, a missing key, bad limits."""
+    if max_steps is not None and max_steps < 1:
+        raise MisuseError("--max-steps must be at least 1")
+    if max_cost is not None and not max_cost >= 0:
+        raise MisuseError("--max-cost must be a non-negative number of US dollars")
+    typed = [m.message for m in store.get_conversation(conversation_id).messages]
+    found = turn_of(typed, turn if turn is not None else default_turn(typed))
+    prepared = prepare(store, conversation_id, provider, model, upto=found.steps[0].message.msg_id, environ=environ)
+    limit = max_steps if max_steps is not None else len(found.steps) + EXTRA_STEPS
+    refusal = found.damage or prepared.refusal
+    # prepare() refuses a damaged history with an empty body, and a body that fails preflight with the body.
+    reason = None if refusal is None else "damaged_record" if found.damage or not prepared.body else "preflight"
+    return StepPlan(prepared, found, limit, max_cost, refusal, reason, force)
+
+
+def start_steps(store: Store, plan: StepPlan, *, idempotency_key: str | None = None) -> tuple[StepRunView, bool]:
+    """Record the step run as started; True when this call created it. A refused plan ends at once."""
+    prepared = plan.prepared
+    run, created = store.claim_step_run(
+        NewStepRun(
+            conversation_id=prepared.conversation_id,
+            turn_msg_id=plan.turn.user.msg_id,
+            provider=prepared.provider,
+            model=prepared.model,
+            recorded_steps=len(plan.turn.steps),
+            max_steps=plan.max_steps,
+            max_cost=plan.max_cost,
+            idempotency_key=idempotency_key,
+        )
+    )
+    if created and plan.refusal is not None:
+        run = store.finish_step_run(run.run_id, status="refused", reason=plan.refusal_reason, error=plan.refusal)
+    return run, created
+
+
+def execute_steps(
+    store: Store,
+    plan: StepPlan,
+    run_id: str,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    on_step: Callable[[StepView], None] | None = None,
+) -> StepRunView:
+    """Run the steps, record each, and record how the run ended. Never raises for a provider's failure."""
+    if plan.refusal is not None:
+        return store.get_step_run(run_id)
+    try:
+        end = _walk(store, plan, run_id, timeout, on_step)
+    except Exception as exc:  # a bug here must still end the run, or it would show as running forever
+        log.exception("step replay %s failed inside Traceloupe", run_id)
+        end = _End("failed", "internal_error", error=f"Traceloupe failed while replaying ({type(exc).__name__})")
+    return store.finish_step_run(
+        run_id, status=end.status, reason=end.reason, diverged_at=end.diverged_at, error=end.error
+    )
+
+
+def replay_steps(
+    store: Store,
+    conversation_id: str,
+    provider: str,
+    model: str,
+    *,
+    turn: str | None = None,
+    max_steps: int | None = None,
+    max_cost: float | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    idempotency_key: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    force: bool = False,
+) -> StepRunView:
+    """Plan, record and run a step replay; the finished run (a repeated key returns the recorded run)."""
+    plan = plan_steps(
+        store, conversation_id, provider, model, turn=turn, max_steps=max_steps, max_cost=max_cost,
+        environ=environ, force=force,
+    )  # fmt: skip
+    run, created = start_steps(store, plan, idempotency_key=idempotency_key)
+    if not created:
+        return run
+    return execute_steps(store, plan, run.run_id, timeout=timeout)
+
+
+def step_request(provider: str, model: str, history: list[Message]) -> RequestResult:
+    """The request for a history already expanded (traces placed), built by ChatLLM as replay builds it."""
+    return ChatLLM(provider, RequestOptions(model=model)).construct_request_params(history)
+
+
+def _walk(
+    store: Store, plan: StepPlan, run_id: str, timeout: float, on_step: Callable[[StepView], None] | None
+) -> _End:
+    prepared, turn = plan.prepared, plan.turn
+    history: list[Message] = list(turn.before)
+    spent = 0.0
+    for k in range(1, plan.max_steps + 1):
+        if k > len(turn.steps):
+            last = turn.steps[-1].message.msg_id
+            return _End("matched", "recording_ended", error=f"the recorded turn ends at {last} without a final answer")
+        recorded = turn.steps[k - 1]
+        if k == 1:
+            body = prepared.body  # preflight already passed (or forced) in prepare()
+        else:
+            request = step_request(prepared.provider, prepared.model, history)
+            verdict = preflight(request)
+            if not (plan.force or verdict.accepted):
+                return _End("refused", "preflight", error=f"step {k} {preflight_refusal(verdict)}")
+            body = request.body
+        estimate: dict[str, Any] | None = None
+        if plan.max_cost is not None:
+            tokens, price = estimate_input(prepared.provider, prepared.model, body)
+            estimate = {"method": ESTIMATE_METHOD, "input_tokens": tokens, "cost_usd": price.usd}
+            if price.usd is None:
+                return _End(
+                    "capped", "price_unknown", error=f"step {k} not sent: --max-cost cannot be kept ({price.note})"
+                )
+            if spent + price.usd > plan.max_cost:
+                return _End(
+                    "capped",
+                    "max_cost",
+                    error=(
+                        f"step {k} not sent: {spent:.6f} USD spent and its input estimated at {price.usd:.6f} USD "
+                        f"({tokens} tokens by {ESTIMATE_METHOD}) would pass --max-cost {plan.max_cost}"
+                    ),
+                )
+        step, message = _send_step(prepared, run_id, k, recorded.message, body, timeout, estimate)
+        store.add_step(run_id, step)
+        if on_step is not None:
+            on_step(step)
+        spent += step.cost_usd or 0.0
+        if message is None:
+            return _End("failed", step.reason, error=step.error)
+        if step.verdict == "same":
+            history += [message, *rekeyed(recorded.outputs, (step.detail or {}).get("call_ids", {}))]
+            continue
+        if step.verdict == "same_final":
+            return _End("matched")
+        return _End("diverged", step.reason, diverged_at=recorded.message.msg_id)
+    return _End("capped", "max_steps", error=f"stopped after --max-steps {plan.max_steps} without a final answer")
+
+
+def _send_step(
+    prepared: Prepared,
+    run_id: str,
+    k: int,
+    recorded: Message,
+    body: dict[str, Any],
+    timeout: float,
+    estimate: dict[str, Any] | None,
+) -> tuple[StepView, Message | None]:
+    """Send one step and compare it; the step as recorded, and the replayed reply (None on a failure)."""
+    endpoint = prepared.endpoint
+    exchange = send(endpoint, prepared.model, body, timeout=timeout)
+    redactor = Redactor(endpoint.key)
+    response = redactor.json(exchange.response) if isinstance(exchange.response, dict) else None
+    if response is None and exchange.response_text is not None:
+        response = {"text": exchange.response_text}
+    usage = usage_of(endpoint.family, response)
+    price = cost_of(prepared.provider, prepared.model, usage)
+    common: dict[str, Any] = {
+        "index": k,
+        "recorded_msg_id": recorded.msg_id,
+        "request_body": body,
+        "response_body": response,
+        "latency_ms": exchange.latency_ms,
+        "input_tokens": usage.input,
+        "output_tokens": usage.output,
+        "cached_tokens": usage.cached,
+        "reasoning_tokens": usage.reasoning,
+        "cost_usd": price.usd,
+        "cost_note": price.note,
+        "estimate": estimate,
+    }
+    if exchange.status != "ok":
+        failed = StepView(verdict="failed", reason=exchange.status, detail=None, status=exchange.status,
+                          error=exchange.error, reply=None, **common)  # fmt: skip
+        return failed, None
+    try:
+        # Read from the answer as received, then redacted value by value (core.replay.run explains why);
+        # the comparison and the next request use the redacted reply, so no figure stored can hold the key.
+        parsed = parse_reply(
+            endpoint.family,
+            exchange.response,
+            msg_id=f"step-{run_id}-{k}",
+            conversation_id=prepared.conversation_id,
+            create_ts=int(time.time() * 1000),
+        )
+        reply = redacted_reply(parsed.message, redactor)
+    except MalformedReply as exc:
+        error = f"the provider's answer could not be read: {exc}"
+        return StepView(verdict="failed", reason="malformed", detail=None, status="malformed", error=error,
+                        reply=None, **common), None  # fmt: skip
+    message = MESSAGE_ADAPTER.validate_python(reply)
+    recorded_text = recorded.content if isinstance(recorded.content, str) else ""
+    replayed_text = message.content if isinstance(message.content, str) else ""
+    comparison = compare_step(message.tool_calls or [], replayed_text, recorded.tool_calls or [], recorded_text)
+    detail = {**comparison.detail, "call_ids": comparison.call_ids} if comparison.call_ids else comparison.detail
+    step = StepView(verdict=comparison.verdict, reason=comparison.reason, detail=detail or None, status="ok",
+                    error=None, reply=reply, **common)  # fmt: skip
+    return step, message

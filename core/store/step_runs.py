@@ -1,0 +1,343 @@
+"""Step runs: a turn replayed step by step, stored when it starts and step by step as it goes.
+
+A run is recorded with status ``running`` before the first request, each step as soon as
+its answer is compared, and the outcome at the end; a step that was sent stays recorded
+whatever happens after it. Totals (tokens, cost) are summed from the steps when read.
+The conversation's list figures (``runs``, ``last_activity``) count replies only: they are
+refigured from the ``runs`` table, and a step run is not one of its rows.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
+
+from sqlalchemy import Connection, insert, select, update
+
+from core.errors import UnknownNameError
+from core.store.errors import InvalidQueryError
+from core.store.query import MAX_PAGE
+from core.store.runs import now_ms
+from core.store.tables import CONVERSATIONS, STEP_RUNS, STEPS
+
+StepRunStatus = Literal["running", "matched", "diverged", "failed", "refused", "capped"]
+STEP_RUN_STATUSES: tuple[StepRunStatus, ...] = get_args(StepRunStatus)
+StepVerdict = Literal["same", "same_final", "diverged", "failed"]
+"""``failed``: the step's request did not give a comparable answer (its ``status`` says why)."""
+
+_S = STEP_RUNS.c
+_T = STEPS.c
+_C = CONVERSATIONS.c
+
+
+@dataclass(frozen=True, slots=True)
+class NewStepRun:
+    """What a step run is started with."""
+
+    conversation_id: str
+    turn_msg_id: str
+    provider: str
+    model: str
+    recorded_steps: int
+    max_steps: int
+    max_cost: float | None = None
+    idempotency_key: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StepView:
+    """One replayed step: its verdict against the recorded step at the same position, what it cost."""
+
+    index: int
+    recorded_msg_id: str | None
+    verdict: StepVerdict
+    reason: str | None
+    detail: dict[str, Any] | None
+    status: str
+    """The exchange's status (``core.replay.send.Status``)."""
+    error: str | None
+    request_body: dict[str, Any]
+    response_body: dict[str, Any] | None
+    reply: dict[str, Any] | None
+    """The answer as an AssistantTextMessage (JSON), None when there was none."""
+    latency_ms: int | None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cost_usd: float | None = None
+    cost_note: str | None = None
+    estimate: dict[str, Any] | None = None
+
+    def tool_calls(self) -> list[dict[str, Any]]:
+        """The reply's tool calls as ``{"name", "arguments"}`` (arguments as JSON values when they parse)."""
+        calls = (self.reply or {}).get("tool_calls") or []
+        return [{"name": c.get("name"), "arguments": _json_value(c.get("arguments") or "")} for c in calls]
+
+    def text(self) -> str | None:
+        """The reply's text, None when there was no reply."""
+        return None if self.reply is None else str(self.reply.get("content") or "")
+
+
+@dataclass(frozen=True, slots=True)
+class StepRunView:
+    """A step run with its steps in order and its totals."""
+
+    run_id: str
+    conversation_id: str
+    turn_msg_id: str
+    provider: str
+    model: str
+    status: StepRunStatus
+    reason: str | None
+    diverged_at: str | None
+    error: str | None
+    recorded_steps: int
+    max_steps: int
+    max_cost: float | None
+    started_at: int
+    finished_at: int | None
+    idempotency_key: str | None
+    steps: tuple[StepView, ...] = field(default_factory=tuple)
+
+    @property
+    def input_tokens(self) -> int | None:
+        """Summed over the steps that reported it (None when none did)."""
+        found = [s.input_tokens for s in self.steps if s.input_tokens is not None]
+        return sum(found) if found else None
+
+    @property
+    def output_tokens(self) -> int | None:
+        """Summed over the steps that reported it (None when none did)."""
+        found = [s.output_tokens for s in self.steps if s.output_tokens is not None]
+        return sum(found) if found else None
+
+    @property
+    def cost_usd(self) -> float | None:
+        """The sum of the steps' costs; None as soon as one sent step has no known cost."""
+        billed = [s for s in self.steps if s.input_tokens is not None or s.output_tokens is not None]
+        if any(s.cost_usd is None for s in billed):
+            return None
+        return round(sum((s.cost_usd or 0.0 for s in billed), 0.0), 10)
+
+    @property
+    def cost_note(self) -> str | None:
+        """Why the cost is unknown, from the first step that says so."""
+        return next((s.cost_note for s in self.steps if s.cost_usd is None and s.cost_note), None)
+
+    @property
+    def latency_ms(self) -> int | None:
+        """The steps' latencies summed."""
+        found = [s.latency_ms for s in self.steps if s.latency_ms is not None]
+        return sum(found) if found else None
+
+    def to_json(self) -> dict[str, Any]:
+        """The run as ``traceloupe replay --steps --json`` and ``traceloupe runs --json`` print it."""
+        return {
+            "run_id": self.run_id,
+            "kind": "steps",
+            "status": self.status,
+            "provider": self.provider,
+            "model": self.model,
+            "conversation_id": self.conversation_id,
+            "turn": self.turn_msg_id,
+            "diverged_at": self.diverged_at,
+            "reason": self.reason,
+            "error": self.error,
+            "recorded_steps": self.recorded_steps,
+            "max_steps": self.max_steps,
+            "max_cost": self.max_cost,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "steps": [
+                {
+                    "index": s.index,
+                    "recorded_msg_id": s.recorded_msg_id,
+                    "verdict": s.verdict,
+                    "reason": s.reason,
+                    "detail": s.detail,
+                    "status": s.status,
+                    "error": s.error,
+                    "tool_calls": s.tool_calls(),
+                    "text": s.text(),
+                    "tokens": {
+                        "input": s.input_tokens,
+                        "output": s.output_tokens,
+                        "cached": s.cached_tokens,
+                        "reasoning": s.reasoning_tokens,
+                    },
+                    "cost_usd": s.cost_usd,
+                    "cost_note": s.cost_note,
+                    "estimate": s.estimate,
+                    "latency_ms": s.latency_ms,
+                }
+                for s in self.steps
+            ],
+            "tokens": {"input": self.input_tokens, "output": self.output_tokens},
+            "cost_usd": self.cost_usd,
+            "cost_note": self.cost_note,
+        }
+
+
+def claim_step_run(conn: Connection, new: NewStepRun) -> tuple[StepRunView, bool]:
+    """Record a step run as ``running``; with a known idempotency key, that run and False instead."""
+    if new.idempotency_key is not None:
+        existing = conn.execute(select(_S.run_id).where(_S.idempotency_key == new.idempotency_key)).scalar()
+        if existing is not None:
+            return get_step_run(conn, existing), False
+    pk = conn.execute(select(_C.id).where(_C.conversation_id == new.conversation_id)).scalar()
+    if pk is None:
+        raise UnknownNameError(f"no conversation {new.conversation_id!r}")
+    started = now_ms()
+    run_id = uuid.uuid4().hex
+    conn.execute(
+        insert(STEP_RUNS).values(
+            run_id=run_id,
+            idempotency_key=new.idempotency_key,
+            conversation_pk=pk,
+            turn_msg_id=new.turn_msg_id,
+            provider=new.provider,
+            model=new.model,
+            status="running",
+            recorded_steps=new.recorded_steps,
+            max_steps=new.max_steps,
+            max_cost=new.max_cost,
+            started_at=started,
+        )
+    )
+    return get_step_run(conn, run_id), True
+
+
+def add_step(conn: Connection, run_id: str, step: StepView) -> None:
+    """Append one step to a running step run."""
+    pk = _pk(conn, run_id)
+    conn.execute(
+        insert(STEPS).values(
+            step_run_pk=pk,
+            position=step.index,
+            recorded_msg_id=step.recorded_msg_id,
+            verdict=step.verdict,
+            reason=step.reason,
+            detail=step.detail,
+            status=step.status,
+            error=step.error,
+            request_body=step.request_body,
+            response_body=step.response_body,
+            reply=step.reply,
+            latency_ms=step.latency_ms,
+            input_tokens=step.input_tokens,
+            output_tokens=step.output_tokens,
+            cached_tokens=step.cached_tokens,
+            reasoning_tokens=step.reasoning_tokens,
+            cost_usd=step.cost_usd,
+            cost_note=step.cost_note,
+            estimate=step.estimate,
+        )
+    )
+
+
+def finish_step_run(
+    conn: Connection,
+    run_id: str,
+    *,
+    status: StepRunStatus,
+    reason: str | None = None,
+    diverged_at: str | None = None,
+    error: str | None = None,
+) -> StepRunView:
+    """Record how a step run ended."""
+    if status not in STEP_RUN_STATUSES or status == "running":
+        raise InvalidQueryError(f"a step run ends as one of: {', '.join(STEP_RUN_STATUSES[1:])}")
+    _pk(conn, run_id)
+    conn.execute(
+        update(STEP_RUNS)
+        .where(_S.run_id == run_id)
+        .values(status=status, reason=reason, diverged_at=diverged_at, error=error, finished_at=now_ms())
+    )
+    return get_step_run(conn, run_id)
+
+
+def get_step_run(conn: Connection, run_id: str) -> StepRunView:
+    """One step run with its steps; UnknownNameError if there is none."""
+    row = conn.execute(_select().where(_S.run_id == run_id)).first()
+    if row is None:
+        raise UnknownNameError(f"no step run {run_id!r}")
+    return _view(conn, row)
+
+
+def list_step_runs(
+    conn: Connection, *, conversation_id: str | None = None, limit: int = 100
+) -> tuple[StepRunView, ...]:
+    """Step runs, newest first, optionally of one conversation."""
+    if not 1 <= limit <= MAX_PAGE:
+        raise InvalidQueryError(f"limit must be between 1 and {MAX_PAGE}")
+    stmt = _select()
+    if conversation_id is not None:
+        stmt = stmt.where(_C.conversation_id == conversation_id)
+    rows = conn.execute(stmt.order_by(_S.started_at.desc(), _S.id.desc()).limit(limit)).all()
+    return tuple(_view(conn, r) for r in rows)
+
+
+def _json_value(text: str) -> Any:
+    """Tool-call arguments as a JSON value; the text itself when it is not JSON."""
+    try:
+        return json.loads(text) if text.strip() else {}
+    except ValueError:
+        return text
+
+
+def _select() -> Any:
+    return select(*STEP_RUNS.c, _C.conversation_id).join(CONVERSATIONS, _C.id == _S.conversation_pk)
+
+
+def _pk(conn: Connection, run_id: str) -> int:
+    pk = conn.execute(select(_S.id).where(_S.run_id == run_id)).scalar()
+    if pk is None:
+        raise UnknownNameError(f"no step run {run_id!r}")
+    return int(pk)
+
+
+def _view(conn: Connection, row: Any) -> StepRunView:
+    steps = conn.execute(select(STEPS).where(_T.step_run_pk == row.id).order_by(_T.position)).all()
+    return StepRunView(
+        run_id=row.run_id,
+        conversation_id=row.conversation_id,
+        turn_msg_id=row.turn_msg_id,
+        provider=row.provider,
+        model=row.model,
+        status=row.status,
+        reason=row.reason,
+        diverged_at=row.diverged_at,
+        error=row.error,
+        recorded_steps=row.recorded_steps,
+        max_steps=row.max_steps,
+        max_cost=row.max_cost,
+        started_at=row.started_at,
+        finished_at=row.finished_at,
+        idempotency_key=row.idempotency_key,
+        steps=tuple(
+            StepView(
+                index=s.position,
+                recorded_msg_id=s.recorded_msg_id,
+                verdict=s.verdict,
+                reason=s.reason,
+                detail=s.detail,
+                status=s.status,
+                error=s.error,
+                request_body=s.request_body,
+                response_body=s.response_body,
+                reply=s.reply,
+                latency_ms=s.latency_ms,
+                input_tokens=s.input_tokens,
+                output_tokens=s.output_tokens,
+                cached_tokens=s.cached_tokens,
+                reasoning_tokens=s.reasoning_tokens,
+                cost_usd=s.cost_usd,
+                cost_note=s.cost_note,
+                estimate=s.estimate,
+            )
+            for s in steps
+        ),
+    )
