@@ -13,7 +13,8 @@ from web.cli.serve import is_loopback
 
 
 @pytest.fixture
-def served(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+def served(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[dict[str, Any]]:
+    monkeypatch.chdir(tmp_path)  # the default database, ./traceloupe.db, is made here and not in the checkout
     calls: list[dict[str, Any]] = []
     monkeypatch.setattr("web.cli.serve.listen", lambda host, port: socket.create_server(("127.0.0.1", 0)))
     monkeypatch.setattr("web.cli.serve.run_server", lambda app, sock, **kw: calls.append({"app": app, **kw}))

@@ -102,7 +102,7 @@ def every_kind(text: str, *, conversation_id: str = "c-every", start: int = 1_70
 
     def msg(i: int, **fields: Any) -> dict[str, Any]:
         return {
-            "msg_id": f"m{i}-{text}",
+            "msg_id": f"m{i}-{text[:400]}",  # ids are capped (core.store.MAX_ID_CHARS); the text goes everywhere else
             "conversation_id": conversation_id,
             "create_ts": start + i * 1000,
             "creator": creator,
