@@ -27,7 +27,8 @@ STORED_TEXT_CHARS = 10_000
 RETRY_AFTER_CHARS = 40
 
 FOLLOW_REDIRECTS = False
-"""Every SDK defaults to following redirects (openai/anthropic ``_base_client``, google-genai ``_api_client``)."""
+"""Every SDK follows redirects by default (openai/anthropic ``_base_client``, google-genai ``_api_client``) and
+re-sends the key to wherever it is sent; a 3xx is recorded as the run's error instead."""
 
 SDK_MODULES: dict[SdkFamily, str] = {
     "openai-chat": "openai",
