@@ -1,8 +1,7 @@
 """Type-loss of one record, as a card shows it: a thin view over ``core.integrity``.
 
 The timeline asks one question through one function, :func:`inspect_record`. It
-started as a stand-in while ``core/integrity.py`` was being written; now it only
-adapts core's report to what a card needs (the error's type for the explanation,
+only adapts core's report to what a card needs (the error's type for the explanation,
 and the card kind the repair implies), so detection and inference live in core alone.
 """
 

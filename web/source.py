@@ -171,7 +171,7 @@ class StoreSource:
     def runs(
         self, conversation_id: str | None = None, *, limit: int = 50, cursor: str | None = None
     ) -> tuple[tuple[RunView, ...], str | None]:
-        """Recorded runs, newest first (read-only: issue 6 creates them)."""
+        """Recorded runs, newest first (read-only: replays create them)."""
         if conversation_id is not None:
             self.summary(conversation_id)  # an unknown conversation is a 404, not an empty list
         return self.store.list_runs(conversation_id, limit=limit, cursor=cursor)

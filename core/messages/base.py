@@ -109,7 +109,7 @@ class BaseMessage(BaseModel):
         # ``__getattr__`` (for private attributes), so CPython cannot specialise an attribute read on a model and
         # each one goes through the generic slot hook, about 40 ns against 10. Validated and model_construct
         # instances alike hold every field there (extras are not in it). This runs once per record of every
-        # request build; reading the dicts took the format phase of the 10,000-record trace from 11.7 to 10.2 ms.
+        # request build.
         fields = self.__dict__
         role: Role = fields["role"]
         if role == "tool":  # the most frequent record of a trace: tested first

@@ -2,7 +2,7 @@
 
 Times are integers in milliseconds since the epoch, the unit of ``create_ts``, so
 every timestamp in the store compares with every other without time zones.
-Bodies are JSON (JSONB on PostgreSQL). ``tests/store/test_migrations.py`` checks
+Bodies are JSON (JSONB on PostgreSQL). ``tests/store/test_store_schema.py`` checks
 that the migrations and these classes agree.
 """
 

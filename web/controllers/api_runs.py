@@ -1,4 +1,4 @@
-"""``/api/runs`` and ``/api/conversations/{id}/runs``: recorded replays, read-only (issue 6 creates them)."""
+"""``/api/runs`` and ``/api/conversations/{id}/runs``: recorded replays, read-only (replays create them)."""
 
 from __future__ import annotations
 
