@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import socket
-import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -18,10 +16,10 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-import uvicorn
 
 from core import MESSAGE_ADAPTER
 from core.providers import dialect_names
+from tests.replay.web_server import serving
 from tests.web.web_corpus import XSS_PAYLOADS, every_kind, long_trace, temp_store
 from web import demo_data
 from web.app import create_app
@@ -54,12 +52,6 @@ INJECTED = """() => [...document.querySelectorAll('#timeline *')].filter(el =>
    ).map(el => el.outerHTML.slice(0, 80))"""
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def base_url() -> Iterator[str]:
     messages = every_kind("Plan the trip: <b>Lisbon</b> in May?", conversation_id="c-every") + long_trace(450)
@@ -68,18 +60,8 @@ def base_url() -> Iterator[str]:
     messages += [MESSAGE_ADAPTER.validate_python(m) for m in demo_data.every_kind() + demo_data.incident()]
     # A small jump limit so the permalink test takes both roads: load-through and open-the-page.
     app = create_app(Settings(max_jump_cards=150), temp_store(messages))
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with serving(app) as base_url:
+        yield base_url
 
 
 @pytest.fixture(scope="module")

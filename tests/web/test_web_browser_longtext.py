@@ -5,15 +5,13 @@ The conversation's id holds ``/`` and ``?``, so the flow also walks the id encod
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 
 import pytest
-import uvicorn
 
 from core import MESSAGE_ADAPTER
-from tests.web.test_web_browser import Watch, _free_port, _shot, _until, browser, page
+from tests.replay.web_server import serving
+from tests.web.test_web_browser import Watch, _shot, _until, browser, page
 from tests.web.web_corpus import temp_store
 from web.app import create_app
 from web.settings import Settings
@@ -56,18 +54,8 @@ def base_url() -> Iterator[str]:
             )
         )
     app = create_app(Settings(), temp_store(messages))  # type: ignore[arg-type]
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with serving(app) as base_url:
+        yield base_url
 
 
 def _height(pg: object, selector: str) -> float:

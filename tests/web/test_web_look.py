@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 
 import pytest
-import uvicorn
 
 from core import MESSAGE_ADAPTER
-from tests.web.test_web_browser import Watch, _free_port, _shot, browser, page  # noqa: F401 - fixtures
+from tests.replay.web_server import serving
+from tests.web.test_web_browser import Watch, _shot, browser, page  # noqa: F401 - fixtures
 from tests.web.web_corpus import every_kind, temp_store
 from web.app import create_app
 from web.jsonview import Mark, lines, pretty, render
@@ -27,18 +25,8 @@ def base_url() -> Iterator[str]:
         {"role": "user", "msg_type": "text", "msg_id": "long-u", "conversation_id": "c-wide", "content": LONG}
     )
     app = create_app(Settings(), temp_store([*every_kind("plain"), long_user]))
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with serving(app) as base_url:
+        yield base_url
 
 
 def test_json_lines_keep_the_text_and_balance_their_marks() -> None:

@@ -4,18 +4,16 @@ divergence, and a kind filter, each opening the one page that holds its target."
 from __future__ import annotations
 
 import json
-import threading
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import uvicorn
 
 from core import MESSAGE_ADAPTER, Message
-from tests.web.test_web_browser import Watch, _free_port, _in_view, _shot, _until, browser, page  # noqa: F401
+from tests.replay.web_server import serving
+from tests.web.test_web_browser import Watch, _in_view, _shot, _until, browser, page  # noqa: F401
 from tests.web.web_corpus import temp_store
 from web.app import create_app
 from web.settings import Settings
@@ -62,18 +60,8 @@ def base_url() -> Iterator[str]:
         run = store.start_run(CONVERSATION, provider="openai", model="gpt-4.1", request_body={}, up_to_msg_id=up_to)
         store.finish_run(run.run_id, status="ok", reply=reply)
     app = create_app(Settings(), store)
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with serving(app) as base_url:
+        yield base_url
 
 
 def _first_card(pg: object) -> str:
