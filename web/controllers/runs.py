@@ -136,11 +136,11 @@ class RunsController(Controller):
         return Template(template, context={"panel": panel}, headers={"Vary": "HX-Request"})
 
     @get("/conversations/{conversation_id:str}/replays", name="replays", sync_to_thread=True)
-    def replays(self, conversation_id: urls.PathId, run_service: RunsDep) -> Template:
+    def replays(self, conversation_id: urls.PathId, run_service: RunsDep, source: SourceDep) -> Template:
         """Every run of a conversation (newest first), the compare form and a Re-run form."""
         conversation_id = urls.from_segment(conversation_id)
         service = _service(run_service)
-        service.store.get_conversation(conversation_id)  # 404 for an unknown conversation
+        source.summary(conversation_id)  # 404 for an unknown conversation; its messages are not read
         listed, _ = service.store.list_runs(conversation_id, limit=MAX_LISTED)
         form = rerun_form(service.choices(), conversation_id)
         shown = [masking.mask_value(run) for run in listed]  # errors can quote trace text
