@@ -21,7 +21,7 @@ from core.errors import UnknownNameError
 from core.jsonio import loads
 from core.messages.union import MESSAGE_ADAPTER, Message
 from core.reader import DEFAULT_LIMITS, ReadLimits, Record, RunLine, read_path
-from core.store import importer, query, run_lines, runs, step_runs
+from core.store import app_secrets, importer, query, run_lines, runs, step_runs
 from core.store.engine import (
     DEFAULT_SETTINGS,
     Backend,
@@ -452,6 +452,13 @@ class Store:
         """Runs newest first (optionally of one conversation) and the cursor of the next page."""
         with read_transaction(self.engine) as conn:
             return runs.list_runs(conn, conversation_id=conversation_id, limit=limit, cursor=cursor)
+
+    # -- shared secrets -----------------------------------------------------
+
+    def shared_secret(self, name: str) -> str:
+        """A secret every process on this database shares (made by the first to ask); never logged or shown."""
+        with _write(self.engine) as conn:
+            return app_secrets.shared_secret(conn, name)
 
     # -- step runs ----------------------------------------------------------
 

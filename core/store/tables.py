@@ -221,6 +221,19 @@ class StepRow(SQLModel, table=True):
     estimate: dict[str, Any] | None = Field(default=None, sa_column=Column(_JSON, nullable=True))
 
 
+class AppSecretRow(SQLModel, table=True):
+    """A secret the dashboard's processes share (the CSRF signing key): made once, by whichever process asks first.
+
+    Never shown: not in a page, a log line or a repr (``core.store.app_secrets``).
+    """
+
+    __tablename__ = "app_secrets"
+
+    name: str = Field(sa_column=Column(String, primary_key=True))
+    value: str = Field(sa_column=Column(Text, nullable=False))
+    created_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+
+
 def _table(model: type[SQLModel]) -> Table:
     table = model.__table__  # type: ignore[attr-defined]  # SQLModel sets it at class creation; untyped
     assert isinstance(table, Table)
@@ -235,4 +248,5 @@ CONVERSATION_KINDS = _table(ConversationKindRow)
 RUNS = _table(RunRow)
 STEP_RUNS = _table(StepRunRow)
 STEPS = _table(StepRow)
+APP_SECRETS = _table(AppSecretRow)
 METADATA = SQLModel.metadata
