@@ -134,6 +134,12 @@ def run(run_id: str) -> str:
 
 
 RUNS_COMPARE = "/runs/compare"
+RUNS_COMPARE_REQUESTS = "/runs/compare/requests"
+
+
+def runs_compare_requests(a: str, b: str) -> str:
+    """The diff of two runs' request bodies (the compare page loads it after the page)."""
+    return f"{RUNS_COMPARE_REQUESTS}{query(a=a, b=b)}"
 
 
 # The JSON API.

@@ -48,7 +48,7 @@ from core.replay.endpoints import PROVIDER_ENV, Endpoint, endpoint_for, unavaila
 from core.replay.parse import MalformedReply, parse_reply
 from core.replay.redact import Redactor
 from core.replay.send import Exchange, send
-from core.store import RunView, Store, TokenUsage
+from core.store import RunSummary, RunView, Store, TokenUsage
 
 log = logging.getLogger("traceloupe.replay")
 
@@ -216,7 +216,7 @@ def replay(
     return execute(store, prepared, run.run_id, timeout=timeout)
 
 
-def reply_message(run: RunView) -> AssistantTextMessage | None:
+def reply_message(run: RunView | RunSummary) -> AssistantTextMessage | None:
     """A finished run's reply as the stored message type (through the one JSON door), or None.
 
     None too for a stored reply that does not read back (a database written by an older

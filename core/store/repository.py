@@ -43,6 +43,7 @@ from core.store.views import (
     ConversationSummary,
     ImportSummary,
     RunStatus,
+    RunSummary,
     RunView,
     StoredMessage,
     TokenUsage,
@@ -452,6 +453,16 @@ class Store:
         """Runs newest first (optionally of one conversation) and the cursor of the next page."""
         with read_transaction(self.engine) as conn:
             return runs.list_runs(conn, conversation_id=conversation_id, limit=limit, cursor=cursor)
+
+    def get_run_summary(self, run_id: str) -> RunSummary:
+        """One run without its request and response bodies; UnknownNameError if there is none."""
+        with read_transaction(self.engine) as conn:
+            return runs.get_run_summary(conn, run_id)
+
+    def list_run_summaries(self, conversation_id: str, *, limit: int = 100) -> tuple[RunSummary, ...]:
+        """A conversation's newest runs without their bodies (an unknown conversation has none)."""
+        with read_transaction(self.engine) as conn:
+            return runs.list_run_summaries(conn, conversation_id, limit=limit)
 
     # -- shared secrets -----------------------------------------------------
 

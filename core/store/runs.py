@@ -17,11 +17,12 @@ from core.errors import UnknownNameError
 from core.store.errors import InvalidQueryError
 from core.store.query import MAX_PAGE, decode_cursor, encode_cursor
 from core.store.tables import CONVERSATIONS, RUNS
-from core.store.views import RUN_STATUSES, RunStatus, RunView, TokenUsage
+from core.store.views import RUN_STATUSES, RunStatus, RunSummary, RunView, TokenUsage
 
 _R = RUNS.c
 _C = CONVERSATIONS.c
 _RUN_COLUMNS = (*RUNS.c, _C.conversation_id)
+_SUMMARY_COLUMNS = (*(c for c in RUNS.c if c.name not in ("request_body", "response_body")), _C.conversation_id)
 
 
 def now_ms() -> int:
@@ -43,19 +44,53 @@ def _view(row: Any) -> RunView:
         started_at=row.started_at,
         finished_at=row.finished_at,
         latency_ms=row.latency_ms,
-        usage=TokenUsage(
-            input_tokens=row.input_tokens,
-            output_tokens=row.output_tokens,
-            total_tokens=row.total_tokens,
-            raw=row.usage,
-        ),
+        usage=_usage(row),
         idempotency_key=row.idempotency_key,
         reply=row.reply,
     )
 
 
-def _select() -> Any:
-    return select(*_RUN_COLUMNS).join(CONVERSATIONS, CONVERSATIONS.c.id == _R.conversation_pk)
+def _usage(row: Any) -> TokenUsage:
+    return TokenUsage(
+        input_tokens=row.input_tokens, output_tokens=row.output_tokens, total_tokens=row.total_tokens, raw=row.usage
+    )
+
+
+def _summary(row: Any) -> RunSummary:
+    return RunSummary(
+        run_id=row.run_id,
+        conversation_id=row.conversation_id,
+        up_to_msg_id=row.up_to_msg_id,
+        provider=row.provider,
+        model=row.model,
+        status=row.status,
+        error=row.error,
+        started_at=row.started_at,
+        finished_at=row.finished_at,
+        latency_ms=row.latency_ms,
+        usage=_usage(row),
+        reply=row.reply,
+    )
+
+
+def _select(columns: tuple[Any, ...] = _RUN_COLUMNS) -> Any:
+    return select(*columns).join(CONVERSATIONS, CONVERSATIONS.c.id == _R.conversation_pk)
+
+
+def get_run_summary(conn: Connection, run_id: str) -> RunSummary:
+    """One run by its id, without its request and response bodies; UnknownNameError if there is none."""
+    row = conn.execute(_select(_SUMMARY_COLUMNS).where(_R.run_id == run_id)).first()
+    if row is None:
+        raise UnknownNameError(f"no run {run_id!r}")
+    return _summary(row)
+
+
+def list_run_summaries(conn: Connection, conversation_id: str, *, limit: int = 100) -> tuple[RunSummary, ...]:
+    """A conversation's newest runs, without their request and response bodies."""
+    if not 1 <= limit <= MAX_PAGE:
+        raise InvalidQueryError(f"limit must be between 1 and {MAX_PAGE}")
+    stmt = _select(_SUMMARY_COLUMNS).where(_C.conversation_id == conversation_id)
+    return tuple(_summary(r) for r in conn.execute(stmt.order_by(_R.started_at.desc(), _R.id.desc()).limit(limit)))
 
 
 def get_run(conn: Connection, run_id: str) -> RunView:

@@ -139,7 +139,7 @@ class ConversationKindRow(SQLModel, table=True):
 
 
 class RunRow(SQLModel, table=True):
-    """One replay of a conversation against a provider, stored whatever happened."""
+    """One replay of a conversation against a provider, stored whatever happened (bodies last: revision 0009)."""
 
     __tablename__ = "runs"
     __table_args__ = (Index("ix_runs_conversation", "conversation_pk", "started_at", "id"),)
@@ -154,8 +154,6 @@ class RunRow(SQLModel, table=True):
     provider: str = Field(sa_column=Column(String, nullable=False))
     model: str = Field(sa_column=Column(String, nullable=False))
     status: str = Field(sa_column=Column(String, nullable=False))
-    request_body: dict[str, Any] = Field(sa_column=Column(_JSON, nullable=False))
-    response_body: dict[str, Any] | None = Field(default=None, sa_column=Column(_JSON, nullable=True))
     error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     started_at: int = Field(sa_column=Column(BigInteger, nullable=False))
     finished_at: int | None = Field(default=None, sa_type=BigInteger)
@@ -165,6 +163,9 @@ class RunRow(SQLModel, table=True):
     total_tokens: int | None = Field(default=None)
     usage: dict[str, Any] | None = Field(default=None, sa_column=Column(_JSON, nullable=True))
     reply: dict[str, Any] | None = Field(default=None, sa_column=Column(_JSON, nullable=True))
+    # Last: SQLite reaches a column by walking the ones before it, and a long trace's bodies are megabytes.
+    request_body: dict[str, Any] = Field(sa_column=Column(_JSON, nullable=False))
+    response_body: dict[str, Any] | None = Field(default=None, sa_column=Column(_JSON, nullable=True))
 
 
 class StepRunRow(SQLModel, table=True):

@@ -134,6 +134,29 @@ class RunView:
 
 
 @dataclass(frozen=True, slots=True)
+class RunSummary:
+    """A run as its list row and its comparison show it: everything but what was sent and what came back.
+
+    A replay of a long trace sends its whole history, megabytes per run; reading those bodies is
+    what ``RunView`` is for.
+    """
+
+    run_id: str
+    conversation_id: str
+    up_to_msg_id: str | None
+    provider: str
+    model: str
+    status: RunStatus
+    error: str | None
+    started_at: int
+    finished_at: int | None
+    latency_ms: int | None
+    usage: TokenUsage
+    reply: dict[str, Any] | None = None
+    """The answer parsed back into the stored format (an AssistantTextMessage as JSON); None unless ``ok``."""
+
+
+@dataclass(frozen=True, slots=True)
 class ImportSummary:
     """What one import did: a file is all-or-nothing, so these are either its full effect or zeros."""
 

@@ -53,9 +53,11 @@ def _reads_messages(statements: list[str]) -> list[str]:
 
 def test_the_replays_page_reads_no_message(client: TestClient[Litestar], store: Store, statements: list[str]) -> None:
     run = store.start_run(CONVERSATION, provider="openai", model="m", request_body={"messages": []})
+    statements.clear()
     page = client.get(f"/conversations/{CONVERSATION}/replays")
     assert page.status_code == 200 and run.run_id in page.text
     assert _reads_messages(statements) == []
+    assert "request_body" not in " ".join(statements)  # a replay of a long trace sends megabytes
 
 
 def test_the_replays_page_of_an_unknown_conversation_is_a_404_without_reading_messages(
@@ -72,6 +74,9 @@ def test_the_compare_page_reads_no_message(client: TestClient[Litestar], store: 
         store.finish_run(run.run_id, status="ok", reply={"role": "assistant", "content": "hi", "msg_type": "text"})
     statements.clear()
     page = client.get("/runs/compare", params={"a": a.run_id, "b": b.run_id})
-    assert page.status_code == 200 and "data-request-diff" in page.text
+    assert page.status_code == 200 and "data-request-diff-pending" in page.text
     assert _reads_messages(statements) == []
+    assert "request_body" not in " ".join(statements)  # the bodies are the deferred part's to read
+    requests = client.get("/runs/compare/requests", params={"a": a.run_id, "b": b.run_id})
+    assert requests.status_code == 200 and "data-request-diff" in requests.text
     assert client.get("/runs/compare", params={"a": a.run_id, "b": "nope"}).status_code == 404

@@ -235,7 +235,12 @@ def test_compare_two_runs(client: httpx.Client, stub: StubServer) -> None:
     assert "data-compare-form" in replays
     html = client.get("/runs/compare", params={"a": a, "b": b}).text
     assert re.search(r"<del[^>]*>two</del> <ins[^>]*>2</ins>", html)
-    assert "data-request-diff" in html  # an OpenAI body and a Gemini body differ
+    requests_url = re.search(r'hx-get="([^"]+)"', html)
+    assert requests_url is not None and "data-request-diff-pending" in html
+    requests_diff = client.get(requests_url.group(1).replace("&amp;", "&"), headers=HX).text
+    assert "data-request-diff" in requests_diff  # an OpenAI body and a Gemini body differ
+    assert requests_diff.lstrip().startswith('<div id="request-diff"')  # the fragment that replaces the placeholder
+    assert "data-request-diff" in client.get(requests_url.group(1).replace("&amp;", "&")).text  # without JavaScript
     api: Any = client.get(f"/api/conversations/{CONVERSATION}/runs").json()
     assert [r["run_id"] for r in api["runs"]] == [b, a]
     assert client.get(f"/api/runs/{a}").json()["reply"]["content"] == "one two three"

@@ -21,7 +21,7 @@ from core.messages.convert import text_of
 from core.messages.union import Message
 from core.providers.diffing import format_change, structural_diff
 from core.replay.run import DEFAULT_TIMEOUT, reply_message
-from core.store import RunView
+from core.store import RunSummary, RunView
 from core.store.runs import now_ms
 from web import masking, urls
 from web.runs.models import model_warning
@@ -169,7 +169,7 @@ def _page_holding(page_url: str, card_anchor: str) -> str:
 class RunPanel:
     """One run's live region (``id="run-<run_id>"``): status, figures, and when done the cards and the diff."""
 
-    run: RunView
+    run: RunView | RunSummary
     conversation_url: str
     original: Card | None
     replay: Card | None
@@ -223,7 +223,10 @@ class RunPanel:
 
 
 def run_panel(
-    run: RunView, original: Message | None, reply: AssistantTextMessage | None, timeline: Timeline | None = None
+    run: RunView | RunSummary,
+    original: Message | None,
+    reply: AssistantTextMessage | None,
+    timeline: Timeline | None = None,
 ) -> RunPanel:
     """The panel of a run; the cards and the diff once it has finished.
 
@@ -263,22 +266,29 @@ class ReplaysPage:
 
     conversation_id: str
     conversation_url: str
-    runs: Sequence[RunView]
+    runs: Sequence[RunSummary]
     form: RerunForm
     compare_url: str = urls.RUNS_COMPARE
 
-    def run_url(self, run: RunView) -> str:
+    def run_url(self, run: RunSummary) -> str:
         return urls.run(run.run_id)
 
 
 @dataclass(frozen=True, slots=True)
 class ComparePage:
-    """``/runs/compare?a=&b=``: two runs' replies side by side, their diff, and how their requests differ."""
+    """``/runs/compare?a=&b=``: two runs' replies side by side and their diff; the request bodies' diff loads apart.
+
+    A replay of a long trace sends its whole history: the two request bodies are read and diffed by
+    ``requests_url`` (``RequestDiff``), so the page itself costs the same for any trace.
+    """
 
     left: RunPanel
     right: RunPanel
     diff: ReplyDiff
-    request_changes: tuple[str, ...]
+
+    @property
+    def requests_url(self) -> str:
+        return urls.runs_compare_requests(self.left.run.run_id, self.right.run.run_id)
 
     @property
     def different_targets(self) -> bool:
@@ -287,11 +297,32 @@ class ComparePage:
 
 
 def compare_page(
-    left: RunView, right: RunView, left_reply: AssistantTextMessage | None, right_reply: AssistantTextMessage | None
+    left: RunSummary,
+    right: RunSummary,
+    left_reply: AssistantTextMessage | None,
+    right_reply: AssistantTextMessage | None,
 ) -> ComparePage:
     """Two runs compared; a failed run compares as an empty reply."""
     a = replace(run_panel(left, None, left_reply), original=None)
     b = replace(run_panel(right, None, right_reply), original=None)
     diff = reply_diff(left_reply, right_reply, f"{left.provider} {left.model}", f"{right.provider} {right.model}")
-    changes = tuple(format_change(c) for c in structural_diff(left.request_body, right.request_body))
-    return ComparePage(a, b, diff, changes)
+    return ComparePage(a, b, diff)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestDiff:
+    """How two runs' request bodies differ (``id="request-diff"``, the compare page's deferred part)."""
+
+    left: RunView
+    right: RunView
+    changes: tuple[str, ...]
+
+    @property
+    def compare_url(self) -> str:
+        return f"{urls.RUNS_COMPARE}{urls.query(a=self.left.run_id, b=self.right.run_id)}"
+
+
+def request_diff(left: RunView, right: RunView) -> RequestDiff:
+    """The structural diff of what the two runs sent."""
+    changes = structural_diff(left.request_body, right.request_body)
+    return RequestDiff(left, right, tuple(format_change(c) for c in changes))
