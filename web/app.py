@@ -90,7 +90,7 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
     source = store if isinstance(store, StoreSource) else StoreSource(store)
     payloads = PayloadBuilder(settings.attachments_root)
     run_service = runs if runs is not None else RunService(source.store)
-    heavy = HeavyWork(Limits(settings.heavy_budget_seconds, settings.heavy_concurrency))
+    heavy = HeavyWork(Limits(settings.heavy_budget_seconds, settings.heavy_concurrency, settings.heavy_queue_seconds))
     assets = Assets(settings.static_dir)
     env = jinja_environment(settings, assets)
     install_template_globals(env, run_service)

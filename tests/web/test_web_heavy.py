@@ -153,8 +153,25 @@ async def test_cpu_dos_build_stops_when_client_disconnects(slow: SlowBuild) -> N
     assert slow.stopped.wait(5), "the build went on after the client left"
 
 
+def test_a_build_past_the_limit_waits_for_a_free_slot(slow: SlowBuild) -> None:
+    app = make_app(heavy_concurrency=1, heavy_budget_seconds=1, heavy_queue_seconds=10)
+    with TestClient(app, base_url=BASE_URL) as client:
+        first: list[int] = []
+        worker = threading.Thread(
+            target=lambda: first.append(client.get("/conversations/c-long/payload/gemini").status_code)
+        )
+        worker.start()
+        assert slow.started.wait(5)
+        # The diff waits for the stopped build's slot instead of being refused, then runs (its payload
+        # builds spin too, so its own budget stops it: a 503 that says so, not "try again").
+        second = client.get("/conversations/c-every/diff?left=openai&right=gemini")
+        assert slow.stopped.is_set() and "Stopped after 1 seconds" in second.text and "try again" not in second.text
+        worker.join(10)
+        assert first == [503]  # stopped by its budget
+
+
 def test_cpu_dos_concurrency_limit_refuses_extra_builds(slow: SlowBuild) -> None:
-    app = make_app(heavy_concurrency=1, heavy_budget_seconds=3)
+    app = make_app(heavy_concurrency=1, heavy_budget_seconds=3, heavy_queue_seconds=0.5)
     with TestClient(app, base_url=BASE_URL) as client:
         first: list[int] = []
         worker = threading.Thread(
