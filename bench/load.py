@@ -103,14 +103,15 @@ async def client_loop(
 
 
 def rss_kib(pid: int) -> int:
-    """Resident memory of ``pid`` and every process under it, in KiB (``/proc/<pid>/status``)."""
+    """Resident memory of ``pid`` and of the worker processes it started, in KiB (``/proc/<pid>/status``)."""
     total = 0
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
             total += int(line.split()[1])
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        for child in (task / "children").read_text().split():
-            if Path(f"/proc/{child}/cmdline").read_bytes().find(b"resource_tracker") < 0:
+    # Workers are started by the main thread; the others come and go and start no process.
+    for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+        with contextlib.suppress(OSError):  # a process that just ended
+            if b"resource_tracker" not in Path(f"/proc/{child}/cmdline").read_bytes():
                 total += rss_kib(int(child))
     return total
 
@@ -142,11 +143,11 @@ def start_server(db: str, workers: int, log: Path) -> tuple[subprocess.Popen[byt
     raise SystemExit(f"the server did not start in 120 s: see {log}")
 
 
-async def drive(base: str, clients: int, seconds: float, mix: dict[str, tuple[int, Pick]]) -> Stats:
+async def drive(base: str, clients: int, seconds: float, mix: dict[str, tuple[int, Pick]], timeout: float) -> Stats:
     """Every client's requests until ``seconds`` have passed (requests in flight then are waited for)."""
     stats = Stats()
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=60) as client:
+    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=timeout) as client:
         started = time.monotonic()
         deadline = started + seconds
         await asyncio.gather(*(client_loop(client, mix, deadline, seed, stats) for seed in range(clients)))
@@ -183,8 +184,9 @@ def report(stats: Stats, rss: tuple[int, int, int]) -> None:
         f"5xx: {server_errors}; other non-200: {other}; transport errors: {errors}"
     )
     start, end, peak = rss
-    print(f"server RSS: {start / 1024:.0f} MiB after warm-up, {end / 1024:.0f} MiB at the end "
-          f"(growth {(end - start) / 1024:+.0f} MiB), peak {peak / 1024:.0f} MiB")  # fmt: skip
+    growth = (end - start) / 1024
+    print(f"server RSS: {start / 1024:.0f} MiB at the start (one request per route made), "
+          f"{end / 1024:.0f} MiB at the end (growth {growth:+.0f} MiB), peak {peak / 1024:.0f} MiB")  # fmt: skip
 
 
 async def sample_rss(pid: int, peak: list[int], stop: asyncio.Event) -> None:
@@ -198,7 +200,7 @@ async def run(base: str, pid: int, ns: argparse.Namespace, mix: dict[str, tuple[
     peak = [0]
     stop = asyncio.Event()
     sampler = asyncio.create_task(sample_rss(pid, peak, stop))
-    stats = await drive(base, ns.clients, ns.seconds, mix)
+    stats = await drive(base, ns.clients, ns.seconds, mix, ns.timeout)
     stop.set()
     await sampler
     return stats, peak[0]
@@ -213,6 +215,7 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=10_000, help="records per long trace (default: %(default)s)")
     parser.add_argument("--db", default=None, help="a SQLite file or a postgresql:// URL (default: a temporary file)")
     parser.add_argument("--workers", type=int, default=1, help="server processes (default: %(default)s)")
+    parser.add_argument("--timeout", type=float, default=120, help="a client gives up after S seconds (an error)")
     parser.add_argument("--skip", default="", metavar="ROUTE,...", help="routes left out of the mix")
     ns = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="traceloupe-load-"))
