@@ -10,7 +10,7 @@ from litestar.di import NamedDependency
 from litestar.params import SkipValidation
 
 from web.heavy import HeavyWork
-from web.payloads import PayloadBuilder
+from web.payloads.builder import PayloadBuilder
 from web.settings import Settings
 from web.source import StoreSource
 

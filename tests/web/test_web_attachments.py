@@ -13,9 +13,9 @@ from litestar.testing import TestClient
 from core import MESSAGE_ADAPTER
 from tests.web.web_corpus import BASE_URL, make_app, temp_store
 from tests.web.web_html import parse
-from web import demo_data
 from web.app import create_app
-from web.attachments import serve
+from web.attachments.files import serve
+from web.devtools import demo_data
 from web.settings import Settings
 
 SECRET = "TOP-SECRET-SENTINEL"

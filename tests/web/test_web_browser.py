@@ -21,8 +21,8 @@ from core import MESSAGE_ADAPTER
 from core.providers import dialect_names
 from tests.replay.web_server import serving
 from tests.web.web_corpus import XSS_PAYLOADS, every_kind, long_trace, temp_store
-from web import demo_data
 from web.app import create_app
+from web.devtools import demo_data
 from web.settings import Settings
 
 pytestmark = pytest.mark.browser

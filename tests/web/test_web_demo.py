@@ -14,9 +14,9 @@ from core import MESSAGE_ADAPTER
 from core.integrity import find_damage
 from core.replay.endpoints import PROVIDER_ENV, endpoint_for
 from tests.web.web_html import live_content, parse
-from web import demo_data
 from web.cli import main
 from web.cli.demo import PLACEHOLDER_KEY
+from web.devtools import demo_data
 from web.timeline import CARD_KINDS, Timeline
 
 

@@ -15,9 +15,10 @@ from core import MESSAGE_ADAPTER
 from core.providers.diff_causes import CAUSES
 from tests.web.web_corpus import BASE_URL, temp_store
 from tests.web.web_html import live_content, parse
-from web import demo_data, masking
+from web import masking
 from web.app import create_app
 from web.cli import main
+from web.devtools import demo_data
 from web.settings import Settings
 
 EK = f"/conversations/{demo_data.EVERY_KIND}"

@@ -19,7 +19,7 @@ from litestar.testing import TestClient
 
 from tests.web.web_corpus import BASE_URL, make_app
 from web.heavy import WorkStopped
-from web.payloads import PayloadBuilder
+from web.payloads.builder import PayloadBuilder
 
 SPIN_SECONDS = 15.0  # long enough that a build nobody stops fails every test below
 
@@ -100,7 +100,7 @@ def test_cpu_dos_api_build_past_budget_answers_json_with_command(
 
 
 def test_cpu_dos_command_quotes_ids_from_the_trace() -> None:
-    from web.controllers.payloads import payload_command
+    from web.payloads.service import payload_command
 
     command = payload_command("x; rm -rf ~ $(id)", "openai", "m'1")
     assert "'x; rm -rf ~ $(id)'" in command
@@ -188,7 +188,7 @@ def test_cpu_dos_light_pages_are_not_limited(slow: SlowBuild) -> None:
 
 def test_cpu_dos_import_past_budget_is_rolled_back_and_offers_cli(monkeypatch: pytest.MonkeyPatch) -> None:
     """An import stopped by its budget stores nothing of the file it was reading."""
-    import web.controllers.imports as imports
+    import web.imports.controllers as imports
 
     real = imports.import_stream
     stopped = threading.Event()

@@ -11,7 +11,7 @@ from tests.replay.web_server import serving
 from tests.web.test_web_browser import Watch, _shot, browser, page  # noqa: F401 - fixtures
 from tests.web.web_corpus import every_kind, temp_store
 from web.app import create_app
-from web.jsonview import Mark, lines, pretty, render
+from web.payloads.jsonview import Mark, lines, pretty, render
 from web.settings import Settings
 
 pytestmark = pytest.mark.browser

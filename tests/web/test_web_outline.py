@@ -27,8 +27,8 @@ from core.store.outline import TAIL_LIMIT, dump_with_outline
 from tests.store.conftest import db_url, pg_session_url  # noqa: F401 - the store's fixtures, both backends
 from tests.strategies import messages
 from tests.web.web_corpus import BASE_URL, import_messages
-from web import demo_data
 from web.app import create_app
+from web.devtools import demo_data
 from web.settings import Settings
 from web.source import Loaded, StoreSource
 from web.timeline import Timeline, msg_anchor

@@ -14,8 +14,8 @@ from core import MESSAGE_ADAPTER
 from core.providers import ChatLLM, RequestOptions, dialect_names
 from tests.web.web_corpus import BASE_URL, temp_store
 from tests.web.web_html import live_content, parse
-from web import demo_data
 from web.app import create_app
+from web.devtools import demo_data
 from web.settings import Settings
 
 PROVIDERS = dialect_names()

@@ -15,8 +15,8 @@ from core.providers import get_dialect
 from core.providers.base import JSON
 from tests.web.web_corpus import BASE_URL, temp_store
 from tests.web.web_html import parse
-from web import demo_data
 from web.app import create_app
+from web.devtools import demo_data
 from web.settings import Settings
 
 EK = f"/conversations/{demo_data.EVERY_KIND}"

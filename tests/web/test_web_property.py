@@ -17,7 +17,7 @@ from core.integrity import infer_class, is_damaged
 from tests.strategies import messages
 from tests.web.web_html import live_content, parse
 from web.app import jinja_environment
-from web.pages import ConversationPage
+from web.conversations.pages import ConversationPage
 from web.settings import Settings
 from web.timeline import CARD_KINDS, Timeline
 

@@ -15,11 +15,11 @@ from core import MESSAGE_ADAPTER, MESSAGE_TAGS, Message
 from tests.web.web_corpus import BASE_URL, every_kind, long_trace, make_app, temp_store
 from tests.web.web_html import Element, parse
 from web.app import create_app
-from web.integrity import inspect_record
 from web.settings import Settings
 from web.source import StoreSource
 from web.timeline import CARD_KINDS, Timeline
 from web.timeline.cards import AssistantBody, HistoryBody, MediaBody, ToolBody
+from web.timeline.damage import inspect_record
 
 
 def _msg(**fields: Any) -> Message:

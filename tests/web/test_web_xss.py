@@ -12,7 +12,7 @@ from litestar.testing import TestClient
 from core.providers import dialect_names
 from tests.web.web_corpus import BASE_URL, XSS_PAYLOADS, every_kind, make_app
 from tests.web.web_html import live_content, parse
-from web.importing import upload_name
+from web.imports.service import upload_name
 from web.timeline import Timeline
 
 

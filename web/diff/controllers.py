@@ -9,45 +9,14 @@ from litestar.params import FromQuery, QueryParameter
 from litestar.response import Template
 
 from web import masking, urls
-from web.controllers.payloads import MsgId, request_choice
 from web.deps import HeavyDep, PayloadsDep, SourceDep
-from web.diffview import compare
-from web.heavy import export_then
-from web.jsonview import render
-from web.pages import DiffPage
-from web.payloads import Built, PayloadBuilder, check_provider
-from web.source import Loaded, StoreSource
+from web.diff.pages import DiffPage
+from web.diff.service import build_both, diff_command
+from web.diff.view import compare
+from web.payloads.jsonview import render
+from web.payloads.service import MsgId, request_choice
 
 Provider = Annotated[str, QueryParameter(max_length=40)]
-
-
-def build_both(
-    source: StoreSource,
-    payloads: PayloadBuilder,
-    conversation_id: str,
-    left: str,
-    right: str,
-    upto: str | None,
-    repair: bool,
-) -> tuple[Loaded, Built, Built]:
-    """The conversation and both providers' requests (404 for an unknown provider, conversation or upto)."""
-    check_provider(left)
-    check_provider(right)
-    loaded = source.load(conversation_id)
-    return (
-        loaded,
-        payloads.build(loaded, left, upto=upto or None, repair=repair),
-        payloads.build(loaded, right, upto=upto or None, repair=repair),
-    )
-
-
-def diff_command(conversation_id: str, left: str, right: str, upto: str | None) -> str:
-    """The CLI command that diffs the same two requests without the dashboard's time budget."""
-    return export_then(
-        conversation_id,
-        *("traceloupe", "diff", "-", "--conversation", conversation_id, "--left", left, "--right", right),
-        *(("--upto", upto) if upto else ()),
-    )
 
 
 class DiffController(Controller):

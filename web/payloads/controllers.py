@@ -3,74 +3,21 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Any
 
 from litestar import Controller, Request, get
-from litestar.params import FromQuery, QueryParameter
+from litestar.params import FromQuery
 from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Template
 
-from core.providers import get_dialect
 from web import masking, urls
-from web.controllers.conversations import conversation_page
+from web.conversations.pages import conversation_page
 from web.deps import HeavyDep, PayloadsDep, SettingsDep, SourceDep
-from web.heavy import export_then
-from web.jsonview import Mark, render
-from web.pages import PayloadPage, PhasesPanel, PhaseView, RequestChoice, WarningView
-from web.payloads import MODEL_CHOICES, Built, PayloadBuilder, assistant_choices, check_provider, providers
-from web.source import Loaded, StoreSource
+from web.payloads.jsonview import Mark, render
+from web.payloads.pages import PayloadPage, PhasesPanel, PhaseView, WarningView
+from web.payloads.service import ModelName, MsgId, load_and_build, payload_command, request_choice
 
-MsgId = Annotated[str | None, QueryParameter(max_length=300)]
-ModelName = Annotated[str | None, QueryParameter(max_length=200)]
 MAX_PHASE_CHARS = 200_000
-
-
-def request_choice(
-    loaded: Loaded, provider: str, upto: str | None, repair: bool, model: str | None = None
-) -> RequestChoice:
-    """The request asked for, with the alternatives the page offers (providers, assistant replies, models)."""
-    listed, total = assistant_choices(loaded)
-    choices = [(msg_id, masking.mask(label)) for msg_id, label in listed]
-    return RequestChoice(
-        conversation_id=loaded.summary.conversation_id,
-        provider=provider,
-        upto=upto or None,
-        repair=repair,
-        providers=providers(),
-        choices=choices,
-        choices_total=total,
-        model=model or None,
-        default_model=get_dialect(provider).default_model,
-        models=MODEL_CHOICES.get(provider, ()),
-    )
-
-
-def load_and_build(
-    source: StoreSource,
-    payloads: PayloadBuilder,
-    conversation_id: str,
-    provider: str,
-    upto: str | None,
-    repair: bool,
-    model: str | None = None,
-) -> tuple[Loaded, Built]:
-    """The conversation and one provider's request for it (404 for an unknown provider, conversation or upto)."""
-    check_provider(provider)
-    loaded = source.load(conversation_id)
-    return loaded, payloads.build(loaded, provider, upto=upto or None, repair=repair, model=model)
-
-
-def payload_command(
-    conversation_id: str, provider: str, upto: str | None, *, phases: bool = False, model: str | None = None
-) -> str:
-    """The CLI command that builds the same request (or its phases) without the dashboard's time budget."""
-    return export_then(
-        conversation_id,
-        *("traceloupe", "payload", "-", "--conversation", conversation_id, "--provider", provider),
-        *(("--upto", upto) if upto else ()),
-        *(("--model", model) if model else ()),
-        "--phases" if phases else None,
-    )
 
 
 def _pretty(name: str, value: Any) -> PhaseView:

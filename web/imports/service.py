@@ -14,7 +14,7 @@ from typing import IO
 from core.errors import InputError
 from core.reader import MiB, ReadLimits, Record, RunLine, read_stream
 from web.cli.importer import describe, error_line
-from web.pages import ImportResult
+from web.imports.pages import ImportResult
 from web.source import StoreSource
 
 MAX_LISTED = 20

@@ -14,9 +14,9 @@ from litestar.response import Template
 from core import InputError, UserMessage
 from core.integrity import walk
 from core.reader import read_bytes
+from web.check.pages import CheckFinding, CheckPage
 from web.deps import SettingsDep
-from web.integrity import inspect_record
-from web.pages import CheckFinding, CheckPage
+from web.timeline.damage import inspect_record
 
 
 class CheckController(Controller):

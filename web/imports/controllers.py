@@ -20,8 +20,8 @@ from litestar.response import Template
 
 from web.deps import HeavyDep, SettingsDep, SourceDep
 from web.heavy import WorkStopped, release_memory, shell_command
-from web.importing import import_stream, limits_for, upload_name
-from web.pages import ImportPage, ImportResult
+from web.imports.pages import ImportPage, ImportResult
+from web.imports.service import import_stream, limits_for, upload_name
 from web.settings import IMPORT_PATH
 
 MAX_FILES = 20

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from core.providers import RequestResult
 from core.providers.request_diff import ClassifiedChange, Group, RequestDiff, diff_requests
-from web.jsonview import Mark
+from web.payloads.jsonview import Mark
 
 
 @dataclass(frozen=True, slots=True)

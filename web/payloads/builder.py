@@ -18,6 +18,9 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
+
+from litestar.exceptions import HTTPException
 
 from core import ContractError, Message
 from core.integrity import repair
@@ -184,3 +187,10 @@ def assistant_choices(loaded: Loaded, limit: int = 1000) -> tuple[list[tuple[str
         label = text[:60] or (f"calls {calls}"[:60] if calls else "(no text)")
         choices.append((msg.msg_id, label))
     return choices, len(positions)
+
+
+def usable_result(built: Built) -> Any:
+    """The built request, or a 422 naming the damaged record that stopped it (the API's answer)."""
+    if built.damaged is not None or built.result is None:
+        raise HTTPException(status_code=422, detail=f"{built.damaged.message if built.damaged else 'no request'}")
+    return built.result

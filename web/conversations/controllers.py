@@ -13,12 +13,11 @@ from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Redirect, Template
 
 from web import masking, urls
+from web.conversations.listing import ListQuery
+from web.conversations.pages import IndexPage, conversation_page
+from web.conversations.snippets import snippets
 from web.deps import SettingsDep, SourceDep
-from web.listing import ListQuery
-from web.pages import ConversationPage, IndexPage
 from web.runs.views import diverged_replies
-from web.settings import Settings
-from web.snippets import snippets
 from web.source import Loaded
 from web.timeline.seek import ROLE_FILTERS, SEEK_LABELS, SEEK_TARGETS, SeekTarget, anchor_at, next_position
 
@@ -26,42 +25,6 @@ Text = Annotated[str, QueryParameter(max_length=200)]
 Cursor = Annotated[str | None, QueryParameter(max_length=300)]
 MAX_RUNS_READ = 500
 """Runs read to find divergences: the newest ones (a conversation replayed more often is cut, not slow)."""
-
-
-def conversation_page(
-    loaded: Loaded,
-    settings: Settings,
-    offset: int = 0,
-    through: str | None = None,
-    *,
-    kind: str = "",
-    at: str | None = None,
-    notice: str = "",
-) -> ConversationPage:
-    """The timeline context for one slice of cards (shared with the payload page's card column).
-
-    ``kind`` filters the timeline to one role's cards, paged over those cards alone.
-    """
-    timeline = loaded.timeline
-    if kind:
-        page = timeline.page_at(timeline.positions_of(kind), offset, settings.page_size)
-    else:
-        page = timeline.page(offset, settings.page_size, through=through, max_through=settings.max_jump_cards)
-    summary = loaded.summary
-    return ConversationPage(
-        conversation_id=summary.conversation_id,
-        title=masking.mask(summary.title) or "(no user text)",
-        timeline=page,
-        page_size=settings.page_size,
-        damaged=summary.damaged,
-        runs=summary.runs,
-        provider=settings.default_provider,
-        kind=kind,
-        at=at,
-        cards=len(timeline),
-        last_anchor=anchor_at(timeline, len(timeline) - 1) if len(timeline) else None,
-        notice=notice,
-    )
 
 
 def _offset_of(loaded: Loaded, anchor: str, kind: str, size: int) -> int:

@@ -1,7 +1,7 @@
 """``/attachments/<path>``: a trace's Path attachment, from under the attachments root only, as a download.
 
 The path is read from the request's own (decoded) path, not from a converted
-parameter, so nothing normalises ``..`` or ``//`` away before ``web.attachments``
+parameter, so nothing normalises ``..`` or ``//`` away before ``web.attachments.files``
 judges it. Anything not plainly inside the root is a 404 that names nothing.
 """
 
@@ -13,7 +13,7 @@ from litestar import Controller, Request, Response, get
 from litestar.exceptions import HTTPException, NotFoundException
 from litestar.params import FromQuery
 
-from web.attachments import ATTACHMENT_CSP, PREFIX, serve
+from web.attachments.files import ATTACHMENT_CSP, PREFIX, serve
 from web.deps import SettingsDep
 
 NOT_FOUND = "No attachment at this path under the attachments root."

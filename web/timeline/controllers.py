@@ -19,8 +19,8 @@ from litestar.response import Template
 from core import MESSAGES_ADAPTER
 from web import masking, urls
 from web.deps import SourceDep
-from web.fields import field_text, find_record
 from web.source import StoreSource
+from web.timeline.fields import field_text, find_record
 
 Pointer = Annotated[str, QueryParameter(max_length=300, description="The field's JSON pointer, as the card gives it.")]
 
