@@ -21,7 +21,7 @@ from litestar.template.config import TemplateConfig
 
 from core.providers import dialect_names
 from core.store import Store
-from web import masking
+from web import masking, urls
 from web.assets import Assets
 from web.attachments import routes as attachments_routes
 from web.check import routes as check_routes
@@ -34,7 +34,6 @@ from web.payloads import routes as payloads_routes
 from web.payloads.builder import PayloadBuilder
 from web.runs import routes as runs_routes
 from web.runs.service import RunService
-from web.runs.views import install_template_globals
 from web.security import SecurityGuard, add_security_headers
 from web.settings import HTMX_VERSION, Settings
 from web.source import StoreSource
@@ -78,6 +77,7 @@ def jinja_environment(settings: Settings, assets: Assets | None = None) -> Envir
         lstrip_blocks=True,
     )
     env.globals["asset"] = assets.url
+    env.globals["paths"] = urls.SitePaths()
     env.globals["htmx_src"] = assets.url(f"vendor/htmx-{HTMX_VERSION}.min.js")
     env.globals["htmx_config"] = HTMX_CONFIG
     env.filters["format_ts"] = format_ts
@@ -87,7 +87,6 @@ def jinja_environment(settings: Settings, assets: Assets | None = None) -> Envir
     env.tests["collapsed"] = collapses
     env.globals["attachments_enabled"] = settings.attachments_root is not None
     env.globals["providers"] = dialect_names()
-    install_template_globals(env, None)  # create_app installs them again with its run service
     return env
 
 
@@ -102,7 +101,6 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
     heavy = HeavyWork(Limits(settings.heavy_budget_seconds, settings.heavy_concurrency))
     assets = Assets(settings.static_dir)
     env = jinja_environment(settings, assets)
-    install_template_globals(env, run_service)
     app = Litestar(
         route_handlers=[
             *PAGE_ROUTES,
@@ -129,7 +127,7 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
         openapi_config=OpenAPIConfig(
             title="Traceloupe",
             version=__version__,
-            path="/schema",
+            path=urls.SCHEMA,
             render_plugins=[JsonRenderPlugin(path=["/", "/openapi.json"])],
         ),
     )

@@ -11,6 +11,7 @@ from litestar.params import SkipValidation
 
 from web.heavy import HeavyWork
 from web.payloads.builder import PayloadBuilder
+from web.runs.service import RunService
 from web.settings import Settings
 from web.source import StoreSource
 
@@ -18,3 +19,4 @@ SourceDep = NamedDependency[SkipValidation[StoreSource]]
 SettingsDep = NamedDependency[SkipValidation[Settings]]
 PayloadsDep = NamedDependency[SkipValidation[PayloadBuilder]]
 HeavyDep = NamedDependency[SkipValidation[HeavyWork]]
+RunsDep = NamedDependency[SkipValidation[RunService]]

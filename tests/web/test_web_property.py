@@ -18,12 +18,13 @@ from tests.strategies import messages
 from tests.web.web_html import live_content, parse
 from web.app import jinja_environment
 from web.conversations.pages import ConversationPage
+from web.runs.views import RerunForms
 from web.settings import Settings
 from web.timeline import CARD_KINDS, Timeline
 
 _ENV = jinja_environment(Settings())
 _ENV.globals["csrf_token"] = lambda: "token"
-_TEMPLATE = _ENV.get_template("conversation.html")
+_TEMPLATE = _ENV.get_template("conversations/conversation.html")
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -33,7 +34,7 @@ def test_any_messages_render_as_inert_cards(raw: list[dict[str, Any]]) -> None:
     parsed = [MESSAGE_ADAPTER.validate_python({**m, "conversation_id": "c"}) for m in raw]
     timeline = Timeline(parsed)
     page = timeline.page(0, 10_000)
-    html = _TEMPLATE.render(page=ConversationPage("c", "t", page, 100, 0))
+    html = _TEMPLATE.render(page=ConversationPage("c", "t", page, 100, 0, RerunForms("c", ())))
     articles = [el for el in parse(html).elements if el.tag == "article"]
     # One timeline card per message and per trace record (traces of records included); histories nest theirs.
     assert len(timeline) == len(page.cards) == sum(1 for m in parsed for _ in _trace_walk(m))

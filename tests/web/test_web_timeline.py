@@ -34,7 +34,7 @@ def _cards(html: str) -> list[Element]:
 
 
 def test_every_card_kind_has_a_partial() -> None:
-    folder = Path(Settings().templates_dir) / "cards"
+    folder = Path(Settings().templates_dir) / "timeline" / "cards"
     partials = {p.name.removeprefix("_").removesuffix(".html") for p in folder.glob("_*.html")}
     assert partials == set(CARD_KINDS)
 

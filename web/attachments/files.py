@@ -22,8 +22,9 @@ from pathlib import Path
 from urllib.parse import quote
 
 from core.providers.media import MediaReader, sniff
+from web import urls
 
-PREFIX = "/attachments/"
+PREFIX = urls.ATTACHMENTS
 INLINE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 MAX_BYTES = 20 * 1024 * 1024
 ATTACHMENT_CSP = "sandbox; default-src 'none'; frame-ancestors 'none'"
@@ -45,7 +46,7 @@ def checked_relative(path: str) -> str | None:
 def attachment_url(path: str) -> str | None:
     """The dashboard URL that serves a trace path (whether the file exists is decided on request)."""
     checked = checked_relative(path)
-    return None if checked is None else PREFIX + quote(checked)
+    return None if checked is None else urls.attachment(checked)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from litestar.response import Template
 from core import InputError, UserMessage
 from core.integrity import walk
 from core.reader import read_bytes
+from web import urls
 from web.check.pages import CheckFinding, CheckPage
 from web.deps import SettingsDep
 from web.timeline.damage import inspect_record
@@ -22,13 +23,13 @@ from web.timeline.damage import inspect_record
 class CheckController(Controller):
     """A state-changing form in the dashboard's rules: CSRF token, same origin, body limit."""
 
-    path = "/check"
+    path = urls.CHECK
     include_in_schema = False
 
     @get("/", name="check")
     async def form(self, settings: SettingsDep) -> Template:
         """The upload form."""
-        return Template("check.html", context={"page": CheckPage(max_bytes=settings.max_body_bytes)})
+        return Template("check/check.html", context={"page": CheckPage(max_bytes=settings.max_body_bytes)})
 
     @post("/", name="check-upload", status_code=200)
     async def upload(
@@ -43,7 +44,7 @@ class CheckController(Controller):
         finally:
             await data.close()
         page = check_bytes(raw, name, settings.max_body_bytes)
-        return Template("check.html", context={"page": page}, status_code=200 if page.error is None else 400)
+        return Template("check/check.html", context={"page": page}, status_code=200 if page.error is None else 400)
 
 
 def check_bytes(raw: bytes, name: str, max_bytes: int) -> CheckPage:

@@ -16,8 +16,8 @@ from web import masking, urls
 from web.conversations.listing import ListQuery
 from web.conversations.pages import IndexPage, conversation_page
 from web.conversations.snippets import snippets
-from web.deps import SettingsDep, SourceDep
-from web.runs.views import diverged_replies
+from web.deps import RunsDep, SettingsDep, SourceDep
+from web.runs.views import RerunForms, diverged_replies
 from web.source import Loaded
 from web.timeline.seek import ROLE_FILTERS, SEEK_LABELS, SEEK_TARGETS, SeekTarget, anchor_at, next_position
 
@@ -64,7 +64,7 @@ class ConversationController(Controller):
             empty_store=not result.items and not query.filtered and not query.after,
             snippets=found,
         )
-        return Template("index.html", context={"page": page})
+        return Template("conversations/index.html", context={"page": page})
 
     @get("/conversations/{conversation_id:str}", name="conversation", sync_to_thread=True)
     def conversation(
@@ -73,6 +73,7 @@ class ConversationController(Controller):
         conversation_id: urls.PathId,
         source: SourceDep,
         settings: SettingsDep,
+        run_service: RunsDep,
         offset: Annotated[int, QueryParameter(ge=0)] = 0,
         through: Cursor = None,
         at: Cursor = None,
@@ -95,8 +96,9 @@ class ConversationController(Controller):
         notice = ""
         if none in SEEK_LABELS:
             notice = f"No {SEEK_LABELS[none]} {'after this card' if at else 'in this conversation'}."
-        context = conversation_page(loaded, settings, offset, through, kind=kind, at=at, notice=notice)
-        template = "_timeline_page.html" if request.htmx else "conversation.html"
+        rerun = RerunForms(conversation_id, run_service.choices())
+        context = conversation_page(loaded, settings, rerun, offset, through, kind=kind, at=at, notice=notice)
+        template = "timeline/_timeline_page.html" if request.htmx else "conversations/conversation.html"
         # The same URL answers with a page or a fragment, so caches must key on HX-Request.
         return Template(template, context={"page": context}, headers={"Vary": "HX-Request"})
 

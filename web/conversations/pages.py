@@ -9,6 +9,7 @@ from core.store import ConversationSummary
 from web import masking, urls
 from web.conversations.listing import KIND_FILTERS, SORT_LABELS, ListQuery
 from web.conversations.snippets import Snippet
+from web.runs.views import RerunForms
 from web.settings import Settings
 from web.source import Loaded
 from web.timeline import Page
@@ -41,6 +42,8 @@ class ConversationPage:
     timeline: Page
     page_size: int
     damaged: int
+    rerun: RerunForms
+    """The Re-run controls of the page (the conversation's and each assistant card's)."""
     runs: int = 0
     provider: str = "openai"
     kind: str = ""
@@ -119,6 +122,7 @@ class ConversationPage:
 def conversation_page(
     loaded: Loaded,
     settings: Settings,
+    rerun: RerunForms,
     offset: int = 0,
     through: str | None = None,
     *,
@@ -142,6 +146,7 @@ def conversation_page(
         timeline=page,
         page_size=settings.page_size,
         damaged=summary.damaged,
+        rerun=rerun,
         runs=summary.runs,
         provider=settings.default_provider,
         kind=kind,

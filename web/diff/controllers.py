@@ -59,4 +59,4 @@ class DiffController(Controller):
 
         command = diff_command(conversation_id, left, right, upto)
         page = await heavy.run(request.receive, build, what=f"the {left} / {right} diff", command=command)
-        return Template("diff.html", context={"page": page})
+        return Template("diff/diff.html", context={"page": page})

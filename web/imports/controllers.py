@@ -69,7 +69,7 @@ class ImportController(Controller):
     @get("/", name="import")
     async def form(self, settings: SettingsDep) -> Template:
         """The upload form, with its limit."""
-        return Template("import.html", context={"page": ImportPage(max_bytes=settings.import_max_bytes)})
+        return Template("imports/import.html", context={"page": ImportPage(max_bytes=settings.import_max_bytes)})
 
     # The body limit (settings.import_max_bytes) is set on the Router that create_app wraps this controller in.
     # Litestar's multipart parser writes each file part to a temporary file as it arrives (in memory only
@@ -115,4 +115,4 @@ class ImportController(Controller):
             budget=settings.import_budget_seconds,
         )
         page = ImportPage(max_bytes=settings.import_max_bytes, results=results)
-        return Template("import.html", context={"page": page}, status_code=200 if not page.failed else 400)
+        return Template("imports/import.html", context={"page": page}, status_code=200 if not page.failed else 400)

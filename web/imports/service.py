@@ -13,7 +13,7 @@ from typing import IO
 
 from core.errors import InputError
 from core.reader import MiB, ReadLimits, Record, RunLine, read_stream
-from web.cli.importer import describe, error_line
+from core.store import ImportSummary
 from web.imports.pages import ImportResult
 from web.source import StoreSource
 
@@ -49,12 +49,12 @@ def import_stream(source: StoreSource, stream: IO[bytes], filename: str | None, 
     try:
         summary = source.import_records(records(), source=name, runs=runs)
     except InputError as exc:
-        return ImportResult(filename=name, ok=False, line=error_line(exc))
+        return ImportResult(filename=name, ok=False, line=ImportSummary.failure_line(exc))
     ids = list(seen)
     return ImportResult(
         filename=name,
         ok=True,
-        line=describe(summary),
+        line=summary.line(),
         imported=summary.imported,
         conversations=ids[:MAX_LISTED],
         more_conversations=max(0, len(ids) - MAX_LISTED),

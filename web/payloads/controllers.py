@@ -12,10 +12,11 @@ from litestar.response import Template
 
 from web import masking, urls
 from web.conversations.pages import conversation_page
-from web.deps import HeavyDep, PayloadsDep, SettingsDep, SourceDep
+from web.deps import HeavyDep, PayloadsDep, RunsDep, SettingsDep, SourceDep
 from web.payloads.jsonview import Mark, render
 from web.payloads.pages import PayloadPage, PhasesPanel, PhaseView, WarningView
 from web.payloads.service import ModelName, MsgId, load_and_build, payload_command, request_choice
+from web.runs.views import RerunForms
 
 MAX_PHASE_CHARS = 200_000
 
@@ -40,6 +41,7 @@ class PayloadController(Controller):
         provider: urls.PathId,
         source: SourceDep,
         settings: SettingsDep,
+        run_service: RunsDep,
         payloads: PayloadsDep,
         heavy: HeavyDep,
         upto: MsgId = None,
@@ -61,14 +63,14 @@ class PayloadController(Controller):
                 built=built,
                 rendered=rendered,
                 warnings=[WarningView.of(w) for w in built.result.warnings] if built.result else [],
-                cards=conversation_page(loaded, settings),
+                cards=conversation_page(loaded, settings, RerunForms(conversation_id, run_service.choices())),
                 damaged_records=loaded.summary.damaged,
                 attachments_root=settings.attachments_root is not None,
             )
 
         command = payload_command(conversation_id, provider, upto, model=model)
         page = await heavy.run(request.receive, build, what=f"the {provider} request", command=command)
-        return Template("payload.html", context={"page": page})
+        return Template("payloads/payload.html", context={"page": page})
 
     @get("/phases", name="payload-phases")
     async def phases(
@@ -104,5 +106,5 @@ class PayloadController(Controller):
 
         command = payload_command(conversation_id, provider, upto, phases=True, model=model)
         panel = await heavy.run(request.receive, build, what=f"the {provider} request's phases", command=command)
-        template = "_payload_phases.html" if request.htmx else "payload_phases.html"
+        template = "payloads/_payload_phases.html" if request.htmx else "payloads/payload_phases.html"
         return Template(template, context={"page": panel}, headers={"Vary": "HX-Request"})

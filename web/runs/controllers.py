@@ -19,10 +19,9 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from litestar import Controller, MediaType, Request, get, post
-from litestar.di import NamedDependency
 from litestar.enums import RequestEncodingType
 from litestar.exceptions import HTTPException, NotFoundException
-from litestar.params import Body, QueryParameter, SkipValidation
+from litestar.params import Body, QueryParameter
 from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Redirect, Template
 
@@ -30,18 +29,15 @@ from core.errors import MisuseError, UnknownNameError
 from core.replay.run import reply_message
 from core.store import RunView, Store
 from web import masking, urls
-from web.deps import HeavyDep, SourceDep
+from web.deps import HeavyDep, RunsDep, SourceDep
 from web.heavy import shell_command
-from web.runs.service import KeyConflict, ReplayBusy, RunService
+from web.runs.service import KeyConflict, ReplayBusy
 from web.runs.views import ComparePage, ReplaysPage, RunPanel, compare_page, rerun_form, run_panel
 from web.source import StoreSource
 from web.timeline import msg_anchor
 
 MAX_LISTED = 200
 NEXT_KEY_HEADER = "X-Next-Idempotency-Key"
-
-RunsDep = NamedDependency[SkipValidation[RunService | None]]
-"""The app's RunService, or None when the dashboard has no store (then every run route answers 503)."""
 
 
 @dataclass
@@ -54,12 +50,6 @@ class RerunData:
     upto: str = ""
     model_as_typed: str = ""
     """"1" when the reader typed the model on purpose (the form's "as typed" box)."""
-
-
-def _service(runs: RunService | None) -> RunService:
-    if runs is None:
-        raise HTTPException(status_code=503, detail="Replay needs the store: start the dashboard with a database.")
-    return runs
 
 
 def _panel(source: StoreSource, run: RunView) -> RunPanel:
@@ -101,9 +91,8 @@ class RunsController(Controller):
     ) -> Template | Redirect:
         """Record a run and send it off the request thread; answer at once with its live status."""
         conversation_id = urls.from_segment(conversation_id)
-        service = _service(run_service)
         try:
-            run = service.submit(
+            run = run_service.submit(
                 conversation_id,
                 data.provider,
                 data.model,
@@ -129,8 +118,7 @@ class RunsController(Controller):
     def run(self, request: HTMXRequest, run_id: urls.PathId, run_service: RunsDep, source: SourceDep) -> Template:
         """A run's page; its live region alone for htmx (the status poll)."""
         run_id = urls.from_segment(run_id)
-        service = _service(run_service)
-        run = _get_run(service.store, run_id)
+        run = _get_run(run_service.store, run_id)
         panel = _panel(source, run)
         template = "runs/_run.html" if request.htmx else "runs/run.html"
         return Template(template, context={"panel": panel}, headers={"Vary": "HX-Request"})
@@ -139,10 +127,9 @@ class RunsController(Controller):
     def replays(self, conversation_id: urls.PathId, run_service: RunsDep) -> Template:
         """Every run of a conversation (newest first), the compare form and a Re-run form."""
         conversation_id = urls.from_segment(conversation_id)
-        service = _service(run_service)
-        service.store.get_conversation(conversation_id)  # 404 for an unknown conversation
-        listed, _ = service.store.list_runs(conversation_id, limit=MAX_LISTED)
-        form = rerun_form(service.choices(), conversation_id)
+        run_service.store.get_conversation(conversation_id)  # 404 for an unknown conversation
+        listed, _ = run_service.store.list_runs(conversation_id, limit=MAX_LISTED)
+        form = rerun_form(run_service.choices(), conversation_id)
         shown = [masking.mask_value(run) for run in listed]  # errors can quote trace text
         page = ReplaysPage(conversation_id, urls.conversation(conversation_id), shown, form)
         return Template("runs/replays.html", context={"page": page})
@@ -157,10 +144,9 @@ class RunsController(Controller):
         b: Annotated[str, QueryParameter(max_length=64)],
     ) -> Template:
         """Two runs' replies side by side, the diff of the replies and of the request bodies."""
-        service = _service(run_service)
 
         def build(_: object) -> ComparePage:
-            left, right = _get_run(service.store, a), _get_run(service.store, b)
+            left, right = _get_run(run_service.store, a), _get_run(run_service.store, b)
             return compare_page(left, right, reply_message(left), reply_message(right))
 
         # The command line has no compare; it prints both runs in full, requests and replies included.
@@ -183,4 +169,4 @@ class RunsApiController(Controller):
     def one(self, run_id: urls.PathId, run_service: RunsDep) -> RunView:
         """One run: request and response bodies, status, error, timings, usage, the parsed reply."""
         run_id = urls.from_segment(run_id)
-        return _get_run(_service(run_service).store, run_id)
+        return _get_run(run_service.store, run_id)
