@@ -11,7 +11,7 @@ import pytest
 
 from core import MESSAGE_ADAPTER
 from tests.replay.web_server import serving
-from tests.web.test_web_browser import Watch, _shot, _until, browser, page
+from tests.web.test_browser import Watch, _shot, _until, browser, page
 from tests.web.web_corpus import temp_store
 from web.app import create_app
 from web.settings import Settings

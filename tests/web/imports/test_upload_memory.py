@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 FILE_MIB = 8
 MAX_RETAINED_PER_FILE_BYTE = 3  # parsed records take several times the file; trimmed, most of it goes back
 

@@ -13,7 +13,7 @@ import pytest
 
 from core import MESSAGE_ADAPTER, Message
 from tests.replay.web_server import serving
-from tests.web.test_web_browser import Watch, _in_view, _shot, _until, browser, page  # noqa: F401
+from tests.web.test_browser import Watch, _in_view, _shot, _until, browser, page  # noqa: F401
 from tests.web.web_corpus import temp_store
 from web.app import create_app
 from web.settings import Settings

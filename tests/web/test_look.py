@@ -8,7 +8,7 @@ import pytest
 
 from core import MESSAGE_ADAPTER
 from tests.replay.web_server import serving
-from tests.web.test_web_browser import Watch, _shot, browser, page  # noqa: F401 - fixtures
+from tests.web.test_browser import Watch, _shot, browser, page  # noqa: F401 - fixtures
 from tests.web.web_corpus import every_kind, temp_store
 from web.app import create_app
 from web.payloads.jsonview import Mark, lines, pretty, render

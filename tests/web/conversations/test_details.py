@@ -9,7 +9,7 @@ from itertools import pairwise
 import pytest
 from litestar.testing import TestClient
 
-from tests.web.test_web_import import GOOD, _post, upstream_upload_leak
+from tests.web.imports.test_import import GOOD, _post, upstream_upload_leak
 from tests.web.web_corpus import BASE_URL, every_kind, make_app, temp_store
 from tests.web.web_html import parse
 from web.app import create_app
