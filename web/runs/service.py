@@ -58,7 +58,8 @@ class RunService:
     accepted but not finished (queued included, in every process sharing the database): past
     it a new run is refused before anything is recorded. ``environ`` is read at every send, so a
     key set or removed while the server runs takes effect on the next run. ``queue``: one made
-    elsewhere (started by its owner); by default the store's queue, started here.
+    elsewhere (started and stopped by its owner); by default the store's queue, which :meth:`start`
+    starts (the app does at start-up) and :meth:`shutdown` stops.
     ``rate_limit_wait``: seconds a run may wait out 429s; 0 by default, so a Re-run shows the provider's
     429 at once (the reviewer is watching and decides), where queued batches wait it out.
     """
@@ -87,8 +88,12 @@ class RunService:
                 concurrency=workers, provider_limits=env_limits(), send_timeout=timeout, environ=environ
             )
             queue = queue_for(store, settings)
-            queue.start()
         self.queue = queue
+
+    def start(self) -> None:
+        """Start this process's job workers (they also take up the jobs a stopped server left)."""
+        if self._owns_queue:
+            self.queue.start()
 
     def choices(self) -> list[ProviderChoice]:
         """Every replayable dialect, with whether its key is set and a default model."""
