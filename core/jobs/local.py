@@ -113,10 +113,12 @@ class LocalQueue:
                 thread.join()
         self._threads = []
 
-    def pending(self, provider: str | None = None) -> int:
+    def pending(self, provider: str | None = None, *, task: str | None = None) -> int:
         stmt = select(func.count()).select_from(JOBS).where(_J.status.in_(OPEN_STATUSES))
         if provider is not None:
             stmt = stmt.where(_J.provider == provider)
+        if task is not None:
+            stmt = stmt.where(_J.task == task)
         with read_transaction(self.store.engine) as conn:
             return int(conn.execute(stmt).scalar_one())
 

@@ -105,12 +105,15 @@ class ProcrastinateQueue:
         self._sync_app.close()
         self._limits_engine.dispose()
 
-    def pending(self, provider: str | None = None) -> int:
+    def pending(self, provider: str | None = None, *, task: str | None = None) -> int:
         sql = "SELECT count(*) FROM procrastinate_jobs WHERE status::text IN ('todo', 'doing', 'aborting')"
         params: dict[str, Any] = {}
         if provider is not None:
             sql += " AND queue_name = :provider"
             params["provider"] = provider
+        if task is not None:
+            sql += " AND task_name = :task"
+            params["task"] = task
         with self.store.engine.connect() as conn:
             return int(conn.execute(text(sql), params).scalar_one())
 
