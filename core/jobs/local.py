@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Collection, Mapping
 from typing import Any, Literal
 
-from sqlalchemy import Select, and_, func, insert, or_, select, update
+from sqlalchemy import Select, and_, delete, func, insert, or_, select, update
 
 from core.errors import MisuseError
 from core.jobs.limits import LocalLimiter, limited_sender
@@ -33,6 +33,8 @@ log = logging.getLogger("traceloupe.jobs")
 _J = JOBS.c
 RETRY_BACKOFF_MS = 1_000
 """A job that raised waits this long times its attempts before it runs again."""
+KEEP_FINISHED_MS = 7 * 24 * 3600 * 1000
+"""Succeeded and cancelled jobs are deleted this long after they ended (failed ones stay, to be read)."""
 
 
 def _now_ms() -> int:
@@ -95,6 +97,7 @@ class LocalQueue:
         if self._threads:
             return
         self.expire_dead_leases()
+        self._prune()
         self._stopping.clear()
         self._threads = [
             threading.Thread(target=self._work, name=f"job-worker-{i}", daemon=True)
@@ -141,6 +144,14 @@ class LocalQueue:
         return done.rowcount == 1
 
     # -- the workers -------------------------------------------------------
+
+    def _prune(self) -> None:
+        with write_transaction(self.store.engine) as conn:
+            conn.execute(
+                delete(JOBS).where(
+                    _J.status.in_(("succeeded", "cancelled")), _J.finished_at < _now_ms() - KEEP_FINISHED_MS
+                )
+            )
 
     def expire_dead_leases(self) -> int:
         """Expire at once the leases of running jobs whose process on this host is gone (a killed ``serve``

@@ -268,3 +268,17 @@ def test_a_killed_process_s_jobs_all_finish_after_a_restart(
         assert [(j.status, j.attempts) for j in queue.jobs()] == [("succeeded", 2)] * 2 + [("succeeded", 1)] * 2
         runs, _ = store.list_runs()
         assert len(runs) == 4 and {r.status for r in runs} == {"ok"}
+
+
+def test_jobs_that_ended_long_ago_are_pruned_at_start_except_failed_ones(
+    store: Store, stub_env: dict[str, str]
+) -> None:
+    queue = LocalQueue(store, _settings(stub_env))
+    ids = [queue.enqueue("run", {"run_id": str(i)}, provider="openai") for i in range(3)]
+    long_ago = int(time.time() * 1000) - local_module.KEEP_FINISHED_MS - 1
+    with write_transaction(store.engine) as conn:
+        for job_id, status in zip(ids, ("succeeded", "cancelled", "failed"), strict=True):
+            conn.execute(update(JOBS).where(JOBS.c.id == int(job_id)).values(status=status, finished_at=long_ago))
+    queue.start()
+    queue.stop()
+    assert [j.status for j in queue.jobs()] == ["failed"]
