@@ -112,6 +112,22 @@ class TokenUsage:
 
 
 @dataclass(frozen=True, slots=True)
+class NewRun:
+    """A run to record as started: the conversation, where it goes, what is sent, and how it is keyed."""
+
+    conversation_id: str
+    provider: str
+    model: str
+    request_body: dict[str, Any]
+    up_to_msg_id: str | None = None
+    """The last message of the history sent; None for the whole conversation."""
+    idempotency_key: str | None = None
+    """A retried start with the same key returns the run already recorded."""
+    started_at: int | None = None
+    """Milliseconds since the epoch; None for now."""
+
+
+@dataclass(frozen=True, slots=True)
 class RunView:
     """One replay: what was sent, what came back, and how it went."""
 
