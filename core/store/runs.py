@@ -7,13 +7,13 @@ retried start return the run already recorded instead of starting another.
 
 from __future__ import annotations
 
-import time
 import uuid
 from typing import Any
 
 from sqlalchemy import Connection, func, insert, select, tuple_, update
 
 from core.errors import UnknownNameError
+from core.messages.base import now_ms
 from core.store.errors import InvalidQueryError
 from core.store.query import MAX_PAGE, decode_cursor, encode_cursor
 from core.store.tables import CONVERSATIONS, RUNS
@@ -22,11 +22,6 @@ from core.store.views import RUN_STATUSES, NewRun, RunStatus, RunView, TokenUsag
 _R = RUNS.c
 _C = CONVERSATIONS.c
 _RUN_COLUMNS = (*RUNS.c, _C.conversation_id)
-
-
-def now_ms() -> int:
-    """Milliseconds since the epoch, the store's unit of time."""
-    return time.time_ns() // 1_000_000
 
 
 def _view(row: Any) -> RunView:
