@@ -45,7 +45,7 @@ ROLES: tuple[Role, ...] = ("system", "user", "assistant", "function", "tool", "c
 
 
 def now_ms() -> int:
-    """Milliseconds since the epoch: the unit of ``create_ts``."""
+    """Milliseconds since the epoch: the unit of ``create_ts`` and of every time the store records."""
     return time.time_ns() // 1_000_000
 
 

@@ -48,7 +48,7 @@ from core.replay.endpoints import PROVIDER_ENV, Endpoint, endpoint_for, unavaila
 from core.replay.parse import MalformedReply, parse_reply
 from core.replay.redact import Redactor
 from core.replay.send import Exchange, Sender, send
-from core.store import RunView, Store, TokenUsage
+from core.store import NewRun, RunView, Store, TokenUsage
 
 log = logging.getLogger("traceloupe.replay")
 
@@ -160,12 +160,14 @@ def start(store: Store, prepared: Prepared, *, idempotency_key: str | None = Non
     A refused preparation is recorded and finished at once with status ``refused``.
     """
     run, created = store.claim_run(
-        prepared.conversation_id,
-        provider=prepared.provider,
-        model=prepared.model,
-        request_body=prepared.body,
-        up_to_msg_id=prepared.upto,
-        idempotency_key=idempotency_key,
+        NewRun(
+            prepared.conversation_id,
+            provider=prepared.provider,
+            model=prepared.model,
+            request_body=prepared.body,
+            up_to_msg_id=prepared.upto,
+            idempotency_key=idempotency_key,
+        )
     )
     if created and prepared.refusal is not None:
         run = store.finish_run(run.run_id, status="refused", error=prepared.refusal)

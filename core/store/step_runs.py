@@ -17,9 +17,9 @@ from typing import Any, Literal, get_args
 from sqlalchemy import Connection, delete, insert, select, update
 
 from core.errors import UnknownNameError
+from core.messages.base import now_ms
 from core.store.errors import InvalidQueryError
 from core.store.query import MAX_PAGE
-from core.store.runs import now_ms
 from core.store.tables import CONVERSATIONS, STEP_RUNS, STEPS
 
 StepRunStatus = Literal["running", "matched", "diverged", "failed", "refused", "capped"]

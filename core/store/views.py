@@ -112,6 +112,24 @@ class TokenUsage:
 
 
 @dataclass(frozen=True, slots=True)
+class NewRun:
+    """A run to record as started: the conversation, where it goes, what is sent, and how it is keyed.
+
+    ``up_to_msg_id`` is the last message of the history sent (None: the whole conversation); a retried
+    start with the same ``idempotency_key`` returns the run already recorded; ``started_at`` is in
+    milliseconds since the epoch (None: now).
+    """
+
+    conversation_id: str
+    provider: str
+    model: str
+    request_body: dict[str, Any]
+    up_to_msg_id: str | None = None
+    idempotency_key: str | None = None
+    started_at: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class RunView:
     """One replay: what was sent, what came back, and how it went."""
 

@@ -15,7 +15,7 @@ from core import AssistantTextMessage, UnknownNameError
 from core.providers import ChatLLM, RequestOptions
 from core.replay.endpoints import PROVIDER_ENV
 from core.replay.run import ProviderUnavailable, prepare, replay, reply_message
-from core.store import Store
+from core.store import NewRun, Store
 from tests.replay.conftest import CANARY_KEY
 from tests.replay.replay_data import CONVERSATION, DAMAGED, FINAL_REPLY, FIRST_REPLY, conversation, seed_store
 from web.cli import main
@@ -300,7 +300,7 @@ def test_a_key_that_is_a_word_of_the_answer_leaves_the_reply_readable(
 
 
 def test_a_run_stored_with_an_unreadable_reply_has_no_reply_instead_of_failing(store: Store) -> None:
-    run, _ = store.claim_run(CONVERSATION, provider="openai", model="m", request_body={}, up_to_msg_id=None)
+    run, _ = store.claim_run(NewRun(CONVERSATION, provider="openai", model="m", request_body={}, up_to_msg_id=None))
     broken = {"role": "assistant", "msg_type": "te[redacted]t", "content": "hi", "msg_id": "r", "conversation_id": "c"}
     finished = store.finish_run(run.run_id, status="ok", reply=broken)
     assert reply_message(finished) is None

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 import pytest
 
-from core.store import Store
+from core.store import NewRun, Store
 from tests.store.store_factory import count_nested, dataset
 from web.cli import main
 
@@ -52,7 +52,7 @@ def test_runs_command(db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture
     _write(tmp_path / "a.jsonl", 32, 2)
     with Store.open(db_url) as store:
         store.import_path(tmp_path / "a.jsonl")
-        run = store.start_run("s32-c0", provider="openai", model="gpt-x", request_body={"model": "gpt-x"})
+        run = store.start_run(NewRun("s32-c0", provider="openai", model="gpt-x", request_body={"model": "gpt-x"}))
         store.finish_run(run.run_id, status="error", error="401 bad key")
     assert main(["runs", "--json", "--db", db_url, "--conversation", "s32-c0"]) == 0
     (row,) = json.loads(capsys.readouterr().out)

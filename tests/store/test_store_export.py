@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from core.reader import read_bytes
-from core.store import Store
+from core.store import NewRun, Store
 from tests.store.store_factory import dataset
 from web.cli import main
 
@@ -124,7 +124,9 @@ def test_export_carries_the_runs_and_reimports_to_the_same_state(
     messages = dataset(seed=13, conversations=3, turns=2, records=3)
     with Store.open(db_url) as store:
         store.import_records(read_bytes(b"".join(orjson.dumps(m) + b"\n" for m in messages), source="x"), source="x")
-        ok = store.start_run("s13-c0", provider="openai", model="gpt", request_body={"m": [1]}, started_at=2 * 10**12)
+        ok = store.start_run(
+            NewRun("s13-c0", provider="openai", model="gpt", request_body={"m": [1]}, started_at=2 * 10**12)
+        )
         store.finish_run(
             ok.run_id,
             status="ok",
@@ -133,7 +135,7 @@ def test_export_carries_the_runs_and_reimports_to_the_same_state(
             reply={"role": "assistant", "msg_type": "text", "content": "hi"},
             finished_at=2 * 10**12 + 50,
         )
-        store.start_run("s13-c2", provider="anthropic", model="claude", request_body={}, idempotency_key="k1")
+        store.start_run(NewRun("s13-c2", provider="anthropic", model="claude", request_body={}, idempotency_key="k1"))
         before = _state(store), _runs_state(store)
     out = tmp_path / "all.jsonl"
     assert main(["export", "--db", db_url, "-o", str(out)]) == 0

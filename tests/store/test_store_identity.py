@@ -17,7 +17,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
 from core.reader import read_bytes
-from core.store import ConversationQuery, Store, head_revision, make_engine, resolve_url
+from core.store import ConversationQuery, NewRun, Store, head_revision, make_engine, resolve_url
 from core.store.engine import write_transaction
 from core.store.schema import _config
 from core.store.tables import METADATA
@@ -123,7 +123,7 @@ def test_replace_takes_the_new_version_and_says_how_many(
     ]
     assert _import(db_url, capsys, str(_write(tmp_path / "old.jsonl", old)))[0] == 0
     with Store.open(db_url) as store:
-        store.start_run("c", provider="openai", model="m", request_body={}, up_to_msg_id="m1", started_at=25)
+        store.start_run(NewRun("c", provider="openai", model="m", request_body={}, up_to_msg_id="m1", started_at=25))
     new = [_msg("c", "m1", "new title", 15), _msg("c", "m3", "plain now", 30), _msg("c", "m4", "added", 40)]
     path = _write(tmp_path / "new.jsonl", new)
     code, _, err = _import(db_url, capsys, str(path))
@@ -165,7 +165,7 @@ def test_db_upgrade_from_0003_keys_messages_by_conversation(
     old = Store(engine)
     messages = dataset(seed=31, conversations=3, turns=2, records=4)
     old.import_records(read_bytes(b"".join(orjson.dumps(m) + b"\n" for m in messages), source="a"), source="a")
-    old.start_run("s31-c0", provider="openai", model="m", request_body={"k": 1})
+    old.start_run(NewRun("s31-c0", provider="openai", model="m", request_body={"k": 1}))
     before = (old.counts(), list(old.iter_conversations()), old.get_conversation_outline("s31-c1"))
     engine.dispose()
 

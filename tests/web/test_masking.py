@@ -11,6 +11,7 @@ from litestar import Litestar
 from litestar.testing import TestClient
 
 from core import MESSAGE_ADAPTER, Message
+from core.store import NewRun
 from tests.web.web_corpus import BASE_URL, import_messages, temp_store
 from web import masking, urls
 from web.app import create_app
@@ -123,7 +124,7 @@ def keys_client() -> Iterator[TestClient[Litestar]]:
     store = temp_store()
     import_messages(store, _conversation())
     body = {"messages": [{"role": "user", "content": f"my key is {OPENAI}"}]}
-    run = store.start_run("c-keys", provider="openai", model="gpt-4.1", request_body=body, up_to_msg_id="a2")
+    run = store.start_run(NewRun("c-keys", provider="openai", model="gpt-4.1", request_body=body, up_to_msg_id="a2"))
     store.finish_run(run.run_id, status="http_error", response_body={"echo": ANTHROPIC}, error=f"bad key {OPENAI}")
     with TestClient(create_app(Settings(), store), base_url=BASE_URL) as client:
         client.store = store  # type: ignore[attr-defined]

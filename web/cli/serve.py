@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from web.cli.db import add_db_argument
+from web.settings import LOOPBACK_HOSTS
 
 if TYPE_CHECKING:
     from litestar import Litestar
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
     from core.store import Store
     from web.settings import Settings
 
-LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 DEFAULT_IMPORT_MIB = 256
 DEFAULT_BUILD_SECONDS = 20.0
 DEFAULT_BUILD_CONCURRENCY = 4
@@ -77,7 +77,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def is_loopback(host: str) -> bool:
     """True for names and addresses that only this machine can reach."""
-    if host.lower() in LOOPBACK_NAMES:
+    if host.lower() in LOOPBACK_HOSTS:
         return True
     try:
         return ipaddress.ip_address(host.strip("[]")).is_loopback

@@ -356,7 +356,7 @@ class Demo:
 def build(folder: Path, *, db: Path | None = None, attachments: Path | None = None, long_records: int = 2000) -> Demo:
     """Write the demo JSONL (and attachments) under ``folder``, import it into ``db`` (default ``folder/demo.db``)
     through the store, and record two runs."""
-    from core.store import Store, TokenUsage
+    from core.store import NewRun, Store, TokenUsage
 
     folder.mkdir(parents=True, exist_ok=True)
     demo = Demo(
@@ -368,7 +368,9 @@ def build(folder: Path, *, db: Path | None = None, attachments: Path | None = No
         store.import_path(demo.jsonl)
         if not store.list_runs(EVERY_KIND, limit=1)[0]:
             body = {"model": "stub-model", "messages": [{"role": "user", "content": "Plan a 3-day trip to Lisbon"}]}
-            run = store.start_run(EVERY_KIND, provider="openai", model="stub-model", request_body=body, started_at=T0)
+            run = store.start_run(
+                NewRun(EVERY_KIND, provider="openai", model="stub-model", request_body=body, started_at=T0)
+            )
             store.finish_run(
                 run.run_id,
                 status="ok",
@@ -377,7 +379,7 @@ def build(folder: Path, *, db: Path | None = None, attachments: Path | None = No
                 finished_at=T0 + 420,
             )
             run = store.start_run(
-                INCIDENT, provider="anthropic", model="stub-error-500", request_body={}, started_at=T0
+                NewRun(INCIDENT, provider="anthropic", model="stub-error-500", request_body={}, started_at=T0)
             )
             store.finish_run(
                 run.run_id, status="http_error", error="HTTP 500 from the stub provider", finished_at=T0 + 90

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
+from web.settings import LOOPBACK_HOSTS
+
 Dialect = Literal["openai", "openai-responses", "anthropic", "gemini"]
 MAX_BODY = 64 * 1024 * 1024
 
@@ -350,7 +352,7 @@ class StubServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, port: int = 0, host: str = "127.0.0.1") -> None:
-        if host not in ("127.0.0.1", "::1", "localhost"):
+        if host not in LOOPBACK_HOSTS:
             raise ValueError("the stub provider binds to loopback only")
         self.state = StubState()
         super().__init__((host, port), StubHandler)

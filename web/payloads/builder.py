@@ -13,8 +13,6 @@ carry, and the preflight verdict (SDK types and the provider's request-time rule
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -26,6 +24,7 @@ from core import ContractError, Message
 from core.integrity import repair
 from core.preflight import CapabilityReport, Finding, capability_report
 from core.providers import ChatLLM, RequestOptions, RequestResult, dialect_names, get_dialect
+from web.lru import LruCache
 from web.source import Loaded, version_of
 from web.timeline.order import flatten, msg_anchor
 
@@ -116,9 +115,7 @@ class PayloadBuilder:
 
     def __init__(self, attachments_root: Path | None, size: int = 12) -> None:
         self.options = RequestOptions(attachments_root=attachments_root)
-        self.size = size
-        self._items: OrderedDict[tuple[object, ...], Built] = OrderedDict()
-        self._lock = threading.Lock()
+        self._built: LruCache[tuple[object, ...], Built] = LruCache(size)
 
     def build(
         self, loaded: Loaded, provider: str, *, upto: str | None = None, repair: bool = False, model: str | None = None
@@ -128,16 +125,11 @@ class PayloadBuilder:
         check_provider(provider)
         model = model or None
         key = (loaded.summary.conversation_id, version_of(loaded.summary), provider, upto or None, repair, model)
-        with self._lock:
-            hit = self._items.get(key)
-            if hit is not None:
-                self._items.move_to_end(key)
-                return hit
+        hit = self._built.get(key)
+        if hit is not None:
+            return hit
         built = self._build(loaded.messages, provider, upto or None, repair, model)
-        with self._lock:
-            self._items[key] = built
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
+        self._built.put(key, built)
         return built
 
     def _build(

@@ -15,12 +15,12 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from core.messages.assistant import AssistantTextMessage
+from core.messages.base import now_ms
 from core.messages.convert import text_of
 from core.messages.union import Message
 from core.providers.diffing import format_change, structural_diff
 from core.replay.run import DEFAULT_TIMEOUT, reply_message
 from core.store import RunView
-from core.store.runs import now_ms
 from web import masking, urls
 from web.runs.models import model_warning
 from web.runs.service import ProviderChoice

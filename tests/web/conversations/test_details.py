@@ -9,6 +9,7 @@ from itertools import pairwise
 import pytest
 from litestar.testing import TestClient
 
+from core.store import NewRun
 from tests.web.imports.test_import import GOOD, _post, upstream_upload_leak
 from tests.web.web_corpus import BASE_URL, every_kind, make_app, temp_store
 from tests.web.web_html import parse
@@ -19,7 +20,7 @@ from web.timeline import Timeline
 
 def test_the_runs_count_in_the_header_opens_the_runs_page() -> None:
     store = temp_store(every_kind("plain"))
-    store.start_run("c-every", provider="openai", model="gpt-4.1", request_body={})
+    store.start_run(NewRun("c-every", provider="openai", model="gpt-4.1", request_body={}))
     with TestClient(create_app(Settings(), store), base_url=BASE_URL) as client:
         page = parse(client.get("/conversations/c-every").text)
     (link,) = [el for el in page.elements if el.tag == "a" and el.has("data-runs")]

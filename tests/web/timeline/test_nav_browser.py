@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from core import MESSAGE_ADAPTER, Message
+from core.store import NewRun
 from tests.replay.web_server import serving
 from tests.web.test_browser import Watch, _in_view, _shot, _until, browser, page  # noqa: F401
 from tests.web.web_corpus import temp_store
@@ -57,7 +58,9 @@ def base_url() -> Iterator[str]:
             "conversation_id": CONVERSATION,
             "tool_calls": [{"id": "new", "name": "search", "arguments": json.dumps({"q": text})}],
         }  # fmt: skip
-        run = store.start_run(CONVERSATION, provider="openai", model="gpt-4.1", request_body={}, up_to_msg_id=up_to)
+        run = store.start_run(
+            NewRun(CONVERSATION, provider="openai", model="gpt-4.1", request_body={}, up_to_msg_id=up_to)
+        )
         store.finish_run(run.run_id, status="ok", reply=reply)
     app = create_app(Settings(), store)
     with serving(app) as base_url:
