@@ -8,7 +8,7 @@ from typing import Any
 
 from core.messages.assistant import AssistantTextMessage
 from core.messages.objects import RedactedThinkingBlock, ThinkingBlock, ToolCall
-from core.providers.gemini import THOUGHT_SIGNATURE_KEY
+from core.providers.dialects.gemini import THOUGHT_SIGNATURE_KEY
 from core.replay.endpoints import SdkFamily
 
 
@@ -125,7 +125,7 @@ def _gemini(data: dict[str, Any]) -> tuple[dict[str, Any], Usage, str | None]:
         call = part.get("functionCall") or part.get("function_call")
         if call:
             call_id = call.get("id") or f"gemini-call-{i}"
-            # The signature goes back with this call on the next request (core.providers.gemini reads it).
+            # The signature goes back with this call on the next request (core.providers.dialects.gemini reads it).
             signature = part.get("thoughtSignature") or part.get("thought_signature")
             extra = {THOUGHT_SIGNATURE_KEY: signature} if isinstance(signature, str) and signature else {}
             arguments = json.dumps(call.get("args") or {})

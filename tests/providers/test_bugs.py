@@ -24,7 +24,7 @@ from core import (
 )
 from core.providers import ChatLLM, RequestResult
 from core.providers.base import EMPTY_TURN_PLACEHOLDER, FIRST_USER_PLACEHOLDER, UNANSWERED_CALL_TEXT
-from core.providers.gemini import DUMMY_THOUGHT_SIGNATURE
+from core.providers.dialects.gemini import DUMMY_THOUGHT_SIGNATURE
 from core.reader import read_bytes
 from tests.providers.cases import BASE_OPTIONS, PNG_B64, call, reply, tool, user
 

@@ -21,8 +21,8 @@ from core.llm.messages import (
     LLMToolCall,
     parse_arguments,
 )
-from core.providers import anthropic
 from core.providers.base import RAW_ARGUMENTS_KEY, RequestContext, RequestOptions, arguments_object
+from core.providers.dialects import anthropic
 
 SCALARS = st.one_of(
     st.none(),

@@ -135,7 +135,7 @@ def test_gemini_thought_signatures_are_kept_and_sent_back(
     assert reply is not None and reply.tool_calls
     stored_signature = (reply.tool_calls[0].model_extra or {})["thought_signature"]
     assert base64.b64decode(stored_signature) == b"\x00\xffsigned"
-    # The reply, stored as history, sends its signature back on the same part (core.providers.gemini).
+    # The reply, stored as history, sends its signature back on the same part (core.providers.dialects.gemini).
     history = [m.message for m in store.get_conversation(CONVERSATION).messages]
     body = ChatLLM("gemini").construct_request_params([*history, reply]).body
     model_parts = [p for c in body["contents"] if c["role"] == "model" for p in c["parts"]]
