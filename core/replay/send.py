@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from core.replay.endpoints import Endpoint, SdkFamily
+from core.replay.endpoints import Endpoint, WireDialect
 from core.replay.redact import IN_FLIGHT, MIN_KEY_CHARS, Redactor
 
 ERROR_DETAIL_CHARS = 300
@@ -30,8 +30,8 @@ FOLLOW_REDIRECTS = False
 """Every SDK follows redirects by default (openai/anthropic ``_base_client``, google-genai ``_api_client``) and
 re-sends the key to wherever it is sent; a 3xx is recorded as the run's error instead."""
 
-SDK_MODULES: dict[SdkFamily, str] = {
-    "openai-chat": "openai",
+SDK_MODULES: dict[WireDialect, str] = {
+    "openai": "openai",
     "openai-responses": "openai",
     "anthropic": "anthropic",
     "gemini": "google.genai",
@@ -59,7 +59,7 @@ def send(endpoint: Endpoint, model: str, body: dict[str, Any], *, timeout: float
     if len(endpoint.key) < MIN_KEY_CHARS:  # endpoint_for never builds one; a hand-made Endpoint could
         return Exchange("refused", 0, error=f"a key needs at least {MIN_KEY_CHARS} characters; nothing was sent")
     try:
-        importlib.import_module(SDK_MODULES[endpoint.family])  # its loggers exist before keep_out looks for them
+        importlib.import_module(SDK_MODULES[endpoint.wire_dialect])  # its loggers exist before keep_out looks for them
         with IN_FLIGHT.keep_out(endpoint.key):
             status_code, text, headers = _dispatch(endpoint, model, body, timeout)
     except Exception as exc:  # every SDK failure becomes a recorded outcome, by design
@@ -78,9 +78,9 @@ def send(endpoint: Endpoint, model: str, body: dict[str, Any], *, timeout: float
 
 
 def _dispatch(endpoint: Endpoint, model: str, body: dict[str, Any], timeout: float) -> tuple[int, str, dict[str, str]]:
-    """The SDK call for the endpoint's family: (HTTP status, body text, headers)."""
+    """The SDK call for the endpoint's wire dialect: (HTTP status, body text, headers)."""
     rest = {k: v for k, v in body.items() if k not in ("model", "messages", "input", "max_tokens")}
-    if endpoint.family in ("openai-chat", "openai-responses"):
+    if endpoint.wire_dialect in ("openai", "openai-responses"):
         import openai
 
         # Every client is closed on the way out, timeouts included: an abandoned
@@ -89,7 +89,7 @@ def _dispatch(endpoint: Endpoint, model: str, body: dict[str, Any], timeout: flo
             api_key=endpoint.key, base_url=endpoint.base_url, max_retries=0, timeout=timeout,
             http_client=openai.DefaultHttpxClient(follow_redirects=FOLLOW_REDIRECTS),
         ) as client:  # fmt: skip
-            if endpoint.family == "openai-chat":
+            if endpoint.wire_dialect == "openai":
                 raw: Any = client.chat.completions.with_raw_response.create(
                     model=model, messages=body.get("messages", []), extra_body=rest
                 )
@@ -98,7 +98,7 @@ def _dispatch(endpoint: Endpoint, model: str, body: dict[str, Any], timeout: flo
                     model=model, input=body.get("input", []), extra_body=rest
                 )
             return raw.http_response.status_code, raw.http_response.text, dict(raw.http_response.headers)
-    if endpoint.family == "anthropic":
+    if endpoint.wire_dialect == "anthropic":
         import anthropic
 
         with anthropic.Anthropic(

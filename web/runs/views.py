@@ -81,7 +81,7 @@ def rerun_form(choices: Sequence[ProviderChoice] | None, conversation_id: str, u
         reason = "Replay needs the store: start the dashboard with a database."
         return RerunForm(action, conversation_id, upto, (), "", "", key, False, reason)
     first = next((c for c in choices if c.available), choices[0] if choices else None)
-    selected, model = (first.dialect, first.default_model) if first else ("", "")
+    selected, model = (first.provider, first.default_model) if first else ("", "")
     return RerunForm(action, conversation_id, upto, choices, selected, model, key, True)
 
 
