@@ -285,7 +285,7 @@ def test_a_key_that_is_a_word_of_the_answer_leaves_the_reply_readable(
     dialect: str, store: Store, stub: StubServer, stub_env: dict[str, str], tmp_path: Path
 ) -> None:
     # The key is a word the reply's own structure uses ("role": "assistant"): removing it from the
-    # raw text used to rewrite the message's tag, store the run as ok and break every page showing it.
+    # raw text would rewrite the message's tag, store the run as ok and break every page showing it.
     key = "assistant"
     env = {k: key if k.endswith("_API_KEY") else v for k, v in stub_env.items()}
     stub.state.script.append(Reply(text="I am your assistant.", tool_calls=[{"name": "assistant", "arguments": {}}]))
