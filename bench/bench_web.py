@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_web.py [--records 10000] [--runs 5] [--pg]
 
-Figures, not assertions (``tests/web/test_web_timeline.py`` asserts the size bound). One process and
+Figures, not assertions (``tests/web/timeline/test_timeline.py`` asserts the size bound). One process and
 one store (SQLite; ``--pg`` for PostgreSQL) hold both conversations, plus a warm-up conversation of
 the small one's shape. The machine is shared, so every figure is the best of ``--runs`` rounds, and
 each round times the small and the large conversation one after the other (``bench/timing.py``); one

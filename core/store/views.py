@@ -153,3 +153,19 @@ class ImportSummary:
     """Of the messages stored now, those that took the place of another version (``--replace``)."""
     runs: int = 0
     """Runs stored now (an export's run lines; one already stored is skipped)."""
+
+    def line(self) -> str:
+        """The one-line summary ``traceloupe import`` prints and the dashboard's import page shows."""
+        damaged = f", {self.damaged} damaged record{'s' * (self.damaged != 1)}" if self.damaged else ""
+        replaced = f"; {self.replaced} replaced (another version was stored)" if self.replaced else ""
+        runs = f"; {self.runs} run{'s' * (self.runs != 1)} stored" if self.runs else ""
+        return (
+            f"{self.source}: imported {self.imported} message{'s' * (self.imported != 1)} into {self.conversations} "
+            f"conversation{'s' * (self.conversations != 1)} ({self.new_conversations} new){damaged}; "
+            f"{self.skipped} already stored{replaced}{runs}"
+        )
+
+    @staticmethod
+    def failure_line(exc: Exception) -> str:
+        """The line of a file that could not be imported (its file, line and JSON path are in ``exc``)."""
+        return f"{exc} (nothing from this file was stored)"

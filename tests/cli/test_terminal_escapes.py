@@ -12,7 +12,7 @@ import pytest
 from core.store import Store
 from web.cli import main
 from web.cli.terminal import cell, printable
-from web.stub_provider import Reply, StubServer
+from web.devtools.stub_provider import Reply, StubServer
 
 # OSC 52 (clipboard write), OSC 0 (window title), CSI 2J (clear), CR + erase line, a C1 CSI, a bidi override
 HOSTILE = "\x1b]52;c;cHduZWQ=\x07\x1b]0;owned\x07\x1b[2J\r\x1b[K\x9b31m\u202eevil\u2066"

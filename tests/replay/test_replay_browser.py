@@ -11,9 +11,9 @@ import pytest
 from core.store import Store
 from tests.replay.replay_data import CONVERSATION, ORIGINAL_TEXT, seed_store
 from tests.replay.web_server import replay_app, serving
-from tests.web.test_web_browser import Watch, _shot, _until, browser, page  # noqa: F401 - fixtures
+from tests.web.test_browser import Watch, _shot, _until, browser, page  # noqa: F401 - fixtures
+from web.devtools.stub_provider import Reply, StubServer
 from web.runs.service import RunService
-from web.stub_provider import Reply, StubServer
 
 pytestmark = pytest.mark.browser
 

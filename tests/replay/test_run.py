@@ -19,7 +19,7 @@ from core.store import Store
 from tests.replay.conftest import CANARY_KEY
 from tests.replay.replay_data import CONVERSATION, DAMAGED, FINAL_REPLY, FIRST_REPLY, conversation, seed_store
 from web.cli import main
-from web.stub_provider import Reply, StubServer
+from web.devtools.stub_provider import Reply, StubServer
 
 AUTH_HEADER = {"gemini": "x-goog-api-key"}
 

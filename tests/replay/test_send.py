@@ -16,7 +16,7 @@ from core.replay.endpoints import PROVIDER_ENV, availability, endpoint_for
 from core.replay.parse import parse_reply
 from core.replay.send import send
 from tests.replay.conftest import CANARY_KEY, Listener
-from web.stub_provider import Reply, StubServer
+from web.devtools.stub_provider import Reply, StubServer
 
 BODIES: dict[str, dict[str, Any]] = {
     "openai": {"messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]},

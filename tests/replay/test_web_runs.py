@@ -16,8 +16,8 @@ from core.store import Store
 from tests.replay.replay_data import CONVERSATION, DAMAGED, FIRST_REPLY, ORIGINAL_TEXT, seed_store
 from tests.replay.web_server import replay_app, serving
 from tests.web.web_html import live_content, parse
+from web.devtools.stub_provider import Reply, StubServer
 from web.runs.service import RunService
-from web.stub_provider import Reply, StubServer
 
 RUNS = f"/conversations/{CONVERSATION}/runs"
 HX = {"HX-Request": "true"}

@@ -7,7 +7,7 @@ a page reads the byte ranges of its own records (``Store.read_spans``) and types
 ``MESSAGE_ADAPTER`` like any message.
 
 The rules and the typing are ``web.timeline.outline.JsonOrder``'s, which this must equal card for
-card (``tests/web/test_web_outline.py`` holds both to the typed timeline):
+card (``tests/web/timeline/test_outline.py`` holds both to the typed timeline):
 
 - records sorted by create_ts, stably, split around their user message, MAX_TRACE_DEPTH deep;
 - a user message with a trace is typed without it (its records are slots of their own);
