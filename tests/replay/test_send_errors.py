@@ -17,7 +17,7 @@ from core.replay.endpoints import endpoint_for
 from core.replay.send import SDK_MODULES, error_table, send
 from tests.replay.conftest import CANARY_KEY
 from tests.replay.test_send import BODIES
-from web.stub_provider import Reply, StubServer
+from web.devtools.stub_provider import Reply, StubServer
 
 UNREACHABLE = "http://127.0.0.1:9"  # the discard port: nothing listens on loopback, so the connection is refused
 BASE_URL_VAR = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL", "gemini": "GEMINI_BASE_URL"}
