@@ -110,7 +110,7 @@ def prepare(
         raise UnknownNameError(f"no replay endpoint for {provider!r}; known: {', '.join(PROVIDER_ENV)}")
     model = model.strip()
     if not model:
-        raise MisuseError("a model name is needed (e.g. the dialect's default)")
+        raise MisuseError("a model name is needed (e.g. the provider's default)")
     endpoint = endpoint_for(provider, environ)
     if endpoint is None:
         var = PROVIDER_ENV[provider].key_var
@@ -267,7 +267,7 @@ def _outcome(prepared: Prepared, exchange: Exchange, run_id: str) -> _Outcome:
         return _Outcome(exchange.status, response, exchange.error)
     try:
         parsed = parse_reply(
-            endpoint.family,
+            endpoint.wire_dialect,
             exchange.response,
             msg_id=f"run-{run_id}",
             conversation_id=prepared.conversation_id,

@@ -249,7 +249,7 @@ def _send_step(
     response = redactor.json(exchange.response) if isinstance(exchange.response, dict) else None
     if response is None and exchange.response_text is not None:
         response = {"text": exchange.response_text}
-    usage = usage_of(endpoint.family, response)
+    usage = usage_of(endpoint.wire_dialect, response)
     price = cost_of(prepared.provider, prepared.model, usage)
     common: dict[str, Any] = {
         "index": k,
@@ -273,7 +273,7 @@ def _send_step(
         # Read from the answer as received, then redacted value by value (core.replay.run explains why);
         # the comparison and the next request use the redacted reply, so no figure stored can hold the key.
         parsed = parse_reply(
-            endpoint.family,
+            endpoint.wire_dialect,
             exchange.response,
             msg_id=f"step-{run_id}-{k}",
             conversation_id=prepared.conversation_id,

@@ -94,8 +94,8 @@ class MessageOutlineRow(SQLModel, table=True):
     """Where each trace record sits in a message's ``body`` text, and what placing it needs (``core.store.outline``).
 
     A table of its own, not a column of ``messages``: SQLite lays a row's columns end to end, so
-    reading a column stored after a 16 MB body walks the body's overflow pages (15 ms for a
-    10,000-record trace, as much as reading it). On SQLite the spans point into ``body``; on
+    reading a column stored after a 16 MB body walks the body's overflow pages, as costly as reading
+    the body. On SQLite the spans point into ``body``; on
     PostgreSQL, whose JSONB renders its own text, into the ``message_texts`` row written with it.
     A message without a row here (imported before revision 0003) is read whole.
 

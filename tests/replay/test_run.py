@@ -135,7 +135,7 @@ def test_gemini_thought_signatures_are_kept_and_sent_back(
     assert reply is not None and reply.tool_calls
     stored_signature = (reply.tool_calls[0].model_extra or {})["thought_signature"]
     assert base64.b64decode(stored_signature) == b"\x00\xffsigned"
-    # The reply, stored as history, sends its signature back on the same part (core.providers.gemini).
+    # The reply, stored as history, sends its signature back on the same part (core.providers.dialects.gemini).
     history = [m.message for m in store.get_conversation(CONVERSATION).messages]
     body = ChatLLM("gemini").construct_request_params([*history, reply]).body
     model_parts = [p for c in body["contents"] if c["role"] == "model" for p in c["parts"]]
@@ -285,7 +285,7 @@ def test_a_key_that_is_a_word_of_the_answer_leaves_the_reply_readable(
     dialect: str, store: Store, stub: StubServer, stub_env: dict[str, str], tmp_path: Path
 ) -> None:
     # The key is a word the reply's own structure uses ("role": "assistant"): removing it from the
-    # raw text used to rewrite the message's tag, store the run as ok and break every page showing it.
+    # raw text would rewrite the message's tag, store the run as ok and break every page showing it.
     key = "assistant"
     env = {k: key if k.endswith("_API_KEY") else v for k, v in stub_env.items()}
     stub.state.script.append(Reply(text="I am your assistant.", tool_calls=[{"name": "assistant", "arguments": {}}]))

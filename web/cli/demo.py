@@ -48,7 +48,7 @@ def point_providers_at(base_url: str, environ: dict[str, str] | os._Environ[str]
 
     values: dict[str, str] = {}
     for spec in PROVIDER_ENV.values():
-        openai_style = spec.family in ("openai-chat", "openai-responses")
+        openai_style = spec.wire_dialect in ("openai", "openai-responses")
         values[spec.base_url_var] = f"{base_url}/v1" if openai_style else base_url
         values[spec.key_var] = PLACEHOLDER_KEY
     environ.update(values)

@@ -44,7 +44,7 @@ class UnknownModel(MisuseError):
 class ProviderChoice:
     """One option of the provider select: safe to show (names the key variable, never its value)."""
 
-    dialect: str
+    provider: str
     available: bool
     key_var: str
     default_model: str
@@ -96,9 +96,9 @@ class RunService:
             self.queue.start()
 
     def choices(self) -> list[ProviderChoice]:
-        """Every replayable dialect, with whether its key is set and a default model."""
+        """Every replayable provider, with whether its key is set and a default model."""
         return [
-            ProviderChoice(a.dialect, a.available, a.key_var, get_dialect(a.dialect).default_model, a.reason)
+            ProviderChoice(a.provider, a.available, a.key_var, get_dialect(a.provider).default_model, a.reason)
             for a in availability(self._environ())
         ]
 

@@ -78,7 +78,7 @@ def rerun_form(choices: Sequence[ProviderChoice], conversation_id: str, upto: st
     action = urls.run_start(conversation_id)
     key = secrets.token_urlsafe(18)
     first = next((c for c in choices if c.available), choices[0] if choices else None)
-    selected, model = (first.dialect, first.default_model) if first else ("", "")
+    selected, model = (first.provider, first.default_model) if first else ("", "")
     return RerunForm(action, conversation_id, upto, choices, selected, model, key, True)
 
 

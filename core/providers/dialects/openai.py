@@ -1,6 +1,6 @@
 """OpenAI Chat Completions (``POST /v1/chat/completions``): providers.md section 1.
 
-Translation only; the shared Chat Completions shape is in :mod:`core.providers.chat_completions`.
+Translation only; the shared Chat Completions shape is in :mod:`core.providers.dialects.chat_completions`.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import ClassVar
 
 from core.llm.messages import LLMMediaPart
 from core.providers.base import JSON, RequestContext, RequestOptions, reasoning_effort
-from core.providers.chat_completions import ChatCompletionsDialect
+from core.providers.dialects.chat_completions import ChatCompletionsDialect
 
 # Image formats Chat Completions takes (PNG, JPEG, WEBP, non-animated GIF) [docs].
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/webp", "image/gif"})

@@ -1,14 +1,14 @@
 """Doubao on Volcengine Ark chat completions (``/api/v3/chat/completions``): providers.md section 6.
 
 OpenAI-compatible (the Ark SDK's types are a modified copy of OpenAI's); the shared shape is in
-:mod:`core.providers.chat_completions`.
+:mod:`core.providers.dialects.chat_completions`.
 """
 
 from __future__ import annotations
 
 from core.llm.messages import LLMMediaPart
 from core.providers.base import JSON, RequestContext, RequestOptions
-from core.providers.chat_completions import ChatCompletionsDialect, audio_format, data_url_part
+from core.providers.dialects.chat_completions import ChatCompletionsDialect, audio_format, data_url_part
 
 # Image formats commonly cited for Ark [unverified]: jpeg/png/gif/webp/bmp/tiff/heic; URL or data URL.
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp", "image/tiff", "image/heic"})

@@ -1,6 +1,6 @@
 """Zhipu AI GLM v4 chat completions (``/api/paas/v4/chat/completions``): providers.md section 5.
 
-OpenAI-compatible with GLM's own rules; the shared shape is in :mod:`core.providers.chat_completions`.
+OpenAI-compatible with GLM's own rules; the shared shape is in :mod:`core.providers.dialects.chat_completions`.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import ClassVar
 
 from core.llm.messages import LLMMediaPart
 from core.providers.base import JSON, RequestContext, RequestOptions
-from core.providers.chat_completions import ChatCompletionsDialect, data_url_part
+from core.providers.dialects.chat_completions import ChatCompletionsDialect, data_url_part
 
 # GLM-4V image formats: jpg/png/jpeg [docs, old]; URL or base64 data URL.
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg"})
