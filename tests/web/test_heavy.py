@@ -1,8 +1,8 @@
 """Heavy routes under a time budget, a concurrency limit and client-disconnect cancellation.
 
 The attack: any web page can make a visitor's browser request a build that costs the server
-minutes of CPU, and the work used to go on after the client left. The slow build here is a
-stand-in that spins in pure Python (as a quadratic dialect did) and notes whether it was stopped.
+minutes of CPU, and keep it going after the client left. The slow build here spins in pure
+Python (as a quadratic build would) and notes whether it was stopped.
 """
 
 from __future__ import annotations
