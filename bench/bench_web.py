@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_web.py [--records 10000] [--runs 5] [--pg]
 
-Figures, not assertions (``tests/web/test_web_timeline.py`` asserts the size bound). One process and
+Figures, not assertions (``tests/web/timeline/test_timeline.py`` asserts the size bound). One process and
 one store (SQLite; ``--pg`` for PostgreSQL) hold both conversations, plus a warm-up conversation of
 the small one's shape. The machine is shared, so every figure is the best of ``--runs`` rounds, and
 each round times the small and the large conversation one after the other (``bench/timing.py``); one
@@ -12,7 +12,7 @@ size should carry.
 - bytes: of ``GET /conversations/<id>``.
 - cold, new app: the first request of an app created for it, after ``GET /``: that request also
   compiles the conversation page's templates (a constant, the same for both sizes), as the first
-  page opened after a restart does. The figure the acceptance point was first measured with.
+  page opened after a restart does.
 - cold: the first request for the conversation in an app that has already served a conversation
   page of the same shape (templates compiled, the cache emptied): what opening a conversation costs
   a running server. The stricter ratio: no constant pads both sides. On SQLite the timeline is

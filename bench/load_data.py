@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from core.store import Store
-from web.demo_data import long_trace
+from web.devtools.demo_data import long_trace
 
 Json = dict[str, Any]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from web import demo_data
+from web.devtools import demo_data
 
 ROOT = Path(__file__).resolve().parents[1]
 EK = f"/conversations/{demo_data.EVERY_KIND}"

@@ -21,30 +21,38 @@ from litestar.template.config import TemplateConfig
 
 from core.providers import dialect_names
 from core.store import Store
-from web import masking
+from web import masking, urls
 from web.assets import Assets
-from web.controllers.api import ApiController
-from web.controllers.api_runs import ApiRunsController
-from web.controllers.attachments import AttachmentController
-from web.controllers.check import CheckController
-from web.controllers.conversations import ConversationController
-from web.controllers.diff import DiffController
-from web.controllers.imports import ImportController
-from web.controllers.payloads import PayloadController
-from web.controllers.records import RecordApiController, RecordController
-from web.controllers.runs import RunsApiController, RunsController
+from web.attachments import routes as attachments_routes
+from web.check import routes as check_routes
+from web.conversations import routes as conversations_routes
+from web.diff import routes as diff_routes
 from web.errors import EXCEPTION_HANDLERS, document_api_errors
-from web.fields import collapses
 from web.heavy import HeavyWork, Limits
-from web.payloads import PayloadBuilder
+from web.imports import routes as imports_routes
+from web.payloads import routes as payloads_routes
+from web.payloads.builder import PayloadBuilder
+from web.runs import routes as runs_routes
 from web.runs.service import RunService
-from web.runs.views import install_template_globals
 from web.security import SecurityGuard, add_security_headers
 from web.settings import HTMX_VERSION, Settings
 from web.source import StoreSource
+from web.timeline import routes as timeline_routes
 from web.timeline.build import format_ts
+from web.timeline.fields import collapses
 
 __version__ = "0.1.0"
+
+PAGE_ROUTES = [
+    *conversations_routes.ROUTES,
+    *timeline_routes.ROUTES,
+    *payloads_routes.ROUTES,
+    *diff_routes.ROUTES,
+    *runs_routes.ROUTES,
+    *attachments_routes.ROUTES,
+    *check_routes.ROUTES,
+]
+"""Every slice's handlers but the imports', which ``create_app`` mounts under the upload's body limit."""
 
 HTMX_CONFIG: dict[str, Any] = {
     # Explicit even where 2.x defaults agree: the page must not depend on a default changing.
@@ -69,6 +77,7 @@ def jinja_environment(settings: Settings, assets: Assets | None = None) -> Envir
         lstrip_blocks=True,
     )
     env.globals["asset"] = assets.url
+    env.globals["paths"] = urls.SitePaths()
     env.globals["htmx_src"] = assets.url(f"vendor/htmx-{HTMX_VERSION}.min.js")
     env.globals["htmx_config"] = HTMX_CONFIG
     env.filters["format_ts"] = format_ts
@@ -78,14 +87,13 @@ def jinja_environment(settings: Settings, assets: Assets | None = None) -> Envir
     env.tests["collapsed"] = collapses
     env.globals["attachments_enabled"] = settings.attachments_root is not None
     env.globals["providers"] = dialect_names()
-    install_template_globals(env, None)  # create_app installs them again with its run service
     return env
 
 
 def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunService | None = None) -> Litestar:
     """Assemble the dashboard over ``store`` (a Store, or a StoreSource that wraps one).
 
-    Replay runs on a small thread pool of its own (``runs``, made from the store when not given).
+    Replays go through the store's job queue (``runs``, made from the store when not given), started with the app.
     """
     source = store if isinstance(store, StoreSource) else StoreSource(store)
     payloads = PayloadBuilder(settings.attachments_root)
@@ -93,22 +101,11 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
     heavy = HeavyWork(Limits(settings.heavy_budget_seconds, settings.heavy_concurrency, settings.heavy_queue_seconds))
     assets = Assets(settings.static_dir)
     env = jinja_environment(settings, assets)
-    install_template_globals(env, run_service)
     app = Litestar(
         route_handlers=[
-            ApiController,
-            ApiRunsController,
-            ConversationController,
-            PayloadController,
-            RecordController,
-            RecordApiController,
-            DiffController,
-            AttachmentController,
-            CheckController,
-            RunsController,
-            RunsApiController,
+            *PAGE_ROUTES,
             # The import upload's own, larger body limit lives on this router and nowhere else.
-            Router("/", route_handlers=[ImportController], request_max_body_size=settings.import_max_bytes),
+            Router("/", route_handlers=imports_routes.ROUTES, request_max_body_size=settings.import_max_bytes),
             assets.handler(),
         ],
         dependencies={
@@ -118,6 +115,7 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
             "run_service": Provide(lambda: run_service, use_cache=True, sync_to_thread=False),
             "heavy": Provide(lambda: heavy, use_cache=True, sync_to_thread=False),
         },
+        on_startup=[run_service.start],
         on_shutdown=[run_service.shutdown],
         template_config=TemplateConfig(engine=JinjaTemplateEngine.from_environment(env)),
         plugins=[HTMXPlugin()],
@@ -130,7 +128,7 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
         openapi_config=OpenAPIConfig(
             title="Traceloupe",
             version=__version__,
-            path="/schema",
+            path=urls.SCHEMA,
             render_plugins=[JsonRenderPlugin(path=["/", "/openapi.json"])],
         ),
     )

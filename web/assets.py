@@ -20,7 +20,9 @@ from litestar.exceptions import NotFoundException
 from litestar.handlers import HTTPRouteHandler
 from litestar.params import FromPath
 
-STATIC_PREFIX = "/static"
+from web import urls
+
+STATIC_PREFIX = urls.STATIC
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "no-cache"
 SERVED_SUFFIXES = frozenset({".css", ".js", ".png", ".svg", ".ico", ".woff2"})

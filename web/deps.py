@@ -10,7 +10,8 @@ from litestar.di import NamedDependency
 from litestar.params import SkipValidation
 
 from web.heavy import HeavyWork
-from web.payloads import PayloadBuilder
+from web.payloads.builder import PayloadBuilder
+from web.runs.service import RunService
 from web.settings import Settings
 from web.source import StoreSource
 
@@ -18,3 +19,4 @@ SourceDep = NamedDependency[SkipValidation[StoreSource]]
 SettingsDep = NamedDependency[SkipValidation[Settings]]
 PayloadsDep = NamedDependency[SkipValidation[PayloadBuilder]]
 HeavyDep = NamedDependency[SkipValidation[HeavyWork]]
+RunsDep = NamedDependency[SkipValidation[RunService]]

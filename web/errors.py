@@ -21,7 +21,6 @@ from sqlalchemy.exc import InterfaceError, OperationalError
 from core import InputError, MisuseError, ProviderError, UnknownNameError
 from core.store import StoreError
 from web.heavy import BudgetExceeded, ClientGone, HeavyBusy
-from web.pages import ErrorPage
 from web.security import log_safe
 
 log = logging.getLogger(__name__)
@@ -40,6 +39,17 @@ _DETAILS: dict[int, str] = {
 
 API_ERRORS = (400, 403, 503)
 """Errors any JSON API request can meet: a bad parameter, another site's request, a database or build limit."""
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorPage:
+    """Any error, in the app's layout: what happened, in words."""
+
+    status_code: int
+    title: str
+    detail: str
+    path: str
+    command: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from web import urls
+
 
 def _package_folder(package: str) -> Path:
     """The folder of a data package: inside site-packages for a wheel, the checkout's for an editable install."""
@@ -32,7 +34,7 @@ LOOPBACK_HOSTS: tuple[str, ...] = ("127.0.0.1", "localhost", "::1")
 
 MiB = 1024 * 1024
 
-IMPORT_PATH = "/import"
+IMPORT_PATH = urls.IMPORT
 """The one route with a larger body limit (``Settings.import_max_bytes``): uploads of trace files."""
 
 

@@ -12,8 +12,9 @@ are escaped. The result holds only characters that no server or browser rewrites
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Annotated
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from litestar.exceptions import NotFoundException
 from litestar.params import PathParameter
@@ -67,6 +68,26 @@ def query(**params: str | None) -> str:
 
 def _flag(on: bool) -> str | None:
     return "1" if on else None
+
+
+# Pages that take no id: the same in a route decorator, a template link and a test.
+
+INDEX = "/"
+IMPORT = "/import"
+CHECK = "/check"
+SCHEMA = "/schema"
+STATIC = "/static"
+ATTACHMENTS = "/attachments/"
+
+
+@dataclass(frozen=True, slots=True)
+class SitePaths:
+    """The fixed paths, as templates read them (``paths.upload``): the nav bar, forms and empty-state links."""
+
+    index: str = INDEX
+    upload: str = IMPORT
+    check: str = CHECK
+    schema: str = SCHEMA
 
 
 # Pages of one conversation.
@@ -180,3 +201,8 @@ def secrets(conversation_id: str) -> str:
 def api_run(run_id: str) -> str:
     """A run as JSON."""
     return f"/api{run(run_id)}"
+
+
+def attachment(relative_path: str) -> str:
+    """``/attachments/<path>`` for a path already checked to be plain and relative (``web.attachments.files``)."""
+    return ATTACHMENTS + quote(relative_path)

@@ -12,7 +12,7 @@ import secrets
 from sqlalchemy import Connection, select
 from sqlalchemy.dialects import postgresql, sqlite
 
-from core.store.runs import now_ms
+from core.messages.base import now_ms
 from core.store.tables import APP_SECRETS
 
 _S = APP_SECRETS.c

@@ -94,8 +94,8 @@ class MessageOutlineRow(SQLModel, table=True):
     """Where each trace record sits in a message's ``body`` text, and what placing it needs (``core.store.outline``).
 
     A table of its own, not a column of ``messages``: SQLite lays a row's columns end to end, so
-    reading a column stored after a 16 MB body walks the body's overflow pages (15 ms for a
-    10,000-record trace, as much as reading it). On SQLite the spans point into ``body``; on
+    reading a column stored after a 16 MB body walks the body's overflow pages, as costly as reading
+    the body. On SQLite the spans point into ``body``; on
     PostgreSQL, whose JSONB renders its own text, into the ``message_texts`` row written with it.
     A message without a row here (imported before revision 0003) is read whole.
 
@@ -222,6 +222,35 @@ class StepRow(SQLModel, table=True):
     estimate: dict[str, Any] | None = Field(default=None, sa_column=Column(_JSON, nullable=True))
 
 
+class JobRow(SQLModel, table=True):
+    """One queued job of the in-process queue (``core.jobs.local``): its task, arguments and where it stands.
+
+    A running job's ``lease_until`` is renewed by its worker; past it, another worker takes the job back.
+    PostgreSQL stores its jobs in Procrastinate's tables instead; this table stays empty there.
+    """
+
+    __tablename__ = "jobs"
+    __table_args__ = (
+        Index("ix_jobs_status", "status", "run_after", "id"),
+        Index("ix_jobs_lock", "lock"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    task: str = Field(sa_column=Column(String, nullable=False))
+    args: dict[str, Any] = Field(sa_column=Column(_JSON, nullable=False))
+    provider: str = Field(sa_column=Column(String, nullable=False))
+    lock: str | None = Field(default=None, sa_column=Column(String, nullable=True))
+    status: str = Field(sa_column=Column(String, nullable=False))
+    attempts: int = Field(sa_column=Column(Integer, nullable=False))
+    max_attempts: int = Field(sa_column=Column(Integer, nullable=False))
+    run_after: int = Field(sa_column=Column(BigInteger, nullable=False))
+    lease_until: int | None = Field(default=None, sa_type=BigInteger)
+    worker: str | None = Field(default=None, sa_column=Column(String, nullable=True))
+    error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    created_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+    finished_at: int | None = Field(default=None, sa_type=BigInteger)
+
+
 class AppSecretRow(SQLModel, table=True):
     """A secret the dashboard's processes share (the CSRF signing key): made once, by whichever process asks first.
 
@@ -249,5 +278,6 @@ CONVERSATION_KINDS = _table(ConversationKindRow)
 RUNS = _table(RunRow)
 STEP_RUNS = _table(StepRunRow)
 STEPS = _table(StepRow)
+JOBS = _table(JobRow)
 APP_SECRETS = _table(AppSecretRow)
 METADATA = SQLModel.metadata

@@ -112,6 +112,24 @@ class TokenUsage:
 
 
 @dataclass(frozen=True, slots=True)
+class NewRun:
+    """A run to record as started: the conversation, where it goes, what is sent, and how it is keyed.
+
+    ``up_to_msg_id`` is the last message of the history sent (None: the whole conversation); a retried
+    start with the same ``idempotency_key`` returns the run already recorded; ``started_at`` is in
+    milliseconds since the epoch (None: now).
+    """
+
+    conversation_id: str
+    provider: str
+    model: str
+    request_body: dict[str, Any]
+    up_to_msg_id: str | None = None
+    idempotency_key: str | None = None
+    started_at: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class RunView:
     """One replay: what was sent, what came back, and how it went."""
 
@@ -176,3 +194,19 @@ class ImportSummary:
     """Of the messages stored now, those that took the place of another version (``--replace``)."""
     runs: int = 0
     """Runs stored now (an export's run lines; one already stored is skipped)."""
+
+    def line(self) -> str:
+        """The one-line summary ``traceloupe import`` prints and the dashboard's import page shows."""
+        damaged = f", {self.damaged} damaged record{'s' * (self.damaged != 1)}" if self.damaged else ""
+        replaced = f"; {self.replaced} replaced (another version was stored)" if self.replaced else ""
+        runs = f"; {self.runs} run{'s' * (self.runs != 1)} stored" if self.runs else ""
+        return (
+            f"{self.source}: imported {self.imported} message{'s' * (self.imported != 1)} into {self.conversations} "
+            f"conversation{'s' * (self.conversations != 1)} ({self.new_conversations} new){damaged}; "
+            f"{self.skipped} already stored{replaced}{runs}"
+        )
+
+    @staticmethod
+    def failure_line(exc: Exception) -> str:
+        """The line of a file that could not be imported (its file, line and JSON path are in ``exc``)."""
+        return f"{exc} (nothing from this file was stored)"

@@ -16,15 +16,16 @@ CASES: dict[str, tuple[list[str], str]] = {
     "repair": (["{file}", "-o", "{out}"], "core.reader.read_path"),
     "payload": (["{file}", "--provider", "openai"], "core.reader.read_path"),
     "diff": (["{file}", "--left", "openai", "--right", "anthropic"], "core.reader.read_path"),
-    "stub-provider": (["--port", "0"], "web.stub_provider.StubServer.__init__"),
+    "stub-provider": (["--port", "0"], "web.devtools.stub_provider.StubServer.__init__"),
     "serve": (["--db", "{db}"], "core.store.Store.open"),
-    "demo": (["--port", "0"], "web.demo_data.build"),
+    "demo": (["--port", "0"], "web.devtools.demo_data.build"),
     "import": (["{file}", "--db", "{db}"], "core.store.Store.open"),
     "export": (["--db", "{db}"], "core.store.Store.open"),
     "conversations": (["--db", "{db}"], "core.store.Store.open"),
     "runs": (["--db", "{db}"], "core.store.Store.open"),
     "replay": (["--db", "{db}", "--conversation", "c", "--provider", "p", "--model", "m"], "core.store.Store.open"),
     "db": (["status", "--db", "{db}"], "core.store.Store.open"),
+    "worker": (["--db", "{db}"], "core.store.Store.open"),
 }
 
 

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from web import demo_data
 from web.cli import main
+from web.devtools import demo_data
 
 
 @pytest.fixture

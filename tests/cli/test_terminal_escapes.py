@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from core.store import Store
+from core.store import NewRun, Store
 from web.cli import main
 from web.cli.terminal import cell, printable
-from web.stub_provider import Reply, StubServer
+from web.devtools.stub_provider import Reply, StubServer
 
 # OSC 52 (clipboard write), OSC 0 (window title), CSI 2J (clear), CR + erase line, a C1 CSI, a bidi override
 HOSTILE = "\x1b]52;c;cHduZWQ=\x07\x1b]0;owned\x07\x1b[2J\r\x1b[K\x9b31m\u202eevil\u2066"
@@ -85,7 +85,7 @@ def hostile_db(tmp_path: Path) -> str:
     path.write_text(json.dumps(record) + "\n")
     with Store.open(db) as store:
         store.import_path(path)
-        run, _ = store.claim_run(f"conv{HOSTILE}", provider="openai", model=f"m{HOSTILE}", request_body={})
+        run, _ = store.claim_run(NewRun(f"conv{HOSTILE}", provider="openai", model=f"m{HOSTILE}", request_body={}))
         store.finish_run(run.run_id, status="http_error", error=f"the provider answered HTTP 500: {HOSTILE}")
     return db
 

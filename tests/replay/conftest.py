@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from web.stub_provider import StubServer
+from web.devtools.stub_provider import StubServer
 
 CANARY_KEY = "sk-canary-7f3a9c1e5b"
 

@@ -21,8 +21,8 @@ from tests.replay.replay_data import CONVERSATION, seed_store
 from tests.replay.test_web_runs import HX, _form, _post, _run_id, _wait
 from tests.replay.web_server import replay_app, serving
 from web.cli import main
+from web.devtools.stub_provider import Reply, StubServer
 from web.runs.service import RunService
-from web.stub_provider import Reply, StubServer
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from litestar import Litestar
 from litestar.testing import TestClient
 from sqlalchemy import event
 
-from core.store import Store
+from core.store import NewRun, Store
 from tests.replay.replay_data import CONVERSATION, seed_store
 from tests.web.web_corpus import BASE_URL
 from web.app import create_app
@@ -52,7 +52,7 @@ def _reads_messages(statements: list[str]) -> list[str]:
 
 
 def test_the_replays_page_reads_no_message(client: TestClient[Litestar], store: Store, statements: list[str]) -> None:
-    run = store.start_run(CONVERSATION, provider="openai", model="m", request_body={"messages": []})
+    run = store.start_run(NewRun(CONVERSATION, "openai", "m", {"messages": []}))
     statements.clear()
     page = client.get(f"/conversations/{CONVERSATION}/replays")
     assert page.status_code == 200 and run.run_id in page.text
@@ -68,8 +68,8 @@ def test_the_replays_page_of_an_unknown_conversation_is_a_404_without_reading_me
 
 
 def test_the_compare_page_reads_no_message(client: TestClient[Litestar], store: Store, statements: list[str]) -> None:
-    a = store.start_run(CONVERSATION, provider="openai", model="m", request_body={"messages": [1]})
-    b = store.start_run(CONVERSATION, provider="gemini", model="m", request_body={"contents": [2]})
+    a = store.start_run(NewRun(CONVERSATION, "openai", "m", {"messages": [1]}))
+    b = store.start_run(NewRun(CONVERSATION, "gemini", "m", {"contents": [2]}))
     for run in (a, b):
         store.finish_run(run.run_id, status="ok", reply={"role": "assistant", "content": "hi", "msg_type": "text"})
     statements.clear()

@@ -21,7 +21,7 @@ from core.store import Store
 from tests.replay.replay_data import CONVERSATION, seed_store
 from tests.replay.web_server import free_port
 from tests.store.store_pg import BACKENDS, create_pg_database, drop_pg_database, pg_database_url
-from web.stub_provider import StubServer
+from web.devtools.stub_provider import StubServer
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = f"/conversations/{CONVERSATION}"

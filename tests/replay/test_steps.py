@@ -30,7 +30,7 @@ from tests.replay.steps_data import (
     seed_steps,
 )
 from web.cli import main
-from web.stub_provider import StubServer
+from web.devtools.stub_provider import StubServer
 
 MODELS = {"openai": "gpt-4o", "anthropic": "claude-sonnet-4-20250514", "gemini": "gemini-2.5-flash"}
 DIALECTS = list(MODELS)

@@ -13,7 +13,7 @@ import pytest
 from google import genai
 from google.genai import types as gtypes
 
-from web.stub_provider import StubServer
+from web.devtools.stub_provider import StubServer
 
 KEY = "sk-stub-test-key"
 _OPENED: list[openai.OpenAI | anthropic.Anthropic | genai.Client] = []

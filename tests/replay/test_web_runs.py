@@ -12,12 +12,12 @@ from typing import Any
 import httpx
 import pytest
 
-from core.store import Store
+from core.store import NewRun, Store
 from tests.replay.replay_data import CONVERSATION, DAMAGED, FIRST_REPLY, ORIGINAL_TEXT, seed_store
 from tests.replay.web_server import replay_app, serving
 from tests.web.web_html import live_content, parse
+from web.devtools.stub_provider import Reply, StubServer
 from web.runs.service import RunService
-from web.stub_provider import Reply, StubServer
 
 RUNS = f"/conversations/{CONVERSATION}/runs"
 HX = {"HX-Request": "true"}
@@ -247,10 +247,10 @@ def test_compare_two_runs(client: httpx.Client, stub: StubServer) -> None:
 
 
 def test_a_run_left_running_by_a_stopped_server_stops_polling(client: httpx.Client, store: Store) -> None:
-    orphan = store.start_run(CONVERSATION, provider="openai", model="m", request_body={}, started_at=1_000)
+    orphan = store.start_run(NewRun(CONVERSATION, provider="openai", model="m", request_body={}, started_at=1_000))
     html = client.get(f"/runs/{orphan.run_id}", headers=HX).text
     assert "hx-trigger" not in html and "data-run-stale" in html
-    fresh = store.start_run(CONVERSATION, provider="openai", model="m", request_body={})
+    fresh = store.start_run(NewRun(CONVERSATION, provider="openai", model="m", request_body={}))
     assert 'hx-trigger="every 1s"' in client.get(f"/runs/{fresh.run_id}", headers=HX).text
 
 
@@ -266,7 +266,9 @@ def test_a_key_of_another_conversations_run_is_refused(client: httpx.Client, stu
 def test_the_original_card_of_a_run_links_its_tool_results_in_the_conversation(
     client: httpx.Client, store: Store
 ) -> None:
-    run = store.start_run(CONVERSATION, provider="openai", model="gpt-4.1", request_body={}, up_to_msg_id=FIRST_REPLY)
+    run = store.start_run(
+        NewRun(CONVERSATION, provider="openai", model="gpt-4.1", request_body={}, up_to_msg_id=FIRST_REPLY)
+    )
     store.finish_run(run.run_id, status="http_error", error="HTTP 500")
     html = client.get(f"/runs/{run.run_id}").text
     original = html[html.index('data-side="original"') : html.index('data-side="replay"')]
@@ -305,7 +307,7 @@ def test_a_model_of_another_provider_is_refused_unless_typed_on_purpose(
 
 def test_run_compare_says_when_the_runs_regenerated_different_messages(client: httpx.Client, store: Store) -> None:
     runs = [
-        store.start_run(CONVERSATION, provider="openai", model="gpt-4.1", request_body={}, up_to_msg_id=upto)
+        store.start_run(NewRun(CONVERSATION, provider="openai", model="gpt-4.1", request_body={}, up_to_msg_id=upto))
         for upto in (FIRST_REPLY, "a-2", "a-2")
     ]
     for run in runs:
@@ -323,7 +325,7 @@ def test_a_run_stored_with_an_unreadable_reply_still_opens(client: httpx.Client,
     broken = {"role": "assistant", "msg_type": "te[redacted]t", "content": "hi", "msg_id": "r", "conversation_id": "c"}
     ids = []
     for _ in range(2):
-        run, _ = store.claim_run(CONVERSATION, provider="openai", model="m", request_body={}, up_to_msg_id=None)
+        run, _ = store.claim_run(NewRun(CONVERSATION, provider="openai", model="m", request_body={}, up_to_msg_id=None))
         ids.append(store.finish_run(run.run_id, status="ok", reply=broken).run_id)
     for path in (f"/runs/{ids[0]}", f"/api/runs/{ids[0]}", f"/runs/compare?a={ids[0]}&b={ids[1]}"):
         assert client.get(path).status_code == 200, path

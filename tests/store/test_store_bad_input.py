@@ -233,7 +233,7 @@ def test_nesting_that_overflowed_the_stack_is_refused_alone_everywhere(
     """Stack exhaustion by deep nesting (a RecursionError crashed import): one limit, one line, other files go on."""
     from core.errors import InputError
     from core.reader import read_bytes
-    from web.controllers.check import check_bytes
+    from web.check.controllers import check_bytes
 
     deep = tmp_path / "deep.jsonl"
     nested = b"[" * (depth - 2) + b"]" * (depth - 2)  # JSON depth in all; past what the stdlib json can write

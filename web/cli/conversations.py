@@ -37,7 +37,7 @@ def run(ns: argparse.Namespace) -> int:
 
     from core.store import ConversationQuery
     from web.cli.terminal import cell, echo, timestamp
-    from web.listing import KIND_FILTERS
+    from web.conversations.listing import KIND_FILTERS
 
     if ns.kind is not None and ns.kind not in KIND_FILTERS:  # the dashboard's 400 says the same
         echo(

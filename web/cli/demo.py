@@ -1,10 +1,10 @@
 """``traceloupe demo``: a demo database, a stub provider, and the dashboard over both, in one command.
 
-1. Writes the demo data set (``web.demo_data``: every message kind, a TFROB-299
+1. Writes the demo data set (``web.devtools.demo_data``: every message kind, a TFROB-299
    incident, a 2,000-record trace, hostile content) as JSONL plus its attachments,
    and imports it through the store, into a temporary folder (removed on exit) or
    into ``--db PATH`` (kept; an existing demo database is reused as it is).
-2. Starts the stub provider (``web.stub_provider``) on a free loopback port and points
+2. Starts the stub provider (``web.devtools.stub_provider``) on a free loopback port and points
    this process's provider variables at it: every ``*_BASE_URL`` at the stub and every
    ``*_API_KEY`` at a placeholder, so a replay from the dashboard reaches the stub and
    never a real provider, whatever keys the shell holds.
@@ -48,7 +48,7 @@ def point_providers_at(base_url: str, environ: dict[str, str] | os._Environ[str]
 
     values: dict[str, str] = {}
     for spec in PROVIDER_ENV.values():
-        openai_style = spec.family in ("openai-chat", "openai-responses")
+        openai_style = spec.wire_dialect in ("openai", "openai-responses")
         values[spec.base_url_var] = f"{base_url}/v1" if openai_style else base_url
         values[spec.key_var] = PLACEHOLDER_KEY
     environ.update(values)
@@ -81,7 +81,7 @@ def port_is_busy(host: str, port: int) -> bool:
 
 def prepare(db: Path | None, temporary: Path) -> tuple[Path, Path]:
     """The demo database and its attachments root: built in ``temporary`` without ``--db``, else kept at ``db``."""
-    from web import demo_data
+    from web.devtools import demo_data
 
     if db is None:
         demo = demo_data.build(temporary)
@@ -121,7 +121,7 @@ def sigterm_as_exit() -> Iterator[None]:
 def run(ns: argparse.Namespace) -> int:
     """Build the demo, start the stub provider, serve the dashboard until interrupted (Ctrl+C or SIGTERM)."""
     from core.store import Store
-    from web.stub_provider import StubServer
+    from web.devtools.stub_provider import StubServer
 
     if refuse_public_bind(ns, "demo"):
         return 2

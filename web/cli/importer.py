@@ -105,27 +105,11 @@ def _import_one(store: Store, path: str, limits: ReadLimits, quiet: bool, replac
             bar.done()
 
 
-def describe(s: ImportSummary) -> str:
-    """The summary line of one imported file (the dashboard's import page shows the same line)."""
-    damaged = f", {s.damaged} damaged record{'s' * (s.damaged != 1)}" if s.damaged else ""
-    replaced = f"; {s.replaced} replaced (another version was stored)" if s.replaced else ""
-    runs = f"; {s.runs} run{'s' * (s.runs != 1)} stored" if s.runs else ""
-    return (
-        f"{s.source}: imported {s.imported} message{'s' * (s.imported != 1)} into {s.conversations} "
-        f"conversation{'s' * (s.conversations != 1)} ({s.new_conversations} new){damaged}; "
-        f"{s.skipped} already stored{replaced}{runs}"
-    )
-
-
-def error_line(exc: Exception) -> str:
-    """The error line of a file that could not be imported (file, line and JSON path are in ``exc``)."""
-    return f"{exc} (nothing from this file was stored)"
-
-
 def run(ns: argparse.Namespace) -> int:
     """Import every path; a bad file is reported on one line and skipped, the others still import."""
     from core.errors import InputError
     from core.reader import MiB, ReadLimits
+    from core.store import ImportSummary
     from web.cli.terminal import echo
 
     limits = ReadLimits(max_file_bytes=ns.max_file_mib * MiB, max_record_bytes=ns.max_line_mib * MiB)
@@ -137,14 +121,14 @@ def run(ns: argparse.Namespace) -> int:
             try:
                 summary = _import_one(store, path, limits, ns.quiet, ns.replace)
             except InputError as exc:
-                echo(f"traceloupe: {error_line(exc)}", file=sys.stderr)
+                echo(f"traceloupe: {ImportSummary.failure_line(exc)}", file=sys.stderr)
                 failed += 1
                 continue
             totals[0] += summary.imported
             totals[1] += summary.conversations
             totals[2] += summary.damaged
             if not ns.quiet:
-                echo(describe(summary))
+                echo(summary.line())
         if len(ns.paths) > 1 and not ns.quiet:
             print(
                 f"total: {totals[0]} messages imported from {len(ns.paths) - failed} of {len(ns.paths)} files, "

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from web.cli.db import add_db_argument
+from web.settings import LOOPBACK_HOSTS
 
 if TYPE_CHECKING:
     from litestar import Litestar
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
     from core.store import Store
     from web.settings import Settings
 
-LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 DEFAULT_IMPORT_MIB = 256
 DEFAULT_BUILD_SECONDS = 20.0
 DEFAULT_BUILD_CONCURRENCY = 4
@@ -83,7 +83,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def is_loopback(host: str) -> bool:
     """True for names and addresses that only this machine can reach."""
-    if host.lower() in LOOPBACK_NAMES:
+    if host.lower() in LOOPBACK_HOSTS:
         return True
     try:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
@@ -137,12 +137,12 @@ def listen(host: str, port: int) -> socket.socket:
 def serve(store: Store, settings: Settings, ns: argparse.Namespace, *, banner: str = "Traceloupe") -> int:
     """Serve the dashboard over ``store`` until interrupted; the URL is printed once the port is listening.
 
-    With ``ns.workers`` above 1, that many processes serve it (``web.workers``), each opening the store itself.
+    With ``ns.workers`` above 1, that many processes serve it (``web.cli.workers``), each opening the store itself.
     """
     from web.app import create_app
     from web.cli.terminal import echo
+    from web.cli.workers import run_workers
     from web.serving import server_options
-    from web.workers import run_workers
 
     workers: int = getattr(ns, "workers", 1)
     app = create_app(settings, store) if workers == 1 else None

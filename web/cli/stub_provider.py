@@ -19,7 +19,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(ns: argparse.Namespace) -> int:
-    from web.stub_provider import StubServer
+    from web.devtools.stub_provider import StubServer
 
     try:
         server = StubServer(ns.port)

@@ -1,1 +1,1 @@
-"""Replays in the dashboard: the service that runs them off the request thread, and their view models."""
+"""Replays in the dashboard: start, watch, list and compare runs; the service that sends them off the request thread."""

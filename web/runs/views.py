@@ -14,18 +14,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from jinja2 import Environment
-
 from core.messages.assistant import AssistantTextMessage
+from core.messages.base import now_ms
 from core.messages.convert import text_of
 from core.messages.union import Message
 from core.providers.diffing import format_change, structural_diff
 from core.replay.run import DEFAULT_TIMEOUT, reply_message
 from core.store import RunSummary, RunView
-from core.store.runs import now_ms
 from web import masking, urls
 from web.runs.models import model_warning
-from web.runs.service import ProviderChoice, RunService
+from web.runs.service import ProviderChoice
 from web.timeline import Card, Timeline, msg_anchor
 from web.timeline.build import build_card, format_ts
 from web.timeline.cards import AssistantBody
@@ -64,24 +62,23 @@ class RerunForm:
         return any(p.available for p in self.providers)
 
 
-def install_template_globals(env: Environment, service: RunService | None) -> None:
-    """``rerun_form(conversation_id, upto=None)`` for the Re-run includes: a RerunForm, never a key's value."""
+@dataclass(frozen=True, slots=True)
+class RerunForms:
+    """The Re-run forms of one page: one per control, each with a fresh idempotency key."""
 
-    def make(conversation_id: str, upto: str | None = None) -> RerunForm:
-        return rerun_form(service.choices() if service is not None else None, conversation_id, upto)
+    conversation_id: str
+    choices: Sequence[ProviderChoice]
 
-    env.globals["rerun_form"] = make
+    def form(self, upto: str | None = None) -> RerunForm:
+        return rerun_form(self.choices, self.conversation_id, upto)
 
 
-def rerun_form(choices: Sequence[ProviderChoice] | None, conversation_id: str, upto: str | None = None) -> RerunForm:
-    """A new form (new key on every render); ``choices`` None when this dashboard cannot replay."""
+def rerun_form(choices: Sequence[ProviderChoice], conversation_id: str, upto: str | None = None) -> RerunForm:
+    """A new form (new key on every render)."""
     action = urls.run_start(conversation_id)
     key = secrets.token_urlsafe(18)
-    if choices is None:
-        reason = "Replay needs the store: start the dashboard with a database."
-        return RerunForm(action, conversation_id, upto, (), "", "", key, False, reason)
     first = next((c for c in choices if c.available), choices[0] if choices else None)
-    selected, model = (first.dialect, first.default_model) if first else ("", "")
+    selected, model = (first.provider, first.default_model) if first else ("", "")
     return RerunForm(action, conversation_id, upto, choices, selected, model, key, True)
 
 

@@ -39,7 +39,6 @@ from core import (
 )
 from core.messages.convert import text_of
 from core.providers.jsonable import pointer_token
-from web.integrity import Damage, inspect_record
 from web.masking import safe_cut
 from web.timeline.cards import (
     AssistantBody,
@@ -61,6 +60,7 @@ from web.timeline.cards import (
     ToolCallView,
     ToolResultView,
 )
+from web.timeline.damage import Damage, inspect_record
 from web.timeline.links import inline_data_view, location_view
 from web.timeline.order import CallIndex, Entry, call_anchor, flatten, msg_anchor, result_anchor
 

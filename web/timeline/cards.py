@@ -1,7 +1,7 @@
 """Typed card contexts: what a card template may read, and nothing else.
 
 One card per top-level message and per trace record. ``kind`` picks the partial
-``templates/cards/_<kind>.html``; ``body`` is the matching dataclass below. Every
+``web/templates/timeline/cards/_<kind>.html``; ``body`` is the matching dataclass below. Every
 string here is trace data and is rendered through autoescaping only.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
-from web.integrity import Damage
+from web.timeline.damage import Damage
 from web.timeline.links import LocationView
 
 CardKind = Literal[

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from core.messages.refs import looks_like_url
-from web.attachments import attachment_url
+from web.attachments.files import attachment_url
 
 LocationKind = Literal["remote", "data", "path", "inert"]
 

@@ -1,0 +1,1 @@
+"""`/check`: an uploaded file read with the CLI's rules, its damaged records listed, nothing stored."""

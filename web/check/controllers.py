@@ -1,0 +1,77 @@
+"""``/check``: upload a JSON/JSONL file and see what ``traceloupe check`` would say about it.
+
+The file is read with ``core.reader`` (the CLI's rules, limits and messages) and
+nothing is stored: importing into the store arrives with the store.
+"""
+
+from __future__ import annotations
+
+from litestar import Controller, get, post
+from litestar.datastructures import UploadFile
+from litestar.params import MultipartBody
+from litestar.response import Template
+
+from core import InputError, UserMessage
+from core.integrity import walk
+from core.reader import read_bytes
+from web import urls
+from web.check.pages import CheckFinding, CheckPage
+from web.deps import SettingsDep
+from web.timeline.damage import inspect_record
+
+
+class CheckController(Controller):
+    """A state-changing form in the dashboard's rules: CSRF token, same origin, body limit."""
+
+    path = urls.CHECK
+    include_in_schema = False
+
+    @get("/", name="check")
+    async def form(self, settings: SettingsDep) -> Template:
+        """The upload form."""
+        return Template("check/check.html", context={"page": CheckPage(max_bytes=settings.max_body_bytes)})
+
+    @post("/", name="check-upload", status_code=200)
+    async def upload(
+        self,
+        data: MultipartBody[UploadFile],
+        settings: SettingsDep,
+    ) -> Template:
+        """Read the uploaded file and list every record that lost its type."""
+        name = data.filename or "<upload>"
+        try:
+            raw = await data.read()
+        finally:
+            await data.close()
+        page = check_bytes(raw, name, settings.max_body_bytes)
+        return Template("check/check.html", context={"page": page}, status_code=200 if page.error is None else 400)
+
+
+def check_bytes(raw: bytes, name: str, max_bytes: int) -> CheckPage:
+    """What the upload holds: counts, and one finding per damaged record, wherever it is nested."""
+    findings: list[CheckFinding] = []
+    messages = records = 0
+    conversations: set[str] = set()
+    try:
+        for record in read_bytes(raw, source=name):
+            messages += 1
+            message = record.message
+            conversations.add(message.conversation_id)
+            if isinstance(message, UserMessage):
+                records += len(message.intermediate_trace.records)
+            where = f"{name}:{record.line}" if record.line is not None else name
+            root = "$" if record.line is not None else f"$[{record.index}]"
+            for path, item in walk(message, root):
+                damage = inspect_record(item, path)
+                if damage is not None:
+                    findings.append(CheckFinding(f"{where} {path}", damage))
+    except InputError as exc:
+        return CheckPage(filename=name, error=str(exc), max_bytes=max_bytes)
+    return CheckPage(
+        filename=name,
+        messages=messages,
+        records=records,
+        conversations=len(conversations),
+        findings=findings,
+        max_bytes=max_bytes,
+    )

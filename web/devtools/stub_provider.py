@@ -1,0 +1,375 @@
+"""A scriptable loopback stand-in for the LLM providers, so replays run with no key and no network.
+
+It speaks the three wire formats the official SDKs send (OpenAI chat completions, which
+Zhipu and Doubao share; Anthropic messages; Gemini generateContent), records every
+request exactly as received, and answers like the provider would: a text reply, a tool
+call, an HTTP error with the provider's error body, a 429 with ``retry-after``, a slow
+answer, a malformed one, or a redirect (a scripted 3xx with its ``location`` header).
+
+What it answers is chosen per request, first match wins:
+
+1. the next scripted reply queued with ``POST /__stub/script`` (a JSON list of Reply objects);
+2. the next step scripted for the request's model with ``POST /__stub/script``
+   ``{"model": M, "steps": [Reply, ...]}``: the k-th request for M gets the k-th step (tool calls,
+   a text, or an error status), so a step replay can be shown matching, diverging at step 2 or
+   failing; each step's tool calls get ids of their own (``call_s<k>_<i>``) unless it names them;
+3. the model name: ``stub-error-500``, ``stub-error-429``, ``stub-slow-<seconds>``,
+   ``stub-tool``, ``stub-malformed``; any other model gets a text reply.
+
+``GET /__stub/requests`` lists what was received (path, headers, body); ``DELETE`` clears it.
+``GET /__stub/stats`` gives the requests answered and the most ever in flight at once (a concurrency limit's proof).
+It binds to loopback only and never forwards anything.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Literal
+
+from web.settings import LOOPBACK_HOSTS
+
+Dialect = Literal["openai", "openai-responses", "anthropic", "gemini"]
+MAX_BODY = 64 * 1024 * 1024
+
+
+@dataclass
+class Reply:
+    """One scripted answer: a status, then either text and tool calls or a raw body, after a delay."""
+
+    status: int = 200
+    text: str = "This is the stub provider's reply."
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # {"name": str, "arguments": dict}
+    reasoning: str | None = None
+    delay: float = 0.0
+    retry_after: int | None = None
+    raw_body: str | None = None  # sent verbatim (a malformed answer)
+    headers: dict[str, str] = field(default_factory=dict)  # extra response headers (a redirect's location)
+    thought_signature: str | None = None  # Gemini: sent on the first functionCall part, as Gemini 3 does
+    call_ids: list[str] | None = None  # the tool calls' ids (default: call_stub_<i>, toolu_stub_<i>)
+
+    def call_id(self, i: int, default: str) -> str:
+        """The id of tool call ``i``: the scripted one, else ``default``."""
+        return self.call_ids[i] if self.call_ids is not None and i < len(self.call_ids) else default
+
+
+@dataclass
+class Recorded:
+    """A request as received."""
+
+    dialect: Dialect
+    path: str
+    headers: dict[str, str]  # names in lower case
+    body: Any
+
+
+class StubState:
+    """The queue of scripted replies and the log of received requests; shared by handler threads."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.script: list[Reply] = []
+        self.steps: dict[str, list[Reply]] = {}
+        self.requests: list[Recorded] = []
+        self.in_flight = 0
+        self.peak_in_flight = 0
+
+    def next_reply(self, model: str) -> Reply:
+        with self.lock:
+            if self.script:
+                return self.script.pop(0)
+            if self.steps.get(model):
+                return self.steps[model].pop(0)
+        return reply_for_model(model)
+
+    def script_steps(self, model: str, steps: list[dict[str, Any]]) -> int:
+        """Queue the replies of a step script for ``model``; returns how many are queued for it now."""
+        replies = []
+        for k, item in enumerate(steps, start=1):
+            reply = Reply(**item)
+            if reply.call_ids is None:
+                reply.call_ids = [f"call_s{k}_{i}" for i in range(len(reply.tool_calls))]
+            replies.append(reply)
+        with self.lock:
+            self.steps.setdefault(model, []).extend(replies)
+            return len(self.steps[model])
+
+
+def reply_for_model(model: str) -> Reply:
+    """The built-in behaviour named by a model name (see the module docstring)."""
+    if model.startswith("stub-error-"):
+        code = int(model.rsplit("-", 1)[1])
+        return Reply(status=code, retry_after=1 if code == 429 else None)
+    if model.startswith("stub-slow-"):
+        return Reply(delay=float(model.rsplit("-", 1)[1]))
+    if model == "stub-tool":
+        return Reply(text="", tool_calls=[{"name": "search", "arguments": {"query": "stub"}}])
+    if model == "stub-malformed":
+        return Reply(raw_body="{not json")
+    return Reply()
+
+
+def dialect_of(path: str) -> Dialect | None:
+    """Which wire format a request path belongs to."""
+    if path.endswith("/chat/completions"):
+        return "openai"
+    if path.endswith("/responses"):
+        return "openai-responses"
+    if path.endswith("/messages"):
+        return "anthropic"
+    if ":generateContent" in path:
+        return "gemini"
+    return None
+
+
+def model_of(dialect: Dialect, path: str, body: Any) -> str:
+    if dialect == "gemini":
+        return path.rsplit("/", 1)[-1].split(":", 1)[0]
+    return str(body.get("model", "")) if isinstance(body, dict) else ""
+
+
+def success_body(dialect: Dialect, model: str, reply: Reply) -> dict[str, Any]:
+    """A provider-shaped success response carrying the reply's text, reasoning and tool calls."""
+    usage_in, usage_out = 12, max(1, len(reply.text) // 4)
+    if dialect == "openai":
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+        if reply.reasoning:
+            message["reasoning_content"] = reply.reasoning
+        if reply.tool_calls:
+            message["tool_calls"] = [
+                {"id": reply.call_id(i, f"call_stub_{i}"), "type": "function",
+                 "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments", {}))}}
+                for i, c in enumerate(reply.tool_calls)
+            ]  # fmt: skip
+        return {
+            "id": "chatcmpl-stub",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": "tool_calls" if reply.tool_calls else "stop"}
+            ],
+            "usage": {"prompt_tokens": usage_in, "completion_tokens": usage_out, "total_tokens": usage_in + usage_out},
+        }
+    if dialect == "openai-responses":
+        return _responses_body(model, reply, usage_in, usage_out)
+    if dialect == "anthropic":
+        content: list[dict[str, Any]] = []
+        if reply.reasoning:
+            content.append({"type": "thinking", "thinking": reply.reasoning, "signature": "stub-signature"})
+        if reply.text:
+            content.append({"type": "text", "text": reply.text})
+        content += [
+            {
+                "type": "tool_use",
+                "id": reply.call_id(i, f"toolu_stub_{i}"),
+                "name": c["name"],
+                "input": c.get("arguments", {}),
+            }
+            for i, c in enumerate(reply.tool_calls)
+        ]
+        return {
+            "id": "msg_stub",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": content,
+            "stop_reason": "tool_use" if reply.tool_calls else "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": usage_in, "output_tokens": usage_out},
+        }
+    parts: list[dict[str, Any]] = []
+    if reply.reasoning:
+        parts.append({"text": reply.reasoning, "thought": True})
+    if reply.text:
+        parts.append({"text": reply.text})
+    for i, c in enumerate(reply.tool_calls):
+        call: dict[str, Any] = {"name": c["name"], "args": c.get("arguments", {})}
+        if reply.call_ids is not None and i < len(reply.call_ids):
+            call["id"] = reply.call_ids[i]  # Gemini 3 sends an id with each call
+        part: dict[str, Any] = {"functionCall": call}
+        if i == 0 and reply.thought_signature:
+            part["thoughtSignature"] = reply.thought_signature
+        parts.append(part)
+    return {
+        "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {
+            "promptTokenCount": usage_in,
+            "candidatesTokenCount": usage_out,
+            "totalTokenCount": usage_in + usage_out,
+        },
+        "modelVersion": model,
+    }
+
+
+def _responses_body(model: str, reply: Reply, usage_in: int, usage_out: int) -> dict[str, Any]:
+    output: list[dict[str, Any]] = []
+    if reply.reasoning:
+        output.append(
+            {"type": "reasoning", "id": "rs_stub", "summary": [{"type": "summary_text", "text": reply.reasoning}]}
+        )
+    if reply.text:
+        output.append({
+            "type": "message", "id": "msg_stub", "status": "completed", "role": "assistant",
+            "content": [{"type": "output_text", "text": reply.text, "annotations": []}],
+        })  # fmt: skip
+    output += [
+        {"type": "function_call", "id": f"fc_stub_{i}", "call_id": reply.call_id(i, f"call_stub_{i}"),
+         "name": c["name"], "arguments": json.dumps(c.get("arguments", {})), "status": "completed"}
+        for i, c in enumerate(reply.tool_calls)
+    ]  # fmt: skip
+    return {
+        "id": "resp_stub", "object": "response", "created_at": int(time.time()), "status": "completed",
+        "model": model, "output": output, "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
+        "usage": {
+            "input_tokens": usage_in, "output_tokens": usage_out, "total_tokens": usage_in + usage_out,
+            "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0},
+        },
+    }  # fmt: skip
+
+
+def error_body(dialect: Dialect, status: int) -> dict[str, Any]:
+    """The error JSON each provider sends with a failing status."""
+    message = "Rate limit reached (stub)" if status == 429 else f"The stub provider failed with HTTP {status}"
+    if dialect == "anthropic":
+        kind = "rate_limit_error" if status == 429 else "api_error"
+        return {"type": "error", "error": {"type": kind, "message": message}}
+    if dialect == "gemini":
+        state = "RESOURCE_EXHAUSTED" if status == 429 else "INTERNAL"
+        return {"error": {"code": status, "message": message, "status": state}}
+    kind = "rate_limit_exceeded" if status == 429 else "server_error"
+    return {"error": {"message": message, "type": kind, "param": None, "code": kind}}
+
+
+class StubHandler(BaseHTTPRequestHandler):
+    """Routes one request; the server's ``state`` holds the script and the log."""
+
+    server: StubServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silent: request lines would carry nothing useful and the tests read the log instead."""
+
+    def do_GET(self) -> None:
+        if self.path == "/__stub/requests":
+            with self.server.state.lock:
+                items = [r.__dict__ for r in self.server.state.requests]
+            self._send(200, items)
+        elif self.path == "/__stub/stats":
+            state = self.server.state
+            with state.lock:
+                stats = {"requests": len(state.requests), "peak_in_flight": state.peak_in_flight}
+            self._send(200, stats)
+        else:
+            self._send(404, {"error": {"message": f"no route {self.path}"}})
+
+    def do_DELETE(self) -> None:
+        if self.path == "/__stub/requests":
+            with self.server.state.lock:
+                self.server.state.requests.clear()
+                self.server.state.script.clear()
+                self.server.state.steps.clear()
+                self.server.state.peak_in_flight = 0
+            self._send(200, {"cleared": True})
+        else:
+            self._send(404, {"error": {"message": f"no route {self.path}"}})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        if length > MAX_BODY:
+            self._send(413, {"error": {"message": "request body too large for the stub"}})
+            return
+        raw = self.rfile.read(length)
+        try:
+            body = json.loads(raw or b"null")
+        except ValueError:
+            self._send(400, {"error": {"message": "the request body is not JSON"}})
+            return
+        if self.path == "/__stub/script" and isinstance(body, dict) and "steps" in body:
+            queued = self.server.state.script_steps(str(body.get("model", "")), list(body["steps"]))
+            self._send(200, {"queued": queued})
+            return
+        if self.path == "/__stub/script":
+            replies = [Reply(**item) for item in (body if isinstance(body, list) else [body])]
+            with self.server.state.lock:
+                self.server.state.script.extend(replies)
+            self._send(200, {"queued": len(replies)})
+            return
+        path = self.path.split("?", 1)[0]
+        dialect = dialect_of(path)
+        if dialect is None:
+            self._send(404, {"error": {"message": f"the stub does not serve {path}"}})
+            return
+        with self.server.state.lock:
+            self.server.state.requests.append(
+                Recorded(dialect, path, {k.lower(): v for k, v in self.headers.items()}, body)
+            )
+        model = model_of(dialect, path, body)
+        reply = self.server.state.next_reply(model)
+        state = self.server.state
+        with state.lock:
+            state.in_flight += 1
+            state.peak_in_flight = max(state.peak_in_flight, state.in_flight)
+        try:
+            self._answer(dialect, model, reply)
+        finally:
+            with state.lock:
+                state.in_flight -= 1
+
+    def _answer(self, dialect: Dialect, model: str, reply: Reply) -> None:
+        if reply.delay:
+            time.sleep(reply.delay)
+        extra = {"retry-after": str(reply.retry_after)} if reply.retry_after is not None else {}
+        extra.update(reply.headers)
+        if reply.raw_body is not None:
+            self._send_raw(reply.status, reply.raw_body.encode(), extra)
+        elif reply.status >= 400:
+            self._send(reply.status, error_body(dialect, reply.status), extra)
+        elif reply.status >= 300:
+            self._send(reply.status, {}, extra)
+        else:
+            self._send(reply.status, success_body(dialect, model, reply))
+
+    def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        self._send_raw(status, json.dumps(payload).encode(), headers)
+
+    def _send_raw(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class StubServer(ThreadingHTTPServer):
+    """The stub's HTTP server: loopback only, daemon threads, one shared state."""
+
+    daemon_threads = True
+
+    def __init__(self, port: int = 0, host: str = "127.0.0.1") -> None:
+        if host not in LOOPBACK_HOSTS:
+            raise ValueError("the stub provider binds to loopback only")
+        self.state = StubState()
+        super().__init__((host, port), StubHandler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that gave up (a timeout test) is normal here, not worth a traceback."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT``: add ``/v1`` for OpenAI-style clients."""
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+    def start(self) -> StubServer:
+        """Serve in a daemon thread and return self."""
+        threading.Thread(target=self.serve_forever, name="stub-provider", daemon=True).start()
+        return self

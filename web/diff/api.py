@@ -1,0 +1,60 @@
+"""``/api/conversations/{id}/diff``: every difference between two providers' bodies, with its cause, as JSON."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from litestar import Controller, Request, get
+from litestar.params import FromQuery, QueryParameter
+
+from core.providers.request_diff import diff_requests
+from web import masking, urls
+from web.deps import HeavyDep, PayloadsDep, SourceDep
+from web.diff.service import build_both, diff_command
+from web.errors import error_responses
+from web.payloads.builder import usable_result
+from web.payloads.service import MsgId
+
+
+@dataclass(frozen=True, slots=True)
+class Diff:
+    """Every difference between two providers' bodies, each with the cause it most likely has."""
+
+    conversation_id: str
+    left: str
+    right: str
+    upto: str | None
+    changes: list[dict[str, Any]]
+    causes: dict[str, int]
+
+
+class DiffApiController(Controller):
+    """The structural diff of two providers' bodies, as JSON."""
+
+    path = "/api"
+    after_request = staticmethod(masking.mask_response)  # trace text goes out masked, as on the pages
+
+    @get("/conversations/{conversation_id:str}/diff", tags=["payloads"], responses=error_responses(422))
+    async def diff(
+        self,
+        request: Request[Any, Any, Any],
+        conversation_id: urls.PathId,
+        source: SourceDep,
+        payloads: PayloadsDep,
+        heavy: HeavyDep,
+        left: Annotated[str, QueryParameter(max_length=40)],
+        right: Annotated[str, QueryParameter(max_length=40)],
+        upto: MsgId = None,
+        repair: FromQuery[bool] = False,
+    ) -> Diff:
+        """The structural diff of two providers' bodies, each change with its cause; 422 when damaged."""
+        conversation_id = urls.from_segment(conversation_id)
+
+        def build(_: object) -> Diff:
+            _, lbuilt, rbuilt = build_both(source, payloads, conversation_id, left, right, upto, repair)
+            diff = diff_requests(usable_result(lbuilt), usable_result(rbuilt))
+            return Diff(conversation_id, left, right, upto or None, diff.changes_json(), diff.counts)
+
+        command = diff_command(conversation_id, left, right, upto)
+        return await heavy.run(request.receive, build, what=f"the {left} / {right} diff", command=command)

@@ -1,0 +1,188 @@
+"""Provider payloads for the dashboard: build a request with the adapters, or say why it cannot be built.
+
+``build`` runs ``ChatLLM.construct_request_params`` over a stored conversation for
+one dialect, with the settings' attachments root. A damaged record makes the
+pipeline raise the seed's ContractError; that is an answer here, not a failure:
+the result carries the error, the record and how to see the repaired payload
+(``repair=True`` re-types damaged records with ``core.integrity.repair`` first,
+never inventing dropped data). Built requests are cached per conversation
+version, so the payload page, its phases fragment, the diff and the API share one
+build. Each build carries its capability report: what the provider and model cannot
+carry, and the preflight verdict (SDK types and the provider's request-time rules).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from litestar.exceptions import HTTPException
+
+from core import ContractError, Message
+from core.integrity import repair
+from core.preflight import CapabilityReport, Finding, capability_report
+from core.providers import ChatLLM, RequestOptions, RequestResult, dialect_names, get_dialect
+from web.lru import LruCache
+from web.source import Loaded, version_of
+from web.timeline.order import flatten, msg_anchor
+
+
+@dataclass(frozen=True, slots=True)
+class Damaged:
+    """Why a request could not be built: the first damaged record the pipeline met, in the seed's words."""
+
+    msg_id: str
+    role: str
+    error_type: str
+    message: str
+    anchor: str
+
+
+# Suggestions for the payload page's model selector: one model of each profile in core.providers.profiles
+# (any other name may be typed in the URL; an unknown one gets its dialect's conservative profile).
+MODEL_CHOICES: dict[str, tuple[str, ...]] = {
+    "anthropic": ("claude-opus-4-7", "claude-sonnet-4-6", "claude-sonnet-4-5", "claude-3-5-haiku"),
+    "gemini": ("gemini-3-pro", "gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.0-flash"),
+    "openai": ("gpt-5.1", "gpt-5", "gpt-5-chat", "o3", "gpt-4.1"),
+    "openai-responses": ("gpt-5.1", "gpt-5", "gpt-5-chat", "o3", "gpt-4.1"),
+    "zhipu": ("glm-4.6v",),
+    "doubao": ("doubao-seed-1-6",),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class FindingView:
+    """A preflight finding with the anchor of the card of the message it came from."""
+
+    finding: Finding
+    anchor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Built:
+    """One dialect's request for one conversation: the result, or the contract error that stopped it."""
+
+    provider: str
+    upto: str | None
+    repaired: bool
+    result: RequestResult | None
+    damaged: Damaged | None
+    healed: tuple[str, ...] = ()
+    """msg_ids re-typed by the repair (empty unless ``repaired``)."""
+    report: CapabilityReport | None = None
+    """What the provider and model cannot carry, and the preflight verdict (None when not built)."""
+
+    @property
+    def findings(self) -> list[FindingView]:
+        """The preflight findings, each with its card's anchor."""
+        if self.report is None:
+            return []
+        return [FindingView(f, msg_anchor(f.msg_id) if f.msg_id else None) for f in self.report.verdict.findings]
+
+    @property
+    def anchors(self) -> dict[str, str]:
+        """JSON pointer -> the anchor of the card that became that node (the provenance map, inverted)."""
+        if self.result is None:
+            return {}
+        return {pointer: msg_anchor(msg_id) for msg_id, ptrs in self.result.provenance.items() for pointer in ptrs}
+
+
+def check_provider(name: str) -> str:
+    """The dialect name, or UnknownNameError listing the known ones (a 404)."""
+    get_dialect(name)
+    return name
+
+
+def providers() -> list[str]:
+    """Every dialect the adapters know, in a stable order."""
+    return dialect_names()
+
+
+def _repaired(messages: Sequence[Message]) -> tuple[list[Message], tuple[str, ...]]:
+    out: list[Message] = []
+    healed: list[str] = []
+    for message in messages:
+        fixed = repair(message)
+        out.append(fixed.message)
+        healed.extend(d.msg_id for d in fixed.healed)
+    return out, tuple(healed)
+
+
+class PayloadBuilder:
+    """Builds requests with one set of options (the attachments root) and keeps the last few."""
+
+    def __init__(self, attachments_root: Path | None, size: int = 12) -> None:
+        self.options = RequestOptions(attachments_root=attachments_root)
+        self._built: LruCache[tuple[object, ...], Built] = LruCache(size)
+
+    def build(
+        self, loaded: Loaded, provider: str, *, upto: str | None = None, repair: bool = False, model: str | None = None
+    ) -> Built:
+        """The request ``provider`` would receive for ``model`` (default: the dialect's), the one that produced
+        ``upto`` when given."""
+        check_provider(provider)
+        model = model or None
+        key = (loaded.summary.conversation_id, version_of(loaded.summary), provider, upto or None, repair, model)
+        hit = self._built.get(key)
+        if hit is not None:
+            return hit
+        built = self._build(loaded.messages, provider, upto or None, repair, model)
+        self._built.put(key, built)
+        return built
+
+    def _build(
+        self, messages: Sequence[Message], provider: str, upto: str | None, repair: bool, model: str | None
+    ) -> Built:
+        healed: tuple[str, ...] = ()
+        if repair:
+            messages, healed = _repaired(messages)
+        llm = ChatLLM(provider, replace(self.options, model=model))
+        try:
+            result = llm.construct_request_params(messages, upto=upto)
+        except ContractError as exc:
+            damaged = Damaged(
+                msg_id=exc.msg_id,
+                role=exc.role,
+                error_type=f"{ContractError.__module__}.{ContractError.__qualname__}",
+                message=str(exc),
+                anchor=msg_anchor(exc.msg_id),
+            )
+            return Built(provider, upto, repair, None, damaged, healed)
+        return Built(provider, upto, repair, result, None, healed, capability_report(result))
+
+
+def assistant_choices(loaded: Loaded, limit: int = 1000) -> tuple[list[tuple[str, str]], int]:
+    """The assistant replies a request can be cut before (``upto``): (msg_id, label), and how many there are.
+
+    Read from the timeline's slots, so only the ``limit`` listed replies are typed (for their labels), or
+    taken from the typed messages when a page has made them (the slots are their flattened order).
+    """
+    timeline = loaded.timeline
+    top = {slot.msg_id for slot in timeline.slots if slot.placement == "message"}
+    positions = [
+        position
+        for position, slot in enumerate(timeline.slots)
+        if slot.role == "assistant" and not slot.depth and (slot.parent_id is None or slot.parent_id in top)
+    ]
+    listed = positions[:limit]
+    if loaded.typed:  # the payload page typed every message already: take them rather than read records again
+        entries = flatten(loaded.messages)
+        replies = [entries[position].message for position in listed]
+    else:
+        replies = timeline.messages_at(listed)
+    choices: list[tuple[str, str]] = []
+    for msg in replies:
+        text = " ".join(str(msg.content if isinstance(msg.content, str) else "").split())
+        calls = ", ".join(c.name for c in msg.tool_calls or ())
+        label = text[:60] or (f"calls {calls}"[:60] if calls else "(no text)")
+        choices.append((msg.msg_id, label))
+    return choices, len(positions)
+
+
+def usable_result(built: Built) -> Any:
+    """The built request, or a 422 naming the damaged record that stopped it (the API's answer)."""
+    if built.damaged is not None or built.result is None:
+        raise HTTPException(status_code=422, detail=f"{built.damaged.message if built.damaged else 'no request'}")
+    return built.result

@@ -1,0 +1,208 @@
+"""Replays in the dashboard: start one (POST only), watch it, list a conversation's runs, compare two.
+
+- ``POST /conversations/{id}/runs``: CSRF token, same origin (web.security) and an idempotency
+  key from the form; the same key twice is the same run and one provider call. GET on it is
+  405: nothing that starts a run answers to GET. An htmx request gets the run's live region;
+  a plain form post is redirected (303) to the run's page.
+- ``GET /runs/{run_id}``: the run's page, or for htmx its live region (polled while running).
+- ``GET /conversations/{id}/replays``: the runs of a conversation and the compare form.
+- ``GET /runs/compare?a=&b=``: two runs' replies side by side with their diff; the diff of their request
+  bodies (the whole history, for a long trace) is ``GET /runs/compare/requests?a=&b=``, which the page loads.
+- ``GET /api/conversations/{id}/runs``, ``GET /api/runs/{run_id}``: the same as JSON.
+
+The key is never part of any of these: the service reads it from the environment at send time.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from litestar import Controller, MediaType, Request, get, post
+from litestar.enums import RequestEncodingType
+from litestar.exceptions import HTTPException, NotFoundException
+from litestar.params import Body, QueryParameter
+from litestar.plugins.htmx import HTMXRequest
+from litestar.response import Redirect, Template
+
+from core.errors import MisuseError, UnknownNameError
+from core.replay.run import reply_message
+from core.store import RunSummary, RunView, Store
+from web import masking, urls
+from web.deps import HeavyDep, RunsDep, SourceDep
+from web.heavy import shell_command
+from web.runs.service import KeyConflict, ReplayBusy
+from web.runs.views import (
+    ComparePage,
+    ReplaysPage,
+    RequestDiff,
+    RunPanel,
+    compare_page,
+    request_diff,
+    rerun_form,
+    run_panel,
+)
+from web.source import StoreSource
+from web.timeline import msg_anchor
+
+MAX_LISTED = 200
+NEXT_KEY_HEADER = "X-Next-Idempotency-Key"
+
+
+@dataclass
+class RerunData:
+    """The Re-run form's fields (besides the CSRF token, which the middleware checks)."""
+
+    provider: str = ""
+    model: str = ""
+    idempotency_key: str = ""
+    upto: str = ""
+    model_as_typed: str = ""
+    """"1" when the reader typed the model on purpose (the form's "as typed" box)."""
+
+
+def _panel(source: StoreSource, run: RunView) -> RunPanel:
+    """A run's panel, its original reply read from the stored conversation and linked into its timeline."""
+    reply = reply_message(run)
+    if run.up_to_msg_id is None or run.status == "running":
+        return run_panel(run, None, reply)
+    try:
+        loaded = source.load(run.conversation_id)
+    except UnknownNameError:
+        return run_panel(run, None, reply)
+    # Found by its card, so only that record is typed, not the whole trace.
+    timeline = loaded.timeline
+    position = timeline.position(msg_anchor(run.up_to_msg_id))
+    original = timeline.message(position) if position is not None else None
+    return run_panel(run, original, reply, timeline)
+
+
+def _get_run(store: Store, run_id: str) -> RunView:
+    try:
+        return store.get_run(run_id)
+    except UnknownNameError:
+        raise NotFoundException(f"No run with id {run_id!r}.") from None
+
+
+def _get_summary(store: Store, run_id: str) -> RunSummary:
+    try:
+        return store.get_run_summary(run_id)
+    except UnknownNameError:
+        raise NotFoundException(f"No run with id {run_id!r}.") from None
+
+
+class RunsController(Controller):
+    """Replay pages and the one route that starts a run."""
+
+    include_in_schema = False
+
+    @post("/conversations/{conversation_id:str}/runs", name="run-start", status_code=200, sync_to_thread=True)
+    def start(
+        self,
+        request: HTMXRequest,
+        conversation_id: urls.PathId,
+        run_service: RunsDep,
+        source: SourceDep,
+        data: Annotated[RerunData, Body(media_type=RequestEncodingType.URL_ENCODED)],
+    ) -> Template | Redirect:
+        """Record a run and send it off the request thread; answer at once with its live status."""
+        conversation_id = urls.from_segment(conversation_id)
+        try:
+            run = run_service.submit(
+                conversation_id,
+                data.provider,
+                data.model,
+                upto=data.upto or None,
+                idempotency_key=data.idempotency_key,
+                model_as_typed=data.model_as_typed == "1",
+            )
+        except (ReplayBusy, KeyConflict, MisuseError) as exc:
+            status = 503 if isinstance(exc, ReplayBusy) else 409 if isinstance(exc, KeyConflict) else None
+            if request.htmx:  # htmx swaps only 2xx answers: say it in place, where the run would have appeared
+                return Template("runs/_refusal.html", context={"message": str(exc)})
+            if status is None:
+                raise
+            raise HTTPException(status_code=status, detail=str(exc)) from None
+        if not request.htmx:
+            return Redirect(urls.run(run.run_id), status_code=303)
+        panel = _panel(source, run)
+        # The next press of the same form is a new run: static/runs.js puts this key in the form.
+        headers = {NEXT_KEY_HEADER: secrets.token_urlsafe(18)}
+        return Template("runs/_run.html", context={"panel": panel}, headers=headers)
+
+    @get("/runs/{run_id:str}", name="run", sync_to_thread=True)
+    def run(self, request: HTMXRequest, run_id: urls.PathId, run_service: RunsDep, source: SourceDep) -> Template:
+        """A run's page; its live region alone for htmx (the status poll)."""
+        run_id = urls.from_segment(run_id)
+        run = _get_run(run_service.store, run_id)
+        panel = _panel(source, run)
+        template = "runs/_run.html" if request.htmx else "runs/run.html"
+        return Template(template, context={"panel": panel}, headers={"Vary": "HX-Request"})
+
+    @get("/conversations/{conversation_id:str}/replays", name="replays", sync_to_thread=True)
+    def replays(self, conversation_id: urls.PathId, run_service: RunsDep, source: SourceDep) -> Template:
+        """Every run of a conversation (newest first), the compare form and a Re-run form."""
+        conversation_id = urls.from_segment(conversation_id)
+        source.summary(conversation_id)  # 404 for an unknown conversation; its messages are not read
+        listed = run_service.store.list_run_summaries(conversation_id, limit=MAX_LISTED)
+        form = rerun_form(run_service.choices(), conversation_id)
+        shown = [masking.mask_value(run) for run in listed]  # errors can quote trace text
+        page = ReplaysPage(conversation_id, urls.conversation(conversation_id), shown, form)
+        return Template("runs/replays.html", context={"page": page})
+
+    @get("/runs/compare", name="runs-compare")
+    async def compare(
+        self,
+        request: Request[Any, Any, Any],
+        run_service: RunsDep,
+        heavy: HeavyDep,
+        a: Annotated[str, QueryParameter(max_length=64)],
+        b: Annotated[str, QueryParameter(max_length=64)],
+    ) -> Template:
+        """Two runs' replies side by side and their diff; the request bodies' diff is loaded apart."""
+
+        def build(_: object) -> ComparePage:
+            left, right = _get_summary(run_service.store, a), _get_summary(run_service.store, b)
+            return compare_page(left, right, reply_message(left), reply_message(right))
+
+        # The command line has no compare; it prints both runs in full, requests and replies included.
+        command = shell_command("traceloupe", "runs", "--json")
+        page = await heavy.run(request.receive, build, what="the comparison of the two runs", command=command)
+        return Template("runs/compare.html", context={"page": page})
+
+    @get(urls.RUNS_COMPARE_REQUESTS, name="runs-compare-requests")
+    async def compare_requests(
+        self,
+        request: HTMXRequest,
+        run_service: RunsDep,
+        heavy: HeavyDep,
+        a: Annotated[str, QueryParameter(max_length=64)],
+        b: Annotated[str, QueryParameter(max_length=64)],
+    ) -> Template:
+        """How two runs' request bodies differ: the compare page's deferred part (a page of its own without htmx)."""
+
+        def build(_: object) -> RequestDiff:
+            return request_diff(_get_run(run_service.store, a), _get_run(run_service.store, b))
+
+        command = shell_command("traceloupe", "runs", "--json")
+        diff = await heavy.run(request.receive, build, what="the diff of the two request bodies", command=command)
+        template = "runs/_request_diff.html" if request.htmx else "runs/request_diff.html"
+        return Template(template, context={"diff": diff}, headers={"Vary": "HX-Request"})
+
+
+class RunsApiController(Controller):
+    """One run as JSON: what was sent, what came back, the parsed reply; never a key.
+
+    Lists of runs are ``/api/runs`` and ``/api/conversations/{id}/runs`` (web/controllers/api_runs.py).
+    """
+
+    path = "/api"
+    after_request = staticmethod(masking.mask_response)  # trace text goes out masked, as on the pages
+    tags = ["runs"]  # noqa: RUF012 - Litestar reads a class attribute
+
+    @get("/runs/{run_id:str}", name="api-run", sync_to_thread=True, media_type=MediaType.JSON)
+    def one(self, run_id: urls.PathId, run_service: RunsDep) -> RunView:
+        """One run: request and response bodies, status, error, timings, usage, the parsed reply."""
+        run_id = urls.from_segment(run_id)
+        return _get_run(run_service.store, run_id)
