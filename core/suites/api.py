@@ -47,6 +47,8 @@ class Suites:
             )  # fmt: skip
             ids = [c.conversation_id for c in self.store.iter_conversations(q)]
             filter = filter_of(query)
+        if not ids:
+            raise MisuseError("no conversation matches: a suite needs at least one; nothing saved")
         with write_transaction(self.store.engine) as conn:
             return storage.create_suite(conn, name, filter, ids)
 
@@ -123,11 +125,6 @@ class Suites:
             run = storage.get_run(conn, run_id)
             baseline = None if run.baseline_run_id is None else storage.get_run(conn, run.baseline_run_id)
         return build_report(run, baseline)
-
-    def give_up(self, item_pk: int, why: str) -> None:
-        """Record an item whose job will not run again as ``failed`` (unless it has an outcome)."""
-        with write_transaction(self.store.engine) as conn:
-            storage.give_up_item(conn, item_pk, why)
 
 
 def resolve_run(suites: Suites, name: str, run_id: str | None) -> SuiteRunView:

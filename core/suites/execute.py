@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from core.errors import MisuseError, UnknownNameError
 from core.messages.union import Message
 from core.replay.compare import compare_step
 from core.replay.cost import run_cost
 from core.replay.run import DEFAULT_TIMEOUT, execute, prepare, reply_message, start
+from core.replay.send import Sender, send
 from core.replay.steps import execute_steps, plan_steps, start_steps
 from core.store import Store
 from core.store.engine import write_transaction
@@ -42,9 +44,17 @@ INTERRUPTED = "interrupted: the process running this suite job stopped; the job 
 
 
 def run_item(
-    store: Store, item_pk: int, *, environ: Mapping[str, str] | None = None, timeout: float = DEFAULT_TIMEOUT
+    store: Store,
+    item_pk: int,
+    *,
+    environ: Mapping[str, str] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    sender: Sender = send,
 ) -> bool:
-    """Replay one item of a suite run and record its outcome; False when there was nothing to do."""
+    """Replay one item of a suite run and record its outcome; False when there was nothing to do.
+
+    ``sender``: the queue's job passes one that holds the provider's concurrency slot and waits out 429s.
+    """
     with write_transaction(store.engine) as conn:
         claim = storage.claim_item(conn, item_pk)
     if claim is None:
@@ -52,9 +62,8 @@ def run_item(
     if claim.interrupted_run_id is not None:
         _close_interrupted(store, claim)
     try:
-        result = (
-            _steps(store, claim, environ, timeout) if claim.mode == "steps" else _final(store, claim, environ, timeout)
-        )
+        replay = _steps if claim.mode == "steps" else _final
+        result = replay(store, claim, _Sending(environ, timeout, sender))
     except MisuseError as exc:  # nothing could be attempted for this conversation (no turn, no reply, no key)
         result = ItemResult("refused", reason="not_attempted", error=str(exc))
     except Exception as exc:  # a bug must still give the item an outcome, or the suite run would never finish
@@ -64,14 +73,29 @@ def run_item(
         return storage.finish_item(conn, claim, result)
 
 
-def _final(store: Store, claim: Claim, environ: Mapping[str, str] | None, timeout: float) -> ItemResult:
-    prepared = prepare(store, claim.conversation_id, claim.provider, claim.model, environ=environ)
+def give_up(store: Store, item_pk: int, why: str) -> None:
+    """The queue will not run this item's job again: its replay, if one was left running, and the item end failed."""
+    with write_transaction(store.engine) as conn:
+        left = storage.give_up_item(conn, item_pk, why)
+    if left is not None:
+        _close_interrupted(store, left)
+
+
+@dataclass(frozen=True, slots=True)
+class _Sending:
+    environ: Mapping[str, str] | None
+    timeout: float
+    sender: Sender
+
+
+def _final(store: Store, claim: Claim, sending: _Sending) -> ItemResult:
+    prepared = prepare(store, claim.conversation_id, claim.provider, claim.model, environ=sending.environ)
     original = prepared.original
     if original is None:
         raise MisuseError("the conversation has no assistant reply to regenerate and compare with")
     run, _ = start(store, prepared)
     _link(store, claim, run.run_id)
-    run = execute(store, prepared, run.run_id, timeout=timeout)
+    run = execute(store, prepared, run.run_id, timeout=sending.timeout, sender=sending.sender)
     usage, price = run_cost(run.provider, run.model, run.response_body)
     spent = Spend(usage.input, usage.output, price.usd, price.note)
     if run.status == "refused":
@@ -93,11 +117,11 @@ def _compare(reply: Message, recorded: Message) -> str | None:
     return comparison.reason if comparison.verdict == "diverged" else None
 
 
-def _steps(store: Store, claim: Claim, environ: Mapping[str, str] | None, timeout: float) -> ItemResult:
-    plan = plan_steps(store, claim.conversation_id, claim.provider, claim.model, environ=environ)
+def _steps(store: Store, claim: Claim, sending: _Sending) -> ItemResult:
+    plan = plan_steps(store, claim.conversation_id, claim.provider, claim.model, environ=sending.environ)
     run, _ = start_steps(store, plan)
     _link(store, claim, run.run_id)
-    run = execute_steps(store, plan, run.run_id, timeout=timeout)
+    run = execute_steps(store, plan, run.run_id, timeout=sending.timeout, sender=sending.sender)
     return step_result(run)
 
 
@@ -120,10 +144,11 @@ def _link(store: Store, claim: Claim, run_id: str) -> None:
         storage.link_item(conn, claim, run_id)
 
 
-def _close_interrupted(store: Store, claim: Claim) -> None:
+def _close_interrupted(store: Store, claim: Claim | storage.Left) -> None:
     """End the replay an interrupted attempt left ``running``, so no run shows as running forever."""
     run_id = claim.interrupted_run_id
-    assert run_id is not None
+    if run_id is None:
+        return
     try:
         if claim.mode == "steps":
             if store.get_step_run(run_id).status == "running":

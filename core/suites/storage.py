@@ -282,11 +282,23 @@ def finish_item(conn: Connection, claim: Claim, result: ItemResult) -> bool:
     return True
 
 
-def give_up_item(conn: Connection, item_pk: int, why: str) -> None:
+@dataclass(frozen=True, slots=True)
+class Left:
+    """The replay a given-up item's last attempt started (to close if it is still running)."""
+
+    mode: Mode
+    interrupted_run_id: str | None
+
+
+def give_up_item(conn: Connection, item_pk: int, why: str) -> Left | None:
     """An item whose job will not run again: ``failed`` with the queue's reason, unless it has an outcome."""
-    row = conn.execute(select(_I.suite_run_pk).where(_I.id == item_pk, _I.outcome.in_(("pending", "running")))).first()
+    row = conn.execute(
+        select(_I.suite_run_pk, _I.run_id, _R.mode)
+        .join(SUITE_RUNS, _R.id == _I.suite_run_pk)
+        .where(_I.id == item_pk, _I.outcome.in_(("pending", "running")))
+    ).first()
     if row is None:
-        return
+        return None
     now = now_ms()
     conn.execute(
         update(SUITE_RUN_ITEMS)
@@ -294,6 +306,7 @@ def give_up_item(conn: Connection, item_pk: int, why: str) -> None:
         .values(outcome="failed", reason="gave_up", error=f"the job queue gave up: {why}", finished_at=now)
     )
     _finish_run_if_done(conn, row.suite_run_pk)
+    return Left(row.mode, row.run_id)
 
 
 def _mine(claim: Claim) -> Any:

@@ -32,12 +32,12 @@ def call(i: int) -> dict[str, Any]:
     return {"name": "weather", "arguments": {"city": f"city-{i:03d}"}}
 
 
-def messages(i: int) -> list[dict[str, Any]]:
-    """A user turn whose trace calls one tool, and the final answer after it."""
+def messages(i: int, *, damaged: bool = False) -> list[dict[str, Any]]:
+    """A user turn whose trace calls one tool, and the final answer after it (``damaged``: the step lost its type)."""
     cid = conversation_id(i)
     ts = 1_000_000 + i * 1_000
     recorded_call = {"id": f"{cid}-call", "name": "weather", "arguments": json.dumps(call(i)["arguments"])}
-    return [
+    out: list[dict[str, Any]] = [
         {
             "role": "user", "msg_type": "text", "content": f"What is the weather {marker(i)}?", "msg_id": f"{cid}-u",
             "create_ts": ts, "conversation_id": cid,
@@ -51,12 +51,15 @@ def messages(i: int) -> list[dict[str, Any]]:
         {"role": "assistant", "msg_type": "text", "content": FINAL_TEXT, "msg_id": f"{cid}-a", "create_ts": ts + 3,
          "conversation_id": cid},
     ]  # fmt: skip
+    if damaged:
+        del out[0]["intermediate_trace"]["records"][0]["msg_type"]
+    return out
 
 
-def seed(store: Store, folder: Path, count: int) -> list[str]:
-    """Import ``count`` conversations; their ids."""
+def seed(store: Store, folder: Path, count: int, *, damaged: frozenset[int] = frozenset()) -> list[str]:
+    """Import ``count`` conversations (those in ``damaged`` with a damaged record); their ids."""
     path = folder / "suite.jsonl"
-    path.write_text("".join(json.dumps(m) + "\n" for i in range(count) for m in messages(i)))
+    path.write_text("".join(json.dumps(m) + "\n" for i in range(count) for m in messages(i, damaged=i in damaged)))
     store.import_path(path)
     return [conversation_id(i) for i in range(count)]
 
