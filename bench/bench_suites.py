@@ -56,8 +56,7 @@ def measure(url: str, count: int, concurrency: int, delay: float, *, workers: in
             per_worker = max(1, concurrency // workers)
             command = [sys.executable, "-m", "web.cli", "worker", "--concurrency", str(per_worker), "--db", url]
             processes = [
-                subprocess.Popen(command, env={**os.environ, **env}, stdout=subprocess.DEVNULL)
-                for _ in range(workers)
+                subprocess.Popen(command, env={**os.environ, **env}, stdout=subprocess.DEVNULL) for _ in range(workers)
             ]
             time.sleep(2.0)  # the workers connect and import the SDKs before the clock starts
         settings = JobSettings(concurrency=concurrency, embedded_worker=False) if postgres else JobSettings(
@@ -121,7 +120,7 @@ def main() -> int:
                     seconds = measure(url, count, concurrency, ns.delay, workers=ns.workers, stub=stub)
                     label = backend if backend == "sqlite" else f"pg x{ns.workers}"
                     report(label, count, concurrency, ns.delay, seconds)
-            for backend, url, is_pg in targets:
+            for _, url, is_pg in targets:
                 if is_pg:
                     drop_pg_database(url.rsplit("/", 1)[1])
     finally:

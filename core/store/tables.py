@@ -221,6 +221,35 @@ class StepRow(SQLModel, table=True):
     estimate: dict[str, Any] | None = Field(default=None, sa_column=Column(_JSON, nullable=True))
 
 
+class JobRow(SQLModel, table=True):
+    """One queued job of the in-process queue (``core.jobs.local``): its task, arguments and where it stands.
+
+    A running job's ``lease_until`` is renewed by its worker; past it, another worker takes the job back.
+    PostgreSQL stores its jobs in Procrastinate's tables instead; this table stays empty there.
+    """
+
+    __tablename__ = "jobs"
+    __table_args__ = (
+        Index("ix_jobs_status", "status", "run_after", "id"),
+        Index("ix_jobs_lock", "lock"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    task: str = Field(sa_column=Column(String, nullable=False))
+    args: dict[str, Any] = Field(sa_column=Column(_JSON, nullable=False))
+    provider: str = Field(sa_column=Column(String, nullable=False))
+    lock: str | None = Field(default=None, sa_column=Column(String, nullable=True))
+    status: str = Field(sa_column=Column(String, nullable=False))
+    attempts: int = Field(sa_column=Column(Integer, nullable=False))
+    max_attempts: int = Field(sa_column=Column(Integer, nullable=False))
+    run_after: int = Field(sa_column=Column(BigInteger, nullable=False))
+    lease_until: int | None = Field(default=None, sa_type=BigInteger)
+    worker: str | None = Field(default=None, sa_column=Column(String, nullable=True))
+    error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    created_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+    finished_at: int | None = Field(default=None, sa_type=BigInteger)
+
+
 class SuiteRow(SQLModel, table=True):
     """A named set of conversations (``core.suites``) and the filter that chose them."""
 
@@ -317,6 +346,7 @@ CONVERSATION_KINDS = _table(ConversationKindRow)
 RUNS = _table(RunRow)
 STEP_RUNS = _table(StepRunRow)
 STEPS = _table(StepRow)
+JOBS = _table(JobRow)
 SUITES = _table(SuiteRow)
 SUITE_MEMBERS = _table(SuiteMemberRow)
 SUITE_RUNS = _table(SuiteRunRow)

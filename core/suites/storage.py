@@ -212,6 +212,7 @@ def claim_item(conn: Connection, item_pk: int) -> Claim | None:
         return None
     now = now_ms()
     if row.max_cost is not None and _spent(conn, row.suite_run_pk) >= row.max_cost:
+        _lock_run(conn, row.suite_run_pk)
         _cancel_pending(conn, row.suite_run_pk, row.max_cost, item_pk)
         _finish_run_if_done(conn, row.suite_run_pk)
         return None
@@ -259,10 +260,11 @@ def finish_item(conn: Connection, claim: Claim, result: ItemResult) -> bool:
     """Record an attempt's outcome; False (nothing written) when another attempt holds the item now."""
     if result.outcome not in DONE:
         raise MisuseError(f"an item ends as one of: {', '.join(DONE)}")
-    now = now_ms()
     started = conn.execute(select(_I.started_at, _I.suite_run_pk).where(_mine(claim))).first()
     if started is None:
         return False
+    _lock_run(conn, started.suite_run_pk)
+    now = now_ms()
     conn.execute(
         update(SUITE_RUN_ITEMS)
         .where(_mine(claim))
@@ -299,6 +301,7 @@ def give_up_item(conn: Connection, item_pk: int, why: str) -> Left | None:
     ).first()
     if row is None:
         return None
+    _lock_run(conn, row.suite_run_pk)
     now = now_ms()
     conn.execute(
         update(SUITE_RUN_ITEMS)
@@ -331,6 +334,13 @@ def _cancel_pending(conn: Connection, run_pk: int, cap: float, item_pk: int | No
             error=f"not started: {spent:.6f} USD spent reached --max-cost {cap}",
         )
     )  # fmt: skip
+
+
+def _lock_run(conn: Connection, run_pk: int) -> None:
+    """PostgreSQL: hold the run's row, so two transactions recording its last two items cannot both miss
+    the other's (each would see the other item still running and leave the run unfinished). SQLite's write
+    lock serialises them already; it has no FOR UPDATE."""
+    conn.execute(select(_R.id).where(_R.id == run_pk).with_for_update())
 
 
 def _finish_run_if_done(conn: Connection, run_pk: int) -> None:

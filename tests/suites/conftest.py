@@ -1,4 +1,4 @@
-"""Suite fixtures: a store on each backend (a fresh PostgreSQL database per test), the stub provider, its environment."""
+"""Suite fixtures: a store on each backend (a fresh PostgreSQL database per test), the stub provider and its env."""
 
 from __future__ import annotations
 

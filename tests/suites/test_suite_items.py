@@ -11,8 +11,7 @@ import pytest
 from core.errors import MisuseError, UnknownNameError
 from core.store import ConversationQuery, Store
 from core.store.engine import write_transaction
-from core.suites import Suites, run_item
-from core.suites import storage
+from core.suites import Suites, run_item, storage
 from tests.suites import suite_data
 from web.stub_provider import StubServer
 

@@ -23,6 +23,7 @@ from web.stub_provider import StubServer
 COUNT = 16
 
 
+@pytest.mark.slow
 def test_a_killed_suite_run_is_finished_by_resume(
     tmp_path: Path, stub: StubServer, stub_env: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -30,12 +31,12 @@ def test_a_killed_suite_run_is_finished_by_resume(
     with Store.open(db) as store:
         suite_data.seed(store, tmp_path, COUNT)
     assert main(["suite", "create", "slow", "--search", "weather", "--db", db]) == 0
+    capsys.readouterr()
     # Each reply takes 0.4 s, two at a time: about 3 s in all, so the kill lands midway.
     command = [sys.executable, "-m", "web.cli", "suite", "run", "slow", "--provider", "openai", "--model",
                "stub-slow-0.4", "--concurrency", "2", "--db", db]  # fmt: skip
-    process = subprocess.Popen(
-        command, env={**os.environ, **stub_env}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
-    )
+    env = {**os.environ, **stub_env}
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         with Store.open(db) as store:
             suites = Suites(store)

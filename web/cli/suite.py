@@ -26,6 +26,7 @@ from web.cli.terminal import echo, printable, timestamp
 
 if TYPE_CHECKING:
     from core.store import Store
+    from core.suites import SuiteRunView
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -66,7 +67,7 @@ def _check_create(ns: argparse.Namespace) -> int | None:
 
     filtered = ns.search is not None or ns.kind is not None or ns.damaged
     if bool(filtered) == bool(ns.conversation):
-        echo("traceloupe suite create: give a filter (--search, --kind, --damaged) or --conversation IDs", file=sys.stderr)
+        echo("traceloupe suite create: a filter (--search, --kind, --damaged) or --conversation IDs", file=sys.stderr)
         return 2
     if ns.kind is not None and ns.kind not in KIND_FILTERS:
         echo(f"traceloupe suite create: unknown kind {ns.kind!r}; expected one of: {', '.join(KIND_FILTERS)}",
@@ -114,6 +115,19 @@ def _list(store: Store, ns: argparse.Namespace) -> int:
     return 0
 
 
+def _run_json(run: SuiteRunView) -> dict[str, object]:
+    return {
+        "run_id": run.run_id,
+        "provider": run.provider,
+        "model": run.model,
+        "mode": run.mode,
+        "status": run.status,
+        "baseline": run.baseline_run_id,
+        "created_at": run.created_at,
+        "finished_at": run.finished_at,
+    }
+
+
 def _show(store: Store, ns: argparse.Namespace) -> int:
     import orjson
 
@@ -131,11 +145,7 @@ def _show(store: Store, ns: argparse.Namespace) -> int:
             "filter": suite.filter,
             "created_at": suite.created_at,
             "conversations": list(suite.conversations),
-            "runs": [
-                {"run_id": r.run_id, "provider": r.provider, "model": r.model, "mode": r.mode, "status": r.status,
-                 "baseline": r.baseline_run_id, "created_at": r.created_at, "finished_at": r.finished_at}
-                for r in runs
-            ],  # fmt: skip
+            "runs": [_run_json(r) for r in runs],
             "report": None if report is None else report.to_json(),
         }
         sys.stdout.buffer.write(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")

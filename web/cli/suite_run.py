@@ -96,8 +96,9 @@ def _run(store: Store, ns: argparse.Namespace) -> int:
         run = suites.run(run_id)
     else:
         _check_provider(ns.provider)
+        concurrency = ns.concurrency or DEFAULT_CONCURRENCY
         run = suites.new_run(
-            ns.name, provider=ns.provider, model=ns.model, mode=ns.mode, concurrency=ns.concurrency or DEFAULT_CONCURRENCY,
+            ns.name, provider=ns.provider, model=ns.model, mode=ns.mode, concurrency=concurrency,
             max_cost=ns.max_cost, baseline=ns.baseline,
         )  # fmt: skip
     stream = sys.stderr if ns.json else sys.stdout

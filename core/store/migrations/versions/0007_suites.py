@@ -5,7 +5,7 @@ conversations, fixed when it was made; ``suite_runs`` one replay of the whole su
 (provider, model, mode, limits, baseline); ``suite_run_items`` each conversation's outcome.
 
 Revision ID: 0007
-Revises: 0005
+Revises: 0006
 Create Date: 2026-12-01
 """
 
@@ -16,7 +16,7 @@ from alembic import op
 from sqlalchemy.dialects.postgresql import JSONB
 
 revision = "0007"
-down_revision = "0005"
+down_revision = "0006"
 branch_labels = None
 depends_on = None
 
