@@ -50,7 +50,7 @@ def measure(url: str, count: int, concurrency: int, delay: float, *, workers: in
         suites = Suites(store)
         name = f"bench-{concurrency}-{time.monotonic_ns()}"
         suites.create(name, conversations=[suite_data.conversation_id(i) for i in range(count)])
-        postgres = store.backend == "postgresql"
+        postgres = store.backend == "postgresql" and workers > 0
         processes: list[subprocess.Popen[bytes]] = []
         if postgres:
             per_worker = max(1, concurrency // workers)
@@ -62,8 +62,7 @@ def measure(url: str, count: int, concurrency: int, delay: float, *, workers: in
         settings = JobSettings(concurrency=concurrency, embedded_worker=False) if postgres else JobSettings(
             concurrency=concurrency)  # fmt: skip
         queue = queue_for(store, settings)
-        if not postgres:
-            queue.start()
+        queue.start()  # SQLite: this process's worker threads; PostgreSQL with --workers 0: an embedded worker
         try:
             run = suites.new_run(name, provider="openai", model=f"stub-slow-{delay}", concurrency=concurrency)
             started = time.perf_counter()
@@ -99,7 +98,9 @@ def main() -> int:
     parser.add_argument("--concurrency", default="1,8,32")
     parser.add_argument("--no-pg", action="store_true")
     parser.add_argument("--no-sqlite", action="store_true")
-    parser.add_argument("--workers", type=int, default=2, help="traceloupe worker processes on PostgreSQL")
+    parser.add_argument(
+        "--workers", type=int, default=2, help="traceloupe worker processes on PostgreSQL (0: a worker in this process)"
+    )
     ns = parser.parse_args()
     levels = [int(c) for c in ns.concurrency.split(",")]
     count = ns.conversations
@@ -116,9 +117,11 @@ def main() -> int:
             for backend, url, _ in targets:
                 with Store.open(url) as store:
                     suite_data.seed(store, Path(folder), count)
+                # Unreported: the SDKs, the price table and the connections load before any clock starts.
+                measure(url, 4, 2, ns.delay, workers=ns.workers, stub=stub)
                 for concurrency in levels:
                     seconds = measure(url, count, concurrency, ns.delay, workers=ns.workers, stub=stub)
-                    label = backend if backend == "sqlite" else f"pg x{ns.workers}"
+                    label = backend if backend == "sqlite" else f"pg x{ns.workers}" if ns.workers else "pg embedded"
                     report(label, count, concurrency, ns.delay, seconds)
             for _, url, is_pg in targets:
                 if is_pg:
