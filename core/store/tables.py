@@ -264,6 +264,88 @@ class AppSecretRow(SQLModel, table=True):
     created_at: int = Field(sa_column=Column(BigInteger, nullable=False))
 
 
+class SuiteRow(SQLModel, table=True):
+    """A named set of conversations (``core.suites``) and the filter that chose them."""
+
+    __tablename__ = "suites"
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(sa_column=Column(String, nullable=False, unique=True))
+    filter: dict[str, Any] = Field(sa_column=Column(_JSON, nullable=False))
+    created_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+
+
+class SuiteMemberRow(SQLModel, table=True):
+    """One conversation of a suite, fixed when the suite was made; ``position`` keeps the list's order."""
+
+    __tablename__ = "suite_members"
+    __table_args__ = (UniqueConstraint("suite_pk", "conversation_pk", name="uq_suite_members_conversation"),)
+
+    suite_pk: int = Field(
+        sa_column=Column(Integer, ForeignKey("suites.id", ondelete="CASCADE"), primary_key=True, autoincrement=False)
+    )
+    position: int = Field(sa_column=Column(Integer, primary_key=True, autoincrement=False))
+    conversation_pk: int = Field(
+        sa_column=Column(Integer, ForeignKey("conversations.id", ondelete="CASCADE"), nullable=False)
+    )
+
+
+class SuiteRunRow(SQLModel, table=True):
+    """One replay of every conversation of a suite; its outcomes and totals are summed from its items."""
+
+    __tablename__ = "suite_runs"
+    __table_args__ = (Index("ix_suite_runs_suite", "suite_pk", "created_at", "id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: str = Field(sa_column=Column(String, nullable=False, unique=True))
+    suite_pk: int = Field(sa_column=Column(Integer, ForeignKey("suites.id", ondelete="CASCADE"), nullable=False))
+    provider: str = Field(sa_column=Column(String, nullable=False))
+    model: str = Field(sa_column=Column(String, nullable=False))
+    mode: str = Field(sa_column=Column(String, nullable=False))
+    concurrency: int = Field(sa_column=Column(Integer, nullable=False))
+    max_cost: float | None = Field(default=None, sa_column=Column(Float, nullable=True))
+    baseline_pk: int | None = Field(
+        default=None, sa_column=Column(Integer, ForeignKey("suite_runs.id", ondelete="SET NULL"), nullable=True)
+    )
+    status: str = Field(sa_column=Column(String, nullable=False))
+    created_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+    finished_at: int | None = Field(default=None, sa_type=BigInteger)
+
+
+class SuiteRunItemRow(SQLModel, table=True):
+    """One conversation of a suite run: its outcome, where it diverged, the replay it made, tokens, cost, time."""
+
+    __tablename__ = "suite_run_items"
+    __table_args__ = (
+        UniqueConstraint("suite_run_pk", "conversation_pk", name="uq_suite_run_items_conversation"),
+        Index("ix_suite_run_items_outcome", "suite_run_pk", "outcome"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    suite_run_pk: int = Field(
+        sa_column=Column(Integer, ForeignKey("suite_runs.id", ondelete="CASCADE"), nullable=False)
+    )
+    conversation_pk: int = Field(
+        sa_column=Column(Integer, ForeignKey("conversations.id", ondelete="CASCADE"), nullable=False)
+    )
+    position: int = Field(sa_column=Column(Integer, nullable=False))
+    outcome: str = Field(sa_column=Column(String, nullable=False))
+    attempt: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default="0"))
+    diverged_step: int | None = Field(default=None)
+    diverged_at: str | None = Field(default=None, sa_column=Column(String, nullable=True))
+    reason: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    run_id: str | None = Field(default=None, sa_column=Column(String, nullable=True))
+    """The replay this item made: a ``runs`` row in ``final`` mode, a ``step_runs`` row in ``steps`` mode."""
+    input_tokens: int | None = Field(default=None)
+    output_tokens: int | None = Field(default=None)
+    cost_usd: float | None = Field(default=None, sa_column=Column(Float, nullable=True))
+    cost_note: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    started_at: int | None = Field(default=None, sa_type=BigInteger)
+    finished_at: int | None = Field(default=None, sa_type=BigInteger)
+    wall_ms: int | None = Field(default=None, sa_type=BigInteger)
+
+
 def _table(model: type[SQLModel]) -> Table:
     table = model.__table__  # type: ignore[attr-defined]  # SQLModel sets it at class creation; untyped
     assert isinstance(table, Table)
@@ -280,4 +362,8 @@ STEP_RUNS = _table(StepRunRow)
 STEPS = _table(StepRow)
 JOBS = _table(JobRow)
 APP_SECRETS = _table(AppSecretRow)
+SUITES = _table(SuiteRow)
+SUITE_MEMBERS = _table(SuiteMemberRow)
+SUITE_RUNS = _table(SuiteRunRow)
+SUITE_RUN_ITEMS = _table(SuiteRunItemRow)
 METADATA = SQLModel.metadata
