@@ -4,6 +4,7 @@ The POST handler calls :meth:`RunService.submit`, which builds the body, claims 
 under the form's idempotency key (a unique column: the same key twice, even from two
 concurrent requests or two server processes, is one run and one provider call) and hands
 the send to the pool; the handler answers at once with the run's live status partial.
+:meth:`RunService.submit_steps` does the same for a step replay of one turn.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from core.errors import MisuseError
 from core.providers import get_dialect
 from core.replay.endpoints import PROVIDER_ENV, availability
 from core.replay.run import DEFAULT_TIMEOUT, Prepared, execute, prepare, start
+from core.replay.steps import StepPlan, execute_steps, plan_steps, start_steps
 from core.store import RunView, Store
+from core.store.step_runs import StepRunView
 from web.runs.models import known_model, unknown_model_message
 
 log = logging.getLogger("traceloupe.web.runs")
@@ -104,17 +107,9 @@ class RunService:
         Raises (nothing recorded): UnknownNameError, ProviderUnavailable, ReplayBusy, KeyConflict,
         UnknownModel, MisuseError for a malformed key.
         """
-        if not IDEMPOTENCY_KEY.match(idempotency_key):
-            raise MisuseError("the form's idempotency key is missing or malformed; reload the page and try again")
-        if provider not in PROVIDER_ENV:
-            raise MisuseError(f"unknown provider {provider!r}; known: {', '.join(PROVIDER_ENV)}")
-        if not model_as_typed and not known_model(provider, model):
-            raise UnknownModel(unknown_model_message(provider, model))
+        _check_form(provider, model, idempotency_key, model_as_typed)
         prepared = prepare(self.store, conversation_id, provider, model, upto=upto, environ=self._environ())
-        with self._lock:
-            if self._pending >= self._max_pending:
-                raise ReplayBusy(f"{self._pending} replays are in progress; try again when one finishes")
-            self._pending += 1
+        self._claim_slot()
         queued = False
         try:
             run, created = start(self.store, prepared, idempotency_key=idempotency_key)
@@ -127,6 +122,60 @@ class RunService:
         finally:
             if not queued:
                 self._release()
+
+    def submit_steps(
+        self,
+        conversation_id: str,
+        provider: str,
+        model: str,
+        *,
+        turn: str | None,
+        idempotency_key: str,
+        max_steps: int | None = None,
+        max_cost: float | None = None,
+        model_as_typed: bool = False,
+    ) -> StepRunView:
+        """Record a step replay of one turn (the last with a trace when ``turn`` is None) and queue it.
+
+        The same rules as :meth:`submit`: the recorded run when the key was used already, nothing
+        recorded when it raises (the same errors, and MisuseError for a turn that cannot be replayed).
+        """
+        _check_form(provider, model, idempotency_key, model_as_typed)
+        plan = plan_steps(
+            self.store, conversation_id, provider, model,
+            turn=turn, max_steps=max_steps, max_cost=max_cost, environ=self._environ(),
+        )  # fmt: skip
+        self._claim_slot()
+        queued = False
+        try:
+            run, created = start_steps(self.store, plan, idempotency_key=idempotency_key)
+            if run.conversation_id != conversation_id:
+                raise KeyConflict("this idempotency key belongs to a run of another conversation")
+            if created and plan.refusal is None:
+                self._send_steps(plan, run.run_id)
+                queued = True
+            return run
+        finally:
+            if not queued:
+                self._release()
+
+    def _send_steps(self, plan: StepPlan, run_id: str) -> None:
+        """Where a recorded step run is handed off: the pool today, the job queue's step-run task once it exists."""
+        self._pool.submit(self._execute_steps, plan, run_id)
+
+    def _execute_steps(self, plan: StepPlan, run_id: str) -> None:
+        try:
+            execute_steps(self.store, plan, run_id, timeout=self.timeout)
+        except Exception:  # the store itself failed: the run stays "running", the log says why
+            log.exception("could not record the end of step run %s", run_id)
+        finally:
+            self._release()
+
+    def _claim_slot(self) -> None:
+        with self._lock:
+            if self._pending >= self._max_pending:
+                raise ReplayBusy(f"{self._pending} replays are in progress; try again when one finishes")
+            self._pending += 1
 
     def _execute(self, prepared: Prepared, run_id: str) -> None:
         try:
@@ -149,3 +198,13 @@ class RunService:
     def shutdown(self) -> None:
         """Wait for the runs in flight (each bounded by the timeout), then stop the pool."""
         self._pool.shutdown(wait=True)
+
+
+def _check_form(provider: str, model: str, idempotency_key: str, model_as_typed: bool) -> None:
+    """What every replay form must carry before anything is built: a well-formed key, a known provider and model."""
+    if not IDEMPOTENCY_KEY.match(idempotency_key):
+        raise MisuseError("the form's idempotency key is missing or malformed; reload the page and try again")
+    if provider not in PROVIDER_ENV:
+        raise MisuseError(f"unknown provider {provider!r}; known: {', '.join(PROVIDER_ENV)}")
+    if not model_as_typed and not known_model(provider, model):
+        raise UnknownModel(unknown_model_message(provider, model))
