@@ -13,7 +13,15 @@ from core.messages.union import MESSAGE_ADAPTER
 from core.replay.compare import Comparison, compare_step
 from core.store.step_runs import StepRunView, StepView
 from web import urls
-from web.runs.step_views import REASON_LABELS, VERDICT_LABELS, ReplayedSide, StepRunPanel, step_run_panel
+from web.runs.step_views import (
+    REASON_LABELS,
+    VERDICT_LABELS,
+    ArgumentChange,
+    ReplayedSide,
+    StepRunPanel,
+    argument_changes,
+    step_run_panel,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +43,11 @@ class CompareRow:
         if self.agreement.verdict == "diverged" and self.agreement.reason:
             return f"{label}: {REASON_LABELS.get(self.agreement.reason, self.agreement.reason)}"
         return label
+
+    @property
+    def changes(self) -> tuple[ArgumentChange, ...]:
+        """Where B's arguments differ from A's (``recorded`` is A's value, ``replayed`` B's)."""
+        return argument_changes(self.agreement.detail) if self.agreement is not None else ()
 
     @property
     def agree(self) -> bool:

@@ -103,7 +103,7 @@ class ReplayedSide:
         return all(w.op == "same" for w in self.words)
 
 
-RowState = Literal["done", "sending", "not_reached"]
+RowState = Literal["done", "sending", "pending", "not_reached"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,8 +223,10 @@ def step_run_panel(
     for k in range(1, count + 1):
         step = by_index.get(k)
         state: RowState = "done"
-        if step is None:
-            state = "sending" if run.status == "running" and k == len(run.steps) + 1 else "not_reached"
+        if step is None and run.status == "running":
+            state = "sending" if k == len(run.steps) + 1 else "pending"
+        elif step is None:
+            state = "not_reached"
         rec = recorded_by_index.get(k)
         rows.append(
             StepRow(
@@ -251,17 +253,7 @@ def _recorded_side(conversation_id: str, step: RecordedStep) -> RecordedSide:
 def _replayed_side(step: StepView) -> ReplayedSide:
     detail = step.detail or {}
     calls = tuple(CallView(str(c["name"]), pretty(c["arguments"])) for c in step.tool_calls())
-    changes = tuple(
-        ArgumentChange(
-            str(d.get("name", "")),
-            c.get("path") or "/",
-            str(c.get("op", "")),
-            pretty(c.get("recorded")),
-            pretty(c.get("replayed")),
-        )
-        for d in detail.get("arguments_diff") or ()
-        for c in d.get("diff") or ()
-    )
+    changes = argument_changes(detail)
     words = tuple(_segments(detail.get("word_diff") or ()))
     similarity = detail.get("similarity")
     unmatched: tuple[tuple[str, CallView], ...] = ()
@@ -273,6 +265,21 @@ def _replayed_side(step: StepView) -> ReplayedSide:
         )
     similarity = float(similarity) if isinstance(similarity, int | float) else None
     return ReplayedSide(step, calls, step.text(), changes, words, similarity, unmatched)
+
+
+def argument_changes(detail: dict[str, Any]) -> tuple[ArgumentChange, ...]:
+    """A ``different_arguments`` comparison's JSON diff (``core.replay.compare.json_diff``), pointer by pointer."""
+    return tuple(
+        ArgumentChange(
+            str(d.get("name", "")),
+            c.get("path") or "/",
+            str(c.get("op", "")),
+            pretty(c.get("recorded")),
+            pretty(c.get("replayed")),
+        )
+        for d in detail.get("arguments_diff") or ()
+        for c in d.get("diff") or ()
+    )
 
 
 def _segments(ops: Sequence[dict[str, Any]]) -> list[TextSegment]:

@@ -210,6 +210,8 @@ def test_the_replays_page_lists_step_runs_and_compares_two(
     assert 'data-first-difference="2"' in page and "same tools, different arguments" in page
     assert re.findall(r'data-compare-row="(\d)" data-agree="(\w+)"', page) == [("1", "yes"), ("2", "no"), ("3", "no"),
                                                                               ("4", "no")]  # fmt: skip
+    seats = re.search(r'data-compare-row="2".*?<table class="argdiff[^"]*".*?</table>', page, re.S)
+    assert seats is not None and re.search(r"<code>/seats</code>.*?>2</del>.*?>3</ins>", seats.group(0), re.S)
     assert live_content(page) == []
     reply_run = store.start_run(CONVERSATION, provider="openai", model="m", request_body={})
     assert client.get("/runs/compare", params={"a": matched, "b": reply_run.run_id}).status_code == 400
