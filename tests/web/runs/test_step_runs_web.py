@@ -158,6 +158,9 @@ def test_the_same_idempotency_key_twice_is_one_run_and_one_set_of_calls(
     assert len(store.list_step_runs()) == 1 and len(stub.state.requests) == 4
     plain = post_steps(client, fields)  # the same key from a form post without JavaScript: the same run
     assert plain.status_code == 303 and plain.headers["location"] == f"/step-runs/{step_run_id(first.text)}"
+    elsewhere = {**step_form(client, CONVERSATION), "idempotency_key": fields["idempotency_key"]}
+    assert post_steps(client, elsewhere, CONVERSATION).status_code == 409  # a key names one conversation's run
+    assert len(store.list_step_runs()) == 1
 
 
 def test_a_plain_form_post_lands_on_the_run_page(client: httpx.Client, stub: StubServer) -> None:
@@ -189,6 +192,8 @@ def test_a_damaged_turn_is_refused_with_no_provider_call(client: httpx.Client, s
     fields = step_form(client, "conv-steps-damaged")
     response = post_steps(client, fields, "conv-steps-damaged", **HX)
     assert 'data-step-run-status="refused"' in response.text and "TFROB-299" in response.text
+    page = client.get(f"/step-runs/{step_run_id(response.text)}").text
+    assert page.count('data-verdict="not_reached"') == 4 and 'role="alert" data-step-run-error' in page
     assert stub.state.requests == []
 
 
