@@ -10,7 +10,7 @@ import pytest
 
 from tests.replay.steps_data import STEP_MSG_IDS, STEPS_CONVERSATION, TURN
 from tests.web.runs.steps_web import MODEL, dashboard, diverging_at_step_2, identical, stub_script
-from tests.web.test_web_browser import Watch, _in_view, _shot, _until, browser, page  # noqa: F401 - fixtures
+from tests.web.test_browser import Watch, _in_view, _shot, _until, browser, page  # noqa: F401 - fixtures
 from web.devtools.stub_provider import StubServer
 
 pytestmark = pytest.mark.browser
