@@ -24,7 +24,7 @@ def store(tmp_path: Path) -> Iterator[Store]:
 
 def test_pending_runs_bound_new_ones_and_other_jobs_do_not(store: Store, stub_env: dict[str, str]) -> None:
     service = RunService(store, workers=1, max_pending=1, environ=lambda: stub_env)  # never started: runs wait
-    service.queue.enqueue("step_run", {"run_id": "elsewhere"}, provider="openai")  # a suite's job, say
+    service.queue.enqueue("suite_item", {"suite_run": "elsewhere"}, provider="openai")  # a suite's job
     service.submit(CONVERSATION, "openai", "m", upto=None, idempotency_key="k" * 16, model_as_typed=True)
     assert service.pending == 1
     with pytest.raises(ReplayBusy):

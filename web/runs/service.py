@@ -4,6 +4,7 @@ The POST handler calls :meth:`RunService.submit`, which builds the body, claims 
 under the form's idempotency key (a unique column: the same key twice, even from two
 concurrent requests or two server processes, is one run and one provider call) and queues
 a ``run`` job (``core.jobs``); the handler answers at once with the run's live status partial.
+:meth:`RunService.submit_steps` does the same for a step replay of one turn (a ``step_run`` job).
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ from dataclasses import dataclass
 
 from core.errors import MisuseError
 from core.jobs import JobQueue, JobSettings, env_limits, queue_for
-from core.jobs.replay_tasks import RUN_TASK
+from core.jobs.replay_tasks import RUN_TASK, STEP_RUN_TASK
 from core.providers import get_dialect
 from core.replay.endpoints import PROVIDER_ENV, availability
 from core.replay.run import DEFAULT_TIMEOUT, prepare, start
+from core.replay.steps import plan_steps, start_steps
 from core.store import RunView, Store
+from core.store.step_runs import StepRunView
 from web.runs.models import known_model, unknown_model_message
 
 log = logging.getLogger("traceloupe.web.runs")
@@ -120,34 +123,82 @@ class RunService:
         Raises (nothing recorded): UnknownNameError, ProviderUnavailable, ReplayBusy, KeyConflict,
         UnknownModel, MisuseError for a malformed key.
         """
-        if not IDEMPOTENCY_KEY.match(idempotency_key):
-            raise MisuseError("the form's idempotency key is missing or malformed; reload the page and try again")
-        if provider not in PROVIDER_ENV:
-            raise MisuseError(f"unknown provider {provider!r}; known: {', '.join(PROVIDER_ENV)}")
-        if not model_as_typed and not known_model(provider, model):
-            raise UnknownModel(unknown_model_message(provider, model))
+        _check_form(provider, model, idempotency_key, model_as_typed)
         prepared = prepare(self.store, conversation_id, provider, model, upto=upto, environ=self._environ())
-        pending = self.queue.pending(task=RUN_TASK)  # a suite's hundred queued jobs do not block a Re-run
-        if pending >= self._max_pending:
-            raise ReplayBusy(f"{pending} replays are in progress; try again when one finishes")
+        self._check_room()
         run, created = start(self.store, prepared, idempotency_key=idempotency_key)
         if run.conversation_id != conversation_id:
             raise KeyConflict("this idempotency key belongs to a run of another conversation")
         if created and prepared.refusal is None:
             try:
-                args = {"run_id": run.run_id, "timeout": self.timeout, "rate_limit_wait": self._rate_limit_wait}
-                self.queue.enqueue(RUN_TASK, args, provider=provider, lock=f"run:{run.run_id}")
+                self._enqueue(RUN_TASK, run.run_id, provider)
             except Exception:  # the run must not show as running forever when its job could not be stored
                 log.exception("could not queue run %s", run.run_id)
                 return self.store.finish_run(run.run_id, status="error", error="the replay could not be queued")
         return run
 
+    def submit_steps(
+        self,
+        conversation_id: str,
+        provider: str,
+        model: str,
+        *,
+        turn: str | None,
+        idempotency_key: str,
+        max_steps: int | None = None,
+        max_cost: float | None = None,
+        model_as_typed: bool = False,
+    ) -> StepRunView:
+        """Record a step replay of one turn (the last with a trace when ``turn`` is None) and queue it.
+
+        The same rules as :meth:`submit`: the recorded run when the key was used already, nothing
+        recorded when it raises (the same errors, and MisuseError for a turn that cannot be replayed).
+        """
+        _check_form(provider, model, idempotency_key, model_as_typed)
+        plan = plan_steps(
+            self.store, conversation_id, provider, model,
+            turn=turn, max_steps=max_steps, max_cost=max_cost, environ=self._environ(),
+        )  # fmt: skip
+        self._check_room()
+        run, created = start_steps(self.store, plan, idempotency_key=idempotency_key)
+        if run.conversation_id != conversation_id:
+            raise KeyConflict("this idempotency key belongs to a run of another conversation")
+        if created and plan.refusal is None:
+            try:
+                self._enqueue(STEP_RUN_TASK, run.run_id, provider)
+            except Exception:  # the run must not show as running forever when its job could not be stored
+                log.exception("could not queue step run %s", run.run_id)
+                return self.store.finish_step_run(
+                    run.run_id, status="failed", reason="not_attempted", error="the step replay could not be queued"
+                )
+        return run
+
+    def _check_room(self) -> None:
+        """ReplayBusy past ``max_pending`` replays queued or running (a suite's queued jobs do not count)."""
+        pending = self.pending
+        if pending >= self._max_pending:
+            raise ReplayBusy(f"{pending} replays are in progress; try again when one finishes")
+
+    def _enqueue(self, task: str, run_id: str, provider: str) -> None:
+        args = {"run_id": run_id, "timeout": self.timeout, "rate_limit_wait": self._rate_limit_wait}
+        self.queue.enqueue(task, args, provider=provider, lock=f"{task}:{run_id}")
+
     @property
     def pending(self) -> int:
-        """Runs accepted and not yet finished, in every process."""
-        return self.queue.pending(task=RUN_TASK)
+        """Replays (runs and step runs) accepted and not yet finished, in every process."""
+        return self.queue.pending(task=RUN_TASK) + self.queue.pending(task=STEP_RUN_TASK)
 
     def shutdown(self) -> None:
         """Wait for the jobs in flight (each send bounded by the timeout), then stop this process's workers."""
         if self._owns_queue:
             self.queue.stop(wait=True)
+
+
+def _check_form(provider: str, model: str, idempotency_key: str, model_as_typed: bool) -> None:
+    """What every replay form must carry before anything is built: a well-formed key, a known provider and model."""
+    if not IDEMPOTENCY_KEY.match(idempotency_key):
+        raise MisuseError("the form's idempotency key is missing or malformed; reload the page and try again")
+    if provider not in PROVIDER_ENV:
+        raise MisuseError(f"unknown provider {provider!r}; known: {', '.join(PROVIDER_ENV)}")
+    if not model_as_typed and not known_model(provider, model):
+        raise UnknownModel(unknown_model_message(provider, model))

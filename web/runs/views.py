@@ -12,7 +12,7 @@ import json
 import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from core.messages.assistant import AssistantTextMessage
 from core.messages.base import now_ms
@@ -28,6 +28,9 @@ from web.timeline import Card, Timeline, msg_anchor
 from web.timeline.build import build_card, format_ts
 from web.timeline.cards import AssistantBody
 from web.timeline.order import Entry
+
+if TYPE_CHECKING:
+    from web.runs.step_views import StepRunPanel
 
 STALE_AFTER_MS = int(DEFAULT_TIMEOUT * 1000) + 60_000
 """A run still ``running`` this long after it started will not finish: its panel stops polling and says so."""
@@ -47,6 +50,9 @@ FAILED_LABELS: dict[str, str] = {
 class RerunForm:
     """The Re-run control: where it posts, the providers to pick from, a fresh idempotency key."""
 
+    kind: ClassVar[str] = "reply"
+    submit_label: ClassVar[str] = "Re-run"
+
     action: str
     conversation_id: str
     upto: str | None
@@ -60,6 +66,11 @@ class RerunForm:
     @property
     def any_available(self) -> bool:
         return any(p.available for p in self.providers)
+
+    @property
+    def hidden(self) -> tuple[tuple[str, str], ...]:
+        """The form's hidden fields besides the token and the key."""
+        return (("upto", self.upto),) if self.upto else ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,9 +88,14 @@ def rerun_form(choices: Sequence[ProviderChoice], conversation_id: str, upto: st
     """A new form (new key on every render)."""
     action = urls.run_start(conversation_id)
     key = secrets.token_urlsafe(18)
-    first = next((c for c in choices if c.available), choices[0] if choices else None)
-    selected, model = (first.provider, first.default_model) if first else ("", "")
+    selected, model = preselected(choices)
     return RerunForm(action, conversation_id, upto, choices, selected, model, key, True)
+
+
+def preselected(choices: Sequence[ProviderChoice]) -> tuple[str, str]:
+    """The provider and model a replay form opens with: the first provider whose key is set, else the first."""
+    first = next((c for c in choices if c.available), choices[0] if choices else None)
+    return (first.provider, first.default_model) if first else ("", "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,6 +281,8 @@ class ReplaysPage:
     conversation_url: str
     runs: Sequence[RunSummary]
     form: RerunForm
+    step_runs: Sequence[StepRunPanel] = ()
+    """Each step run's panel, without its recorded steps: the list reads its figures."""
     compare_url: str = urls.RUNS_COMPARE
 
     def run_url(self, run: RunSummary) -> str:
