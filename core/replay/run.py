@@ -47,7 +47,7 @@ from core.providers import ChatLLM, RequestOptions, get_dialect
 from core.replay.endpoints import PROVIDER_ENV, Endpoint, endpoint_for, unavailable_reason
 from core.replay.parse import MalformedReply, parse_reply
 from core.replay.redact import Redactor
-from core.replay.send import Exchange, send
+from core.replay.send import Exchange, Sender, send
 from core.store import RunView, Store, TokenUsage
 
 log = logging.getLogger("traceloupe.replay")
@@ -172,12 +172,17 @@ def start(store: Store, prepared: Prepared, *, idempotency_key: str | None = Non
     return run, created
 
 
-def execute(store: Store, prepared: Prepared, run_id: str, *, timeout: float = DEFAULT_TIMEOUT) -> RunView:
-    """Send, parse and record how the run ended. Never raises for a provider's failure: it is the result."""
+def execute(
+    store: Store, prepared: Prepared, run_id: str, *, timeout: float = DEFAULT_TIMEOUT, sender: Sender = send
+) -> RunView:
+    """Send, parse and record how the run ended. Never raises for a provider's failure: it is the result.
+
+    ``sender``: a queue's job passes one that holds the provider's concurrency slot and waits out 429s.
+    """
     if prepared.refusal is not None:
         return store.get_run(run_id)
     try:
-        exchange = send(prepared.endpoint, prepared.model, prepared.body, timeout=timeout)
+        exchange = sender(prepared.endpoint, prepared.model, prepared.body, timeout=timeout)
         outcome = _outcome(prepared, exchange, run_id)
     except Exception as exc:  # a bug here must still end the run, or it would show as running forever
         log.exception("replay %s failed inside Traceloupe", run_id)

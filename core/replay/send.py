@@ -16,7 +16,7 @@ import importlib
 import json
 import time
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
 
 from core.replay.endpoints import Endpoint, SdkFamily
@@ -51,6 +51,12 @@ class Exchange:
     response_text: str | None = None
     error: str | None = None
     retry_after: str | None = None
+
+
+class Sender(Protocol):
+    """What sends a body: :func:`send` itself, or a queue's wrapper around it (a concurrency slot, 429 waits)."""
+
+    def __call__(self, endpoint: Endpoint, model: str, body: dict[str, Any], *, timeout: float = ...) -> Exchange: ...
 
 
 def send(endpoint: Endpoint, model: str, body: dict[str, Any], *, timeout: float = 60.0) -> Exchange:

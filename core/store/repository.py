@@ -471,6 +471,11 @@ class Store:
         with _write(self.engine) as conn:
             step_runs.add_step(conn, run_id, step)
 
+    def clear_steps(self, run_id: str) -> int:
+        """Delete the steps of a running step run so it can start again (a worker died midway); how many."""
+        with _write(self.engine) as conn:
+            return step_runs.clear_steps(conn, run_id)
+
     def finish_step_run(
         self,
         run_id: str,

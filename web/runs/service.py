@@ -1,9 +1,9 @@
-"""Replays for the dashboard: a request records the run, a small bounded thread pool sends it.
+"""Replays for the dashboard: a request records the run, the job queue sends it.
 
 The POST handler calls :meth:`RunService.submit`, which builds the body, claims the run
 under the form's idempotency key (a unique column: the same key twice, even from two
-concurrent requests or two server processes, is one run and one provider call) and hands
-the send to the pool; the handler answers at once with the run's live status partial.
+concurrent requests or two server processes, is one run and one provider call) and queues
+a ``run`` job (``core.jobs``); the handler answers at once with the run's live status partial.
 """
 
 from __future__ import annotations
@@ -11,15 +11,15 @@ from __future__ import annotations
 import logging
 import os
 import re
-import threading
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from core.errors import MisuseError
+from core.jobs import JobQueue, JobSettings, env_limits, queue_for
+from core.jobs.replay_tasks import RUN_TASK
 from core.providers import get_dialect
 from core.replay.endpoints import PROVIDER_ENV, availability
-from core.replay.run import DEFAULT_TIMEOUT, Prepared, execute, prepare, start
+from core.replay.run import DEFAULT_TIMEOUT, prepare, start
 from core.store import RunView, Store
 from web.runs.models import known_model, unknown_model_message
 
@@ -52,12 +52,15 @@ class ProviderChoice:
 
 
 class RunService:
-    """Starts replays for the dashboard and runs them off the request thread.
+    """Starts replays for the dashboard and runs them off the request thread, through the job queue.
 
-    ``workers`` bounds the provider calls in flight; ``max_pending`` bounds the runs
-    accepted but not finished (queued included): past it a new run is refused before
-    anything is recorded. ``environ`` is read at every send, so a key set or removed
-    while the server runs takes effect on the next run.
+    ``workers`` bounds the jobs this process runs at once; ``max_pending`` bounds the jobs
+    accepted but not finished (queued included, in every process sharing the database): past
+    it a new run is refused before anything is recorded. ``environ`` is read at every send, so a
+    key set or removed while the server runs takes effect on the next run. ``queue``: one made
+    elsewhere (started by its owner); by default the store's queue, started here.
+    ``rate_limit_wait``: seconds a run may wait out 429s; 0 by default, so a Re-run shows the provider's
+    429 at once (the reviewer is watching and decides), where queued batches wait it out.
     """
 
     def __init__(
@@ -68,6 +71,8 @@ class RunService:
         max_pending: int = 16,
         timeout: float = DEFAULT_TIMEOUT,
         environ: Callable[[], Mapping[str, str]] = lambda: os.environ,
+        queue: JobQueue | None = None,
+        rate_limit_wait: float = 0.0,
     ) -> None:
         if workers < 1 or max_pending < workers:
             raise ValueError("need workers >= 1 and max_pending >= workers")
@@ -75,9 +80,15 @@ class RunService:
         self.timeout = timeout
         self._environ = environ
         self._max_pending = max_pending
-        self._pending = 0
-        self._lock = threading.Lock()
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="replay")
+        self._rate_limit_wait = rate_limit_wait
+        self._owns_queue = queue is None
+        if queue is None:
+            settings = JobSettings(
+                concurrency=workers, provider_limits=env_limits(), send_timeout=timeout, environ=environ
+            )
+            queue = queue_for(store, settings)
+            queue.start()
+        self.queue = queue
 
     def choices(self) -> list[ProviderChoice]:
         """Every replayable dialect, with whether its key is set and a default model."""
@@ -111,41 +122,27 @@ class RunService:
         if not model_as_typed and not known_model(provider, model):
             raise UnknownModel(unknown_model_message(provider, model))
         prepared = prepare(self.store, conversation_id, provider, model, upto=upto, environ=self._environ())
-        with self._lock:
-            if self._pending >= self._max_pending:
-                raise ReplayBusy(f"{self._pending} replays are in progress; try again when one finishes")
-            self._pending += 1
-        queued = False
-        try:
-            run, created = start(self.store, prepared, idempotency_key=idempotency_key)
-            if run.conversation_id != conversation_id:
-                raise KeyConflict("this idempotency key belongs to a run of another conversation")
-            if created and prepared.refusal is None:
-                self._pool.submit(self._execute, prepared, run.run_id)
-                queued = True
-            return run
-        finally:
-            if not queued:
-                self._release()
-
-    def _execute(self, prepared: Prepared, run_id: str) -> None:
-        try:
-            execute(self.store, prepared, run_id, timeout=self.timeout)
-        except Exception:  # the store itself failed: the run stays "running", the log says why
-            log.exception("could not record the end of run %s", run_id)
-        finally:
-            self._release()
-
-    def _release(self) -> None:
-        with self._lock:
-            self._pending -= 1
+        pending = self.queue.pending()
+        if pending >= self._max_pending:
+            raise ReplayBusy(f"{pending} replays are in progress; try again when one finishes")
+        run, created = start(self.store, prepared, idempotency_key=idempotency_key)
+        if run.conversation_id != conversation_id:
+            raise KeyConflict("this idempotency key belongs to a run of another conversation")
+        if created and prepared.refusal is None:
+            try:
+                args = {"run_id": run.run_id, "timeout": self.timeout, "rate_limit_wait": self._rate_limit_wait}
+                self.queue.enqueue(RUN_TASK, args, provider=provider, lock=f"run:{run.run_id}")
+            except Exception:  # the run must not show as running forever when its job could not be stored
+                log.exception("could not queue run %s", run.run_id)
+                return self.store.finish_run(run.run_id, status="error", error="the replay could not be queued")
+        return run
 
     @property
     def pending(self) -> int:
-        """Runs accepted and not yet finished."""
-        with self._lock:
-            return self._pending
+        """Runs (and other jobs) accepted and not yet finished, in every process."""
+        return self.queue.pending()
 
     def shutdown(self) -> None:
-        """Wait for the runs in flight (each bounded by the timeout), then stop the pool."""
-        self._pool.shutdown(wait=True)
+        """Wait for the jobs in flight (each send bounded by the timeout), then stop this process's workers."""
+        if self._owns_queue:
+            self.queue.stop(wait=True)
