@@ -37,7 +37,7 @@ from core.suites import Suites  # noqa: E402
 from core.suites.runner import enqueue_open, watch  # noqa: E402
 from tests.store.store_pg import create_pg_database, drop_pg_database, pg_database_url  # noqa: E402
 from tests.suites import suite_data  # noqa: E402
-from web.stub_provider import StubServer  # noqa: E402
+from web.devtools.stub_provider import StubServer  # noqa: E402
 
 KEY = "sk-bench-0123456789"
 

@@ -10,7 +10,7 @@ import pytest
 from core.store import Store
 from tests.replay.conftest import CANARY_KEY
 from tests.store.store_pg import BACKENDS, create_pg_database, drop_pg_database, pg_database_url
-from web.stub_provider import StubServer
+from web.devtools.stub_provider import StubServer
 
 
 @pytest.fixture(params=BACKENDS)

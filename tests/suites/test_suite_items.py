@@ -13,7 +13,7 @@ from core.store import ConversationQuery, Store
 from core.store.engine import write_transaction
 from core.suites import Suites, run_item, storage
 from tests.suites import suite_data
-from web.stub_provider import StubServer
+from web.devtools.stub_provider import StubServer
 
 COUNT = 6
 

@@ -18,7 +18,7 @@ from core.store import Store
 from core.suites import Suites
 from tests.suites import suite_data
 from web.cli import main
-from web.stub_provider import StubServer
+from web.devtools.stub_provider import StubServer
 
 COUNT = 16
 

@@ -12,7 +12,7 @@ from junitparser import Failure, JUnitXml
 from core.store import Store
 from tests.suites import suite_data
 from web.cli import main
-from web.stub_provider import StubServer
+from web.devtools.stub_provider import StubServer
 
 FIFTY = 50
 DIVERGE = frozenset({3, 17, 41})
