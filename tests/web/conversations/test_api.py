@@ -65,6 +65,7 @@ def test_schema_documents_the_api_only(client: TestClient[Litestar]) -> None:
         "/api/conversations/{conversation_id}/secrets/{digest}",
         "/api/runs",
         "/api/runs/{run_id}",
+        "/api/suite-runs/{run_id}",
     }
     assert client.get("/schema/openapi.json").json() == schema
 
