@@ -15,6 +15,8 @@ job holds a worker slot beyond the stub's delay (queue, bookkeeping, request bui
   0.7 of the ideal at concurrency 32 with 2 workers.
 
 PostgreSQL is the tests' server (``$TRACELOUPE_TEST_PG_URL``, default 127.0.0.1:5432), in a fresh database.
+It also reports the CPU time per job (every process: driver, stub, workers): on a machine whose cores
+are busy with other work the wall-clock figures are bounded by it, not by the queue's waiting.
 ``--quick``: 24 conversations at concurrency 1 and 8 (a smoke run of a few seconds per backend).
 """
 
@@ -31,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from core.jobs import JobSettings, queue_for  # noqa: E402
+from core.jobs import JobQueue, JobSettings, queue_for  # noqa: E402
 from core.store import Store  # noqa: E402
 from core.suites import Suites  # noqa: E402
 from core.suites.runner import enqueue_open, watch  # noqa: E402
@@ -42,52 +44,71 @@ from web.devtools.stub_provider import StubServer  # noqa: E402
 KEY = "sk-bench-0123456789"
 
 
-def measure(url: str, count: int, concurrency: int, delay: float, *, workers: int, stub: StubServer) -> float:
-    """Seconds from queueing a suite run of ``count`` conversations to its last outcome."""
+def measure(
+    url: str, count: int, concurrency: int, delay: float, *, workers: int, stub: StubServer
+) -> tuple[float, float]:
+    """Seconds from queueing a suite run of ``count`` conversations to its last outcome (after a warm-up run)."""
     env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": f"{stub.base_url}/v1"}
     os.environ.update(env)
     with Store.open(url) as store:
         suites = Suites(store)
-        name = f"bench-{concurrency}-{time.monotonic_ns()}"
-        suites.create(name, conversations=[suite_data.conversation_id(i) for i in range(count)])
-        postgres = store.backend == "postgresql"
+        external = store.backend == "postgresql" and workers > 0
         processes: list[subprocess.Popen[bytes]] = []
-        if postgres:
+        if external:
             per_worker = max(1, concurrency // workers)
             command = [sys.executable, "-m", "web.cli", "worker", "--concurrency", str(per_worker), "--db", url]
             processes = [
-                subprocess.Popen(command, env={**os.environ, **env}, stdout=subprocess.DEVNULL) for _ in range(workers)
+                subprocess.Popen(command, env=os.environ.copy(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                for _ in range(workers)
             ]
-            time.sleep(2.0)  # the workers connect and import the SDKs before the clock starts
-        settings = JobSettings(concurrency=concurrency, embedded_worker=False) if postgres else JobSettings(
-            concurrency=concurrency)  # fmt: skip
-        queue = queue_for(store, settings)
-        if not postgres:
-            queue.start()
+        queue = queue_for(store, JobSettings(concurrency=concurrency, embedded_worker=not external))
+        queue.start()  # SQLite: this process's worker threads; PostgreSQL with --workers 0: an embedded worker
         try:
-            run = suites.new_run(name, provider="openai", model=f"stub-slow-{delay}", concurrency=concurrency)
-            started = time.perf_counter()
-            enqueue_open(queue, suites, run)
-            done = watch(suites, queue, run.run_id, poll=0.05)
-            elapsed = time.perf_counter() - started
+            # Unreported: the SDKs, the price table and the connections load in every worker before the clock.
+            _suite_run(suites, queue, min(count, 2 * concurrency * max(workers, 1)), concurrency, delay)
+            cpu = _cpu_seconds(processes)
+            elapsed = _suite_run(suites, queue, count, concurrency, delay)
+            return elapsed, _cpu_seconds(processes) - cpu
         finally:
             queue.stop()
             for process in processes:
                 process.terminate()
                 process.wait(timeout=30)
-        outcomes = {i.outcome for i in done.items}
-        if outcomes != {"matched"}:
-            raise SystemExit(f"the bench run did not match everywhere: {outcomes}")
-        return elapsed
 
 
-def report(backend: str, count: int, concurrency: int, delay: float, seconds: float) -> None:
+def _cpu_seconds(processes: list[subprocess.Popen[bytes]]) -> float:
+    """CPU time used so far by this process (the driver, the stub, SQLite's workers) and the worker processes."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = time.process_time()
+    for process in processes:
+        fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / ticks  # utime and stime
+    return total
+
+
+def _suite_run(suites: Suites, queue: JobQueue, count: int, concurrency: int, delay: float) -> float:
+    name = f"bench-{concurrency}-{time.monotonic_ns()}"
+    suites.create(name, conversations=[suite_data.conversation_id(i) for i in range(count)])
+    run = suites.new_run(name, provider="openai", model=f"stub-slow-{delay}", concurrency=concurrency)
+    started = time.perf_counter()
+    enqueue_open(queue, suites, run)
+    done = watch(suites, queue, run.run_id, poll=0.05)
+    elapsed = time.perf_counter() - started
+    outcomes = {i.outcome for i in done.items}
+    if outcomes != {"matched"}:
+        raise SystemExit(f"the bench run did not match everywhere: {outcomes}")
+    return elapsed
+
+
+def report(backend: str, count: int, concurrency: int, delay: float, seconds: float, cpu: float) -> None:
     rate = count / seconds
     ideal = min(concurrency, count) / delay
     overhead_ms = (seconds * min(concurrency, count) / count - delay) * 1000
     print(
-        f"{backend:<10} c={concurrency:<3} {count:>4} conversations in {seconds:6.2f} s: {rate:6.1f}/s, "
-        f"{rate / ideal:4.2f}x of the ideal {ideal:.0f}/s, overhead {overhead_ms:6.1f} ms per job"
+        f"{backend:<11} c={concurrency:<3} {count:>4} conversations in {seconds:6.2f} s: {rate:6.1f}/s, "
+        f"{rate / ideal:4.2f}x of the ideal {ideal:.0f}/s, overhead {overhead_ms:6.1f} ms per job, "
+        f"CPU {cpu / count * 1000:5.1f} ms per job",
+        flush=True,
     )
 
 
@@ -99,7 +120,9 @@ def main() -> int:
     parser.add_argument("--concurrency", default="1,8,32")
     parser.add_argument("--no-pg", action="store_true")
     parser.add_argument("--no-sqlite", action="store_true")
-    parser.add_argument("--workers", type=int, default=2, help="traceloupe worker processes on PostgreSQL")
+    parser.add_argument(
+        "--workers", type=int, default=2, help="traceloupe worker processes on PostgreSQL (0: a worker in this process)"
+    )
     ns = parser.parse_args()
     levels = [int(c) for c in ns.concurrency.split(",")]
     count = ns.conversations
@@ -117,9 +140,9 @@ def main() -> int:
                 with Store.open(url) as store:
                     suite_data.seed(store, Path(folder), count)
                 for concurrency in levels:
-                    seconds = measure(url, count, concurrency, ns.delay, workers=ns.workers, stub=stub)
-                    label = backend if backend == "sqlite" else f"pg x{ns.workers}"
-                    report(label, count, concurrency, ns.delay, seconds)
+                    seconds, cpu = measure(url, count, concurrency, ns.delay, workers=ns.workers, stub=stub)
+                    label = backend if backend == "sqlite" else f"pg x{ns.workers}" if ns.workers else "pg embedded"
+                    report(label, count, concurrency, ns.delay, seconds, cpu)
             for _, url, is_pg in targets:
                 if is_pg:
                     drop_pg_database(url.rsplit("/", 1)[1])

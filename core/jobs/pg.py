@@ -15,6 +15,7 @@ same bound. Per-provider limits are advisory locks (``core.jobs.limits.AdvisoryL
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 from collections.abc import Collection, Mapping
@@ -67,7 +68,6 @@ class ProcrastinateQueue:
         self._sync_app = self._app(procrastinate.SyncPsycopgConnector(conninfo=conninfo(store)))
         self._sync_app.open()
         self._thread: threading.Thread | None = None
-        self._worker_app: procrastinate.App | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop_event: asyncio.Event | None = None
 
@@ -97,7 +97,8 @@ class ProcrastinateQueue:
     def stop(self, *, wait: bool = True) -> None:
         loop, event = self._loop, self._stop_event
         if loop is not None and event is not None:
-            loop.call_soon_threadsafe(event.set)
+            with contextlib.suppress(RuntimeError):  # the worker's loop closed meanwhile: it has stopped already
+                loop.call_soon_threadsafe(event.set)
         if wait and self._thread is not None:
             self._thread.join()
         self._thread = None
@@ -149,26 +150,28 @@ class ProcrastinateQueue:
         self._stop_event = asyncio.Event()
         app = self._app(procrastinate.PsycopgConnector(conninfo=conninfo(self.store)))
         lease = self.settings.lease_seconds
-        async with app.open_async():
-            self._worker_app = app
-            worker = asyncio.create_task(
-                app.run_worker_async(
-                    concurrency=self.settings.concurrency,
-                    install_signal_handlers=install_signal_handlers,
-                    fetch_job_polling_interval=self.settings.poll_seconds,
-                    update_heartbeat_interval=lease / 3,
-                    stalled_worker_timeout=lease,
-                    name="traceloupe",
+        try:
+            async with app.open_async():
+                worker = asyncio.create_task(
+                    app.run_worker_async(
+                        concurrency=self.settings.concurrency,
+                        install_signal_handlers=install_signal_handlers,
+                        fetch_job_polling_interval=self.settings.poll_seconds,
+                        update_heartbeat_interval=lease / 3,
+                        stalled_worker_timeout=lease,
+                        name="traceloupe",
+                    )
                 )
-            )
-            reaper = asyncio.create_task(self._reap(app))
-            stopper = asyncio.create_task(self._stop_event.wait())
-            await asyncio.wait({worker, stopper}, return_when=asyncio.FIRST_COMPLETED)
-            reaper.cancel()
-            if not worker.done():
-                worker.cancel()  # Procrastinate stops gracefully: the jobs in flight finish first
-            await asyncio.gather(worker, reaper, return_exceptions=True)
-            stopper.cancel()
+                reaper = asyncio.create_task(self._reap(app))
+                stopper = asyncio.create_task(self._stop_event.wait())
+                await asyncio.wait({worker, stopper}, return_when=asyncio.FIRST_COMPLETED)
+                reaper.cancel()
+                stopper.cancel()
+                if not worker.done():
+                    worker.cancel()  # Procrastinate stops gracefully: the jobs in flight finish first
+                await asyncio.gather(worker, reaper, stopper, return_exceptions=True)
+        finally:
+            self._loop = self._stop_event = None
 
     def _serve_embedded(self) -> None:
         try:

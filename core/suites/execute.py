@@ -4,7 +4,8 @@
 replays the conversation in the run's mode and records the outcome; a second delivery of a
 job whose item has an outcome does nothing. An attempt that finds the item ``running`` takes
 over from one that was interrupted (its process died): the replay that attempt left
-``running`` is closed as interrupted first, so nothing stays ``running``.
+``running`` (recorded under the attempt's idempotency key) is closed as interrupted first,
+so nothing stays ``running``.
 
 Outcomes:
 
@@ -25,7 +26,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from core.errors import MisuseError, UnknownNameError
+from core.errors import MisuseError
 from core.messages.union import Message
 from core.replay.compare import compare_step
 from core.replay.cost import run_cost
@@ -33,7 +34,7 @@ from core.replay.run import DEFAULT_TIMEOUT, execute, prepare, reply_message, st
 from core.replay.send import Sender, send
 from core.replay.steps import execute_steps, plan_steps, start_steps
 from core.store import Store
-from core.store.engine import write_transaction
+from core.store.engine import read_transaction, write_transaction
 from core.store.step_runs import StepRunView
 from core.suites import storage
 from core.suites.storage import Claim, ItemResult, Spend
@@ -59,8 +60,8 @@ def run_item(
         claim = storage.claim_item(conn, item_pk)
     if claim is None:
         return False
-    if claim.interrupted_run_id is not None:
-        _close_interrupted(store, claim)
+    if claim.interrupted_key is not None:
+        _close_interrupted(store, claim.mode, claim.interrupted_key)
     try:
         replay = _steps if claim.mode == "steps" else _final
         result = replay(store, claim, _Sending(environ, timeout, sender))
@@ -77,8 +78,8 @@ def give_up(store: Store, item_pk: int, why: str) -> None:
     """The queue will not run this item's job again: its replay, if one was left running, and the item end failed."""
     with write_transaction(store.engine) as conn:
         left = storage.give_up_item(conn, item_pk, why)
-    if left is not None:
-        _close_interrupted(store, left)
+    if left is not None and left.interrupted_key is not None:
+        _close_interrupted(store, left.mode, left.interrupted_key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,8 +94,9 @@ def _final(store: Store, claim: Claim, sending: _Sending) -> ItemResult:
     original = prepared.original
     if original is None:
         raise MisuseError("the conversation has no assistant reply to regenerate and compare with")
-    run, _ = start(store, prepared)
-    _link(store, claim, run.run_id)
+    run, created = start(store, prepared, idempotency_key=claim.replay_key)
+    if not created:  # the same attempt twice cannot happen (an attempt is a claim); never send twice anyway
+        raise MisuseError(f"the replay of attempt {claim.attempt} was recorded already")
     run = execute(store, prepared, run.run_id, timeout=sending.timeout, sender=sending.sender)
     usage, price = run_cost(run.provider, run.model, run.response_body)
     spent = Spend(usage.input, usage.output, price.usd, price.note)
@@ -119,8 +121,9 @@ def _compare(reply: Message, recorded: Message) -> str | None:
 
 def _steps(store: Store, claim: Claim, sending: _Sending) -> ItemResult:
     plan = plan_steps(store, claim.conversation_id, claim.provider, claim.model, environ=sending.environ)
-    run, _ = start_steps(store, plan)
-    _link(store, claim, run.run_id)
+    run, created = start_steps(store, plan, idempotency_key=claim.replay_key)
+    if not created:
+        raise MisuseError(f"the replay of attempt {claim.attempt} was recorded already")
     run = execute_steps(store, plan, run.run_id, timeout=sending.timeout, sender=sending.sender)
     return step_result(run)
 
@@ -139,21 +142,14 @@ def step_result(run: StepRunView) -> ItemResult:
     return ItemResult("failed", run.run_id, reason=reason, error=run.error, spend=spent)
 
 
-def _link(store: Store, claim: Claim, run_id: str) -> None:
-    with write_transaction(store.engine) as conn:
-        storage.link_item(conn, claim, run_id)
-
-
-def _close_interrupted(store: Store, claim: Claim | storage.Left) -> None:
-    """End the replay an interrupted attempt left ``running``, so no run shows as running forever."""
-    run_id = claim.interrupted_run_id
+def _close_interrupted(store: Store, mode: str, key: str) -> None:
+    """End the replay an interrupted attempt left ``running`` (found by its key), so none shows as running forever."""
+    with read_transaction(store.engine) as conn:
+        run_id = storage.replay_by_key(conn, mode, key)
     if run_id is None:
-        return
-    try:
-        if claim.mode == "steps":
-            if store.get_step_run(run_id).status == "running":
-                store.finish_step_run(run_id, status="failed", reason="interrupted", error=INTERRUPTED)
-        elif store.get_run(run_id).status == "running":
-            store.finish_run(run_id, status="error", error=INTERRUPTED)
-    except UnknownNameError:
-        pass  # the conversation was replaced and its runs with it
+        return  # the attempt stopped before its replay was recorded
+    if mode == "steps":
+        if store.get_step_run(run_id).status == "running":
+            store.finish_step_run(run_id, status="failed", reason="interrupted", error=INTERRUPTED)
+    elif store.get_run(run_id).status == "running":
+        store.finish_run(run_id, status="error", error=INTERRUPTED)

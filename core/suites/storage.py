@@ -17,7 +17,7 @@ from sqlalchemy import Connection, and_, exists, func, insert, select, update
 
 from core.errors import MisuseError, UnknownNameError
 from core.store.runs import now_ms
-from core.store.tables import CONVERSATIONS, SUITE_MEMBERS, SUITE_RUN_ITEMS, SUITE_RUNS, SUITES
+from core.store.tables import CONVERSATIONS, RUNS, STEP_RUNS, SUITE_MEMBERS, SUITE_RUN_ITEMS, SUITE_RUNS, SUITES
 from core.suites.views import (
     DONE,
     ItemView,
@@ -189,21 +189,34 @@ def open_items(conn: Connection, run_id: str) -> list[int]:
 
 @dataclass(frozen=True, slots=True)
 class Claim:
-    """An item taken by one attempt: what to replay, and the replay an interrupted attempt left unfinished."""
+    """An item taken by one attempt: what to replay, and the key of the replay an interrupted attempt started."""
 
     item_pk: int
     attempt: int
+    suite_run_pk: int
+    started_at: int
     conversation_id: str
     provider: str
     model: str
     mode: Mode
-    interrupted_run_id: str | None
+    replay_key: str
+    """The idempotency key this attempt's replay is recorded under (a run's or a step run's)."""
+    interrupted_key: str | None
+    """The key of the replay the attempt before this one started, when that attempt never ended."""
+
+
+def replay_key(suite_run_id: str, item_pk: int, attempt: int) -> str:
+    """The idempotency key of an attempt's replay: it links the item to its run before the outcome is known."""
+    return f"suite-{suite_run_id}-{item_pk}-{attempt}"
 
 
 def claim_item(conn: Connection, item_pk: int) -> Claim | None:
     """Take an item for one attempt; None when it has an outcome already or the cost cap cancels it here."""
     row = conn.execute(
-        select(_I.outcome, _I.run_id, _I.suite_run_pk, _R.provider, _R.model, _R.mode, _R.max_cost, _C.conversation_id)
+        select(
+            _I.outcome, _I.attempt, _I.suite_run_pk, _R.run_id, _R.provider, _R.model, _R.mode, _R.max_cost,
+            _C.conversation_id,
+        )
         .join(SUITE_RUNS, _R.id == _I.suite_run_pk)
         .join(CONVERSATIONS, _C.id == _I.conversation_pk)
         .where(_I.id == item_pk)
@@ -224,13 +237,11 @@ def claim_item(conn: Connection, item_pk: int) -> Claim | None:
     ).scalar()
     if attempt is None:
         return None
-    interrupted = row.run_id if row.outcome == "running" else None
-    return Claim(item_pk, attempt, row.conversation_id, row.provider, row.model, row.mode, interrupted)
-
-
-def link_item(conn: Connection, claim: Claim, run_id: str) -> None:
-    """Note the replay an attempt started, so an interrupted attempt's replay can be closed later."""
-    conn.execute(update(SUITE_RUN_ITEMS).where(_mine(claim)).values(run_id=run_id))
+    interrupted = replay_key(row.run_id, item_pk, row.attempt) if row.outcome == "running" else None
+    return Claim(
+        item_pk, attempt, row.suite_run_pk, now, row.conversation_id, row.provider, row.model, row.mode,
+        replay_key(row.run_id, item_pk, attempt), interrupted,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,12 +271,10 @@ def finish_item(conn: Connection, claim: Claim, result: ItemResult) -> bool:
     """Record an attempt's outcome; False (nothing written) when another attempt holds the item now."""
     if result.outcome not in DONE:
         raise MisuseError(f"an item ends as one of: {', '.join(DONE)}")
-    started = conn.execute(select(_I.started_at, _I.suite_run_pk).where(_mine(claim))).first()
-    if started is None:
-        return False
-    _lock_run(conn, started.suite_run_pk)
+    run_pk = claim.suite_run_pk
+    cap = conn.execute(select(_R.max_cost).where(_R.id == run_pk).with_for_update()).scalar()  # see _lock_run
     now = now_ms()
-    conn.execute(
+    written = conn.execute(
         update(SUITE_RUN_ITEMS)
         .where(_mine(claim))
         .values(
@@ -273,11 +282,11 @@ def finish_item(conn: Connection, claim: Claim, result: ItemResult) -> bool:
             diverged_at=result.diverged_at, reason=result.reason, error=result.error,
             input_tokens=result.spend.input_tokens, output_tokens=result.spend.output_tokens,
             cost_usd=result.spend.cost_usd, cost_note=result.spend.cost_note, finished_at=now,
-            wall_ms=max(0, now - (started.started_at or now)),
+            wall_ms=max(0, now - claim.started_at),
         )
     )  # fmt: skip
-    run_pk = started.suite_run_pk
-    cap = conn.execute(select(_R.max_cost).where(_R.id == run_pk)).scalar()
+    if written.rowcount != 1:
+        return False
     if cap is not None and _spent(conn, run_pk) >= cap:
         _cancel_pending(conn, run_pk, cap, None)
     _finish_run_if_done(conn, run_pk)
@@ -289,13 +298,13 @@ class Left:
     """The replay a given-up item's last attempt started (to close if it is still running)."""
 
     mode: Mode
-    interrupted_run_id: str | None
+    interrupted_key: str | None
 
 
 def give_up_item(conn: Connection, item_pk: int, why: str) -> Left | None:
     """An item whose job will not run again: ``failed`` with the queue's reason, unless it has an outcome."""
     row = conn.execute(
-        select(_I.suite_run_pk, _I.run_id, _R.mode)
+        select(_I.suite_run_pk, _I.outcome, _I.attempt, _R.run_id, _R.mode)
         .join(SUITE_RUNS, _R.id == _I.suite_run_pk)
         .where(_I.id == item_pk, _I.outcome.in_(("pending", "running")))
     ).first()
@@ -309,7 +318,13 @@ def give_up_item(conn: Connection, item_pk: int, why: str) -> Left | None:
         .values(outcome="failed", reason="gave_up", error=f"the job queue gave up: {why}", finished_at=now)
     )
     _finish_run_if_done(conn, row.suite_run_pk)
-    return Left(row.mode, row.run_id)
+    return Left(row.mode, replay_key(row.run_id, item_pk, row.attempt) if row.outcome == "running" else None)
+
+
+def replay_by_key(conn: Connection, mode: str, key: str) -> str | None:
+    """The run (``final``) or step run (``steps``) recorded under an attempt's key, or None."""
+    table = STEP_RUNS if mode == "steps" else RUNS
+    return conn.execute(select(table.c.run_id).where(table.c.idempotency_key == key)).scalar()
 
 
 def _mine(claim: Claim) -> Any:

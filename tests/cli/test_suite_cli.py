@@ -78,3 +78,20 @@ def test_ids_from_traces_are_printed_escaped(db: str, capsys: pytest.CaptureFixt
     out = capsys.readouterr().out
     assert "\\x1b]52;c;aGk=\\x07\\x1b[2J\\u202eid" in out
     assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+
+
+def test_on_a_terminal_the_progress_bar_is_rewritten_in_place() -> None:
+    import io
+
+    from core.suites import Progress
+    from web.cli.suite_output import ProgressPrinter
+
+    stream = io.StringIO()
+    printer = ProgressPrinter(stream, terminal=True)
+    printer.update(Progress({"pending": 4}, 0.0))
+    printer.update(Progress({"matched": 2, "failed": 1, "pending": 1}, 0.0125))
+    printer.close()
+    frames = stream.getvalue().split("\r\x1b[K")[1:]
+    assert len(frames) == 2 and stream.getvalue().endswith("\n")
+    assert frames[0].startswith("[........................] 0/4 done") and "ETA ?" in frames[0]
+    assert "3/4 done, 0 diverged, 1 failed, 1 remaining, $0.012500 so far, ETA 0:00:0" in frames[1]

@@ -137,9 +137,8 @@ def test_a_job_delivered_twice_replays_once_and_an_interrupted_attempt_is_taken_
     assert claim is not None
     from core.replay.run import prepare, start
 
-    orphan, _ = start(suites.store, prepare(suites.store, claim.conversation_id, "openai", "gpt-4o", environ=stub_env))
-    with write_transaction(suites.store.engine) as conn:
-        storage.link_item(conn, claim, orphan.run_id)
+    prepared = prepare(suites.store, claim.conversation_id, "openai", "gpt-4o", environ=stub_env)
+    orphan, _ = start(suites.store, prepared, idempotency_key=claim.replay_key)
     assert run_item(suites.store, second, environ=stub_env)
     assert suites.store.get_run(orphan.run_id).status == "error"  # closed as interrupted, not left running
     with write_transaction(suites.store.engine) as conn:  # the dead attempt's late result is not recorded

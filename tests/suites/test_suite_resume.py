@@ -1,5 +1,6 @@
-"""A suite run whose process is killed midway (SQLite): ``suite run NAME --resume`` finishes it, every conversation
-ends with one outcome, nothing is left ``running`` and no conversation's reply was recorded twice."""
+"""A suite run whose process is killed midway (SQLite): ``suite run NAME --resume``, or a ``serve`` started on the
+database, finishes it; every conversation ends with one outcome, nothing is left ``running`` and no conversation's
+reply was recorded twice."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from sqlalchemy import text
 
 from core.store import Store
 from core.suites import Suites
+from tests.replay.web_server import free_port
 from tests.suites import suite_data
 from web.cli import main
 from web.devtools.stub_provider import StubServer
@@ -24,8 +26,9 @@ COUNT = 16
 
 
 @pytest.mark.slow
-def test_a_killed_suite_run_is_finished_by_resume(
-    tmp_path: Path, stub: StubServer, stub_env: dict[str, str], capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("finisher", ["resume", "serve"])
+def test_a_killed_suite_run_is_finished_by_resume_or_by_serve(
+    tmp_path: Path, stub: StubServer, stub_env: dict[str, str], capsys: pytest.CaptureFixture[str], finisher: str
 ) -> None:
     db = str(tmp_path / "resume.db")
     with Store.open(db) as store:
@@ -60,8 +63,11 @@ def test_a_killed_suite_run_is_finished_by_resume(
         with store.engine.begin() as conn:  # the killed worker's leases run out (instead of waiting for them)
             conn.execute(text("UPDATE jobs SET lease_until = 0 WHERE status = 'running'"))
 
-    assert main(["suite", "run", "slow", "--resume", "--json", "--db", db]) == 0
-    report = json.loads(capsys.readouterr().out)
+    if finisher == "resume":
+        assert main(["suite", "run", "slow", "--resume", "--json", "--db", db]) == 0
+        report = json.loads(capsys.readouterr().out)
+    else:
+        report = _finished_by_serve(db, run_id, {**os.environ, **stub_env})
     assert report["run_id"] == run_id and report["status"] == "finished"
     assert report["totals"]["matched"] == COUNT
     with Store.open(db) as store:
@@ -72,3 +78,22 @@ def test_a_killed_suite_run_is_finished_by_resume(
     interrupted = [r for r in runs if r.status == "error"]
     assert all("interrupted" in (r.error or "") for r in interrupted)
     assert {i["run_id"] for i in report["items"]} == {r.run_id for r in runs if r.status == "ok"}
+
+
+def _finished_by_serve(db: str, run_id: str, env: dict[str, str]) -> dict[str, object]:
+    """Start ``traceloupe serve`` on the database, wait for the suite run to finish, stop it; the run's report."""
+    port = free_port()
+    command = [sys.executable, "-m", "web.cli", "serve", "--db", db, "--port", str(port)]
+    server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        with Store.open(db) as store:
+            suites = Suites(store)
+            deadline = time.monotonic() + 60
+            while suites.run(run_id).status != "finished":
+                assert time.monotonic() < deadline, "serve did not finish the suite run"
+                assert server.poll() is None, "serve stopped"
+                time.sleep(0.1)
+            return suites.report(run_id).to_json()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

@@ -66,3 +66,21 @@ def test_fifty_conversations_run_to_the_end_and_three_divergences_are_the_regres
     shown = json.loads(capsys.readouterr().out)
     assert len(shown["runs"]) == 2 and shown["report"]["baseline"] == first["run_id"]
     assert sorted(r["conversation_id"] for r in shown["report"]["regressions"]) == regressed
+
+
+def test_max_cost_cancels_what_has_not_started_and_the_report_says_so(
+    tmp_path: Path, stub: StubServer, stub_env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "cap.db")
+    with Store.open(db) as store:
+        suite_data.seed(store, tmp_path, 6)
+    assert main(["suite", "create", "six", "--search", "weather", "--db", db]) == 0
+    # One job at a time, so each start sees what the ones before it spent; a reply costs 0.00011 USD (gpt-4o).
+    args = ["suite", "run", "six", "--provider", "openai", "--model", "gpt-4o", "--concurrency", "1", "--db", db]
+    assert main([*args, "--max-cost", "0.0003"]) == 0
+    out = capsys.readouterr().out
+    assert "3 matched, 0 diverged, 0 failed, 0 refused, 3 cancelled" in out
+    assert "--max-cost 0.0003: the spend reached the cap, 3 conversation(s) were cancelled before they started" in out
+    assert len(stub.state.requests) == 3
+    assert main([*args, "--max-cost", "0"]) == 1  # nothing could run
+    assert "0 matched, 0 diverged, 0 failed, 0 refused, 6 cancelled" in capsys.readouterr().out

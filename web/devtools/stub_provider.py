@@ -21,6 +21,7 @@ What it answers is chosen per request, first match wins:
    ``stub-tool``, ``stub-malformed``; any other model gets a text reply.
 
 ``GET /__stub/requests`` lists what was received (path, headers, body); ``DELETE`` clears it.
+``GET /__stub/stats`` gives the requests answered and the most ever in flight at once (a concurrency limit's proof).
 It binds to loopback only and never forwards anything.
 """
 
@@ -76,6 +77,8 @@ class StubState:
         self.steps: dict[str, list[Reply]] = {}
         self.matched: dict[str, list[Reply]] = {}
         self.requests: list[Recorded] = []
+        self.in_flight = 0
+        self.peak_in_flight = 0
 
     def next_reply(self, model: str, body_text: str = "") -> Reply:
         with self.lock:
@@ -262,6 +265,11 @@ class StubHandler(BaseHTTPRequestHandler):
             with self.server.state.lock:
                 items = [r.__dict__ for r in self.server.state.requests]
             self._send(200, items)
+        elif self.path == "/__stub/stats":
+            state = self.server.state
+            with state.lock:
+                stats = {"requests": len(state.requests), "peak_in_flight": state.peak_in_flight}
+            self._send(200, stats)
         else:
             self._send(404, {"error": {"message": f"no route {self.path}"}})
 
@@ -272,6 +280,7 @@ class StubHandler(BaseHTTPRequestHandler):
                 self.server.state.script.clear()
                 self.server.state.steps.clear()
                 self.server.state.matched.clear()
+                self.server.state.peak_in_flight = 0
             self._send(200, {"cleared": True})
         else:
             self._send(404, {"error": {"message": f"no route {self.path}"}})
@@ -311,6 +320,17 @@ class StubHandler(BaseHTTPRequestHandler):
             )
         model = model_of(dialect, path, body)
         reply = self.server.state.next_reply(model, raw.decode("utf-8", "replace"))
+        state = self.server.state
+        with state.lock:
+            state.in_flight += 1
+            state.peak_in_flight = max(state.peak_in_flight, state.in_flight)
+        try:
+            self._answer(dialect, model, reply)
+        finally:
+            with state.lock:
+                state.in_flight -= 1
+
+    def _answer(self, dialect: Dialect, model: str, reply: Reply) -> None:
         if reply.delay:
             time.sleep(reply.delay)
         extra = {"retry-after": str(reply.retry_after)} if reply.retry_after is not None else {}
