@@ -22,7 +22,7 @@ from core.store.tables import JOBS
 from tests.jobs.conftest import queue_run, wait_for
 from tests.replay.replay_data import seed_store
 from tests.replay.steps_data import CALLS, FINAL_TEXT, STEPS_CONVERSATION, seed_steps
-from web.stub_provider import Reply, StubServer
+from web.devtools.stub_provider import Reply, StubServer
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from core.store import Store
 from tests.jobs.conftest import queue_run, wait_for
 from tests.replay.replay_data import seed_store
 from tests.store.store_pg import create_pg_database, drop_pg_database, pg_database_url
-from web.stub_provider import Reply, StubServer
+from web.devtools.stub_provider import Reply, StubServer
 
 pytestmark = pytest.mark.postgres
 
