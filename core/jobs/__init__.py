@@ -11,7 +11,7 @@
     queue.start()                                      # this process's workers (SQLite: threads)
     job_id = queue.enqueue("suite_item", {"suite_run": "...", "conversation": "c1"},
                            provider="openai", lock="suite:RUN:c1")   # same lock while open: same job
-    queue.pending()                                    # pending + running, every process
+    queue.pending(task="suite_item")                   # pending + running, every process
     queue.jobs(lock_prefix="suite:RUN:")               # JobInfo per job: status, attempts, error
     queue.cancel(job_id)                               # True if it had not started
     queue.stop()

@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Collection, Mapping
 from typing import Any, Literal
 
-from sqlalchemy import and_, func, insert, or_, select, update
+from sqlalchemy import Select, and_, delete, func, insert, or_, select, update
 
 from core.errors import MisuseError
 from core.jobs.limits import LocalLimiter, limited_sender
@@ -33,6 +33,8 @@ log = logging.getLogger("traceloupe.jobs")
 _J = JOBS.c
 RETRY_BACKOFF_MS = 1_000
 """A job that raised waits this long times its attempts before it runs again."""
+KEEP_FINISHED_MS = 7 * 24 * 3600 * 1000
+"""Succeeded and cancelled jobs are deleted this long after they ended (failed ones stay, to be read)."""
 
 
 def _now_ms() -> int:
@@ -94,6 +96,8 @@ class LocalQueue:
     def start(self) -> None:
         if self._threads:
             return
+        self.expire_dead_leases()
+        self._prune()
         self._stopping.clear()
         self._threads = [
             threading.Thread(target=self._work, name=f"job-worker-{i}", daemon=True)
@@ -112,10 +116,12 @@ class LocalQueue:
                 thread.join()
         self._threads = []
 
-    def pending(self, provider: str | None = None) -> int:
+    def pending(self, provider: str | None = None, *, task: str | None = None) -> int:
         stmt = select(func.count()).select_from(JOBS).where(_J.status.in_(OPEN_STATUSES))
         if provider is not None:
             stmt = stmt.where(_J.provider == provider)
+        if task is not None:
+            stmt = stmt.where(_J.task == task)
         with read_transaction(self.store.engine) as conn:
             return int(conn.execute(stmt).scalar_one())
 
@@ -138,6 +144,27 @@ class LocalQueue:
         return done.rowcount == 1
 
     # -- the workers -------------------------------------------------------
+
+    def _prune(self) -> None:
+        with write_transaction(self.store.engine) as conn:
+            conn.execute(
+                delete(JOBS).where(
+                    _J.status.in_(("succeeded", "cancelled")), _J.finished_at < _now_ms() - KEEP_FINISHED_MS
+                )
+            )
+
+    def expire_dead_leases(self) -> int:
+        """Expire at once the leases of running jobs whose process on this host is gone (a killed ``serve``
+        restarted: its jobs resume now rather than when their lease runs out); how many."""
+        host = socket.gethostname()
+        with read_transaction(self.store.engine) as conn:
+            owners = conn.execute(select(_J.worker).where(_J.status == "running").distinct()).scalars().all()
+        dead = [w for w in owners if w is not None and _dead_here(w, host)]
+        if not dead:
+            return 0
+        with write_transaction(self.store.engine) as conn:
+            done = conn.execute(update(JOBS).where(_J.status == "running", _J.worker.in_(dead)).values(lease_until=0))
+        return int(done.rowcount)
 
     def run_one(self) -> bool:
         """Claim and run one due job in this thread; False when none was due (tests and the workers' loop)."""
@@ -162,22 +189,11 @@ class LocalQueue:
         """The oldest due job, marked running for this worker; a job whose attempts are spent is given up first."""
         while True:
             now = _now_ms()
+            with read_transaction(self.store.engine) as conn:  # an idle worker never takes the write lock
+                if conn.execute(self._due(now).with_only_columns(_J.id)).first() is None:
+                    return None
             with write_transaction(self.store.engine) as conn:
-                row = (
-                    conn.execute(
-                        select(JOBS)
-                        .where(
-                            or_(
-                                and_(_J.status == "pending", _J.run_after <= now),
-                                and_(_J.status == "running", _J.lease_until < now),
-                            )
-                        )
-                        .order_by(_J.id)
-                        .limit(1)
-                    )
-                    .mappings()
-                    .first()
-                )
+                row = conn.execute(self._due(now)).mappings().first()
                 if row is None:
                     return None
                 job = dict(row)
@@ -215,6 +231,12 @@ class LocalQueue:
                 self._finish(job["id"], "failed", str(exc))
                 with self._lock:
                     self._running.discard(job["id"])
+
+    @staticmethod
+    def _due(now: int) -> Select[Any]:
+        """The oldest job due at ``now``: pending and past its back-off, or running with its lease expired."""
+        due = or_(and_(_J.status == "pending", _J.run_after <= now), and_(_J.status == "running", _J.lease_until < now))
+        return select(JOBS).where(due).order_by(_J.id).limit(1)
 
     def _context(self, job: dict[str, Any]) -> JobContext:
         settings = self.settings
@@ -288,6 +310,20 @@ class LocalQueue:
                     )
             except Exception:
                 log.exception("could not renew the job leases")
+
+
+def _dead_here(worker: str, host: str) -> bool:
+    """Whether ``worker`` (``host:pid:token``) names a process of this host that no longer runs."""
+    parts = worker.rsplit(":", 2)
+    if len(parts) != 3 or parts[0] != host or not parts[1].isdigit() or int(parts[1]) == os.getpid():
+        return False
+    try:
+        os.kill(int(parts[1]), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False  # alive, another user's
+    return False
 
 
 def _info(row: Any) -> JobInfo:

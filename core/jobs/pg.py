@@ -19,6 +19,7 @@ import contextlib
 import logging
 import threading
 from collections.abc import Collection, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
 import procrastinate
@@ -105,12 +106,15 @@ class ProcrastinateQueue:
         self._sync_app.close()
         self._limits_engine.dispose()
 
-    def pending(self, provider: str | None = None) -> int:
+    def pending(self, provider: str | None = None, *, task: str | None = None) -> int:
         sql = "SELECT count(*) FROM procrastinate_jobs WHERE status::text IN ('todo', 'doing', 'aborting')"
         params: dict[str, Any] = {}
         if provider is not None:
             sql += " AND queue_name = :provider"
             params["provider"] = provider
+        if task is not None:
+            sql += " AND task_name = :task"
+            params["task"] = task
         with self.store.engine.connect() as conn:
             return int(conn.execute(text(sql), params).scalar_one())
 
@@ -148,6 +152,11 @@ class ProcrastinateQueue:
         """Run a worker (and its stalled-job reaper) until :meth:`stop` or a signal; ``traceloupe worker``."""
         self._loop = asyncio.get_running_loop()
         self._stop_event = asyncio.Event()
+        # Procrastinate runs a sync task on the loop's default executor, whose default size is
+        # min(32, cores + 4): on a small machine that, not ``concurrency``, would bound the jobs at once.
+        self._loop.set_default_executor(
+            ThreadPoolExecutor(max_workers=self.settings.concurrency + 2, thread_name_prefix="job")
+        )
         app = self._app(procrastinate.PsycopgConnector(conninfo=conninfo(self.store)))
         lease = self.settings.lease_seconds
         try:

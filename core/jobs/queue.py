@@ -107,8 +107,8 @@ class JobQueue(Protocol):
         """Stop taking jobs; with ``wait``, let the jobs in flight finish first."""
         ...
 
-    def pending(self, provider: str | None = None) -> int:
-        """Jobs pending or running in every process (of one provider when given)."""
+    def pending(self, provider: str | None = None, *, task: str | None = None) -> int:
+        """Jobs pending or running in every process (of one provider, of one task, when given)."""
         ...
 
     def jobs(self, *, lock_prefix: str | None = None, statuses: Collection[JobStatus] | None = None) -> list[JobInfo]:

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import socket
+import subprocess
+import sys
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -206,3 +211,74 @@ def test_a_step_run_taken_back_midway_starts_again_from_step_1(
     run = store.get_step_run(run_id)
     assert run.status == "matched" and [s.index for s in run.steps] == [1, 2, 3, 4]
     assert len(stub.state.requests) == 4
+
+
+def test_a_job_of_a_dead_process_on_this_host_is_taken_back_without_waiting_for_its_lease(
+    store: Store, stub_env: dict[str, str]
+) -> None:
+    queue = LocalQueue(store, _settings(stub_env))
+    run_id = queue_run(store, queue, stub_env, "m")
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    far = int(time.time() * 1000) + 600_000
+    with write_transaction(store.engine) as conn:  # alive: the test's parent process
+        conn.execute(update(JOBS).values(status="running", worker=f"{socket.gethostname()}:{os.getppid()}:t"))
+        conn.execute(update(JOBS).values(lease_until=far, attempts=1))
+    assert queue.expire_dead_leases() == 0 and not queue.run_one()
+    with write_transaction(store.engine) as conn:
+        conn.execute(update(JOBS).values(worker=f"{socket.gethostname()}:{gone.pid}:t"))
+    assert queue.expire_dead_leases() == 1 and queue.run_one()
+    assert store.get_run(run_id).status == "ok"
+
+
+KILLED_SERVER = """
+import sys, time
+from core.jobs import JobSettings
+from core.jobs.local import LocalQueue
+from core.store import Store
+from tests.jobs.conftest import queue_run
+env = {"OPENAI_API_KEY": sys.argv[2], "OPENAI_BASE_URL": sys.argv[3]}
+store = Store.open(sys.argv[1])
+queue = LocalQueue(store, JobSettings(environ=lambda: env, poll_seconds=0.05, concurrency=2))
+for _ in range(4):
+    queue_run(store, queue, env, "stub-slow-1")
+queue.start()
+time.sleep(600)
+"""
+
+
+def test_a_killed_process_s_jobs_all_finish_after_a_restart(
+    db: str, stub: StubServer, stub_env: dict[str, str]
+) -> None:
+    argv = [sys.executable, "-c", KILLED_SERVER, db, stub_env["OPENAI_API_KEY"], stub_env["OPENAI_BASE_URL"]]
+    server = subprocess.Popen(argv, cwd=Path(__file__).parents[2])
+    try:
+        wait_for(lambda: len(stub.state.requests) >= 2, 60, "the first process's first calls")
+    finally:
+        server.send_signal(signal.SIGKILL)
+        server.wait()
+    with Store.open(db) as store:
+        queue = LocalQueue(store, _settings(stub_env))
+        assert [j.status for j in queue.jobs()] == ["running", "running", "pending", "pending"]
+        queue.start()
+        try:
+            wait_for(lambda: queue.pending() == 0, 60, "the jobs after the restart")
+        finally:
+            queue.stop()
+        assert [(j.status, j.attempts) for j in queue.jobs()] == [("succeeded", 2)] * 2 + [("succeeded", 1)] * 2
+        runs, _ = store.list_runs()
+        assert len(runs) == 4 and {r.status for r in runs} == {"ok"}
+
+
+def test_jobs_that_ended_long_ago_are_pruned_at_start_except_failed_ones(
+    store: Store, stub_env: dict[str, str]
+) -> None:
+    queue = LocalQueue(store, _settings(stub_env))
+    ids = [queue.enqueue("run", {"run_id": str(i)}, provider="openai") for i in range(3)]
+    long_ago = int(time.time() * 1000) - local_module.KEEP_FINISHED_MS - 1
+    with write_transaction(store.engine) as conn:
+        for job_id, status in zip(ids, ("succeeded", "cancelled", "failed"), strict=True):
+            conn.execute(update(JOBS).where(JOBS.c.id == int(job_id)).values(status=status, finished_at=long_ago))
+    queue.start()
+    queue.stop()
+    assert [j.status for j in queue.jobs()] == ["failed"]

@@ -135,3 +135,18 @@ def test_db_upgrade_from_an_older_schema_applies_the_queue_schema_once(capsys: p
             queue.stop()
     finally:
         drop_pg_database(name)
+
+
+def test_a_worker_runs_as_many_jobs_at_once_as_its_concurrency(
+    pg_url: str, stub: StubServer, stub_env: dict[str, str]
+) -> None:
+    """Eight at once, more than the default executor's min(32, cores + 4) threads on a small machine."""
+    with Store.open(pg_url) as store:
+        queue = ProcrastinateQueue(store, JobSettings(concurrency=8, environ=lambda: stub_env, poll_seconds=0.1))
+        run_ids = [queue_run(store, queue, stub_env, "stub-slow-1.5") for _ in range(8)]
+        queue.start()
+        try:
+            wait_for(lambda: all(store.get_run(r).status != "running" for r in run_ids))
+        finally:
+            queue.stop()
+    assert httpx.get(f"{stub.base_url}/__stub/stats").json() == {"requests": 8, "peak_in_flight": 8}

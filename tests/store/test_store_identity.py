@@ -23,6 +23,7 @@ from core.store.schema import _config
 from core.store.tables import METADATA
 from tests.store.store_factory import dataset
 from tests.store.store_pg import BACKENDS
+from tests.store.test_store_schema import in_the_models
 from web.cli import main
 
 
@@ -154,10 +155,6 @@ def test_replace_takes_the_new_version_and_says_how_many(
         assert store.counts()["messages"] == 4
 
 
-def _not_search_index(obj: object, name: str | None, type_: str, reflected: bool, compare_to: object) -> bool:
-    return not (name or "").startswith(("message_fts", "ix_messages_search_trgm"))
-
-
 @pytest.mark.parametrize("fresh_url", BACKENDS, indirect=True)
 def test_db_upgrade_from_0003_keys_messages_by_conversation(
     fresh_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -180,7 +177,7 @@ def test_db_upgrade_from_0003_keys_messages_by_conversation(
         assert [c.conversation_id for c in hits] == ["s31-c2"]  # the search index still points at the rows
         assert len(store.list_runs("s31-c0")[0]) == 1
         with store.engine.connect() as conn:
-            context = MigrationContext.configure(conn, opts={"include_object": _not_search_index})
+            context = MigrationContext.configure(conn, opts={"include_object": in_the_models})
             assert compare_metadata(context, METADATA) == []  # the rebuilt table is the one the model describes
         reused = {**messages[0], "conversation_id": "s31-c9", "content": "same msg_id, other conversation"}
         summary = store.import_records(read_bytes(orjson.dumps(reused), source="b"), source="b")

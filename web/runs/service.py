@@ -54,11 +54,12 @@ class ProviderChoice:
 class RunService:
     """Starts replays for the dashboard and runs them off the request thread, through the job queue.
 
-    ``workers`` bounds the jobs this process runs at once; ``max_pending`` bounds the jobs
+    ``workers`` bounds the jobs this process runs at once; ``max_pending`` bounds the runs
     accepted but not finished (queued included, in every process sharing the database): past
     it a new run is refused before anything is recorded. ``environ`` is read at every send, so a
     key set or removed while the server runs takes effect on the next run. ``queue``: one made
-    elsewhere (started by its owner); by default the store's queue, started here.
+    elsewhere (started and stopped by its owner); by default the store's queue, which :meth:`start`
+    starts (the app does at start-up) and :meth:`shutdown` stops.
     ``rate_limit_wait``: seconds a run may wait out 429s; 0 by default, so a Re-run shows the provider's
     429 at once (the reviewer is watching and decides), where queued batches wait it out.
     """
@@ -87,8 +88,12 @@ class RunService:
                 concurrency=workers, provider_limits=env_limits(), send_timeout=timeout, environ=environ
             )
             queue = queue_for(store, settings)
-            queue.start()
         self.queue = queue
+
+    def start(self) -> None:
+        """Start this process's job workers (they also take up the jobs a stopped server left)."""
+        if self._owns_queue:
+            self.queue.start()
 
     def choices(self) -> list[ProviderChoice]:
         """Every replayable dialect, with whether its key is set and a default model."""
@@ -122,7 +127,7 @@ class RunService:
         if not model_as_typed and not known_model(provider, model):
             raise UnknownModel(unknown_model_message(provider, model))
         prepared = prepare(self.store, conversation_id, provider, model, upto=upto, environ=self._environ())
-        pending = self.queue.pending()
+        pending = self.queue.pending(task=RUN_TASK)  # a suite's hundred queued jobs do not block a Re-run
         if pending >= self._max_pending:
             raise ReplayBusy(f"{pending} replays are in progress; try again when one finishes")
         run, created = start(self.store, prepared, idempotency_key=idempotency_key)
@@ -139,8 +144,8 @@ class RunService:
 
     @property
     def pending(self) -> int:
-        """Runs (and other jobs) accepted and not yet finished, in every process."""
-        return self.queue.pending()
+        """Runs accepted and not yet finished, in every process."""
+        return self.queue.pending(task=RUN_TASK)
 
     def shutdown(self) -> None:
         """Wait for the jobs in flight (each send bounded by the timeout), then stop this process's workers."""
