@@ -18,7 +18,7 @@ from web.conversations.pages import IndexPage, conversation_page
 from web.conversations.snippets import snippets
 from web.deps import RunsDep, SettingsDep, SourceDep
 from web.runs.views import RerunForms, diverged_replies
-from web.source import Loaded
+from web.source import Loaded, StoreSource
 from web.suites.pages import SaveControl, save_control
 from web.suites.service import COUNT_CAP, count_matching
 from web.timeline.seek import ROLE_FILTERS, SEEK_LABELS, SEEK_TARGETS, SeekTarget, anchor_at, next_position
@@ -39,7 +39,7 @@ def _offset_of(loaded: Loaded, anchor: str, kind: str, size: int) -> int:
     return index // size * size
 
 
-def _save_control(source: SourceDep, query: ListQuery, shown: int, *, more: bool) -> SaveControl | None:
+def _save_control(source: StoreSource, query: ListQuery, shown: int, *, more: bool) -> SaveControl | None:
     """ "Save these N as a suite" for a narrowed list (N counted past this page only when there is more)."""
     if not query.filtered or not shown:
         return None

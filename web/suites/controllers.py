@@ -42,6 +42,7 @@ from web.suites.pages import (
 from web.suites.service import parse_run_request, titles
 
 MAX_RUNS_LISTED = 50
+MAX_SEARCH_CHARS = 200
 Choice = Annotated[str, QueryParameter(max_length=20)]
 
 
@@ -82,7 +83,9 @@ class SuitesController(Controller):
         self, suites: SuitesDep, data: Annotated[SaveData, Body(media_type=RequestEncodingType.URL_ENCODED)]
     ) -> Redirect:
         """Save what the list's filters match now as a suite, then open it."""
-        query = ListQuery(q=data.q[:200], damaged=data.damaged == "1", runs=data.runs == "1", kind=data.kind,
+        if len(data.q) > MAX_SEARCH_CHARS:
+            raise ValidationException(f"the search is at most {MAX_SEARCH_CHARS} characters, as on the list")
+        query = ListQuery(q=data.q, damaged=data.damaged == "1", runs=data.runs == "1", kind=data.kind,
                           sort=data.sort or "recent")  # fmt: skip
         name = suites.create(data.name, query.store_query())
         return Redirect(urls.suite(name), status_code=303)

@@ -16,6 +16,7 @@ from core.suites.views import ItemView
 from web import masking, urls
 from web.conversations.listing import ListQuery
 from web.runs.service import ProviderChoice
+from web.suites.service import DEFAULT_CONCURRENCY, MAX_CONCURRENCY
 from web.timeline.build import format_ts
 
 SORTS: dict[str, str] = {
@@ -127,6 +128,8 @@ class RunForm:
     idempotency_key: str
     modes: Sequence[str] = MODES
     last: str = BASELINE_LAST
+    concurrency: int = DEFAULT_CONCURRENCY
+    max_concurrency: int = MAX_CONCURRENCY
 
     @property
     def any_available(self) -> bool:

@@ -29,6 +29,8 @@ from web.runs.service import IDEMPOTENCY_KEY, KeyConflict, ProviderChoice
 
 MAX_KEYS = 4096
 """Idempotency keys remembered (oldest forgotten first): far more than the suite runs a reviewer starts."""
+DEFAULT_CONCURRENCY = 4
+"""As ``traceloupe suite run``'s default."""
 MAX_CONCURRENCY = 64
 COUNT_CAP = 5000
 """The list's "save these N" counts matches up to here (a bounded read on every filtered list page)."""
@@ -62,7 +64,7 @@ def parse_run_request(
     if mode not in MODES:
         raise MisuseError(f"mode is one of: {', '.join(MODES)}")
     try:
-        workers = int(concurrency.strip() or "4")
+        workers = int(concurrency.strip() or DEFAULT_CONCURRENCY)
     except ValueError:
         raise MisuseError("concurrency is a whole number") from None
     if not 1 <= workers <= MAX_CONCURRENCY:
@@ -164,8 +166,3 @@ def titles(store: Store, conversation_ids: Iterable[str]) -> dict[str, str]:
                 summary = to_summary(row)
                 out[summary.conversation_id] = summary.title or ""
     return out
-
-
-def finished_runs(runs: Iterable[SuiteRunView]) -> list[SuiteRunView]:
-    """The runs a new run may be compared with."""
-    return [r for r in runs if r.status == "finished"]

@@ -101,3 +101,16 @@ def test_hostile_titles_and_names_are_shown_as_text(client: httpx.Client, store:
     for n, title in enumerate(HOSTILE_TITLES):
         assert title in suite_page.text  # shown, as text
         assert any(el.get("data-member") == hostile_id(n) for el in suite_page.elements)
+
+
+def test_a_hostile_search_travels_as_an_inert_hidden_field(client: httpx.Client, store: Store) -> None:
+    search = HOSTILE_TITLES[1][:20]  # '"><img src=x onerror'
+    html = client.get("/", params={"q": search}).text
+    assert live_content(html) == []
+    page = parse(html)
+    (field,) = [
+        el for el in page.elements if el.tag == "input" and el.get("name") == "q" and el.get("type") == "hidden"
+    ]
+    assert field.get("value") == search and "Save these <strong data-suite-count>1</strong>" in html
+    assert save(client, "hostile-search", q=search).status_code == 303
+    assert Suites(store).get("hostile-search").conversations == (hostile_id(1),)
