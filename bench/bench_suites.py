@@ -30,6 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import httpx
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -37,18 +39,16 @@ from core.jobs import JobQueue, JobSettings, queue_for  # noqa: E402
 from core.store import Store  # noqa: E402
 from core.suites import Suites  # noqa: E402
 from core.suites.runner import enqueue_open, watch  # noqa: E402
+from tests.replay.web_server import free_port  # noqa: E402
 from tests.store.store_pg import create_pg_database, drop_pg_database, pg_database_url  # noqa: E402
 from tests.suites import suite_data  # noqa: E402
-from web.devtools.stub_provider import StubServer  # noqa: E402
 
 KEY = "sk-bench-0123456789"
 
 
-def measure(
-    url: str, count: int, concurrency: int, delay: float, *, workers: int, stub: StubServer
-) -> tuple[float, float]:
+def measure(url: str, count: int, concurrency: int, delay: float, *, workers: int, stub: str) -> tuple[float, float]:
     """Seconds from queueing a suite run of ``count`` conversations to its last outcome (after a warm-up run)."""
-    env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": f"{stub.base_url}/v1"}
+    env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": f"{stub}/v1"}
     os.environ.update(env)
     with Store.open(url) as store:
         suites = Suites(store)
@@ -128,7 +128,13 @@ def main() -> int:
     count = ns.conversations
     if ns.quick:
         count, levels = 24, [1, 8]
-    stub = StubServer().start()
+    # The stub runs in a process of its own, so its 200 ms are not stretched by this process's work.
+    port = free_port()
+    stub_process = subprocess.Popen(
+        [sys.executable, "-m", "web.cli", "stub-provider", "--port", str(port)], stderr=subprocess.DEVNULL
+    )
+    stub = f"http://127.0.0.1:{port}"
+    _wait_for(stub)
     try:
         with tempfile.TemporaryDirectory() as folder:
             targets: list[tuple[str, str, bool]] = []
@@ -147,8 +153,20 @@ def main() -> int:
                 if is_pg:
                     drop_pg_database(url.rsplit("/", 1)[1])
     finally:
-        stub.shutdown()
+        stub_process.terminate()
+        stub_process.wait(timeout=30)
     return 0
+
+
+def _wait_for(base_url: str) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(f"{base_url}/__stub/requests", timeout=1)
+            return
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise SystemExit(f"the stub provider did not start at {base_url}")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from core.errors import MisuseError, UnknownNameError
@@ -11,7 +11,7 @@ from core.store.engine import read_transaction, write_transaction
 from core.store.query import MAX_PAGE
 from core.suites import storage
 from core.suites.report import Report, build_report
-from core.suites.views import MODES, Mode, Progress, SuiteRunView, SuiteSummary, SuiteView
+from core.suites.views import MODES, ItemView, Mode, Progress, SuiteRunView, SuiteSummary, SuiteView
 
 BASELINE_LAST = "last"
 """``--baseline last``: the newest finished run of the same suite before this one."""
@@ -113,6 +113,11 @@ class Suites:
         """The items of a run without an outcome yet."""
         with read_transaction(self.store.engine) as conn:
             return storage.open_items(conn, run_id)
+
+    def items_done(self, run_id: str, *, exclude: Collection[int] = ()) -> tuple[ItemView, ...]:
+        """The items of a run that have an outcome, but those in ``exclude`` (already shown), in suite order."""
+        with read_transaction(self.store.engine) as conn:
+            return storage.items_done(conn, run_id, exclude)
 
     def progress(self, run_id: str) -> Progress:
         """Item counts by outcome and the cost so far."""

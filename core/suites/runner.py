@@ -16,7 +16,7 @@ from collections.abc import Callable
 from core.jobs.queue import OPEN_STATUSES, JobQueue
 from core.suites.api import Suites
 from core.suites.tasks import SUITE_ITEM_TASK, lock_of, lock_prefix
-from core.suites.views import DONE, ItemView, Progress, SuiteRunView
+from core.suites.views import ItemView, Progress, SuiteRunView
 
 POLL_SECONDS = 0.2
 LOST_CHECK_SECONDS = 5.0
@@ -51,14 +51,12 @@ def watch(
     while True:
         progress = suites.progress(run_id)
         if last is None or progress != last:
-            run = suites.run(run_id)
-            for item in run.items:
-                if item.outcome in DONE and item.item_pk not in seen:
-                    seen.add(item.item_pk)
-                    if on_item is not None:
-                        on_item(item, progress)
+            for item in suites.items_done(run_id, exclude=seen):
+                seen.add(item.item_pk)
+                if on_item is not None:
+                    on_item(item, progress)
             last = progress
-            if run.status == "finished":
+            if progress.remaining == 0 and (run := suites.run(run_id)).status == "finished":
                 if on_progress is not None:
                     on_progress(progress)
                 return run

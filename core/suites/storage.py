@@ -10,6 +10,7 @@ last item has an outcome, set by whoever records that outcome.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -383,25 +384,35 @@ def _run_select() -> Any:
     )
 
 
+def items_done(conn: Connection, run_id: str, exclude: Collection[int]) -> tuple[ItemView, ...]:
+    """Items of a run with an outcome, but those in ``exclude``: only their ids are read for the others."""
+    pk = _run_pk(conn, run_id)
+    done = conn.execute(select(_I.id).where(_I.suite_run_pk == pk, _I.outcome.in_(DONE))).scalars()
+    new = [i for i in done if i not in exclude]
+    return _items(conn, _I.suite_run_pk == pk, _I.id.in_(new)) if new else ()
+
+
+def _items(conn: Connection, *where: Any) -> tuple[ItemView, ...]:
+    rows = conn.execute(
+        select(*SUITE_RUN_ITEMS.c, _C.conversation_id)
+        .join(CONVERSATIONS, _C.id == _I.conversation_pk)
+        .where(*where)
+        .order_by(_I.position)
+    ).all()
+    return tuple(
+        ItemView(
+            item_pk=r.id, conversation_id=r.conversation_id, position=r.position, outcome=r.outcome,
+            attempt=r.attempt, diverged_step=r.diverged_step, diverged_at=r.diverged_at, reason=r.reason,
+            error=r.error, run_id=r.run_id, input_tokens=r.input_tokens, output_tokens=r.output_tokens,
+            cost_usd=r.cost_usd, cost_note=r.cost_note, started_at=r.started_at, finished_at=r.finished_at,
+            wall_ms=r.wall_ms,
+        )
+        for r in rows
+    )  # fmt: skip
+
+
 def _run_view(conn: Connection, row: Any, *, items: bool) -> SuiteRunView:
-    found: tuple[ItemView, ...] = ()
-    if items:
-        rows = conn.execute(
-            select(*SUITE_RUN_ITEMS.c, _C.conversation_id)
-            .join(CONVERSATIONS, _C.id == _I.conversation_pk)
-            .where(_I.suite_run_pk == row.id)
-            .order_by(_I.position)
-        ).all()
-        found = tuple(
-            ItemView(
-                item_pk=r.id, conversation_id=r.conversation_id, position=r.position, outcome=r.outcome,
-                attempt=r.attempt, diverged_step=r.diverged_step, diverged_at=r.diverged_at, reason=r.reason,
-                error=r.error, run_id=r.run_id, input_tokens=r.input_tokens, output_tokens=r.output_tokens,
-                cost_usd=r.cost_usd, cost_note=r.cost_note, started_at=r.started_at, finished_at=r.finished_at,
-                wall_ms=r.wall_ms,
-            )
-            for r in rows
-        )  # fmt: skip
+    found = _items(conn, _I.suite_run_pk == row.id) if items else ()
     return SuiteRunView(
         run_id=row.run_id, suite=row.suite, provider=row.provider, model=row.model, mode=row.mode,
         concurrency=row.concurrency, max_cost=row.max_cost, baseline_run_id=row.baseline_run_id, status=row.status,
