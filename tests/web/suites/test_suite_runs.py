@@ -209,3 +209,18 @@ def test_unknown_suites_and_runs_are_404(client: httpx.Client) -> None:
     assert client.get("/suites/nothing-here").status_code == 404
     assert client.get(f"/suite-runs/{'0' * 32}").status_code == 404
     assert client.get(f"/api/suite-runs/{'0' * 32}").status_code == 404
+
+
+def test_a_steps_run_replays_each_turn_and_links_its_step_runs(
+    client: httpx.Client, suite: str, stub: StubServer, store: Store
+) -> None:
+    suite_data.script(stub.base_url, COUNT, diverge=frozenset({3}), mode="steps")
+    path = _run_path(start(client, suite, mode="steps"))
+    html = wait(client, path)
+    outcomes = dict(re.findall(r'<tr data-item="([^"]+)" data-outcome="(\w+)"', html))
+    assert outcomes == {suite_data.conversation_id(i): "diverged" if i == 3 else "matched" for i in range(COUNT)}
+    links = re.findall(r'href="(/step-runs/[0-9a-f]{32}[^"]*)" data-item-run', html)
+    assert len(links) == COUNT
+    assert sum("?at=1#step-1" in link for link in links) == 1  # the diverged one opens at its step
+    recorded = {r.run_id for r in store.list_step_runs(limit=50)}
+    assert {link.split("/")[2].split("?")[0] for link in links} == recorded
