@@ -3,8 +3,9 @@
 A suite run is recorded by ``core.suites`` and its jobs are queued on the server's job queue (the
 one Re-run uses), exactly as ``traceloupe suite run`` queues them; the request answers at once
 and the server's workers (or ``traceloupe worker`` processes on PostgreSQL) replay the
-conversations. The suites engine keeps no idempotency key, so this module holds them: the same
-key twice, even from two concurrent requests, is the same suite run.
+conversations. The suites engine keeps no idempotency key, so this module holds them, in this
+process: the same key twice, even from two concurrent requests, is the same suite run, until the
+server restarts (a column beside the suite run would make it last).
 """
 
 from __future__ import annotations
