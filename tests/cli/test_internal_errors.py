@@ -26,6 +26,7 @@ CASES: dict[str, tuple[list[str], str]] = {
     "replay": (["--db", "{db}", "--conversation", "c", "--provider", "p", "--model", "m"], "core.store.Store.open"),
     "db": (["status", "--db", "{db}"], "core.store.Store.open"),
     "worker": (["--db", "{db}"], "core.store.Store.open"),
+    "suite": (["list", "--db", "{db}"], "core.store.Store.open"),
 }
 
 
