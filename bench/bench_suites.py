@@ -55,11 +55,13 @@ def measure(url: str, count: int, concurrency: int, delay: float, *, workers: in
         external = store.backend == "postgresql" and workers > 0
         processes: list[subprocess.Popen[bytes]] = []
         if external:
-            per_worker = max(1, concurrency // workers)
-            command = [sys.executable, "-m", "web.cli", "worker", "--concurrency", str(per_worker), "--db", url]
+            started = min(workers, concurrency)  # concurrency 1 is one worker running one job, not two
+            command = [sys.executable, "-m", "web.cli", "worker", "--concurrency", str(concurrency // started)]
             processes = [
-                subprocess.Popen(command, env=os.environ.copy(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                for _ in range(workers)
+                subprocess.Popen(
+                    [*command, "--db", url], env=os.environ.copy(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+                )
+                for _ in range(started)
             ]
         queue = queue_for(store, JobSettings(concurrency=concurrency, embedded_worker=not external))
         queue.start()  # SQLite: this process's worker threads; PostgreSQL with --workers 0: an embedded worker
