@@ -37,6 +37,7 @@ from web.runs.service import RunService
 from web.security import SecurityGuard, add_security_headers
 from web.settings import HTMX_VERSION, Settings
 from web.source import StoreSource
+from web.suites import routes as suites_routes
 from web.timeline import routes as timeline_routes
 from web.timeline.build import format_ts
 from web.timeline.fields import collapses
@@ -51,6 +52,7 @@ PAGE_ROUTES = [
     *runs_routes.ROUTES,
     *attachments_routes.ROUTES,
     *check_routes.ROUTES,
+    *suites_routes.ROUTES,
 ]
 """Every slice's handlers but the imports', which ``create_app`` mounts under the upload's body limit."""
 

@@ -75,6 +75,7 @@ def _flag(on: bool) -> str | None:
 INDEX = "/"
 IMPORT = "/import"
 CHECK = "/check"
+SUITES = "/suites"
 SCHEMA = "/schema"
 STATIC = "/static"
 ATTACHMENTS = "/attachments/"
@@ -88,6 +89,7 @@ class SitePaths:
     upload: str = IMPORT
     check: str = CHECK
     schema: str = SCHEMA
+    suites: str = SUITES
 
 
 # Pages of one conversation.
@@ -232,3 +234,31 @@ def api_step_run(run_id: str) -> str:
 def attachment(relative_path: str) -> str:
     """``/attachments/<path>`` for a path already checked to be plain and relative (``web.attachments.files``)."""
     return ATTACHMENTS + quote(relative_path)
+
+
+# Suites: named sets of conversations replayed in bulk (``core.suites``).
+
+
+def suite(name: str) -> str:
+    """A suite's page: its conversations, its runs and the form that starts one."""
+    return f"{SUITES}/{segment(name)}"
+
+
+def suite_run_start(name: str) -> str:
+    """Where a suite's Run form posts."""
+    return f"{suite(name)}/runs"
+
+
+def suite_run(run_id: str, *, sort: str | None = None, order: str | None = None, outcome: str | None = None) -> str:
+    """A suite run's page: progress, outcomes (sorted and filtered by the query) and regressions."""
+    return f"/suite-runs/{segment(run_id)}{query(sort=sort, order=order, outcome=outcome)}"
+
+
+def suite_progress(run_id: str) -> str:
+    """A suite run's live progress region (htmx polls it while the run goes on)."""
+    return f"/suite-runs/{segment(run_id)}/progress"
+
+
+def api_suite_run(run_id: str) -> str:
+    """A suite run's report as JSON (what ``traceloupe suite run --json`` prints)."""
+    return f"/api{suite_run(run_id)}"

@@ -13,7 +13,7 @@ from pathlib import Path
 import web
 
 WEB = Path(web.__file__).parent
-SLICES = ("conversations", "timeline", "payloads", "diff", "runs", "imports", "attachments", "check")
+SLICES = ("conversations", "timeline", "payloads", "diff", "runs", "imports", "attachments", "check", "suites")
 HANDLER_MODULES = ("controllers", "api", "routes")
 """A slice's route handlers: another slice may use its services and page contexts, never these."""
 

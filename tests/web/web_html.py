@@ -25,9 +25,10 @@ FORBIDDEN_TAGS = frozenset(
     }
 )
 # Static files are linked by content-hashed name (web/assets.py); the plain name is the same file.
-KNOWN_LINKS = re.compile(r"^(/static/(app|runs)(\.[0-9a-f]{12})?\.css|data:,)$")
-KNOWN_FORMS = frozenset({"/check", "/", "/import"})
-_RUN_FORM = re.compile(r"^/conversations/[^/?#]+/(step-)?runs$")  # the Re-run and Replay steps forms
+KNOWN_LINKS = re.compile(r"^(/static/(app|runs|suites)(\.[0-9a-f]{12})?\.css|data:,)$")
+KNOWN_FORMS = frozenset({"/check", "/", "/import", "/suites"})
+# The Re-run and Replay steps forms, and a suite's Run form.
+_RUN_FORM = re.compile(r"^/(conversations/[^/?#]+/(step-)?runs|suites/[^/?#]+/runs)$")
 # The payload and diff pages' selectors, and the timeline's kind filter (the conversation page itself).
 _GET_FORM = re.compile(r"^/conversations/[^?#]+?(/payload/[^/?#]+|/diff)?$")
 _SCRIPT_SRC = re.compile(r"^/static/(app|runs|timeline|vendor/htmx-\d+\.\d+\.\d+\.min)(\.[0-9a-f]{12})?\.js$")
@@ -51,6 +52,10 @@ ALLOWED_HX = {
     ("form", "hx-target"),
     ("form", "hx-swap"),
     ("form", "hx-disabled-elt"),
+    # A suite run's live region, polling its own page while the run goes on.
+    ("section", "hx-get"),
+    ("section", "hx-trigger"),
+    ("section", "hx-swap"),
 }
 
 
@@ -141,7 +146,13 @@ def live_content(html: str) -> list[str]:
             if name.startswith(("hx-", "data-hx-")):
                 if (el.tag, name) not in ALLOWED_HX:
                     problems.append(f"<{el.tag} {name}=...>")
-                elif name == "hx-get" and (value != el.get("href") or not (value or "").startswith("/conversations/")):
+                elif name == "hx-get" and el.tag == "section" and not (value or "").startswith("/suite-runs/"):
+                    problems.append(f"<section hx-get={value!r}> that is not a suite run's live region")
+                elif (
+                    name == "hx-get"
+                    and el.tag != "section"
+                    and (value != el.get("href") or not (value or "").startswith("/conversations/"))
+                ):
                     problems.append(f"<a hx-get={value!r}> that is not the next-page or phases link")
                 elif name == "hx-target" and (el.tag, value) not in KNOWN_TARGETS:
                     problems.append(f"<{el.tag} hx-target={value!r}>")

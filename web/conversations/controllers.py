@@ -18,7 +18,9 @@ from web.conversations.pages import IndexPage, conversation_page
 from web.conversations.snippets import snippets
 from web.deps import RunsDep, SettingsDep, SourceDep
 from web.runs.views import RerunForms, diverged_replies
-from web.source import Loaded
+from web.source import Loaded, StoreSource
+from web.suites.pages import SaveControl, save_control
+from web.suites.service import COUNT_CAP, count_matching
 from web.timeline.seek import ROLE_FILTERS, SEEK_LABELS, SEEK_TARGETS, SeekTarget, anchor_at, next_position
 
 Text = Annotated[str, QueryParameter(max_length=200)]
@@ -35,6 +37,14 @@ def _offset_of(loaded: Loaded, anchor: str, kind: str, size: int) -> int:
     positions = loaded.timeline.positions_of(kind)
     index = bisect_left(positions, position) if position is not None else 0
     return index // size * size
+
+
+def _save_control(source: StoreSource, query: ListQuery, shown: int, *, more: bool) -> SaveControl | None:
+    """ "Save these N as a suite" for a narrowed list (N counted past this page only when there is more)."""
+    if not query.filtered or not shown:
+        return None
+    count = count_matching(source.store, query.store_query()) if more else shown
+    return save_control(query, count, COUNT_CAP)
 
 
 class ConversationController(Controller):
@@ -63,6 +73,7 @@ class ConversationController(Controller):
             next_url=query.url(after=result.next_cursor) if result.next_cursor else None,
             empty_store=not result.items and not query.filtered and not query.after,
             snippets=found,
+            save=_save_control(source, query, len(result.items), more=bool(result.next_cursor or query.after)),
         )
         return Template("conversations/index.html", context={"page": page})
 

@@ -13,6 +13,7 @@ from web.runs.step_forms import StepForms, step_forms
 from web.runs.views import RerunForms
 from web.settings import Settings
 from web.source import Loaded
+from web.suites.pages import SaveControl
 from web.timeline import Page
 from web.timeline.seek import ROLE_FILTERS, SEEK_LABELS, SEEK_TITLES, SeekTarget, anchor_at
 
@@ -29,6 +30,8 @@ class IndexPage:
     sorts: dict[str, str] = field(default_factory=lambda: SORT_LABELS)
     snippets: Mapping[str, Snippet] = field(default_factory=dict)
     """Why each listed conversation matched the search (by conversation id)."""
+    save: SaveControl | None = None
+    """"Save these N as a suite", when a search or a filter narrows the list."""
 
     def url_of(self, summary: ConversationSummary) -> str:
         return urls.conversation(summary.conversation_id)

@@ -66,6 +66,7 @@ def test_schema_documents_the_api_only(client: TestClient[Litestar]) -> None:
         "/api/runs",
         "/api/runs/{run_id}",
         "/api/step-runs/{run_id}",
+        "/api/suite-runs/{run_id}",
     }
     assert client.get("/schema/openapi.json").json() == schema
 

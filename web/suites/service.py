@@ -1,0 +1,169 @@
+"""Suites for the dashboard: save the list's matches as a suite, start a suite run once per idempotency key.
+
+A suite run is recorded by ``core.suites`` and its jobs are queued on the server's job queue (the
+one Re-run uses), exactly as ``traceloupe suite run`` queues them; the request answers at once
+and the server's workers (or ``traceloupe worker`` processes on PostgreSQL) replay the
+conversations. The suites engine keeps no idempotency key, so this module holds them, in this
+process: the same key twice, even from two concurrent requests, is the same suite run, until the
+server restarts (a column beside the suite run would make it last).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from core.errors import MisuseError
+from core.jobs import JobQueue
+from core.replay.endpoints import PROVIDER_ENV
+from core.store import ConversationQuery, Store
+from core.store.engine import read_transaction
+from core.store.query import MAX_PAGE, summary_select, to_summary
+from core.store.tables import CONVERSATIONS
+from core.suites import BASELINE_LAST, MODES, Mode, SuiteRunView, Suites
+from core.suites.runner import enqueue_open
+from web.runs.models import known_model, unknown_model_message
+from web.runs.service import IDEMPOTENCY_KEY, KeyConflict, ProviderChoice
+
+MAX_KEYS = 4096
+"""Idempotency keys remembered (oldest forgotten first): far more than the suite runs a reviewer starts."""
+DEFAULT_CONCURRENCY = 4
+"""As ``traceloupe suite run``'s default."""
+MAX_CONCURRENCY = 64
+COUNT_CAP = 5000
+"""The list's "save these N" counts matches up to here (a bounded read on every filtered list page)."""
+_RUN_ID = re.compile(r"^[0-9a-f]{32}$")
+
+
+@dataclass(frozen=True, slots=True)
+class RunRequest:
+    """What the suite's Run form asks for, parsed (numbers as numbers, the baseline as a run id or ``last``)."""
+
+    provider: str
+    model: str
+    mode: Mode
+    concurrency: int
+    max_cost: float | None
+    baseline: str | None
+    model_as_typed: bool = False
+
+
+def parse_run_request(
+    provider: str,
+    model: str,
+    mode: str,
+    concurrency: str,
+    max_cost: str,
+    baseline: str,
+    *,
+    model_as_typed: bool = False,
+) -> RunRequest:
+    """The form's text fields checked and converted; MisuseError says which one is wrong."""
+    if mode not in MODES:
+        raise MisuseError(f"mode is one of: {', '.join(MODES)}")
+    try:
+        workers = int(concurrency.strip() or DEFAULT_CONCURRENCY)
+    except ValueError:
+        raise MisuseError("concurrency is a whole number") from None
+    if not 1 <= workers <= MAX_CONCURRENCY:
+        raise MisuseError(f"concurrency is between 1 and {MAX_CONCURRENCY}")
+    cap: float | None = None
+    if max_cost.strip():
+        try:
+            cap = float(max_cost)
+        except ValueError:
+            raise MisuseError("max cost is a number of US dollars") from None
+        if not 0 <= cap < float("inf"):
+            raise MisuseError("max cost is a non-negative number of US dollars")
+    chosen = baseline.strip() or None
+    if chosen is not None and chosen != BASELINE_LAST and not _RUN_ID.match(chosen):
+        raise MisuseError("the baseline is 'last' or the id of one of this suite's runs")
+    chosen_mode: Mode = "steps" if mode == "steps" else "final"
+    return RunRequest(provider, model.strip(), chosen_mode, workers, cap, chosen, model_as_typed)
+
+
+class SuiteStarts:
+    """Makes suites from the list's filters and starts suite runs on the server's job queue."""
+
+    def __init__(self, store: Store, queue: JobQueue, choices: Callable[[], Sequence[ProviderChoice]]) -> None:
+        self.suites = Suites(store)
+        self.store = store
+        self.queue = queue
+        self.choices = choices
+        self._keys: OrderedDict[str, tuple[str, str]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def create(self, name: str, query: ConversationQuery) -> str:
+        """Save the conversations ``query`` matches now as suite ``name`` (the engine's create); its name."""
+        return self.suites.create(name, query=query).name
+
+    def start(self, name: str, request: RunRequest, idempotency_key: str) -> SuiteRunView:
+        """Record a suite run and queue its jobs; the run already started when the key was used before.
+
+        Raises (nothing recorded): MisuseError for a bad key, provider, model or baseline,
+        UnknownNameError for an unknown suite or baseline, KeyConflict for a key of another suite.
+        """
+        if not IDEMPOTENCY_KEY.match(idempotency_key):
+            raise MisuseError("the form's idempotency key is missing or malformed; reload the page and try again")
+        # One lock for check, record and remember: two requests with one key must not both record a run.
+        with self._lock:
+            known = self._keys.get(idempotency_key)
+            if known is not None:
+                suite, run_id = known
+                if suite != name:
+                    raise KeyConflict("this idempotency key belongs to a run of another suite")
+                return self.suites.run(run_id)
+            self._check_provider(request)
+            self.suites.get(name)  # 404 for an unknown suite before anything else is said
+            run = self.suites.new_run(
+                name, provider=request.provider, model=request.model, mode=request.mode,
+                concurrency=request.concurrency, max_cost=request.max_cost, baseline=request.baseline,
+            )  # fmt: skip
+            self._keys[idempotency_key] = (name, run.run_id)
+            while len(self._keys) > MAX_KEYS:
+                self._keys.popitem(last=False)
+        enqueue_open(self.queue, self.suites, run)
+        return run
+
+    def _check_provider(self, request: RunRequest) -> None:
+        if request.provider not in PROVIDER_ENV:
+            raise MisuseError(f"unknown provider {request.provider!r}; known: {', '.join(PROVIDER_ENV)}")
+        choice = next((c for c in self.choices() if c.provider == request.provider), None)
+        if choice is None or not choice.available:
+            reason = choice.reason if choice is not None else "it cannot replay"
+            raise MisuseError(f"{request.provider} is unavailable: {reason}")
+        if not request.model:
+            raise MisuseError("a model is needed")
+        if not request.model_as_typed and not known_model(request.provider, request.model):
+            raise MisuseError(unknown_model_message(request.provider, request.model))
+
+
+def count_matching(store: Store, query: ConversationQuery, cap: int = COUNT_CAP) -> int:
+    """How many conversations ``query`` matches, counted up to ``cap`` (more reads as ``cap``)."""
+    paged = ConversationQuery(
+        search=query.search, has_damaged=query.has_damaged, has_runs=query.has_runs, kind=query.kind,
+        sort=query.sort, limit=MAX_PAGE,
+    )  # fmt: skip
+    found = 0
+    for _ in store.iter_conversations(paged):
+        found += 1
+        if found >= cap:
+            break
+    return found
+
+
+def titles(store: Store, conversation_ids: Iterable[str]) -> dict[str, str]:
+    """The titles of these conversations (those still stored), read in pages of ids."""
+    ids = list(dict.fromkeys(conversation_ids))
+    out: dict[str, str] = {}
+    column = CONVERSATIONS.c.conversation_id
+    with read_transaction(store.engine) as conn:
+        for start in range(0, len(ids), MAX_PAGE):
+            rows = conn.execute(summary_select().where(column.in_(ids[start : start + MAX_PAGE]))).all()
+            for row in rows:
+                summary = to_summary(row)
+                out[summary.conversation_id] = summary.title or ""
+    return out
