@@ -298,6 +298,8 @@ class SuiteRunRow(SQLModel, table=True):
 
     id: int | None = Field(default=None, primary_key=True)
     run_id: str = Field(sa_column=Column(String, nullable=False, unique=True))
+    idempotency_key: str | None = Field(default=None, sa_column=Column(String, nullable=True, unique=True))
+    """The dashboard form's key: the same key twice, from any process, is this one run."""
     suite_pk: int = Field(sa_column=Column(Integer, ForeignKey("suites.id", ondelete="CASCADE"), nullable=False))
     provider: str = Field(sa_column=Column(String, nullable=False))
     model: str = Field(sa_column=Column(String, nullable=False))

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any
 
+from sqlalchemy.exc import IntegrityError
+
 from core.errors import MisuseError, UnknownNameError
 from core.store import ConversationQuery, Store
 from core.store.engine import read_transaction, write_transaction
@@ -80,23 +82,56 @@ class Suites:
         baseline: str | None = None,
     ) -> SuiteRunView:
         """Record a suite run, every conversation ``pending``; ``baseline`` is a suite run id or ``last``."""
+        return self.claim_run(
+            name, provider=provider, model=model, mode=mode, concurrency=concurrency, max_cost=max_cost,
+            baseline=baseline, idempotency_key=None,
+        )[0]  # fmt: skip
+
+    def claim_run(
+        self,
+        name: str,
+        *,
+        provider: str,
+        model: str,
+        idempotency_key: str | None,
+        mode: Mode = "final",
+        concurrency: int = 4,
+        max_cost: float | None = None,
+        baseline: str | None = None,
+    ) -> tuple[SuiteRunView, bool]:
+        """As :meth:`new_run`, and True when this call recorded the run: False returns the run the key names.
+
+        The key column is unique, so two processes posting one form record one run: the loser of the
+        race on the constraint reads the winner's run.
+        """
         if mode not in MODES:
             raise MisuseError(f"--mode is one of: {', '.join(MODES)}")
         if concurrency < 1:
             raise MisuseError("--concurrency must be at least 1")
         if max_cost is not None and not max_cost >= 0:
             raise MisuseError("--max-cost must be a non-negative number of US dollars")
-        with write_transaction(self.store.engine) as conn:
-            baseline_id = baseline
-            if baseline == BASELINE_LAST:
-                baseline_id = storage.last_finished(conn, name)
-                if baseline_id is None:
+        try:
+            with write_transaction(self.store.engine) as conn:
+                known = None if idempotency_key is None else storage.run_by_key(conn, idempotency_key)
+                if known is not None:
+                    return known, False
+                baseline_id = storage.last_finished(conn, name) if baseline == BASELINE_LAST else baseline
+                if baseline == BASELINE_LAST and baseline_id is None:
                     storage.get_suite(conn, name)
                     raise MisuseError(f"--baseline last: suite {name!r} has no finished run yet")
-            return storage.create_run(
-                conn, name, provider=provider, model=model.strip(), mode=mode, concurrency=concurrency,
-                max_cost=max_cost, baseline_run_id=baseline_id,
-            )  # fmt: skip
+                run = storage.create_run(
+                    conn, name, provider=provider, model=model.strip(), mode=mode, concurrency=concurrency,
+                    max_cost=max_cost, baseline_run_id=baseline_id, idempotency_key=idempotency_key,
+                )  # fmt: skip
+                return run, True
+        except IntegrityError:
+            if idempotency_key is None:
+                raise
+            with read_transaction(self.store.engine) as conn:
+                known = storage.run_by_key(conn, idempotency_key)
+            if known is None:
+                raise
+            return known, False
 
     def run(self, run_id: str) -> SuiteRunView:
         """A suite run with its items; UnknownNameError if there is none."""

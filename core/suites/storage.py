@@ -95,6 +95,7 @@ def create_run(
     concurrency: int,
     max_cost: float | None,
     baseline_run_id: str | None,
+    idempotency_key: str | None = None,
 ) -> SuiteRunView:
     """Record a suite run with one ``pending`` item per conversation of the suite."""
     suite_pk = conn.execute(select(_S.id).where(_S.name == suite)).scalar()
@@ -107,6 +108,7 @@ def create_run(
         .values(
             run_id=run_id, suite_pk=suite_pk, provider=provider, model=model, mode=mode, concurrency=concurrency,
             max_cost=max_cost, baseline_pk=baseline_pk, status="running", created_at=now_ms(),
+            idempotency_key=idempotency_key,
         )
         .returning(_R.id)
     ).scalar_one()  # fmt: skip
@@ -122,6 +124,12 @@ def create_run(
     else:
         conn.execute(update(SUITE_RUNS).where(_R.id == run_pk).values(status="finished", finished_at=now_ms()))
     return get_run(conn, run_id)
+
+
+def run_by_key(conn: Connection, idempotency_key: str) -> SuiteRunView | None:
+    """The suite run recorded under ``idempotency_key`` (without its items), or None."""
+    run_id = conn.execute(select(_R.run_id).where(_R.idempotency_key == idempotency_key)).scalar()
+    return None if run_id is None else get_run(conn, run_id, items=False)
 
 
 def get_run(conn: Connection, run_id: str, *, items: bool = True) -> SuiteRunView:

@@ -3,16 +3,13 @@
 A suite run is recorded by ``core.suites`` and its jobs are queued on the server's job queue (the
 one Re-run uses), exactly as ``traceloupe suite run`` queues them; the request answers at once
 and the server's workers (or ``traceloupe worker`` processes on PostgreSQL) replay the
-conversations. The suites engine keeps no idempotency key, so this module holds them, in this
-process: the same key twice, even from two concurrent requests, is the same suite run, until the
-server restarts (a column beside the suite run would make it last).
+conversations. The form's idempotency key is stored with the suite run (a unique column): the same
+key twice, from two concurrent requests or two server processes, is the same suite run.
 """
 
 from __future__ import annotations
 
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -28,8 +25,6 @@ from core.suites.runner import enqueue_open
 from web.runs.models import known_model, unknown_model_message
 from web.runs.service import IDEMPOTENCY_KEY, KeyConflict, ProviderChoice
 
-MAX_KEYS = 4096
-"""Idempotency keys remembered (oldest forgotten first): far more than the suite runs a reviewer starts."""
 DEFAULT_CONCURRENCY = 4
 """As ``traceloupe suite run``'s default."""
 MAX_CONCURRENCY = 64
@@ -93,8 +88,6 @@ class SuiteStarts:
         self.store = store
         self.queue = queue
         self.choices = choices
-        self._keys: OrderedDict[str, tuple[str, str]] = OrderedDict()
-        self._lock = threading.Lock()
 
     def create(self, name: str, query: ConversationQuery) -> str:
         """Save the conversations ``query`` matches now as suite ``name`` (the engine's create); its name."""
@@ -108,23 +101,16 @@ class SuiteStarts:
         """
         if not IDEMPOTENCY_KEY.match(idempotency_key):
             raise MisuseError("the form's idempotency key is missing or malformed; reload the page and try again")
-        # One lock for check, record and remember: two requests with one key must not both record a run.
-        with self._lock:
-            known = self._keys.get(idempotency_key)
-            if known is not None:
-                suite, run_id = known
-                if suite != name:
-                    raise KeyConflict("this idempotency key belongs to a run of another suite")
-                return self.suites.run(run_id)
-            self._check_provider(request)
-            self.suites.get(name)  # 404 for an unknown suite before anything else is said
-            run = self.suites.new_run(
-                name, provider=request.provider, model=request.model, mode=request.mode,
-                concurrency=request.concurrency, max_cost=request.max_cost, baseline=request.baseline,
-            )  # fmt: skip
-            self._keys[idempotency_key] = (name, run.run_id)
-            while len(self._keys) > MAX_KEYS:
-                self._keys.popitem(last=False)
+        self._check_provider(request)
+        self.suites.get(name)  # 404 for an unknown suite before anything else is said
+        run, created = self.suites.claim_run(
+            name, provider=request.provider, model=request.model, mode=request.mode, idempotency_key=idempotency_key,
+            concurrency=request.concurrency, max_cost=request.max_cost, baseline=request.baseline,
+        )  # fmt: skip
+        if run.suite != name:
+            raise KeyConflict("this idempotency key belongs to a run of another suite")
+        if not created:
+            return self.suites.run(run.run_id)
         enqueue_open(self.queue, self.suites, run)
         return run
 

@@ -47,6 +47,7 @@ def upgrade() -> None:
         "suite_runs",
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("run_id", sa.String(), nullable=False, unique=True),
+        sa.Column("idempotency_key", sa.String(), nullable=True, unique=True),
         sa.Column("suite_pk", sa.Integer(), sa.ForeignKey("suites.id", ondelete="CASCADE"), nullable=False),
         sa.Column("provider", sa.String(), nullable=False),
         sa.Column("model", sa.String(), nullable=False),
