@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from litestar.exceptions import HTTPException
 
@@ -28,6 +28,8 @@ from core.preflight import CapabilityReport, Finding, capability_report
 from core.providers import ChatLLM, RequestOptions, RequestResult, dialect_names, get_dialect
 from web.source import Loaded, version_of
 from web.timeline.order import flatten, msg_anchor
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +76,8 @@ class Built:
     """msg_ids re-typed by the repair (empty unless ``repaired``)."""
     report: CapabilityReport | None = None
     """What the provider and model cannot carry, and the preflight verdict (None when not built)."""
+    key: tuple[object, ...] = ()
+    """The build's cache key (conversation, version, provider, upto, repair, model): what derived views key on."""
 
     @property
     def findings(self) -> list[FindingView]:
@@ -118,7 +122,25 @@ class PayloadBuilder:
         self.options = RequestOptions(attachments_root=attachments_root)
         self.size = size
         self._items: OrderedDict[tuple[object, ...], Built] = OrderedDict()
+        self._derived: OrderedDict[tuple[object, ...], object] = OrderedDict()
         self._lock = threading.Lock()
+
+    def derived(self, key: tuple[object, ...], make: Callable[[], T]) -> T:
+        """What ``make`` computes from built requests (a window plan, a diff), kept beside the last few builds.
+
+        ``key`` must name the builds it reads (their ``Built.key``), so a new version of the conversation
+        is a new key; each window of a large body then reuses one plan instead of redoing it.
+        """
+        with self._lock:
+            if key in self._derived:
+                self._derived.move_to_end(key)
+                return self._derived[key]  # type: ignore[return-value]
+        value = make()
+        with self._lock:
+            self._derived[key] = value
+            while len(self._derived) > self.size:
+                self._derived.popitem(last=False)
+        return value
 
     def build(
         self, loaded: Loaded, provider: str, *, upto: str | None = None, repair: bool = False, model: str | None = None
@@ -133,7 +155,7 @@ class PayloadBuilder:
             if hit is not None:
                 self._items.move_to_end(key)
                 return hit
-        built = self._build(loaded.messages, provider, upto or None, repair, model)
+        built = replace(self._build(loaded.messages, provider, upto or None, repair, model), key=key)
         with self._lock:
             self._items[key] = built
             while len(self._items) > self.size:
