@@ -52,6 +52,7 @@ ALLOWED_HX = {
     ("span", "hx-get"),
     ("span", "hx-trigger"),
     ("span", "hx-swap"),
+    ("span", "hx-sync"),
     # The conversation's Re-run form (outside every card), posting to its own action.
     ("form", "hx-post"),
     ("form", "hx-target"),

@@ -62,15 +62,18 @@ class PayloadController(Controller):
         upto: MsgId = None,
         repair: FromQuery[bool] = False,
         model: ModelName = None,
+        at: MsgId = None,
     ) -> Template:
         """The body pretty-printed and highlighted, the warnings, the preflight verdict and what the model cannot
-        carry, the cards beside it (hover links the two)."""
+        carry, the cards beside it (hover links the two); ``at`` (a card's anchor) opens the cards at its page."""
         conversation_id, provider = urls.from_segment(conversation_id), urls.from_segment(provider)
 
         def build(_: object) -> PayloadPage:
             loaded, built = load_and_build(source, payloads, conversation_id, provider, upto, repair, model)
             choice = request_choice(loaded, provider, upto, repair, model)
-            cards = conversation_page(loaded, settings, RerunForms(conversation_id, run_service.choices()))
+            offset = loaded.timeline.page_of(at, settings.page_size) if at else 0
+            rerun = RerunForms(conversation_id, run_service.choices())
+            cards = conversation_page(loaded, settings, rerun, offset, at=at)
             body = None
             if built.result is not None:
                 view = body_view(payloads, built)

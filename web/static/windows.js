@@ -19,10 +19,15 @@
 
   function load(id) {
     var el = document.getElementById(id);
-    if (!el || !el.hasAttribute("data-window-pending") || !window.htmx) return false;
+    if (!el || !el.hasAttribute("data-window-pending") || el.hasAttribute("data-asked") || !window.htmx) return;
     window.htmx.trigger(el, "tl-load");
-    return true;
   }
+
+  // A placeholder asks once (scrolled into view, or pointed at), unless the server asks to retry.
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var elt = event.detail && event.detail.elt;
+    if (elt && elt.hasAttribute && elt.hasAttribute("data-window-pending")) elt.setAttribute("data-asked", "");
+  });
 
   function loaded(key) {
     return document.querySelector('pre.json [data-hl="' + CSS.escape(key) + '"]') !== null;
@@ -64,6 +69,18 @@
     if (loaded(key)) return;
     goTo = key;
     bring(holder, key);
+  });
+
+  // A window the server could not send now (every slot for heavy work taken: 503) is asked again shortly.
+  var RETRIES = 5;
+  document.addEventListener("htmx:responseError", function (event) {
+    var elt = event.detail && event.detail.elt;
+    if (!elt || !elt.hasAttribute || !elt.hasAttribute("data-window-pending")) return;
+    var tries = Number(elt.getAttribute("data-tries") || "0") + 1;
+    elt.setAttribute("data-tries", String(tries));
+    if (tries <= RETRIES && event.detail.xhr && event.detail.xhr.status === 503) {
+      setTimeout(function () { window.htmx.trigger(elt, "tl-load"); }, 400 * tries);
+    }
   });
 
   document.addEventListener("htmx:afterSettle", function () {
