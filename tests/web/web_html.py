@@ -33,7 +33,8 @@ _GET_FORM = re.compile(r"^/conversations/[^?#]+?(/payload/[^/?#]+|/diff)?$")
 _SCRIPT_SRC = re.compile(r"^/static/(app|runs|timeline|windows|vendor/htmx-\d+\.\d+\.\d+\.min)(\.[0-9a-f]{12})?\.js$")
 # A placeholder of a body's window (payload and diff pages) loads that window of this page's body, nothing else.
 _WINDOW_GET = re.compile(r"^/conversations/[^/?#]+/(payload/[^/?#]+|diff)/window\?")
-# The only swap targets the app's own markup names: the payload page's phases panel, the Re-run live region.
+# The only swap targets the app's own markup names: the payload page's phases panel, the Re-run live region,
+# the diff summary's "show more" item (replaced by the next changes).
 KNOWN_TARGETS = frozenset({("a", "#payload-phases"), ("form", "#runs-live"), ("a", "closest li")})
 URL_ATTRS = frozenset({"href", "src", "action", "formaction", "data-src", "xlink:href", "poster", "srcset"})
 _CONTROL = re.compile(r"[\x00-\x20]")
