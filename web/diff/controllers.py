@@ -71,7 +71,7 @@ class DiffController(Controller):
                         listings.append(listed)
             return DiffPage(
                 title=masking.mask(loaded.summary.title) or "(no user text)",
-                request=request_choice(loaded, left, upto, repair),
+                request=request_choice(loaded, left, upto, repair, payloads=payloads),
                 left=lbuilt,
                 right=rbuilt,
                 comparison=comparison,

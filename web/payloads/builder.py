@@ -122,7 +122,7 @@ class PayloadBuilder:
         self.options = RequestOptions(attachments_root=attachments_root)
         self.size = size
         self._items: OrderedDict[tuple[object, ...], Built] = OrderedDict()
-        self._derived: OrderedDict[tuple[object, ...], object] = OrderedDict()
+        self._derived: OrderedDict[tuple[object, ...], object] = OrderedDict()  # a few per build: 2x the room
         self._lock = threading.Lock()
 
     def derived(self, key: tuple[object, ...], make: Callable[[], T]) -> T:
@@ -138,7 +138,7 @@ class PayloadBuilder:
         value = make()
         with self._lock:
             self._derived[key] = value
-            while len(self._derived) > self.size:
+            while len(self._derived) > 2 * self.size:
                 self._derived.popitem(last=False)
         return value
 

@@ -14,7 +14,7 @@ from web import masking, urls
 from web.conversations.pages import conversation_page
 from web.deps import HeavyDep, PayloadsDep, RunsDep, SettingsDep, SourceDep
 from web.payloads.builder import PayloadBuilder
-from web.payloads.pages import PayloadPage, PhasesPanel, PhaseView, WarningView
+from web.payloads.pages import MAX_WARNINGS, PayloadPage, PhasesPanel, PhaseView, WarningView
 from web.payloads.service import (
     BodyView,
     ModelName,
@@ -70,7 +70,7 @@ class PayloadController(Controller):
 
         def build(_: object) -> PayloadPage:
             loaded, built = load_and_build(source, payloads, conversation_id, provider, upto, repair, model)
-            choice = request_choice(loaded, provider, upto, repair, model)
+            choice = request_choice(loaded, provider, upto, repair, model, payloads)
             offset = loaded.timeline.page_of(at, settings.page_size) if at else 0
             rerun = RerunForms(conversation_id, run_service.choices())
             cards = conversation_page(loaded, settings, rerun, offset, at=at)
@@ -85,7 +85,8 @@ class PayloadController(Controller):
                 request=choice,
                 built=built,
                 body=body,
-                warnings=[WarningView.of(w) for w in built.result.warnings] if built.result else [],
+                warnings=[WarningView.of(w) for w in built.result.warnings[:MAX_WARNINGS]] if built.result else [],
+                warnings_total=len(built.result.warnings) if built.result else 0,
                 cards=cards,
                 damaged_records=loaded.summary.damaged,
                 attachments_root=settings.attachments_root is not None,

@@ -113,6 +113,10 @@ class RequestChoice:
         return urls.api_diff(self.conversation_id, left, right, upto=self.upto, repair=self.repair)
 
 
+MAX_WARNINGS = 100
+"""Warnings the payload page lists."""
+
+
 @dataclass(frozen=True, slots=True)
 class PayloadPage:
     """``/conversations/{id}/payload/{provider}``: the body highlighted, its warnings, the cards beside it."""
@@ -126,8 +130,8 @@ class PayloadPage:
     cards: ConversationPage
     damaged_records: int
     attachments_root: bool
-    max_warnings: int = 100
-    """Warnings listed on the page; the API has them all."""
+    warnings_total: int = 0
+    """All the warnings: ``warnings`` lists the first ``MAX_WARNINGS``, the API has them all."""
 
     @property
     def conversation_id(self) -> str:

@@ -24,7 +24,7 @@ from web.payloads.builder import (
 from web.payloads.jsonview import Mark
 from web.payloads.pages import RequestChoice
 from web.payloads.windows import WINDOW_BYTES, Layout, plan
-from web.source import Loaded, StoreSource
+from web.source import Loaded, StoreSource, version_of
 
 MsgId = Annotated[str | None, QueryParameter(max_length=300)]
 
@@ -36,10 +36,25 @@ MAX_CHOICES = 250
 
 
 def request_choice(
-    loaded: Loaded, provider: str, upto: str | None, repair: bool, model: str | None = None
+    loaded: Loaded,
+    provider: str,
+    upto: str | None,
+    repair: bool,
+    model: str | None = None,
+    payloads: PayloadBuilder | None = None,
 ) -> RequestChoice:
-    """The request asked for, with the alternatives the page offers (providers, assistant replies, models)."""
-    listed, total = assistant_choices(loaded, MAX_CHOICES)
+    """The request asked for, with the alternatives the page offers (providers, assistant replies, models).
+
+    With ``payloads``, the replies listed are kept per conversation version (finding them walks every message).
+    """
+    summary = loaded.summary
+    listed, total = (
+        payloads.derived(
+            ("choices", summary.conversation_id, version_of(summary)), lambda: assistant_choices(loaded, MAX_CHOICES)
+        )
+        if payloads is not None
+        else assistant_choices(loaded, MAX_CHOICES)
+    )
     choices = [(msg_id, masking.mask(label)) for msg_id, label in listed]
     return RequestChoice(
         conversation_id=loaded.summary.conversation_id,
