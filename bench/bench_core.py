@@ -2,7 +2,7 @@
 
 Run: .venv/bin/python -m bench.bench_core   (prints figures and ratios measured in this one process)
 
-Targets (issue 2): load and dump each within 1.3x of the floor model; retained memory at most 6x the
+Targets: load and dump each within 1.3x of the floor model; retained memory at most 6x the
 JSON size; ``import core`` under 0.5 s cold; ``traceloupe --help`` under 1 s.
 """
 

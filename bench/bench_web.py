@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_web.py [--records 10000] [--runs 5] [--pg]
 
-Figures, not assertions (``tests/web/test_web_timeline.py`` asserts the size bound). One process and
+Figures, not assertions (``tests/web/timeline/test_timeline.py`` asserts the size bound). One process and
 one store (SQLite; ``--pg`` for PostgreSQL) hold both conversations, plus a warm-up conversation of
 the small one's shape. The machine is shared, so every figure is the best of ``--runs`` rounds, and
 each round times the small and the large conversation one after the other (``bench/timing.py``); one
@@ -12,7 +12,7 @@ size should carry.
 - bytes: of ``GET /conversations/<id>``.
 - cold, new app: the first request of an app created for it, after ``GET /``: that request also
   compiles the conversation page's templates (a constant, the same for both sizes), as the first
-  page opened after a restart does. The figure the acceptance point was first measured with.
+  page opened after a restart does.
 - cold: the first request for the conversation in an app that has already served a conversation
   page of the same shape (templates compiled, the cache emptied): what opening a conversation costs
   a running server. The stricter ratio: no constant pads both sides. On SQLite the timeline is
@@ -25,6 +25,10 @@ size should carry.
 - page + payload: the same two requests timed together, nothing run between them: what a reader who
   opens the payload from the conversation page waits in all. Typing the whole conversation (and
   the collector's passes over the objects it makes) falls in one of the two, whichever asks first.
+- replays, compare: ``/conversations/<id>/replays`` and ``/runs/compare`` of two finished runs of the
+  conversation (an OpenAI and a Gemini replay of its final reply, request bodies built by replay
+  itself, so a 10,000-record trace's runs carry its whole history), in the app already warmed on the
+  warm-up conversation's runs.
 
 ``--windows`` measures the payload and diff pages shown by windows instead (``measure_windows``):
 the first response's bytes and time, cold (an app created for the round: the conversation typed,
@@ -52,6 +56,7 @@ from litestar.testing import TestClient  # noqa: E402
 from bench.timing import timed  # noqa: E402
 from bench.trace_fixture import build_trace_message  # noqa: E402
 from core import MESSAGE_ADAPTER, Message  # noqa: E402
+from core.replay.run import prepare, start  # noqa: E402
 from core.store import Store  # noqa: E402
 from tests.store.store_pg import create_pg_database, drop_pg_database, pg_database_url  # noqa: E402
 from tests.web.web_corpus import BASE_URL, import_messages, temp_store  # noqa: E402
@@ -103,6 +108,28 @@ def page_then_payload(store: Store, conversation_id: str) -> float:
         )
 
 
+REPLAY_ENV = {"OPENAI_API_KEY": "bench-not-a-key", "GEMINI_API_KEY": "bench-not-a-key"}
+"""Keys that make both dialects available to ``prepare``; nothing is ever sent."""
+
+
+def record_runs(store: Store, conversation_id: str) -> tuple[str, str]:
+    """Two finished replays of the conversation's final reply, as the dashboard records them; their run ids."""
+    ids: list[str] = []
+    for provider, model in (("openai", "gpt-4o"), ("gemini", "gemini-2.0-flash")):
+        run, _ = start(store, prepare(store, conversation_id, provider, model, environ=REPLAY_ENV))
+        reply = {"role": "assistant", "msg_type": "text", "content": f"replayed by {model}", "msg_id": run.run_id}
+        store.finish_run(run.run_id, status="ok", reply=reply)
+        ids.append(run.run_id)
+    return ids[0], ids[1]
+
+
+def runs_urls(conversation_id: str, runs: tuple[str, str]) -> dict[str, str]:
+    return {
+        "replays": f"{url_of(conversation_id)}/replays",
+        "compare": f"/runs/compare?a={runs[0]}&b={runs[1]}",
+    }
+
+
 def best(figures: dict[str, dict[str, float]], size: str, name: str, value: float) -> None:
     figures[size][name] = min(figures[size].get(name, float("inf")), value)
 
@@ -118,10 +145,14 @@ def measure(records: int, runs: int, store: Store) -> dict[str, dict[str, float]
             conversation(records, ids["large"], "l-"),
         ],
     )
+    pages = {size: runs_urls(cid, record_runs(store, cid)) for size, cid in ids.items()}
+    warm_up_pages = runs_urls(WARM_UP, record_runs(store, WARM_UP))
     source = StoreSource(store)
     figures: dict[str, dict[str, float]] = {"small": {}, "large": {}}
     with client_for(create_app(Settings(), source)) as client:
         client.get(url_of(WARM_UP))  # the page's templates compiled; SQL statements cached
+        for url in warm_up_pages.values():
+            assert client.get(url).status_code == 200
         for round_ in range(runs + 1):  # round 0 pays the process's one-off costs and is dropped
             for size, conversation_id in ids.items():
                 url = url_of(conversation_id)
@@ -141,6 +172,15 @@ def measure(records: int, runs: int, store: Store) -> dict[str, dict[str, float]
                 best(figures, size, "warm", warm)
                 best(figures, size, "payload", payload)
                 best(figures, size, "page_and_payload", both)
+        # Apart from the rounds above: a payload build's thread may still be freeing memory after its answer.
+        for _ in range(runs):
+            for size in ids:
+                for name, page_url in pages[size].items():
+                    answer: list[Any] = []
+                    ms = timed(lambda: answer.append(client.get(page_url)))  # noqa: B023
+                    assert answer[0].status_code == 200, answer[0].text[:300]
+                    figures[size][f"{name}_bytes"] = len(answer[0].content)
+                    best(figures, size, name, ms)
     return figures
 
 
@@ -250,6 +290,12 @@ def main() -> None:
         f"cold {large['cold'] / small['cold']:.2f}x, warm {large['warm'] / small['warm']:.2f}x "
         f"(the bound: first response at most 2x; bytes under 1 MB)"
     )
+    for name in ("replays", "compare"):
+        print(
+            f"{name}: {SMALL} records {small[name]:.1f} ms {small[name + '_bytes']:,.0f} B; "
+            f"{ns.records:,} records {large[name]:.1f} ms {large[name + '_bytes']:,.0f} B; "
+            f"ratio {large[name] / small[name]:.2f}x time, {large[name + '_bytes'] / small[name + '_bytes']:.2f}x bytes"
+        )
 
 
 if __name__ == "__main__":

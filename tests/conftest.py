@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
-# CI replays the same examples on every run (a landing must not hinge on a lucky draw); sessions
+# CI replays the same examples on every run (a landing must not hinge on a lucky draw); local runs
 # explore fresh ones, and what they find is pinned with @example next to the property.
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 if os.environ.get("CI") == "true":

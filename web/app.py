@@ -93,12 +93,12 @@ def jinja_environment(settings: Settings, assets: Assets | None = None) -> Envir
 def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunService | None = None) -> Litestar:
     """Assemble the dashboard over ``store`` (a Store, or a StoreSource that wraps one).
 
-    Replay runs on a small thread pool of its own (``runs``, made from the store when not given).
+    Replays go through the store's job queue (``runs``, made from the store when not given), started with the app.
     """
     source = store if isinstance(store, StoreSource) else StoreSource(store)
     payloads = PayloadBuilder(settings.attachments_root)
     run_service = runs if runs is not None else RunService(source.store)
-    heavy = HeavyWork(Limits(settings.heavy_budget_seconds, settings.heavy_concurrency))
+    heavy = HeavyWork(Limits(settings.heavy_budget_seconds, settings.heavy_concurrency, settings.heavy_queue_seconds))
     assets = Assets(settings.static_dir)
     env = jinja_environment(settings, assets)
     app = Litestar(
@@ -115,6 +115,7 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
             "run_service": Provide(lambda: run_service, use_cache=True, sync_to_thread=False),
             "heavy": Provide(lambda: heavy, use_cache=True, sync_to_thread=False),
         },
+        on_startup=[run_service.start],
         on_shutdown=[run_service.shutdown],
         template_config=TemplateConfig(engine=JinjaTemplateEngine.from_environment(env)),
         plugins=[HTMXPlugin()],

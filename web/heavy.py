@@ -4,7 +4,9 @@ A build that takes long is work another site can make a visitor's browser ask fo
 so every heavy handler runs its work through ``HeavyWork.run``:
 
 - at most ``concurrency`` builds run at once; a slot stays taken until its thread has
-  really ended, so abandoned work still counts (a request past the limit gets 503);
+  really ended, so abandoned work still counts. A request past the limit waits up to
+  ``queue_seconds`` for a slot (a burst of readers opening payloads is not an outage),
+  then gets 503;
 - the work runs in a thread of its own; when the budget is spent or the client
   disconnects, the thread is stopped by raising ``WorkStopped`` inside it (CPython's
   asynchronous exception, delivered between bytecodes: pure-Python builds stop at
@@ -21,6 +23,7 @@ import contextlib
 import ctypes
 import shlex
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -29,6 +32,8 @@ import anyio
 from litestar.types import Receive
 
 T = TypeVar("T")
+
+QUEUE_POLL_SECONDS = 0.02
 
 _set_async_exc = ctypes.pythonapi.PyThreadState_SetAsyncExc
 _set_async_exc.argtypes = [ctypes.c_ulong, ctypes.py_object]
@@ -67,6 +72,8 @@ class Limits:
 
     budget_seconds: float
     concurrency: int
+    queue_seconds: float = 0.0
+    """How long a request waits for a free slot before it is refused."""
 
 
 class Job(Generic[T]):
@@ -139,8 +146,7 @@ class HeavyWork:
         ``stopped`` is set when the work should end; work run with ``interrupt=False`` must check it.
         """
         budget = self.limits.budget_seconds if budget is None else budget
-        if not self._slots.acquire(blocking=False):
-            raise HeavyBusy(self.limits.concurrency)
+        await self._take_slot()
         loop = asyncio.get_running_loop()
         finished = asyncio.Event()
 
@@ -175,6 +181,18 @@ class HeavyWork:
         if job.error is not None:
             raise job.error
         return job.result  # type: ignore[return-value]
+
+    async def _take_slot(self) -> None:
+        """A slot, waiting up to ``queue_seconds`` for one; HeavyBusy when none frees in time.
+
+        Polled, not awaited on a thread: a waiting request must not hold one of the threads
+        that serve the light pages.
+        """
+        deadline = time.monotonic() + self.limits.queue_seconds
+        while not self._slots.acquire(blocking=False):
+            if time.monotonic() >= deadline:
+                raise HeavyBusy(self.limits.concurrency)
+            await asyncio.sleep(QUEUE_POLL_SECONDS)
 
 
 async def _wait_for_disconnect(receive: Receive) -> None:

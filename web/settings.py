@@ -57,7 +57,8 @@ class Settings:
 
     Heavy requests (payload, phases, diff, compare, import) run at most ``heavy_concurrency``
     at a time and are stopped after ``heavy_budget_seconds`` (an import after
-    ``import_budget_seconds``: large files take minutes, and stopping one rolls it back). A
+    ``import_budget_seconds``: large files take minutes, and stopping one rolls it back); one
+    more waits up to ``heavy_queue_seconds`` for its turn before it is refused (503). A
     request body that stops arriving for ``body_timeout_seconds`` is given up (408). The server
     closes a connection whose request headers take longer than ``header_timeout_seconds`` and
     keeps at most ``max_connections`` open (503 beyond; ``web.serving``).
@@ -74,6 +75,7 @@ class Settings:
     default_provider: str = "openai"
     heavy_budget_seconds: float = 20.0
     heavy_concurrency: int = 4
+    heavy_queue_seconds: float = 10.0
     import_budget_seconds: float = 600.0
     body_timeout_seconds: float = 30.0
     header_timeout_seconds: float = 10.0
@@ -93,6 +95,8 @@ class Settings:
         timeouts = (self.heavy_budget_seconds, self.import_budget_seconds, self.body_timeout_seconds)
         if min(*timeouts, self.header_timeout_seconds) <= 0:
             raise ValueError("time budgets and timeouts must be positive")
+        if self.heavy_queue_seconds < 0:
+            raise ValueError("heavy_queue_seconds must not be negative")
         if self.heavy_concurrency < 1:
             raise ValueError("heavy_concurrency must be at least 1")
         if self.max_connections < self.heavy_concurrency:

@@ -18,7 +18,6 @@ request reads it again.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 
 from core import MESSAGE_ADAPTER, Message
@@ -30,6 +29,7 @@ from core.store import ConversationPage, ConversationQuery, ConversationSummary,
 from core.store.engine import read_transaction
 from core.store.query import summary_select, to_summary
 from core.store.tables import CONVERSATIONS
+from web.lru import LruCache
 from web.timeline import Order, Timeline
 from web.timeline.outline import JsonOrder, OutlineError
 from web.timeline.stored import StoredOrder
@@ -95,30 +95,27 @@ def version_of(summary: ConversationSummary) -> Version:
 
 
 class ConversationCache:
-    """Recently opened conversations, least recently used out first, bounded by count and by records held."""
+    """Recently opened conversations, least recently used out first, bounded by count and by records held.
+
+    Keyed by conversation id, each entry with its version: an import that changes the conversation
+    makes its entry stale, and the next load replaces it.
+    """
 
     def __init__(self, max_items: int = 8, max_records: int = 60_000) -> None:
-        self.max_items = max_items
-        self.max_records = max_records
-        self._items: OrderedDict[str, tuple[Version, Loaded]] = OrderedDict()
-        self._lock = threading.Lock()
+        self._items: LruCache[str, tuple[Version, Loaded]] = LruCache(
+            max_items, weight=_records_held, max_weight=max_records
+        )
 
     def get(self, conversation_id: str, version: Version) -> Loaded | None:
-        with self._lock:
-            hit = self._items.get(conversation_id)
-            if hit is None or hit[0] != version:
-                return None
-            self._items.move_to_end(conversation_id)
-            return hit[1]
+        hit = self._items.get(conversation_id)
+        return hit[1] if hit is not None and hit[0] == version else None
 
     def put(self, loaded: Loaded) -> None:
-        with self._lock:
-            self._items[loaded.summary.conversation_id] = (version_of(loaded.summary), loaded)
-            self._items.move_to_end(loaded.summary.conversation_id)
-            while len(self._items) > 1 and (
-                len(self._items) > self.max_items or sum(v[1].size for v in self._items.values()) > self.max_records
-            ):
-                self._items.popitem(last=False)
+        self._items.put(loaded.summary.conversation_id, (version_of(loaded.summary), loaded))
+
+
+def _records_held(entry: tuple[Version, Loaded]) -> int:
+    return entry[1].size
 
 
 class StoreSource:

@@ -198,6 +198,16 @@ def run_start(conversation_id: str) -> str:
     return f"{conversation(conversation_id)}/runs"
 
 
+def step_run_start(conversation_id: str) -> str:
+    """Where a Replay steps form posts."""
+    return f"{conversation(conversation_id)}/step-runs"
+
+
+def record(conversation_id: str, anchor: str) -> str:
+    """The conversation page that holds the card ``anchor`` (``msg-<id>``), opened at it."""
+    return f"{conversation(conversation_id)}{query(at=anchor)}#{anchor}"
+
+
 def record_field(conversation_id: str, msg_id: str, field: str) -> str:
     """The whole value of one field of one record (``field``: its key on the card, a JSON pointer)."""
     return f"{conversation(conversation_id)}/records/{segment(msg_id)}/field{query(pointer=field)}"
@@ -212,6 +222,23 @@ def run(run_id: str) -> str:
 
 
 RUNS_COMPARE = "/runs/compare"
+RUNS_COMPARE_REQUESTS = "/runs/compare/requests"
+
+
+def runs_compare_requests(a: str, b: str) -> str:
+    """The diff of two runs' request bodies (the compare page loads it after the page)."""
+    return f"{RUNS_COMPARE_REQUESTS}{query(a=a, b=b)}"
+
+
+def runs_compare(a: str, b: str) -> str:
+    """Two runs (or two step runs) side by side."""
+    return f"{RUNS_COMPARE}{query(a=a, b=b)}"
+
+
+def step_run(run_id: str, *, at: int | None = None) -> str:
+    """A step run's page; ``at``: the step it opens at (highlighted, scrolled to)."""
+    base = f"/step-runs/{segment(run_id)}"
+    return f"{base}{query(at=str(at))}#step-{at}" if at is not None else base
 
 
 # The JSON API.
@@ -252,6 +279,11 @@ def secrets(conversation_id: str) -> str:
 def api_run(run_id: str) -> str:
     """A run as JSON."""
     return f"/api{run(run_id)}"
+
+
+def api_step_run(run_id: str) -> str:
+    """A step run as JSON (the fields of ``traceloupe replay --steps --json``)."""
+    return f"/api/step-runs/{segment(run_id)}"
 
 
 def attachment(relative_path: str) -> str:

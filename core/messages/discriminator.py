@@ -13,6 +13,7 @@ the DEFAULT_TAG member). A test checks the two agree on every generated input.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, get_args
 
 from pydantic import Discriminator, GetCoreSchemaHandler, Tag
@@ -33,9 +34,7 @@ class CompiledDiscriminator(Discriminator):
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
         by_role: dict[str, dict[str, core_schema.CoreSchema]] = {}
         default: core_schema.CoreSchema | None = None
-        for member in get_args(source):
-            cls, *metadata = get_args(member)
-            tag = next(m.tag for m in metadata if isinstance(m, Tag))
+        for tag, cls in tagged_members(source):
             schema = handler.generate_schema(cls)
             if tag == DEFAULT_TAG:
                 default = schema
@@ -58,6 +57,13 @@ class CompiledDiscriminator(Discriminator):
         return core_schema.tagged_union_schema(
             choices, discriminator="role", serialization=core_schema.simple_ser_schema("any")
         )
+
+
+def tagged_members(union: Any) -> Iterator[tuple[str, Any]]:
+    """``(tag, class)`` of each ``Annotated[cls, Tag(tag)]`` member of a union, in order."""
+    for member in get_args(union):
+        cls, *metadata = get_args(member)
+        yield next(m.tag for m in metadata if isinstance(m, Tag)), cls
 
 
 def _refuse_msg_type(value: Any) -> Any:

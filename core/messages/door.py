@@ -2,9 +2,8 @@
 
 Loading a large trace allocates hundreds of thousands of small objects at once; CPython's
 cyclic collector, triggered every 700 allocations, rescans the growing heap again and
-again, which more than doubles the load time of a 10,000-record trace (measured in
-``bench/bench_core.py``). Validated messages form no reference cycles, so nothing is
-missed by pausing it; it runs again as soon as the call returns.
+again (``bench/bench_core.py`` shows the cost). Validated messages form no reference cycles,
+so nothing is missed by pausing it; it runs again as soon as the call returns.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Tag
 
 from core.messages.assistant import AssistantMessage, AssistantTextMessage
 from core.messages.base import BaseMessage
-from core.messages.discriminator import DEFAULT_TAG, CompiledDiscriminator
+from core.messages.discriminator import DEFAULT_TAG, CompiledDiscriminator, tagged_members
 from core.messages.door import MessageAdapter
 from core.messages.trace import IntermediateTrace
 from core.messages.user import (
@@ -55,7 +55,7 @@ def get_discriminator_value(v: Any) -> str | None:
     return f"{role}:{msg_type}" if role in ("user", "assistant") else DEFAULT_TAG
 
 
-Message: TypeAlias = Annotated[
+_Subclass: TypeAlias = (
     Annotated[TextMessage, Tag("user:text")]
     | Annotated[ImageMessage, Tag("user:image")]
     | Annotated[AudioMessage, Tag("user:audio")]
@@ -66,39 +66,22 @@ Message: TypeAlias = Annotated[
     | Annotated[HistoryMessage, Tag("user:history")]
     | Annotated[MultiPartMessage, Tag("user:multipart")]
     | Annotated[AssistantTextMessage, Tag("assistant:text")]
-    | Annotated[BaseMessage, Tag(DEFAULT_TAG)],
-    CompiledDiscriminator(get_discriminator_value),
+)
+"""Every subclass with its tag: the one table both unions and MESSAGE_TAGS are made from.
+
+Spelled out as a union (not built from a dict) so that the type checker sees the members.
+"""
+
+Message: TypeAlias = Annotated[
+    _Subclass | Annotated[BaseMessage, Tag(DEFAULT_TAG)], CompiledDiscriminator(get_discriminator_value)
 ]
 """Any stored message; subclasses survive JSON because every container is typed with this."""
 
-UserAndAssMsg: TypeAlias = Annotated[
-    Annotated[TextMessage, Tag("user:text")]
-    | Annotated[ImageMessage, Tag("user:image")]
-    | Annotated[AudioMessage, Tag("user:audio")]
-    | Annotated[VideoMessage, Tag("user:video")]
-    | Annotated[AttachmentMessage, Tag("user:attachment")]
-    | Annotated[UrlMessage, Tag("user:url")]
-    | Annotated[ContactMessage, Tag("user:contact")]
-    | Annotated[HistoryMessage, Tag("user:history")]
-    | Annotated[MultiPartMessage, Tag("user:multipart")]
-    | Annotated[AssistantTextMessage, Tag("assistant:text")],
-    CompiledDiscriminator(get_discriminator_value),
-]
+UserAndAssMsg: TypeAlias = Annotated[_Subclass, CompiledDiscriminator(get_discriminator_value)]
 """A user or assistant subclass only: no DEFAULT_TAG branch, so a bare record is an error here."""
 
-MESSAGE_TAGS: dict[str, type[BaseMessage]] = {
-    "user:text": TextMessage,
-    "user:image": ImageMessage,
-    "user:audio": AudioMessage,
-    "user:video": VideoMessage,
-    "user:attachment": AttachmentMessage,
-    "user:url": UrlMessage,
-    "user:contact": ContactMessage,
-    "user:history": HistoryMessage,
-    "user:multipart": MultiPartMessage,
-    "assistant:text": AssistantTextMessage,
-}
-"""Every subclass by its tag; the meta-tests check it matches both unions."""
+MESSAGE_TAGS: dict[str, type[BaseMessage]] = dict(tagged_members(_Subclass))
+"""Every subclass by its tag, read from the unions' table."""
 
 # Forward references to Message are resolved once, here, now that the union exists.
 _models: tuple[type[BaseModel], ...] = (

@@ -11,6 +11,7 @@ provider answer 400 is broken. Warnings name what some backends of the dialect r
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
@@ -153,7 +154,9 @@ def _readable(loc: Loc) -> str:
     )
 
 
+@functools.cache
 def _version(dist: str) -> str:
+    """An installed SDK's version, read once per process (reading the package metadata takes ~8 ms)."""
     try:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:

@@ -1,5 +1,6 @@
 """Provider adapters: ChatLLM's request assembly and one translation module per provider dialect."""
 
+from core.messages.placement import expand_trace_for_msg
 from core.providers.base import (
     Degradation,
     Dialect,
@@ -7,7 +8,7 @@ from core.providers.base import (
     RequestOptions,
     ToolSpec,
 )
-from core.providers.chat_llm import PHASES, ChatLLM, RequestResult, expand_trace_for_msg
+from core.providers.chat_llm import PHASES, ChatLLM, RequestResult
 from core.providers.profiles import ModelProfile, ProfileChoice, profile_for
 from core.providers.registry import dialect_names, dialects, get_dialect
 

@@ -1,8 +1,8 @@
-"""The dialects: every module of ``core.providers`` that defines a ``DIALECT``.
+"""The dialects: every module of ``core.providers.dialects`` that defines a ``DIALECT``.
 
-A new provider is one new module here with a ``DIALECT`` (a :class:`Dialect` instance): it is
-found by looking, so nothing else changes. The modules are imported on the first question
-(a few small modules, a few milliseconds), then remembered.
+A new provider is one new module in that package with a ``DIALECT`` (a :class:`Dialect` instance): it is
+found by looking, so nothing else changes. Only that package is imported, on the first question, then
+remembered; the shared modules of ``core.providers`` are never scanned.
 """
 
 from __future__ import annotations
@@ -28,14 +28,14 @@ def dialects() -> dict[str, Dialect]:
 
 
 def _discover() -> dict[str, Dialect]:
-    import core.providers as package
+    import core.providers.dialects as package
 
     found: dict[str, Dialect] = {}
     for info in pkgutil.iter_modules(package.__path__):
         module_name = f"{package.__name__}.{info.name}"
         dialect = getattr(importlib.import_module(module_name), "DIALECT", None)
         if dialect is None:
-            continue  # a shared module (base, pairing, chat_llm, ...), not a dialect
+            continue  # a shared base (chat_completions), not a dialect
         if not isinstance(dialect, Dialect):
             raise TypeError(f"{module_name}.DIALECT must be a Dialect, not {type(dialect).__name__}")
         if dialect.name in found:

@@ -17,7 +17,7 @@ from decimal import Decimal
 from typing import Any
 
 from core.jsonio import dumps
-from core.replay.endpoints import PROVIDER_ENV, SdkFamily
+from core.replay.endpoints import PROVIDER_ENV, WireDialect
 
 PRICE_PROVIDER: dict[str, str | None] = {
     "openai": "openai",
@@ -55,11 +55,11 @@ class Price:
     note: str | None = None
 
 
-def usage_of(family: SdkFamily, response: Any) -> StepUsage:
+def usage_of(wire_dialect: WireDialect, response: Any) -> StepUsage:
     """The usage object of a provider's answer, read in that provider's terms."""
     if not isinstance(response, dict):
         return StepUsage()
-    if family == "gemini":
+    if wire_dialect == "gemini":
         raw = response.get("usageMetadata") or response.get("usage_metadata") or {}
         answer, thoughts = _int(raw.get("candidatesTokenCount")), _int(raw.get("thoughtsTokenCount"))
         output = None if answer is None and thoughts is None else (answer or 0) + (thoughts or 0)
@@ -67,12 +67,12 @@ def usage_of(family: SdkFamily, response: Any) -> StepUsage:
     raw = response.get("usage") or {}
     if not isinstance(raw, dict):
         return StepUsage()
-    if family == "anthropic":
+    if wire_dialect == "anthropic":
         uncached, read = _int(raw.get("input_tokens")), _int(raw.get("cache_read_input_tokens"))
         write = _int(raw.get("cache_creation_input_tokens"))
         total = None if uncached is None else uncached + (read or 0) + (write or 0)
         return StepUsage(total, _int(raw.get("output_tokens")), read, None, write)
-    if family == "openai-chat":
+    if wire_dialect == "openai":
         prompt, completion = raw.get("prompt_tokens_details") or {}, raw.get("completion_tokens_details") or {}
         return StepUsage(
             _int(raw.get("prompt_tokens")),
@@ -101,7 +101,7 @@ def run_cost(provider: str, model: str, response_body: dict[str, Any] | None) ->
     spec = PROVIDER_ENV.get(provider)
     if spec is None or response_body is None:
         return StepUsage(), Price(None, "no provider answer to price")
-    usage = usage_of(spec.family, response_body)
+    usage = usage_of(spec.wire_dialect, response_body)
     return usage, cost_of(provider, model, usage)
 
 

@@ -15,15 +15,17 @@ from typing import Literal
 
 from core.replay.redact import MIN_KEY_CHARS
 
-SdkFamily = Literal["openai-chat", "openai-responses", "anthropic", "gemini"]
+WireDialect = Literal["openai", "openai-responses", "anthropic", "gemini"]
+"""The dialect whose API a send calls and whose answer is read back: a provider's own, or the one it is compatible
+with (Zhipu and Doubao speak OpenAI's chat completions at their own base URLs)."""
 
 
 @dataclass(frozen=True, slots=True)
 class ProviderEnv:
-    """The environment variables of one dialect and the SDK that speaks it."""
+    """The environment variables of one provider and the dialect its SDK call speaks."""
 
-    dialect: str
-    family: SdkFamily
+    provider: str
+    wire_dialect: WireDialect
     key_var: str
     base_url_var: str
     default_base_url: str | None  # None: the SDK's own default
@@ -31,58 +33,59 @@ class ProviderEnv:
 
 # Documented in the README; Zhipu and Doubao speak OpenAI's chat format at their own base URLs.
 PROVIDER_ENV: dict[str, ProviderEnv] = {
-    "openai": ProviderEnv("openai", "openai-chat", "OPENAI_API_KEY", "OPENAI_BASE_URL", None),
+    "openai": ProviderEnv("openai", "openai", "OPENAI_API_KEY", "OPENAI_BASE_URL", None),
     "openai-responses": ProviderEnv("openai-responses", "openai-responses", "OPENAI_API_KEY", "OPENAI_BASE_URL", None),
     "anthropic": ProviderEnv("anthropic", "anthropic", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", None),
     "gemini": ProviderEnv("gemini", "gemini", "GEMINI_API_KEY", "GEMINI_BASE_URL", None),
-    "zhipu": ProviderEnv(
-        "zhipu", "openai-chat", "ZHIPU_API_KEY", "ZHIPU_BASE_URL", "https://open.bigmodel.cn/api/paas/v4/"
-    ),
+    "zhipu": ProviderEnv("zhipu", "openai", "ZHIPU_API_KEY", "ZHIPU_BASE_URL", "https://open.bigmodel.cn/api/paas/v4/"),
     "doubao": ProviderEnv(
-        "doubao", "openai-chat", "DOUBAO_API_KEY", "DOUBAO_BASE_URL", "https://ark.cn-beijing.volces.com/api/v3"
+        "doubao", "openai", "DOUBAO_API_KEY", "DOUBAO_BASE_URL", "https://ark.cn-beijing.volces.com/api/v3"
     ),
 }
 
 
 @dataclass(frozen=True, slots=True)
 class Endpoint:
-    """A usable provider: its SDK family, base URL (None for the SDK default) and key."""
+    """A usable provider: the dialect its SDK call speaks, base URL (None for the SDK default) and key."""
 
-    dialect: str
-    family: SdkFamily
+    provider: str
+    wire_dialect: WireDialect
     base_url: str | None
     key: str
 
     def __repr__(self) -> str:  # the key must never reach a log line through a repr
-        return f"Endpoint(dialect={self.dialect!r}, family={self.family!r}, base_url={self.base_url!r}, key=***)"
+        return (
+            f"Endpoint(provider={self.provider!r}, wire_dialect={self.wire_dialect!r}, "
+            f"base_url={self.base_url!r}, key=***)"
+        )
 
 
 @dataclass(frozen=True, slots=True)
 class Availability:
-    """Whether a dialect can be replayed now, and if not, which variable to set. Safe to show."""
+    """Whether a provider can be replayed now, and if not, which variable to set. Safe to show."""
 
-    dialect: str
+    provider: str
     available: bool
     key_var: str
     base_url: str | None
     reason: str
 
 
-def endpoint_for(dialect: str, environ: Mapping[str, str] | None = None) -> Endpoint | None:
-    """The endpoint for ``dialect`` from the environment, or None when its key is not set or too short."""
+def endpoint_for(provider: str, environ: Mapping[str, str] | None = None) -> Endpoint | None:
+    """The endpoint for ``provider`` from the environment, or None when its key is not set or too short."""
     env = os.environ if environ is None else environ
-    spec = PROVIDER_ENV.get(dialect)
+    spec = PROVIDER_ENV.get(provider)
     if spec is None:
         return None
     key = env.get(spec.key_var, "").strip()
     if len(key) < MIN_KEY_CHARS:
         return None
     base_url = env.get(spec.base_url_var, "").strip() or spec.default_base_url
-    return Endpoint(dialect=dialect, family=spec.family, base_url=base_url, key=key)
+    return Endpoint(provider=provider, wire_dialect=spec.wire_dialect, base_url=base_url, key=key)
 
 
 def availability(environ: Mapping[str, str] | None = None) -> list[Availability]:
-    """Every dialect with whether its key is set; never includes a key."""
+    """Every provider with whether its key is set; never includes a key."""
     env = os.environ if environ is None else environ
     out: list[Availability] = []
     for name, spec in PROVIDER_ENV.items():
@@ -93,13 +96,13 @@ def availability(environ: Mapping[str, str] | None = None) -> list[Availability]
     return out
 
 
-def unavailable_reason(dialect: str, environ: Mapping[str, str] | None = None) -> str:
+def unavailable_reason(provider: str, environ: Mapping[str, str] | None = None) -> str:
     """One line naming the variable to fix: unset, or set to a key too short to be told apart from text."""
     env = os.environ if environ is None else environ
-    spec = PROVIDER_ENV[dialect]
+    spec = PROVIDER_ENV[provider]
     length = len(env.get(spec.key_var, "").strip())
     if length == 0:
-        return f"set {spec.key_var} to replay against {dialect}"
+        return f"set {spec.key_var} to replay against {provider}"
     return (
         f"{spec.key_var} holds {length} character{'s' * (length != 1)}: a key needs at least {MIN_KEY_CHARS} "
         "(a shorter one cannot be removed from the provider's answers without corrupting them)"

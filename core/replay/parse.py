@@ -8,8 +8,8 @@ from typing import Any
 
 from core.messages.assistant import AssistantTextMessage
 from core.messages.objects import RedactedThinkingBlock, ThinkingBlock, ToolCall
-from core.providers.gemini import THOUGHT_SIGNATURE_KEY
-from core.replay.endpoints import SdkFamily
+from core.providers.dialects.gemini import THOUGHT_SIGNATURE_KEY
+from core.replay.endpoints import WireDialect
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,16 +34,18 @@ class MalformedReply(ValueError):
     """The answer is JSON but not the shape the provider documents."""
 
 
-def parse_reply(family: SdkFamily, data: Any, *, msg_id: str, conversation_id: str, create_ts: int) -> ParsedReply:
+def parse_reply(
+    wire_dialect: WireDialect, data: Any, *, msg_id: str, conversation_id: str, create_ts: int
+) -> ParsedReply:
     """The assistant reply inside a provider response body; MalformedReply when it is not there."""
     if not isinstance(data, dict):
         raise MalformedReply("the answer is not a JSON object")
     try:
-        if family == "openai-chat":
+        if wire_dialect == "openai":
             fields, usage, finish = _openai_chat(data)
-        elif family == "openai-responses":
+        elif wire_dialect == "openai-responses":
             fields, usage, finish = _openai_responses(data)
-        elif family == "anthropic":
+        elif wire_dialect == "anthropic":
             fields, usage, finish = _anthropic(data)
         else:
             fields, usage, finish = _gemini(data)
@@ -125,7 +127,7 @@ def _gemini(data: dict[str, Any]) -> tuple[dict[str, Any], Usage, str | None]:
         call = part.get("functionCall") or part.get("function_call")
         if call:
             call_id = call.get("id") or f"gemini-call-{i}"
-            # The signature goes back with this call on the next request (core.providers.gemini reads it).
+            # The signature goes back with this call on the next request (core.providers.dialects.gemini reads it).
             signature = part.get("thoughtSignature") or part.get("thought_signature")
             extra = {THOUGHT_SIGNATURE_KEY: signature} if isinstance(signature, str) and signature else {}
             arguments = json.dumps(call.get("args") or {})

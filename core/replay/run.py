@@ -47,8 +47,8 @@ from core.providers import ChatLLM, RequestOptions, get_dialect
 from core.replay.endpoints import PROVIDER_ENV, Endpoint, endpoint_for, unavailable_reason
 from core.replay.parse import MalformedReply, parse_reply
 from core.replay.redact import Redactor
-from core.replay.send import Exchange, send
-from core.store import RunView, Store, TokenUsage
+from core.replay.send import Exchange, Sender, send
+from core.store import NewRun, RunSummary, RunView, Store, TokenUsage
 
 log = logging.getLogger("traceloupe.replay")
 
@@ -110,7 +110,7 @@ def prepare(
         raise UnknownNameError(f"no replay endpoint for {provider!r}; known: {', '.join(PROVIDER_ENV)}")
     model = model.strip()
     if not model:
-        raise MisuseError("a model name is needed (e.g. the dialect's default)")
+        raise MisuseError("a model name is needed (e.g. the provider's default)")
     endpoint = endpoint_for(provider, environ)
     if endpoint is None:
         var = PROVIDER_ENV[provider].key_var
@@ -160,24 +160,31 @@ def start(store: Store, prepared: Prepared, *, idempotency_key: str | None = Non
     A refused preparation is recorded and finished at once with status ``refused``.
     """
     run, created = store.claim_run(
-        prepared.conversation_id,
-        provider=prepared.provider,
-        model=prepared.model,
-        request_body=prepared.body,
-        up_to_msg_id=prepared.upto,
-        idempotency_key=idempotency_key,
+        NewRun(
+            prepared.conversation_id,
+            provider=prepared.provider,
+            model=prepared.model,
+            request_body=prepared.body,
+            up_to_msg_id=prepared.upto,
+            idempotency_key=idempotency_key,
+        )
     )
     if created and prepared.refusal is not None:
         run = store.finish_run(run.run_id, status="refused", error=prepared.refusal)
     return run, created
 
 
-def execute(store: Store, prepared: Prepared, run_id: str, *, timeout: float = DEFAULT_TIMEOUT) -> RunView:
-    """Send, parse and record how the run ended. Never raises for a provider's failure: it is the result."""
+def execute(
+    store: Store, prepared: Prepared, run_id: str, *, timeout: float = DEFAULT_TIMEOUT, sender: Sender = send
+) -> RunView:
+    """Send, parse and record how the run ended. Never raises for a provider's failure: it is the result.
+
+    ``sender``: a queue's job passes one that holds the provider's concurrency slot and waits out 429s.
+    """
     if prepared.refusal is not None:
         return store.get_run(run_id)
     try:
-        exchange = send(prepared.endpoint, prepared.model, prepared.body, timeout=timeout)
+        exchange = sender(prepared.endpoint, prepared.model, prepared.body, timeout=timeout)
         outcome = _outcome(prepared, exchange, run_id)
     except Exception as exc:  # a bug here must still end the run, or it would show as running forever
         log.exception("replay %s failed inside Traceloupe", run_id)
@@ -216,7 +223,7 @@ def replay(
     return execute(store, prepared, run.run_id, timeout=timeout)
 
 
-def reply_message(run: RunView) -> AssistantTextMessage | None:
+def reply_message(run: RunView | RunSummary) -> AssistantTextMessage | None:
     """A finished run's reply as the stored message type (through the one JSON door), or None.
 
     None too for a stored reply that does not read back (a database written by an older
@@ -260,7 +267,7 @@ def _outcome(prepared: Prepared, exchange: Exchange, run_id: str) -> _Outcome:
         return _Outcome(exchange.status, response, exchange.error)
     try:
         parsed = parse_reply(
-            endpoint.family,
+            endpoint.wire_dialect,
             exchange.response,
             msg_id=f"run-{run_id}",
             conversation_id=prepared.conversation_id,

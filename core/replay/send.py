@@ -12,14 +12,17 @@ the origin, so an SDK that sends its key in another header (``x-goog-api-key``,
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
+import ssl
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
 
-from core.replay.endpoints import Endpoint, SdkFamily
+from core.replay.endpoints import Endpoint, WireDialect
 from core.replay.redact import IN_FLIGHT, MIN_KEY_CHARS, Redactor
 
 ERROR_DETAIL_CHARS = 300
@@ -30,14 +33,85 @@ FOLLOW_REDIRECTS = False
 """Every SDK follows redirects by default (openai/anthropic ``_base_client``, google-genai ``_api_client``) and
 re-sends the key to wherever it is sent; a 3xx is recorded as the run's error instead."""
 
-SDK_MODULES: dict[SdkFamily, str] = {
-    "openai-chat": "openai",
+SDK_MODULES: dict[WireDialect, str] = {
+    "openai": "openai",
     "openai-responses": "openai",
     "anthropic": "anthropic",
     "gemini": "google.genai",
 }
 
 Status = Literal["ok", "http_error", "rate_limited", "timeout", "connection_error", "malformed", "refused"]
+
+ErrorTable = Mapping[type[BaseException], Status]
+"""An SDK's exception types and the outcome each stands for; the most specific type in an exception's MRO wins.
+``http_error`` and ``rate_limited`` carry the provider's answer, whose status decides between them."""
+
+
+def _openai_errors() -> ErrorTable:
+    import openai
+
+    return {
+        openai.APIStatusError: "http_error",  # any answer outside 2xx, a 3xx included
+        openai.RateLimitError: "rate_limited",
+        openai.APITimeoutError: "timeout",  # a subclass of APIConnectionError
+        openai.APIConnectionError: "connection_error",
+    }
+
+
+def _anthropic_errors() -> ErrorTable:
+    import anthropic
+
+    return {
+        anthropic.APIStatusError: "http_error",
+        anthropic.RateLimitError: "rate_limited",
+        anthropic.APITimeoutError: "timeout",
+        anthropic.APIConnectionError: "connection_error",
+    }
+
+
+def _genai_errors() -> ErrorTable:
+    import httpx2  # google-genai sends through httpx2, a fork of httpx under its own name, and lets its errors out
+    from google.genai import errors
+
+    return {
+        errors.APIError: "http_error",  # a status outside 4xx and 5xx (a 3xx)
+        errors.ClientError: "http_error",  # 4xx; a 429 among them is rate_limited by its status (no own class)
+        errors.ServerError: "http_error",
+        httpx2.TimeoutException: "timeout",
+        httpx2.TransportError: "connection_error",
+        json.JSONDecodeError: "malformed",  # google-genai parses the answer itself
+    }
+
+
+SDK_ERRORS: dict[str, Callable[[], ErrorTable]] = {
+    "openai": _openai_errors,
+    "anthropic": _anthropic_errors,
+    "google.genai": _genai_errors,
+}
+
+# What a failure outside any SDK table stands for: the request read back into the SDK's types (ValueError, TypeError)
+# or a socket error that escaped unwrapped.
+OTHER_ERRORS: ErrorTable = {
+    TimeoutError: "timeout",
+    OSError: "connection_error",
+    ValueError: "malformed",
+    TypeError: "malformed",
+}
+
+
+@functools.cache
+def error_table(sdk_module: str) -> ErrorTable:
+    """The exception table of one SDK (a key of SDK_MODULES' values), over the errors any send may meet."""
+    return {**OTHER_ERRORS, **SDK_ERRORS[sdk_module]()}
+
+
+def outcome_of(exc: BaseException, table: ErrorTable) -> Status | None:
+    """The outcome of the most specific type of ``exc`` the table names; None when it names none."""
+    for cls in type(exc).__mro__:
+        outcome = table.get(cls)
+        if outcome is not None:
+            return outcome
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,13 +127,31 @@ class Exchange:
     retry_after: str | None = None
 
 
+class Sender(Protocol):
+    """What sends a body: :func:`send` itself, or a queue's wrapper around it (a concurrency slot, 429 waits)."""
+
+    def __call__(self, endpoint: Endpoint, model: str, body: dict[str, Any], *, timeout: float = ...) -> Exchange: ...
+
+
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """The TLS context the SDKs' HTTP client (httpx2, which all three depend on) makes by default, made once.
+
+    Each client would read the system's CA files again (about 130 ms, half a 200 ms reply's time); the
+    context is safe to share between clients and threads.
+    """
+    import httpx2
+
+    return httpx2.create_ssl_context()
+
+
 def send(endpoint: Endpoint, model: str, body: dict[str, Any], *, timeout: float = 60.0) -> Exchange:
     """POST ``body`` for ``model`` to the endpoint through its SDK (no retries) and classify the result."""
     started = time.perf_counter()
     if len(endpoint.key) < MIN_KEY_CHARS:  # endpoint_for never builds one; a hand-made Endpoint could
         return Exchange("refused", 0, error=f"a key needs at least {MIN_KEY_CHARS} characters; nothing was sent")
     try:
-        importlib.import_module(SDK_MODULES[endpoint.family])  # its loggers exist before keep_out looks for them
+        importlib.import_module(SDK_MODULES[endpoint.wire_dialect])  # its loggers exist before keep_out looks for them
         with IN_FLIGHT.keep_out(endpoint.key):
             status_code, text, headers = _dispatch(endpoint, model, body, timeout)
     except Exception as exc:  # every SDK failure becomes a recorded outcome, by design
@@ -78,18 +170,18 @@ def send(endpoint: Endpoint, model: str, body: dict[str, Any], *, timeout: float
 
 
 def _dispatch(endpoint: Endpoint, model: str, body: dict[str, Any], timeout: float) -> tuple[int, str, dict[str, str]]:
-    """The SDK call for the endpoint's family: (HTTP status, body text, headers)."""
+    """The SDK call for the endpoint's wire dialect: (HTTP status, body text, headers)."""
     rest = {k: v for k, v in body.items() if k not in ("model", "messages", "input", "max_tokens")}
-    if endpoint.family in ("openai-chat", "openai-responses"):
+    if endpoint.wire_dialect in ("openai", "openai-responses"):
         import openai
 
         # Every client is closed on the way out, timeouts included: an abandoned
         # connection pool leaks its socket until the collector happens by.
         with openai.OpenAI(
             api_key=endpoint.key, base_url=endpoint.base_url, max_retries=0, timeout=timeout,
-            http_client=openai.DefaultHttpxClient(follow_redirects=FOLLOW_REDIRECTS),
+            http_client=openai.DefaultHttpxClient(follow_redirects=FOLLOW_REDIRECTS, verify=tls_context()),
         ) as client:  # fmt: skip
-            if endpoint.family == "openai-chat":
+            if endpoint.wire_dialect == "openai":
                 raw: Any = client.chat.completions.with_raw_response.create(
                     model=model, messages=body.get("messages", []), extra_body=rest
                 )
@@ -98,12 +190,12 @@ def _dispatch(endpoint: Endpoint, model: str, body: dict[str, Any], timeout: flo
                     model=model, input=body.get("input", []), extra_body=rest
                 )
             return raw.http_response.status_code, raw.http_response.text, dict(raw.http_response.headers)
-    if endpoint.family == "anthropic":
+    if endpoint.wire_dialect == "anthropic":
         import anthropic
 
         with anthropic.Anthropic(
             api_key=endpoint.key, base_url=endpoint.base_url, max_retries=0, timeout=timeout,
-            http_client=anthropic.DefaultHttpxClient(follow_redirects=FOLLOW_REDIRECTS),
+            http_client=anthropic.DefaultHttpxClient(follow_redirects=FOLLOW_REDIRECTS, verify=tls_context()),
         ) as aclient:  # fmt: skip
             araw = aclient.messages.with_raw_response.create(
                 model=model, max_tokens=int(body.get("max_tokens", 1024)), messages=body.get("messages", []),
@@ -124,7 +216,7 @@ def _send_gemini(
         base_url=endpoint.base_url,
         timeout=int(timeout * 1000),
         retry_options=types.HttpRetryOptions(attempts=1),
-        client_args={"follow_redirects": FOLLOW_REDIRECTS},
+        client_args={"follow_redirects": FOLLOW_REDIRECTS, "verify": tls_context()},
         async_client_args={"follow_redirects": FOLLOW_REDIRECTS},
     )
     contents = [types.Content.model_validate(c) for c in body.get("contents", [])]
@@ -181,23 +273,25 @@ def _redirect(redactor: Redactor, status_code: int, location: str | None, latenc
 
 
 def _failure(endpoint: Endpoint, exc: Exception, latency: int) -> Exchange:
-    """Classify an SDK exception: its status response if it has one, else a timeout or a connection failure."""
+    """Classify an SDK exception by its type: the answer it carries, a timeout, a failed connection, unreadable."""
     redactor = Redactor(endpoint.key)
-    response = getattr(exc, "response", None)
-    status_code = getattr(response, "status_code", None) or getattr(exc, "code", None)
-    if isinstance(status_code, int) and status_code >= 300:
-        text = getattr(response, "text", None) or json.dumps(getattr(exc, "details", None) or str(exc))
-        headers = dict(getattr(response, "headers", {}) or {})
-        return _http_error(endpoint, status_code, text if isinstance(text, str) else str(text), headers, latency)
     name = type(exc).__name__
-    if "Timeout" in name or isinstance(exc, TimeoutError):
+    outcome = outcome_of(exc, error_table(SDK_MODULES[endpoint.wire_dialect]))
+    if outcome in ("http_error", "rate_limited"):
+        response = getattr(exc, "response", None)
+        status_code = getattr(response, "status_code", None) or getattr(exc, "code", None)
+        if isinstance(status_code, int):
+            text = getattr(response, "text", None) or json.dumps(getattr(exc, "details", None) or str(exc))
+            headers = dict(getattr(response, "headers", {}) or {})
+            return _http_error(endpoint, status_code, text if isinstance(text, str) else str(text), headers, latency)
+    if outcome == "timeout":
         return Exchange("timeout", latency, error=f"no answer within the time limit ({name})")
-    if "Connect" in name or isinstance(exc, ConnectionError | OSError):
-        return Exchange("connection_error", latency, error=redactor.text(f"could not reach the provider: {exc}"))
-    if isinstance(exc, json.JSONDecodeError):  # google-genai parses the body itself and raises this
+    if outcome == "malformed" and isinstance(exc, json.JSONDecodeError):
         return Exchange("malformed", latency, error=f"the provider's answer is not JSON ({exc})")
-    if isinstance(exc, ValueError | TypeError):
+    if outcome == "malformed":
         return Exchange("malformed", latency, error=redactor.text(f"the exchange could not be read: {name}: {exc}"))
+    if outcome == "connection_error":
+        return Exchange("connection_error", latency, error=redactor.text(f"could not reach the provider: {exc}"))
     return Exchange("connection_error", latency, error=redactor.text(f"{name}: {exc}"))
 
 

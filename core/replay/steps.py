@@ -39,7 +39,7 @@ from core.replay.cost import ESTIMATE_METHOD, cost_of, estimate_input, usage_of
 from core.replay.parse import MalformedReply, parse_reply
 from core.replay.redact import Redactor
 from core.replay.run import DEFAULT_TIMEOUT, Prepared, preflight_refusal, prepare, redacted_reply
-from core.replay.send import send
+from core.replay.send import Sender, send
 from core.replay.turns import Turn, default_turn, rekeyed, turn_of
 from core.store import Store
 from core.store.step_runs import NewStepRun, StepRunStatus, StepRunView, StepView
@@ -127,12 +127,16 @@ def execute_steps(
     *,
     timeout: float = DEFAULT_TIMEOUT,
     on_step: Callable[[StepView], None] | None = None,
+    sender: Sender = send,
 ) -> StepRunView:
-    """Run the steps, record each, and record how the run ended. Never raises for a provider's failure."""
+    """Run the steps, record each, and record how the run ended. Never raises for a provider's failure.
+
+    ``sender``: a queue's job passes one that holds the provider's concurrency slot and waits out 429s.
+    """
     if plan.refusal is not None:
         return store.get_step_run(run_id)
     try:
-        end = _walk(store, plan, run_id, timeout, on_step)
+        end = _walk(store, plan, run_id, timeout, on_step, sender)
     except Exception as exc:  # a bug here must still end the run, or it would show as running forever
         log.exception("step replay %s failed inside Traceloupe", run_id)
         end = _End("failed", "internal_error", error=f"Traceloupe failed while replaying ({type(exc).__name__})")
@@ -172,7 +176,12 @@ def step_request(provider: str, model: str, history: list[Message]) -> RequestRe
 
 
 def _walk(
-    store: Store, plan: StepPlan, run_id: str, timeout: float, on_step: Callable[[StepView], None] | None
+    store: Store,
+    plan: StepPlan,
+    run_id: str,
+    timeout: float,
+    on_step: Callable[[StepView], None] | None,
+    sender: Sender,
 ) -> _End:
     prepared, turn = plan.prepared, plan.turn
     history: list[Message] = list(turn.before)
@@ -207,7 +216,7 @@ def _walk(
                         f"({tokens} tokens by {ESTIMATE_METHOD}) would pass --max-cost {plan.max_cost}"
                     ),
                 )
-        step, message = _send_step(prepared, run_id, k, recorded.message, body, timeout, estimate)
+        step, message = _send_step(prepared, run_id, k, recorded.message, body, timeout, estimate, sender)
         store.add_step(run_id, step)
         if on_step is not None:
             on_step(step)
@@ -231,15 +240,16 @@ def _send_step(
     body: dict[str, Any],
     timeout: float,
     estimate: dict[str, Any] | None,
+    sender: Sender,
 ) -> tuple[StepView, Message | None]:
     """Send one step and compare it; the step as recorded, and the replayed reply (None on a failure)."""
     endpoint = prepared.endpoint
-    exchange = send(endpoint, prepared.model, body, timeout=timeout)
+    exchange = sender(endpoint, prepared.model, body, timeout=timeout)
     redactor = Redactor(endpoint.key)
     response = redactor.json(exchange.response) if isinstance(exchange.response, dict) else None
     if response is None and exchange.response_text is not None:
         response = {"text": exchange.response_text}
-    usage = usage_of(endpoint.family, response)
+    usage = usage_of(endpoint.wire_dialect, response)
     price = cost_of(prepared.provider, prepared.model, usage)
     common: dict[str, Any] = {
         "index": k,
@@ -263,7 +273,7 @@ def _send_step(
         # Read from the answer as received, then redacted value by value (core.replay.run explains why);
         # the comparison and the next request use the redacted reply, so no figure stored can hold the key.
         parsed = parse_reply(
-            endpoint.family,
+            endpoint.wire_dialect,
             exchange.response,
             msg_id=f"step-{run_id}-{k}",
             conversation_id=prepared.conversation_id,

@@ -21,7 +21,7 @@ from core.errors import UnknownNameError
 from core.jsonio import loads
 from core.messages.union import MESSAGE_ADAPTER, Message
 from core.reader import DEFAULT_LIMITS, ReadLimits, Record, RunLine, read_path
-from core.store import importer, query, run_lines, runs, step_runs
+from core.store import app_secrets, importer, query, run_lines, runs, step_runs
 from core.store.engine import (
     DEFAULT_SETTINGS,
     Backend,
@@ -42,7 +42,9 @@ from core.store.views import (
     ConversationPage,
     ConversationSummary,
     ImportSummary,
+    NewRun,
     RunStatus,
+    RunSummary,
     RunView,
     StoredMessage,
     TokenUsage,
@@ -358,39 +360,11 @@ class Store:
 
     # -- runs ---------------------------------------------------------------
 
-    def start_run(
-        self,
-        conversation_id: str,
-        *,
-        provider: str,
-        model: str,
-        request_body: dict[str, Any],
-        up_to_msg_id: str | None = None,
-        idempotency_key: str | None = None,
-        started_at: int | None = None,
-    ) -> RunView:
+    def start_run(self, new: NewRun) -> RunView:
         """Record a run as started; a repeated idempotency key returns the run already recorded."""
-        return self.claim_run(
-            conversation_id,
-            provider=provider,
-            model=model,
-            request_body=request_body,
-            up_to_msg_id=up_to_msg_id,
-            idempotency_key=idempotency_key,
-            started_at=started_at,
-        )[0]
+        return self.claim_run(new)[0]
 
-    def claim_run(
-        self,
-        conversation_id: str,
-        *,
-        provider: str,
-        model: str,
-        request_body: dict[str, Any],
-        up_to_msg_id: str | None = None,
-        idempotency_key: str | None = None,
-        started_at: int | None = None,
-    ) -> tuple[RunView, bool]:
+    def claim_run(self, new: NewRun) -> tuple[RunView, bool]:
         """As ``start_run``, and whether this call recorded the run: True for exactly one caller per key.
 
         The unique key column is the guarantee, also across processes: a concurrent claim
@@ -398,21 +372,12 @@ class Store:
         """
         try:
             with _write(self.engine) as conn:
-                return runs.claim_run(
-                    conn,
-                    conversation_id=conversation_id,
-                    provider=provider,
-                    model=model,
-                    request_body=request_body,
-                    up_to_msg_id=up_to_msg_id,
-                    idempotency_key=idempotency_key,
-                    started_at=started_at,
-                )
+                return runs.claim_run(conn, new)
         except IntegrityError:
-            if idempotency_key is None:
+            if new.idempotency_key is None:
                 raise
             with read_transaction(self.engine) as conn:
-                existing = runs.run_by_key(conn, idempotency_key)
+                existing = runs.run_by_key(conn, new.idempotency_key)
             if existing is None:
                 raise
             return existing, False
@@ -453,6 +418,23 @@ class Store:
         with read_transaction(self.engine) as conn:
             return runs.list_runs(conn, conversation_id=conversation_id, limit=limit, cursor=cursor)
 
+    def get_run_summary(self, run_id: str) -> RunSummary:
+        """One run without its request and response bodies; UnknownNameError if there is none."""
+        with read_transaction(self.engine) as conn:
+            return runs.get_run_summary(conn, run_id)
+
+    def list_run_summaries(self, conversation_id: str, *, limit: int = 100) -> tuple[RunSummary, ...]:
+        """A conversation's newest runs without their bodies (an unknown conversation has none)."""
+        with read_transaction(self.engine) as conn:
+            return runs.list_run_summaries(conn, conversation_id, limit=limit)
+
+    # -- shared secrets -----------------------------------------------------
+
+    def shared_secret(self, name: str) -> str:
+        """A secret every process on this database shares (made by the first to ask); never logged or shown."""
+        with _write(self.engine) as conn:
+            return app_secrets.shared_secret(conn, name)
+
     # -- step runs ----------------------------------------------------------
 
     def claim_step_run(self, new: step_runs.NewStepRun) -> tuple[step_runs.StepRunView, bool]:
@@ -470,6 +452,11 @@ class Store:
         """Record one step of a running step run (kept whatever happens next)."""
         with _write(self.engine) as conn:
             step_runs.add_step(conn, run_id, step)
+
+    def clear_steps(self, run_id: str) -> int:
+        """Delete the steps of a running step run so it can start again (a worker died midway); how many."""
+        with _write(self.engine) as conn:
+            return step_runs.clear_steps(conn, run_id)
 
     def finish_step_run(
         self,

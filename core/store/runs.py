@@ -7,26 +7,22 @@ retried start return the run already recorded instead of starting another.
 
 from __future__ import annotations
 
-import time
 import uuid
 from typing import Any
 
 from sqlalchemy import Connection, func, insert, select, tuple_, update
 
 from core.errors import UnknownNameError
+from core.messages.base import now_ms
 from core.store.errors import InvalidQueryError
 from core.store.query import MAX_PAGE, decode_cursor, encode_cursor
 from core.store.tables import CONVERSATIONS, RUNS
-from core.store.views import RUN_STATUSES, RunStatus, RunView, TokenUsage
+from core.store.views import RUN_STATUSES, NewRun, RunStatus, RunSummary, RunView, TokenUsage
 
 _R = RUNS.c
 _C = CONVERSATIONS.c
 _RUN_COLUMNS = (*RUNS.c, _C.conversation_id)
-
-
-def now_ms() -> int:
-    """Milliseconds since the epoch, the store's unit of time."""
-    return time.time_ns() // 1_000_000
+_SUMMARY_COLUMNS = (*(c for c in RUNS.c if c.name not in ("request_body", "response_body")), _C.conversation_id)
 
 
 def _view(row: Any) -> RunView:
@@ -43,19 +39,53 @@ def _view(row: Any) -> RunView:
         started_at=row.started_at,
         finished_at=row.finished_at,
         latency_ms=row.latency_ms,
-        usage=TokenUsage(
-            input_tokens=row.input_tokens,
-            output_tokens=row.output_tokens,
-            total_tokens=row.total_tokens,
-            raw=row.usage,
-        ),
+        usage=_usage(row),
         idempotency_key=row.idempotency_key,
         reply=row.reply,
     )
 
 
-def _select() -> Any:
-    return select(*_RUN_COLUMNS).join(CONVERSATIONS, CONVERSATIONS.c.id == _R.conversation_pk)
+def _usage(row: Any) -> TokenUsage:
+    return TokenUsage(
+        input_tokens=row.input_tokens, output_tokens=row.output_tokens, total_tokens=row.total_tokens, raw=row.usage
+    )
+
+
+def _summary(row: Any) -> RunSummary:
+    return RunSummary(
+        run_id=row.run_id,
+        conversation_id=row.conversation_id,
+        up_to_msg_id=row.up_to_msg_id,
+        provider=row.provider,
+        model=row.model,
+        status=row.status,
+        error=row.error,
+        started_at=row.started_at,
+        finished_at=row.finished_at,
+        latency_ms=row.latency_ms,
+        usage=_usage(row),
+        reply=row.reply,
+    )
+
+
+def _select(columns: tuple[Any, ...] = _RUN_COLUMNS) -> Any:
+    return select(*columns).join(CONVERSATIONS, CONVERSATIONS.c.id == _R.conversation_pk)
+
+
+def get_run_summary(conn: Connection, run_id: str) -> RunSummary:
+    """One run by its id, without its request and response bodies; UnknownNameError if there is none."""
+    row = conn.execute(_select(_SUMMARY_COLUMNS).where(_R.run_id == run_id)).first()
+    if row is None:
+        raise UnknownNameError(f"no run {run_id!r}")
+    return _summary(row)
+
+
+def list_run_summaries(conn: Connection, conversation_id: str, *, limit: int = 100) -> tuple[RunSummary, ...]:
+    """A conversation's newest runs, without their request and response bodies."""
+    if not 1 <= limit <= MAX_PAGE:
+        raise InvalidQueryError(f"limit must be between 1 and {MAX_PAGE}")
+    stmt = _select(_SUMMARY_COLUMNS).where(_C.conversation_id == conversation_id)
+    return tuple(_summary(r) for r in conn.execute(stmt.order_by(_R.started_at.desc(), _R.id.desc()).limit(limit)))
 
 
 def get_run(conn: Connection, run_id: str) -> RunView:
@@ -72,70 +102,41 @@ def run_by_key(conn: Connection, idempotency_key: str) -> RunView | None:
     return None if row is None else _view(row)
 
 
-def start_run(
-    conn: Connection,
-    *,
-    conversation_id: str,
-    provider: str,
-    model: str,
-    request_body: dict[str, Any],
-    up_to_msg_id: str | None = None,
-    idempotency_key: str | None = None,
-    started_at: int | None = None,
-) -> RunView:
+def start_run(conn: Connection, new: NewRun) -> RunView:
     """Record a run as started (status ``running``); with a known idempotency key, return that run instead.
 
     Whether this call created the run: ``run.started_at`` alone cannot tell, so use
     :func:`claim_run` when it matters (the dashboard sends to the provider only then).
     """
-    return claim_run(
-        conn,
-        conversation_id=conversation_id,
-        provider=provider,
-        model=model,
-        request_body=request_body,
-        up_to_msg_id=up_to_msg_id,
-        idempotency_key=idempotency_key,
-        started_at=started_at,
-    )[0]
+    return claim_run(conn, new)[0]
 
 
-def claim_run(
-    conn: Connection,
-    *,
-    conversation_id: str,
-    provider: str,
-    model: str,
-    request_body: dict[str, Any],
-    up_to_msg_id: str | None = None,
-    idempotency_key: str | None = None,
-    started_at: int | None = None,
-) -> tuple[RunView, bool]:
+def claim_run(conn: Connection, new: NewRun) -> tuple[RunView, bool]:
     """As :func:`start_run`, and True when this call recorded the run (False: the key was already taken).
 
     The key column is unique, so two concurrent claims cannot both insert: on SQLite the
     write lock serialises them and the second finds the first's row; on PostgreSQL the
     loser's INSERT fails on the constraint and ``Store.claim_run`` reads the winner's run.
     """
-    if idempotency_key is not None:
-        existing = run_by_key(conn, idempotency_key)
+    if new.idempotency_key is not None:
+        existing = run_by_key(conn, new.idempotency_key)
         if existing is not None:
             return existing, False
-    pk = conn.execute(select(_C.id).where(_C.conversation_id == conversation_id)).scalar()
+    pk = conn.execute(select(_C.id).where(_C.conversation_id == new.conversation_id)).scalar()
     if pk is None:
-        raise UnknownNameError(f"no conversation {conversation_id!r}")
-    started = now_ms() if started_at is None else started_at
+        raise UnknownNameError(f"no conversation {new.conversation_id!r}")
+    started = now_ms() if new.started_at is None else new.started_at
     run_id = uuid.uuid4().hex
     conn.execute(
         insert(RUNS).values(
             run_id=run_id,
-            idempotency_key=idempotency_key,
+            idempotency_key=new.idempotency_key,
             conversation_pk=pk,
-            up_to_msg_id=up_to_msg_id,
-            provider=provider,
-            model=model,
+            up_to_msg_id=new.up_to_msg_id,
+            provider=new.provider,
+            model=new.model,
             status="running",
-            request_body=request_body,
+            request_body=new.request_body,
             started_at=started,
         )
     )

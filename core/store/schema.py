@@ -36,6 +36,8 @@ class UpgradeResult:
     after: str
     outlined: int = 0
     """Messages stored before revision 0003 given an outline by this upgrade (``core.store.backfill``)."""
+    queue_schema: bool = False
+    """PostgreSQL: this upgrade applied the job queue's schema (Procrastinate's tables, ``core.jobs.pg_schema``)."""
 
 
 def _config(conn: Connection | None = None) -> Config:
@@ -70,7 +72,12 @@ def upgrade(engine: Engine) -> UpgradeResult:
             command.upgrade(_config(conn), "head")
             if before is not None and before < _OUTLINES_REVISION:  # four-digit revision ids compare as text
                 outlined = backfill_outlines(conn)
-    return UpgradeResult(before=before, after=head_revision(), outlined=outlined)
+        queue_schema = False
+        if conn.dialect.name == "postgresql":
+            from core.jobs.pg_schema import ensure_queue_schema  # the queue's schema, not the store's tables
+
+            queue_schema = ensure_queue_schema(conn)
+    return UpgradeResult(before=before, after=head_revision(), outlined=outlined, queue_schema=queue_schema)
 
 
 def ensure_schema(engine: Engine) -> None:

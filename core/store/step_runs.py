@@ -14,12 +14,12 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-from sqlalchemy import Connection, insert, select, update
+from sqlalchemy import Connection, delete, insert, select, update
 
 from core.errors import UnknownNameError
+from core.messages.base import now_ms
 from core.store.errors import InvalidQueryError
 from core.store.query import MAX_PAGE
-from core.store.runs import now_ms
 from core.store.tables import CONVERSATIONS, STEP_RUNS, STEPS
 
 StepRunStatus = Literal["running", "matched", "diverged", "failed", "refused", "capped"]
@@ -236,6 +236,15 @@ def add_step(conn: Connection, run_id: str, step: StepView) -> None:
             estimate=step.estimate,
         )
     )
+
+
+def clear_steps(conn: Connection, run_id: str) -> int:
+    """Delete the steps of a step run that is still running (a queue retries it from step 1); how many."""
+    pk = _pk(conn, run_id)
+    running = conn.execute(select(_S.status).where(_S.id == pk)).scalar() == "running"
+    if not running:
+        raise InvalidQueryError(f"step run {run_id!r} has ended; its steps stay")
+    return int(conn.execute(delete(STEPS).where(_T.step_run_pk == pk)).rowcount)
 
 
 def finish_step_run(

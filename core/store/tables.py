@@ -94,8 +94,8 @@ class MessageOutlineRow(SQLModel, table=True):
     """Where each trace record sits in a message's ``body`` text, and what placing it needs (``core.store.outline``).
 
     A table of its own, not a column of ``messages``: SQLite lays a row's columns end to end, so
-    reading a column stored after a 16 MB body walks the body's overflow pages (15 ms for a
-    10,000-record trace, as much as reading it). On SQLite the spans point into ``body``; on
+    reading a column stored after a 16 MB body walks the body's overflow pages, as costly as reading
+    the body. On SQLite the spans point into ``body``; on
     PostgreSQL, whose JSONB renders its own text, into the ``message_texts`` row written with it.
     A message without a row here (imported before revision 0003) is read whole.
 
@@ -139,7 +139,7 @@ class ConversationKindRow(SQLModel, table=True):
 
 
 class RunRow(SQLModel, table=True):
-    """One replay of a conversation against a provider, stored whatever happened."""
+    """One replay of a conversation against a provider, stored whatever happened (bodies last: revision 0009)."""
 
     __tablename__ = "runs"
     __table_args__ = (Index("ix_runs_conversation", "conversation_pk", "started_at", "id"),)
@@ -154,8 +154,6 @@ class RunRow(SQLModel, table=True):
     provider: str = Field(sa_column=Column(String, nullable=False))
     model: str = Field(sa_column=Column(String, nullable=False))
     status: str = Field(sa_column=Column(String, nullable=False))
-    request_body: dict[str, Any] = Field(sa_column=Column(_JSON, nullable=False))
-    response_body: dict[str, Any] | None = Field(default=None, sa_column=Column(_JSON, nullable=True))
     error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     started_at: int = Field(sa_column=Column(BigInteger, nullable=False))
     finished_at: int | None = Field(default=None, sa_type=BigInteger)
@@ -165,6 +163,9 @@ class RunRow(SQLModel, table=True):
     total_tokens: int | None = Field(default=None)
     usage: dict[str, Any] | None = Field(default=None, sa_column=Column(_JSON, nullable=True))
     reply: dict[str, Any] | None = Field(default=None, sa_column=Column(_JSON, nullable=True))
+    # Last: SQLite reaches a column by walking the ones before it, and a long trace's bodies are megabytes.
+    request_body: dict[str, Any] = Field(sa_column=Column(_JSON, nullable=False))
+    response_body: dict[str, Any] | None = Field(default=None, sa_column=Column(_JSON, nullable=True))
 
 
 class StepRunRow(SQLModel, table=True):
@@ -221,6 +222,130 @@ class StepRow(SQLModel, table=True):
     estimate: dict[str, Any] | None = Field(default=None, sa_column=Column(_JSON, nullable=True))
 
 
+class JobRow(SQLModel, table=True):
+    """One queued job of the in-process queue (``core.jobs.local``): its task, arguments and where it stands.
+
+    A running job's ``lease_until`` is renewed by its worker; past it, another worker takes the job back.
+    PostgreSQL stores its jobs in Procrastinate's tables instead; this table stays empty there.
+    """
+
+    __tablename__ = "jobs"
+    __table_args__ = (
+        Index("ix_jobs_status", "status", "run_after", "id"),
+        Index("ix_jobs_lock", "lock"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    task: str = Field(sa_column=Column(String, nullable=False))
+    args: dict[str, Any] = Field(sa_column=Column(_JSON, nullable=False))
+    provider: str = Field(sa_column=Column(String, nullable=False))
+    lock: str | None = Field(default=None, sa_column=Column(String, nullable=True))
+    status: str = Field(sa_column=Column(String, nullable=False))
+    attempts: int = Field(sa_column=Column(Integer, nullable=False))
+    max_attempts: int = Field(sa_column=Column(Integer, nullable=False))
+    run_after: int = Field(sa_column=Column(BigInteger, nullable=False))
+    lease_until: int | None = Field(default=None, sa_type=BigInteger)
+    worker: str | None = Field(default=None, sa_column=Column(String, nullable=True))
+    error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    created_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+    finished_at: int | None = Field(default=None, sa_type=BigInteger)
+
+
+class AppSecretRow(SQLModel, table=True):
+    """A secret the dashboard's processes share (the CSRF signing key): made once, by whichever process asks first.
+
+    Never shown: not in a page, a log line or a repr (``core.store.app_secrets``).
+    """
+
+    __tablename__ = "app_secrets"
+
+    name: str = Field(sa_column=Column(String, primary_key=True))
+    value: str = Field(sa_column=Column(Text, nullable=False))
+    created_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+
+
+class SuiteRow(SQLModel, table=True):
+    """A named set of conversations (``core.suites``) and the filter that chose them."""
+
+    __tablename__ = "suites"
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(sa_column=Column(String, nullable=False, unique=True))
+    filter: dict[str, Any] = Field(sa_column=Column(_JSON, nullable=False))
+    created_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+
+
+class SuiteMemberRow(SQLModel, table=True):
+    """One conversation of a suite, fixed when the suite was made; ``position`` keeps the list's order."""
+
+    __tablename__ = "suite_members"
+    __table_args__ = (UniqueConstraint("suite_pk", "conversation_pk", name="uq_suite_members_conversation"),)
+
+    suite_pk: int = Field(
+        sa_column=Column(Integer, ForeignKey("suites.id", ondelete="CASCADE"), primary_key=True, autoincrement=False)
+    )
+    position: int = Field(sa_column=Column(Integer, primary_key=True, autoincrement=False))
+    conversation_pk: int = Field(
+        sa_column=Column(Integer, ForeignKey("conversations.id", ondelete="CASCADE"), nullable=False)
+    )
+
+
+class SuiteRunRow(SQLModel, table=True):
+    """One replay of every conversation of a suite; its outcomes and totals are summed from its items."""
+
+    __tablename__ = "suite_runs"
+    __table_args__ = (Index("ix_suite_runs_suite", "suite_pk", "created_at", "id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: str = Field(sa_column=Column(String, nullable=False, unique=True))
+    suite_pk: int = Field(sa_column=Column(Integer, ForeignKey("suites.id", ondelete="CASCADE"), nullable=False))
+    provider: str = Field(sa_column=Column(String, nullable=False))
+    model: str = Field(sa_column=Column(String, nullable=False))
+    mode: str = Field(sa_column=Column(String, nullable=False))
+    concurrency: int = Field(sa_column=Column(Integer, nullable=False))
+    max_cost: float | None = Field(default=None, sa_column=Column(Float, nullable=True))
+    baseline_pk: int | None = Field(
+        default=None, sa_column=Column(Integer, ForeignKey("suite_runs.id", ondelete="SET NULL"), nullable=True)
+    )
+    status: str = Field(sa_column=Column(String, nullable=False))
+    created_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+    finished_at: int | None = Field(default=None, sa_type=BigInteger)
+
+
+class SuiteRunItemRow(SQLModel, table=True):
+    """One conversation of a suite run: its outcome, where it diverged, the replay it made, tokens, cost, time."""
+
+    __tablename__ = "suite_run_items"
+    __table_args__ = (
+        UniqueConstraint("suite_run_pk", "conversation_pk", name="uq_suite_run_items_conversation"),
+        Index("ix_suite_run_items_outcome", "suite_run_pk", "outcome"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    suite_run_pk: int = Field(
+        sa_column=Column(Integer, ForeignKey("suite_runs.id", ondelete="CASCADE"), nullable=False)
+    )
+    conversation_pk: int = Field(
+        sa_column=Column(Integer, ForeignKey("conversations.id", ondelete="CASCADE"), nullable=False)
+    )
+    position: int = Field(sa_column=Column(Integer, nullable=False))
+    outcome: str = Field(sa_column=Column(String, nullable=False))
+    attempt: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default="0"))
+    diverged_step: int | None = Field(default=None)
+    diverged_at: str | None = Field(default=None, sa_column=Column(String, nullable=True))
+    reason: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    run_id: str | None = Field(default=None, sa_column=Column(String, nullable=True))
+    """The replay this item made: a ``runs`` row in ``final`` mode, a ``step_runs`` row in ``steps`` mode."""
+    input_tokens: int | None = Field(default=None)
+    output_tokens: int | None = Field(default=None)
+    cost_usd: float | None = Field(default=None, sa_column=Column(Float, nullable=True))
+    cost_note: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    started_at: int | None = Field(default=None, sa_type=BigInteger)
+    finished_at: int | None = Field(default=None, sa_type=BigInteger)
+    wall_ms: int | None = Field(default=None, sa_type=BigInteger)
+
+
 def _table(model: type[SQLModel]) -> Table:
     table = model.__table__  # type: ignore[attr-defined]  # SQLModel sets it at class creation; untyped
     assert isinstance(table, Table)
@@ -235,4 +360,10 @@ CONVERSATION_KINDS = _table(ConversationKindRow)
 RUNS = _table(RunRow)
 STEP_RUNS = _table(StepRunRow)
 STEPS = _table(StepRow)
+JOBS = _table(JobRow)
+APP_SECRETS = _table(AppSecretRow)
+SUITES = _table(SuiteRow)
+SUITE_MEMBERS = _table(SuiteMemberRow)
+SUITE_RUNS = _table(SuiteRunRow)
+SUITE_RUN_ITEMS = _table(SuiteRunItemRow)
 METADATA = SQLModel.metadata

@@ -112,6 +112,24 @@ class TokenUsage:
 
 
 @dataclass(frozen=True, slots=True)
+class NewRun:
+    """A run to record as started: the conversation, where it goes, what is sent, and how it is keyed.
+
+    ``up_to_msg_id`` is the last message of the history sent (None: the whole conversation); a retried
+    start with the same ``idempotency_key`` returns the run already recorded; ``started_at`` is in
+    milliseconds since the epoch (None: now).
+    """
+
+    conversation_id: str
+    provider: str
+    model: str
+    request_body: dict[str, Any]
+    up_to_msg_id: str | None = None
+    idempotency_key: str | None = None
+    started_at: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class RunView:
     """One replay: what was sent, what came back, and how it went."""
 
@@ -129,6 +147,29 @@ class RunView:
     latency_ms: int | None
     usage: TokenUsage
     idempotency_key: str | None
+    reply: dict[str, Any] | None = None
+    """The answer parsed back into the stored format (an AssistantTextMessage as JSON); None unless ``ok``."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """A run as its list row and its comparison show it: everything but what was sent and what came back.
+
+    A replay of a long trace sends its whole history, megabytes per run; reading those bodies is
+    what ``RunView`` is for.
+    """
+
+    run_id: str
+    conversation_id: str
+    up_to_msg_id: str | None
+    provider: str
+    model: str
+    status: RunStatus
+    error: str | None
+    started_at: int
+    finished_at: int | None
+    latency_ms: int | None
+    usage: TokenUsage
     reply: dict[str, Any] | None = None
     """The answer parsed back into the stored format (an AssistantTextMessage as JSON); None unless ``ok``."""
 

@@ -11,8 +11,8 @@ import pytest
 from core import AudioMessage, ToolReturn
 from core.providers import get_dialect
 from core.providers.base import JSON
+from tests.cli.test_payload_and_diff import write_jsonl
 from tests.providers.cases import call, reply, tool, user
-from tests.providers.test_cli import write_jsonl
 from web.cli import main
 from web.cli.payload import EXIT_PREFLIGHT
 

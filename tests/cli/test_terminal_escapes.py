@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from core.store import Store
+from core.store import NewRun, Store
 from web.cli import main
 from web.cli.terminal import cell, printable
 from web.devtools.stub_provider import Reply, StubServer
@@ -85,7 +85,7 @@ def hostile_db(tmp_path: Path) -> str:
     path.write_text(json.dumps(record) + "\n")
     with Store.open(db) as store:
         store.import_path(path)
-        run, _ = store.claim_run(f"conv{HOSTILE}", provider="openai", model=f"m{HOSTILE}", request_body={})
+        run, _ = store.claim_run(NewRun(f"conv{HOSTILE}", provider="openai", model=f"m{HOSTILE}", request_body={}))
         store.finish_run(run.run_id, status="http_error", error=f"the provider answered HTTP 500: {HOSTILE}")
     return db
 

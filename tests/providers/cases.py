@@ -110,6 +110,37 @@ def call(call_id: str, city: str = "Paris", name: str = "get_weather") -> ToolCa
     return ToolCall(id=call_id, name=name, arguments=f'{{"city":"{city}"}}')
 
 
+def run(dialect: str, msgs: list[Message], **options: Any) -> RequestResult:
+    """The request for a history built in a test, with the cases' options changed by ``options``."""
+    return ChatLLM(dialect, replace(BASE_OPTIONS, **options)).construct_request_params(msgs)
+
+
+def body(dialect: str, msgs: list[Message], **options: Any) -> dict[str, Any]:
+    """The body of :func:`run`."""
+    return run(dialect, msgs, **options).body
+
+
+def blocks_of(turn: dict[str, Any]) -> list[str]:
+    """The block types of an Anthropic turn."""
+    return [b["type"] for b in turn["content"]]
+
+
+def signed(text: str, signature: str) -> list[ThinkingBlock | RedactedThinkingBlock]:
+    """One signed thinking block, as a reasoning_content."""
+    return [ThinkingBlock(thinking=text, signature=signature)]
+
+
+def two_records() -> list[Message]:
+    """Two assistant records, one call each, written before both results (a streamed or parallel agent)."""
+    return [
+        user("Weather in Paris and Rome?", 1),
+        reply("", 1, reasoning_content=signed("Paris first", "sig1"), tool_calls=[call("call_x", "Paris")]),
+        reply("", 2, reasoning_content=signed("then Rome", "sig2"), tool_calls=[call("call_y", "Rome")]),
+        tool(2, ToolReturn(call_id="call_x", name="get_weather", result="18C")),
+        tool(3, ToolReturn(call_id="call_y", name="get_weather", result="25C")),
+    ]
+
+
 @case
 def system_fragments() -> list[Message]:
     return [

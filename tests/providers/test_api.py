@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import core.providers
+import core.providers.dialects
 from core import TextMessage
 from core.providers import ChatLLM, dialect_names, get_dialect, registry
 
@@ -46,19 +47,19 @@ def test_provider_modules_never_import_each_other_or_an_sdk() -> None:
     from pathlib import Path
 
     folder = Path(core.providers.__file__).parent
-    dialect_modules = {f"core.providers.{n.replace('-', '_')}" for n in dialect_names()}
-    for path in folder.glob("*.py"):
+    dialect_modules = {f"core.providers.dialects.{n.replace('-', '_')}" for n in dialect_names()}
+    for path in [*folder.glob("*.py"), *folder.glob("dialects/*.py")]:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
         imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-        own = f"core.providers.{path.stem}"
+        own = ".".join(path.relative_to(folder.parent.parent).with_suffix("").parts)
         assert not (imported & dialect_modules) - {own}, path.name
         assert not imported & {"openai", "anthropic", "google.genai", "httpx", "requests", "web"}, path.name
 
 
 NEW_PROVIDER = """
 from core.providers.base import JSON, Dialect, RequestContext
-from core.providers.chat_completions import ChatCompletionsDialect
+from core.providers.dialects.chat_completions import ChatCompletionsDialect
 
 
 class AcmeDialect(ChatCompletionsDialect):
@@ -75,13 +76,26 @@ DIALECT = AcmeDialect()
 
 
 def test_a_new_provider_is_one_module_and_no_change_elsewhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # The module sits in a folder that joins the package's search path, as a file dropped into
-    # core/providers/ would: nothing is registered anywhere.
+    # The module sits in a folder that joins the dialects package's search path, as a file dropped into
+    # core/providers/dialects/ would: nothing is registered anywhere.
     (tmp_path / "acme.py").write_text(NEW_PROVIDER)
-    monkeypatch.setattr(core.providers, "__path__", [*core.providers.__path__, str(tmp_path)])
+    monkeypatch.setattr(core.providers.dialects, "__path__", [*core.providers.dialects.__path__, str(tmp_path)])
     monkeypatch.setattr(registry, "_found", None)
-    monkeypatch.delitem(sys.modules, "core.providers.acme", raising=False)
+    monkeypatch.delitem(sys.modules, "core.providers.dialects.acme", raising=False)
     assert "acme" in dialect_names()
     body = ChatLLM("acme").construct_request_params([TextMessage(content="hi", msg_id="u")]).body
     assert body == {"model": "acme-1", "messages": [{"role": "user", "content": "hi"}]}
     monkeypatch.setattr(registry, "_found", None)  # forget acme for the tests that follow
+
+
+def test_a_dialect_outside_the_dialects_package_is_not_registered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only core.providers.dialects is scanned: the shared modules of core.providers are never imported to look."""
+    (tmp_path / "acme.py").write_text(NEW_PROVIDER)
+    monkeypatch.setattr(core.providers, "__path__", [*core.providers.__path__, str(tmp_path)])
+    monkeypatch.setattr(registry, "_found", None)
+    monkeypatch.delitem(sys.modules, "core.providers.acme", raising=False)
+    assert "acme" not in dialect_names()
+    assert "core.providers.acme" not in sys.modules
+    monkeypatch.setattr(registry, "_found", None)

@@ -9,7 +9,6 @@ exact reader alone.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import orjson
@@ -21,7 +20,6 @@ from core.llm.messages import (
     LLMToolCall,
     parse_arguments,
 )
-from core.providers import anthropic
 from core.providers.base import RAW_ARGUMENTS_KEY, RequestContext, RequestOptions, arguments_object
 
 SCALARS = st.one_of(
@@ -60,21 +58,3 @@ def test_arguments_object_equals_the_exact_reader(text: str) -> None:
     # The stdlib writer tells 1 from 1.0 and writes integers of any size: equal text, equal values and types.
     assert json.dumps(fast) == json.dumps(exact)
     assert fast_ctx.warnings == exact_ctx.warnings
-
-
-@given(st.text(max_size=12) | st.sampled_from(["call_1", "toolu_01-x", "a b", "\u00e9", "x\n", "\ud800"]) | st.none())
-def test_tool_id_keeps_what_the_regex_accepts_and_rewrites_the_rest(call_id: str | None) -> None:
-    text = call_id or "call"
-    out = anthropic.tool_id(call_id)
-    assert re.fullmatch(r"[A-Za-z0-9_-]+", out)
-    if re.fullmatch(r"[A-Za-z0-9_-]+", text):
-        assert out == text
-    else:
-        assert re.fullmatch(re.escape(re.sub(r"[^A-Za-z0-9_-]", "_", text)) + "_[0-9a-f]{8}", out)
-
-
-@given(st.lists(st.text(alphabet="ab_. -\u00e9", max_size=4), min_size=2, max_size=6, unique=True))
-def test_tool_id_keeps_distinct_ids_distinct(call_ids: list[str]) -> None:
-    """Ids that differ only in rejected characters (a.b, a b, a_b) stay distinct: Anthropic rejects two
-    tool_use blocks with one id, and each result must pair with its own call."""
-    assert len({anthropic.tool_id(i) for i in call_ids}) == len(call_ids)

@@ -70,13 +70,6 @@ def test_construct_prompt_context_places_records_by_create_ts() -> None:
     ]
 
 
-def test_equal_timestamps_keep_stored_order_after_the_user_message() -> None:
-    records: list[Message] = [reply("second", 1, create_ts=1000), reply("third", 2, create_ts=1000)]
-    msg = user("first", 1, intermediate_trace=IntermediateTrace(records=records))
-    pre, post = expand_trace_for_msg(msg)
-    assert pre == [] and [m.content for m in post] == ["second", "third"]
-
-
 def test_upto_builds_the_request_that_produced_a_message() -> None:
     llm = ChatLLM("openai")
     body = llm.construct_request_params(traced(), upto="a2").body

@@ -1,8 +1,8 @@
 """The operator's key never leaves the server process: not in the database, a page, an API answer or a log line.
 
-A canary key is set in the environment for every provider; a full replay flow runs through the
-dashboard and the CLI, successes and every kind of failure included, with logging at DEBUG (the
-SDKs' own debug logs too) and the server's stdout/stderr captured. Then everything is searched.
+A canary key is set in the environment for every provider; a full replay flow (reply runs and step runs)
+runs through the dashboard and the CLI, successes and every kind of failure included, with logging at
+DEBUG (the SDKs' own debug logs too) and the server's stdout/stderr captured. Then everything is searched.
 """
 
 from __future__ import annotations
@@ -114,6 +114,45 @@ def test_the_canary_key_appears_nowhere(
             for echo in ECHOES:  # the key echoed encoded, cut by a limit, or in a header
                 stub.state.script.append(echo)
                 run_ids.append(rerun("openai", "m"))
+
+            def step_run(provider: str, model: str, conversation: str = CONVERSATION) -> str:
+                path = f"/conversations/{conversation}"
+                form = re.search(r"<form[^>]*data-steps-form[^>]*>(.*?)</form>", get(path).text, re.S)
+                assert form is not None
+                key = re.search(r'name="idempotency_key" value="([^"]+)"', form.group(1))
+                assert key is not None
+                fields = {"_csrf_token": client.cookies["csrftoken"], "idempotency_key": key.group(1)}
+                response = client.post(
+                    f"{path}/step-runs",
+                    data={**fields, "provider": provider, "model": model, "model_as_typed": "1"},
+                    headers={"Origin": base, "HX-Request": "true"},
+                )
+                seen.append(f"{response.headers}\n{response.text}")
+                found = re.search(r'data-step-run="([0-9a-f]{32})"', response.text)
+                assert found is not None, response.text
+                deadline = time.monotonic() + 10
+                while "hx-trigger" in get(f"/step-runs/{found.group(1)}", headers={"HX-Request": "true"}).text:
+                    assert time.monotonic() < deadline
+                    time.sleep(0.1)
+                return found.group(1)
+
+            # Step runs from the dashboard: one whose answer echoes the key, one diverging, failures, a refusal.
+            call = {"name": "weather", "arguments": {"city": "Lisbon"}}
+            step_ids = []
+            for dialect in ("openai", "anthropic", "gemini"):
+                stub.state.script_steps(
+                    "web-steps", [{"text": "", "tool_calls": [call]}, {"text": f"echo {CANARY_KEY}"}]
+                )
+                step_ids.append(step_run(dialect, "web-steps"))
+                stub.state.script_steps("web-steps", [{"text": f"no tools, {CANARY_KEY}"}])
+                step_ids.append(step_run(dialect, "web-steps"))
+                step_ids.append(step_run(dialect, "stub-error-500"))
+            step_ids.append(step_run("openai", "m", DAMAGED))
+            for step_id in step_ids:
+                get(f"/step-runs/{step_id}")
+                get(f"/step-runs/{step_id}", params={"at": "1"})
+                get(f"/api/step-runs/{step_id}")
+            get("/runs/compare", params={"a": step_ids[0], "b": step_ids[1]})
             for run_id in run_ids:
                 get(f"/runs/{run_id}")
                 get(f"/api/runs/{run_id}")
@@ -126,7 +165,9 @@ def test_the_canary_key_appears_nowhere(
             get("/")
         dump = _dump_database(store)
         statuses = {store.get_run(r).status for r in run_ids}
+        step_statuses = {store.get_step_run(r).status for r in step_ids}
     assert statuses == {"ok", "http_error", "rate_limited", "timeout", "malformed", "refused"}
+    assert step_statuses == {"matched", "diverged", "failed", "refused"}
     # And the CLI, success and failure, against the same database.
     assert main(["replay", "--db", db, "--conversation", CONVERSATION, "--provider", "doubao", "--model", "d"]) == 0
     argv = ["replay", "--db", db, "--conversation", CONVERSATION, "--provider", "zhipu", "--model", "stub-error-500"]

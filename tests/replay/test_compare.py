@@ -86,7 +86,7 @@ def test_usage_counts_every_input_token_and_reasoning_as_output() -> None:
     assert usage_of("gemini", gemini) == StepUsage(50, 38, 20, 30)
     chat = {"usage": {"prompt_tokens": 40, "completion_tokens": 9, "prompt_tokens_details": {"cached_tokens": 32},
                       "completion_tokens_details": {"reasoning_tokens": 4}}}  # fmt: skip
-    assert usage_of("openai-chat", chat) == StepUsage(40, 9, 32, 4)
+    assert usage_of("openai", chat) == StepUsage(40, 9, 32, 4)
 
 
 def test_cost_comes_from_the_price_table_and_an_unknown_model_gives_none_with_a_note() -> None:

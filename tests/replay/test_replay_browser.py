@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from core.store import Store
+from core.store import NewRun, Store
 from tests.replay.replay_data import CONVERSATION, ORIGINAL_TEXT, seed_store
 from tests.replay.web_server import replay_app, serving
-from tests.web.test_web_browser import Watch, _shot, _until, browser, page  # noqa: F401 - fixtures
+from tests.web.test_browser import Watch, _shot, _until, browser, page  # noqa: F401 - fixtures
 from web.devtools.stub_provider import Reply, StubServer
 from web.runs.service import RunService
 
@@ -171,7 +171,7 @@ def test_the_runs_table_fits_the_window_with_a_long_error_and_a_long_model(
         ("gemini-2.5-flash-preview-05-20", "http_error", error),
         ("claude-sonnet-4-6", "ok", None),
     ):
-        run = store.start_run(CONVERSATION, provider="gemini", model=model, request_body={}, up_to_msg_id="a-2")
+        run = store.start_run(NewRun(CONVERSATION, provider="gemini", model=model, request_body={}, up_to_msg_id="a-2"))
         store.finish_run(run.run_id, status=status, error=message)  # type: ignore[arg-type]
     pg.goto(f"{base_url}/conversations/{CONVERSATION}/replays")  # type: ignore[attr-defined]
     _shot(pg, "replays-table.png", full=True)

@@ -15,7 +15,7 @@ from core import AssistantTextMessage, UnknownNameError
 from core.providers import ChatLLM, RequestOptions
 from core.replay.endpoints import PROVIDER_ENV
 from core.replay.run import ProviderUnavailable, prepare, replay, reply_message
-from core.store import Store
+from core.store import NewRun, Store
 from tests.replay.conftest import CANARY_KEY
 from tests.replay.replay_data import CONVERSATION, DAMAGED, FINAL_REPLY, FIRST_REPLY, conversation, seed_store
 from web.cli import main
@@ -135,7 +135,7 @@ def test_gemini_thought_signatures_are_kept_and_sent_back(
     assert reply is not None and reply.tool_calls
     stored_signature = (reply.tool_calls[0].model_extra or {})["thought_signature"]
     assert base64.b64decode(stored_signature) == b"\x00\xffsigned"
-    # The reply, stored as history, sends its signature back on the same part (core.providers.gemini).
+    # The reply, stored as history, sends its signature back on the same part (core.providers.dialects.gemini).
     history = [m.message for m in store.get_conversation(CONVERSATION).messages]
     body = ChatLLM("gemini").construct_request_params([*history, reply]).body
     model_parts = [p for c in body["contents"] if c["role"] == "model" for p in c["parts"]]
@@ -285,7 +285,7 @@ def test_a_key_that_is_a_word_of_the_answer_leaves_the_reply_readable(
     dialect: str, store: Store, stub: StubServer, stub_env: dict[str, str], tmp_path: Path
 ) -> None:
     # The key is a word the reply's own structure uses ("role": "assistant"): removing it from the
-    # raw text used to rewrite the message's tag, store the run as ok and break every page showing it.
+    # raw text would rewrite the message's tag, store the run as ok and break every page showing it.
     key = "assistant"
     env = {k: key if k.endswith("_API_KEY") else v for k, v in stub_env.items()}
     stub.state.script.append(Reply(text="I am your assistant.", tool_calls=[{"name": "assistant", "arguments": {}}]))
@@ -300,7 +300,7 @@ def test_a_key_that_is_a_word_of_the_answer_leaves_the_reply_readable(
 
 
 def test_a_run_stored_with_an_unreadable_reply_has_no_reply_instead_of_failing(store: Store) -> None:
-    run, _ = store.claim_run(CONVERSATION, provider="openai", model="m", request_body={}, up_to_msg_id=None)
+    run, _ = store.claim_run(NewRun(CONVERSATION, provider="openai", model="m", request_body={}, up_to_msg_id=None))
     broken = {"role": "assistant", "msg_type": "te[redacted]t", "content": "hi", "msg_id": "r", "conversation_id": "c"}
     finished = store.finish_run(run.run_id, status="ok", reply=broken)
     assert reply_message(finished) is None

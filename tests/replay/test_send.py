@@ -58,7 +58,7 @@ def test_body_arrives_as_built_and_the_reply_parses(dialect: str, stub: StubServ
     leaked = {k: v for k, v in seen.headers.items() if CANARY_KEY in v and k != header}
     assert leaked == {}, "the key may travel only in the auth header"
     assert CANARY_KEY not in json.dumps(seen.body)
-    reply = parse_reply(endpoint.family, exchange.response, msg_id="r1", conversation_id="c", create_ts=1)
+    reply = parse_reply(endpoint.wire_dialect, exchange.response, msg_id="r1", conversation_id="c", create_ts=1)
     assert isinstance(reply.message, AssistantTextMessage)
     assert reply.message.content == "forty-two"
     assert [c.name for c in reply.message.tool_calls or []] == ["lookup"]
@@ -106,7 +106,7 @@ def test_no_connection_outlives_its_send(dialect: str, model: str, stub: StubSer
 def test_a_missing_key_is_unavailable_and_names_the_variable() -> None:
     env = {"ANTHROPIC_API_KEY": CANARY_KEY}
     assert endpoint_for("openai", env) is None
-    table = {a.dialect: a for a in availability(env)}
+    table = {a.provider: a for a in availability(env)}
     assert table["anthropic"].available and not table["openai"].available
     assert "OPENAI_API_KEY" in table["openai"].reason
     assert CANARY_KEY not in repr(table) and CANARY_KEY not in repr(endpoint_for("anthropic", env))

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from core.store import Store
+from core.store import NewRun, Store
 from tests.replay.replay_data import CONVERSATION, DAMAGED, FIRST_REPLY, ORIGINAL_TEXT, seed_store
 from tests.replay.web_server import replay_app, serving
 from tests.web.web_html import live_content, parse
@@ -94,7 +94,7 @@ def test_the_controls_show_availability_and_never_a_key(client: httpx.Client, en
     uptos = [el.get("value") for el in page.elements if el.tag == "input" and el.get("name") == "upto"]
     assert uptos == [FIRST_REPLY, "a-2"]
     keys = [el.get("value") for el in page.elements if el.get("name") == "idempotency_key"]
-    assert len(keys) == 3 == len(set(keys))
+    assert len(keys) == 5 == len(set(keys))  # and two Replay steps forms: the header's and the user card's
     assert live_content(html) == []
     assert env["OPENAI_API_KEY"] not in html
 
@@ -235,17 +235,22 @@ def test_compare_two_runs(client: httpx.Client, stub: StubServer) -> None:
     assert "data-compare-form" in replays
     html = client.get("/runs/compare", params={"a": a, "b": b}).text
     assert re.search(r"<del[^>]*>two</del> <ins[^>]*>2</ins>", html)
-    assert "data-request-diff" in html  # an OpenAI body and a Gemini body differ
+    requests_url = re.search(r'hx-get="([^"]+)"', html)
+    assert requests_url is not None and "data-request-diff-pending" in html
+    requests_diff = client.get(requests_url.group(1).replace("&amp;", "&"), headers=HX).text
+    assert "data-request-diff" in requests_diff  # an OpenAI body and a Gemini body differ
+    assert requests_diff.lstrip().startswith('<div id="request-diff"')  # the fragment that replaces the placeholder
+    assert "data-request-diff" in client.get(requests_url.group(1).replace("&amp;", "&")).text  # without JavaScript
     api: Any = client.get(f"/api/conversations/{CONVERSATION}/runs").json()
     assert [r["run_id"] for r in api["runs"]] == [b, a]
     assert client.get(f"/api/runs/{a}").json()["reply"]["content"] == "one two three"
 
 
 def test_a_run_left_running_by_a_stopped_server_stops_polling(client: httpx.Client, store: Store) -> None:
-    orphan = store.start_run(CONVERSATION, provider="openai", model="m", request_body={}, started_at=1_000)
+    orphan = store.start_run(NewRun(CONVERSATION, provider="openai", model="m", request_body={}, started_at=1_000))
     html = client.get(f"/runs/{orphan.run_id}", headers=HX).text
     assert "hx-trigger" not in html and "data-run-stale" in html
-    fresh = store.start_run(CONVERSATION, provider="openai", model="m", request_body={})
+    fresh = store.start_run(NewRun(CONVERSATION, provider="openai", model="m", request_body={}))
     assert 'hx-trigger="every 1s"' in client.get(f"/runs/{fresh.run_id}", headers=HX).text
 
 
@@ -261,7 +266,9 @@ def test_a_key_of_another_conversations_run_is_refused(client: httpx.Client, stu
 def test_the_original_card_of_a_run_links_its_tool_results_in_the_conversation(
     client: httpx.Client, store: Store
 ) -> None:
-    run = store.start_run(CONVERSATION, provider="openai", model="gpt-4.1", request_body={}, up_to_msg_id=FIRST_REPLY)
+    run = store.start_run(
+        NewRun(CONVERSATION, provider="openai", model="gpt-4.1", request_body={}, up_to_msg_id=FIRST_REPLY)
+    )
     store.finish_run(run.run_id, status="http_error", error="HTTP 500")
     html = client.get(f"/runs/{run.run_id}").text
     original = html[html.index('data-side="original"') : html.index('data-side="replay"')]
@@ -300,7 +307,7 @@ def test_a_model_of_another_provider_is_refused_unless_typed_on_purpose(
 
 def test_run_compare_says_when_the_runs_regenerated_different_messages(client: httpx.Client, store: Store) -> None:
     runs = [
-        store.start_run(CONVERSATION, provider="openai", model="gpt-4.1", request_body={}, up_to_msg_id=upto)
+        store.start_run(NewRun(CONVERSATION, provider="openai", model="gpt-4.1", request_body={}, up_to_msg_id=upto))
         for upto in (FIRST_REPLY, "a-2", "a-2")
     ]
     for run in runs:
@@ -318,7 +325,7 @@ def test_a_run_stored_with_an_unreadable_reply_still_opens(client: httpx.Client,
     broken = {"role": "assistant", "msg_type": "te[redacted]t", "content": "hi", "msg_id": "r", "conversation_id": "c"}
     ids = []
     for _ in range(2):
-        run, _ = store.claim_run(CONVERSATION, provider="openai", model="m", request_body={}, up_to_msg_id=None)
+        run, _ = store.claim_run(NewRun(CONVERSATION, provider="openai", model="m", request_body={}, up_to_msg_id=None))
         ids.append(store.finish_run(run.run_id, status="ok", reply=broken).run_id)
     for path in (f"/runs/{ids[0]}", f"/api/runs/{ids[0]}", f"/runs/compare?a={ids[0]}&b={ids[1]}"):
         assert client.get(path).status_code == 200, path

@@ -11,7 +11,8 @@ def test_public_api_is_pinned() -> None:
         "ENV_VAR", "MAX_ID_CHARS", "RUN_STATUSES", "SORTS", "ConversationDetail", "ConversationJSON",
         "ConversationPage",
         "ConversationQuery", "ConversationSummary", "EngineSettings", "ImportSummary", "InvalidQueryError",
-        "RunStatus", "RunView", "SchemaOutOfDate", "Store", "StoreError", "StoredMessage", "TokenUsage",
+        "NewRun", "RunStatus", "RunSummary", "RunView", "SchemaOutOfDate", "Store", "StoreError", "StoredMessage",
+        "TokenUsage",
         "UpgradeResult", "ensure_schema", "head_revision", "make_engine", "resolve_url", "upgrade",
     }  # fmt: skip
     for name in core.store.__all__:

@@ -17,12 +17,13 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
 from core.reader import read_bytes
-from core.store import ConversationQuery, Store, head_revision, make_engine, resolve_url
+from core.store import ConversationQuery, NewRun, Store, head_revision, make_engine, resolve_url
 from core.store.engine import write_transaction
 from core.store.schema import _config
 from core.store.tables import METADATA
 from tests.store.store_factory import dataset
 from tests.store.store_pg import BACKENDS
+from tests.store.test_store_schema import in_the_models
 from web.cli import main
 
 
@@ -122,7 +123,7 @@ def test_replace_takes_the_new_version_and_says_how_many(
     ]
     assert _import(db_url, capsys, str(_write(tmp_path / "old.jsonl", old)))[0] == 0
     with Store.open(db_url) as store:
-        store.start_run("c", provider="openai", model="m", request_body={}, up_to_msg_id="m1", started_at=25)
+        store.start_run(NewRun("c", provider="openai", model="m", request_body={}, up_to_msg_id="m1", started_at=25))
     new = [_msg("c", "m1", "new title", 15), _msg("c", "m3", "plain now", 30), _msg("c", "m4", "added", 40)]
     path = _write(tmp_path / "new.jsonl", new)
     code, _, err = _import(db_url, capsys, str(path))
@@ -154,10 +155,6 @@ def test_replace_takes_the_new_version_and_says_how_many(
         assert store.counts()["messages"] == 4
 
 
-def _not_search_index(obj: object, name: str | None, type_: str, reflected: bool, compare_to: object) -> bool:
-    return not (name or "").startswith(("message_fts", "ix_messages_search_trgm"))
-
-
 @pytest.mark.parametrize("fresh_url", BACKENDS, indirect=True)
 def test_db_upgrade_from_0003_keys_messages_by_conversation(
     fresh_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -168,7 +165,7 @@ def test_db_upgrade_from_0003_keys_messages_by_conversation(
     old = Store(engine)
     messages = dataset(seed=31, conversations=3, turns=2, records=4)
     old.import_records(read_bytes(b"".join(orjson.dumps(m) + b"\n" for m in messages), source="a"), source="a")
-    old.start_run("s31-c0", provider="openai", model="m", request_body={"k": 1})
+    old.start_run(NewRun("s31-c0", provider="openai", model="m", request_body={"k": 1}))
     before = (old.counts(), list(old.iter_conversations()), old.get_conversation_outline("s31-c1"))
     engine.dispose()
 
@@ -180,7 +177,7 @@ def test_db_upgrade_from_0003_keys_messages_by_conversation(
         assert [c.conversation_id for c in hits] == ["s31-c2"]  # the search index still points at the rows
         assert len(store.list_runs("s31-c0")[0]) == 1
         with store.engine.connect() as conn:
-            context = MigrationContext.configure(conn, opts={"include_object": _not_search_index})
+            context = MigrationContext.configure(conn, opts={"include_object": in_the_models})
             assert compare_metadata(context, METADATA) == []  # the rebuilt table is the one the model describes
         reused = {**messages[0], "conversation_id": "s31-c9", "content": "same msg_id, other conversation"}
         summary = store.import_records(read_bytes(orjson.dumps(reused), source="b"), source="b")

@@ -15,7 +15,7 @@ import pytest
 
 from core import UnknownNameError
 from core.reader import read_bytes
-from core.store import ConversationQuery, InvalidQueryError, Store
+from core.store import ConversationQuery, InvalidQueryError, NewRun, Store
 from tests.store.store_pg import BACKENDS, create_pg_database, drop_pg_database, pg_database_url
 
 PAYLOADS = [
@@ -120,7 +120,7 @@ def test_conversation_id_is_literal(loaded: Store, payload: str) -> None:
     assert [m.msg_id for m in detail.messages] == [f"m{PAYLOADS.index(payload)}"]
     assert [b["conversation_id"] for b in loaded.export_bodies(payload)] == [payload]
     run = loaded.start_run(
-        payload, provider=payload, model=payload, request_body={"q": payload}, idempotency_key=payload
+        NewRun(payload, provider=payload, model=payload, request_body={"q": payload}, idempotency_key=payload)
     )
     runs, _ = loaded.list_runs(payload)
     assert [r.run_id for r in runs] == [run.run_id]

@@ -2,7 +2,7 @@
 
 The dashboard opens a long trace from these spans without reading the rest of the text
 (``web.timeline.stored``); a span one byte off would show the wrong record, or none.
-``tests/web/test_web_outline.py`` holds the order made from outlines to the typed timeline.
+``tests/web/timeline/test_outline.py`` holds the order made from outlines to the typed timeline.
 """
 
 from __future__ import annotations

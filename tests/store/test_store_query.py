@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from core.reader import read_bytes
-from core.store import SORTS, ConversationQuery, InvalidQueryError, Store
+from core.store import SORTS, ConversationQuery, InvalidQueryError, NewRun, Store
 from tests.store.store_factory import dataset
 
 
@@ -108,7 +108,7 @@ def test_filters(store: Store) -> None:
             ),
         ],
     )
-    store.start_run("plain", provider="openai", model="m", request_body={})
+    store.start_run(NewRun("plain", provider="openai", model="m", request_body={}))
 
     def ids(**kw: Any) -> set[str]:
         return {c.conversation_id for c in store.iter_conversations(ConversationQuery(**kw))}
@@ -163,7 +163,7 @@ OUT_OF_RANGE_CURSORS = {
 def test_integer_overflow_in_a_cursor_is_a_bad_query_not_a_crash(store: Store, case: str) -> None:
     """Integer overflow through a forged page cursor: refused as bad input on both backends."""
     _import(store, [_text("a", "x", 1), _text("b", "y", 2)])
-    store.start_run("a", provider="openai", model="m", request_body={})
+    store.start_run(NewRun("a", provider="openai", model="m", request_body={}))
     with pytest.raises(InvalidQueryError, match="cursor"):
         store.list_conversations(ConversationQuery(sort="recent", cursor=OUT_OF_RANGE_CURSORS[case]("recent")))
     with pytest.raises(InvalidQueryError, match="cursor"):

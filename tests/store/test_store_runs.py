@@ -6,7 +6,7 @@ import pytest
 
 from core import UnknownNameError
 from core.reader import read_bytes
-from core.store import RUN_STATUSES, InvalidQueryError, Store, TokenUsage
+from core.store import RUN_STATUSES, InvalidQueryError, NewRun, Store, TokenUsage
 
 MESSAGE = b'{"role":"user","msg_type":"text","content":"hi","create_ts":1000,"msg_id":"u","conversation_id":"c"}\n'
 
@@ -20,7 +20,14 @@ def with_conversation(store: Store) -> Store:
 def test_run_lifecycle(with_conversation: Store) -> None:
     store = with_conversation
     run = store.start_run(
-        "c", provider="anthropic", model="claude", request_body={"messages": [1]}, up_to_msg_id="u", started_at=5_000
+        NewRun(
+            "c",
+            provider="anthropic",
+            model="claude",
+            request_body={"messages": [1]},
+            up_to_msg_id="u",
+            started_at=5_000,
+        )
     )
     assert (run.status, run.finished_at, run.latency_ms, run.up_to_msg_id) == ("running", None, None, "u")
     done = store.finish_run(
@@ -38,9 +45,9 @@ def test_run_lifecycle(with_conversation: Store) -> None:
 
 def test_failed_and_timed_out_runs_are_kept(with_conversation: Store) -> None:
     store = with_conversation
-    a = store.start_run("c", provider="openai", model="m", request_body={}, started_at=1)
+    a = store.start_run(NewRun("c", provider="openai", model="m", request_body={}, started_at=1))
     store.finish_run(a.run_id, status="error", error="429 rate limited", finished_at=2)
-    b = store.start_run("c", provider="openai", model="m", request_body={}, started_at=3)
+    b = store.start_run(NewRun("c", provider="openai", model="m", request_body={}, started_at=3))
     store.finish_run(b.run_id, status="timeout", finished_at=60_003)
     runs, cursor = store.list_runs("c")
     assert [(r.status, r.error) for r in runs] == [("timeout", None), ("error", "429 rate limited")]
@@ -49,15 +56,18 @@ def test_failed_and_timed_out_runs_are_kept(with_conversation: Store) -> None:
 
 def test_idempotency_key_returns_the_same_run(with_conversation: Store) -> None:
     store = with_conversation
-    first = store.start_run("c", provider="openai", model="m", request_body={}, idempotency_key="k1")
-    again = store.start_run("c", provider="openai", model="m", request_body={}, idempotency_key="k1")
+    first = store.start_run(NewRun("c", provider="openai", model="m", request_body={}, idempotency_key="k1"))
+    again = store.start_run(NewRun("c", provider="openai", model="m", request_body={}, idempotency_key="k1"))
     assert again.run_id == first.run_id
     assert store.list_conversations().items[0].runs == 1
 
 
 def test_run_pages(with_conversation: Store) -> None:
     store = with_conversation
-    made = [store.start_run("c", provider="p", model="m", request_body={"i": i}, started_at=i).run_id for i in range(7)]
+    made = [
+        store.start_run(NewRun("c", provider="p", model="m", request_body={"i": i}, started_at=i)).run_id
+        for i in range(7)
+    ]
     seen: list[str] = []
     cursor = None
     while True:
@@ -71,8 +81,8 @@ def test_run_pages(with_conversation: Store) -> None:
 def test_run_misuse(with_conversation: Store) -> None:
     store = with_conversation
     with pytest.raises(UnknownNameError):
-        store.start_run("nope", provider="p", model="m", request_body={})
-    run = store.start_run("c", provider="p", model="m", request_body={})
+        store.start_run(NewRun("nope", provider="p", model="m", request_body={}))
+    run = store.start_run(NewRun("c", provider="p", model="m", request_body={}))
     with pytest.raises(InvalidQueryError):
         store.finish_run(run.run_id, status="running")  # type: ignore[arg-type]
     with pytest.raises(UnknownNameError):
@@ -88,7 +98,7 @@ def test_every_replay_outcome_can_be_recorded(with_conversation: Store) -> None:
     store = with_conversation
     assert set(get_args(Status)) <= set(RUN_STATUSES)
     for status in get_args(Status):
-        run = store.start_run("c", provider="p", model="m", request_body={})
+        run = store.start_run(NewRun("c", provider="p", model="m", request_body={}))
         assert store.finish_run(run.run_id, status=status).status == status
 
 

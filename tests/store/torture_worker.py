@@ -18,7 +18,7 @@ import traceback
 from typing import Any
 
 from core.errors import InputError
-from core.store import ConversationQuery, Store, TokenUsage
+from core.store import ConversationQuery, NewRun, Store, TokenUsage
 
 
 def importer(url: str, seed: int, seconds: float, files: list[str]) -> dict[str, Any]:
@@ -47,7 +47,7 @@ def importer(url: str, seed: int, seconds: float, files: list[str]) -> dict[str,
             if conversations and rng.random() < 0.5:
                 try:  # the "re-run saves its result while an import runs" case
                     run = store.start_run(
-                        rng.choice(conversations), provider="fake", model="m", request_body={"s": seed}
+                        NewRun(rng.choice(conversations), provider="fake", model="m", request_body={"s": seed})
                     )
                     store.finish_run(run.run_id, status="ok", response_body={}, usage=TokenUsage(total_tokens=1))
                     result["runs"] += 1

@@ -27,7 +27,7 @@ FORBIDDEN_TAGS = frozenset(
 # Static files are linked by content-hashed name (web/assets.py); the plain name is the same file.
 KNOWN_LINKS = re.compile(r"^(/static/(app|runs|windows)(\.[0-9a-f]{12})?\.css|data:,)$")
 KNOWN_FORMS = frozenset({"/check", "/", "/import"})
-_RUN_FORM = re.compile(r"^/conversations/[^/?#]+/runs$")  # the Re-run forms (replay)
+_RUN_FORM = re.compile(r"^/conversations/[^/?#]+/(step-)?runs$")  # the Re-run and Replay steps forms
 # The payload and diff pages' selectors, and the timeline's kind filter (the conversation page itself).
 _GET_FORM = re.compile(r"^/conversations/[^?#]+?(/payload/[^/?#]+|/diff)?$")
 _SCRIPT_SRC = re.compile(r"^/static/(app|runs|timeline|windows|vendor/htmx-\d+\.\d+\.\d+\.min)(\.[0-9a-f]{12})?\.js$")

@@ -89,7 +89,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "action",
         choices=("upgrade", "status"),
-        help="upgrade: apply the migrations; status: revision, row counts and (SQLite) PRAGMA quick_check",
+        help="upgrade: apply the migrations (and, on PostgreSQL, the job queue's schema); "
+        "status: revision, row counts and (SQLite) PRAGMA quick_check",
     )
     add_db_argument(parser)
 
@@ -104,6 +105,8 @@ def run(ns: argparse.Namespace) -> int:
             print(f"schema already at {result.after}")
         else:
             print(f"schema upgraded from {result.before or 'empty'} to {result.after}")
+        if result.queue_schema:
+            print("job queue schema (Procrastinate) applied")
         if result.outlined:
             print(f"outlined {result.outlined} messages stored before the upgrade (long traces now open by page)")
         return 0

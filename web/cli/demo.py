@@ -8,7 +8,9 @@
    this process's provider variables at it: every ``*_BASE_URL`` at the stub and every
    ``*_API_KEY`` at a placeholder, so a replay from the dashboard reaches the stub and
    never a real provider, whatever keys the shell holds.
-3. Serves the dashboard (loopback unless ``--allow-remote``) and prints its URL once it listens.
+3. Records the demo's two step runs of its agent turn (``web.devtools.demo_steps``: one matched,
+   one diverged), made by the step replay engine against the stub scripted per step.
+4. Serves the dashboard (loopback unless ``--allow-remote``) and prints its URL once it listens.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ def point_providers_at(base_url: str, environ: dict[str, str] | os._Environ[str]
 
     values: dict[str, str] = {}
     for spec in PROVIDER_ENV.values():
-        openai_style = spec.family in ("openai-chat", "openai-responses")
+        openai_style = spec.wire_dialect in ("openai", "openai-responses")
         values[spec.base_url_var] = f"{base_url}/v1" if openai_style else base_url
         values[spec.key_var] = PLACEHOLDER_KEY
     environ.update(values)
@@ -121,6 +123,7 @@ def sigterm_as_exit() -> Iterator[None]:
 def run(ns: argparse.Namespace) -> int:
     """Build the demo, start the stub provider, serve the dashboard until interrupted (Ctrl+C or SIGTERM)."""
     from core.store import Store
+    from web.devtools.demo_steps import seed_step_runs
     from web.devtools.stub_provider import StubServer
 
     if refuse_public_bind(ns, "demo"):
@@ -147,6 +150,7 @@ def run(ns: argparse.Namespace) -> int:
                     flush=True,
                 )
                 with Store.open(str(db)) as store:
+                    seed_step_runs(store, stub, os.environ)
                     return serve(store, settings_from(ns), ns, banner="Traceloupe demo")
             finally:
                 stub.shutdown()

@@ -25,8 +25,8 @@ EXIT_SAME, EXIT_DIFFERENT, EXIT_ERROR = 0, 1, 2
 
 def register(parser: argparse.ArgumentParser) -> None:
     add_request_arguments(parser)
-    parser.add_argument("--left", required=True, metavar="P", help="dialect of the left body")
-    parser.add_argument("--right", required=True, metavar="Q", help="dialect of the right body")
+    parser.add_argument("--left", required=True, metavar="P", help="provider of the left body")
+    parser.add_argument("--right", required=True, metavar="Q", help="provider of the right body")
     parser.add_argument("--width", type=int, default=100, metavar="N", help="shorten values to N characters (0: never)")
     parser.add_argument("--json", action="store_true", help="print the diff as the API gives it (JSON)")
 

@@ -36,7 +36,7 @@ def add_request_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--conversation", metavar="ID", help="conversation id (needed when FILE holds several)")
     parser.add_argument("--upto", metavar="MSG_ID", help="build the request that produced this message")
     parser.add_argument(
-        "--model", help="model name (default: the dialect's); it chooses the profile of rules the body follows"
+        "--model", help="model name (default: the provider's); it chooses the profile of rules the body follows"
     )
     parser.add_argument("--max-tokens", type=int, metavar="N", help="output token limit")
     parser.add_argument("--thinking", choices=("on", "off"), help="switch provider reasoning on or off")
@@ -50,7 +50,7 @@ def add_request_arguments(parser: argparse.ArgumentParser) -> None:
 
 def register(parser: argparse.ArgumentParser) -> None:
     add_request_arguments(parser)
-    parser.add_argument("--provider", required=True, metavar="P", help="dialect name, e.g. openai, anthropic")
+    parser.add_argument("--provider", required=True, metavar="P", help="provider name, e.g. openai, anthropic")
     shown = parser.add_mutually_exclusive_group()
     shown.add_argument("--phases", action="store_true", help="print every phase's output, warnings, provenance")
     shown.add_argument("--report", action="store_true", help="print the capability report for --provider and --model")

@@ -35,7 +35,7 @@ def register(parser: argparse.ArgumentParser) -> None:
         "--provider",
         required=True,
         metavar="P",
-        help="dialect: openai, openai-responses, anthropic, gemini, zhipu, doubao",
+        help="provider: openai, openai-responses, anthropic, gemini, zhipu, doubao",
     )
     parser.add_argument("--model", required=True, metavar="M", help="the model to ask")
     parser.add_argument("--upto", metavar="MSG_ID", help="regenerate this message (default: the final assistant reply)")

@@ -4,6 +4,8 @@ Binds 127.0.0.1 by default. The dashboard has no login and shows every trace it
 holds, so a host that other machines can reach is refused unless the operator
 says ``--allow-remote`` (security.md §2, item 8). The database is chosen like every
 store command's: ``--db URL``, else ``$TRACELOUPE_DATABASE_URL``, else ``./traceloupe.db``.
+Forms are signed with the secret every process on that database shares (``web.processes``), so
+``--workers N`` processes, or several ``serve`` commands, answer as one server.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from web.cli.db import add_db_argument
+from web.settings import LOOPBACK_HOSTS
 
 if TYPE_CHECKING:
     from litestar import Litestar
@@ -24,7 +27,6 @@ if TYPE_CHECKING:
     from core.store import Store
     from web.settings import Settings
 
-LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 DEFAULT_IMPORT_MIB = 256
 DEFAULT_BUILD_SECONDS = 20.0
 DEFAULT_BUILD_CONCURRENCY = 4
@@ -73,11 +75,15 @@ def register(parser: argparse.ArgumentParser) -> None:
         "--create", action="store_true", help="create the SQLite database when it does not exist (default: refuse)"
     )
     add_server_arguments(parser)
+    parser.add_argument(
+        "--workers", type=int, default=1, metavar="N",
+        help="serve from N processes sharing the port and the database (default: %(default)s)",
+    )  # fmt: skip
 
 
 def is_loopback(host: str) -> bool:
     """True for names and addresses that only this machine can reach."""
-    if host.lower() in LOOPBACK_NAMES:
+    if host.lower() in LOOPBACK_HOSTS:
         return True
     try:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
@@ -129,12 +135,17 @@ def listen(host: str, port: int) -> socket.socket:
 
 
 def serve(store: Store, settings: Settings, ns: argparse.Namespace, *, banner: str = "Traceloupe") -> int:
-    """Serve the dashboard over ``store`` until interrupted; the URL is printed once the port is listening."""
+    """Serve the dashboard over ``store`` until interrupted; the URL is printed once the port is listening.
+
+    With ``ns.workers`` above 1, that many processes serve it (``web.cli.workers``), each opening the store itself.
+    """
     from web.app import create_app
     from web.cli.terminal import echo
+    from web.cli.workers import run_workers
     from web.serving import server_options
 
-    app = create_app(settings, store)
+    workers: int = getattr(ns, "workers", 1)
+    app = create_app(settings, store) if workers == 1 else None
     try:
         sock = listen(ns.host, ns.port)
     except PortBusy:
@@ -146,7 +157,11 @@ def serve(store: Store, settings: Settings, ns: argparse.Namespace, *, banner: s
     with sock:
         port = ns.port or sock.getsockname()[1]
         print(f"{banner} on http://{_url_host(ns.host)}:{port}/", file=sys.stderr, flush=True)
-        run_server(app, sock, host=ns.host, port=port, **server_options(settings))
+        if app is not None:
+            run_server(app, sock, host=ns.host, port=port, **server_options(settings))
+        else:
+            url = store.engine.url.render_as_string(hide_password=False)
+            run_workers(url, settings, sock, workers, host=ns.host, port=port)
     return 0
 
 
@@ -174,9 +189,24 @@ def run(ns: argparse.Namespace) -> int:
     if ns.import_max_mib < 16:
         print("traceloupe serve: --import-max-mib must be at least 16", file=sys.stderr)
         return 2
+    if ns.workers < 1:
+        print("traceloupe serve: --workers must be at least 1", file=sys.stderr)
+        return 2
     try:
         settings = settings_from(ns)
     except ValueError as exc:
         print(f"traceloupe serve: {exc}", file=sys.stderr)
         return 2
-    return run_with_store(ns, lambda store: serve(store, settings, ns), create=ns.create)
+    return run_with_store(ns, lambda store: _serve_shared(store, settings, ns), create=ns.create)
+
+
+def _serve_shared(store: Store, settings: Settings, ns: argparse.Namespace) -> int:
+    """Serve with the CSRF secret every process on this database shares (forms outlive restarts and processes)."""
+    from web.processes import with_shared_secret
+
+    try:
+        shared = with_shared_secret(settings, store)
+    except ValueError as exc:
+        print(f"traceloupe serve: {exc}", file=sys.stderr)
+        return 2
+    return serve(store, shared, ns)

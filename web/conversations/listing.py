@@ -10,21 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
+from core import MESSAGE_TAGS
 from core.store import SORTS, ConversationQuery, InvalidQueryError
 
 PAGE_SIZE = 50
 
-KIND_FILTERS: dict[str, str] = {
-    "user:text": "user text",
-    "user:image": "user image",
-    "user:audio": "user audio",
-    "user:video": "user video",
-    "user:attachment": "user attachment",
-    "user:url": "user URL",
-    "user:contact": "user contact",
-    "user:history": "forwarded history",
-    "user:multipart": "user multipart",
-    "assistant:text": "assistant text",
+_TAG_LABELS: dict[str, str] = {"user:url": "user URL", "user:history": "forwarded history"}
+"""Subclass tags whose label is not the tag read aloud (``user:text`` reads "user text")."""
+
+_ROLE_KINDS: dict[str, str] = {
     "tool": "tool result",
     "console": "console output",
     "system": "system",
@@ -32,7 +26,14 @@ KIND_FILTERS: dict[str, str] = {
     "assistant": "damaged assistant record",
     "user": "damaged user record",
 }
+"""A record of a role without subclasses, or a user or assistant record that lost its subclass."""
+
+KIND_FILTERS: dict[str, str] = {
+    **{tag: _TAG_LABELS.get(tag, tag.replace(":", " ")) for tag in MESSAGE_TAGS},
+    **_ROLE_KINDS,
+}
 """The kinds a conversation can be filtered by (the store's ``Message.tag``), with their labels."""
+
 
 SORT_LABELS: dict[str, str] = {
     "recent": "last activity",

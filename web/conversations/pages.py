@@ -9,6 +9,7 @@ from core.store import ConversationSummary
 from web import masking, urls
 from web.conversations.listing import KIND_FILTERS, SORT_LABELS, ListQuery
 from web.conversations.snippets import Snippet
+from web.runs.step_forms import StepForms, step_forms
 from web.runs.views import RerunForms
 from web.settings import Settings
 from web.source import Loaded
@@ -44,6 +45,8 @@ class ConversationPage:
     damaged: int
     rerun: RerunForms
     """The Re-run controls of the page (the conversation's and each assistant card's)."""
+    steps: StepForms | None = None
+    """The Replay steps controls (the conversation's last turn and each user card that has trace records)."""
     runs: int = 0
     provider: str = "openai"
     kind: str = ""
@@ -147,6 +150,7 @@ def conversation_page(
         page_size=settings.page_size,
         damaged=summary.damaged,
         rerun=rerun,
+        steps=step_forms(summary.conversation_id, rerun.choices, timeline),
         runs=summary.runs,
         provider=settings.default_provider,
         kind=kind,

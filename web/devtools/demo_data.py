@@ -25,6 +25,8 @@ EVERY_KIND = "demo-every-kind"
 INCIDENT = "tfrob-299-incident"
 LONG = "demo-long-2000"
 HOSTILE = "demo-hostile"
+AGENT_STEPS = "demo-agent-steps"
+AGENT_TURN = "ag-u1"
 FAKE_KEY = "sk-demo-FAKE-0000000000000000000000000000"
 
 Json = dict[str, Any]
@@ -237,6 +239,35 @@ def incident() -> list[Json]:
     ]  # fmt: skip
 
 
+AGENT_CALLS: tuple[tuple[str, dict[str, Any], str], ...] = (
+    ("lookup_order", {"order_id": "A-1042"}, '{"status": "delivered", "total_eur": 84.5, "items": 2}'),
+    ("refund", {"order_id": "A-1042", "amount_eur": 84.5, "reason": "damaged on arrival"}, '{"refund_id": "R-311"}'),
+    ("send_email", {"to": "ana@example.com", "template": "refund_confirmed", "refund_id": "R-311"}, "queued"),
+)
+"""The recorded agent turn's steps: each tool call (name, arguments) and the result it got."""
+AGENT_ANSWER = "I refunded order A-1042 (84.50 EUR, refund R-311) and emailed Ana the confirmation."
+
+
+def agent_steps() -> list[Json]:
+    """An agent turn of three tool steps and a final answer, which the demo's step runs replay."""
+    cid, c = AGENT_STEPS, _Clock(T0 + 3 * 86_400_000)
+    first = c.tick()
+    trace: list[Json] = []
+    for k, (name, arguments, result) in enumerate(AGENT_CALLS, start=1):
+        call_id = f"call_ag{k}"
+        trace += [
+            _msg(cid, f"ag-a{k}", c.tick(), "assistant", "text", content="",
+                 tool_calls=[_call(call_id, name, **arguments)]),
+            _msg(cid, f"ag-t{k}", c.tick(), "tool", tool_reses=[{"call_id": call_id, "name": name, "result": result}]),
+        ]  # fmt: skip
+    trace.append(_msg(cid, f"ag-a{len(AGENT_CALLS) + 1}", c.tick(), "assistant", "text", content=AGENT_ANSWER))
+    return [
+        _msg(cid, "ag-s", first - 10, "system", content="You are the support agent of a web shop. Use the tools."),
+        _msg(cid, AGENT_TURN, first, "user", "text", content="Order A-1042 arrived broken. Refund it and tell Ana.",
+             intermediate_trace={"records": trace}),
+    ]  # fmt: skip
+
+
 def long_trace(records: int = 2000, *, seed: int = 7) -> list[Json]:
     """A research agent's loop: ``records`` trace records (reasoning + a tool call, then its result, now and then a
     console run), after one user question."""
@@ -328,7 +359,7 @@ def ordinary(count: int = 8) -> list[Json]:
 
 def conversations(long_records: int = 2000) -> list[Json]:
     """Every demo conversation's top-level messages, as stored JSON."""
-    return every_kind() + incident() + long_trace(long_records) + hostile() + ordinary()
+    return every_kind() + incident() + agent_steps() + long_trace(long_records) + hostile() + ordinary()
 
 
 def write_attachments(root: Path) -> None:
@@ -356,7 +387,7 @@ class Demo:
 def build(folder: Path, *, db: Path | None = None, attachments: Path | None = None, long_records: int = 2000) -> Demo:
     """Write the demo JSONL (and attachments) under ``folder``, import it into ``db`` (default ``folder/demo.db``)
     through the store, and record two runs."""
-    from core.store import Store, TokenUsage
+    from core.store import NewRun, Store, TokenUsage
 
     folder.mkdir(parents=True, exist_ok=True)
     demo = Demo(
@@ -368,7 +399,9 @@ def build(folder: Path, *, db: Path | None = None, attachments: Path | None = No
         store.import_path(demo.jsonl)
         if not store.list_runs(EVERY_KIND, limit=1)[0]:
             body = {"model": "stub-model", "messages": [{"role": "user", "content": "Plan a 3-day trip to Lisbon"}]}
-            run = store.start_run(EVERY_KIND, provider="openai", model="stub-model", request_body=body, started_at=T0)
+            run = store.start_run(
+                NewRun(EVERY_KIND, provider="openai", model="stub-model", request_body=body, started_at=T0)
+            )
             store.finish_run(
                 run.run_id,
                 status="ok",
@@ -377,7 +410,7 @@ def build(folder: Path, *, db: Path | None = None, attachments: Path | None = No
                 finished_at=T0 + 420,
             )
             run = store.start_run(
-                INCIDENT, provider="anthropic", model="stub-error-500", request_body={}, started_at=T0
+                NewRun(INCIDENT, provider="anthropic", model="stub-error-500", request_body={}, started_at=T0)
             )
             store.finish_run(
                 run.run_id, status="http_error", error="HTTP 500 from the stub provider", finished_at=T0 + 90

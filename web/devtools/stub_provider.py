@@ -9,14 +9,19 @@ answer, a malformed one, or a redirect (a scripted 3xx with its ``location`` hea
 What it answers is chosen per request, first match wins:
 
 1. the next scripted reply queued with ``POST /__stub/script`` (a JSON list of Reply objects);
-2. the next step scripted for the request's model with ``POST /__stub/script``
+2. the next step scripted for requests whose body contains a text, with ``POST /__stub/script``
+   ``{"match": TEXT, "steps": [Reply, ...]}``: the k-th request whose JSON body holds TEXT gets the
+   k-th step, so a suite replaying many conversations at once can script each one (TEXT is a
+   marker in that conversation's messages); the first script whose TEXT matches answers;
+3. the next step scripted for the request's model with ``POST /__stub/script``
    ``{"model": M, "steps": [Reply, ...]}``: the k-th request for M gets the k-th step (tool calls,
    a text, or an error status), so a step replay can be shown matching, diverging at step 2 or
    failing; each step's tool calls get ids of their own (``call_s<k>_<i>``) unless it names them;
-3. the model name: ``stub-error-500``, ``stub-error-429``, ``stub-slow-<seconds>``,
+4. the model name: ``stub-error-500``, ``stub-error-429``, ``stub-slow-<seconds>``,
    ``stub-tool``, ``stub-malformed``; any other model gets a text reply.
 
 ``GET /__stub/requests`` lists what was received (path, headers, body); ``DELETE`` clears it.
+``GET /__stub/stats`` gives the requests answered and the most ever in flight at once (a concurrency limit's proof).
 It binds to loopback only and never forwards anything.
 """
 
@@ -28,6 +33,8 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
+
+from web.settings import LOOPBACK_HOSTS
 
 Dialect = Literal["openai", "openai-responses", "anthropic", "gemini"]
 MAX_BODY = 64 * 1024 * 1024
@@ -70,18 +77,24 @@ class StubState:
         self.lock = threading.Lock()
         self.script: list[Reply] = []
         self.steps: dict[str, list[Reply]] = {}
+        self.matched: dict[str, list[Reply]] = {}
         self.requests: list[Recorded] = []
+        self.in_flight = 0
+        self.peak_in_flight = 0
 
-    def next_reply(self, model: str) -> Reply:
+    def next_reply(self, model: str, body_text: str = "") -> Reply:
         with self.lock:
             if self.script:
                 return self.script.pop(0)
+            for text, replies in self.matched.items():
+                if replies and text in body_text:
+                    return replies.pop(0)
             if self.steps.get(model):
                 return self.steps[model].pop(0)
         return reply_for_model(model)
 
-    def script_steps(self, model: str, steps: list[dict[str, Any]]) -> int:
-        """Queue the replies of a step script for ``model``; returns how many are queued for it now."""
+    def script_steps(self, model: str, steps: list[dict[str, Any]], *, match: str | None = None) -> int:
+        """Queue the replies of a step script for ``model`` (or for bodies holding ``match``); how many are queued."""
         replies = []
         for k, item in enumerate(steps, start=1):
             reply = Reply(**item)
@@ -89,8 +102,9 @@ class StubState:
                 reply.call_ids = [f"call_s{k}_{i}" for i in range(len(reply.tool_calls))]
             replies.append(reply)
         with self.lock:
-            self.steps.setdefault(model, []).extend(replies)
-            return len(self.steps[model])
+            queue = self.matched.setdefault(match, []) if match is not None else self.steps.setdefault(model, [])
+            queue.extend(replies)
+            return len(queue)
 
 
 def reply_for_model(model: str) -> Reply:
@@ -253,6 +267,11 @@ class StubHandler(BaseHTTPRequestHandler):
             with self.server.state.lock:
                 items = [r.__dict__ for r in self.server.state.requests]
             self._send(200, items)
+        elif self.path == "/__stub/stats":
+            state = self.server.state
+            with state.lock:
+                stats = {"requests": len(state.requests), "peak_in_flight": state.peak_in_flight}
+            self._send(200, stats)
         else:
             self._send(404, {"error": {"message": f"no route {self.path}"}})
 
@@ -262,6 +281,8 @@ class StubHandler(BaseHTTPRequestHandler):
                 self.server.state.requests.clear()
                 self.server.state.script.clear()
                 self.server.state.steps.clear()
+                self.server.state.matched.clear()
+                self.server.state.peak_in_flight = 0
             self._send(200, {"cleared": True})
         else:
             self._send(404, {"error": {"message": f"no route {self.path}"}})
@@ -278,7 +299,10 @@ class StubHandler(BaseHTTPRequestHandler):
             self._send(400, {"error": {"message": "the request body is not JSON"}})
             return
         if self.path == "/__stub/script" and isinstance(body, dict) and "steps" in body:
-            queued = self.server.state.script_steps(str(body.get("model", "")), list(body["steps"]))
+            match = body.get("match")
+            queued = self.server.state.script_steps(
+                str(body.get("model", "")), list(body["steps"]), match=None if match is None else str(match)
+            )
             self._send(200, {"queued": queued})
             return
         if self.path == "/__stub/script":
@@ -297,7 +321,18 @@ class StubHandler(BaseHTTPRequestHandler):
                 Recorded(dialect, path, {k.lower(): v for k, v in self.headers.items()}, body)
             )
         model = model_of(dialect, path, body)
-        reply = self.server.state.next_reply(model)
+        reply = self.server.state.next_reply(model, raw.decode("utf-8", "replace"))
+        state = self.server.state
+        with state.lock:
+            state.in_flight += 1
+            state.peak_in_flight = max(state.peak_in_flight, state.in_flight)
+        try:
+            self._answer(dialect, model, reply)
+        finally:
+            with state.lock:
+                state.in_flight -= 1
+
+    def _answer(self, dialect: Dialect, model: str, reply: Reply) -> None:
         if reply.delay:
             time.sleep(reply.delay)
         extra = {"retry-after": str(reply.retry_after)} if reply.retry_after is not None else {}
@@ -330,7 +365,7 @@ class StubServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, port: int = 0, host: str = "127.0.0.1") -> None:
-        if host not in ("127.0.0.1", "::1", "localhost"):
+        if host not in LOOPBACK_HOSTS:
             raise ValueError("the stub provider binds to loopback only")
         self.state = StubState()
         super().__init__((host, port), StubHandler)

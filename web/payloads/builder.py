@@ -13,8 +13,6 @@ carry, and the preflight verdict (SDK types and the provider's request-time rule
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -26,6 +24,7 @@ from core import ContractError, Message
 from core.integrity import repair
 from core.preflight import CapabilityReport, Finding, capability_report
 from core.providers import ChatLLM, RequestOptions, RequestResult, dialect_names, get_dialect
+from web.lru import LruCache
 from web.source import Loaded, version_of
 from web.timeline.order import flatten, msg_anchor
 
@@ -120,10 +119,8 @@ class PayloadBuilder:
 
     def __init__(self, attachments_root: Path | None, size: int = 12) -> None:
         self.options = RequestOptions(attachments_root=attachments_root)
-        self.size = size
-        self._items: OrderedDict[tuple[object, ...], Built] = OrderedDict()
-        self._derived: OrderedDict[tuple[object, ...], object] = OrderedDict()  # a few per build: 2x the room
-        self._lock = threading.Lock()
+        self._built: LruCache[tuple[object, ...], Built] = LruCache(size)
+        self._derived: LruCache[tuple[object, ...], Any] = LruCache(2 * size)  # a few per build: twice the room
 
     def derived(self, key: tuple[object, ...], make: Callable[[], T]) -> T:
         """What ``make`` computes from built requests (a window plan, a diff), kept beside the last few builds.
@@ -131,15 +128,11 @@ class PayloadBuilder:
         ``key`` must name the builds it reads (their ``Built.key``), so a new version of the conversation
         is a new key; each window of a large body then reuses one plan instead of redoing it.
         """
-        with self._lock:
-            if key in self._derived:
-                self._derived.move_to_end(key)
-                return self._derived[key]  # type: ignore[return-value]
+        hit = self._derived.get(key)
+        if hit is not None:
+            return hit  # type: ignore[no-any-return]
         value = make()
-        with self._lock:
-            self._derived[key] = value
-            while len(self._derived) > 2 * self.size:
-                self._derived.popitem(last=False)
+        self._derived.put(key, value)
         return value
 
     def build(
@@ -150,16 +143,11 @@ class PayloadBuilder:
         check_provider(provider)
         model = model or None
         key = (loaded.summary.conversation_id, version_of(loaded.summary), provider, upto or None, repair, model)
-        with self._lock:
-            hit = self._items.get(key)
-            if hit is not None:
-                self._items.move_to_end(key)
-                return hit
+        hit = self._built.get(key)
+        if hit is not None:
+            return hit
         built = replace(self._build(loaded.messages, provider, upto or None, repair, model), key=key)
-        with self._lock:
-            self._items[key] = built
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
+        self._built.put(key, built)
         return built
 
     def _build(

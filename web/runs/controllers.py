@@ -6,7 +6,9 @@
   a plain form post is redirected (303) to the run's page.
 - ``GET /runs/{run_id}``: the run's page, or for htmx its live region (polled while running).
 - ``GET /conversations/{id}/replays``: the runs of a conversation and the compare form.
-- ``GET /runs/compare?a=&b=``: two runs' replies side by side with their diff.
+- ``GET /runs/compare?a=&b=``: two runs' replies side by side with their diff (two step runs: step by step);
+  the diff of two reply runs' request bodies (the whole history, for a long trace) is
+  ``GET /runs/compare/requests?a=&b=``, which the page loads.
 - ``GET /api/conversations/{id}/runs``, ``GET /api/runs/{run_id}``: the same as JSON.
 
 The key is never part of any of these: the service reads it from the environment at send time.
@@ -27,12 +29,24 @@ from litestar.response import Redirect, Template
 
 from core.errors import MisuseError, UnknownNameError
 from core.replay.run import reply_message
-from core.store import RunView, Store
+from core.store import RunSummary, RunView, Store
 from web import masking, urls
 from web.deps import HeavyDep, RunsDep, SourceDep
 from web.heavy import shell_command
 from web.runs.service import KeyConflict, ReplayBusy
-from web.runs.views import ComparePage, ReplaysPage, RunPanel, compare_page, rerun_form, run_panel
+from web.runs.step_compare import StepComparePage
+from web.runs.step_controllers import step_compare
+from web.runs.step_views import step_run_panel
+from web.runs.views import (
+    ComparePage,
+    ReplaysPage,
+    RequestDiff,
+    RunPanel,
+    compare_page,
+    request_diff,
+    rerun_form,
+    run_panel,
+)
 from web.source import StoreSource
 from web.timeline import msg_anchor
 
@@ -71,6 +85,13 @@ def _panel(source: StoreSource, run: RunView) -> RunPanel:
 def _get_run(store: Store, run_id: str) -> RunView:
     try:
         return store.get_run(run_id)
+    except UnknownNameError:
+        raise NotFoundException(f"No run with id {run_id!r}.") from None
+
+
+def _get_summary(store: Store, run_id: str) -> RunSummary:
+    try:
+        return store.get_run_summary(run_id)
     except UnknownNameError:
         raise NotFoundException(f"No run with id {run_id!r}.") from None
 
@@ -124,14 +145,16 @@ class RunsController(Controller):
         return Template(template, context={"panel": panel}, headers={"Vary": "HX-Request"})
 
     @get("/conversations/{conversation_id:str}/replays", name="replays", sync_to_thread=True)
-    def replays(self, conversation_id: urls.PathId, run_service: RunsDep) -> Template:
-        """Every run of a conversation (newest first), the compare form and a Re-run form."""
+    def replays(self, conversation_id: urls.PathId, run_service: RunsDep, source: SourceDep) -> Template:
+        """Every run and step run of a conversation (newest first), the compare forms and a Re-run form."""
         conversation_id = urls.from_segment(conversation_id)
-        run_service.store.get_conversation(conversation_id)  # 404 for an unknown conversation
-        listed, _ = run_service.store.list_runs(conversation_id, limit=MAX_LISTED)
+        source.summary(conversation_id)  # 404 for an unknown conversation; its messages are not read
+        listed = run_service.store.list_run_summaries(conversation_id, limit=MAX_LISTED)
+        stepped = run_service.store.list_step_runs(conversation_id=conversation_id, limit=MAX_LISTED)
         form = rerun_form(run_service.choices(), conversation_id)
         shown = [masking.mask_value(run) for run in listed]  # errors can quote trace text
-        page = ReplaysPage(conversation_id, urls.conversation(conversation_id), shown, form)
+        steps = [step_run_panel(run, None) for run in stepped]  # the panel masks the error
+        page = ReplaysPage(conversation_id, urls.conversation(conversation_id), shown, form, steps)
         return Template("runs/replays.html", context={"page": page})
 
     @get("/runs/compare", name="runs-compare")
@@ -143,16 +166,40 @@ class RunsController(Controller):
         a: Annotated[str, QueryParameter(max_length=64)],
         b: Annotated[str, QueryParameter(max_length=64)],
     ) -> Template:
-        """Two runs' replies side by side, the diff of the replies and of the request bodies."""
+        """Two runs' replies side by side and their diff (the request bodies' diff is loaded apart); two step
+        runs step by step."""
 
-        def build(_: object) -> ComparePage:
-            left, right = _get_run(run_service.store, a), _get_run(run_service.store, b)
+        def build(_: object) -> ComparePage | StepComparePage:
+            steps = step_compare(run_service.store, a, b)
+            if steps is not None:
+                return steps
+            left, right = _get_summary(run_service.store, a), _get_summary(run_service.store, b)
             return compare_page(left, right, reply_message(left), reply_message(right))
 
         # The command line has no compare; it prints both runs in full, requests and replies included.
         command = shell_command("traceloupe", "runs", "--json")
         page = await heavy.run(request.receive, build, what="the comparison of the two runs", command=command)
-        return Template("runs/compare.html", context={"page": page})
+        template = "runs/step_compare.html" if isinstance(page, StepComparePage) else "runs/compare.html"
+        return Template(template, context={"page": page})
+
+    @get(urls.RUNS_COMPARE_REQUESTS, name="runs-compare-requests")
+    async def compare_requests(
+        self,
+        request: HTMXRequest,
+        run_service: RunsDep,
+        heavy: HeavyDep,
+        a: Annotated[str, QueryParameter(max_length=64)],
+        b: Annotated[str, QueryParameter(max_length=64)],
+    ) -> Template:
+        """How two runs' request bodies differ: the compare page's deferred part (a page of its own without htmx)."""
+
+        def build(_: object) -> RequestDiff:
+            return request_diff(_get_run(run_service.store, a), _get_run(run_service.store, b))
+
+        command = shell_command("traceloupe", "runs", "--json")
+        diff = await heavy.run(request.receive, build, what="the diff of the two request bodies", command=command)
+        template = "runs/_request_diff.html" if request.htmx else "runs/request_diff.html"
+        return Template(template, context={"diff": diff}, headers={"Vary": "HX-Request"})
 
 
 class RunsApiController(Controller):

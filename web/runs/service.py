@@ -1,9 +1,10 @@
-"""Replays for the dashboard: a request records the run, a small bounded thread pool sends it.
+"""Replays for the dashboard: a request records the run, the job queue sends it.
 
 The POST handler calls :meth:`RunService.submit`, which builds the body, claims the run
 under the form's idempotency key (a unique column: the same key twice, even from two
-concurrent requests or two server processes, is one run and one provider call) and hands
-the send to the pool; the handler answers at once with the run's live status partial.
+concurrent requests or two server processes, is one run and one provider call) and queues
+a ``run`` job (``core.jobs``); the handler answers at once with the run's live status partial.
+:meth:`RunService.submit_steps` does the same for a step replay of one turn (a ``step_run`` job).
 """
 
 from __future__ import annotations
@@ -11,16 +12,18 @@ from __future__ import annotations
 import logging
 import os
 import re
-import threading
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from core.errors import MisuseError
+from core.jobs import JobQueue, JobSettings, env_limits, queue_for
+from core.jobs.replay_tasks import RUN_TASK, STEP_RUN_TASK
 from core.providers import get_dialect
 from core.replay.endpoints import PROVIDER_ENV, availability
-from core.replay.run import DEFAULT_TIMEOUT, Prepared, execute, prepare, start
+from core.replay.run import DEFAULT_TIMEOUT, prepare, start
+from core.replay.steps import plan_steps, start_steps
 from core.store import RunView, Store
+from core.store.step_runs import StepRunView
 from web.runs.models import known_model, unknown_model_message
 
 log = logging.getLogger("traceloupe.web.runs")
@@ -44,7 +47,7 @@ class UnknownModel(MisuseError):
 class ProviderChoice:
     """One option of the provider select: safe to show (names the key variable, never its value)."""
 
-    dialect: str
+    provider: str
     available: bool
     key_var: str
     default_model: str
@@ -52,12 +55,16 @@ class ProviderChoice:
 
 
 class RunService:
-    """Starts replays for the dashboard and runs them off the request thread.
+    """Starts replays for the dashboard and runs them off the request thread, through the job queue.
 
-    ``workers`` bounds the provider calls in flight; ``max_pending`` bounds the runs
-    accepted but not finished (queued included): past it a new run is refused before
-    anything is recorded. ``environ`` is read at every send, so a key set or removed
-    while the server runs takes effect on the next run.
+    ``workers`` bounds the jobs this process runs at once; ``max_pending`` bounds the runs
+    accepted but not finished (queued included, in every process sharing the database): past
+    it a new run is refused before anything is recorded. ``environ`` is read at every send, so a
+    key set or removed while the server runs takes effect on the next run. ``queue``: one made
+    elsewhere (started and stopped by its owner); by default the store's queue, which :meth:`start`
+    starts (the app does at start-up) and :meth:`shutdown` stops.
+    ``rate_limit_wait``: seconds a run may wait out 429s; 0 by default, so a Re-run shows the provider's
+    429 at once (the reviewer is watching and decides), where queued batches wait it out.
     """
 
     def __init__(
@@ -68,6 +75,8 @@ class RunService:
         max_pending: int = 16,
         timeout: float = DEFAULT_TIMEOUT,
         environ: Callable[[], Mapping[str, str]] = lambda: os.environ,
+        queue: JobQueue | None = None,
+        rate_limit_wait: float = 0.0,
     ) -> None:
         if workers < 1 or max_pending < workers:
             raise ValueError("need workers >= 1 and max_pending >= workers")
@@ -75,14 +84,24 @@ class RunService:
         self.timeout = timeout
         self._environ = environ
         self._max_pending = max_pending
-        self._pending = 0
-        self._lock = threading.Lock()
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="replay")
+        self._rate_limit_wait = rate_limit_wait
+        self._owns_queue = queue is None
+        if queue is None:
+            settings = JobSettings(
+                concurrency=workers, provider_limits=env_limits(), send_timeout=timeout, environ=environ
+            )
+            queue = queue_for(store, settings)
+        self.queue = queue
+
+    def start(self) -> None:
+        """Start this process's job workers (they also take up the jobs a stopped server left)."""
+        if self._owns_queue:
+            self.queue.start()
 
     def choices(self) -> list[ProviderChoice]:
-        """Every replayable dialect, with whether its key is set and a default model."""
+        """Every replayable provider, with whether its key is set and a default model."""
         return [
-            ProviderChoice(a.dialect, a.available, a.key_var, get_dialect(a.dialect).default_model, a.reason)
+            ProviderChoice(a.provider, a.available, a.key_var, get_dialect(a.provider).default_model, a.reason)
             for a in availability(self._environ())
         ]
 
@@ -104,48 +123,82 @@ class RunService:
         Raises (nothing recorded): UnknownNameError, ProviderUnavailable, ReplayBusy, KeyConflict,
         UnknownModel, MisuseError for a malformed key.
         """
-        if not IDEMPOTENCY_KEY.match(idempotency_key):
-            raise MisuseError("the form's idempotency key is missing or malformed; reload the page and try again")
-        if provider not in PROVIDER_ENV:
-            raise MisuseError(f"unknown provider {provider!r}; known: {', '.join(PROVIDER_ENV)}")
-        if not model_as_typed and not known_model(provider, model):
-            raise UnknownModel(unknown_model_message(provider, model))
+        _check_form(provider, model, idempotency_key, model_as_typed)
         prepared = prepare(self.store, conversation_id, provider, model, upto=upto, environ=self._environ())
-        with self._lock:
-            if self._pending >= self._max_pending:
-                raise ReplayBusy(f"{self._pending} replays are in progress; try again when one finishes")
-            self._pending += 1
-        queued = False
-        try:
-            run, created = start(self.store, prepared, idempotency_key=idempotency_key)
-            if run.conversation_id != conversation_id:
-                raise KeyConflict("this idempotency key belongs to a run of another conversation")
-            if created and prepared.refusal is None:
-                self._pool.submit(self._execute, prepared, run.run_id)
-                queued = True
-            return run
-        finally:
-            if not queued:
-                self._release()
+        self._check_room()
+        run, created = start(self.store, prepared, idempotency_key=idempotency_key)
+        if run.conversation_id != conversation_id:
+            raise KeyConflict("this idempotency key belongs to a run of another conversation")
+        if created and prepared.refusal is None:
+            try:
+                self._enqueue(RUN_TASK, run.run_id, provider)
+            except Exception:  # the run must not show as running forever when its job could not be stored
+                log.exception("could not queue run %s", run.run_id)
+                return self.store.finish_run(run.run_id, status="error", error="the replay could not be queued")
+        return run
 
-    def _execute(self, prepared: Prepared, run_id: str) -> None:
-        try:
-            execute(self.store, prepared, run_id, timeout=self.timeout)
-        except Exception:  # the store itself failed: the run stays "running", the log says why
-            log.exception("could not record the end of run %s", run_id)
-        finally:
-            self._release()
+    def submit_steps(
+        self,
+        conversation_id: str,
+        provider: str,
+        model: str,
+        *,
+        turn: str | None,
+        idempotency_key: str,
+        max_steps: int | None = None,
+        max_cost: float | None = None,
+        model_as_typed: bool = False,
+    ) -> StepRunView:
+        """Record a step replay of one turn (the last with a trace when ``turn`` is None) and queue it.
 
-    def _release(self) -> None:
-        with self._lock:
-            self._pending -= 1
+        The same rules as :meth:`submit`: the recorded run when the key was used already, nothing
+        recorded when it raises (the same errors, and MisuseError for a turn that cannot be replayed).
+        """
+        _check_form(provider, model, idempotency_key, model_as_typed)
+        plan = plan_steps(
+            self.store, conversation_id, provider, model,
+            turn=turn, max_steps=max_steps, max_cost=max_cost, environ=self._environ(),
+        )  # fmt: skip
+        self._check_room()
+        run, created = start_steps(self.store, plan, idempotency_key=idempotency_key)
+        if run.conversation_id != conversation_id:
+            raise KeyConflict("this idempotency key belongs to a run of another conversation")
+        if created and plan.refusal is None:
+            try:
+                self._enqueue(STEP_RUN_TASK, run.run_id, provider)
+            except Exception:  # the run must not show as running forever when its job could not be stored
+                log.exception("could not queue step run %s", run.run_id)
+                return self.store.finish_step_run(
+                    run.run_id, status="failed", reason="not_attempted", error="the step replay could not be queued"
+                )
+        return run
+
+    def _check_room(self) -> None:
+        """ReplayBusy past ``max_pending`` replays queued or running (a suite's queued jobs do not count)."""
+        pending = self.pending
+        if pending >= self._max_pending:
+            raise ReplayBusy(f"{pending} replays are in progress; try again when one finishes")
+
+    def _enqueue(self, task: str, run_id: str, provider: str) -> None:
+        args = {"run_id": run_id, "timeout": self.timeout, "rate_limit_wait": self._rate_limit_wait}
+        self.queue.enqueue(task, args, provider=provider, lock=f"{task}:{run_id}")
 
     @property
     def pending(self) -> int:
-        """Runs accepted and not yet finished."""
-        with self._lock:
-            return self._pending
+        """Replays (runs and step runs) accepted and not yet finished, in every process."""
+        return self.queue.pending(task=RUN_TASK) + self.queue.pending(task=STEP_RUN_TASK)
 
     def shutdown(self) -> None:
-        """Wait for the runs in flight (each bounded by the timeout), then stop the pool."""
-        self._pool.shutdown(wait=True)
+        """Wait for the jobs in flight (each send bounded by the timeout), then stop this process's workers."""
+        if self._owns_queue:
+            self.queue.stop(wait=True)
+
+
+def _check_form(provider: str, model: str, idempotency_key: str, model_as_typed: bool) -> None:
+    """What every replay form must carry before anything is built: a well-formed key, a known provider and model."""
+    if not IDEMPOTENCY_KEY.match(idempotency_key):
+        raise MisuseError("the form's idempotency key is missing or malformed; reload the page and try again")
+    if provider not in PROVIDER_ENV:
+        raise MisuseError(f"unknown provider {provider!r}; known: {', '.join(PROVIDER_ENV)}")
+    if not model_as_typed and not known_model(provider, model):
+        raise UnknownModel(unknown_model_message(provider, model))

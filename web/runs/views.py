@@ -12,15 +12,15 @@ import json
 import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from core.messages.assistant import AssistantTextMessage
+from core.messages.base import now_ms
 from core.messages.convert import text_of
 from core.messages.union import Message
 from core.providers.diffing import format_change, structural_diff
 from core.replay.run import DEFAULT_TIMEOUT, reply_message
-from core.store import RunView
-from core.store.runs import now_ms
+from core.store import RunSummary, RunView
 from web import masking, urls
 from web.runs.models import model_warning
 from web.runs.service import ProviderChoice
@@ -28,6 +28,9 @@ from web.timeline import Card, Timeline, msg_anchor
 from web.timeline.build import build_card, format_ts
 from web.timeline.cards import AssistantBody
 from web.timeline.order import Entry
+
+if TYPE_CHECKING:
+    from web.runs.step_views import StepRunPanel
 
 STALE_AFTER_MS = int(DEFAULT_TIMEOUT * 1000) + 60_000
 """A run still ``running`` this long after it started will not finish: its panel stops polling and says so."""
@@ -47,6 +50,9 @@ FAILED_LABELS: dict[str, str] = {
 class RerunForm:
     """The Re-run control: where it posts, the providers to pick from, a fresh idempotency key."""
 
+    kind: ClassVar[str] = "reply"
+    submit_label: ClassVar[str] = "Re-run"
+
     action: str
     conversation_id: str
     upto: str | None
@@ -60,6 +66,11 @@ class RerunForm:
     @property
     def any_available(self) -> bool:
         return any(p.available for p in self.providers)
+
+    @property
+    def hidden(self) -> tuple[tuple[str, str], ...]:
+        """The form's hidden fields besides the token and the key."""
+        return (("upto", self.upto),) if self.upto else ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,9 +88,14 @@ def rerun_form(choices: Sequence[ProviderChoice], conversation_id: str, upto: st
     """A new form (new key on every render)."""
     action = urls.run_start(conversation_id)
     key = secrets.token_urlsafe(18)
-    first = next((c for c in choices if c.available), choices[0] if choices else None)
-    selected, model = (first.dialect, first.default_model) if first else ("", "")
+    selected, model = preselected(choices)
     return RerunForm(action, conversation_id, upto, choices, selected, model, key, True)
+
+
+def preselected(choices: Sequence[ProviderChoice]) -> tuple[str, str]:
+    """The provider and model a replay form opens with: the first provider whose key is set, else the first."""
+    first = next((c for c in choices if c.available), choices[0] if choices else None)
+    return (first.provider, first.default_model) if first else ("", "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +182,7 @@ def _page_holding(page_url: str, card_anchor: str) -> str:
 class RunPanel:
     """One run's live region (``id="run-<run_id>"``): status, figures, and when done the cards and the diff."""
 
-    run: RunView
+    run: RunView | RunSummary
     conversation_url: str
     original: Card | None
     replay: Card | None
@@ -220,7 +236,10 @@ class RunPanel:
 
 
 def run_panel(
-    run: RunView, original: Message | None, reply: AssistantTextMessage | None, timeline: Timeline | None = None
+    run: RunView | RunSummary,
+    original: Message | None,
+    reply: AssistantTextMessage | None,
+    timeline: Timeline | None = None,
 ) -> RunPanel:
     """The panel of a run; the cards and the diff once it has finished.
 
@@ -260,22 +279,31 @@ class ReplaysPage:
 
     conversation_id: str
     conversation_url: str
-    runs: Sequence[RunView]
+    runs: Sequence[RunSummary]
     form: RerunForm
+    step_runs: Sequence[StepRunPanel] = ()
+    """Each step run's panel, without its recorded steps: the list reads its figures."""
     compare_url: str = urls.RUNS_COMPARE
 
-    def run_url(self, run: RunView) -> str:
+    def run_url(self, run: RunSummary) -> str:
         return urls.run(run.run_id)
 
 
 @dataclass(frozen=True, slots=True)
 class ComparePage:
-    """``/runs/compare?a=&b=``: two runs' replies side by side, their diff, and how their requests differ."""
+    """``/runs/compare?a=&b=``: two runs' replies side by side and their diff; the request bodies' diff loads apart.
+
+    A replay of a long trace sends its whole history: the two request bodies are read and diffed by
+    ``requests_url`` (``RequestDiff``), so the page itself costs the same for any trace.
+    """
 
     left: RunPanel
     right: RunPanel
     diff: ReplyDiff
-    request_changes: tuple[str, ...]
+
+    @property
+    def requests_url(self) -> str:
+        return urls.runs_compare_requests(self.left.run.run_id, self.right.run.run_id)
 
     @property
     def different_targets(self) -> bool:
@@ -284,11 +312,32 @@ class ComparePage:
 
 
 def compare_page(
-    left: RunView, right: RunView, left_reply: AssistantTextMessage | None, right_reply: AssistantTextMessage | None
+    left: RunSummary,
+    right: RunSummary,
+    left_reply: AssistantTextMessage | None,
+    right_reply: AssistantTextMessage | None,
 ) -> ComparePage:
     """Two runs compared; a failed run compares as an empty reply."""
     a = replace(run_panel(left, None, left_reply), original=None)
     b = replace(run_panel(right, None, right_reply), original=None)
     diff = reply_diff(left_reply, right_reply, f"{left.provider} {left.model}", f"{right.provider} {right.model}")
-    changes = tuple(format_change(c) for c in structural_diff(left.request_body, right.request_body))
-    return ComparePage(a, b, diff, changes)
+    return ComparePage(a, b, diff)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestDiff:
+    """How two runs' request bodies differ (``id="request-diff"``, the compare page's deferred part)."""
+
+    left: RunView
+    right: RunView
+    changes: tuple[str, ...]
+
+    @property
+    def compare_url(self) -> str:
+        return f"{urls.RUNS_COMPARE}{urls.query(a=self.left.run_id, b=self.right.run_id)}"
+
+
+def request_diff(left: RunView, right: RunView) -> RequestDiff:
+    """The structural diff of what the two runs sent."""
+    changes = structural_diff(left.request_body, right.request_body)
+    return RequestDiff(left, right, tuple(format_change(c) for c in changes))

@@ -1,9 +1,7 @@
 """The order of a timeline and the links across it, computed without building any card.
 
-A conversation is flattened once into entries (message, placement, parent): each
-user message's trace records sorted by ``create_ts`` (stable, so equal stamps keep
-file order) and split around it, records older than the message before it, the
-rest after, as the seed's ``_expand_trace_for_msg`` does. Cards are built only for
+A conversation is flattened once into entries (message, placement, parent), each
+user message's trace records placed around it by ``core.messages.placement``. Cards are built only for
 the page being rendered, so a 10,000-record trace costs one cheap pass here and
 one page of cards, not 10,000 cards.
 
@@ -19,19 +17,17 @@ from __future__ import annotations
 import hashlib
 import re
 from abc import ABC, abstractmethod
-from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter
 from typing import NamedTuple, Protocol
 
-from core import Message, UserMessage
+from core import Message
+from core.messages.placement import place_messages
 from web.timeline.cards import Placement
 
 MAX_TRACE_DEPTH = 16
 """Traces of trace records are expanded this deep; deeper records are still counted, never dropped silently."""
 
-_CREATE_TS = attrgetter("create_ts")
 _PLAIN_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 
 
@@ -71,26 +67,11 @@ class Slot(NamedTuple):
 
 def flatten(messages: Iterable[Message], *, placement: Placement = "message", depth: int = 0) -> list[Entry]:
     """Messages in timeline order, each user message's trace records placed before or after it."""
-    out: list[Entry] = []
-    for message in messages:
-        _expand(message, placement, None, depth, 0, out)
-    return out
-
-
-def _expand(
-    message: Message, placement: Placement, parent_id: str | None, depth: int, level: int, out: list[Entry]
-) -> None:
-    records = message.intermediate_trace.records if isinstance(message, UserMessage) else []
-    if not records or level >= MAX_TRACE_DEPTH:
-        out.append(Entry(message, placement, parent_id, depth))
-        return
-    ordered = sorted(records, key=_CREATE_TS)
-    split = bisect_left(ordered, message.create_ts, key=_CREATE_TS)
-    for record in ordered[:split]:
-        _expand(record, "before", message.msg_id, depth, level + 1, out)
-    out.append(Entry(message, placement, parent_id, depth))
-    for record in ordered[split:]:
-        _expand(record, "after", message.msg_id, depth, level + 1, out)
+    return [
+        Entry(message, placement if run.side == "top" else run.side, run.parent, depth)
+        for run in place_messages(messages, max_depth=MAX_TRACE_DEPTH)
+        for message in run.nodes
+    ]
 
 
 class _HasId(Protocol):

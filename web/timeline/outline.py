@@ -7,9 +7,9 @@ msg_id, create_ts, tool call ids, tool result call ids, and its trace's records 
 stays raw until a page shows the record; then it goes through ``MESSAGE_ADAPTER`` like any message,
 so its class (a damaged bare BaseMessage included) and fields are what validating the whole gives.
 
-The rules are ``order.flatten``'s: a user message's trace records (a UserMessage subclass's, by the
-same role:msg_type tag) sorted by create_ts, stably, and split around it, records of records up to
-MAX_TRACE_DEPTH. Two kinds of record are typed at once, while the order is made:
+The placement is ``order.flatten``'s (``core.messages.placement``, MAX_TRACE_DEPTH deep) over a user
+message's trace records (a UserMessage subclass's, by the same role:msg_type tag). Two kinds of
+record are typed at once, while the order is made:
 
 - a user message with a trace: typed without it (its records are slots of their own; its card never
   reads its trace), so a long trace's message is typed without decoding the trace;
@@ -24,7 +24,6 @@ caller then orders the typed messages instead.
 from __future__ import annotations
 
 import threading
-from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from operator import attrgetter
 from typing import Any
@@ -33,6 +32,7 @@ import msgspec
 
 from core import MESSAGE_ADAPTER, MESSAGE_TAGS, BaseMessage, Message, ToolCall, ToolReturn, UserMessage
 from core.jsonio import loads
+from core.messages.placement import place
 from core.messages.union import get_discriminator_value
 from web.timeline.cards import Placement
 from web.timeline.order import MAX_TRACE_DEPTH, CallIndex, Order, Slot
@@ -105,6 +105,7 @@ _LOOSE_OUTLINE = msgspec.json.Decoder(_LooseOutline)
 _KNOWN = msgspec.json.Decoder(_Known)
 _FIELDS = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _CREATE_TS = attrgetter("create_ts")
+_MSG_ID = attrgetter("msg_id")
 
 
 class _Node(msgspec.Struct, gc=False):
@@ -132,7 +133,7 @@ class JsonOrder(Order):
         nodes: list[_Node] = []
         slots: list[Slot] = []
         try:
-            _place([_stored_node(body) for body in bodies], "message", None, 0, nodes, slots)
+            _place([_stored_node(body) for body in bodies], nodes, slots)
         except (msgspec.DecodeError, RecursionError) as exc:
             raise OutlineError(f"the outline decoder cannot read this conversation: {exc}") from None
         self._nodes = nodes
@@ -152,27 +153,17 @@ class JsonOrder(Order):
         return out
 
 
-def _place(
-    siblings: list[_Node],
-    placement: Placement,
-    parent_id: str | None,
-    level: int,
-    nodes: list[_Node],
-    slots: list[Slot],
-) -> None:
-    """``order._expand`` over nodes: the same stable sort by create_ts, the same split, the same depth bound."""
-    for node in siblings:
-        if not node.records or level >= MAX_TRACE_DEPTH:
-            nodes.append(node)
-            slots.append(Slot(node.msg_id, node.role, placement, parent_id))
-            continue
-        records = [_node(raw) for raw in node.records]
-        records.sort(key=_CREATE_TS)
-        split = bisect_left(records, node.create_ts, key=_CREATE_TS)
-        _place(records[:split], "before", node.msg_id, level + 1, nodes, slots)
-        nodes.append(node)
-        slots.append(Slot(node.msg_id, node.role, placement, parent_id))
-        _place(records[split:], "after", node.msg_id, level + 1, nodes, slots)
+def _place(roots: list[_Node], nodes: list[_Node], slots: list[Slot]) -> None:
+    """The placement of ``order.flatten`` over nodes; a record's trace is decoded when placement asks for it."""
+    runs = place(roots, records=_records, stamp=_CREATE_TS, ident=_MSG_ID, max_depth=MAX_TRACE_DEPTH)
+    for run in runs:
+        placement: Placement = "message" if run.side == "top" else run.side
+        nodes.extend(run.nodes)
+        slots.extend(Slot(node.msg_id, node.role, placement, run.parent) for node in run.nodes)
+
+
+def _records(node: _Node) -> list[_Node]:
+    return [_node(raw) for raw in node.records]
 
 
 def _node(raw: JsonText) -> _Node:

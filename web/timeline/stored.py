@@ -6,10 +6,10 @@ and linking a 10,000-record trace then reads that tree (some 60 bytes a record),
 a page reads the byte ranges of its own records (``Store.read_spans``) and types them through
 ``MESSAGE_ADAPTER`` like any message.
 
-The rules and the typing are ``web.timeline.outline.JsonOrder``'s, which this must equal card for
-card (``tests/web/test_web_outline.py`` holds both to the typed timeline):
+The placement and the typing are ``web.timeline.outline.JsonOrder``'s, which this must equal card
+for card (``tests/web/timeline/test_outline.py`` holds both to the typed timeline):
 
-- records sorted by create_ts, stably, split around their user message, MAX_TRACE_DEPTH deep;
+- records placed around their user message by ``core.messages.placement``, MAX_TRACE_DEPTH deep;
 - a user message with a trace is typed without it (its records are slots of their own);
 - a record whose outline has no plain msg_id, role or create_ts (the stored JSON lacks them, or
   holds ``"7"`` for 7) is typed while the order is made, so a generated id or stamp is made once
@@ -19,7 +19,6 @@ card (``tests/web/test_web_outline.py`` holds both to the typed timeline):
 from __future__ import annotations
 
 import threading
-from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from itertools import repeat
 from operator import attrgetter
@@ -28,6 +27,7 @@ import msgspec
 
 from core import MESSAGE_ADAPTER, Message
 from core.jsonio import loads
+from core.messages.placement import place
 from web.timeline.cards import Placement
 from web.timeline.order import MAX_TRACE_DEPTH, CallIndex, Order, Slot
 from web.timeline.outline import OutlineError
@@ -104,7 +104,7 @@ class StoredOrder(Order):
         rows: list[int] = []
         slots: list[Slot] = []
         for row, root in roots:
-            _place([root], "message", None, 0, nodes, slots)
+            _place(root, nodes, slots)
             rows.extend([row] * (len(nodes) - len(rows)))
         self._nodes = nodes
         self._rows = rows
@@ -154,42 +154,19 @@ def _collect_irregular(row: int, siblings: list[_Node], level: int, out: list[tu
             _collect_irregular(row, children, level + 1, out)
 
 
-def _place(
-    siblings: list[_Node],
-    placement: Placement,
-    parent_id: str | None,
-    level: int,
-    nodes: list[_Node],
-    slots: list[Slot],
-) -> None:
-    """``order._expand`` over outline nodes: the same stable sort by create_ts, the same split, the same depth.
+def _place(root: _Node, nodes: list[_Node], slots: list[Slot]) -> None:
+    """The placement of ``order.flatten`` over outline nodes.
 
     Every node's msg_id, role and create_ts are set by now (irregular ones were typed first).
     """
-    if level >= MAX_TRACE_DEPTH or not any(map(_CHILDREN, siblings)):
-        # None of them expands (the records of the usual trace): slots made in C, 10,000 in a millisecond.
-        _place_leaves(siblings, placement, parent_id, nodes, slots)
-        return
-    for node in siblings:
-        if not node.children:
-            nodes.append(node)
-            slots.append(Slot(node.msg_id, node.role, placement, parent_id))  # type: ignore[arg-type]
-            continue
-        records = sorted(node.children, key=_CREATE_TS)
-        split = bisect_left(records, node.create_ts, key=_CREATE_TS)
-        _place(records[:split], "before", node.msg_id, level + 1, nodes, slots)
-        nodes.append(node)
-        slots.append(Slot(node.msg_id, node.role, placement, parent_id))  # type: ignore[arg-type]
-        _place(records[split:], "after", node.msg_id, level + 1, nodes, slots)
-
-
-def _place_leaves(
-    records: list[_Node], placement: Placement, parent_id: str | None, nodes: list[_Node], slots: list[Slot]
-) -> None:
-    """``_place`` of records none of which expands: each one slot, in order."""
-    nodes.extend(records)
-    slots.extend(
-        map(
-            _make_slot, zip(map(_MSG_ID, records), map(_ROLE, records), repeat(placement), repeat(parent_id), repeat(0))
+    for run in place((root,), records=_CHILDREN, stamp=_CREATE_TS, ident=_MSG_ID, max_depth=MAX_TRACE_DEPTH):
+        records = run.nodes
+        placement: Placement = "message" if run.side == "top" else run.side
+        nodes.extend(records)
+        # Slots made in C: the 10,000 records of the usual trace are one run.
+        slots.extend(
+            map(
+                _make_slot,
+                zip(map(_MSG_ID, records), map(_ROLE, records), repeat(placement), repeat(run.parent), repeat(0)),
+            )
         )
-    )

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.replay.web_server import serving
-from tests.web.test_web_browser import Watch, _api, _shot, _until, browser, page  # noqa: F401 - fixtures
+from tests.web.test_browser import Watch, _api, _shot, _until, browser, page  # noqa: F401 - fixtures
 from tests.web.web_corpus import long_trace, temp_store
 from web.app import create_app
 from web.settings import Settings

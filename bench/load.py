@@ -1,0 +1,247 @@
+"""Load test: N concurrent clients drive a real ``traceloupe serve`` from this process, over loopback.
+
+    .venv/bin/python bench/load.py [--clients 50] [--seconds 60] [--conversations 10000]
+                                   [--large 3] [--records 10000] [--db PATH|URL] [--workers 1]
+
+The store (``--db``, a SQLite file or a PostgreSQL URL; a temporary SQLite file by default) is
+filled with ``--conversations`` everyday conversations and ``--large`` traces of ``--records``
+records (``bench/load_data.py``; a store that holds them already is reused). The server runs as a
+child process (``--workers`` processes behind one port). Each client loops over a weighted mix of
+list pages, searches, timelines, payload pages, diffs, run lists and the JSON API until the time is
+up, one request at a time. Reported: throughput, p50/p95/p99/max latency per route, non-200
+answers and transport errors, and the server's resident memory (all its processes) after a
+warm-up request per route and at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.load_data import WORDS, fill, long_id, ordinary_id  # noqa: E402
+from core.store import Store  # noqa: E402
+
+Pick = Callable[[random.Random], str]
+
+
+def routes(conversations: int, large: int) -> dict[str, tuple[int, Pick]]:
+    """Route name -> (weight, a function that picks one URL of it)."""
+
+    def small(rng: random.Random) -> str:
+        return f"/conversations/{ordinary_id(rng.randrange(conversations))}"
+
+    def big(rng: random.Random) -> str:
+        return f"/conversations/{long_id(rng.randrange(large))}"
+
+    mix: dict[str, tuple[int, Pick]] = {
+        "list": (12, lambda rng: rng.choice(["/", "/?sort=oldest", "/?kind=tool", "/?has_runs=0"])),
+        "search": (14, lambda rng: f"/?q={rng.choice(WORDS)}+{rng.choice(WORDS)}"),
+        "timeline": (30, small),
+        "payload": (10, lambda rng: f"{small(rng)}/payload/{rng.choice(['openai', 'anthropic', 'gemini'])}"),
+        "diff": (10, lambda rng: f"{small(rng)}/diff?left=openai&right=anthropic"),
+        "replays": (5, lambda rng: f"{small(rng)}/replays"),
+        "api": (8, lambda rng: f"/api{small(rng)}"),
+    }
+    if large:
+        mix["timeline_large"] = (6, big)
+        mix["payload_large"] = (1, lambda rng: f"{big(rng)}/payload/anthropic")
+        mix["diff_large"] = (1, lambda rng: f"{big(rng)}/diff?left=openai&right=anthropic")
+    return mix
+
+
+@dataclass
+class Stats:
+    latencies: dict[str, list[float]] = field(default_factory=dict)
+    statuses: dict[str, Counter[int]] = field(default_factory=dict)
+    errors: dict[str, Counter[str]] = field(default_factory=dict)
+    seconds: float = 0.0
+    """From the first request to the last answer."""
+
+    def add(self, route: str, ms: float, status: int | None, error: str | None = None) -> None:
+        self.latencies.setdefault(route, []).append(ms)
+        self.statuses.setdefault(route, Counter())
+        self.errors.setdefault(route, Counter())
+        if status is not None:
+            self.statuses[route][status] += 1
+        if error is not None:
+            self.errors[route][error] += 1
+
+
+async def client_loop(
+    client: httpx.AsyncClient, mix: dict[str, tuple[int, Pick]], deadline: float, seed: int, stats: Stats
+) -> None:
+    rng = random.Random(seed)
+    names = list(mix)
+    weights = [mix[n][0] for n in names]
+    while time.monotonic() < deadline:
+        route = rng.choices(names, weights)[0]
+        url = mix[route][1](rng)
+        start = time.perf_counter()
+        try:
+            response = await client.get(url)
+            stats.add(route, (time.perf_counter() - start) * 1000, response.status_code)
+        except httpx.HTTPError as exc:
+            stats.add(route, (time.perf_counter() - start) * 1000, None, type(exc).__name__)
+
+
+def rss_kib(pid: int) -> int:
+    """Resident memory of ``pid`` and of the worker processes it started, in KiB (``/proc/<pid>/status``)."""
+    total = 0
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            total += int(line.split()[1])
+    # Workers are started by the main thread; the others come and go and start no process.
+    for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+        with contextlib.suppress(OSError):  # a process that just ended
+            if b"resource_tracker" not in Path(f"/proc/{child}/cmdline").read_bytes():
+                total += rss_kib(int(child))
+    return total
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_server(db: str, workers: int, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "TRACELOUPE_DATABASE_URL"}
+    command = [sys.executable, "-m", "web.cli", "serve", "--db", db, "--port", str(port), "--workers", str(workers)]
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"the server stopped: see {log}")
+        try:
+            if httpx.get(base + "/", timeout=5).status_code == 200:
+                return process, base
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.25)
+    process.terminate()
+    raise SystemExit(f"the server did not start in 120 s: see {log}")
+
+
+async def drive(base: str, clients: int, seconds: float, mix: dict[str, tuple[int, Pick]], timeout: float) -> Stats:
+    """Every client's requests until ``seconds`` have passed (requests in flight then are waited for)."""
+    stats = Stats()
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=timeout) as client:
+        started = time.monotonic()
+        deadline = started + seconds
+        await asyncio.gather(*(client_loop(client, mix, deadline, seed, stats) for seed in range(clients)))
+        stats.seconds = time.monotonic() - started
+    return stats
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(p / 100 * len(ordered)) - 1))]
+
+
+def report(stats: Stats, rss: tuple[int, int, int]) -> None:
+    seconds = stats.seconds
+    total = sum(len(v) for v in stats.latencies.values())
+    print(
+        f"{'route':<15} {'requests':>8} {'req/s':>7} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'max ms':>8}  answers"
+    )
+    for route in sorted(stats.latencies):
+        ms = stats.latencies[route]
+        answers = ", ".join(f"{k}: {v}" for k, v in sorted(stats.statuses[route].items()))
+        errors = ", ".join(f"{k}: {v}" for k, v in stats.errors[route].items())
+        print(
+            f"{route:<15} {len(ms):>8} {len(ms) / seconds:>7.1f} {statistics.median(ms):>8.0f} "
+            f"{percentile(ms, 95):>8.0f} {percentile(ms, 99):>8.0f} {max(ms):>8.0f}  {answers}"
+            + (f"; errors {errors}" if errors else "")
+        )
+    statuses = sum((c for c in stats.statuses.values()), Counter[int]())
+    errors = sum(sum(c.values()) for c in stats.errors.values())
+    server_errors = sum(n for status, n in statuses.items() if status >= 500)
+    other = sum(n for status, n in statuses.items() if status != 200 and status < 500)
+    print(
+        f"total: {total} requests in {seconds:.0f} s = {total / seconds:.1f} req/s; "
+        f"5xx: {server_errors}; other non-200: {other}; transport errors: {errors}"
+    )
+    start, end, peak = rss
+    growth = (end - start) / 1024
+    print(f"server RSS: {start / 1024:.0f} MiB at the start (one request per route made), "
+          f"{end / 1024:.0f} MiB at the end (growth {growth:+.0f} MiB), peak {peak / 1024:.0f} MiB")  # fmt: skip
+
+
+async def sample_rss(pid: int, peak: list[int], stop: asyncio.Event) -> None:
+    while not stop.is_set():
+        peak[0] = max(peak[0], rss_kib(pid))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), 1)
+
+
+async def run(base: str, pid: int, ns: argparse.Namespace, mix: dict[str, tuple[int, Pick]]) -> tuple[Stats, int]:
+    peak = [0]
+    stop = asyncio.Event()
+    sampler = asyncio.create_task(sample_rss(pid, peak, stop))
+    stats = await drive(base, ns.clients, ns.seconds, mix, ns.timeout)
+    stop.set()
+    await sampler
+    return stats, peak[0]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--conversations", type=int, default=10_000)
+    parser.add_argument("--large", type=int, default=3, help="how many long traces (default: %(default)s)")
+    parser.add_argument("--records", type=int, default=10_000, help="records per long trace (default: %(default)s)")
+    parser.add_argument("--db", default=None, help="a SQLite file or a postgresql:// URL (default: a temporary file)")
+    parser.add_argument("--workers", type=int, default=1, help="server processes (default: %(default)s)")
+    parser.add_argument("--timeout", type=float, default=120, help="a client gives up after S seconds (an error)")
+    parser.add_argument("--skip", default="", metavar="ROUTE,...", help="routes left out of the mix")
+    ns = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="traceloupe-load-"))
+    db = ns.db or str(folder / "load.db")
+    started = time.monotonic()
+    with Store.open(db) as store:
+        filled = fill(store, conversations=ns.conversations, large=ns.large, records=ns.records)
+    print(f"store: {db} ({'filled' if filled else 'reused'} in {time.monotonic() - started:.0f} s)", flush=True)
+    mix = {k: v for k, v in routes(ns.conversations, ns.large).items() if k not in ns.skip.split(",")}
+    process, base = start_server(db, ns.workers, folder / "server.log")
+    try:
+        with httpx.Client(base_url=base, timeout=120) as warm:
+            for route, (_, pick) in mix.items():  # templates compiled, caches primed: RSS from here on
+                status = warm.get(pick(random.Random(0))).status_code
+                print(f"warm-up {route}: {status}", flush=True)
+        start_rss = rss_kib(process.pid)
+        stats, peak = asyncio.run(run(base, process.pid, ns, mix))
+        end_rss = rss_kib(process.pid)
+    finally:
+        process.terminate()
+        process.wait(60)
+    print(
+        f"{ns.clients} clients, {ns.seconds:.0f} s, {ns.workers} server process(es), server log {folder / 'server.log'}"
+    )
+    report(stats, (start_rss, end_rss, max(peak, end_rss)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,283 @@
+"""The PostgreSQL backend: Procrastinate's jobs on the store's own database, run by any number of workers.
+
+Each registered task is a Procrastinate task of the same name taking ``provider`` and ``args``;
+the job's queue is its provider, so ``pending(provider)`` and Procrastinate's tools see per-provider
+backlogs. A ``lock`` is Procrastinate's queueing lock (one waiting job per lock) plus a look-up of
+a running one, so a lock names at most one open job.
+
+Workers (``traceloupe worker``, or the one ``serve`` embeds) send a heartbeat; each also reaps,
+every third of ``lease_seconds``, the jobs left ``doing`` by a worker whose heartbeat is older than
+``lease_seconds`` (a ``kill -9``): retried while attempts remain, else failed and handed to the
+task's ``on_give_up``. A job that raises is retried by Procrastinate's retry strategy, with the
+same bound. Per-provider limits are advisory locks (``core.jobs.limits.AdvisoryLimiter``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+from collections.abc import Collection, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Literal
+
+import procrastinate
+from procrastinate import exceptions as pexc
+from procrastinate.jobs import Status
+from sqlalchemy import Engine, create_engine, text
+
+from core.jobs.limits import AdvisoryLimiter, Limiter, limited_sender
+from core.jobs.queue import JSON, JobId, JobInfo, JobSettings, JobStatus
+from core.jobs.registry import TASKS, JobContext, Task, find_task, load_tasks
+from core.store import Store
+
+log = logging.getLogger("traceloupe.jobs")
+
+STATUS_OF: dict[str, JobStatus] = {
+    "todo": "pending",
+    "doing": "running",
+    "aborting": "running",
+    "succeeded": "succeeded",
+    "failed": "failed",
+    "cancelled": "cancelled",
+    "aborted": "cancelled",
+}
+_OPEN = ("todo", "doing", "aborting")
+
+
+def conninfo(store: Store) -> str:
+    """The store's URL as libpq reads it (without SQLAlchemy's driver suffix)."""
+    return store.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+class ProcrastinateQueue:
+    """The job queue over a PostgreSQL store (see the module docstring)."""
+
+    backend: Literal["sqlite", "postgresql"] = "postgresql"
+
+    def __init__(self, store: Store, settings: JobSettings | None = None) -> None:
+        self.store = store
+        self.settings = settings or JobSettings()
+        self._limits_engine: Engine = create_engine(
+            store.engine.url,
+            pool_size=self.settings.concurrency,
+            max_overflow=self.settings.concurrency,
+            pool_pre_ping=True,
+        )  # slots hold a connection for a whole call: not the store's pool
+        self._limiter: Limiter = AdvisoryLimiter(self._limits_engine, self.settings.provider_limits)
+        self._sync_app = self._app(procrastinate.SyncPsycopgConnector(conninfo=conninfo(store)))
+        self._sync_app.open()
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop_event: asyncio.Event | None = None
+
+    # -- the interface -----------------------------------------------------
+
+    def enqueue(self, task: str, args: Mapping[str, JSON], *, provider: str, lock: str | None = None) -> JobId:
+        find_task(task)
+        if lock is not None:
+            open_id = self._open_job(lock)
+            if open_id is not None:
+                return open_id
+        deferrer = self._sync_app.configure_task(task, queue=provider, queueing_lock=lock)
+        try:
+            return str(deferrer.defer(provider=provider, args=dict(args)))
+        except pexc.AlreadyEnqueued:
+            found = self._open_job(lock) if lock is not None else None
+            if found is None:
+                raise
+            return found
+
+    def start(self) -> None:
+        if self._thread is not None or not self.settings.embedded_worker:
+            return
+        self._thread = threading.Thread(target=self._serve_embedded, name="job-worker", daemon=True)
+        self._thread.start()
+
+    def stop(self, *, wait: bool = True) -> None:
+        loop, event = self._loop, self._stop_event
+        if loop is not None and event is not None:
+            with contextlib.suppress(RuntimeError):  # the worker's loop closed meanwhile: it has stopped already
+                loop.call_soon_threadsafe(event.set)
+        if wait and self._thread is not None:
+            self._thread.join()
+        self._thread = None
+        self._sync_app.close()
+        self._limits_engine.dispose()
+
+    def pending(self, provider: str | None = None, *, task: str | None = None) -> int:
+        sql = "SELECT count(*) FROM procrastinate_jobs WHERE status::text IN ('todo', 'doing', 'aborting')"
+        params: dict[str, Any] = {}
+        if provider is not None:
+            sql += " AND queue_name = :provider"
+            params["provider"] = provider
+        if task is not None:
+            sql += " AND task_name = :task"
+            params["task"] = task
+        with self.store.engine.connect() as conn:
+            return int(conn.execute(text(sql), params).scalar_one())
+
+    def jobs(self, *, lock_prefix: str | None = None, statuses: Collection[JobStatus] | None = None) -> list[JobInfo]:
+        sql = (
+            "SELECT id, task_name, queue_name, status::text AS status, attempts, queueing_lock, args"
+            " FROM procrastinate_jobs"
+        )
+        params: dict[str, Any] = {}
+        if lock_prefix is not None:
+            sql += " WHERE left(queueing_lock, :n) = :prefix"
+            params.update(n=len(lock_prefix), prefix=lock_prefix)
+        with self.store.engine.connect() as conn:
+            rows = conn.execute(text(sql + " ORDER BY id"), params).mappings().all()
+        found = [
+            JobInfo(
+                job_id=str(r["id"]),
+                task=r["task_name"],
+                provider=r["queue_name"],
+                status=STATUS_OF[r["status"]],
+                attempts=int(r["attempts"]),
+                lock=r["queueing_lock"],
+                args=dict((r["args"] or {}).get("args") or {}),
+            )
+            for r in rows
+        ]
+        return found if statuses is None else [j for j in found if j.status in statuses]
+
+    def cancel(self, job_id: JobId) -> bool:
+        return bool(self._sync_app.job_manager.cancel_job_by_id(int(job_id)))
+
+    # -- workers -----------------------------------------------------------
+
+    async def run_worker(self, *, install_signal_handlers: bool = False) -> None:
+        """Run a worker (and its stalled-job reaper) until :meth:`stop` or a signal; ``traceloupe worker``."""
+        self._loop = asyncio.get_running_loop()
+        self._stop_event = asyncio.Event()
+        # Procrastinate runs a sync task on the loop's default executor, whose default size is
+        # min(32, cores + 4): on a small machine that, not ``concurrency``, would bound the jobs at once.
+        self._loop.set_default_executor(
+            ThreadPoolExecutor(max_workers=self.settings.concurrency + 2, thread_name_prefix="job")
+        )
+        app = self._app(procrastinate.PsycopgConnector(conninfo=conninfo(self.store)))
+        lease = self.settings.lease_seconds
+        try:
+            async with app.open_async():
+                worker = asyncio.create_task(
+                    app.run_worker_async(
+                        concurrency=self.settings.concurrency,
+                        install_signal_handlers=install_signal_handlers,
+                        fetch_job_polling_interval=self.settings.poll_seconds,
+                        update_heartbeat_interval=lease / 3,
+                        stalled_worker_timeout=lease,
+                        name="traceloupe",
+                    )
+                )
+                reaper = asyncio.create_task(self._reap(app))
+                stopper = asyncio.create_task(self._stop_event.wait())
+                await asyncio.wait({worker, stopper}, return_when=asyncio.FIRST_COMPLETED)
+                reaper.cancel()
+                stopper.cancel()
+                if not worker.done():
+                    worker.cancel()  # Procrastinate stops gracefully: the jobs in flight finish first
+                await asyncio.gather(worker, reaper, stopper, return_exceptions=True)
+        finally:
+            self._loop = self._stop_event = None
+
+    def _serve_embedded(self) -> None:
+        try:
+            asyncio.run(self.run_worker())
+        except Exception:
+            log.exception("the embedded job worker stopped")
+
+    async def _reap(self, app: procrastinate.App) -> None:
+        lease = self.settings.lease_seconds
+        while True:
+            await asyncio.sleep(lease / 3)
+            try:
+                await self._reap_once(app)
+            except Exception:
+                log.exception("could not look for stalled jobs")
+
+    async def _reap_once(self, app: procrastinate.App) -> None:
+        manager = app.job_manager
+        for job in await manager.get_stalled_jobs(seconds_since_heartbeat=self.settings.lease_seconds):
+            assert job.id is not None
+            try:
+                if job.attempts + 1 >= self.settings.max_attempts:
+                    await manager.finish_job_by_id_async(job.id, status=Status.FAILED, delete_job=False)
+                    why = f"its worker stopped while running it ({job.attempts + 1} attempt(s))"
+                    log.warning("job %s (%s) given up: %s", job.id, job.task_name, why)
+                    await asyncio.to_thread(self._give_up, job.task_name, job, why)
+                else:
+                    await manager.retry_job_by_id_async(job.id, retry_at=_now())
+                    log.warning("job %s (%s) taken back from a stalled worker", job.id, job.task_name)
+            except pexc.ConnectorException:
+                pass  # another worker's reaper got there first
+
+    # -- tasks -------------------------------------------------------------
+
+    def _app(self, connector: Any) -> procrastinate.App:
+        app = procrastinate.App(connector=connector)
+        load_tasks()
+        retry: procrastinate.RetryStrategy | bool = (
+            procrastinate.RetryStrategy(max_attempts=self.settings.max_attempts - 1, wait=1)
+            if self.settings.max_attempts > 1
+            else False
+        )
+        for name, registered in TASKS.items():
+            app.task(name=name, pass_context=True, retry=retry)(self._wrapper(registered))
+        return app
+
+    def _wrapper(self, registered: Task) -> Any:
+        def run(context: procrastinate.JobContext, *, provider: str, args: dict[str, JSON]) -> None:
+            job = context.job
+            ctx = self._context(job, provider)
+            try:
+                registered.fn(ctx, args)
+            except Exception as exc:
+                if job.attempts + 1 >= self.settings.max_attempts and registered.on_give_up is not None:
+                    registered.on_give_up(ctx, args, f"{type(exc).__name__}: {exc}"[:2000])
+                raise
+
+        return run
+
+    def _context(self, job: Any, provider: str) -> JobContext:
+        settings = self.settings
+        return JobContext(
+            store=self.store,
+            job_id=str(job.id),
+            attempt=int(job.attempts) + 1,
+            max_attempts=settings.max_attempts,
+            provider=provider,
+            environ=settings.environ(),
+            timeout=settings.send_timeout,
+            send=limited_sender(self._limiter, provider, max_wait=settings.max_rate_limit_wait),
+            limiter=self._limiter,
+        )
+
+    def _give_up(self, task_name: str, job: Any, why: str) -> None:
+        registered = TASKS.get(task_name)
+        if registered is None or registered.on_give_up is None:
+            return
+        kwargs = job.task_kwargs
+        provider = str(kwargs.get("provider", ""))
+        try:
+            registered.on_give_up(self._context(job, provider), dict(kwargs.get("args") or {}), why)
+        except Exception:
+            log.exception("job %s (%s): recording its end failed", job.id, task_name)
+
+    def _open_job(self, lock: str) -> JobId | None:
+        with self.store.engine.connect() as conn:
+            found = conn.execute(
+                text(
+                    "SELECT id FROM procrastinate_jobs WHERE queueing_lock = :lock"
+                    " AND status::text IN ('todo', 'doing', 'aborting') ORDER BY id LIMIT 1"
+                ),
+                {"lock": lock},
+            ).scalar()
+        return None if found is None else str(found)
+
+
+def _now() -> Any:
+    import datetime
+
+    return datetime.datetime.now(datetime.UTC)

@@ -1,0 +1,1 @@
+"""One translation module per provider dialect; the registry finds each by its ``DIALECT``."""

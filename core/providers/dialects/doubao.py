@@ -1,0 +1,52 @@
+"""Doubao on Volcengine Ark chat completions (``/api/v3/chat/completions``): providers.md section 6.
+
+OpenAI-compatible (the Ark SDK's types are a modified copy of OpenAI's); the shared shape is in
+:mod:`core.providers.dialects.chat_completions`.
+"""
+
+from __future__ import annotations
+
+from core.llm.messages import LLMMediaPart
+from core.providers.base import JSON, RequestContext, RequestOptions
+from core.providers.dialects.chat_completions import ChatCompletionsDialect, audio_format, data_url_part
+
+# Image formats commonly cited for Ark [unverified]: jpeg/png/gif/webp/bmp/tiff/heic; URL or data URL.
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp", "image/tiff", "image/heic"})
+# video_url {url} takes a URL or a base64 data URL [SDK: ChatCompletionContentPartVideoParam].
+# input_audio {url | data, format} [SDK]. No file/PDF part in Ark Chat [SDK]: files degrade to text.
+# Reasoning: the request AssistantMessageParam has no reasoning_content [SDK]; whether Ark wants it back is
+# [unverified], so it is not sent (providers.md: "default: do not send it").
+
+
+class DoubaoDialect(ChatCompletionsDialect):
+    """Doubao (Volcengine Ark) chat."""
+
+    name = "doubao"
+    default_model = "doubao-seed-1-6"
+    description = "Doubao on Volcengine Ark chat completions"
+
+    def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
+        params = super().configure_api_params(options, ctx)
+        if options.thinking is not None:
+            params["thinking"] = {"type": "enabled" if options.thinking else "disabled"}
+        return params
+
+    def media_part(self, part: LLMMediaPart, msg_id: str | None, ctx: RequestContext) -> JSON | str:
+        kind = part.kind
+        media = ctx.resolve(part, msg_id)
+        if isinstance(media, str):
+            return media
+        if kind == "file":
+            return ctx.file_text(part, media, msg_id) or ctx.degrade(part, msg_id, "Ark chat has no file part")
+        if kind == "image":
+            return self.image_part(part, media, msg_id, ctx, IMAGE_TYPES)
+        if kind == "video":
+            return data_url_part("video_url", media.data_url)
+        fmt = audio_format(media.media_type)
+        if fmt is None:
+            return ctx.degrade(part, msg_id, "input_audio takes wav or mp3")
+        source = {"data": media.data} if media.data is not None else {"url": media.url}
+        return {"type": "input_audio", "input_audio": {**source, "format": fmt}}
+
+
+DIALECT = DoubaoDialect()

@@ -1,0 +1,56 @@
+"""OpenAI Chat Completions (``POST /v1/chat/completions``): providers.md section 1.
+
+Translation only; the shared Chat Completions shape is in :mod:`core.providers.dialects.chat_completions`.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from core.llm.messages import LLMMediaPart
+from core.providers.base import JSON, RequestContext, RequestOptions, reasoning_effort
+from core.providers.dialects.chat_completions import ChatCompletionsDialect
+
+# Image formats Chat Completions takes (PNG, JPEG, WEBP, non-animated GIF) [docs].
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/webp", "image/gif"})
+# input_audio takes base64 wav/mp3 only, no URL form [SDK: ChatCompletionContentPartInputAudioParam].
+AUDIO_TYPES = frozenset({"audio/wav", "audio/mpeg"})
+# File parts: PDF only, inline (file_data) or by file id; no file_url in Chat Completions [docs].
+FILE_TYPES = frozenset({"application/pdf"})
+# No video part at all [SDK: the user content-part union has text, image_url, input_audio, file].
+
+
+class OpenAIChatDialect(ChatCompletionsDialect):
+    """OpenAI Chat Completions."""
+
+    name = "openai"
+    default_model = "gpt-4.1"
+    description = "OpenAI Chat Completions"
+    SYSTEM_ROLE: ClassVar[str] = "system"
+
+    def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
+        params: JSON = {"model": options.model or self.default_model}
+        if options.max_tokens is not None:
+            params["max_completion_tokens"] = options.max_tokens  # reasoning models reject max_tokens
+        effort = reasoning_effort(options.thinking, self.profile(options), ctx)
+        if effort is not None:
+            params["reasoning_effort"] = effort
+        return params
+
+    def media_part(self, part: LLMMediaPart, msg_id: str | None, ctx: RequestContext) -> JSON | str:
+        kind = part.kind
+        if kind == "video":
+            return ctx.degrade(part, msg_id, "Chat Completions has no video part")
+        media = ctx.resolve(part, msg_id)
+        if isinstance(media, str):
+            return media
+        if kind == "image":
+            return self.image_part(part, media, msg_id, ctx, IMAGE_TYPES)
+        if kind == "audio":
+            return self.inline_audio_part(part, media, msg_id, ctx)
+        if media.data is None or media.media_type not in FILE_TYPES:
+            return ctx.file_text(part, media, msg_id) or ctx.degrade(part, msg_id, "file parts take inline PDF only")
+        return {"type": "file", "file": {"file_data": media.data_url, "filename": part.filename or "document.pdf"}}
+
+
+DIALECT = OpenAIChatDialect()

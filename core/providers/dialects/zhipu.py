@@ -1,0 +1,59 @@
+"""Zhipu AI GLM v4 chat completions (``/api/paas/v4/chat/completions``): providers.md section 5.
+
+OpenAI-compatible with GLM's own rules; the shared shape is in :mod:`core.providers.dialects.chat_completions`.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from core.llm.messages import LLMMediaPart
+from core.providers.base import JSON, RequestContext, RequestOptions
+from core.providers.dialects.chat_completions import ChatCompletionsDialect, data_url_part
+
+# GLM-4V image formats: jpg/png/jpeg [docs, old]; URL or base64 data URL.
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg"})
+# input_audio {data, format: wav|mp3} for audio models [zai-org/z-ai-sdk-java model classes].
+AUDIO_TYPES = frozenset({"audio/wav", "audio/mpeg"})
+# video_url and file_url take URLs (GLM-4.5V/4.6V); inline video or files are not documented [docs, unverified].
+URL_ONLY_KINDS = {"video": "video_url", "file": "file_url"}
+
+
+class ZhipuDialect(ChatCompletionsDialect):
+    """Zhipu GLM chat: reasoning_content goes back, tool and assistant content are strings."""
+
+    name = "zhipu"
+    default_model = "glm-4.6v"
+    description = "Zhipu AI GLM v4 chat completions"
+    # GLM-4.5+ interleaved thinking: "reasoning content must be explicitly kept and returned" [docs].
+    TAKES_REASONING_CONTENT: ClassVar[bool] = True
+    REASONING_ON_EVERY_TOOL_TURN: ClassVar[bool] = True
+    # GLM's chat template drops list-form content on tool/assistant messages (BerriAI/litellm#25868): strings.
+    EMPTY_TOOL_TURN_CONTENT: ClassVar[str | None] = ""
+
+    def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
+        params = super().configure_api_params(options, ctx)
+        if options.thinking is not None:
+            params["thinking"] = {"type": "enabled" if options.thinking else "disabled"}
+            if options.thinking:
+                # Preserved thinking: we return the complete reasoning_content sequence [docs].
+                params["clear_thinking"] = False
+        return params
+
+    def media_part(self, part: LLMMediaPart, msg_id: str | None, ctx: RequestContext) -> JSON | str:
+        media = ctx.resolve(part, msg_id)
+        if isinstance(media, str):
+            return media
+        kind = part.kind
+        if kind == "image":
+            return self.image_part(part, media, msg_id, ctx, IMAGE_TYPES)
+        if kind == "audio":
+            return self.inline_audio_part(part, media, msg_id, ctx)
+        key = URL_ONLY_KINDS[kind]
+        if media.url is None:
+            text = ctx.file_text(part, media, msg_id) if kind == "file" else None
+            return text or ctx.degrade(part, msg_id, f"{key} takes an http(s) URL only")
+        return data_url_part(key, media.url)
+
+
+DIALECT = ZhipuDialect()

@@ -1,0 +1,155 @@
+"""One suite job: replay one conversation of a suite run and record its outcome.
+
+``run_item`` is what the job queue runs, once per item. It claims the item (an attempt),
+replays the conversation in the run's mode and records the outcome; a second delivery of a
+job whose item has an outcome does nothing. An attempt that finds the item ``running`` takes
+over from one that was interrupted (its process died): the replay that attempt left
+``running`` (recorded under the attempt's idempotency key) is closed as interrupted first,
+so nothing stays ``running``.
+
+Outcomes:
+
+- ``final`` mode regenerates the final reply (``core.replay.run``, as Re-run does) and compares
+  it with the recorded one as a step replay compares a step: the same tool calls, or a final
+  answer where the recorded reply is one, is ``matched``; anything else ``diverged`` at step 1
+  with the step comparison's reason.
+- ``steps`` mode is the agent replay of the conversation's last turn (``core.replay.steps``):
+  ``matched``, ``diverged`` (at step k), ``failed`` or ``refused`` as that run ends; a run stopped
+  by a limit is ``failed`` with the limit as its reason.
+- A provider failure is ``failed`` with the provider's error; a history holding a damaged record,
+  a body that fails preflight, or a conversation with nothing to replay is ``refused``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from core.errors import MisuseError
+from core.messages.union import Message
+from core.replay.compare import compare_step
+from core.replay.cost import run_cost
+from core.replay.run import DEFAULT_TIMEOUT, execute, prepare, reply_message, start
+from core.replay.send import Sender, send
+from core.replay.steps import execute_steps, plan_steps, start_steps
+from core.store import Store
+from core.store.engine import read_transaction, write_transaction
+from core.store.step_runs import StepRunView
+from core.suites import storage
+from core.suites.storage import Claim, ItemResult, Spend
+
+log = logging.getLogger("traceloupe.suites")
+
+INTERRUPTED = "interrupted: the process running this suite job stopped; the job was started again"
+
+
+def run_item(
+    store: Store,
+    item_pk: int,
+    *,
+    environ: Mapping[str, str] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    sender: Sender = send,
+) -> bool:
+    """Replay one item of a suite run and record its outcome; False when there was nothing to do.
+
+    ``sender``: the queue's job passes one that holds the provider's concurrency slot and waits out 429s.
+    """
+    with write_transaction(store.engine) as conn:
+        claim = storage.claim_item(conn, item_pk)
+    if claim is None:
+        return False
+    if claim.interrupted_key is not None:
+        _close_interrupted(store, claim.mode, claim.interrupted_key)
+    try:
+        replay = _steps if claim.mode == "steps" else _final
+        result = replay(store, claim, _Sending(environ, timeout, sender))
+    except MisuseError as exc:  # nothing could be attempted for this conversation (no turn, no reply, no key)
+        result = ItemResult("refused", reason="not_attempted", error=str(exc))
+    except Exception as exc:  # a bug must still give the item an outcome, or the suite run would never finish
+        log.exception("suite item %s failed inside Traceloupe", item_pk)
+        result = ItemResult("failed", reason="internal_error", error=f"Traceloupe failed ({type(exc).__name__})")
+    with write_transaction(store.engine) as conn:
+        return storage.finish_item(conn, claim, result)
+
+
+def give_up(store: Store, item_pk: int, why: str) -> None:
+    """The queue will not run this item's job again: its replay, if one was left running, and the item end failed."""
+    with write_transaction(store.engine) as conn:
+        left = storage.give_up_item(conn, item_pk, why)
+    if left is not None and left.interrupted_key is not None:
+        _close_interrupted(store, left.mode, left.interrupted_key)
+
+
+@dataclass(frozen=True, slots=True)
+class _Sending:
+    environ: Mapping[str, str] | None
+    timeout: float
+    sender: Sender
+
+
+def _final(store: Store, claim: Claim, sending: _Sending) -> ItemResult:
+    prepared = prepare(store, claim.conversation_id, claim.provider, claim.model, environ=sending.environ)
+    original = prepared.original
+    if original is None:
+        raise MisuseError("the conversation has no assistant reply to regenerate and compare with")
+    run, created = start(store, prepared, idempotency_key=claim.replay_key)
+    if not created:  # the same attempt twice cannot happen (an attempt is a claim); never send twice anyway
+        raise MisuseError(f"the replay of attempt {claim.attempt} was recorded already")
+    run = execute(store, prepared, run.run_id, timeout=sending.timeout, sender=sending.sender)
+    usage, price = run_cost(run.provider, run.model, run.response_body)
+    spent = Spend(usage.input, usage.output, price.usd, price.note)
+    if run.status == "refused":
+        return ItemResult("refused", run.run_id, reason="refused", error=run.error, spend=spent)
+    reply = reply_message(run)
+    if run.status != "ok" or reply is None:
+        return ItemResult("failed", run.run_id, reason=run.status, error=run.error, spend=spent)
+    comparison = _compare(reply, original)
+    if comparison is None:
+        return ItemResult("matched", run.run_id, spend=spent)
+    return ItemResult("diverged", run.run_id, 1, original.msg_id, comparison, spend=spent)
+
+
+def _compare(reply: Message, recorded: Message) -> str | None:
+    """The reason a regenerated reply leaves the recorded one, None when it does not."""
+    text = reply.content if isinstance(reply.content, str) else ""
+    recorded_text = recorded.content if isinstance(recorded.content, str) else ""
+    comparison = compare_step(reply.tool_calls or [], text, recorded.tool_calls or [], recorded_text)
+    return comparison.reason if comparison.verdict == "diverged" else None
+
+
+def _steps(store: Store, claim: Claim, sending: _Sending) -> ItemResult:
+    plan = plan_steps(store, claim.conversation_id, claim.provider, claim.model, environ=sending.environ)
+    run, created = start_steps(store, plan, idempotency_key=claim.replay_key)
+    if not created:
+        raise MisuseError(f"the replay of attempt {claim.attempt} was recorded already")
+    run = execute_steps(store, plan, run.run_id, timeout=sending.timeout, sender=sending.sender)
+    return step_result(run)
+
+
+def step_result(run: StepRunView) -> ItemResult:
+    """A finished step run as an item's outcome."""
+    spent = Spend(run.input_tokens, run.output_tokens, run.cost_usd, run.cost_note)
+    if run.status == "matched":
+        return ItemResult("matched", run.run_id, spend=spent)
+    if run.status == "diverged":
+        step = next((s.index for s in run.steps if s.verdict == "diverged"), None)
+        return ItemResult("diverged", run.run_id, step, run.diverged_at, run.reason, run.error, spend=spent)
+    if run.status == "refused":
+        return ItemResult("refused", run.run_id, reason=run.reason, error=run.error, spend=spent)
+    reason = run.reason if run.status == "failed" else f"capped: {run.reason}"
+    return ItemResult("failed", run.run_id, reason=reason, error=run.error, spend=spent)
+
+
+def _close_interrupted(store: Store, mode: str, key: str) -> None:
+    """End the replay an interrupted attempt left ``running`` (found by its key), so none shows as running forever."""
+    with read_transaction(store.engine) as conn:
+        run_id = storage.replay_by_key(conn, mode, key)
+    if run_id is None:
+        return  # the attempt stopped before its replay was recorded
+    if mode == "steps":
+        if store.get_step_run(run_id).status == "running":
+            store.finish_step_run(run_id, status="failed", reason="interrupted", error=INTERRUPTED)
+    elif store.get_run(run_id).status == "running":
+        store.finish_run(run_id, status="error", error=INTERRUPTED)

@@ -1,0 +1,159 @@
+"""``traceloupe serve``: loopback by default, a public bind refused without an explicit flag."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from web.cli import main
+from web.cli.serve import is_loopback
+
+
+@pytest.fixture
+def served(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[dict[str, Any]]:
+    monkeypatch.chdir(tmp_path)  # the default database, ./traceloupe.db, is made here and not in the checkout
+    calls: list[dict[str, Any]] = []
+    monkeypatch.setattr("web.cli.serve.listen", lambda host, port: socket.create_server(("127.0.0.1", 0)))
+    monkeypatch.setattr("web.cli.serve.run_server", lambda app, sock, **kw: calls.append({"app": app, **kw}))
+    return calls
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.10", "example.com"])
+def test_refuses_public_bind_without_flag(host: str, served: list[dict[str, Any]], capsys: Any) -> None:
+    assert main(["serve", "--host", host]) == 2
+    assert served == []
+    assert f"refusing to bind {host}" in capsys.readouterr().err
+
+
+def test_public_bind_with_explicit_flag(served: list[dict[str, Any]]) -> None:
+    assert main(["serve", "--host", "0.0.0.0", "--allow-remote", "--port", "8123", "--create"]) == 0
+    assert served[0]["host"] == "0.0.0.0" and served[0]["port"] == 8123
+
+
+def test_default_is_loopback_over_the_store(served: list[dict[str, Any]], tmp_path: Path) -> None:
+    db = tmp_path / "t.db"
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"role": "user", "msg_type": "text", "content": "hello", "conversation_id": "c1"}\n')
+    assert main(["import", str(trace), "--db", str(db)]) == 0
+    assert main(["serve", "--db", str(db)]) == 0
+    assert served[0]["host"] == "127.0.0.1" and served[0]["port"] == 8000
+    assert served[0]["proxy_headers"] is False  # X-Forwarded-* never trusted
+    from litestar.testing import TestClient
+
+    with TestClient(served[0]["app"], base_url="http://127.0.0.1:8000") as client:
+        assert "hello" in client.get("/").text
+
+
+def test_database_from_the_environment(
+    served: list[dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TRACELOUPE_DATABASE_URL", str(tmp_path / "env.db"))
+    assert main(["serve", "--create"]) == 0
+    assert (tmp_path / "env.db").exists()
+
+
+def test_bad_attachments_root_is_one_line(served: list[dict[str, Any]], tmp_path: Path, capsys: Any) -> None:
+    assert main(["serve", "--db", str(tmp_path / "t.db"), "--attachments-root", str(tmp_path / "nope")]) == 2
+    assert served == []
+    assert "not a directory" in capsys.readouterr().err
+
+
+LOOPBACK_CASES = [
+    ("127.0.0.1", True),
+    ("127.0.0.2", True),
+    ("localhost", True),
+    ("::1", True),
+    ("[::1]", True),
+    ("0.0.0.0", False),
+    ("10.0.0.1", False),
+]
+
+
+@pytest.mark.parametrize(("host", "expected"), LOOPBACK_CASES)
+def test_is_loopback(host: str, expected: bool) -> None:
+    assert is_loopback(host) is expected
+
+
+def _check_post(app: Any, token_from: Any) -> int:
+    """Post the check form to ``app`` with the CSRF cookie and token that ``token_from`` served."""
+    from litestar.testing import TestClient
+
+    with TestClient(token_from, base_url="http://127.0.0.1:8000") as first:
+        token = first.get("/check").cookies["csrftoken"]
+    with TestClient(app, base_url="http://127.0.0.1:8000") as second:
+        second.cookies.set("csrftoken", token)
+        # A Re-run without an idempotency key: the form's complaint (400) once the token passed, 403 when it did not.
+        headers = {"Origin": "http://127.0.0.1:8000"}
+        return second.post("/conversations/c/runs", data={"_csrf_token": token}, headers=headers).status_code
+
+
+def test_two_servers_on_one_database_accept_each_others_forms(
+    served: list[dict[str, Any]], tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TRACELOUPE_SECRET", raising=False)
+    db = str(tmp_path / "t.db")
+    assert main(["serve", "--db", db, "--create"]) == 0
+    assert main(["serve", "--db", db]) == 0  # a second process, or the first one restarted
+    first, second = served[0]["app"], served[1]["app"]
+    assert _check_post(second, token_from=first) == 400
+    from core.store import Store
+
+    with Store.open(db) as store:
+        secret = store.shared_secret("csrf")
+    out = capsys.readouterr()
+    assert secret not in out.out + out.err
+
+
+def test_servers_on_different_databases_refuse_each_others_forms(
+    served: list[dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TRACELOUPE_SECRET", raising=False)
+    assert main(["serve", "--db", str(tmp_path / "a.db"), "--create"]) == 0
+    assert main(["serve", "--db", str(tmp_path / "b.db"), "--create"]) == 0
+    assert _check_post(served[1]["app"], token_from=served[0]["app"]) == 403
+
+
+def test_the_secret_from_the_environment_signs_the_forms(
+    served: list[dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TRACELOUPE_SECRET", "s" * 40)
+    assert main(["serve", "--db", str(tmp_path / "a.db"), "--create"]) == 0
+    assert main(["serve", "--db", str(tmp_path / "b.db"), "--create"]) == 0
+    assert _check_post(served[1]["app"], token_from=served[0]["app"]) == 400
+
+
+def test_a_short_secret_in_the_environment_is_refused_in_one_line(
+    served: list[dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    monkeypatch.setenv("TRACELOUPE_SECRET", "short")
+    assert main(["serve", "--db", str(tmp_path / "a.db"), "--create"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        served == [] and "TRACELOUPE_SECRET must be at least 32 characters" in err and "short" not in err.split(":")[-1]
+    )
+
+
+def test_workers_must_be_positive(served: list[dict[str, Any]], capsys: Any) -> None:
+    assert main(["serve", "--workers", "0"]) == 2
+    assert served == [] and "--workers must be at least 1" in capsys.readouterr().err
+
+
+def test_the_uvicorn_factory_serves_the_database_from_the_environment_with_its_shared_secret(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from web.processes import app_from_env
+
+    monkeypatch.delenv("TRACELOUPE_SECRET", raising=False)
+    monkeypatch.setenv("TRACELOUPE_DATABASE_URL", str(tmp_path / "env.db"))
+    monkeypatch.setenv("TRACELOUPE_ALLOWED_HOSTS", "traces.example, Other.example")
+    first, second = app_from_env(), app_from_env()  # two uvicorn workers
+    assert _check_post(second, token_from=first) == 400
+    from litestar.testing import TestClient
+
+    with TestClient(first, base_url="http://traces.example") as client:
+        assert client.get("/").status_code == 200
+    with TestClient(first, base_url="http://elsewhere.example") as client:
+        assert client.get("/").status_code == 400

@@ -1,0 +1,32 @@
+"""Job queue fixtures: the stub provider (tests/replay's) and a store seeded with a replayable conversation."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from core.jobs import JobQueue
+from core.jobs.replay_tasks import RUN_TASK
+from core.replay.run import prepare, start
+from core.store import Store
+from tests.replay.conftest import stub, stub_env
+from tests.replay.replay_data import CONVERSATION
+
+__all__ = ["queue_run", "stub", "stub_env", "wait_for"]
+
+
+def queue_run(store: Store, queue: JobQueue, env: dict[str, str], model: str, provider: str = "openai") -> str:
+    """Record a run of the seeded conversation as the dashboard does and queue its ``run`` job; its id."""
+    prepared = prepare(store, CONVERSATION, provider, model, environ=env)
+    run, created = start(store, prepared)
+    assert created
+    queue.enqueue(RUN_TASK, {"run_id": run.run_id, "timeout": 10}, provider=provider, lock=f"run:{run.run_id}")
+    return run.run_id
+
+
+def wait_for(done: Callable[[], bool], timeout: float = 30.0, what: str = "the jobs") -> None:
+    """Poll ``done`` until it is true; fails naming ``what`` after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not done():
+        assert time.monotonic() < deadline, f"{what} did not finish within {timeout} s"
+        time.sleep(0.05)

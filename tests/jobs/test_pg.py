@@ -1,0 +1,152 @@
+"""The PostgreSQL queue: `traceloupe worker` processes share the jobs, survive a `kill -9`, keep provider limits."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy import text
+
+from core.jobs import JobSettings
+from core.jobs.pg import ProcrastinateQueue
+from core.store import Store
+from tests.jobs.conftest import queue_run, wait_for
+from tests.replay.replay_data import seed_store
+from tests.store.store_pg import create_pg_database, drop_pg_database, pg_database_url
+from web.devtools.stub_provider import Reply, StubServer
+
+pytestmark = pytest.mark.postgres
+
+SUCCESS = re.compile(r"Job run\[(\d+)\].* ended with status: Success")
+
+
+@pytest.fixture
+def pg_url(tmp_path: Path) -> Iterator[str]:
+    """A fresh database, migrated (the store's schema and the queue's) and seeded."""
+    name = create_pg_database()
+    url = pg_database_url(name)
+    try:
+        with Store.open(url) as store:
+            seed_store(store, tmp_path)
+        yield url
+    finally:
+        drop_pg_database(name)
+
+
+def _worker(url: str, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    command = Path(sys.executable).with_name("traceloupe")
+    argv = [str(command), "worker", "--db", url, "--concurrency", "2", "--stalled-after", "2"]
+    argv += ["--provider-limit", "openai=3"]
+    with log.open("wb") as out:
+        return subprocess.Popen(argv, env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT)
+
+
+def _successes(log: Path) -> set[int]:
+    return {int(m.group(1)) for m in SUCCESS.finditer(log.read_text(errors="replace"))}
+
+
+@pytest.mark.slow
+def test_two_workers_share_the_jobs_and_a_killed_one_loses_none(
+    pg_url: str, stub: StubServer, stub_env: dict[str, str], tmp_path: Path
+) -> None:
+    logs = [tmp_path / "a.log", tmp_path / "b.log"]
+    workers = [_worker(pg_url, stub_env, log) for log in logs]
+    try:
+        wait_for(lambda: all("Starting worker" in log.read_text() for log in logs), 60, "the workers' start")
+        with Store.open(pg_url) as store:
+            queue = ProcrastinateQueue(store, JobSettings(embedded_worker=False))
+            run_ids = [queue_run(store, queue, stub_env, "stub-slow-0.6") for _ in range(20)]
+            wait_for(lambda: len(_successes(logs[0])) >= 2, 60, "worker a's first jobs")
+            workers[0].send_signal(signal.SIGKILL)  # busy: 18 jobs wait, it took its next ones at once
+            workers[0].wait()
+            wait_for(lambda: all(store.get_run(r).status != "running" for r in run_ids), 90, "the runs")
+            statuses = {store.get_run(r).status for r in run_ids}
+            with store.engine.connect() as conn:
+                jobs = conn.execute(text("SELECT status::text, attempts FROM procrastinate_jobs")).all()
+                ends = conn.execute(
+                    text("SELECT job_id, count(*) FROM procrastinate_events WHERE type = 'succeeded' GROUP BY job_id")
+                ).all()
+            queue.stop()
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.send_signal(signal.SIGTERM)
+        graceful = workers[1].wait(timeout=30)
+    assert statuses == {"ok"}  # every run recorded its outcome; none is left running
+    assert sorted(status for status, _ in jobs) == ["succeeded"] * 20
+    assert len(ends) == 20 and all(count == 1 for _, count in ends)  # none ran to completion twice
+    assert any(attempts >= 1 for _, attempts in jobs)  # the killed worker's jobs were taken back
+    assert _successes(logs[0]) and _successes(logs[1])  # both workers ran jobs
+    stats = httpx.get(f"{stub.base_url}/__stub/stats").json()
+    assert 20 <= stats["requests"] <= 22  # at most the killed worker's two calls in flight were sent again
+    assert stats["peak_in_flight"] <= 3  # four job slots, and the provider limit across both workers
+    assert graceful == 0
+
+
+def test_a_429_is_retried_after_its_retry_after(pg_url: str, stub: StubServer, stub_env: dict[str, str]) -> None:
+    stub.state.script += [Reply(status=429, retry_after=1), Reply(text="after the wait")]
+    with Store.open(pg_url) as store:
+        settings = JobSettings(environ=lambda: stub_env, poll_seconds=0.1, max_rate_limit_wait=5)
+        queue = ProcrastinateQueue(store, settings)
+        run_id = queue_run(store, queue, stub_env, "m")
+        started = time.monotonic()
+        queue.start()
+        try:
+            wait_for(lambda: store.get_run(run_id).status != "running")
+        finally:
+            queue.stop()
+        assert store.get_run(run_id).status == "ok"
+        assert time.monotonic() - started >= 1.0
+        assert queue.jobs()[0].status == "succeeded"
+    assert len(stub.state.requests) == 2
+
+
+def test_db_upgrade_from_an_older_schema_applies_the_queue_schema_once(capsys: pytest.CaptureFixture[str]) -> None:
+    from alembic import command
+
+    from core.store.engine import make_engine
+    from core.store.schema import _config, head_revision
+    from web.cli import main
+
+    name = create_pg_database()
+    url = pg_database_url(name)
+    try:
+        engine = make_engine(url)
+        with engine.begin() as conn:
+            command.upgrade(_config(conn), "0005")  # a database of the Traceloupe before the queue
+        engine.dispose()
+        assert main(["db", "upgrade", "--db", url]) == 0
+        out = capsys.readouterr().out
+        assert f"upgraded from 0005 to {head_revision()}" in out and "job queue schema (Procrastinate) applied" in out
+        assert main(["db", "upgrade", "--db", url]) == 0
+        out = capsys.readouterr().out
+        assert f"already at {head_revision()}" in out and "Procrastinate" not in out
+        with Store.open(url) as store:
+            queue = ProcrastinateQueue(store, JobSettings(embedded_worker=False))
+            assert queue.pending() == 0
+            queue.stop()
+    finally:
+        drop_pg_database(name)
+
+
+def test_a_worker_runs_as_many_jobs_at_once_as_its_concurrency(
+    pg_url: str, stub: StubServer, stub_env: dict[str, str]
+) -> None:
+    """Eight at once, more than the default executor's min(32, cores + 4) threads on a small machine."""
+    with Store.open(pg_url) as store:
+        queue = ProcrastinateQueue(store, JobSettings(concurrency=8, environ=lambda: stub_env, poll_seconds=0.1))
+        run_ids = [queue_run(store, queue, stub_env, "stub-slow-1.5") for _ in range(8)]
+        queue.start()
+        try:
+            wait_for(lambda: all(store.get_run(r).status != "running" for r in run_ids))
+        finally:
+            queue.stop()
+    assert httpx.get(f"{stub.base_url}/__stub/stats").json() == {"requests": 8, "peak_in_flight": 8}

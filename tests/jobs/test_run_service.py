@@ -1,0 +1,56 @@
+"""The dashboard's RunService on the queue: runs pending in any process bound new ones; other jobs do not."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from core.store import Store
+from tests.jobs.conftest import wait_for
+from tests.replay.replay_data import CONVERSATION, seed_store
+from tests.store.store_pg import create_pg_database, drop_pg_database, pg_database_url
+from web.devtools.stub_provider import StubServer
+from web.runs.service import ReplayBusy, RunService
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    with Store.open(str(tmp_path / "service.db")) as opened:
+        seed_store(opened, tmp_path)
+        yield opened
+
+
+def test_pending_runs_bound_new_ones_and_other_jobs_do_not(store: Store, stub_env: dict[str, str]) -> None:
+    service = RunService(store, workers=1, max_pending=1, environ=lambda: stub_env)  # never started: runs wait
+    service.queue.enqueue("suite_item", {"suite_run": "elsewhere"}, provider="openai")  # a suite's job
+    service.submit(CONVERSATION, "openai", "m", upto=None, idempotency_key="k" * 16, model_as_typed=True)
+    assert service.pending == 1
+    with pytest.raises(ReplayBusy):
+        service.submit(CONVERSATION, "openai", "m", upto=None, idempotency_key="j" * 16, model_as_typed=True)
+    other = RunService(store, workers=1, max_pending=1, environ=lambda: stub_env)  # another server process
+    with pytest.raises(ReplayBusy):
+        other.submit(CONVERSATION, "openai", "m", upto=None, idempotency_key="j" * 16, model_as_typed=True)
+
+
+@pytest.mark.postgres
+def test_serve_on_postgresql_runs_the_jobs_in_its_embedded_worker(
+    tmp_path: Path, stub: StubServer, stub_env: dict[str, str]
+) -> None:
+    name = create_pg_database()
+    try:
+        with Store.open(pg_database_url(name)) as store:
+            seed_store(store, tmp_path)
+            service = RunService(store, environ=lambda: stub_env)
+            service.start()
+            try:
+                run = service.submit(
+                    CONVERSATION, "openai", "m", upto=None, idempotency_key="p" * 16, model_as_typed=True
+                )
+                wait_for(lambda: store.get_run(run.run_id).status != "running")
+            finally:
+                service.shutdown()
+            assert store.get_run(run.run_id).status == "ok" and service.pending == 0
+    finally:
+        drop_pg_database(name)

@@ -1,0 +1,178 @@
+"""Several ``traceloupe serve`` processes on one database behave as one server (real processes, real sockets).
+
+The stub provider runs in the test process, so every provider call any server makes is counted here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from core.store import Store
+from tests.replay.replay_data import CONVERSATION, seed_store
+from tests.replay.web_server import free_port
+from tests.store.store_pg import BACKENDS, create_pg_database, drop_pg_database, pg_database_url
+from web.devtools.stub_provider import StubServer
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = f"/conversations/{CONVERSATION}"
+HX = {"HX-Request": "true"}
+
+
+class Server:
+    """One ``traceloupe serve`` process on a free loopback port."""
+
+    def __init__(self, db: str, env: dict[str, str], *extra: str) -> None:
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        command = [sys.executable, "-m", "web.cli", "serve", "--db", db, "--port", str(self.port), *extra]
+        self.process = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
+        deadline = time.monotonic() + 60
+        while True:
+            assert self.process.poll() is None, self.process.communicate()[1][-2000:]
+            try:
+                if httpx.get(f"{self.base}/", timeout=2).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.2)
+
+    def stop(self) -> str:
+        """Stop the server (SIGTERM) and return what it wrote to stderr."""
+        if self.process.poll() is None:
+            self.process.terminate()
+        try:
+            return self.process.communicate(timeout=40)[1]
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            return self.process.communicate()[1]
+
+
+@pytest.fixture(params=BACKENDS)
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A seeded database on each backend."""
+    if request.param == "sqlite":
+        url = str(tmp_path / "shared.db")
+    else:
+        name = create_pg_database()
+        request.addfinalizer(lambda: drop_pg_database(name))
+        url = pg_database_url(name)
+    with Store.open(url) as store:
+        seed_store(store, tmp_path)
+    yield url
+
+
+@pytest.fixture
+def server_env(stub_env: dict[str, str]) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("TRACELOUPE_SECRET", "TRACELOUPE_DATABASE_URL")}
+    return {**env, **stub_env}
+
+
+def _form(client: httpx.Client, base: str) -> dict[str, str]:
+    """The Re-run form as ``base`` served it: its CSRF token (the cookie the browser keeps) and its key."""
+    response = client.get(f"{base}{PAGE}")
+    key = re.search(r'name="idempotency_key" value="([^"]+)"', response.text)
+    assert key is not None
+    fields = {"idempotency_key": key.group(1), "provider": "openai", "model_as_typed": "1"}
+    return {"_csrf_token": client.cookies["csrftoken"], **fields}
+
+
+def _post(base: str, form: dict[str, str], model: str) -> httpx.Response:
+    """The form posted to ``base`` by a browser holding the cookie of the server that served it."""
+    cookies = {"csrftoken": form["_csrf_token"]}
+    with httpx.Client(cookies=cookies, timeout=20) as own:
+        headers = {"Origin": base, **HX}
+        return own.post(f"{base}{PAGE}/runs", data={**form, "model": model}, headers=headers)
+
+
+def _run_id(response: httpx.Response) -> str:
+    assert response.status_code == 200, response.text[:500]
+    found = re.search(r'data-run="([0-9a-f]{32})"', response.text)
+    assert found is not None, response.text[:500]
+    return found.group(1)
+
+
+def _status(base: str, run_id: str) -> str:
+    found = re.search(r'data-run-status="([a-z_]+)"', httpx.get(f"{base}/runs/{run_id}", headers=HX).text)
+    assert found is not None
+    return found.group(1)
+
+
+def test_two_processes_on_one_database_behave_as_one(db: str, server_env: dict[str, str], stub: StubServer) -> None:
+    a, b = Server(db, server_env), Server(db, server_env)
+    try:
+        with httpx.Client(timeout=20) as browser:
+            # A form served by one process is accepted by the other.
+            crossed = _run_id(_post(b.base, _form(browser, a.base), "stub-fast"))
+            # The same key posted to both at once is one run and one provider call.
+            form = _form(browser, a.base)
+            barrier = threading.Barrier(2)
+            answers: list[str] = []
+
+            def press(base: str) -> None:
+                barrier.wait()
+                answers.append(_run_id(_post(base, form, "stub-slow-8")))
+
+            threads = [threading.Thread(target=press, args=(base,)) for base in (a.base, b.base)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert len(answers) == 2 and answers[0] == answers[1]
+            # The run in flight shows as running on both processes' pages, whichever sends it.
+            assert _status(a.base, answers[0]) == _status(b.base, answers[0]) == "running"
+            deadline = time.monotonic() + 40
+            while _status(a.base, answers[0]) == "running":
+                assert time.monotonic() < deadline, "the run did not finish"
+                time.sleep(0.2)
+            assert _status(b.base, answers[0]) == "ok" and _status(a.base, crossed) == "ok"
+            models = [r.body.get("model") for r in stub.state.requests]
+            assert sorted(models) == ["stub-fast", "stub-slow-8"]
+            # A page loaded before a restart still posts after it.
+            before_restart = _form(browser, a.base)
+            a.stop()
+            a = Server(db, server_env)
+            assert _status(a.base, _run_id(_post(a.base, before_restart, "stub-fast"))) in ("running", "ok")
+    finally:
+        errors = a.stop() + b.stop()
+    assert "Traceback" not in errors
+
+
+def test_serve_with_workers_starts_that_many_processes_sharing_one_secret(
+    tmp_path: Path, server_env: dict[str, str], stub: StubServer
+) -> None:
+    db = str(tmp_path / "shared.db")
+    with Store.open(db) as store:
+        seed_store(store, tmp_path)
+    server = Server(db, server_env, "--workers", "2")
+    try:
+        children = Path(f"/proc/{server.process.pid}/task/{server.process.pid}/children").read_text().split()
+        workers = [pid for pid in children if "spawn_main" in _command_of(pid)]
+        assert len(workers) == 2
+        # Connections land on either worker; every form posts wherever its post lands.
+        with httpx.Client(timeout=20) as browser:
+            for _ in range(6):
+                assert _run_id(_post(server.base, _form(browser, server.base), "stub-fast"))
+    finally:
+        errors = server.stop()
+    assert "Traceback" not in errors and server.process.returncode == 0
+    assert all(not Path(f"/proc/{pid}").exists() for pid in workers)
+
+
+def _command_of(pid: str) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""

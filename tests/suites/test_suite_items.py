@@ -1,0 +1,148 @@
+"""Suite storage and the per-conversation job, without the queue: suites from filters, outcomes in both modes,
+the cost cap, a job delivered twice, an interrupted attempt taken over, and the report's regressions and fixes."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from core.errors import MisuseError, UnknownNameError
+from core.store import ConversationQuery, Store
+from core.store.engine import write_transaction
+from core.suites import Suites, run_item, storage
+from tests.suites import suite_data
+from web.devtools.stub_provider import StubServer
+
+COUNT = 6
+
+
+@pytest.fixture
+def suites(store: Store, tmp_path: Path) -> Suites:
+    suite_data.seed(store, tmp_path, COUNT)
+    return Suites(store)
+
+
+def _run_all(suites: Suites, run_id: str, env: dict[str, str]) -> None:
+    with ThreadPoolExecutor(3) as pool:
+        assert all(pool.map(lambda pk: run_item(suites.store, pk, environ=env), suites.open_items(run_id)))
+
+
+def test_a_suite_keeps_the_conversations_its_filter_matched_when_it_was_made(suites: Suites, tmp_path: Path) -> None:
+    suite = suites.create("weather", query=ConversationQuery(search="weather <<c00"))
+    assert sorted(suite.conversations) == [suite_data.conversation_id(i) for i in range(COUNT)]
+    assert suite.filter == {"search": "weather <<c00"}
+    more = tmp_path / "more"
+    more.mkdir()
+    path = more / "late.jsonl"
+    path.write_text("".join(__import__("json").dumps(m) + "\n" for m in suite_data.messages(7)))
+    suites.store.import_path(path)
+    assert len(suites.get("weather").conversations) == COUNT  # the members are the ones of the day it was made
+    picked = suites.create("two", conversations=[suite_data.conversation_id(3), suite_data.conversation_id(1)])
+    assert picked.conversations == (suite_data.conversation_id(3), suite_data.conversation_id(1))
+    with pytest.raises(MisuseError, match="exists already"):
+        suites.create("two", conversations=[suite_data.conversation_id(0)])
+    with pytest.raises(UnknownNameError):
+        suites.create("ghost", conversations=["no-such-conversation"])
+    with pytest.raises(MisuseError, match="no conversation matches"):
+        suites.create("empty", query=ConversationQuery(search="nothing like this anywhere"))
+    assert [s.name for s in suites.summaries()] == ["two", "weather"]
+
+
+@pytest.mark.parametrize("mode", ["steps", "final"])
+def test_each_conversation_gets_its_outcome_and_a_second_run_reports_regressions_and_fixes(
+    suites: Suites, stub: StubServer, stub_env: dict[str, str], mode: str
+) -> None:
+    suites.create("all", conversations=[suite_data.conversation_id(i) for i in range(COUNT)])
+    suite_data.script(stub.base_url, COUNT, diverge=frozenset({1}), mode=mode)
+    first = suites.new_run("all", provider="openai", model="gpt-4o", mode=mode)  # type: ignore[arg-type]
+    _run_all(suites, first.run_id, stub_env)
+    report = suites.report(first.run_id)
+    assert report.run.status == "finished"
+    outcomes = {i.conversation_id: i.outcome for i in report.run.items}
+    assert outcomes == {suite_data.conversation_id(i): "diverged" if i == 1 else "matched" for i in range(COUNT)}
+    diverged = next(i for i in report.run.items if i.outcome == "diverged")
+    expected = ("different_arguments", f"{diverged.conversation_id}-step") if mode == "steps" else (
+        "called_instead_of_answering", f"{diverged.conversation_id}-a")  # fmt: skip
+    assert (diverged.diverged_step, diverged.reason, diverged.diverged_at) == (1, *expected)
+    assert all(i.run_id and i.cost_usd and i.input_tokens for i in report.run.items)
+    assert report.exit_code() == 0
+
+    suite_data.script(stub.base_url, COUNT, diverge=frozenset({2, 4}), mode=mode)
+    second = suites.new_run("all", provider="openai", model="gpt-4o", mode=mode, baseline="last")  # type: ignore[arg-type]
+    assert second.baseline_run_id == first.run_id
+    _run_all(suites, second.run_id, stub_env)
+    report = suites.report(second.run_id)
+    assert [c.conversation_id for c in report.regressions] == [suite_data.conversation_id(i) for i in (2, 4)]
+    assert [c.conversation_id for c in report.fixes] == [suite_data.conversation_id(1)]
+    assert report.exit_code() == 6
+    data = report.to_json()
+    assert data["totals"]["matched"] == COUNT - 2 and data["totals"]["diverged"] == 2
+    assert data["baseline"] == first.run_id and len(data["regressions"]) == 2
+
+
+def test_a_provider_failure_is_failed_with_its_error_and_a_damaged_history_is_refused(
+    suites: Suites, stub: StubServer, stub_env: dict[str, str], tmp_path: Path
+) -> None:
+    suites.create("all", conversations=[suite_data.conversation_id(i) for i in range(2)])
+    run = suites.new_run("all", provider="openai", model="stub-error-500", mode="final")
+    _run_all(suites, run.run_id, stub_env)
+    report = suites.report(run.run_id)
+    assert {i.outcome for i in report.run.items} == {"failed"}
+    assert all(i.reason == "http_error" and "500" in (i.error or "") for i in report.run.items)
+    assert report.exit_code() == 0  # no baseline, so no regression; something ran
+    suite_data.seed(suites.store, tmp_path, COUNT + 1, damaged=frozenset({COUNT}))
+    suites.create("damaged", conversations=[suite_data.conversation_id(COUNT)])
+    for mode in ("final", "steps"):
+        run = suites.new_run("damaged", provider="openai", model="gpt-4o", mode=mode)  # type: ignore[arg-type]
+        _run_all(suites, run.run_id, stub_env)
+        report = suites.report(run.run_id)
+        assert [i.outcome for i in report.run.items] == ["refused"]
+        assert "damaged" in (report.run.items[0].error or "") and report.exit_code() == 1
+    assert len(stub.state.requests) == 2  # the two 500s; nothing sent for the damaged conversation
+
+
+def test_once_the_spend_reaches_max_cost_the_conversations_not_started_are_cancelled(
+    suites: Suites, stub: StubServer, stub_env: dict[str, str]
+) -> None:
+    suites.create("all", conversations=[suite_data.conversation_id(i) for i in range(COUNT)])
+    run = suites.new_run("all", provider="openai", model="gpt-4o", mode="final", max_cost=0.0001)
+    for pk in suites.open_items(run.run_id):  # one at a time: each start sees what the earlier ones spent
+        run_item(suites.store, pk, environ=stub_env)
+    report = suites.report(run.run_id)
+    per_reply = report.run.items[0].cost_usd
+    assert per_reply is not None and per_reply > 0
+    started = [i for i in report.run.items if i.outcome == "matched"]
+    assert len(started) == -(-0.0001 // per_reply)  # the replies it took to reach the cap, no more
+    cancelled = [i for i in report.run.items if i.outcome == "cancelled"]
+    assert len(cancelled) == COUNT - len(started) > 0
+    assert all(i.reason == "max_cost" and i.run_id is None for i in cancelled)
+    assert report.cancelled_by_cost == len(cancelled) and report.run.status == "finished"
+    assert len(stub.state.requests) == len(started)
+
+
+def test_a_job_delivered_twice_replays_once_and_an_interrupted_attempt_is_taken_over(
+    suites: Suites, stub: StubServer, stub_env: dict[str, str]
+) -> None:
+    suites.create("one", conversations=[suite_data.conversation_id(0), suite_data.conversation_id(1)])
+    run = suites.new_run("one", provider="openai", model="gpt-4o", mode="final")
+    first, second = suites.open_items(run.run_id)
+    assert run_item(suites.store, first, environ=stub_env)
+    assert not run_item(suites.store, first, environ=stub_env)  # it has its outcome: nothing sent again
+    assert len(stub.state.requests) == 1
+    # An attempt claimed the second item and started its replay, then its process died.
+    with write_transaction(suites.store.engine) as conn:
+        claim = storage.claim_item(conn, second)
+    assert claim is not None
+    from core.replay.run import prepare, start
+
+    prepared = prepare(suites.store, claim.conversation_id, "openai", "gpt-4o", environ=stub_env)
+    orphan, _ = start(suites.store, prepared, idempotency_key=claim.replay_key)
+    assert run_item(suites.store, second, environ=stub_env)
+    assert suites.store.get_run(orphan.run_id).status == "error"  # closed as interrupted, not left running
+    with write_transaction(suites.store.engine) as conn:  # the dead attempt's late result is not recorded
+        assert not storage.finish_item(conn, claim, storage.ItemResult("failed", error="late"))
+    report = suites.report(run.run_id)
+    assert [i.outcome for i in report.run.items] == ["matched", "matched"]
+    assert report.run.items[1].attempt == 2 and report.run.status == "finished"

@@ -1,0 +1,32 @@
+"""The shared LRU map behind the conversation and payload caches: what it keeps and what it drops first."""
+
+from __future__ import annotations
+
+from web.lru import LruCache
+
+
+def test_the_least_recently_used_entry_leaves_first() -> None:
+    cache: LruCache[str, int] = LruCache(2)
+    cache.put("a", 1)
+    cache.put("b", 2)
+    assert cache.get("a") == 1  # "b" is now the oldest used
+    cache.put("c", 3)
+    assert (cache.get("a"), cache.get("b"), cache.get("c")) == (1, None, 3)
+    assert len(cache) == 2
+
+
+def test_a_key_put_again_is_replaced_not_added() -> None:
+    cache: LruCache[str, int] = LruCache(2)
+    cache.put("a", 1)
+    cache.put("a", 2)
+    cache.put("b", 3)
+    assert (cache.get("a"), cache.get("b"), len(cache)) == (2, 3, 2)
+
+
+def test_the_weight_bound_drops_old_entries_but_keeps_the_newest_however_heavy() -> None:
+    cache: LruCache[str, int] = LruCache(10, weight=lambda v: v, max_weight=10)
+    for key, weight in [("a", 4), ("b", 4), ("c", 4)]:
+        cache.put(key, weight)
+    assert (cache.get("a"), cache.get("b"), cache.get("c")) == (None, 4, 4)
+    cache.put("huge", 50)
+    assert (cache.get("b"), cache.get("c"), cache.get("huge"), len(cache)) == (None, None, 50, 1)

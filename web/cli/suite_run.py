@@ -1,0 +1,151 @@
+"""``traceloupe suite run``: replay every conversation of a suite on the job queue and report what regressed.
+
+The jobs go through the queue of the store's backend (``core.jobs``): on SQLite this process runs
+them with ``--concurrency`` worker threads, and a ``serve`` on the same database helps; on
+PostgreSQL this process runs an embedded worker of that concurrency and ``traceloupe worker``
+processes anywhere share the jobs. Interrupted (Ctrl-C, a killed process), the run keeps its
+stored jobs and pending conversations: ``traceloupe suite run NAME --resume`` queues what is left
+(nothing twice) and finishes it, as does any process running that database's queue (``serve``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+from web.cli.db import add_db_argument, run_with_store
+from web.cli.terminal import echo, printable
+
+if TYPE_CHECKING:
+    from core.store import Store
+    from core.suites import Report
+
+DEFAULT_CONCURRENCY = 4
+JUNIT_RULE = (
+    "JUnit XML (--junit FILE): one test case per conversation. With a baseline, a test case fails only for a "
+    "regression (matched in the baseline, diverged or failed now), so a run with 3 regressions has 3 failures; "
+    "without a baseline every diverged or failed conversation fails. Refused and cancelled ones are skipped."
+)
+
+
+def register(actions: Any) -> None:
+    """The ``run`` action's options."""
+    parser = actions.add_parser(
+        "run",
+        help="replay every conversation of a suite on the job queue and report regressions",
+        description=(
+            "Exit 0: no regression; 6: at least one regression against the baseline; 1: nothing could run. "
+            + JUNIT_RULE
+        ),
+    )
+    parser.add_argument("name", metavar="NAME")
+    parser.add_argument("--provider", metavar="P", help="dialect: openai, openai-responses, anthropic, gemini, ...")
+    parser.add_argument("--model", metavar="M", help="the model to ask")
+    parser.add_argument(
+        "--mode", choices=("final", "steps"), default="final",
+        help="final: regenerate the final reply (as Re-run); steps: the agent replay of the last turn (default: final)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--concurrency", type=int, metavar="N", help=f"jobs this process runs at once (default: {DEFAULT_CONCURRENCY})"
+    )
+    parser.add_argument(
+        "--max-cost", type=float, metavar="USD",
+        help="once the run has spent USD, conversations not started yet are cancelled (those running finish)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--baseline", metavar="RUN_ID|last", help="compare with this suite run (last: the newest finished one)"
+    )
+    parser.add_argument("--junit", metavar="FILE", help="write the report as JUnit XML (see the rule above)")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON (progress goes to stderr)")
+    parser.add_argument(
+        "--resume", action="store_true",
+        help="finish the suite's newest unfinished run (its provider, model and options) instead of starting one",
+    )  # fmt: skip
+    parser.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per provider request")
+    add_db_argument(parser)
+
+
+def run(ns: argparse.Namespace) -> int:
+    """Start (or resume) the run, show its progress, print the report; the exit code the report gives."""
+    if ns.resume and (ns.provider or ns.model or ns.baseline):
+        echo("traceloupe suite run: --resume takes the run's own provider, model and baseline", file=sys.stderr)
+        return 2
+    if not ns.resume and not (ns.provider and ns.model):
+        echo("traceloupe suite run: --provider and --model are needed (or --resume)", file=sys.stderr)
+        return 2
+    if (ns.concurrency is not None and ns.concurrency < 1) or ns.timeout <= 0:
+        echo("traceloupe suite run: --concurrency must be at least 1 and --timeout positive", file=sys.stderr)
+        return 2
+    return run_with_store(ns, lambda store: _run(store, ns))
+
+
+def _run(store: Store, ns: argparse.Namespace) -> int:
+    from core.errors import MisuseError
+    from core.jobs import JobSettings, queue_for
+    from core.suites import Suites
+    from core.suites.runner import enqueue_open, watch
+    from web.cli.suite_output import ProgressPrinter
+
+    suites = Suites(store)
+    if ns.resume:
+        run_id = suites.unfinished(ns.name)
+        if run_id is None:
+            raise MisuseError(f"suite {ns.name!r} has no unfinished run to resume")
+        run = suites.run(run_id)
+    else:
+        _check_provider(ns.provider)
+        concurrency = ns.concurrency or DEFAULT_CONCURRENCY
+        run = suites.new_run(
+            ns.name, provider=ns.provider, model=ns.model, mode=ns.mode, concurrency=concurrency,
+            max_cost=ns.max_cost, baseline=ns.baseline,
+        )  # fmt: skip
+    stream = sys.stderr if ns.json else sys.stdout
+    echo(f"suite {ns.name} run {run.run_id}: {len(run.items)} conversation(s), {run.provider} {run.model}, "
+         f"mode {run.mode}", file=stream)  # fmt: skip
+    queue = queue_for(store, JobSettings(concurrency=ns.concurrency or run.concurrency, send_timeout=ns.timeout))
+    printer = ProgressPrinter(stream, terminal=stream.isatty())
+    queue.start()
+    try:
+        enqueue_open(queue, suites, run)
+        watch(suites, queue, run.run_id, on_item=printer.item, on_progress=printer.update)
+    except KeyboardInterrupt:
+        printer.close()
+        queue.stop(wait=False)
+        echo(f"traceloupe suite run: interrupted; `traceloupe suite run {ns.name} --resume` finishes run "
+             f"{run.run_id}", file=sys.stderr)  # fmt: skip
+        return 130
+    printer.close()
+    queue.stop()
+    report = suites.report(run.run_id)
+    _print_report(report, ns, stream)
+    return report.exit_code()
+
+
+def _check_provider(provider: str) -> None:
+    """Refuse before anything is recorded when the provider is unknown or its key is not set here."""
+    from core.errors import MisuseError, UnknownNameError
+    from core.replay.endpoints import PROVIDER_ENV, endpoint_for, unavailable_reason
+
+    if provider not in PROVIDER_ENV:
+        raise UnknownNameError(f"unknown provider {provider!r}; known: {', '.join(PROVIDER_ENV)}")
+    if endpoint_for(provider, os.environ) is None:
+        raise MisuseError(f"{provider} is unavailable: {unavailable_reason(provider, os.environ)}")
+
+
+def _print_report(report: Report, ns: argparse.Namespace, stream: Any) -> None:
+    import orjson
+
+    from core.suites import write_junit
+    from web.cli.suite_output import report_lines
+
+    if ns.junit:
+        write_junit(report, ns.junit)
+    if ns.json:
+        sys.stdout.buffer.write(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2) + b"\n")
+    else:
+        for line in report_lines(report, every_item=False):
+            print(printable(line), file=stream)
+    if ns.junit:
+        echo(f"JUnit XML written to {ns.junit}", file=sys.stderr)

@@ -1,0 +1,71 @@
+"""What lets several dashboard processes on one database behave as one server.
+
+- The CSRF signing key: ``$TRACELOUPE_SECRET`` when set, else the one stored in the database,
+  made by the first process that asks (``Store.shared_secret``). A form served by one process
+  posts to any other, and to the same process after a restart. Never logged or shown.
+- An app factory for ``uvicorn --factory web.processes:app_from_env --workers N``: the store
+  from ``$TRACELOUPE_DATABASE_URL``, the allowed host names from ``$TRACELOUPE_ALLOWED_HOSTS``
+  (comma-separated), the attachments folder from ``$TRACELOUPE_ATTACHMENTS_ROOT``. ``traceloupe
+  serve --workers N`` runs the same processes itself and keeps its connection limits.
+
+Idempotency keys and runs need nothing here: both are rows of the shared database.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from litestar import Litestar
+
+    from core.store import Store
+    from web.settings import Settings
+
+SECRET_ENV = "TRACELOUPE_SECRET"  # noqa: S105 - the variable's name, not a secret
+ALLOWED_HOSTS_ENV = "TRACELOUPE_ALLOWED_HOSTS"
+ATTACHMENTS_ROOT_ENV = "TRACELOUPE_ATTACHMENTS_ROOT"
+CSRF_SECRET_NAME = "csrf"  # noqa: S105 - the row's name, not a secret
+MIN_SECRET_CHARS = 32
+
+
+def csrf_secret(store: Store, environ: Mapping[str, str]) -> str:
+    """``$TRACELOUPE_SECRET``, else the database's shared CSRF secret (made now if no process made it yet)."""
+    given = environ.get(SECRET_ENV, "")
+    if given:
+        if len(given) < MIN_SECRET_CHARS:
+            raise ValueError(f"{SECRET_ENV} must be at least {MIN_SECRET_CHARS} characters")
+        return given
+    return store.shared_secret(CSRF_SECRET_NAME)
+
+
+def with_shared_secret(settings: Settings, store: Store, environ: Mapping[str, str] | None = None) -> Settings:
+    """``settings`` signing forms with the secret every process on ``store`` shares."""
+    return replace(settings, csrf_secret=csrf_secret(store, os.environ if environ is None else environ))
+
+
+def settings_from_env(environ: Mapping[str, str]) -> Settings:
+    """The dashboard settings the factory's environment variables describe (the rest are the defaults)."""
+    from web.settings import Settings
+
+    hosts = tuple(h.strip().lower() for h in environ.get(ALLOWED_HOSTS_ENV, "").split(",") if h.strip())
+    root = environ.get(ATTACHMENTS_ROOT_ENV, "")
+    return Settings(allowed_hosts=hosts, attachments_root=Path(root).expanduser().resolve() if root else None)
+
+
+def app_from_env() -> Litestar:
+    """The dashboard over ``$TRACELOUPE_DATABASE_URL`` (an existing, current database), for uvicorn's ``--factory``."""
+    from core.store import Store
+    from web.app import create_app
+
+    store = Store.open(migrate=True)
+    try:
+        app = create_app(with_shared_secret(settings_from_env(os.environ), store), store)
+    except BaseException:
+        store.close()
+        raise
+    app.on_shutdown.append(store.close)
+    return app

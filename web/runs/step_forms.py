@@ -1,0 +1,69 @@
+"""The Replay steps controls: one form per user card that has trace records, and one for the conversation's last turn.
+
+A turn is a top-level user message with trace records (``core.replay.turns``); which cards are
+turns is read from the timeline's slots, so no message is typed to decide where a control goes.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from web import urls
+from web.runs.service import ProviderChoice
+from web.runs.views import preselected
+from web.timeline import Timeline
+
+
+@dataclass(frozen=True, slots=True)
+class StepForm:
+    """A Replay steps form: the turn it replays, the providers, a fresh idempotency key; limits are the reader's."""
+
+    kind: ClassVar[str] = "steps"
+    submit_label: ClassVar[str] = "Replay steps"
+
+    action: str
+    turn: str
+    providers: Sequence[ProviderChoice]
+    selected: str
+    model: str
+    idempotency_key: str
+
+    @property
+    def any_available(self) -> bool:
+        return any(p.available for p in self.providers)
+
+    @property
+    def hidden(self) -> tuple[tuple[str, str], ...]:
+        """The form's hidden fields besides the token and the key."""
+        return (("turn", self.turn),)
+
+
+@dataclass(frozen=True, slots=True)
+class StepForms:
+    """The Replay steps forms of one page: ``turns`` are the user messages (msg_id) that have trace records."""
+
+    conversation_id: str
+    choices: Sequence[ProviderChoice]
+    turns: frozenset[str]
+    last_turn: str | None
+
+    def form(self, turn: str | None = None) -> StepForm | None:
+        """A new form (new key) for ``turn``, or the last turn; None when that message is not a turn."""
+        turn = self.last_turn if turn is None else turn
+        if turn is None or turn not in self.turns:
+            return None
+        selected, model = preselected(self.choices)
+        key = secrets.token_urlsafe(18)
+        return StepForm(urls.step_run_start(self.conversation_id), turn, self.choices, selected, model, key)
+
+
+def step_forms(conversation_id: str, choices: Sequence[ProviderChoice], timeline: Timeline) -> StepForms:
+    """The forms of a conversation page: a turn is a top-level user card whose trace records follow or precede it."""
+    slots = timeline.slots
+    users = [s.msg_id for s in slots if s.role == "user" and s.placement == "message" and s.depth == 0]
+    parents = {s.parent_id for s in slots if s.parent_id is not None}
+    turns = [u for u in users if u in parents]
+    return StepForms(conversation_id, choices, frozenset(turns), turns[-1] if turns else None)
