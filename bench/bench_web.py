@@ -29,14 +29,21 @@ size should carry.
   conversation (an OpenAI and a Gemini replay of its final reply, request bodies built by replay
   itself, so a 10,000-record trace's runs carry its whole history), in the app already warmed on the
   warm-up conversation's runs.
+
+``--windows`` measures the payload and diff pages shown by windows instead (``measure_windows``):
+the first response's bytes and time, cold (an app created for the round: the conversation typed,
+the requests built, the windows planned) and warm (the same page again: the builds and plans kept),
+and one window from the middle of the body (warm), for the payload page and the diff page.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from html import unescape
 from pathlib import Path
 from typing import Any
 
@@ -177,26 +184,95 @@ def measure(records: int, runs: int, store: Store) -> dict[str, dict[str, float]
     return figures
 
 
+WINDOW_PAGES = {
+    "payload": "/payload/openai",
+    "diff": "/diff?left=openai&right=anthropic",
+}
+
+
+def _first_window_url(html: str) -> str:
+    """The URL of the middle window of the page's first body (its placeholders carry them)."""
+    found = re.findall(r'hx-get="([^"]*/window\?[^"]*)"', html)
+    return unescape(found[len(found) // 2]) if found else ""
+
+
+def measure_windows(records: int, runs: int, store: Store) -> dict[str, dict[str, float]]:
+    """The payload and diff pages' first responses (bytes, cold and warm ms) and a middle window, both sizes."""
+    ids = {"small": f"bench-w-{SMALL}", "large": f"bench-w-{records}"}
+    import_messages(
+        store,
+        [
+            conversation(SMALL, WARM_UP, "w-"),
+            conversation(SMALL, ids["small"], "s-"),
+            conversation(records, ids["large"], "l-"),
+        ],
+    )
+    figures: dict[str, dict[str, float]] = {"small": {}, "large": {}}
+    for round_ in range(runs + 1):  # round 0 pays the process's one-off costs and is dropped
+        for size, conversation_id in ids.items():
+            # A budget no cold build reaches on a loaded machine: the figure is the build's, not a 503's.
+            with client_for(create_app(Settings(heavy_budget_seconds=600), StoreSource(store))) as client:
+                for path in WINDOW_PAGES.values():
+                    client.get(url_of(WARM_UP) + path)  # templates compiled
+                for name, path in WINDOW_PAGES.items():
+                    url = url_of(conversation_id) + path
+                    response: list[Any] = []
+                    cold = timed(lambda: response.append(client.get(url)))  # noqa: B023 (called right here)
+                    warm = min(timed(lambda: client.get(url)) for _ in range(3))  # noqa: B023
+                    assert response[0].status_code == 200, (url, response[0].status_code)
+                    window_url = _first_window_url(response[0].text)
+                    window = min(timed(lambda: client.get(window_url)) for _ in range(3)) if window_url else 0.0  # noqa: B023
+                    if round_ == 0:
+                        continue
+                    figures[size][f"{name}_bytes"] = len(response[0].content)
+                    best(figures, size, f"{name}_cold", cold)
+                    best(figures, size, f"{name}_warm", warm)
+                    best(figures, size, f"{name}_window", window)
+    return figures
+
+
+def report_windows(records: int, figures: dict[str, dict[str, float]]) -> None:
+    small, large = figures["small"], figures["large"]
+    print(f"{'page':>8} {'records':>8} {'first response':>15} {'cold':>9} {'warm':>9} {'a window':>9}")
+    for name in WINDOW_PAGES:
+        for n, fig in ((SMALL, small), (records, large)):
+            print(
+                f"{name:>8} {n:>8} {fig[f'{name}_bytes']:>13,.0f} B {fig[f'{name}_cold']:>6.0f} ms "
+                f"{fig[f'{name}_warm']:>6.0f} ms {fig[f'{name}_window']:>6.0f} ms"
+            )
+        print(
+            f"{name:>8} ratio {records:,}/{SMALL}: bytes {large[f'{name}_bytes'] / small[f'{name}_bytes']:.2f}x, "
+            f"cold {large[f'{name}_cold'] / small[f'{name}_cold']:.2f}x, "
+            f"warm {large[f'{name}_warm'] / small[f'{name}_warm']:.2f}x "
+            f"(the bound: first response at most 2x; bytes under 1 MB)"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--windows", action="store_true", help="the payload and diff pages by windows")
     parser.add_argument(
         "--pg",
         action="store_true",
         help="over PostgreSQL (a fresh database on the test server, dropped after) instead of SQLite",
     )
     ns = parser.parse_args()
+    how = measure_windows if ns.windows else measure
     if ns.pg:
         name = create_pg_database()
         try:
             with Store.open(pg_database_url(name)) as store:
-                figures = measure(ns.records, ns.runs, store)
+                figures = how(ns.records, ns.runs, store)
         finally:
             drop_pg_database(name)
     else:
-        figures = measure(ns.records, ns.runs, temp_store())
+        figures = how(ns.records, ns.runs, temp_store())
     print(f"backend: {'PostgreSQL' if ns.pg else 'SQLite'}")
+    if ns.windows:
+        report_windows(ns.records, figures)
+        return
     small, large = figures["small"], figures["large"]
     print(
         f"{'records':>8} {'first response':>15} {'cold, new app':>14} {'cold':>9} {'warm':>9} "

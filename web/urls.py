@@ -121,6 +121,40 @@ def phases(
     return base + query(upto=upto, repair=_flag(repair), model=model)
 
 
+def _payload_part(
+    part: str, conversation_id: str, provider: str, upto: str | None, repair: bool, model: str | None, **extra: str
+) -> str:
+    base = f"{conversation(conversation_id)}/payload/{segment(provider)}/{part}"
+    return base + query(**extra, upto=upto, repair=_flag(repair), model=model)
+
+
+def payload_window(
+    conversation_id: str,
+    provider: str,
+    n: int,
+    *,
+    upto: str | None = None,
+    repair: bool = False,
+    model: str | None = None,
+) -> str:
+    """Window ``n`` of a payload's highlighted body: an HTML fragment (``web.payloads.windows``)."""
+    return _payload_part("window", conversation_id, provider, upto, repair, model, n=str(n))
+
+
+def payload_windows_map(
+    conversation_id: str, provider: str, *, upto: str | None = None, repair: bool = False, model: str | None = None
+) -> str:
+    """Every card anchor of a payload -> the window holding the first line of its part, as JSON."""
+    return _payload_part("windows", conversation_id, provider, upto, repair, model)
+
+
+def payload_download(
+    conversation_id: str, provider: str, *, upto: str | None = None, repair: bool = False, model: str | None = None
+) -> str:
+    """A payload's whole body, pretty-printed as on the page, streamed as a JSON file."""
+    return _payload_part("body.json", conversation_id, provider, upto, repair, model)
+
+
 def diff(
     conversation_id: str,
     left: str | None = None,
@@ -131,6 +165,29 @@ def diff(
 ) -> str:
     """The diff page of two providers' bodies (without a query when no side is given: a form's action)."""
     return f"{conversation(conversation_id)}/diff{query(left=left, right=right, upto=upto, repair=_flag(repair))}"
+
+
+def diff_window(
+    conversation_id: str, left: str, right: str, side: str, n: int, *, upto: str | None = None, repair: bool = False
+) -> str:
+    """Window ``n`` of one side's body on the diff page, its changes marked: an HTML fragment."""
+    base = f"{conversation(conversation_id)}/diff/window"
+    return base + query(left=left, right=right, side=side, n=str(n), upto=upto, repair=_flag(repair))
+
+
+def diff_changes(
+    conversation_id: str,
+    left: str,
+    right: str,
+    cause: str,
+    offset: int,
+    *,
+    upto: str | None = None,
+    repair: bool = False,
+) -> str:
+    """The next changes of one cause on the diff page, from ``offset``: an HTML fragment of list items."""
+    base = f"{conversation(conversation_id)}/diff/changes"
+    return base + query(left=left, right=right, cause=cause, offset=str(offset), upto=upto, repair=_flag(repair))
 
 
 def replays(conversation_id: str) -> str:

@@ -42,13 +42,15 @@ CHROMIUM_ARGS = [
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 PROVIDERS = dialect_names()
 # Elements trace data could have smuggled in: script-ish tags, event handlers, htmx attributes the templates never
-# write (the cards' hx-disable, the next-page link, the phases link are ours).
+# write (the cards' hx-disable, the next-page link, the phases link, a body's window placeholders and the diff's
+# "show more" link are ours).
 INJECTED = """() => [...document.querySelectorAll('#timeline *')].filter(el =>
      ['SCRIPT','IFRAME','OBJECT','EMBED','STYLE','BASE','SVG','MATH'].includes(el.tagName.toUpperCase()) ||
      [...el.attributes].some(a => a.name.startsWith('on') ||
        ((a.name.startsWith('hx-') || a.name.startsWith('data-hx-')) &&
         !(el.tagName === 'ARTICLE' && a.name === 'hx-disable') && !el.matches('[data-next-page]') &&
-        !el.matches('[data-phases-link]')))
+        !el.matches('[data-phases-link]') && !el.matches('[data-window-pending]') &&
+        !el.matches('[data-more-changes] a')))
    ).map(el => el.outerHTML.slice(0, 80))"""
 
 

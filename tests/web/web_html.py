@@ -25,15 +25,18 @@ FORBIDDEN_TAGS = frozenset(
     }
 )
 # Static files are linked by content-hashed name (web/assets.py); the plain name is the same file.
-KNOWN_LINKS = re.compile(r"^(/static/(app|runs|suites)(\.[0-9a-f]{12})?\.css|data:,)$")
+KNOWN_LINKS = re.compile(r"^(/static/(app|runs|suites|windows)(\.[0-9a-f]{12})?\.css|data:,)$")
 KNOWN_FORMS = frozenset({"/check", "/", "/import", "/suites"})
 # The Re-run and Replay steps forms, and a suite's Run form.
 _RUN_FORM = re.compile(r"^/(conversations/[^/?#]+/(step-)?runs|suites/[^/?#]+/runs)$")
 # The payload and diff pages' selectors, and the timeline's kind filter (the conversation page itself).
 _GET_FORM = re.compile(r"^/conversations/[^?#]+?(/payload/[^/?#]+|/diff)?$")
-_SCRIPT_SRC = re.compile(r"^/static/(app|runs|timeline|vendor/htmx-\d+\.\d+\.\d+\.min)(\.[0-9a-f]{12})?\.js$")
-# The only swap targets the app's own markup names: the payload page's phases panel, the Re-run live region.
-KNOWN_TARGETS = frozenset({("a", "#payload-phases"), ("form", "#runs-live")})
+_SCRIPT_SRC = re.compile(r"^/static/(app|runs|timeline|windows|vendor/htmx-\d+\.\d+\.\d+\.min)(\.[0-9a-f]{12})?\.js$")
+# A placeholder of a body's window (payload and diff pages) loads that window of this page's body, nothing else.
+_WINDOW_GET = re.compile(r"^/conversations/[^/?#]+/(payload/[^/?#]+|diff)/window\?")
+# The only swap targets the app's own markup names: the payload page's phases panel, the Re-run live region,
+# the diff summary's "show more" item (replaced by the next changes).
+KNOWN_TARGETS = frozenset({("a", "#payload-phases"), ("form", "#runs-live"), ("a", "closest li")})
 URL_ATTRS = frozenset({"href", "src", "action", "formaction", "data-src", "xlink:href", "poster", "srcset"})
 _CONTROL = re.compile(r"[\x00-\x20]")
 _INLINE_IMAGE = re.compile(r"^data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=]+$")
@@ -47,6 +50,11 @@ ALLOWED_HX = {
     ("a", "hx-swap"),
     ("a", "hx-target"),
     ("article", "hx-disable"),
+    # A window placeholder of a highlighted body: it replaces itself with its window.
+    ("span", "hx-get"),
+    ("span", "hx-trigger"),
+    ("span", "hx-swap"),
+    ("span", "hx-sync"),
     # The conversation's Re-run form (outside every card), posting to its own action.
     ("form", "hx-post"),
     ("form", "hx-target"),
@@ -146,6 +154,9 @@ def live_content(html: str) -> list[str]:
             if name.startswith(("hx-", "data-hx-")):
                 if (el.tag, name) not in ALLOWED_HX:
                     problems.append(f"<{el.tag} {name}=...>")
+                elif name == "hx-get" and el.tag == "span":
+                    if not _WINDOW_GET.match(value or ""):
+                        problems.append(f"<span hx-get={value!r}> that is not a window of the body")
                 elif name == "hx-get" and el.tag == "section" and not (value or "").startswith("/suite-runs/"):
                     problems.append(f"<section hx-get={value!r}> that is not a suite run's live region")
                 elif (

@@ -1,30 +1,42 @@
-"""``/conversations/{id}/diff?left=P&right=Q``: two providers' bodies side by side, changes grouped by cause."""
+"""``/conversations/{id}/diff?left=P&right=Q``: two providers' bodies side by side, changes grouped by cause.
+
+The page sends the summary (every cause counted, the first changes of each listed) and the first window of
+each body; ``/diff/window`` sends a later window of one side, ``/diff/changes`` the next changes of a cause.
+The diff is computed on the JSON values once per pair of builds; only the windows asked for are highlighted.
+"""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
 from litestar import Controller, Request, get
-from litestar.params import FromQuery, QueryParameter
+from litestar.exceptions import NotFoundException
+from litestar.params import FromQuery, Parameter, QueryParameter
+from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Template
 
 from web import masking, urls
 from web.deps import HeavyDep, PayloadsDep, SourceDep
-from web.diff.pages import DiffPage
-from web.diff.service import build_both, diff_command
-from web.diff.view import compare
-from web.payloads.jsonview import render
-from web.payloads.service import MsgId, request_choice
+from web.diff.pages import ChangesPage, DiffLinks, DiffPage
+from web.diff.service import build_both, comparison_of, diff_command, side_of
+from web.diff.view import listing
+from web.payloads.builder import PayloadBuilder
+from web.payloads.service import MsgId, body_view, request_choice, window_of
+from web.payloads.windows import PANE_WINDOW_BYTES, windowed
+from web.source import StoreSource
 
 Provider = Annotated[str, QueryParameter(max_length=40)]
+Cause = Annotated[str, QueryParameter(max_length=40)]
+Count = Annotated[int, Parameter(ge=0, le=10_000_000)]
 
 
 class DiffController(Controller):
-    """The diff page."""
+    """The diff page, its windows and its listings."""
 
     include_in_schema = False
+    path = "/conversations/{conversation_id:str}/diff"
 
-    @get("/conversations/{conversation_id:str}/diff", name="diff")
+    @get("/", name="diff")
     async def diff(
         self,
         request: Request[Any, Any, Any],
@@ -37,26 +49,110 @@ class DiffController(Controller):
         upto: MsgId = None,
         repair: FromQuery[bool] = False,
     ) -> Template:
-        """Both bodies highlighted, each change marked in both panes and listed under its cause."""
+        """Both bodies highlighted by windows, each change marked in both panes and listed under its cause."""
         conversation_id = urls.from_segment(conversation_id)
+        links = DiffLinks(conversation_id, left, right, upto or None, repair)
 
         def build(_: object) -> DiffPage:
             loaded, lbuilt, rbuilt = build_both(source, payloads, conversation_id, left, right, upto, repair)
-            comparison = lrender = rrender = None
+            comparison = lbody = rbody = None
+            listings = []
             if lbuilt.result is not None and rbuilt.result is not None:
-                comparison = compare(lbuilt.result, rbuilt.result, lbuilt.anchors, rbuilt.anchors)
-                lrender = render(lbuilt.result.body, comparison.left_marks)
-                rrender = render(rbuilt.result.body, comparison.right_marks)
+                comparison = comparison_of(payloads, lbuilt, rbuilt)
+                llayout, rlayout = (
+                    body_view(payloads, lbuilt, PANE_WINDOW_BYTES).layout,
+                    body_view(payloads, rbuilt, PANE_WINDOW_BYTES).layout,
+                )
+                lbody = windowed(llayout, "diff-left", comparison.left_marks, lambda n: links.window_url("left", n))
+                rbody = windowed(rlayout, "diff-right", comparison.right_marks, lambda n: links.window_url("right", n))
+                for group in comparison.groups:
+                    listed = listing(comparison, group.cause, 0, llayout, rlayout)
+                    if listed is not None:
+                        listings.append(listed)
             return DiffPage(
                 title=masking.mask(loaded.summary.title) or "(no user text)",
-                request=request_choice(loaded, left, upto, repair),
+                request=request_choice(loaded, left, upto, repair, payloads=payloads),
                 left=lbuilt,
                 right=rbuilt,
                 comparison=comparison,
-                left_rendered=lrender,
-                right_rendered=rrender,
+                left_body=lbody,
+                right_body=rbody,
+                listings=listings,
+                links=links,
             )
 
         command = diff_command(conversation_id, left, right, upto)
         page = await heavy.run(request.receive, build, what=f"the {left} / {right} diff", command=command)
         return Template("diff/diff.html", context={"page": page})
+
+    @get("/window", name="diff-window")
+    async def window(
+        self,
+        request: Request[Any, Any, Any],
+        conversation_id: urls.PathId,
+        source: SourceDep,
+        payloads: PayloadsDep,
+        heavy: HeavyDep,
+        side: Annotated[str, QueryParameter(max_length=8)],
+        n: Count,
+        left: Provider = "openai",
+        right: Provider = "anthropic",
+        upto: MsgId = None,
+        repair: FromQuery[bool] = False,
+    ) -> Template:
+        """Window ``n`` of one side's body, its changes marked: the fragment that replaces its placeholder."""
+        conversation_id = urls.from_segment(conversation_id)
+        side = side_of(side)
+
+        def build(_: object) -> dict[str, Any]:
+            _, lbuilt, rbuilt = build_both(source, payloads, conversation_id, left, right, upto, repair)
+            comparison = comparison_of(payloads, lbuilt, rbuilt)
+            built, marks = (lbuilt, comparison.left_marks) if side == "left" else (rbuilt, comparison.right_marks)
+            layout = body_view(payloads, built, PANE_WINDOW_BYTES).layout
+            return {"pane": f"diff-{side}", "n": n, "rendered": layout.render(window_of(layout, n), marks)}
+
+        command = diff_command(conversation_id, left, right, upto)
+        context = await heavy.run(request.receive, build, what=f"the {left} / {right} diff", command=command)
+        return Template("payloads/_window.html", context=context)
+
+    @get("/changes", name="diff-changes")
+    async def changes(
+        self,
+        request: HTMXRequest,
+        conversation_id: urls.PathId,
+        source: SourceDep,
+        payloads: PayloadsDep,
+        heavy: HeavyDep,
+        cause: Cause,
+        offset: Count = 0,
+        left: Provider = "openai",
+        right: Provider = "anthropic",
+        upto: MsgId = None,
+        repair: FromQuery[bool] = False,
+    ) -> Template:
+        """The changes of ``cause`` from ``offset`` (list items for htmx; a page of its own otherwise)."""
+        conversation_id = urls.from_segment(conversation_id)
+        links = DiffLinks(conversation_id, left, right, upto or None, repair)
+
+        def build(_: object) -> ChangesPage:
+            return _changes(source, payloads, links, cause, offset)
+
+        command = diff_command(conversation_id, left, right, upto)
+        page = await heavy.run(request.receive, build, what=f"the {left} / {right} diff", command=command)
+        template = "diff/_changes.html" if request.htmx else "diff/changes.html"
+        return Template(template, context={"page": page}, headers={"Vary": "HX-Request"})
+
+
+def _changes(source: StoreSource, payloads: PayloadBuilder, links: DiffLinks, cause: str, offset: int) -> ChangesPage:
+    loaded, lbuilt, rbuilt = build_both(
+        source, payloads, links.conversation_id, links.left, links.right, links.upto, links.repair
+    )
+    comparison = comparison_of(payloads, lbuilt, rbuilt)
+    llayout, rlayout = (
+        body_view(payloads, lbuilt, PANE_WINDOW_BYTES).layout,
+        body_view(payloads, rbuilt, PANE_WINDOW_BYTES).layout,
+    )
+    listed = listing(comparison, cause, offset, llayout, rlayout)
+    if listed is None:
+        raise NotFoundException(f"No change has the cause {cause!r}.")
+    return ChangesPage(masking.mask(loaded.summary.title) or "(no user text)", links, listed)

@@ -1,13 +1,50 @@
-"""The diff page's context: two bodies side by side, changes grouped by cause."""
+"""The diff page's context: two bodies side by side by windows, changes grouped by cause and listed by page."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from web.diff.view import Comparison
+from web import urls
+from web.diff.view import LISTED, Comparison, Listing
 from web.payloads.builder import Built
-from web.payloads.jsonview import Rendered
 from web.payloads.pages import RequestChoice
+from web.payloads.windows import WindowedBody
+
+
+@dataclass(frozen=True, slots=True)
+class DiffLinks:
+    """The diff asked for (two providers, the cut, the repair): the URLs of its windows and of its listings."""
+
+    conversation_id: str
+    left: str
+    right: str
+    upto: str | None
+    repair: bool
+
+    def window_url(self, side: str, n: int) -> str:
+        """Window ``n`` of one side's body."""
+        return urls.diff_window(
+            self.conversation_id, self.left, self.right, side, n, upto=self.upto, repair=self.repair
+        )
+
+    @property
+    def diff_url(self) -> str:
+        return urls.diff(self.conversation_id, self.left, self.right, upto=self.upto, repair=self.repair)
+
+    def more_url(self, cause: str, offset: int) -> str:
+        """The next changes of ``cause`` from ``offset``."""
+        return urls.diff_changes(
+            self.conversation_id, self.left, self.right, cause, offset, upto=self.upto, repair=self.repair
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ChangesPage:
+    """``/conversations/{id}/diff/changes``: more changes of one cause (a fragment, or a page without htmx)."""
+
+    title: str
+    links: DiffLinks
+    listing: Listing
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,9 +56,12 @@ class DiffPage:
     left: Built
     right: Built
     comparison: Comparison | None
-    left_rendered: Rendered | None
-    right_rendered: Rendered | None
-    max_listed: int = 200
+    left_body: WindowedBody | None
+    right_body: WindowedBody | None
+    listings: list[Listing]
+    """The first changes of each cause, in the groups' order."""
+    links: DiffLinks
+    max_listed: int = LISTED
 
     @property
     def conversation_id(self) -> str:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from litestar.exceptions import NotFoundException
+
+from web.diff.view import Comparison, compare
 from web.heavy import export_then
-from web.payloads.builder import Built, PayloadBuilder, check_provider
+from web.payloads.builder import Built, PayloadBuilder, check_provider, usable_result
 from web.source import Loaded, StoreSource
 
 
@@ -34,3 +37,21 @@ def diff_command(conversation_id: str, left: str, right: str, upto: str | None) 
         *("traceloupe", "diff", "-", "--conversation", conversation_id, "--left", left, "--right", right),
         *(("--upto", upto) if upto else ()),
     )
+
+
+def comparison_of(payloads: PayloadBuilder, left: Built, right: Built) -> Comparison:
+    """The diff of two built requests with each pane's marks, computed once per pair of builds."""
+    lresult, rresult = usable_result(left), usable_result(right)
+    return payloads.derived(
+        ("diff", left.key, right.key), lambda: compare(lresult, rresult, left.anchors, right.anchors)
+    )
+
+
+def side_of(side: str) -> str:
+    """``left`` or ``right``; 404 otherwise."""
+    if side not in SIDES:
+        raise NotFoundException("side is 'left' or 'right'.")
+    return side
+
+
+SIDES = ("left", "right")

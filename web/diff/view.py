@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from core.providers import RequestResult
 from core.providers.request_diff import ClassifiedChange, Group, RequestDiff, diff_requests
 from web.payloads.jsonview import Mark
+from web.payloads.windows import Layout, window_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,3 +48,57 @@ def compare(
             card = right_cards.get(pointer)
             right_marks[pointer] = Mark(card, change.op, f"R{item.number}", item.number)
     return Comparison(diff, left_marks, right_marks)
+
+
+LISTED = 50
+"""Changes listed per cause at first, and per "show more"."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeView:
+    """A listed change and the windows of each pane that hold it (element ids of their placeholders)."""
+
+    item: ClassifiedChange
+    windows: str
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """One cause's changes from ``offset``: at most ``LISTED`` of them, and where the rest start (None at the end)."""
+
+    group: Group
+    changes: list[ChangeView]
+    next_offset: int | None
+
+    @property
+    def remaining(self) -> int:
+        """Changes of the cause after this listing."""
+        return len(self.group.changes) - self.next_offset if self.next_offset is not None else 0
+
+    @property
+    def next_count(self) -> int:
+        """How many the next listing holds."""
+        return min(self.remaining, LISTED)
+
+
+def listing(comparison: Comparison, cause: str, offset: int, left: Layout, right: Layout) -> Listing | None:
+    """The changes of ``cause`` from ``offset``, each with its windows; None for a cause without a group."""
+    group = next((g for g in comparison.groups if g.cause == cause), None)
+    if group is None:
+        return None
+    views = []
+    for item in group.changes[offset : offset + LISTED]:
+        change = item.change
+        ids = []
+        if change.op != "add":
+            ids.append(_window(left, "diff-left", change.pointer))
+        if change.op != "remove":
+            ids.append(_window(right, "diff-right", change.pointer_right or change.pointer))
+        views.append(ChangeView(item, " ".join(i for i in ids if i)))
+    end = offset + LISTED
+    return Listing(group, views, end if end < len(group.changes) else None)
+
+
+def _window(layout: Layout, pane: str, pointer: str) -> str:
+    line = layout.line_of(pointer)
+    return window_id(pane, layout.window_of_line(line)) if line is not None else ""

@@ -13,10 +13,10 @@ carry, and the preflight verdict (SDK types and the provider's request-time rule
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from litestar.exceptions import HTTPException
 
@@ -27,6 +27,8 @@ from core.providers import ChatLLM, RequestOptions, RequestResult, dialect_names
 from web.lru import LruCache
 from web.source import Loaded, version_of
 from web.timeline.order import flatten, msg_anchor
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +75,8 @@ class Built:
     """msg_ids re-typed by the repair (empty unless ``repaired``)."""
     report: CapabilityReport | None = None
     """What the provider and model cannot carry, and the preflight verdict (None when not built)."""
+    key: tuple[object, ...] = ()
+    """The build's cache key (conversation, version, provider, upto, repair, model): what derived views key on."""
 
     @property
     def findings(self) -> list[FindingView]:
@@ -116,6 +120,20 @@ class PayloadBuilder:
     def __init__(self, attachments_root: Path | None, size: int = 12) -> None:
         self.options = RequestOptions(attachments_root=attachments_root)
         self._built: LruCache[tuple[object, ...], Built] = LruCache(size)
+        self._derived: LruCache[tuple[object, ...], Any] = LruCache(2 * size)  # a few per build: twice the room
+
+    def derived(self, key: tuple[object, ...], make: Callable[[], T]) -> T:
+        """What ``make`` computes from built requests (a window plan, a diff), kept beside the last few builds.
+
+        ``key`` must name the builds it reads (their ``Built.key``), so a new version of the conversation
+        is a new key; each window of a large body then reuses one plan instead of redoing it.
+        """
+        hit = self._derived.get(key)
+        if hit is not None:
+            return hit  # type: ignore[no-any-return]
+        value = make()
+        self._derived.put(key, value)
+        return value
 
     def build(
         self, loaded: Loaded, provider: str, *, upto: str | None = None, repair: bool = False, model: str | None = None
@@ -128,7 +146,7 @@ class PayloadBuilder:
         hit = self._built.get(key)
         if hit is not None:
             return hit
-        built = self._build(loaded.messages, provider, upto or None, repair, model)
+        built = replace(self._build(loaded.messages, provider, upto or None, repair, model), key=key)
         self._built.put(key, built)
         return built
 

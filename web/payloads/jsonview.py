@@ -9,14 +9,15 @@ button copies that JSON.
 Nodes at chosen JSON pointers are wrapped in ``open``/``close`` tokens that carry what
 the page needs to link them: the anchor of the card that became that node (from the
 provenance map) and a diff mark. An object member is wrapped with its key, an array
-item on its own. A body too large to show in full stops at ``max_chars`` (every open
-span is closed) and says so.
+item on its own. A range of lines (a window, ``web.payloads.windows``) can be rendered
+alone: subtrees wholly before it are skipped by their line counts, so a window late in
+a large body costs about what the first one does.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
@@ -26,9 +27,6 @@ from web import masking
 TokenKind = Literal["p", "k", "s", "x", "n", "b", "z", "open", "close"]
 """punctuation and whitespace, key, string, a masked secret inside a string (web.masking), number, boolean,
 null; and the wrapper of a marked node."""
-
-MAX_RENDER_CHARS = 1_500_000
-"""Past this many characters a body is cut (about 5 MB of HTML once highlighted); the raw JSON stays available."""
 
 
 class Mark(NamedTuple):
@@ -52,12 +50,10 @@ class Token(NamedTuple):
 
 @dataclass(slots=True)
 class Rendered:
-    """A rendered value: its tokens, whether it was cut, and its full size in characters."""
+    """Rendered lines of a value: their tokens and the depth of the first of them."""
 
     tokens: list[Token] = field(default_factory=list)
-    truncated: bool = False
-    chars: int = 0
-    shown_chars: int = 0
+    depth: int = 0
 
     @property
     def lines(self) -> list[Line]:
@@ -76,62 +72,106 @@ def dump_scalar(value: Any) -> str:
     return text
 
 
-class _Writer:
-    __slots__ = ("budget", "chars", "marks", "open_marks", "out", "stopped")
+def _depth_of(indentation: str) -> int:
+    return min((len(indentation) - len(indentation.lstrip(" "))) // 2, MAX_DEPTH_CLASS)
 
-    def __init__(self, marks: Mapping[str, Mark], budget: int) -> None:
+
+def _no_count(_: Any) -> int:
+    raise AssertionError("a full render skips nothing")
+
+
+class _Writer:
+    """Writes the tokens of lines ``[start, end)``; ``newlines(node)`` counts a container's line breaks."""
+
+    __slots__ = ("depth", "done", "emitted_open", "end", "line", "marks", "newlines", "out", "stack", "start")
+
+    def __init__(self, marks: Mapping[str, Mark], start: int, end: int, newlines: Callable[[Any], int]) -> None:
         self.out: list[Token] = []
         self.marks = marks
-        self.budget = budget
-        self.chars = 0
-        self.stopped = False
-        self.open_marks = 0
+        self.start = start
+        self.end = end
+        self.newlines = newlines
+        self.line = 0
+        self.depth = 0
+        self.done = False
+        self.stack: list[Token] = []
+        self.emitted_open = 0
 
-    def emit(self, kind: TokenKind, text: str) -> None:
-        if self.stopped:
-            return
-        if self.chars + len(text) > self.budget:
-            self.stopped = True
-            return
-        self.chars += len(text)
+    @property
+    def visible(self) -> bool:
+        return self.start <= self.line < self.end
+
+    def _append(self, kind: TokenKind, text: str) -> None:
         out = self.out
         if kind == "p" and out and out[-1].kind == "p":
             out[-1] = Token("p", out[-1].text + text)
         else:
             out.append(Token(kind, text))
 
+    def emit(self, kind: TokenKind, text: str) -> None:
+        if kind != "p" or "\n" not in text:
+            if self.visible:
+                self._append(kind, text)
+            return
+        pieces = text.split("\n")
+        for i, piece in enumerate(pieces):
+            if i:
+                self.line += 1
+                if self.line >= self.end:
+                    self.done = True
+                    return
+                if self.line == self.start:  # the window opens: the marks still open start again here
+                    self.depth = _depth_of(piece)
+                    for token in self.stack:
+                        self.out.append(_reopened(token))
+                        self.emitted_open += 1
+            if self.visible:
+                self._append("p", piece + ("\n" if i < len(pieces) - 1 else ""))
+
     def string(self, value: str) -> None:
         """A string token; a secret inside it is its own masked token, so the page can reveal it alone."""
+        if not self.visible:
+            return
         pieces = masking.segments(value)
         if len(pieces) == 1 and pieces[0].secret is None:
-            self.emit("s", dump_scalar(value))
+            self._append("s", dump_scalar(value))
             return
-        self.emit("s", '"')
+        self._append("s", '"')
         for piece in pieces:
             if piece.secret is None:
-                self.emit("s", dump_scalar(piece.text)[1:-1])
-            elif not self.stopped and self.chars + len(piece.text) <= self.budget:
-                self.chars += len(piece.text)
-                self.out.append(Token("x", piece.text, secret=piece.secret.digest))
+                self._append("s", dump_scalar(piece.text)[1:-1])
             else:
-                self.stopped = True
-        self.emit("s", '"')
+                self.out.append(Token("x", piece.text, secret=piece.secret.digest))
+        self._append("s", '"')
 
     def open(self, pointer: str) -> bool:
         mark = self.marks.get(pointer)
-        if mark is None or self.stopped:
+        if mark is None:
             return False
-        self.out.append(Token("open", pointer=pointer, mark=mark))
-        self.open_marks += 1
+        token = Token("open", pointer=pointer, mark=mark)
+        self.stack.append(token)
+        if self.visible:
+            self.out.append(token)
+            self.emitted_open += 1
         return True
 
     def close(self) -> None:
-        self.out.append(Token("close"))
-        self.open_marks -= 1
+        self.stack.pop()
+        if self.visible and self.emitted_open:
+            self.out.append(Token("close"))
+            self.emitted_open -= 1
+
+    def skips(self, item: Any) -> bool:
+        """Whether ``item``, starting on the current line, ends before the window (then only its lines count)."""
+        if self.line >= self.start or not isinstance(item, dict | list) or not item:
+            return False
+        span = self.newlines(item)
+        if self.line + span >= self.start:
+            return False
+        self.line += span
+        return True
 
     def value(self, value: Any, pointer: str, indent: str) -> None:
-        if self.stopped:
-            return
         if isinstance(value, dict):
             if not value:
                 self.emit("p", "{}")
@@ -142,17 +182,23 @@ class _Writer:
             for key, item in value.items():
                 self.emit("p", ("\n" if first else ",\n") + inner)
                 first = False
+                if self.done:
+                    return
+                if self.skips(item):
+                    continue
                 child = f"{pointer}/{pointer_token(key)}"
                 opened = self.open(child)
-                self.emit("k", dump_scalar(str(key)))
-                self.emit("p", ": ")
+                if self.visible:
+                    self._append("k", dump_scalar(str(key)))
+                    self._append("p", ": ")
                 if isinstance(item, str) and key in masking.ID_KEYS:
-                    self.emit("s", dump_scalar(item))  # an id a client sends back stays whole, as in the API
+                    if self.visible:  # an id a client sends back stays whole, as in the API
+                        self._append("s", dump_scalar(item))
                 else:
                     self.value(item, child, inner)
                 if opened:
                     self.close()
-                if self.stopped:
+                if self.done:
                     return
             self.emit("p", "\n" + indent + "}")
         elif isinstance(value, list):
@@ -163,35 +209,49 @@ class _Writer:
             self.emit("p", "[")
             for i, item in enumerate(value):
                 self.emit("p", ("\n" if i == 0 else ",\n") + inner)
+                if self.done:
+                    return
+                if self.skips(item):
+                    continue
                 child = f"{pointer}/{i}"
                 opened = self.open(child)
                 self.value(item, child, inner)
                 if opened:
                     self.close()
-                if self.stopped:
+                if self.done:
                     return
             self.emit("p", "\n" + indent + "]")
+        elif not self.visible:
+            return
         elif isinstance(value, str):
             self.string(value)
         elif value is None:
-            self.emit("z", "null")
+            self._append("z", "null")
         elif isinstance(value, bool):
-            self.emit("b", "true" if value else "false")
+            self._append("b", "true" if value else "false")
         else:
-            self.emit("n", dump_scalar(value))
+            self._append("n", dump_scalar(value))
 
 
-def render(value: Any, marks: Mapping[str, Mark] | None = None, *, max_chars: int = MAX_RENDER_CHARS) -> Rendered:
-    """``value`` as tokens, nodes at the pointers of ``marks`` wrapped; cut after ``max_chars`` characters."""
-    writer = _Writer(marks or {}, max_chars)
+def render(
+    value: Any,
+    marks: Mapping[str, Mark] | None = None,
+    *,
+    start: int = 0,
+    end: int | None = None,
+    newlines: Callable[[Any], int] = _no_count,
+) -> Rendered:
+    """Lines ``[start, end)`` of ``value`` pretty-printed (all of them by default), nodes at ``marks`` wrapped.
+
+    A window that starts past line 0 needs ``newlines(node)``: the line breaks inside a container, to skip it.
+    """
+    writer = _Writer(marks or {}, start, end if end is not None else 1 << 62, newlines)
     opened = writer.open("")
     writer.value(value, "", "")
     if opened:
         writer.close()
-    while writer.open_marks > 0:  # a cut body: close what is still open, the page stays well formed
-        writer.close()
-    chars = writer.chars if not writer.stopped else len(json.dumps(value, indent=2, ensure_ascii=False))
-    return Rendered(tokens=writer.out, truncated=writer.stopped, chars=chars, shown_chars=writer.chars)
+    writer.out.extend(Token("close") for _ in range(writer.emitted_open))  # a window ends inside open marks
+    return Rendered(tokens=writer.out, depth=writer.depth)
 
 
 MAX_DEPTH_CLASS = 20
@@ -214,7 +274,7 @@ def lines(rendered: Rendered) -> list[Line]:
     out: list[Line] = []
     current: list[Token] = []
     stack: list[Token] = []
-    depth = 0
+    depth = rendered.depth
     for token in rendered.tokens:
         if token.kind == "open":
             stack.append(token)
@@ -230,14 +290,15 @@ def lines(rendered: Rendered) -> list[Line]:
                     continue
                 current.extend(Token("close") for _ in stack)
                 out.append(Line(depth, current))
-                depth = min((len(piece) - len(piece.lstrip(" "))) // 2, MAX_DEPTH_CLASS)
+                depth = _depth_of(piece)
                 current = [_reopened(t) for t in stack]
                 text = piece + ("\n" if i < len(pieces) - 1 else "")
                 if text:
                     current.append(Token("p", text))
         else:
             current.append(token)
-    out.append(Line(depth, current))
+    if not out or any(t.text for t in current):  # a window that ends with its newline has no line after it
+        out.append(Line(depth, current))
     return out
 
 

@@ -9,7 +9,7 @@ from core.providers import Degradation
 from web import masking, urls
 from web.conversations.pages import ConversationPage
 from web.payloads.builder import Built
-from web.payloads.jsonview import Rendered
+from web.payloads.windows import WindowedBody
 from web.timeline.order import msg_anchor
 
 
@@ -78,6 +78,25 @@ class RequestChoice:
             model=self._model_for(provider),
         )
 
+    def window_url(self, n: int) -> str:
+        return urls.payload_window(
+            self.conversation_id, self.provider, n, upto=self.upto, repair=self.repair, model=self.model
+        )
+
+    def windows_map_url(self) -> str:
+        return urls.payload_windows_map(
+            self.conversation_id, self.provider, upto=self.upto, repair=self.repair, model=self.model
+        )
+
+    def download_url(self, provider: str | None = None) -> str:
+        return urls.payload_download(
+            self.conversation_id,
+            provider or self.provider,
+            upto=self.upto,
+            repair=self.repair,
+            model=self._model_for(provider),
+        )
+
     def phases_url(self) -> str:
         return urls.phases(self.conversation_id, self.provider, upto=self.upto, repair=self.repair, model=self.model)
 
@@ -94,6 +113,10 @@ class RequestChoice:
         return urls.api_diff(self.conversation_id, left, right, upto=self.upto, repair=self.repair)
 
 
+MAX_WARNINGS = 100
+"""Warnings the payload page lists."""
+
+
 @dataclass(frozen=True, slots=True)
 class PayloadPage:
     """``/conversations/{id}/payload/{provider}``: the body highlighted, its warnings, the cards beside it."""
@@ -101,11 +124,14 @@ class PayloadPage:
     title: str
     request: RequestChoice
     built: Built
-    rendered: Rendered | None
+    body: WindowedBody | None
+    """The body by windows: the first highlighted, the rest loaded as the reader scrolls."""
     warnings: Sequence[WarningView]
     cards: ConversationPage
     damaged_records: int
     attachments_root: bool
+    warnings_total: int = 0
+    """All the warnings: ``warnings`` lists the first ``MAX_WARNINGS``, the API has them all."""
 
     @property
     def conversation_id(self) -> str:

@@ -2,28 +2,59 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Annotated
 
+from litestar.exceptions import NotFoundException
 from litestar.params import QueryParameter
 
 from core.providers import get_dialect
 from web import masking
 from web.heavy import export_then
-from web.payloads.builder import MODEL_CHOICES, Built, PayloadBuilder, assistant_choices, check_provider, providers
+from web.payloads.builder import (
+    MODEL_CHOICES,
+    Built,
+    PayloadBuilder,
+    assistant_choices,
+    check_provider,
+    providers,
+    usable_result,
+)
+from web.payloads.jsonview import Mark
 from web.payloads.pages import RequestChoice
-from web.source import Loaded, StoreSource
+from web.payloads.windows import WINDOW_BYTES, Layout, plan
+from web.source import Loaded, StoreSource, version_of
 
 MsgId = Annotated[str | None, QueryParameter(max_length=300)]
 
 
 ModelName = Annotated[str | None, QueryParameter(max_length=200)]
 
+MAX_CHOICES = 250
+"""Replies the request selector lists; every assistant card links to its own request."""
+
 
 def request_choice(
-    loaded: Loaded, provider: str, upto: str | None, repair: bool, model: str | None = None
+    loaded: Loaded,
+    provider: str,
+    upto: str | None,
+    repair: bool,
+    model: str | None = None,
+    payloads: PayloadBuilder | None = None,
 ) -> RequestChoice:
-    """The request asked for, with the alternatives the page offers (providers, assistant replies, models)."""
-    listed, total = assistant_choices(loaded)
+    """The request asked for, with the alternatives the page offers (providers, assistant replies, models).
+
+    With ``payloads``, the replies listed are kept per conversation version (finding them walks every message).
+    """
+    summary = loaded.summary
+    listed, total = (
+        payloads.derived(
+            ("choices", summary.conversation_id, version_of(summary)), lambda: assistant_choices(loaded, MAX_CHOICES)
+        )
+        if payloads is not None
+        else assistant_choices(loaded, MAX_CHOICES)
+    )
     choices = [(msg_id, masking.mask(label)) for msg_id, label in listed]
     return RequestChoice(
         conversation_id=loaded.summary.conversation_id,
@@ -65,3 +96,37 @@ def payload_command(
         *(("--model", model) if model else ()),
         "--phases" if phases else None,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class BodyView:
+    """A built body ready to show by windows: its plan and the marks linking its nodes to their cards."""
+
+    layout: Layout
+    marks: dict[str, Mark]
+    anchors: dict[str, str]
+    """JSON pointer -> card anchor (the provenance map, inverted)."""
+
+
+def body_view(payloads: PayloadBuilder, built: Built, budget: int = WINDOW_BYTES) -> BodyView:
+    """The window plan of a built body (windows of about ``budget`` bytes), planned once per build and kept."""
+    result = usable_result(built)
+
+    def make() -> BodyView:
+        anchors = built.anchors
+        return BodyView(plan(result.body, budget), {p: Mark(card=a) for p, a in anchors.items()}, anchors)
+
+    return payloads.derived(("body", budget, *built.key), make)
+
+
+def window_of(layout: Layout, n: int) -> int:
+    """``n`` when the body has such a window; 404 otherwise."""
+    if not 0 <= n < layout.count:
+        raise NotFoundException(f"This body has {layout.count} windows (0 to {layout.count - 1}).")
+    return n
+
+
+def body_chunks(layout: Layout, marks: Mapping[str, Mark]) -> Iterator[bytes]:
+    """The whole body pretty-printed, as the page shows it, one window at a time (secrets masked)."""
+    for n in range(layout.count):
+        yield "".join(token.text for token in layout.render(n, marks).tokens).encode("utf-8")

@@ -165,19 +165,33 @@
     });
   }
 
-  document.addEventListener("mouseover", function (event) {
-    var holder = event.target.closest && event.target.closest("[data-hl]");
-    var key = holder ? holder.getAttribute("data-hl") : null;
-    if (key === litKey) return;
+  var litHolder = null;
+
+  function light(holder, key) {
     lit.forEach(function (el) { el.classList.remove("is-linked"); });
     lit = [];
     litKey = key;
+    litHolder = holder;
     clearTimeout(scrollTimer);
     if (!key) return;
     lit = Array.prototype.slice.call(document.querySelectorAll('[data-hl="' + CSS.escape(key) + '"]'));
     if (lit.length < 2) { lit = []; return; } // nothing else on the page to link to (the timeline alone)
     lit.forEach(function (el) { el.classList.add("is-linked"); });
     scrollTimer = setTimeout(function () { bringLinkedIntoView(holder); }, 120);
+  }
+
+  document.addEventListener("mouseover", function (event) {
+    var holder = event.target.closest && event.target.closest("[data-hl]");
+    var key = holder ? holder.getAttribute("data-hl") : null;
+    if (key === litKey) return;
+    light(holder, key);
+  });
+
+  // A window of a body arrived (static/windows.js loads it, often for the element under the pointer): light
+  // its part of what is lit now.
+  document.addEventListener("htmx:afterSettle", function (event) {
+    var elt = event.detail && event.detail.elt;
+    if (litKey && litHolder && elt && elt.closest && elt.closest("pre.json")) light(litHolder, litKey);
   });
 
   // A change in the diff summary: scroll each body's pane to it (the window stays where it is).
@@ -207,7 +221,8 @@
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", markAbsent);
   else markAbsent();
 
-  // Copy the exact JSON: the page's own text when the whole body is shown, else the raw body from the API.
+  // Copy the exact JSON: the page's own text when the whole body is shown, else the whole body, pretty-printed
+  // as on the page, from the server (data-copy-url).
   document.addEventListener("click", function (event) {
     var button = event.target.closest && event.target.closest("[data-copy]");
     if (!button) return;
@@ -218,8 +233,7 @@
     var text = source.getAttribute("data-json-complete") === "true"
       ? Promise.resolve(source.textContent)
       : fetch(button.getAttribute("data-copy-url"), { credentials: "same-origin" })
-          .then(function (r) { if (!r.ok) throw new Error(String(r.status)); return r.json(); })
-          .then(function (d) { return JSON.stringify(d.body, null, 2); });
+          .then(function (r) { if (!r.ok) throw new Error(String(r.status)); return r.text(); });
     text.then(function (t) { return navigator.clipboard.writeText(t); }).then(function () {
       button.textContent = "Copied";
       button.classList.add("is-done");
