@@ -9,13 +9,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from litestar import Controller, Request, get
+from litestar.di import Provide
 from litestar.params import FromQuery
 
-from web import masking, urls
+from web import masking
 from web.deps import HeavyDep, PayloadsDep, SourceDep
 from web.errors import error_responses
 from web.payloads.builder import usable_result
-from web.payloads.service import ModelName, MsgId, load_and_build, payload_command
+from web.payloads.service import AskedDep, asked_request
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +40,7 @@ class PayloadApiController(Controller):
     """One provider's request body for a conversation, as JSON."""
 
     path = "/api"
+    dependencies = {"asked": Provide(asked_request, sync_to_thread=False)}  # noqa: RUF012 - Litestar reads it
     after_request = staticmethod(masking.mask_response)  # trace text goes out masked, as on the pages
 
     @get(
@@ -47,21 +49,17 @@ class PayloadApiController(Controller):
     async def payload(
         self,
         request: Request[Any, Any, Any],
-        conversation_id: urls.PathId,
-        provider: urls.PathId,
         source: SourceDep,
         payloads: PayloadsDep,
         heavy: HeavyDep,
-        upto: MsgId = None,
-        repair: FromQuery[bool] = False,
+        asked: AskedDep,
         phases: FromQuery[bool] = False,
-        model: ModelName = None,
     ) -> Payload:
         """The body ``provider`` would receive (``upto``: the request that produced that message); 422 when damaged."""
-        conversation_id, provider = urls.from_segment(conversation_id), urls.from_segment(provider)
+        conversation_id, provider = asked.conversation_id, asked.provider
 
         def build(_: object) -> Payload:
-            _, built = load_and_build(source, payloads, conversation_id, provider, upto, repair, model)
+            _, built = asked.build(source, payloads)
             result = usable_result(built)
             return Payload(
                 conversation_id=conversation_id,
@@ -76,5 +74,5 @@ class PayloadApiController(Controller):
                 preflight=built.report.verdict.to_json() if built.report else None,
             )
 
-        command = payload_command(conversation_id, provider, upto, phases=phases, model=model)
+        command = asked.command(phases=phases)
         return await heavy.run(request.receive, build, what=f"the {provider} request", command=command)

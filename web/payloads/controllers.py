@@ -6,24 +6,24 @@ import json
 from typing import Annotated, Any
 
 from litestar import Controller, Request, get
-from litestar.params import FromQuery, Parameter
+from litestar.di import Provide
+from litestar.params import Parameter
 from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Stream, Template
 
-from web import masking, urls
+from web import masking
 from web.conversations.pages import conversation_page
 from web.deps import HeavyDep, PayloadsDep, RunsDep, SettingsDep, SourceDep
 from web.payloads.builder import PayloadBuilder
 from web.payloads.pages import MAX_WARNINGS, PayloadPage, PhasesPanel, PhaseView, WarningView
 from web.payloads.service import (
+    AskedDep,
+    AskedRequest,
     BodyView,
-    ModelName,
     MsgId,
+    asked_request,
     body_chunks,
     body_view,
-    load_and_build,
-    payload_command,
-    request_choice,
     window_of,
 )
 from web.payloads.windows import windowed
@@ -47,30 +47,27 @@ class PayloadController(Controller):
 
     include_in_schema = False
     path = "/conversations/{conversation_id:str}/payload/{provider:str}"
+    dependencies = {"asked": Provide(asked_request, sync_to_thread=False)}  # noqa: RUF012 - Litestar reads it
 
     @get("/", name="payload")
     async def payload(
         self,
         request: Request[Any, Any, Any],
-        conversation_id: urls.PathId,
-        provider: urls.PathId,
         source: SourceDep,
         settings: SettingsDep,
         run_service: RunsDep,
         payloads: PayloadsDep,
         heavy: HeavyDep,
-        upto: MsgId = None,
-        repair: FromQuery[bool] = False,
-        model: ModelName = None,
+        asked: AskedDep,
         at: MsgId = None,
     ) -> Template:
         """The body pretty-printed and highlighted, the warnings, the preflight verdict and what the model cannot
         carry, the cards beside it (hover links the two); ``at`` (a card's anchor) opens the cards at its page."""
-        conversation_id, provider = urls.from_segment(conversation_id), urls.from_segment(provider)
+        conversation_id, provider = asked.conversation_id, asked.provider
 
         def build(_: object) -> PayloadPage:
-            loaded, built = load_and_build(source, payloads, conversation_id, provider, upto, repair, model)
-            choice = request_choice(loaded, provider, upto, repair, model, payloads)
+            loaded, built = asked.build(source, payloads)
+            choice = asked.choice(loaded, payloads)
             offset = loaded.timeline.page_of(at, settings.page_size) if at else 0
             rerun = RerunForms(conversation_id, run_service.choices())
             cards = conversation_page(loaded, settings, rerun, offset, at=at)
@@ -92,7 +89,7 @@ class PayloadController(Controller):
                 attachments_root=settings.attachments_root is not None,
             )
 
-        command = payload_command(conversation_id, provider, upto, model=model)
+        command = asked.command()
         page = await heavy.run(request.receive, build, what=f"the {provider} request", command=command)
         return Template("payloads/payload.html", context={"page": page})
 
@@ -100,24 +97,20 @@ class PayloadController(Controller):
     async def window(
         self,
         request: Request[Any, Any, Any],
-        conversation_id: urls.PathId,
-        provider: urls.PathId,
         source: SourceDep,
         payloads: PayloadsDep,
         heavy: HeavyDep,
         n: WindowNumber,
-        upto: MsgId = None,
-        repair: FromQuery[bool] = False,
-        model: ModelName = None,
+        asked: AskedDep,
     ) -> Template:
         """Window ``n`` of the body, highlighted: the fragment that replaces its placeholder on the page."""
-        conversation_id, provider = urls.from_segment(conversation_id), urls.from_segment(provider)
+        provider = asked.provider
 
         def build(_: object) -> dict[str, Any]:
-            view = self._view(source, payloads, conversation_id, provider, upto, repair, model)
+            view = self._view(source, payloads, asked)
             return {"pane": PANE, "n": n, "rendered": view.layout.render(window_of(view.layout, n), view.marks)}
 
-        command = payload_command(conversation_id, provider, upto, model=model)
+        command = asked.command()
         context = await heavy.run(request.receive, build, what=f"the {provider} request", command=command)
         return Template("payloads/_window.html", context=context)
 
@@ -125,45 +118,37 @@ class PayloadController(Controller):
     async def windows(
         self,
         request: Request[Any, Any, Any],
-        conversation_id: urls.PathId,
-        provider: urls.PathId,
         source: SourceDep,
         payloads: PayloadsDep,
         heavy: HeavyDep,
-        upto: MsgId = None,
-        repair: FromQuery[bool] = False,
-        model: ModelName = None,
+        asked: AskedDep,
     ) -> dict[str, int]:
         """Every card anchor -> the window holding the first line of its part, for cards the page loaded later."""
-        conversation_id, provider = urls.from_segment(conversation_id), urls.from_segment(provider)
+        provider = asked.provider
 
         def build(_: object) -> dict[str, int]:
-            view = self._view(source, payloads, conversation_id, provider, upto, repair, model)
+            view = self._view(source, payloads, asked)
             return view.layout.windows_of(view.anchors)
 
-        command = payload_command(conversation_id, provider, upto, model=model)
+        command = asked.command()
         return await heavy.run(request.receive, build, what=f"the {provider} request", command=command)
 
     @get("/body.json", name="payload-download")
     async def download(
         self,
         request: Request[Any, Any, Any],
-        conversation_id: urls.PathId,
-        provider: urls.PathId,
         source: SourceDep,
         payloads: PayloadsDep,
         heavy: HeavyDep,
-        upto: MsgId = None,
-        repair: FromQuery[bool] = False,
-        model: ModelName = None,
+        asked: AskedDep,
     ) -> Stream:
         """The whole body as the page shows it (pretty, secrets masked), streamed window by window."""
-        conversation_id, provider = urls.from_segment(conversation_id), urls.from_segment(provider)
+        provider = asked.provider
 
         def build(_: object) -> BodyView:
-            return self._view(source, payloads, conversation_id, provider, upto, repair, model)
+            return self._view(source, payloads, asked)
 
-        command = payload_command(conversation_id, provider, upto, model=model)
+        command = asked.command()
         view = await heavy.run(request.receive, build, what=f"the {provider} request", command=command)
         filename = f"{provider}-request.json"
         return Stream(
@@ -173,36 +158,24 @@ class PayloadController(Controller):
         )
 
     @staticmethod
-    def _view(
-        source: StoreSource,
-        payloads: PayloadBuilder,
-        conversation_id: str,
-        provider: str,
-        upto: str | None,
-        repair: bool,
-        model: str | None,
-    ) -> BodyView:
-        _, built = load_and_build(source, payloads, conversation_id, provider, upto, repair, model)
+    def _view(source: StoreSource, payloads: PayloadBuilder, asked: AskedRequest) -> BodyView:
+        _, built = asked.build(source, payloads)
         return body_view(payloads, built)
 
     @get("/phases", name="payload-phases")
     async def phases(
         self,
         request: HTMXRequest,
-        conversation_id: urls.PathId,
-        provider: urls.PathId,
         source: SourceDep,
         payloads: PayloadsDep,
         heavy: HeavyDep,
-        upto: MsgId = None,
-        repair: FromQuery[bool] = False,
-        model: ModelName = None,
+        asked: AskedDep,
     ) -> Template:
         """Every phase's output (``#payload-phases``); a plain request gets it as a page of its own."""
-        conversation_id, provider = urls.from_segment(conversation_id), urls.from_segment(provider)
+        provider = asked.provider
 
         def build(_: object) -> PhasesPanel:
-            loaded, built = load_and_build(source, payloads, conversation_id, provider, upto, repair, model)
+            loaded, built = asked.build(source, payloads)
             phases: list[PhaseView] = []
             provenance = PhaseView("provenance", "", False)
             if built.result is not None:
@@ -211,13 +184,13 @@ class PayloadController(Controller):
                 provenance = _pretty("provenance", built.result.provenance)
             return PhasesPanel(
                 title=masking.mask(loaded.summary.title) or "(no user text)",
-                request=request_choice(loaded, provider, upto, repair, model),
+                request=asked.choice(loaded),
                 built=built,
                 phases=phases,
                 provenance=provenance,
             )
 
-        command = payload_command(conversation_id, provider, upto, phases=True, model=model)
+        command = asked.command(phases=True)
         panel = await heavy.run(request.receive, build, what=f"the {provider} request's phases", command=command)
         template = "payloads/_payload_phases.html" if request.htmx else "payloads/payload_phases.html"
         return Template(template, context={"page": panel}, headers={"Vary": "HX-Request"})

@@ -6,11 +6,12 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Annotated
 
+from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
-from litestar.params import QueryParameter
+from litestar.params import FromQuery, QueryParameter, SkipValidation
 
 from core.providers import get_dialect
-from web import masking
+from web import masking, urls
 from web.heavy import export_then
 from web.payloads.builder import (
     MODEL_CHOICES,
@@ -33,6 +34,40 @@ ModelName = Annotated[str | None, QueryParameter(max_length=200)]
 
 MAX_CHOICES = 250
 """Replies the request selector lists; every assistant card links to its own request."""
+
+
+@dataclass(frozen=True, slots=True)
+class AskedRequest:
+    """What a payload route is asked for, decoded: the conversation, the provider, the cut, repair and the model."""
+
+    conversation_id: str
+    provider: str
+    upto: str | None
+    repair: bool
+    model: str | None
+
+    def build(self, source: StoreSource, payloads: PayloadBuilder) -> tuple[Loaded, Built]:
+        return load_and_build(source, payloads, self.conversation_id, self.provider, self.upto, self.repair, self.model)
+
+    def choice(self, loaded: Loaded, payloads: PayloadBuilder | None = None) -> RequestChoice:
+        return request_choice(loaded, self.provider, self.upto, self.repair, self.model, payloads)
+
+    def command(self, *, phases: bool = False) -> str:
+        return payload_command(self.conversation_id, self.provider, self.upto, phases=phases, model=self.model)
+
+
+def asked_request(
+    conversation_id: urls.PathId,
+    provider: urls.PathId,
+    upto: MsgId = None,
+    repair: FromQuery[bool] = False,
+    model: ModelName = None,
+) -> AskedRequest:
+    """The payload routes' shared parameters as one value (a dependency: each route declares them once here)."""
+    return AskedRequest(urls.from_segment(conversation_id), urls.from_segment(provider), upto or None, repair, model)
+
+
+AskedDep = NamedDependency[SkipValidation[AskedRequest]]
 
 
 def request_choice(
