@@ -10,18 +10,19 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from litestar import Controller, Request, get
+from litestar.di import Provide
 from litestar.exceptions import NotFoundException
-from litestar.params import FromQuery, Parameter, QueryParameter
+from litestar.params import Parameter, QueryParameter
 from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Template
 
-from web import masking, urls
+from web import masking
 from web.deps import HeavyDep, PayloadsDep, SourceDep
 from web.diff.pages import ChangesPage, DiffLinks, DiffPage
-from web.diff.service import build_both, comparison_of, diff_command, side_of
+from web.diff.service import AskedDiffDep, asked_command, asked_diff, build_asked, comparison_of, side_of
 from web.diff.view import listing
 from web.payloads.builder import PayloadBuilder
-from web.payloads.service import MsgId, body_view, request_choice, window_of
+from web.payloads.service import body_view, request_choice, window_of
 from web.payloads.windows import PANE_WINDOW_BYTES, windowed
 from web.source import StoreSource
 
@@ -35,26 +36,22 @@ class DiffController(Controller):
 
     include_in_schema = False
     path = "/conversations/{conversation_id:str}/diff"
+    dependencies = {"links": Provide(asked_diff, sync_to_thread=False)}  # noqa: RUF012 - Litestar reads it
 
     @get("/", name="diff")
     async def diff(
         self,
         request: Request[Any, Any, Any],
-        conversation_id: urls.PathId,
         source: SourceDep,
         payloads: PayloadsDep,
         heavy: HeavyDep,
-        left: Provider = "openai",
-        right: Provider = "anthropic",
-        upto: MsgId = None,
-        repair: FromQuery[bool] = False,
+        links: AskedDiffDep,
     ) -> Template:
         """Both bodies highlighted by windows, each change marked in both panes and listed under its cause."""
-        conversation_id = urls.from_segment(conversation_id)
-        links = DiffLinks(conversation_id, left, right, upto or None, repair)
+        left, right = links.left, links.right
 
         def build(_: object) -> DiffPage:
-            loaded, lbuilt, rbuilt = build_both(source, payloads, conversation_id, left, right, upto, repair)
+            loaded, lbuilt, rbuilt = build_asked(source, payloads, links)
             comparison = lbody = rbody = None
             listings = []
             if lbuilt.result is not None and rbuilt.result is not None:
@@ -71,7 +68,7 @@ class DiffController(Controller):
                         listings.append(listed)
             return DiffPage(
                 title=masking.mask(loaded.summary.title) or "(no user text)",
-                request=request_choice(loaded, left, upto, repair, payloads=payloads),
+                request=request_choice(loaded, left, links.upto, links.repair, payloads=payloads),
                 left=lbuilt,
                 right=rbuilt,
                 comparison=comparison,
@@ -81,7 +78,7 @@ class DiffController(Controller):
                 links=links,
             )
 
-        command = diff_command(conversation_id, left, right, upto)
+        command = asked_command(links)
         page = await heavy.run(request.receive, build, what=f"the {left} / {right} diff", command=command)
         return Template("diff/diff.html", context={"page": page})
 
@@ -89,29 +86,25 @@ class DiffController(Controller):
     async def window(
         self,
         request: Request[Any, Any, Any],
-        conversation_id: urls.PathId,
         source: SourceDep,
         payloads: PayloadsDep,
         heavy: HeavyDep,
+        links: AskedDiffDep,
         side: Annotated[str, QueryParameter(max_length=8)],
         n: Count,
-        left: Provider = "openai",
-        right: Provider = "anthropic",
-        upto: MsgId = None,
-        repair: FromQuery[bool] = False,
     ) -> Template:
         """Window ``n`` of one side's body, its changes marked: the fragment that replaces its placeholder."""
-        conversation_id = urls.from_segment(conversation_id)
+        left, right = links.left, links.right
         side = side_of(side)
 
         def build(_: object) -> dict[str, Any]:
-            _, lbuilt, rbuilt = build_both(source, payloads, conversation_id, left, right, upto, repair)
+            _, lbuilt, rbuilt = build_asked(source, payloads, links)
             comparison = comparison_of(payloads, lbuilt, rbuilt)
             built, marks = (lbuilt, comparison.left_marks) if side == "left" else (rbuilt, comparison.right_marks)
             layout = body_view(payloads, built, PANE_WINDOW_BYTES).layout
             return {"pane": f"diff-{side}", "n": n, "rendered": layout.render(window_of(layout, n), marks)}
 
-        command = diff_command(conversation_id, left, right, upto)
+        command = asked_command(links)
         context = await heavy.run(request.receive, build, what=f"the {left} / {right} diff", command=command)
         return Template("payloads/_window.html", context=context)
 
@@ -119,34 +112,27 @@ class DiffController(Controller):
     async def changes(
         self,
         request: HTMXRequest,
-        conversation_id: urls.PathId,
         source: SourceDep,
         payloads: PayloadsDep,
         heavy: HeavyDep,
+        links: AskedDiffDep,
         cause: Cause,
         offset: Count = 0,
-        left: Provider = "openai",
-        right: Provider = "anthropic",
-        upto: MsgId = None,
-        repair: FromQuery[bool] = False,
     ) -> Template:
         """The changes of ``cause`` from ``offset`` (list items for htmx; a page of its own otherwise)."""
-        conversation_id = urls.from_segment(conversation_id)
-        links = DiffLinks(conversation_id, left, right, upto or None, repair)
+        left, right = links.left, links.right
 
         def build(_: object) -> ChangesPage:
             return _changes(source, payloads, links, cause, offset)
 
-        command = diff_command(conversation_id, left, right, upto)
+        command = asked_command(links)
         page = await heavy.run(request.receive, build, what=f"the {left} / {right} diff", command=command)
         template = "diff/_changes.html" if request.htmx else "diff/changes.html"
         return Template(template, context={"page": page}, headers={"Vary": "HX-Request"})
 
 
 def _changes(source: StoreSource, payloads: PayloadBuilder, links: DiffLinks, cause: str, offset: int) -> ChangesPage:
-    loaded, lbuilt, rbuilt = build_both(
-        source, payloads, links.conversation_id, links.left, links.right, links.upto, links.repair
-    )
+    loaded, lbuilt, rbuilt = build_asked(source, payloads, links)
     comparison = comparison_of(payloads, lbuilt, rbuilt)
     llayout, rlayout = (
         body_view(payloads, lbuilt, PANE_WINDOW_BYTES).layout,

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
-from litestar.exceptions import NotFoundException
+from typing import Annotated
 
+from litestar.di import NamedDependency
+from litestar.exceptions import NotFoundException
+from litestar.params import FromQuery, QueryParameter, SkipValidation
+
+from web import urls
+from web.diff.pages import DiffLinks
 from web.diff.view import Comparison, compare
 from web.heavy import export_then
 from web.payloads.builder import Built, PayloadBuilder, check_provider, usable_result
+from web.payloads.service import MsgId
 from web.source import Loaded, StoreSource
+
+Provider = Annotated[str, QueryParameter(max_length=40)]
 
 
 def build_both(
@@ -55,3 +64,27 @@ def side_of(side: str) -> str:
 
 
 SIDES = ("left", "right")
+
+
+def asked_diff(
+    conversation_id: urls.PathId,
+    left: Provider = "openai",
+    right: Provider = "anthropic",
+    upto: MsgId = None,
+    repair: FromQuery[bool] = False,
+) -> DiffLinks:
+    """The diff page routes' shared parameters as one value (a dependency: each route declares them once here)."""
+    return DiffLinks(urls.from_segment(conversation_id), left, right, upto or None, repair)
+
+
+AskedDiffDep = NamedDependency[SkipValidation[DiffLinks]]
+
+
+def build_asked(source: StoreSource, payloads: PayloadBuilder, asked: DiffLinks) -> tuple[Loaded, Built, Built]:
+    """``build_both`` for the diff the page was asked for."""
+    return build_both(source, payloads, asked.conversation_id, asked.left, asked.right, asked.upto, asked.repair)
+
+
+def asked_command(asked: DiffLinks) -> str:
+    """``diff_command`` for the diff the page was asked for."""
+    return diff_command(asked.conversation_id, asked.left, asked.right, asked.upto)
