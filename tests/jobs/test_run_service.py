@@ -54,3 +54,11 @@ def test_serve_on_postgresql_runs_the_jobs_in_its_embedded_worker(
             assert store.get_run(run.run_id).status == "ok" and service.pending == 0
     finally:
         drop_pg_database(name)
+
+
+def test_a_pending_step_replay_counts_toward_the_bound(store: Store, stub_env: dict[str, str]) -> None:
+    service = RunService(store, workers=1, max_pending=1, environ=lambda: stub_env)  # never started: jobs wait
+    service.queue.enqueue("step_run", {"run_id": "elsewhere"}, provider="openai")  # a dashboard step replay
+    assert service.pending == 1
+    with pytest.raises(ReplayBusy):
+        service.submit(CONVERSATION, "openai", "m", upto=None, idempotency_key="s" * 16, model_as_typed=True)
