@@ -25,6 +25,8 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 import typing_extensions
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from core.sdk_imports import SDK_IMPORT_LOCK
+
 _STRICT = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 _LISTLIKE = {
     collections.abc.Iterable,
@@ -174,21 +176,24 @@ def _list_of(model: type[BaseModel]) -> TypeAdapter[list[Any]]:
 
 def openai_chat_body(body: dict[str, Any]) -> None:
     """Validate a Chat Completions body (openai, and the OpenAI-shaped part of zhipu/doubao bodies)."""
-    from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
+    with SDK_IMPORT_LOCK:
+        from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
 
     adapter(CompletionCreateParamsNonStreaming).validate_python(body)
 
 
 def openai_responses_body(body: dict[str, Any]) -> None:
     """Validate a Responses body: the whole create params, input items included."""
-    from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
+    with SDK_IMPORT_LOCK:
+        from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
 
     adapter(ResponseCreateParamsNonStreaming).validate_python(body)
 
 
 def anthropic_body(body: dict[str, Any]) -> None:
     """Validate a Messages body: the whole create params, messages, system and tools included."""
-    from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
+    with SDK_IMPORT_LOCK:
+        from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
 
     adapter(MessageCreateParamsNonStreaming).validate_python(body)
 
@@ -198,7 +203,8 @@ GEMINI_KEYS = {"contents", "systemInstruction", "tools", "generationConfig"}
 
 def gemini_body(body: dict[str, Any]) -> None:
     """Validate a generateContent REST body with google-genai's own models (extra keys forbidden)."""
-    from google.genai import types as gt
+    with SDK_IMPORT_LOCK:
+        from google.genai import types as gt
 
     unknown = set(body) - GEMINI_KEYS
     if unknown:

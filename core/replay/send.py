@@ -13,7 +13,6 @@ the origin, so an SDK that sends its key in another header (``x-goog-api-key``,
 from __future__ import annotations
 
 import functools
-import importlib
 import json
 import ssl
 import time
@@ -24,6 +23,7 @@ from urllib.parse import urlsplit
 
 from core.replay.endpoints import Endpoint, WireDialect
 from core.replay.redact import IN_FLIGHT, MIN_KEY_CHARS, Redactor
+from core.sdk_imports import SDK_IMPORT_LOCK, import_sdk
 
 ERROR_DETAIL_CHARS = 300
 STORED_TEXT_CHARS = 10_000
@@ -48,7 +48,8 @@ ErrorTable = Mapping[type[BaseException], Status]
 
 
 def _openai_errors() -> ErrorTable:
-    import openai
+    with SDK_IMPORT_LOCK:
+        import openai
 
     return {
         openai.APIStatusError: "http_error",  # any answer outside 2xx, a 3xx included
@@ -59,7 +60,8 @@ def _openai_errors() -> ErrorTable:
 
 
 def _anthropic_errors() -> ErrorTable:
-    import anthropic
+    with SDK_IMPORT_LOCK:
+        import anthropic
 
     return {
         anthropic.APIStatusError: "http_error",
@@ -70,8 +72,9 @@ def _anthropic_errors() -> ErrorTable:
 
 
 def _genai_errors() -> ErrorTable:
-    import httpx2  # google-genai sends through httpx2, a fork of httpx under its own name, and lets its errors out
-    from google.genai import errors
+    with SDK_IMPORT_LOCK:
+        import httpx2  # google-genai sends through httpx2, a fork of httpx under its own name, and lets its errors out
+        from google.genai import errors
 
     return {
         errors.APIError: "http_error",  # a status outside 4xx and 5xx (a 3xx)
@@ -140,7 +143,8 @@ def tls_context() -> ssl.SSLContext:
     Each client would read the system's CA files again (about 130 ms, half a 200 ms reply's time); the
     context is safe to share between clients and threads.
     """
-    import httpx2
+    with SDK_IMPORT_LOCK:
+        import httpx2
 
     return httpx2.create_ssl_context()
 
@@ -151,7 +155,7 @@ def send(endpoint: Endpoint, model: str, body: dict[str, Any], *, timeout: float
     if len(endpoint.key) < MIN_KEY_CHARS:  # endpoint_for never builds one; a hand-made Endpoint could
         return Exchange("refused", 0, error=f"a key needs at least {MIN_KEY_CHARS} characters; nothing was sent")
     try:
-        importlib.import_module(SDK_MODULES[endpoint.wire_dialect])  # its loggers exist before keep_out looks for them
+        import_sdk(SDK_MODULES[endpoint.wire_dialect])  # its loggers exist before keep_out looks for them
         with IN_FLIGHT.keep_out(endpoint.key):
             status_code, text, headers = _dispatch(endpoint, model, body, timeout)
     except Exception as exc:  # every SDK failure becomes a recorded outcome, by design
@@ -173,7 +177,8 @@ def _dispatch(endpoint: Endpoint, model: str, body: dict[str, Any], timeout: flo
     """The SDK call for the endpoint's wire dialect: (HTTP status, body text, headers)."""
     rest = {k: v for k, v in body.items() if k not in ("model", "messages", "input", "max_tokens")}
     if endpoint.wire_dialect in ("openai", "openai-responses"):
-        import openai
+        with SDK_IMPORT_LOCK:
+            import openai
 
         # Every client is closed on the way out, timeouts included: an abandoned
         # connection pool leaks its socket until the collector happens by.
@@ -191,7 +196,8 @@ def _dispatch(endpoint: Endpoint, model: str, body: dict[str, Any], timeout: flo
                 )
             return raw.http_response.status_code, raw.http_response.text, dict(raw.http_response.headers)
     if endpoint.wire_dialect == "anthropic":
-        import anthropic
+        with SDK_IMPORT_LOCK:
+            import anthropic
 
         with anthropic.Anthropic(
             api_key=endpoint.key, base_url=endpoint.base_url, max_retries=0, timeout=timeout,
@@ -209,8 +215,9 @@ def _send_gemini(
     endpoint: Endpoint, model: str, body: dict[str, Any], timeout: float
 ) -> tuple[int, str, dict[str, str]]:
     """google-genai takes typed objects, so the REST body is read back into its types first."""
-    from google import genai
-    from google.genai import types
+    with SDK_IMPORT_LOCK:
+        from google import genai
+        from google.genai import types
 
     options = types.HttpOptions(
         base_url=endpoint.base_url,
