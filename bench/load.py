@@ -8,9 +8,13 @@ filled with ``--conversations`` everyday conversations and ``--large`` traces of
 records (``bench/load_data.py``; a store that holds them already is reused). The server runs as a
 child process (``--workers`` processes behind one port). Each client loops over a weighted mix of
 list pages, searches, timelines, payload pages, diffs, run lists and the JSON API until the time is
-up, one request at a time. Reported: throughput, p50/p95/p99/max latency per route, non-200
-answers and transport errors, and the server's resident memory (all its processes) after a
-warm-up request per route and at the end.
+up, one request at a time. Window routes fetch the later windows of the long traces' payload and
+diff pages, as a reader scrolling them does; their URLs are read from those pages, which the
+warm-up requests once for every long trace (so the timed run starts with their builds cached),
+along with one request per route. Reported: throughput, p50/p95/p99/max latency per route,
+non-200 answers and transport errors, the server's CPU time per request (comparable between runs
+on a busy machine, unlike latencies) and the load average, and the server's resident memory (all
+its processes) after the warm-up and at the end.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import asyncio
 import contextlib
 import os
 import random
+import re
 import socket
 import statistics
 import subprocess
@@ -29,6 +34,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from html import unescape
 from pathlib import Path
 
 import httpx
@@ -42,8 +48,21 @@ from core.store import Store  # noqa: E402
 Pick = Callable[[random.Random], str]
 
 
-def routes(conversations: int, large: int) -> dict[str, tuple[int, Pick]]:
-    """Route name -> (weight, a function that picks one URL of it)."""
+def large_pages(large: int) -> dict[str, list[str]]:
+    """The long traces' payload and diff pages, by route: the pages whose later windows the mix asks for."""
+    return {
+        "payload": [f"/conversations/{long_id(n)}/payload/anthropic" for n in range(large)],
+        "diff": [f"/conversations/{long_id(n)}/diff?left=openai&right=anthropic" for n in range(large)],
+    }
+
+
+def window_urls(html: str) -> list[str]:
+    """The later windows' URLs of a payload or diff page (each placeholder's ``hx-get``)."""
+    return [unescape(u) for u in re.findall(r'hx-get="([^"]*/window\?[^"]*)"', html)]
+
+
+def routes(conversations: int, large: int, windows: dict[str, list[str]] | None = None) -> dict[str, tuple[int, Pick]]:
+    """Route name -> (weight, a function that picks one URL of it); ``windows``: window URLs by page route."""
 
     def small(rng: random.Random) -> str:
         return f"/conversations/{ordinary_id(rng.randrange(conversations))}"
@@ -64,6 +83,9 @@ def routes(conversations: int, large: int) -> dict[str, tuple[int, Pick]]:
         mix["timeline_large"] = (6, big)
         mix["payload_large"] = (1, lambda rng: f"{big(rng)}/payload/anthropic")
         mix["diff_large"] = (1, lambda rng: f"{big(rng)}/diff?left=openai&right=anthropic")
+        for page, urls in (windows or {}).items():
+            if urls:
+                mix[f"{page}_window_large"] = (2, lambda rng, urls=urls: rng.choice(urls))
     return mix
 
 
@@ -116,6 +138,17 @@ def rss_kib(pid: int) -> int:
     return total
 
 
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of ``pid`` and of the worker processes it started (``/proc/<pid>/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    total = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+        with contextlib.suppress(OSError):
+            if b"resource_tracker" not in Path(f"/proc/{child}/cmdline").read_bytes():
+                total += cpu_seconds(int(child))
+    return total
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -160,18 +193,18 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(p / 100 * len(ordered)) - 1))]
 
 
-def report(stats: Stats, rss: tuple[int, int, int]) -> None:
+def report(stats: Stats, rss: tuple[int, int, int], cpu: float, load: tuple[float, float]) -> None:
     seconds = stats.seconds
     total = sum(len(v) for v in stats.latencies.values())
     print(
-        f"{'route':<15} {'requests':>8} {'req/s':>7} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'max ms':>8}  answers"
+        f"{'route':<22} {'requests':>8} {'req/s':>7} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'max ms':>8}  answers"
     )
     for route in sorted(stats.latencies):
         ms = stats.latencies[route]
         answers = ", ".join(f"{k}: {v}" for k, v in sorted(stats.statuses[route].items()))
         errors = ", ".join(f"{k}: {v}" for k, v in stats.errors[route].items())
         print(
-            f"{route:<15} {len(ms):>8} {len(ms) / seconds:>7.1f} {statistics.median(ms):>8.0f} "
+            f"{route:<22} {len(ms):>8} {len(ms) / seconds:>7.1f} {statistics.median(ms):>8.0f} "
             f"{percentile(ms, 95):>8.0f} {percentile(ms, 99):>8.0f} {max(ms):>8.0f}  {answers}"
             + (f"; errors {errors}" if errors else "")
         )
@@ -183,9 +216,13 @@ def report(stats: Stats, rss: tuple[int, int, int]) -> None:
         f"total: {total} requests in {seconds:.0f} s = {total / seconds:.1f} req/s; "
         f"5xx: {server_errors}; other non-200: {other}; transport errors: {errors}"
     )
+    print(
+        f"server CPU: {cpu:.1f} s in the run = {1000 * cpu / max(total, 1):.0f} ms per request; "
+        f"load average (1 min) {load[0]:.1f} at the start, {load[1]:.1f} at the end, {os.cpu_count()} CPUs"
+    )
     start, end, peak = rss
     growth = (end - start) / 1024
-    print(f"server RSS: {start / 1024:.0f} MiB at the start (one request per route made), "
+    print(f"server RSS: {start / 1024:.0f} MiB at the start (after the warm-up), "
           f"{end / 1024:.0f} MiB at the end (growth {growth:+.0f} MiB), peak {peak / 1024:.0f} MiB")  # fmt: skip
 
 
@@ -224,15 +261,26 @@ def main() -> None:
     with Store.open(db) as store:
         filled = fill(store, conversations=ns.conversations, large=ns.large, records=ns.records)
     print(f"store: {db} ({'filled' if filled else 'reused'} in {time.monotonic() - started:.0f} s)", flush=True)
-    mix = {k: v for k, v in routes(ns.conversations, ns.large).items() if k not in ns.skip.split(",")}
+    skip = ns.skip.split(",")
     process, base = start_server(db, ns.workers, folder / "server.log")
     try:
         with httpx.Client(base_url=base, timeout=120) as warm:
+            windows: dict[str, list[str]] = {}
+            for page, urls in large_pages(ns.large).items():  # every long trace built once, its windows listed
+                if f"{page}_large" in skip:
+                    continue
+                for url in urls:
+                    response = warm.get(url)
+                    print(f"warm-up {url}: {response.status_code}", flush=True)
+                    windows.setdefault(page, []).extend(window_urls(response.text))
+            mix = {k: v for k, v in routes(ns.conversations, ns.large, windows).items() if k not in skip}
             for route, (_, pick) in mix.items():  # templates compiled, caches primed: RSS from here on
                 status = warm.get(pick(random.Random(0))).status_code
                 print(f"warm-up {route}: {status}", flush=True)
         start_rss = rss_kib(process.pid)
+        start_cpu, start_load = cpu_seconds(process.pid), os.getloadavg()[0]
         stats, peak = asyncio.run(run(base, process.pid, ns, mix))
+        cpu, end_load = cpu_seconds(process.pid) - start_cpu, os.getloadavg()[0]
         end_rss = rss_kib(process.pid)
     finally:
         process.terminate()
@@ -240,7 +288,7 @@ def main() -> None:
     print(
         f"{ns.clients} clients, {ns.seconds:.0f} s, {ns.workers} server process(es), server log {folder / 'server.log'}"
     )
-    report(stats, (start_rss, end_rss, max(peak, end_rss)))
+    report(stats, (start_rss, end_rss, max(peak, end_rss)), cpu, (start_load, end_load))
 
 
 if __name__ == "__main__":

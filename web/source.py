@@ -95,13 +95,15 @@ def version_of(summary: ConversationSummary) -> Version:
 
 
 class ConversationCache:
-    """Recently opened conversations, least recently used out first, bounded by count and by records held.
+    """Recently opened conversations, least recently used out first, bounded by records held and by count.
 
     Keyed by conversation id, each entry with its version: an import that changes the conversation
-    makes its entry stale, and the next load replaces it.
+    makes its entry stale, and the next load replaces it. The records bound is the one that matters
+    for memory; the count is high, so that readers opening many small conversations do not push out
+    a long trace that costs seconds to read again.
     """
 
-    def __init__(self, max_items: int = 8, max_records: int = 60_000) -> None:
+    def __init__(self, max_items: int = 256, max_records: int = 60_000) -> None:
         self._items: LruCache[str, tuple[Version, Loaded]] = LruCache(
             max_items, weight=_records_held, max_weight=max_records
         )

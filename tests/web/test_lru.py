@@ -30,3 +30,13 @@ def test_the_weight_bound_drops_old_entries_but_keeps_the_newest_however_heavy()
     assert (cache.get("a"), cache.get("b"), cache.get("c")) == (None, 4, 4)
     cache.put("huge", 50)
     assert (cache.get("b"), cache.get("c"), cache.get("huge"), len(cache)) == (None, None, 50, 1)
+
+
+def test_a_weight_given_with_the_entry_counts_toward_the_bound_and_a_replaced_entry_no_longer_does() -> None:
+    cache: LruCache[str, str] = LruCache(10, max_weight=10)
+    cache.put("a", "x", 6)
+    cache.put("a", "y", 6)  # replaces: 6 held, not 12
+    cache.put("b", "z", 4)
+    assert (cache.get("a"), cache.get("b"), cache.weight) == ("y", "z", 10)
+    cache.put("c", "w", 1)
+    assert (cache.get("a"), cache.weight) == (None, 5)

@@ -52,7 +52,9 @@ def comparison_of(payloads: PayloadBuilder, left: Built, right: Built) -> Compar
     """The diff of two built requests with each pane's marks, computed once per pair of builds."""
     lresult, rresult = usable_result(left), usable_result(right)
     return payloads.derived(
-        ("diff", left.key, right.key), lambda: compare(lresult, rresult, left.anchors, right.anchors)
+        ("diff", left.key, right.key),
+        lambda: compare(lresult, rresult, left.anchors, right.anchors),
+        left.size + right.size,
     )
 
 

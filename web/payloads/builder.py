@@ -77,6 +77,8 @@ class Built:
     """What the provider and model cannot carry, and the preflight verdict (None when not built)."""
     key: tuple[object, ...] = ()
     """The build's cache key (conversation, version, provider, upto, repair, model): what derived views key on."""
+    size: int = 0
+    """The conversation's messages and records: what the caches weigh this build and its derived views by."""
 
     @property
     def findings(self) -> list[FindingView]:
@@ -115,24 +117,34 @@ def _repaired(messages: Sequence[Message]) -> tuple[list[Message], tuple[str, ..
 
 
 class PayloadBuilder:
-    """Builds requests with one set of options (the attachments root) and keeps the last few."""
+    """Builds requests with one set of options (the attachments root) and keeps the recent ones.
 
-    def __init__(self, attachments_root: Path | None, size: int = 12) -> None:
+    Builds are kept up to ``max_records`` conversation messages and records in all (their views derived
+    from them, up to twice that), least recently used out first. Weighing by records rather than counting
+    builds keeps a long trace's build while readers open many small conversations, and bounds the memory
+    that a few long traces hold.
+    """
+
+    def __init__(self, attachments_root: Path | None, max_records: int = 100_000, max_items: int = 256) -> None:
         self.options = RequestOptions(attachments_root=attachments_root)
-        self._built: LruCache[tuple[object, ...], Built] = LruCache(size)
-        self._derived: LruCache[tuple[object, ...], Any] = LruCache(2 * size)  # a few per build: twice the room
+        self._built: LruCache[tuple[object, ...], Built] = LruCache(
+            max_items, weight=lambda built: built.size, max_weight=max_records
+        )
+        # A few views per build (window plans, a diff, the reply choices): twice the room.
+        self._derived: LruCache[tuple[object, ...], Any] = LruCache(2 * max_items, max_weight=2 * max_records)
 
-    def derived(self, key: tuple[object, ...], make: Callable[[], T]) -> T:
-        """What ``make`` computes from built requests (a window plan, a diff), kept beside the last few builds.
+    def derived(self, key: tuple[object, ...], make: Callable[[], T], weight: int = 1) -> T:
+        """What ``make`` computes from built requests (a window plan, a diff), kept beside the recent builds.
 
         ``key`` must name the builds it reads (their ``Built.key``), so a new version of the conversation
-        is a new key; each window of a large body then reuses one plan instead of redoing it.
+        is a new key; each window of a large body then reuses one plan instead of redoing it. ``weight``
+        is what the value holds in the builds' unit (their ``size``, for a view of a whole body).
         """
         hit = self._derived.get(key)
         if hit is not None:
             return hit  # type: ignore[no-any-return]
         value = make()
-        self._derived.put(key, value)
+        self._derived.put(key, value, weight)
         return value
 
     def build(
@@ -146,7 +158,7 @@ class PayloadBuilder:
         hit = self._built.get(key)
         if hit is not None:
             return hit
-        built = replace(self._build(loaded.messages, provider, upto or None, repair, model), key=key)
+        built = replace(self._build(loaded.messages, provider, upto or None, repair, model), key=key, size=loaded.size)
         self._built.put(key, built)
         return built
 

@@ -151,7 +151,7 @@ def body_view(payloads: PayloadBuilder, built: Built, budget: int = WINDOW_BYTES
         anchors = built.anchors
         return BodyView(plan(result.body, budget), {p: Mark(card=a) for p, a in anchors.items()}, anchors)
 
-    return payloads.derived(("body", budget, *built.key), make)
+    return payloads.derived(("body", budget, *built.key), make, built.size)
 
 
 def window_of(layout: Layout, n: int) -> int:
