@@ -154,7 +154,7 @@ class RunsController(Controller):
         form = rerun_form(run_service.choices(), conversation_id)
         shown = [masking.mask_value(run) for run in listed]  # errors can quote trace text
         steps = [step_run_panel(run, None) for run in stepped]  # the panel masks the error
-        page = ReplaysPage(conversation_id, urls.conversation(conversation_id), shown, form, steps)
+        page = ReplaysPage(conversation_id, shown, form, steps)
         return Template("runs/replays.html", context={"page": page})
 
     @get("/runs/compare", name="runs-compare")
