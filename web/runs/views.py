@@ -319,6 +319,21 @@ class ReplaysPage(urls.ConversationLinks):
     def run_url(self, run: RunSummary) -> str:
         return urls.run(run.run_id)
 
+    @property
+    def run_choices(self) -> list[tuple[str, str]]:
+        """The runs as the compare form offers them: id, and its short id, provider, model and status."""
+        return [(r.run_id, f"{r.run_id[:12]} · {r.provider} {r.model} · {r.status}") for r in self.runs]
+
+    @property
+    def step_run_choices(self) -> list[tuple[str, str]]:
+        """The step runs as their compare form offers them: id, and its short id, provider, model, turn and state."""
+        return [_step_choice(p) for p in self.step_runs]
+
+
+def _step_choice(panel: StepRunPanel) -> tuple[str, str]:
+    run = panel.run
+    return run.run_id, f"{run.run_id[:12]} · {run.provider} {run.model} · turn {run.turn_msg_id} · {panel.label}"
+
 
 @dataclass(frozen=True, slots=True)
 class ComparePage:
