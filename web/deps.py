@@ -7,10 +7,12 @@ must pass through untouched, hence ``SkipValidation``.
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 
 from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
-from litestar.params import SkipValidation
+from litestar.enums import RequestEncodingType
+from litestar.params import Body, SkipValidation
 
 from web.heavy import HeavyWork
 from web.payloads.builder import PayloadBuilder
@@ -25,6 +27,25 @@ PayloadsDep = NamedDependency[SkipValidation[PayloadBuilder]]
 HeavyDep = NamedDependency[SkipValidation[HeavyWork]]
 RunsDep = NamedDependency[SkipValidation[RunService]]
 SuitesDep = NamedDependency[SkipValidation[SuiteStarts]]
+
+FORM = Body(media_type=RequestEncodingType.URL_ENCODED)
+"""A form post's body (``Annotated[SomeData, FORM]``); the CSRF middleware has checked its token."""
+
+
+@dataclass
+class ReplayFields:
+    """The fields every replay form posts (``web.runs.views.ReplayForm`` renders them), as text."""
+
+    provider: str = ""
+    model: str = ""
+    idempotency_key: str = ""
+    model_as_typed: str = ""
+    """"1" when the reader typed the model on purpose (the form's "as typed" box)."""
+
+    @property
+    def as_typed(self) -> bool:
+        return self.model_as_typed == "1"
+
 
 _SUITES_STATE = "suite_starts"
 _suites_made = threading.Lock()

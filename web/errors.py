@@ -21,6 +21,7 @@ from sqlalchemy.exc import InterfaceError, OperationalError
 from core import InputError, MisuseError, ProviderError, UnknownNameError
 from core.store import StoreError
 from web.heavy import BudgetExceeded, ClientGone, HeavyBusy
+from web.runs.service import KeyConflict, ReplayBusy
 from web.security import log_safe
 
 log = logging.getLogger(__name__)
@@ -129,6 +130,10 @@ def _http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response
 def _core_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     if isinstance(exc, UnknownNameError):
         return error_response(request, 404, str(exc))
+    if isinstance(exc, ReplayBusy):
+        return error_response(request, 503, str(exc))
+    if isinstance(exc, KeyConflict):  # an idempotency key of another conversation's or suite's run
+        return error_response(request, 409, str(exc))
     if isinstance(exc, InputError | MisuseError):
         return error_response(request, 400, str(exc))
     if isinstance(exc, ProviderError):

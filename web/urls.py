@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 from urllib.parse import quote, urlencode
 
 from litestar.exceptions import NotFoundException
@@ -319,3 +319,25 @@ def suite_progress(run_id: str) -> str:
 def api_suite_run(run_id: str) -> str:
     """A suite run's report as JSON (what ``traceloupe suite run --json`` prints)."""
     return f"/api{suite_run(run_id)}"
+
+
+class ConversationLinks:
+    """The links every page or region about one conversation offers, for a class that has its ``conversation_id``."""
+
+    __slots__ = ()
+    if TYPE_CHECKING:
+
+        @property
+        def conversation_id(self) -> str: ...
+
+    @property
+    def conversation_url(self) -> str:
+        return conversation(self.conversation_id)
+
+    @property
+    def replays_url(self) -> str:
+        return replays(self.conversation_id)
+
+    @property
+    def secrets_url(self) -> str:
+        return secrets(self.conversation_id)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import TYPE_CHECKING
 
 from web.cli.payload import add_request_arguments
@@ -32,10 +31,10 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(ns: argparse.Namespace) -> int:
-    from core.errors import ContractError, MisuseError
+    from core.errors import MisuseError
     from core.providers import ChatLLM, get_dialect
     from core.providers.request_diff import diff_requests
-    from web.cli.payload import load_conversation, request_options
+    from web.cli.payload import load_conversation, request_options, say_request_error
     from web.cli.terminal import echo
 
     try:
@@ -44,11 +43,8 @@ def run(ns: argparse.Namespace) -> int:
         left, right = (
             ChatLLM(d, request_options(ns)).construct_request_params(messages, upto=ns.upto) for d in dialects
         )
-    except ContractError as exc:
-        echo(f"error: {exc}; {exc.explanation}", file=sys.stderr)
-        return EXIT_ERROR
     except MisuseError as exc:
-        echo(f"error: {exc}", file=sys.stderr)
+        say_request_error(exc)
         return EXIT_ERROR
     diff = diff_requests(left, right)
     if ns.json:

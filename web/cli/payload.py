@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from web.cli.terminal import echo, printable
 
 if TYPE_CHECKING:
+    from core.errors import MisuseError
     from core.messages.union import Message
     from core.preflight import CapabilityReport
     from core.providers import RequestOptions, RequestResult
@@ -62,12 +63,9 @@ def run(ns: argparse.Namespace) -> int:
 
     try:
         result = build_request(ns, ns.provider)
-    except ContractError as exc:
-        echo(f"error: {exc}; {exc.explanation}", file=sys.stderr)
-        return EXIT_DAMAGED
     except MisuseError as exc:
-        echo(f"error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        say_request_error(exc)
+        return EXIT_DAMAGED if isinstance(exc, ContractError) else EXIT_ERROR
     from core.preflight import capability_report
 
     report = capability_report(result)
@@ -119,6 +117,13 @@ def build_request(ns: argparse.Namespace, provider: str) -> RequestResult:
     dialect = get_dialect(provider)  # an unknown provider fails before the file is read
     messages = load_conversation(ns.file, ns.conversation)
     return ChatLLM(dialect, request_options(ns)).construct_request_params(messages, upto=ns.upto)
+
+
+def say_request_error(exc: MisuseError) -> None:
+    """The one line on stderr for a request that cannot be built; a damaged record's adds what it lost."""
+    from core.errors import ContractError
+
+    echo(f"error: {exc}; {exc.explanation}" if isinstance(exc, ContractError) else f"error: {exc}", file=sys.stderr)
 
 
 def request_options(ns: argparse.Namespace) -> RequestOptions:

@@ -38,7 +38,7 @@ class IndexPage:
 
 
 @dataclass(frozen=True, slots=True)
-class ConversationPage:
+class ConversationPage(urls.ConversationLinks):
     """``/conversations/{id}``: the timeline, one page of cards at a time (of one role's cards, when filtered)."""
 
     conversation_id: str
@@ -78,7 +78,8 @@ class ConversationPage:
 
     @property
     def base_url(self) -> str:
-        return urls.conversation(self.conversation_id)
+        """The page the timeline's paging and filter links build on (the payload page's card column too)."""
+        return self.conversation_url
 
     @property
     def start_url(self) -> str:
@@ -107,14 +108,6 @@ class ConversationPage:
     @property
     def runs_api_url(self) -> str:
         return urls.api_runs(self.conversation_id)
-
-    @property
-    def replays_url(self) -> str:
-        return urls.replays(self.conversation_id)
-
-    @property
-    def secrets_url(self) -> str:
-        return urls.secrets(self.conversation_id)
 
     def field_url(self, msg_id: str, field: str) -> str:
         """Where a card's clipped field is read whole."""

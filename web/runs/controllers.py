@@ -16,24 +16,22 @@ The key is never part of any of these: the service reads it from the environment
 
 from __future__ import annotations
 
-import secrets
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 from litestar import Controller, MediaType, Request, get, post
-from litestar.enums import RequestEncodingType
-from litestar.exceptions import HTTPException, NotFoundException
-from litestar.params import Body, QueryParameter
+from litestar.exceptions import NotFoundException
+from litestar.params import QueryParameter
 from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Redirect, Template
 
-from core.errors import MisuseError, UnknownNameError
+from core.errors import UnknownNameError
 from core.replay.run import reply_message
 from core.store import RunSummary, RunView, Store
 from web import masking, urls
-from web.deps import HeavyDep, RunsDep, SourceDep
+from web.deps import FORM, HeavyDep, ReplayFields, RunsDep, SourceDep
 from web.heavy import shell_command
-from web.runs.service import KeyConflict, ReplayBusy
+from web.runs.starts import answer_start
 from web.runs.step_compare import StepComparePage
 from web.runs.step_controllers import step_compare
 from web.runs.step_views import step_run_panel
@@ -51,19 +49,13 @@ from web.source import StoreSource
 from web.timeline import msg_anchor
 
 MAX_LISTED = 200
-NEXT_KEY_HEADER = "X-Next-Idempotency-Key"
 
 
 @dataclass
-class RerunData:
-    """The Re-run form's fields (besides the CSRF token, which the middleware checks)."""
+class RerunData(ReplayFields):
+    """The Re-run form's fields: a replay form's and the message it regenerates."""
 
-    provider: str = ""
-    model: str = ""
-    idempotency_key: str = ""
     upto: str = ""
-    model_as_typed: str = ""
-    """"1" when the reader typed the model on purpose (the form's "as typed" box)."""
 
 
 def _panel(source: StoreSource, run: RunView) -> RunPanel:
@@ -108,32 +100,22 @@ class RunsController(Controller):
         conversation_id: urls.PathId,
         run_service: RunsDep,
         source: SourceDep,
-        data: Annotated[RerunData, Body(media_type=RequestEncodingType.URL_ENCODED)],
+        data: Annotated[RerunData, FORM],
     ) -> Template | Redirect:
         """Record a run and send it off the request thread; answer at once with its live status."""
         conversation_id = urls.from_segment(conversation_id)
-        try:
-            run = run_service.submit(
+
+        def submit() -> RunView:
+            return run_service.submit(
                 conversation_id,
                 data.provider,
                 data.model,
                 upto=data.upto or None,
                 idempotency_key=data.idempotency_key,
-                model_as_typed=data.model_as_typed == "1",
+                model_as_typed=data.as_typed,
             )
-        except (ReplayBusy, KeyConflict, MisuseError) as exc:
-            status = 503 if isinstance(exc, ReplayBusy) else 409 if isinstance(exc, KeyConflict) else None
-            if request.htmx:  # htmx swaps only 2xx answers: say it in place, where the run would have appeared
-                return Template("runs/_refusal.html", context={"message": str(exc)})
-            if status is None:
-                raise
-            raise HTTPException(status_code=status, detail=str(exc)) from None
-        if not request.htmx:
-            return Redirect(urls.run(run.run_id), status_code=303)
-        panel = _panel(source, run)
-        # The next press of the same form is a new run: static/runs.js puts this key in the form.
-        headers = {NEXT_KEY_HEADER: secrets.token_urlsafe(18)}
-        return Template("runs/_run.html", context={"panel": panel}, headers=headers)
+
+        return answer_start(request, submit, urls.run, ("runs/_run.html", lambda run: _panel(source, run)))
 
     @get("/runs/{run_id:str}", name="run", sync_to_thread=True)
     def run(self, request: HTMXRequest, run_id: urls.PathId, run_service: RunsDep, source: SourceDep) -> Template:
@@ -154,7 +136,7 @@ class RunsController(Controller):
         form = rerun_form(run_service.choices(), conversation_id)
         shown = [masking.mask_value(run) for run in listed]  # errors can quote trace text
         steps = [step_run_panel(run, None) for run in stepped]  # the panel masks the error
-        page = ReplaysPage(conversation_id, urls.conversation(conversation_id), shown, form, steps)
+        page = ReplaysPage(conversation_id, shown, form, steps)
         return Template("runs/replays.html", context={"page": page})
 
     @get("/runs/compare", name="runs-compare")

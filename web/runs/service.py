@@ -14,6 +14,7 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 from core.errors import MisuseError
 from core.jobs import JobQueue, JobSettings, env_limits, queue_for
@@ -27,6 +28,8 @@ from core.store.step_runs import StepRunView
 from web.runs.models import known_model, unknown_model_message
 
 log = logging.getLogger("traceloupe.web.runs")
+
+R = TypeVar("R", RunView, StepRunView)
 
 IDEMPOTENCY_KEY = re.compile(r"^[A-Za-z0-9_-]{16,128}$")
 
@@ -127,15 +130,11 @@ class RunService:
         prepared = prepare(self.store, conversation_id, provider, model, upto=upto, environ=self._environ())
         self._check_room()
         run, created = start(self.store, prepared, idempotency_key=idempotency_key)
-        if run.conversation_id != conversation_id:
-            raise KeyConflict("this idempotency key belongs to a run of another conversation")
-        if created and prepared.refusal is None:
-            try:
-                self._enqueue(RUN_TASK, run.run_id, provider)
-            except Exception:  # the run must not show as running forever when its job could not be stored
-                log.exception("could not queue run %s", run.run_id)
-                return self.store.finish_run(run.run_id, status="error", error="the replay could not be queued")
-        return run
+
+        def unqueued(run_id: str) -> RunView:
+            return self.store.finish_run(run_id, status="error", error="the replay could not be queued")
+
+        return self._queue_new(conversation_id, run, created and prepared.refusal is None, RUN_TASK, provider, unqueued)
 
     def submit_steps(
         self,
@@ -161,16 +160,31 @@ class RunService:
         )  # fmt: skip
         self._check_room()
         run, created = start_steps(self.store, plan, idempotency_key=idempotency_key)
+
+        def unqueued(run_id: str) -> StepRunView:
+            error = "the step replay could not be queued"
+            return self.store.finish_step_run(run_id, status="failed", reason="not_attempted", error=error)
+
+        return self._queue_new(
+            conversation_id, run, created and plan.refusal is None, STEP_RUN_TASK, provider, unqueued
+        )
+
+    def _queue_new(
+        self, conversation_id: str, run: R, send: bool, task: str, provider: str, unqueued: Callable[[str], R]
+    ) -> R:
+        """Queue the run ``start`` recorded when it is new and may be sent (``send``); the run as it stands.
+
+        KeyConflict when the key named a run of another conversation. A run whose job could not be
+        stored is finished by ``unqueued``: it must not show as running forever.
+        """
         if run.conversation_id != conversation_id:
             raise KeyConflict("this idempotency key belongs to a run of another conversation")
-        if created and plan.refusal is None:
+        if send:
             try:
-                self._enqueue(STEP_RUN_TASK, run.run_id, provider)
-            except Exception:  # the run must not show as running forever when its job could not be stored
-                log.exception("could not queue step run %s", run.run_id)
-                return self.store.finish_step_run(
-                    run.run_id, status="failed", reason="not_attempted", error="the step replay could not be queued"
-                )
+                self._enqueue(task, run.run_id, provider)
+            except Exception:
+                log.exception("could not queue %s %s", task, run.run_id)
+                return unqueued(run.run_id)
         return run
 
     def _check_room(self) -> None:

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from core.messages.union import MESSAGE_ADAPTER
 from core.replay.compare import Comparison, compare_step
 from core.store.step_runs import StepRunView, StepView
-from web import urls
 from web.runs.step_views import (
     REASON_LABELS,
     VERDICT_LABELS,
@@ -72,7 +71,7 @@ class StepComparePage:
 
     @property
     def replays_url(self) -> str:
-        return urls.replays(self.left.run.conversation_id)
+        return self.left.replays_url
 
 
 def step_compare_page(left: StepRunView, right: StepRunView) -> StepComparePage:

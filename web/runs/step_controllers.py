@@ -13,14 +13,12 @@ Two step runs are compared at ``/runs/compare`` (web.runs.controllers).
 from __future__ import annotations
 
 import contextlib
-import secrets
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 from litestar import Controller, MediaType, get, post
-from litestar.enums import RequestEncodingType
 from litestar.exceptions import HTTPException, NotFoundException
-from litestar.params import Body, FromQuery, QueryParameter
+from litestar.params import FromQuery, QueryParameter
 from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Redirect, Template
 
@@ -29,26 +27,21 @@ from core.replay.turns import RecordedStep, turn_of
 from core.store import Store
 from core.store.step_runs import StepRunView
 from web import masking, urls
-from web.deps import RunsDep
-from web.runs.service import KeyConflict, ReplayBusy
+from web.deps import FORM, ReplayFields, RunsDep
+from web.runs.starts import answer_start
 from web.runs.step_compare import StepComparePage, step_compare_page
 from web.runs.step_views import StepRunPanel, step_run_panel
 
-NEXT_KEY_HEADER = "X-Next-Idempotency-Key"
 StepAt = Annotated[int | None, QueryParameter(ge=1, le=10_000)]
 
 
 @dataclass
-class StepRunData:
-    """The Replay steps form's fields (besides the CSRF token); the limits are optional, so they come as text."""
+class StepRunData(ReplayFields):
+    """The Replay steps form's fields: a replay form's, its turn and its limits (optional, so they come as text)."""
 
-    provider: str = ""
-    model: str = ""
-    idempotency_key: str = ""
     turn: str = ""
     max_steps: str = ""
     max_cost: str = ""
-    model_as_typed: str = ""
 
 
 def _limits(data: StepRunData) -> tuple[int | None, float | None]:
@@ -108,13 +101,14 @@ class StepRunsController(Controller):
         request: HTMXRequest,
         conversation_id: urls.PathId,
         run_service: RunsDep,
-        data: Annotated[StepRunData, Body(media_type=RequestEncodingType.URL_ENCODED)],
+        data: Annotated[StepRunData, FORM],
     ) -> Template | Redirect:
         """Record a step run and send it off the request thread; answer at once with its live region."""
         conversation_id = urls.from_segment(conversation_id)
-        try:
+
+        def submit() -> StepRunView:
             max_steps, max_cost = _limits(data)
-            run = run_service.submit_steps(
+            return run_service.submit_steps(
                 conversation_id,
                 data.provider,
                 data.model,
@@ -122,20 +116,12 @@ class StepRunsController(Controller):
                 idempotency_key=data.idempotency_key,
                 max_steps=max_steps,
                 max_cost=max_cost,
-                model_as_typed=data.model_as_typed == "1",
+                model_as_typed=data.as_typed,
             )
-        except (ReplayBusy, KeyConflict, MisuseError) as exc:
-            status = 503 if isinstance(exc, ReplayBusy) else 409 if isinstance(exc, KeyConflict) else None
-            if request.htmx:  # htmx swaps only 2xx answers: say it in place, where the run would have appeared
-                return Template("runs/_refusal.html", context={"message": masking.mask(str(exc))})
-            if status is None:
-                raise
-            raise HTTPException(status_code=status, detail=str(exc)) from None
-        if not request.htmx:
-            return Redirect(urls.step_run(run.run_id), status_code=303)
-        panel = step_panel(run_service.store, run, compact=True)  # it appears on the timeline
-        headers = {NEXT_KEY_HEADER: secrets.token_urlsafe(18)}  # static/runs.js puts it in the form
-        return Template("runs/_step_run.html", context={"panel": panel}, headers=headers)
+
+        # Answered with the compact region: it appears on the timeline.
+        region = ("runs/_step_run.html", lambda run: step_panel(run_service.store, run, compact=True))
+        return answer_start(request, submit, urls.step_run, region)
 
     @get("/step-runs/{run_id:str}", name="step-run", sync_to_thread=True)
     def step_run(

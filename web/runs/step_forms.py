@@ -6,34 +6,24 @@ turns is read from the timeline's slots, so no message is typed to decide where 
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
 from web import urls
 from web.runs.service import ProviderChoice
-from web.runs.views import preselected
+from web.runs.views import ReplayForm
 from web.timeline import Timeline
 
 
 @dataclass(frozen=True, slots=True)
-class StepForm:
-    """A Replay steps form: the turn it replays, the providers, a fresh idempotency key; limits are the reader's."""
+class StepForm(ReplayForm):
+    """A Replay steps form: a replay form for one turn; its limits are the reader's."""
 
     kind: ClassVar[str] = "steps"
     submit_label: ClassVar[str] = "Replay steps"
 
-    action: str
     turn: str
-    providers: Sequence[ProviderChoice]
-    selected: str
-    model: str
-    idempotency_key: str
-
-    @property
-    def any_available(self) -> bool:
-        return any(p.available for p in self.providers)
 
     @property
     def hidden(self) -> tuple[tuple[str, str], ...]:
@@ -55,9 +45,7 @@ class StepForms:
         turn = self.last_turn if turn is None else turn
         if turn is None or turn not in self.turns:
             return None
-        selected, model = preselected(self.choices)
-        key = secrets.token_urlsafe(18)
-        return StepForm(urls.step_run_start(self.conversation_id), turn, self.choices, selected, model, key)
+        return StepForm.fresh(urls.step_run_start(self.conversation_id), self.choices, turn=turn)
 
 
 def step_forms(conversation_id: str, choices: Sequence[ProviderChoice], timeline: Timeline) -> StepForms:

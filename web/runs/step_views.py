@@ -12,13 +12,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from core.messages.base import now_ms
 from core.replay.turns import RecordedStep
 from core.store.step_runs import StepRunView, StepView
 from web import masking, urls
-from web.runs.views import STALE_AFTER_MS, TextSegment
+from web.runs.views import STALE_AFTER_MS, RunRegion, TextSegment
 from web.timeline import msg_anchor
-from web.timeline.build import format_ts
 
 STATUS_LABELS: dict[str, str] = {
     "running": "running…",
@@ -124,7 +122,7 @@ class StepRow:
 
 
 @dataclass(frozen=True, slots=True)
-class StepRunPanel:
+class StepRunPanel(RunRegion):
     """A step run's live region (``id="step-run-<run_id>"``): progress, totals and the aligned steps."""
 
     run: StepRunView
@@ -153,37 +151,17 @@ class StepRunPanel:
         return urls.api_step_run(self.run.run_id)
 
     @property
-    def conversation_url(self) -> str:
-        return urls.conversation(self.run.conversation_id)
-
-    @property
     def turn_url(self) -> str:
         return urls.record(self.run.conversation_id, msg_anchor(self.run.turn_msg_id))
 
     @property
-    def replays_url(self) -> str:
-        return urls.replays(self.run.conversation_id)
-
-    @property
-    def secrets_url(self) -> str:
-        return urls.secrets(self.run.conversation_id)
-
-    @property
-    def running(self) -> bool:
-        return self.run.status == "running"
-
-    @property
-    def stale(self) -> bool:
-        """Still ``running`` long after its steps could have ended: the server stopped while it was in flight."""
-        return self.running and now_ms() - self.run.started_at > STALE_AFTER_MS * max(1, self.run.max_steps)
+    def stale_after_ms(self) -> int:
+        """A step run may send up to ``max_steps`` requests, each as long as a Re-run's."""
+        return STALE_AFTER_MS * max(1, self.run.max_steps)
 
     @property
     def label(self) -> str:
         return STATUS_LABELS.get(self.run.status, self.run.status)
-
-    @property
-    def started(self) -> str:
-        return format_ts(self.run.started_at)
 
     @property
     def progress(self) -> str:

@@ -12,7 +12,7 @@ import json
 import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, Self
 
 from core.messages.assistant import AssistantTextMessage
 from core.messages.base import now_ms
@@ -47,25 +47,40 @@ FAILED_LABELS: dict[str, str] = {
 
 
 @dataclass(frozen=True, slots=True)
-class RerunForm:
-    """The Re-run control: where it posts, the providers to pick from, a fresh idempotency key."""
+class ReplayForm:
+    """What every replay form offers: where it posts, the providers to pick from, the one picked, a fresh key.
 
-    kind: ClassVar[str] = "reply"
-    submit_label: ClassVar[str] = "Re-run"
+    The Re-run, Replay steps and suite Run forms add their own fields; ``fresh`` makes any of them.
+    """
 
     action: str
-    conversation_id: str
-    upto: str | None
     providers: Sequence[ProviderChoice]
     selected: str
     model: str
     idempotency_key: str
-    enabled: bool
-    reason: str = ""
+
+    @classmethod
+    def fresh(cls, action: str, choices: Sequence[ProviderChoice], **fields: Any) -> Self:
+        """A new form (a new key on every render: each press is a new run) opening on ``preselected``'s choice."""
+        selected, model = preselected(choices)
+        return cls(action, choices, selected, model, secrets.token_urlsafe(18), **fields)
 
     @property
     def any_available(self) -> bool:
         return any(p.available for p in self.providers)
+
+
+@dataclass(frozen=True, slots=True)
+class RerunForm(ReplayForm):
+    """The Re-run control: a replay form for the reply up to ``upto`` (the final one when None)."""
+
+    kind: ClassVar[str] = "reply"
+    submit_label: ClassVar[str] = "Re-run"
+
+    conversation_id: str
+    upto: str | None
+    enabled: bool = True
+    reason: str = ""
 
     @property
     def hidden(self) -> tuple[tuple[str, str], ...]:
@@ -86,10 +101,7 @@ class RerunForms:
 
 def rerun_form(choices: Sequence[ProviderChoice], conversation_id: str, upto: str | None = None) -> RerunForm:
     """A new form (new key on every render)."""
-    action = urls.run_start(conversation_id)
-    key = secrets.token_urlsafe(18)
-    selected, model = preselected(choices)
-    return RerunForm(action, conversation_id, upto, choices, selected, model, key, True)
+    return RerunForm.fresh(urls.run_start(conversation_id), choices, conversation_id=conversation_id, upto=upto)
 
 
 def preselected(choices: Sequence[ProviderChoice]) -> tuple[str, str]:
@@ -178,12 +190,53 @@ def _page_holding(page_url: str, card_anchor: str) -> str:
     return f"{page_url}{urls.query(at=card_anchor)}"
 
 
+class _Run(Protocol):
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def conversation_id(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def started_at(self) -> int: ...
+
+
+class RunRegion(urls.ConversationLinks):
+    """What a run's live region and a step run's have alike: the links of its conversation, whether it still goes.
+
+    A subclass holds the ``run``; ``stale_after_ms`` is how long after its start it may still be going.
+    """
+
+    __slots__ = ()
+    run: _Run
+
+    @property
+    def conversation_id(self) -> str:
+        return self.run.conversation_id
+
+    @property
+    def stale_after_ms(self) -> int:
+        return STALE_AFTER_MS
+
+    @property
+    def running(self) -> bool:
+        return self.run.status == "running"
+
+    @property
+    def stale(self) -> bool:
+        """Still ``running`` long after it could have ended: the server stopped while it was in flight."""
+        return self.running and now_ms() - self.run.started_at > self.stale_after_ms
+
+    @property
+    def started(self) -> str:
+        return format_ts(self.run.started_at)
+
+
 @dataclass(frozen=True, slots=True)
-class RunPanel:
+class RunPanel(RunRegion):
     """One run's live region (``id="run-<run_id>"``): status, figures, and when done the cards and the diff."""
 
     run: RunView | RunSummary
-    conversation_url: str
     original: Card | None
     replay: Card | None
     diff: ReplyDiff | None
@@ -197,25 +250,8 @@ class RunPanel:
         return urls.run(self.run.run_id)
 
     @property
-    def replays_url(self) -> str:
-        return urls.replays(self.run.conversation_id)
-
-    @property
-    def secrets_url(self) -> str:
-        return urls.secrets(self.run.conversation_id)
-
-    @property
     def upto_anchor(self) -> str:
         return msg_anchor(self.run.up_to_msg_id or "")
-
-    @property
-    def running(self) -> bool:
-        return self.run.status == "running"
-
-    @property
-    def stale(self) -> bool:
-        """Still ``running`` long after any send could have ended: the server stopped while it was in flight."""
-        return self.running and now_ms() - self.run.started_at > STALE_AFTER_MS
 
     @property
     def failed(self) -> bool:
@@ -224,10 +260,6 @@ class RunPanel:
     @property
     def label(self) -> str:
         return {"running": "running…", "ok": "replied"}.get(self.run.status, FAILED_LABELS.get(self.run.status, ""))
-
-    @property
-    def started(self) -> str:
-        return format_ts(self.run.started_at)
 
     @property
     def model_warning(self) -> str | None:
@@ -249,12 +281,12 @@ def run_panel(
     if run.error:  # a provider's error can quote the request, trace text and all
         run = replace(run, error=masking.mask(run.error))
     if run.status == "running":
-        return RunPanel(run, url, None, None, None)
+        return RunPanel(run, None, None, None)
     prefix = f"run-{run.run_id[:12]}"
     original_card = detached_card(original, f"{prefix}-original", timeline, url) if original is not None else None
     reply_card = detached_card(reply, f"{prefix}-replay") if reply is not None else None
     diff = reply_diff(original, reply, "original", f"{run.provider} {run.model}") if reply is not None else None
-    return RunPanel(run, url, original_card, reply_card, diff)
+    return RunPanel(run, original_card, reply_card, diff)
 
 
 def diverged_replies(runs: Iterable[RunView], timeline: Timeline) -> set[str]:
@@ -274,11 +306,10 @@ def diverged_replies(runs: Iterable[RunView], timeline: Timeline) -> set[str]:
 
 
 @dataclass(frozen=True, slots=True)
-class ReplaysPage:
+class ReplaysPage(urls.ConversationLinks):
     """``/conversations/{id}/replays``: every run of a conversation, the Re-run form and the compare form."""
 
     conversation_id: str
-    conversation_url: str
     runs: Sequence[RunSummary]
     form: RerunForm
     step_runs: Sequence[StepRunPanel] = ()
@@ -287,6 +318,21 @@ class ReplaysPage:
 
     def run_url(self, run: RunSummary) -> str:
         return urls.run(run.run_id)
+
+    @property
+    def run_choices(self) -> list[tuple[str, str]]:
+        """The runs as the compare form offers them: id, and its short id, provider, model and status."""
+        return [(r.run_id, f"{r.run_id[:12]} · {r.provider} {r.model} · {r.status}") for r in self.runs]
+
+    @property
+    def step_run_choices(self) -> list[tuple[str, str]]:
+        """The step runs as their compare form offers them: id, and its short id, provider, model, turn and state."""
+        return [_step_choice(p) for p in self.step_runs]
+
+
+def _step_choice(panel: StepRunPanel) -> tuple[str, str]:
+    run = panel.run
+    return run.run_id, f"{run.run_id[:12]} · {run.provider} {run.model} · turn {run.turn_msg_id} · {panel.label}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -334,7 +380,7 @@ class RequestDiff:
 
     @property
     def compare_url(self) -> str:
-        return f"{urls.RUNS_COMPARE}{urls.query(a=self.left.run_id, b=self.right.run_id)}"
+        return urls.runs_compare(self.left.run_id, self.right.run_id)
 
 
 def request_diff(left: RunView, right: RunView) -> RequestDiff:

@@ -17,17 +17,15 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from litestar import Controller, MediaType, get, post
-from litestar.enums import RequestEncodingType
-from litestar.exceptions import HTTPException, ValidationException
-from litestar.params import Body, QueryParameter
+from litestar.exceptions import ValidationException
+from litestar.params import QueryParameter
 from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Redirect, Template
 
 from core.suites import OUTCOMES
 from web import masking, urls
 from web.conversations.listing import ListQuery
-from web.deps import SUITES_PROVIDER, SuitesDep
-from web.runs.service import KeyConflict
+from web.deps import FORM, SUITES_PROVIDER, ReplayFields, SuitesDep
 from web.suites.pages import (
     ORDERS,
     SORTS,
@@ -59,17 +57,13 @@ class SaveData:
 
 
 @dataclass
-class RunData:
-    """The Run form's fields, as text (parsed by ``parse_run_request``)."""
+class RunData(ReplayFields):
+    """The Run form's fields: a replay form's and the run's settings, as text (parsed by ``parse_run_request``)."""
 
-    provider: str = ""
-    model: str = ""
-    model_as_typed: str = ""
     mode: str = "final"
     concurrency: str = ""
     max_cost: str = ""
     baseline: str = ""
-    idempotency_key: str = ""
 
 
 class SuitesController(Controller):
@@ -79,9 +73,7 @@ class SuitesController(Controller):
     dependencies = {"suites": SUITES_PROVIDER}  # noqa: RUF012 - Litestar reads a class attribute
 
     @post(urls.SUITES, name="suite-create", status_code=303, sync_to_thread=True)
-    def create(
-        self, suites: SuitesDep, data: Annotated[SaveData, Body(media_type=RequestEncodingType.URL_ENCODED)]
-    ) -> Redirect:
+    def create(self, suites: SuitesDep, data: Annotated[SaveData, FORM]) -> Redirect:
         """Save what the list's filters match now as a suite, then open it."""
         if len(data.q) > MAX_SEARCH_CHARS:
             raise ValidationException(f"the search is at most {MAX_SEARCH_CHARS} characters, as on the list")
@@ -116,18 +108,15 @@ class SuitesController(Controller):
         self,
         name: urls.PathId,
         suites: SuitesDep,
-        data: Annotated[RunData, Body(media_type=RequestEncodingType.URL_ENCODED)],
+        data: Annotated[RunData, FORM],
     ) -> Redirect:
         """Record a suite run and queue one job per conversation; open its page at once."""
         name = urls.from_segment(name)
         request = parse_run_request(
             data.provider, data.model, data.mode, data.concurrency, data.max_cost, data.baseline,
-            model_as_typed=data.model_as_typed == "1",
+            model_as_typed=data.as_typed,
         )  # fmt: skip
-        try:
-            run = suites.start(name, request, data.idempotency_key)
-        except KeyConflict as exc:
-            raise HTTPException(status_code=409, detail=str(exc)) from None
+        run = suites.start(name, request, data.idempotency_key)  # KeyConflict: 409 (web.errors)
         return Redirect(urls.suite_run(run.run_id), status_code=303)
 
     @get("/suite-runs/{run_id:str}", name="suite-run", sync_to_thread=True)

@@ -6,7 +6,6 @@ conversation pages mask theirs; the templates escape it.
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,7 +15,7 @@ from core.suites.views import ItemView
 from web import masking, urls
 from web.conversations.listing import ListQuery
 from web.runs.service import ProviderChoice
-from web.runs.views import preselected
+from web.runs.views import ReplayForm
 from web.suites.service import DEFAULT_CONCURRENCY, MAX_CONCURRENCY
 from web.timeline.build import format_ts
 
@@ -118,30 +117,20 @@ class SuitesPage:
 
 
 @dataclass(frozen=True, slots=True)
-class RunForm:
-    """A suite's Run form: providers to pick from, the runs it may be compared with, a fresh idempotency key."""
+class RunForm(ReplayForm):
+    """A suite's Run form: a replay form with the modes, the runs it may be compared with, how many at once."""
 
-    action: str
-    providers: Sequence[ProviderChoice]
-    selected: str
-    model: str
     baselines: Sequence[SuiteRunView]
-    idempotency_key: str
     modes: Sequence[str] = MODES
     last: str = BASELINE_LAST
     concurrency: int = DEFAULT_CONCURRENCY
     max_concurrency: int = MAX_CONCURRENCY
 
-    @property
-    def any_available(self) -> bool:
-        return any(p.available for p in self.providers)
-
 
 def run_form(name: str, choices: Sequence[ProviderChoice], runs: Sequence[SuiteRunView]) -> RunForm:
     """A new Run form (a new key on every render)."""
-    selected, model = preselected(choices)
     finished = [r for r in runs if r.status == "finished"]
-    return RunForm(urls.suite_run_start(name), choices, selected, model, finished, secrets.token_urlsafe(18))
+    return RunForm.fresh(urls.suite_run_start(name), choices, baselines=finished)
 
 
 @dataclass(frozen=True, slots=True)

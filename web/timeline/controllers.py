@@ -54,21 +54,13 @@ class RevealedSecret:
 
 
 @dataclass(frozen=True, slots=True)
-class FieldPage:
+class FieldPage(urls.ConversationLinks):
     """``/conversations/{id}/records/{msg_id}/field``: one field's whole value on a page of its own."""
 
     conversation_id: str
     msg_id: str
     pointer: str
     text: str
-
-    @property
-    def base_url(self) -> str:
-        return urls.conversation(self.conversation_id)
-
-    @property
-    def secrets_url(self) -> str:
-        return urls.secrets(self.conversation_id)
 
 
 def _whole(source: StoreSource, conversation_id: str, msg_id: str, pointer: str) -> str:
