@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Collection, Mapping
 from typing import Any, Literal
 
-from sqlalchemy import Select, and_, delete, func, insert, or_, select, update
+from sqlalchemy import Select, and_, delete, exists, func, insert, or_, select, update
 
 from core.errors import MisuseError
 from core.jobs.limits import LocalLimiter, limited_sender
@@ -64,7 +64,9 @@ class LocalQueue:
 
     # -- the interface -----------------------------------------------------
 
-    def enqueue(self, task: str, args: Mapping[str, JSON], *, provider: str, lock: str | None = None) -> JobId:
+    def enqueue(
+        self, task: str, args: Mapping[str, JSON], *, provider: str, lock: str | None = None, lane: str | None = None
+    ) -> JobId:
         find_task(task)
         now = _now_ms()
         with write_transaction(self.store.engine) as conn:  # the write lock makes check-then-insert atomic
@@ -81,6 +83,7 @@ class LocalQueue:
                     args=dict(args),
                     provider=provider,
                     lock=lock,
+                    lane=lane,
                     status="pending",
                     attempts=0,
                     max_attempts=self.settings.max_attempts,
@@ -234,8 +237,10 @@ class LocalQueue:
 
     @staticmethod
     def _due(now: int) -> Select[Any]:
-        """The oldest job due at ``now``: pending and past its back-off, or running with its lease expired."""
-        due = or_(and_(_J.status == "pending", _J.run_after <= now), and_(_J.status == "running", _J.lease_until < now))
+        """The oldest job due at ``now``: pending, past its back-off and first in its lane, or running with its
+        lease expired."""
+        pending = and_(_J.status == "pending", _J.run_after <= now, _lane_free())
+        due = or_(pending, and_(_J.status == "running", _J.lease_until < now))
         return select(JOBS).where(due).order_by(_J.id).limit(1)
 
     def _context(self, job: dict[str, Any]) -> JobContext:
@@ -310,6 +315,13 @@ class LocalQueue:
                     )
             except Exception:
                 log.exception("could not renew the job leases")
+
+
+def _lane_free() -> Any:
+    """A job without a lane, or one whose lane has no job running nor an older one pending (as Procrastinate's lock)."""
+    mate = JOBS.alias("lane_mate")
+    ahead = or_(mate.c.status == "running", and_(mate.c.status == "pending", mate.c.id < _J.id))
+    return or_(_J.lane.is_(None), ~exists().where(mate.c.lane == _J.lane, mate.c.id != _J.id, ahead))
 
 
 def _dead_here(worker: str, host: str) -> bool:
