@@ -46,7 +46,7 @@ def pg_url(tmp_path: Path) -> Iterator[str]:
 
 
 def _worker(url: str, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    argv = [sys.executable, "-m", "web.cli", "worker", "--db", url, "--concurrency", "2", "--stalled-after", "2"]
+    argv = [sys.executable, "-m", "web.cli", "worker", "--db", url, "--concurrency", "2", "--stalled-after", "4"]
     with log.open("wb") as out:
         return subprocess.Popen(argv, env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT)
 
