@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Collection, Mapping
 from typing import Any, Literal
 
-from sqlalchemy import Select, and_, delete, exists, func, insert, or_, select, update
+from sqlalchemy import Select, and_, delete, func, insert, or_, select, update
 
 from core.errors import MisuseError
 from core.jobs.limits import LocalLimiter, limited_sender
@@ -239,8 +239,12 @@ class LocalQueue:
     def _due(now: int) -> Select[Any]:
         """The oldest job due at ``now``: pending, past its back-off and first in its lane, or running with its
         lease expired."""
-        pending = and_(_J.status == "pending", _J.run_after <= now, _lane_free())
-        due = or_(pending, and_(_J.status == "running", _J.lease_until < now))
+        pending = and_(_J.status == "pending", _J.run_after <= now)
+        due = or_(
+            and_(pending, _J.lane.is_(None)),
+            and_(_J.id.in_(_lane_heads()), _J.run_after <= now),  # heads are pending: looked up by id
+            and_(_J.status == "running", _J.lease_until < now),
+        )
         return select(JOBS).where(due).order_by(_J.id).limit(1)
 
     def _context(self, job: dict[str, Any]) -> JobContext:
@@ -317,11 +321,16 @@ class LocalQueue:
                 log.exception("could not renew the job leases")
 
 
-def _lane_free() -> Any:
-    """A job without a lane, or one whose lane has no job running nor an older one pending (as Procrastinate's lock)."""
+def _lane_heads() -> Any:
+    """The oldest pending job of each lane with no job running: the only job of a lane a worker may take.
+
+    Read once per claim (uncorrelated, over the covering index ``ix_jobs_lane``): a check per pending job
+    made an idle worker's poll walk every job of a large suite run whose lanes were all busy.
+    """
     mate = JOBS.alias("lane_mate")
-    ahead = or_(mate.c.status == "running", and_(mate.c.status == "pending", mate.c.id < _J.id))
-    return or_(_J.lane.is_(None), ~exists().where(mate.c.lane == _J.lane, mate.c.id != _J.id, ahead))
+    busy = select(mate.c.lane).where(mate.c.status == "running", mate.c.lane.is_not(None))
+    heads = select(func.min(mate.c.id)).where(mate.c.status == "pending", mate.c.lane.is_not(None))
+    return heads.group_by(mate.c.lane).having(mate.c.lane.not_in(busy))
 
 
 def _dead_here(worker: str, host: str) -> bool:

@@ -233,7 +233,7 @@ class JobRow(SQLModel, table=True):
     __table_args__ = (
         Index("ix_jobs_status", "status", "run_after", "id"),
         Index("ix_jobs_lock", "lock"),
-        Index("ix_jobs_lane", "lane", "status"),
+        Index("ix_jobs_lane", "status", "lane", "run_after"),
     )
 
     id: int | None = Field(default=None, primary_key=True)

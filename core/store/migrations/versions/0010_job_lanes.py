@@ -22,7 +22,7 @@ depends_on = None
 
 def upgrade() -> None:
     op.add_column("jobs", sa.Column("lane", sa.String(), nullable=True))
-    op.create_index("ix_jobs_lane", "jobs", ["lane", "status"])
+    op.create_index("ix_jobs_lane", "jobs", ["status", "lane", "run_after"])
 
 
 def downgrade() -> None:
