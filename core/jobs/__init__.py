@@ -10,7 +10,8 @@
     queue = queue_for(store, JobSettings(concurrency=8, provider_limits={"openai": 4}))
     queue.start()                                      # this process's workers (SQLite: threads)
     job_id = queue.enqueue("suite_item", {"suite_run": "...", "conversation": "c1"},
-                           provider="openai", lock="suite:RUN:c1")   # same lock while open: same job
+                           provider="openai", lock="suite:RUN:c1",   # same lock while open: same job
+                           lane="suite-lane:RUN:0")                  # one job of a lane runs at a time
     queue.pending(task="suite_item")                   # pending + running, every process
     queue.jobs(lock_prefix="suite:RUN:")               # JobInfo per job: status, attempts, error
     queue.cancel(job_id)                               # True if it had not started

@@ -64,7 +64,9 @@ class LocalQueue:
 
     # -- the interface -----------------------------------------------------
 
-    def enqueue(self, task: str, args: Mapping[str, JSON], *, provider: str, lock: str | None = None) -> JobId:
+    def enqueue(
+        self, task: str, args: Mapping[str, JSON], *, provider: str, lock: str | None = None, lane: str | None = None
+    ) -> JobId:
         find_task(task)
         now = _now_ms()
         with write_transaction(self.store.engine) as conn:  # the write lock makes check-then-insert atomic
@@ -81,6 +83,7 @@ class LocalQueue:
                     args=dict(args),
                     provider=provider,
                     lock=lock,
+                    lane=lane,
                     status="pending",
                     attempts=0,
                     max_attempts=self.settings.max_attempts,
@@ -234,8 +237,14 @@ class LocalQueue:
 
     @staticmethod
     def _due(now: int) -> Select[Any]:
-        """The oldest job due at ``now``: pending and past its back-off, or running with its lease expired."""
-        due = or_(and_(_J.status == "pending", _J.run_after <= now), and_(_J.status == "running", _J.lease_until < now))
+        """The oldest job due at ``now``: pending, past its back-off and first in its lane, or running with its
+        lease expired."""
+        pending = and_(_J.status == "pending", _J.run_after <= now)
+        due = or_(
+            and_(pending, _J.lane.is_(None)),
+            and_(_J.id.in_(_lane_heads()), _J.run_after <= now),  # heads are pending: looked up by id
+            and_(_J.status == "running", _J.lease_until < now),
+        )
         return select(JOBS).where(due).order_by(_J.id).limit(1)
 
     def _context(self, job: dict[str, Any]) -> JobContext:
@@ -310,6 +319,18 @@ class LocalQueue:
                     )
             except Exception:
                 log.exception("could not renew the job leases")
+
+
+def _lane_heads() -> Any:
+    """The oldest pending job of each lane with no job running: the only job of a lane a worker may take.
+
+    Read once per claim (uncorrelated, over the covering index ``ix_jobs_lane``): a check per pending job
+    made an idle worker's poll walk every job of a large suite run whose lanes were all busy.
+    """
+    mate = JOBS.alias("lane_mate")
+    busy = select(mate.c.lane).where(mate.c.status == "running", mate.c.lane.is_not(None))
+    heads = select(func.min(mate.c.id)).where(mate.c.status == "pending", mate.c.lane.is_not(None))
+    return heads.group_by(mate.c.lane).having(mate.c.lane.not_in(busy))
 
 
 def _dead_here(worker: str, host: str) -> bool:

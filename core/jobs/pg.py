@@ -3,7 +3,8 @@
 Each registered task is a Procrastinate task of the same name taking ``provider`` and ``args``;
 the job's queue is its provider, so ``pending(provider)`` and Procrastinate's tools see per-provider
 backlogs. A ``lock`` is Procrastinate's queueing lock (one waiting job per lock) plus a look-up of
-a running one, so a lock names at most one open job.
+a running one, so a lock names at most one open job. A ``lane`` is Procrastinate's ``lock``: its
+workers fetch no job while an older one of its lane is waiting or running.
 
 Workers (``traceloupe worker``, or the one ``serve`` embeds) send a heartbeat; each also reaps,
 every third of ``lease_seconds``, the jobs left ``doing`` by a worker whose heartbeat is older than
@@ -74,13 +75,15 @@ class ProcrastinateQueue:
 
     # -- the interface -----------------------------------------------------
 
-    def enqueue(self, task: str, args: Mapping[str, JSON], *, provider: str, lock: str | None = None) -> JobId:
+    def enqueue(
+        self, task: str, args: Mapping[str, JSON], *, provider: str, lock: str | None = None, lane: str | None = None
+    ) -> JobId:
         find_task(task)
         if lock is not None:
             open_id = self._open_job(lock)
             if open_id is not None:
                 return open_id
-        deferrer = self._sync_app.configure_task(task, queue=provider, queueing_lock=lock)
+        deferrer = self._sync_app.configure_task(task, queue=provider, queueing_lock=lock, lock=lane)
         try:
             return str(deferrer.defer(provider=provider, args=dict(args)))
         except pexc.AlreadyEnqueued:

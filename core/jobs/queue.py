@@ -90,11 +90,15 @@ class JobQueue(Protocol):
 
     backend: Literal["sqlite", "postgresql"]
 
-    def enqueue(self, task: str, args: Mapping[str, JSON], *, provider: str, lock: str | None = None) -> JobId:
+    def enqueue(
+        self, task: str, args: Mapping[str, JSON], *, provider: str, lock: str | None = None, lane: str | None = None
+    ) -> JobId:
         """Store a job for ``task`` and return its id.
 
         ``lock``: while a job with the same lock is pending or running, that job's id is returned and
         nothing new is queued (a double click, a retried request, a suite run resumed).
+        ``lane``: the jobs of one lane run one at a time, oldest first, across every worker (a suite run
+        of concurrency N spreads its jobs over N lanes); a job waiting for its lane holds no worker.
         Raises UnknownNameError for a task no module registered.
         """
         ...

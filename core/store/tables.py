@@ -233,6 +233,7 @@ class JobRow(SQLModel, table=True):
     __table_args__ = (
         Index("ix_jobs_status", "status", "run_after", "id"),
         Index("ix_jobs_lock", "lock"),
+        Index("ix_jobs_lane", "status", "lane", "run_after"),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -249,6 +250,8 @@ class JobRow(SQLModel, table=True):
     error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     created_at: int = Field(sa_column=Column(BigInteger, nullable=False))
     finished_at: int | None = Field(default=None, sa_type=BigInteger)
+    lane: str | None = Field(default=None, sa_column=Column(String, nullable=True))
+    """Jobs of one lane run one at a time, oldest first (a suite run's concurrency)."""
 
 
 class AppSecretRow(SQLModel, table=True):

@@ -5,7 +5,8 @@ replays the conversation in the run's mode and records the outcome; a second del
 job whose item has an outcome does nothing. An attempt that finds the item ``running`` takes
 over from one that was interrupted (its process died): the replay that attempt left
 ``running`` (recorded under the attempt's idempotency key) is closed as interrupted first,
-so nothing stays ``running``.
+so nothing stays ``running``; a replay that attempt saw to its end (the process died before
+recording the item's outcome) is the outcome, so no conversation is replayed twice to completion.
 
 Outcomes:
 
@@ -30,10 +31,10 @@ from core.errors import MisuseError
 from core.messages.union import Message
 from core.replay.compare import compare_step
 from core.replay.cost import run_cost
-from core.replay.run import DEFAULT_TIMEOUT, execute, prepare, reply_message, start
+from core.replay.run import DEFAULT_TIMEOUT, execute, expanded_history, prepare, reply_message, start
 from core.replay.send import Sender, send
 from core.replay.steps import execute_steps, plan_steps, start_steps
-from core.store import Store
+from core.store import RunView, Store
 from core.store.engine import read_transaction, write_transaction
 from core.store.step_runs import StepRunView
 from core.suites import storage
@@ -60,11 +61,13 @@ def run_item(
         claim = storage.claim_item(conn, item_pk)
     if claim is None:
         return False
-    if claim.interrupted_key is not None:
-        _close_interrupted(store, claim.mode, claim.interrupted_key)
+    ended = None if claim.interrupted_key is None else _close_interrupted(store, claim.mode, claim.interrupted_key)
     try:
-        replay = _steps if claim.mode == "steps" else _final
-        result = replay(store, claim, _Sending(environ, timeout, sender))
+        if ended is not None:
+            result = _ended_result(store, claim, ended)
+        else:
+            replay = _steps if claim.mode == "steps" else _final
+            result = replay(store, claim, _Sending(environ, timeout, sender))
     except MisuseError as exc:  # nothing could be attempted for this conversation (no turn, no reply, no key)
         result = ItemResult("refused", reason="not_attempted", error=str(exc))
     except Exception as exc:  # a bug must still give the item an outcome, or the suite run would never finish
@@ -97,7 +100,11 @@ def _final(store: Store, claim: Claim, sending: _Sending) -> ItemResult:
     run, created = start(store, prepared, idempotency_key=claim.replay_key)
     if not created:  # the same attempt twice cannot happen (an attempt is a claim); never send twice anyway
         raise MisuseError(f"the replay of attempt {claim.attempt} was recorded already")
-    run = execute(store, prepared, run.run_id, timeout=sending.timeout, sender=sending.sender)
+    return final_result(execute(store, prepared, run.run_id, timeout=sending.timeout, sender=sending.sender), original)
+
+
+def final_result(run: RunView, original: Message) -> ItemResult:
+    """A finished run as an item's outcome: its reply compared with the recorded one."""
     usage, price = run_cost(run.provider, run.model, run.response_body)
     spent = Spend(usage.input, usage.output, price.usd, price.note)
     if run.status == "refused":
@@ -142,14 +149,31 @@ def step_result(run: StepRunView) -> ItemResult:
     return ItemResult("failed", run.run_id, reason=reason, error=run.error, spend=spent)
 
 
-def _close_interrupted(store: Store, mode: str, key: str) -> None:
-    """End the replay an interrupted attempt left ``running`` (found by its key), so none shows as running forever."""
+def _close_interrupted(store: Store, mode: str, key: str) -> str | None:
+    """End the replay an interrupted attempt left ``running`` (found by its key), so none shows as running forever;
+    the replay's id when it had ended already (None: there was none, or it was cut short)."""
     with read_transaction(store.engine) as conn:
         run_id = storage.replay_by_key(conn, mode, key)
     if run_id is None:
-        return  # the attempt stopped before its replay was recorded
+        return None  # the attempt stopped before its replay was recorded
     if mode == "steps":
-        if store.get_step_run(run_id).status == "running":
-            store.finish_step_run(run_id, status="failed", reason="interrupted", error=INTERRUPTED)
-    elif store.get_run(run_id).status == "running":
+        if store.get_step_run(run_id).status != "running":
+            return run_id
+        store.finish_step_run(run_id, status="failed", reason="interrupted", error=INTERRUPTED)
+    elif store.get_run(run_id).status != "running":
+        return run_id
+    else:
         store.finish_run(run_id, status="error", error=INTERRUPTED)
+    return None
+
+
+def _ended_result(store: Store, claim: Claim, run_id: str) -> ItemResult:
+    """The outcome of a replay an interrupted attempt saw to its end, read as that attempt would have recorded it."""
+    if claim.mode == "steps":
+        return step_result(store.get_step_run(run_id))
+    run = store.get_run(run_id)
+    history = expanded_history([m.message for m in store.get_conversation(claim.conversation_id).messages])
+    original = next((m for m in history if m.msg_id == run.up_to_msg_id), None)
+    if original is None:
+        raise MisuseError("the conversation has no assistant reply to regenerate and compare with")
+    return final_result(run, original)

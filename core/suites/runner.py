@@ -2,7 +2,8 @@
 
 The jobs are stored (the ``jobs`` table on SQLite, Procrastinate's on PostgreSQL) and run by the
 queue's workers: this process's when it starts them, ``traceloupe worker`` processes on
-PostgreSQL, ``serve``'s on either. Progress is read from the store, not from the workers, so it is
+PostgreSQL, ``serve``'s on either; the run's concurrency bounds its jobs running at once across all of
+them (job lanes). Progress is read from the store, not from the workers, so it is
 the same whichever process runs the jobs. A run interrupted (the process killed) keeps its
 pending items and their stored jobs; :func:`enqueue_open` on it again queues nothing twice (each
 job has a lock per item) and the run finishes.
@@ -15,7 +16,7 @@ from collections.abc import Callable
 
 from core.jobs.queue import OPEN_STATUSES, JobQueue
 from core.suites.api import Suites
-from core.suites.tasks import SUITE_ITEM_TASK, lock_of, lock_prefix
+from core.suites.tasks import SUITE_ITEM_TASK, lane_of, lock_of, lock_prefix
 from core.suites.views import ItemView, Progress, SuiteRunView
 
 POLL_SECONDS = 0.2
@@ -24,10 +25,14 @@ LOST_CHECK_SECONDS = 5.0
 
 
 def enqueue_open(queue: JobQueue, suites: Suites, run: SuiteRunView) -> int:
-    """Queue a job for every item of the run without an outcome; how many items that is."""
+    """Queue a job for every item of the run without an outcome; how many items that is.
+
+    The jobs share the run's ``concurrency`` lanes: at most that many replay at once, whichever workers take them.
+    """
     items = suites.open_items(run.run_id)
     for pk in items:
-        queue.enqueue(SUITE_ITEM_TASK, {"item": pk}, provider=run.provider, lock=lock_of(run.run_id, pk))
+        lane = lane_of(run.run_id, pk, run.concurrency)
+        queue.enqueue(SUITE_ITEM_TASK, {"item": pk}, provider=run.provider, lock=lock_of(run.run_id, pk), lane=lane)
     return len(items)
 
 

@@ -26,6 +26,14 @@ def lock_prefix(run_id: str) -> str:
     return f"suite:{run_id}:"
 
 
+def lane_of(run_id: str, item_pk: int, concurrency: int) -> str:
+    """The job lane of one item: a run's items share ``concurrency`` lanes, so that many replay at once at most.
+
+    By row id, so a resumed run puts an item in the lane it had (its items' ids are consecutive: round robin).
+    """
+    return f"suite-lane:{run_id}:{item_pk % concurrency}"
+
+
 def _item(args: Mapping[str, JSON]) -> int:
     return int(args["item"])
 

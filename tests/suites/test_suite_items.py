@@ -146,3 +146,33 @@ def test_a_job_delivered_twice_replays_once_and_an_interrupted_attempt_is_taken_
     report = suites.report(run.run_id)
     assert [i.outcome for i in report.run.items] == ["matched", "matched"]
     assert report.run.items[1].attempt == 2 and report.run.status == "finished"
+
+
+class _Killed(BaseException):
+    """The worker's process dying: nothing after it runs, no handler sees it."""
+
+
+@pytest.mark.parametrize("mode", ["steps", "final"])
+def test_an_attempt_killed_after_its_replay_ended_is_recorded_by_the_next_attempt_without_sending_again(
+    suites: Suites, stub: StubServer, stub_env: dict[str, str], mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suites.create("one", conversations=[suite_data.conversation_id(0)])
+    suite_data.script(stub.base_url, 1, diverge=frozenset({0}), mode=mode)
+    run = suites.new_run("one", provider="openai", model="gpt-4o", mode=mode)  # type: ignore[arg-type]
+    (item,) = suites.open_items(run.run_id)
+    recorded = storage.finish_item
+
+    def killed(*args: object, **kwargs: object) -> bool:
+        raise _Killed
+
+    monkeypatch.setattr(storage, "finish_item", killed)  # the replay is recorded, the item's outcome is not
+    with pytest.raises(_Killed):
+        run_item(suites.store, item, environ=stub_env)
+    monkeypatch.setattr(storage, "finish_item", recorded)
+    assert run_item(suites.store, item, environ=stub_env)  # the job taken back by another worker
+    assert len(stub.state.requests) == 1  # the replay did not run twice to completion
+    replays = suites.store.list_step_runs(limit=10) if mode == "steps" else suites.store.list_runs(limit=10)[0]
+    (replay,) = replays
+    (ended,) = suites.run(run.run_id).items
+    assert (ended.outcome, ended.diverged_step, ended.attempt, ended.run_id) == ("diverged", 1, 2, replay.run_id)
+    assert suites.run(run.run_id).status == "finished"

@@ -15,8 +15,11 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
+from core.jobs.local import LocalQueue
 from core.store import Store
-from core.suites import Suites
+from core.suites import Progress, Suites
+from core.suites.runner import enqueue_open
+from tests.jobs.conftest import wait_for
 from tests.replay.web_server import free_port
 from tests.suites import suite_data
 from web.cli import main
@@ -46,7 +49,7 @@ def test_a_killed_suite_run_is_finished_by_resume_or_by_serve(
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline:
                 runs = suites.runs("slow")
-                if runs and suites.progress(runs[0].run_id).done >= 4:
+                if runs and _midway(suites.progress(runs[0].run_id)):
                     break
                 time.sleep(0.05)
             else:
@@ -80,11 +83,58 @@ def test_a_killed_suite_run_is_finished_by_resume_or_by_serve(
     assert {i["run_id"] for i in report["items"]} == {r.run_id for r in runs if r.status == "ok"}
 
 
+@pytest.mark.slow
+def test_a_serve_killed_mid_suite_finishes_the_suite_when_started_again(
+    tmp_path: Path, stub: StubServer, stub_env: dict[str, str]
+) -> None:
+    """Nothing expires the killed server's leases by hand: the restarted one takes its jobs back itself."""
+    db = str(tmp_path / "serve.db")
+    with Store.open(db) as store:
+        suites = Suites(store)
+        suites.create("slow", conversations=suite_data.seed(store, tmp_path, COUNT))
+        run = suites.new_run("slow", provider="openai", model="stub-slow-0.4", concurrency=2)
+        enqueue_open(LocalQueue(store), suites, run)  # queued as the dashboard does; the server runs the jobs
+    env = {**os.environ, **stub_env}
+    server = _serve(db, env)
+    try:
+        with Store.open(db) as store:
+            wait_for(lambda: _midway(Suites(store).progress(run.run_id)), 60, "the server's first replays")
+    finally:
+        server.send_signal(signal.SIGKILL)
+        server.wait(timeout=30)
+    with Store.open(db) as store:
+        progress = Suites(store).progress(run.run_id)
+    assert progress.done < COUNT and progress.counts.get("running", 0) >= 1
+    server = _serve(db, env)
+    try:
+        with Store.open(db) as store:
+            suites = Suites(store)
+            wait_for(lambda: suites.run(run.run_id).status == "finished", 90, "the restarted server's replays")
+            finished = suites.run(run.run_id)
+            runs, _ = store.list_runs(limit=100)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert [item.outcome for item in finished.items] == ["matched"] * COUNT
+    assert not [r for r in runs if r.status == "running"]
+    ok = sorted(r.conversation_id for r in runs if r.status == "ok")
+    assert ok == sorted(suite_data.conversation_id(i) for i in range(COUNT))  # one reply each, no more
+    assert all("interrupted" in (r.error or "") for r in runs if r.status != "ok")
+
+
+def _midway(progress: Progress) -> bool:
+    """Four conversations done and one replaying: a kill now cuts a replay (not the gap between two jobs)."""
+    return progress.done >= 4 and progress.counts.get("running", 0) >= 1
+
+
+def _serve(db: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "web.cli", "serve", "--db", db, "--port", str(free_port())]
+    return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def _finished_by_serve(db: str, run_id: str, env: dict[str, str]) -> dict[str, object]:
     """Start ``traceloupe serve`` on the database, wait for the suite run to finish, stop it; the run's report."""
-    port = free_port()
-    command = [sys.executable, "-m", "web.cli", "serve", "--db", db, "--port", str(port)]
-    server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = _serve(db, env)
     try:
         with Store.open(db) as store:
             suites = Suites(store)

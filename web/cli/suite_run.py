@@ -3,7 +3,8 @@
 The jobs go through the queue of the store's backend (``core.jobs``): on SQLite this process runs
 them with ``--concurrency`` worker threads, and a ``serve`` on the same database helps; on
 PostgreSQL this process runs an embedded worker of that concurrency and ``traceloupe worker``
-processes anywhere share the jobs. Interrupted (Ctrl-C, a killed process), the run keeps its
+processes anywhere share the jobs. However many help, the run's ``--concurrency`` bounds its
+replays in flight (its jobs are queued in that many lanes). Interrupted (Ctrl-C, a killed process), the run keeps its
 stored jobs and pending conversations: ``traceloupe suite run NAME --resume`` queues what is left
 (nothing twice) and finishes it, as does any process running that database's queue (``serve``).
 """
@@ -48,8 +49,10 @@ def register(actions: Any) -> None:
         help="final: regenerate the final reply (as Re-run); steps: the agent replay of the last turn (default: final)",
     )  # fmt: skip
     parser.add_argument(
-        "--concurrency", type=int, metavar="N", help=f"jobs this process runs at once (default: {DEFAULT_CONCURRENCY})"
-    )
+        "--concurrency", type=int, metavar="N",
+        help=f"conversations replayed at once, across every process running the database's jobs "
+        f"(default: {DEFAULT_CONCURRENCY}; --resume: the run's own)",
+    )  # fmt: skip
     parser.add_argument(
         "--max-cost", type=float, metavar="USD",
         help="once the run has spent USD, conversations not started yet are cancelled (those running finish)",

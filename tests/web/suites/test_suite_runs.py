@@ -135,6 +135,16 @@ def test_a_run_reaches_the_end_and_shows_each_outcome(client: httpx.Client, suit
     assert len(stub.state.requests) == COUNT
 
 
+def test_the_forms_concurrency_bounds_the_replays_in_flight_on_a_server_of_more_workers(
+    client: httpx.Client, suite: str, stub: StubServer
+) -> None:
+    """The server runs four jobs at once; a run asked for one at a time gets one at a time."""
+    path = _run_path(start(client, suite, model="stub-slow-0.2", model_as_typed="1", concurrency="1"))
+    assert 'data-outcome="matched"' in wait(client, path, timeout=60)
+    assert stub.state.requests and len(stub.state.requests) == COUNT
+    assert stub.state.peak_in_flight == 1
+
+
 def test_a_second_run_against_the_first_lists_the_regressions(
     client: httpx.Client, suite: str, stub: StubServer
 ) -> None:
