@@ -6,14 +6,13 @@ import re
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from core.store import NewRun, Store
-from tests.replay.replay_data import CONVERSATION, DAMAGED, FIRST_REPLY, ORIGINAL_TEXT, seed_store
+from tests.replay.replay_data import CONVERSATION, DAMAGED, FIRST_REPLY, ORIGINAL_TEXT
 from tests.replay.web_server import replay_app, serving
 from tests.web.web_html import live_content, parse
 from web.devtools.stub_provider import Reply, StubServer
@@ -21,13 +20,6 @@ from web.runs.service import RunService
 
 RUNS = f"/conversations/{CONVERSATION}/runs"
 HX = {"HX-Request": "true"}
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    with Store.open(str(tmp_path / "web.db")) as opened:
-        seed_store(opened, tmp_path)
-        yield opened
 
 
 @pytest.fixture
