@@ -13,11 +13,12 @@ import pytest
 from core.store import Store
 from tests.replay.conftest import replay_store, stub_env
 from tests.replay.steps_data import seed_steps
-from tests.store.conftest import db_url, pg_session_url, store
+from tests.store.conftest import db_url, fresh_url, pg_session_url, store
 
 __all__ = [
     "cli_env",
     "db_url",
+    "fresh_url",
     "pg_session_url",
     "replay_db",
     "replay_store",
