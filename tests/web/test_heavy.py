@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import anyio
@@ -131,21 +132,25 @@ async def test_cpu_dos_build_stops_when_client_disconnects(slow: SlowBuild) -> N
     assert slow.stopped.wait(5), "the build went on after the client left"
 
 
-def _build_in_the_background(client: TestClient[Litestar]) -> tuple[threading.Thread, list[int]]:
-    """A payload build requested from another thread, started; its status code lands in the list."""
-    first: list[int] = []
-    worker = threading.Thread(
-        target=lambda: first.append(client.get("/conversations/c-long/payload/gemini").status_code)
-    )
-    worker.start()
-    return worker, first
+@contextmanager
+def _a_build_running(
+    slow: SlowBuild, **settings: Any
+) -> Iterator[tuple[TestClient[Litestar], threading.Thread, list[int]]]:
+    """A client of an app with these settings while a payload build it asked for, from another thread, runs;
+    that build's status code lands in the list."""
+    with TestClient(make_app(**settings), base_url=BASE_URL) as client:
+        first: list[int] = []
+        worker = threading.Thread(
+            target=lambda: first.append(client.get("/conversations/c-long/payload/gemini").status_code)
+        )
+        worker.start()
+        assert slow.started.wait(5)
+        yield client, worker, first
 
 
 def test_a_build_past_the_limit_waits_for_a_free_slot(slow: SlowBuild) -> None:
-    app = make_app(heavy_concurrency=1, heavy_budget_seconds=1, heavy_queue_seconds=10)
-    with TestClient(app, base_url=BASE_URL) as client:
-        worker, first = _build_in_the_background(client)
-        assert slow.started.wait(5)
+    settings = {"heavy_concurrency": 1, "heavy_budget_seconds": 1, "heavy_queue_seconds": 10}
+    with _a_build_running(slow, **settings) as (client, worker, first):
         # The diff waits for the stopped build's slot instead of being refused, then runs (its payload
         # builds spin too, so its own budget stops it: a 503 that says so, not "try again").
         second = client.get("/conversations/c-every/diff?left=openai&right=gemini")
@@ -155,10 +160,8 @@ def test_a_build_past_the_limit_waits_for_a_free_slot(slow: SlowBuild) -> None:
 
 
 def test_cpu_dos_concurrency_limit_refuses_extra_builds(slow: SlowBuild) -> None:
-    app = make_app(heavy_concurrency=1, heavy_budget_seconds=3, heavy_queue_seconds=0.5)
-    with TestClient(app, base_url=BASE_URL) as client:
-        worker, first = _build_in_the_background(client)
-        assert slow.started.wait(5)
+    settings = {"heavy_concurrency": 1, "heavy_budget_seconds": 3, "heavy_queue_seconds": 0.5}
+    with _a_build_running(slow, **settings) as (client, worker, first):
         second = client.get("/conversations/c-every/diff?left=openai&right=gemini")
         assert second.status_code == 503
         assert second.headers["retry-after"]
@@ -173,11 +176,7 @@ def test_cpu_dos_concurrency_limit_refuses_extra_builds(slow: SlowBuild) -> None
 
 
 def test_cpu_dos_light_pages_are_not_limited(slow: SlowBuild) -> None:
-    app = make_app(heavy_concurrency=1, heavy_budget_seconds=2)
-    with TestClient(app, base_url=BASE_URL) as client:
-        worker = threading.Thread(target=lambda: client.get("/conversations/c-long/payload/gemini"))
-        worker.start()
-        assert slow.started.wait(5)
+    with _a_build_running(slow, heavy_concurrency=1, heavy_budget_seconds=2) as (client, worker, _):
         assert client.get("/").status_code == 200
         assert client.get("/conversations/c-every").status_code == 200
         worker.join(10)
