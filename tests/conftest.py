@@ -6,10 +6,13 @@ import ipaddress
 import os
 import socket
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import settings
+
+if TYPE_CHECKING:
+    from web.devtools.stub_provider import StubServer
 
 # CI replays the same examples on every run (a landing must not hinge on a lucky draw); local runs
 # explore fresh ones, and what they find is pinned with @example next to the property.
@@ -43,3 +46,35 @@ def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
     monkeypatch.setattr(socket.socket, "connect", guarded)
     yield
+
+
+@pytest.fixture
+def result_before_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An adapter bug, simulated: OpenAI's first tool result is sent before the assistant turn that made its
+    call (preflight's result-before-call rule). A body with no tool call is left as it is."""
+    from core.providers import get_dialect
+    from core.providers.base import JSON
+
+    dialect = get_dialect("openai")
+    assemble = type(dialect).assemble
+
+    def misplaced(self: Any, params: JSON, fragments: JSON, ctx: Any) -> JSON:
+        body = assemble(self, params, fragments, ctx)
+        msgs = body["messages"]
+        call = next((i for i, m in enumerate(msgs) if m.get("tool_calls")), None)
+        if call is not None:
+            msgs[call], msgs[call + 1] = msgs[call + 1], msgs[call]
+        return body
+
+    monkeypatch.setattr(type(dialect), "assemble", misplaced)
+
+
+@pytest.fixture
+def stub() -> Iterator[StubServer]:
+    """The loopback stand-in for the LLM providers, started for one test."""
+    from web.devtools.stub_provider import StubServer
+
+    server = StubServer().start()
+    yield server
+    server.shutdown()
+    server.server_close()

@@ -1,8 +1,10 @@
-"""``traceloupe demo`` and its data set: every kind, the incident, the long trace, the hostile content, the stub."""
+"""``traceloupe demo`` and its data set: every kind, the incident, the long trace, the hostile content, the stub, and
+step runs of its own (its agent turn replayed over the stub, one matched and one diverged)."""
 
 from __future__ import annotations
 
 import json
+import re
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,14 @@ from web.cli import main
 from web.cli.demo import PLACEHOLDER_KEY
 from web.devtools import demo_data
 from web.timeline import CARD_KINDS, Timeline
+
+
+@pytest.fixture
+def real_keys_in_the_shell(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real key for every provider in the environment, which the demo must not use: it points them at its stub."""
+    for spec in PROVIDER_ENV.values():
+        monkeypatch.setenv(spec.key_var, "sk-real-key-must-not-be-used")
+        monkeypatch.delenv(spec.base_url_var, raising=False)
 
 
 def test_every_card_kind_is_in_the_demo() -> None:
@@ -40,12 +50,10 @@ def test_incident_long_trace_and_hostile_content() -> None:
                if r["role"] == "tool") > 1_000_000  # fmt: skip
 
 
+@pytest.mark.usefixtures("real_keys_in_the_shell")
 def test_demo_builds_serves_and_points_replays_at_the_stub(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    for spec in PROVIDER_ENV.values():  # restored after the test
-        monkeypatch.setenv(spec.key_var, "sk-real-key-must-not-be-used")
-        monkeypatch.delenv(spec.base_url_var, raising=False)
     seen: dict[str, Any] = {}
 
     def fake_run(app: Any, sock: Any, **kwargs: Any) -> None:
@@ -103,3 +111,37 @@ def test_runs_are_read_only_data_on_the_list_and_the_api(tmp_path: Path) -> None
         rows = [el.get("data-conversation-id") for el in with_runs.elements if el.has("data-conversation-id")]
         assert sorted(rows) == sorted([demo_data.EVERY_KIND, demo_data.INCIDENT])
         assert c.post("/api/runs").status_code in (403, 405)  # nothing here creates a run
+
+
+@pytest.mark.usefixtures("real_keys_in_the_shell")
+def test_the_demo_records_a_matched_and_a_diverged_step_run_over_its_stub(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(demo_data, "conversations", lambda long_records=2000: _small())
+    seen: dict[str, Any] = {}
+
+    def fake_run(app: Any, sock: Any, **kwargs: Any) -> None:
+        with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+            replays = client.get(f"/conversations/{demo_data.AGENT_STEPS}/replays").text
+            seen["replays"] = replays
+            ids = re.findall(r'data-step-run-row="(\w+)"', replays)
+            seen["json"] = [client.get(f"/api/step-runs/{i}").json() for i in ids]
+            seen["pages"] = [client.get(f"/step-runs/{i}").text for i in ids]
+
+    monkeypatch.setattr("web.cli.serve.run_server", fake_run)
+    db = tmp_path / "demo.db"
+    assert main(["demo", "--db", str(db), "--port", "0"]) == 0
+    by_status = {r["status"]: r for r in seen["json"]}
+    assert sorted(by_status) == ["diverged", "matched"]
+    matched, diverged = by_status["matched"], by_status["diverged"]
+    assert [s["verdict"] for s in matched["steps"]] == ["same", "same", "same", "same_final"]
+    assert (diverged["diverged_at"], diverged["reason"]) == ("ag-a2", "different_arguments")
+    assert all(s["tokens"]["input"] for r in seen["json"] for s in r["steps"])  # the stub's usage, through the SDK
+    assert all(live_content(p) == [] for p in seen["pages"])
+    assert "data-step-compare-form" in seen["replays"]
+    assert main(["demo", "--db", str(db), "--port", "0"]) == 0  # a kept demo database keeps its two runs
+    assert len(seen["json"]) == 2
+
+
+def _small() -> list[dict[str, Any]]:
+    return demo_data.every_kind() + demo_data.incident() + demo_data.agent_steps()

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from core import AudioMessage, ToolReturn
-from core.providers import get_dialect
-from core.providers.base import JSON
 from tests.cli.test_payload_and_diff import write_jsonl
 from tests.providers.cases import call, reply, tool, user
 from web.cli import main
@@ -30,21 +27,6 @@ def tool_file(tmp_path: Path) -> Path:
     )
 
 
-@pytest.fixture
-def broken_openai(monkeypatch: pytest.MonkeyPatch) -> None:
-    """An adapter bug: the tool message is sent before the assistant turn that makes the call."""
-    dialect = get_dialect("openai")
-    assemble = type(dialect).assemble
-
-    def misplaced(self: Any, params: JSON, fragments: JSON, ctx: Any) -> JSON:
-        body = assemble(self, params, fragments, ctx)
-        msgs = body["messages"]
-        msgs[1], msgs[2] = msgs[2], msgs[1]
-        return body
-
-    monkeypatch.setattr(type(dialect), "assemble", misplaced)
-
-
 def test_an_accepted_body_is_printed_alone_with_exit_0(tool_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["payload", str(tool_file), "--provider", "openai"]) == 0
     captured = capsys.readouterr()
@@ -52,7 +34,7 @@ def test_an_accepted_body_is_printed_alone_with_exit_0(tool_file: Path, capsys: 
     assert "preflight" not in captured.err
 
 
-@pytest.mark.usefixtures("broken_openai")
+@pytest.mark.usefixtures("result_before_call")
 def test_a_body_that_breaks_a_rule_exits_4_naming_the_rule_on_stderr(
     tool_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -64,7 +46,7 @@ def test_a_body_that_breaks_a_rule_exits_4_naming_the_rule_on_stderr(
     assert all("OpenAI 400" in line for line in lines)
 
 
-@pytest.mark.usefixtures("broken_openai")
+@pytest.mark.usefixtures("result_before_call")
 def test_json_output_carries_the_findings(tool_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["payload", str(tool_file), "--provider", "openai", "--json"]) == EXIT_PREFLIGHT
     out = json.loads(capsys.readouterr().out)
@@ -111,7 +93,7 @@ def test_report_text_says_what_cannot_be_carried_and_the_verdict(
     assert "accepted by the SDK types and provider rules for claude-sonnet-4-5" in out
 
 
-@pytest.mark.usefixtures("broken_openai")
+@pytest.mark.usefixtures("result_before_call")
 def test_report_lists_the_findings_and_exits_4(tool_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["payload", str(tool_file), "--provider", "openai", "--report", "--json"]) == EXIT_PREFLIGHT
     findings = json.loads(capsys.readouterr().out)["preflight"]

@@ -1,4 +1,4 @@
-"""``traceloupe serve``: loopback by default, a public bind refused without an explicit flag."""
+"""``traceloupe serve``: loopback by default, a public bind refused without an explicit flag, the limits passed on."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import pytest
 
 from web.cli import main
 from web.cli.serve import is_loopback
+from web.serving import HeaderTimeoutH11Protocol
+from web.settings import Settings
 
 
 @pytest.fixture
@@ -157,3 +159,15 @@ def test_the_uvicorn_factory_serves_the_database_from_the_environment_with_its_s
         assert client.get("/").status_code == 200
     with TestClient(first, base_url="http://elsewhere.example") as client:
         assert client.get("/").status_code == 400
+
+
+def test_serve_passes_the_limits_to_uvicorn(served: list[dict[str, Any]], tmp_path: Path) -> None:
+    db = str(tmp_path / "t.db")
+    argv = ["serve", "--db", db, "--create", "--max-connections", "50", "--build-seconds", "7"]
+    assert main([*argv, "--build-concurrency", "2"]) == 0
+    options = served[0]
+    assert options["limit_concurrency"] == 50
+    assert issubclass(options["http"], HeaderTimeoutH11Protocol)
+    assert options["http"].header_timeout == Settings().header_timeout_seconds
+    assert options["h11_max_incomplete_event_size"] == 16 * 1024
+    assert options["proxy_headers"] is False and options["server_header"] is False

@@ -13,7 +13,6 @@ import pytest
 from core import MESSAGE_ADAPTER, MESSAGE_TAGS
 from core.messages.refs import looks_like_url
 from tests.core.typecheck import assert_classes, assert_keeps, expected_class
-from web.cli import main
 
 DOC = Path(__file__).resolve().parents[2] / "core" / "FORMAT.md"
 TEXT = DOC.read_text(encoding="utf-8")
@@ -23,7 +22,8 @@ EXAMPLES = [text for kind, text in BLOCKS if kind == "json"]
 BASE_ROLES = ("system", "tool", "console", "function")
 
 
-def _block(kind: str) -> str:
+def block(kind: str) -> str:
+    """The one fenced block of this kind (``jsonl``, ``console``, ...) in FORMAT.md."""
     (text,) = [t for k, t in BLOCKS if k == kind]
     return text
 
@@ -60,19 +60,6 @@ def test_the_path_or_url_table_is_the_rule_the_reader_applies() -> None:
     assert len(rows) >= 6
     for text, kind in rows:
         assert looks_like_url(text) is (kind == "URL"), text
-
-
-def test_what_check_and_payload_say_about_a_missing_msg_type(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    (tmp_path / "mine.jsonl").write_text(_block("jsonl"), encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
-    assert main(["check", "mine.jsonl"]) == 1
-    captured = capsys.readouterr()
-    assert captured.out.splitlines() + captured.err.splitlines() == _block("console").splitlines()
-    assert main(["payload", "mine.jsonl", "--provider", "openai"]) == 1
-    shown = _block("text").strip().removesuffix("...")
-    assert capsys.readouterr().err.startswith(shown)
 
 
 def test_the_readme_sends_a_newcomer_only_to_files_a_clone_has() -> None:

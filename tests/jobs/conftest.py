@@ -1,4 +1,5 @@
-"""Job queue fixtures: the stub provider (tests/replay's) and a store seeded with a replayable conversation."""
+"""Job queue fixtures: the stub provider's environment (tests/replay's) and a store seeded with a replayable
+conversation."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ from core.jobs import JobQueue
 from core.jobs.replay_tasks import RUN_TASK
 from core.replay.run import prepare, start
 from core.store import Store
-from tests.replay.conftest import stub, stub_env
+from tests.replay.conftest import stub_env
 from tests.replay.replay_data import CONVERSATION
 
-__all__ = ["queue_run", "stub", "stub_env", "wait_for"]
+__all__ = ["queue_run", "stub_env", "wait_for"]
 
 
 def queue_run(store: Store, queue: JobQueue, env: dict[str, str], model: str, provider: str = "openai") -> str:

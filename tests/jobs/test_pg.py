@@ -109,34 +109,6 @@ def test_a_429_is_retried_after_its_retry_after(pg_url: str, stub: StubServer, s
     assert len(stub.state.requests) == 2
 
 
-def test_db_upgrade_from_an_older_schema_applies_the_queue_schema_once(capsys: pytest.CaptureFixture[str]) -> None:
-    from alembic import command
-
-    from core.store.engine import make_engine
-    from core.store.schema import _config, head_revision
-    from web.cli import main
-
-    name = create_pg_database()
-    url = pg_database_url(name)
-    try:
-        engine = make_engine(url)
-        with engine.begin() as conn:
-            command.upgrade(_config(conn), "0005")  # a database of the Traceloupe before the queue
-        engine.dispose()
-        assert main(["db", "upgrade", "--db", url]) == 0
-        out = capsys.readouterr().out
-        assert f"upgraded from 0005 to {head_revision()}" in out and "job queue schema (Procrastinate) applied" in out
-        assert main(["db", "upgrade", "--db", url]) == 0
-        out = capsys.readouterr().out
-        assert f"already at {head_revision()}" in out and "Procrastinate" not in out
-        with Store.open(url) as store:
-            queue = ProcrastinateQueue(store, JobSettings(embedded_worker=False))
-            assert queue.pending() == 0
-            queue.stop()
-    finally:
-        drop_pg_database(name)
-
-
 def test_a_worker_runs_as_many_jobs_at_once_as_its_concurrency(
     pg_url: str, stub: StubServer, stub_env: dict[str, str]
 ) -> None:

@@ -1,24 +1,20 @@
-"""A stub provider per test and the environment that points every dialect at it."""
+"""A stub provider per test, the environment that points every dialect at it, and a store holding the replay
+conversation."""
 
 from __future__ import annotations
 
 import socket
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from core.store import Store
+from tests.replay.replay_data import seed_store
 from web.devtools.stub_provider import StubServer
 
 CANARY_KEY = "sk-canary-7f3a9c1e5b"
-
-
-@pytest.fixture
-def stub() -> Iterator[StubServer]:
-    server = StubServer().start()
-    yield server
-    server.shutdown()
-    server.server_close()
 
 
 @pytest.fixture
@@ -32,6 +28,21 @@ def stub_env(stub: StubServer) -> dict[str, str]:
         "ZHIPU_API_KEY": CANARY_KEY, "ZHIPU_BASE_URL": f"{base}/api/paas/v4",
         "DOUBAO_API_KEY": CANARY_KEY, "DOUBAO_BASE_URL": f"{base}/api/v3",
     }  # fmt: skip
+
+
+@pytest.fixture
+def replay_store(tmp_path: Path) -> Iterator[Store]:
+    """The replay conversation and its damaged variant, in the SQLite file ``tmp_path/replay.db`` (which a
+    command given ``--db`` opens too)."""
+    with Store.open(str(tmp_path / "replay.db")) as opened:
+        seed_store(opened, tmp_path)
+        yield opened
+
+
+@pytest.fixture
+def store(replay_store: Store) -> Store:
+    """The replay tests' store is the seeded one."""
+    return replay_store
 
 
 class Listener:

@@ -10,7 +10,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from core.store import Store
+from web.devtools.stub_provider import StubServer
 
 STEPS_CONVERSATION = "conv-steps"
 STEPS_DAMAGED = "conv-steps-damaged"
@@ -77,3 +80,14 @@ def seed_steps(store: Store, tmp_path: Path) -> None:
     lines = [*steps_conversation(), *steps_conversation(STEPS_DAMAGED, damaged=True)]
     path.write_text("\n".join(json.dumps(m) for m in lines) + "\n")
     store.import_path(path)
+
+
+def script(stub: StubServer, model: str, steps: list[dict[str, Any]]) -> None:
+    """Queue a step script through the stub's HTTP endpoint, as the demo does."""
+    answer = httpx.post(f"{stub.base_url}/__stub/script", json={"model": model, "steps": steps})
+    assert answer.status_code == 200
+
+
+def identical_steps() -> list[dict[str, Any]]:
+    """A step script that makes the recorded calls, then gives the recorded final answer."""
+    return [*({"text": "", "tool_calls": calls} for calls in CALLS), {"text": FINAL_TEXT}]

@@ -1,8 +1,9 @@
 """The operator's key never leaves the server process: not in the database, a page, an API answer or a log line.
 
 A canary key is set in the environment for every provider; a full replay flow (reply runs and step runs)
-runs through the dashboard and the CLI, successes and every kind of failure included, with logging at
-DEBUG (the SDKs' own debug logs too) and the server's stdout/stderr captured. Then everything is searched.
+runs through the dashboard, successes and every kind of failure included, with logging at DEBUG (the SDKs'
+own debug logs too) and the server's stdout/stderr captured. Then everything is searched. The same flow
+through the command line is tests/cli/test_canary.py.
 """
 
 from __future__ import annotations
@@ -11,19 +12,19 @@ import base64
 import logging
 import re
 import time
+from functools import partial
 from pathlib import Path
 from urllib.parse import quote
 
 import httpx
 import pytest
-from sqlalchemy import inspect, select, table, text
 
 from core.replay.endpoints import PROVIDER_ENV
 from core.store import Store
+from tests.replay.canary import assert_nowhere, dump_database
 from tests.replay.conftest import CANARY_KEY
 from tests.replay.replay_data import CONVERSATION, DAMAGED, seed_store
 from tests.replay.web_server import replay_app, serving
-from web.cli import main
 from web.devtools.stub_provider import Reply, StubServer
 from web.runs.service import RunService
 
@@ -36,24 +37,6 @@ ECHOES = [
     Reply(status=429, headers={"retry-after": CANARY_KEY}),
     Reply(status=307, headers={"location": f"http://127.0.0.1:9/v1?key={CANARY_KEY}"}),
 ]
-FORMS = {
-    "prefix": CANARY_KEY[:5],
-    "base64": base64.b64encode(CANARY_KEY.encode()).decode()[4:16],
-    "json-escaped": "\\u0073\\u006b",
-}
-
-
-def _dump_database(store: Store) -> str:
-    """Every row of every table (FTS shadow tables included), as text."""
-    out: list[str] = []
-    with store.engine.connect() as conn:
-        names = inspect(conn).get_table_names()
-        if conn.dialect.name == "sqlite":
-            names += [r[0] for r in conn.execute(text("SELECT name FROM sqlite_master WHERE type='table'"))]
-        for name in sorted(set(names)):
-            out += [repr(tuple(row)) for row in conn.execute(select(text("*")).select_from(table(name)))]
-    assert len(out) > 10
-    return "\n".join(out)
 
 
 def test_the_canary_key_appears_nowhere(
@@ -84,25 +67,32 @@ def test_the_canary_key_appears_nowhere(
                 seen.append(f"{response.headers}\n{response.text}")
                 return response
 
-            def rerun(provider: str, model: str, conversation: str = CONVERSATION) -> str:
+            def start(kind: str, provider: str, model: str, conversation: str = CONVERSATION) -> str:
+                """Start a run (``runs``) or a step run (``step-runs``) from the conversation's form; wait for it."""
                 path = f"/conversations/{conversation}"
                 html = get(path).text
+                if kind == "step-runs":
+                    form = re.search(r"<form[^>]*data-steps-form[^>]*>(.*?)</form>", html, re.S)
+                    assert form is not None
+                    html = form.group(1)
                 key = re.search(r'name="idempotency_key" value="([^"]+)"', html)
                 assert key is not None
                 fields = {"_csrf_token": client.cookies["csrftoken"], "idempotency_key": key.group(1)}
                 response = client.post(
-                    f"{path}/runs",
+                    f"{path}/{kind}",
                     data={**fields, "provider": provider, "model": model, "model_as_typed": "1"},
                     headers={"Origin": base, "HX-Request": "true"},
                 )
                 seen.append(f"{response.headers}\n{response.text}")
-                found = re.search(r'data-run="([0-9a-f]{32})"', response.text)
+                found = re.search(rf'data-{kind[:-1]}="([0-9a-f]{{32}})"', response.text)
                 assert found is not None, response.text
                 deadline = time.monotonic() + 10
-                while "hx-trigger" in get(f"/runs/{found.group(1)}", headers={"HX-Request": "true"}).text:
+                while "hx-trigger" in get(f"/{kind}/{found.group(1)}", headers={"HX-Request": "true"}).text:
                     assert time.monotonic() < deadline
                     time.sleep(0.1)
                 return found.group(1)
+
+            rerun, step_run = partial(start, "runs"), partial(start, "step-runs")
 
             stub.state.script.append(Reply(text=f"echo {CANARY_KEY}"))  # a provider that echoes the key
             run_ids = [rerun(dialect, "model-x") for dialect in PROVIDER_ENV]
@@ -114,27 +104,6 @@ def test_the_canary_key_appears_nowhere(
             for echo in ECHOES:  # the key echoed encoded, cut by a limit, or in a header
                 stub.state.script.append(echo)
                 run_ids.append(rerun("openai", "m"))
-
-            def step_run(provider: str, model: str, conversation: str = CONVERSATION) -> str:
-                path = f"/conversations/{conversation}"
-                form = re.search(r"<form[^>]*data-steps-form[^>]*>(.*?)</form>", get(path).text, re.S)
-                assert form is not None
-                key = re.search(r'name="idempotency_key" value="([^"]+)"', form.group(1))
-                assert key is not None
-                fields = {"_csrf_token": client.cookies["csrftoken"], "idempotency_key": key.group(1)}
-                response = client.post(
-                    f"{path}/step-runs",
-                    data={**fields, "provider": provider, "model": model, "model_as_typed": "1"},
-                    headers={"Origin": base, "HX-Request": "true"},
-                )
-                seen.append(f"{response.headers}\n{response.text}")
-                found = re.search(r'data-step-run="([0-9a-f]{32})"', response.text)
-                assert found is not None, response.text
-                deadline = time.monotonic() + 10
-                while "hx-trigger" in get(f"/step-runs/{found.group(1)}", headers={"HX-Request": "true"}).text:
-                    assert time.monotonic() < deadline
-                    time.sleep(0.1)
-                return found.group(1)
 
             # Step runs from the dashboard: one whose answer echoes the key, one diverging, failures, a refusal.
             call = {"name": "weather", "arguments": {"city": "Lisbon"}}
@@ -163,36 +132,16 @@ def test_the_canary_key_appears_nowhere(
             get("/api/runs/nope")
             get("/schema")
             get("/")
-        dump = _dump_database(store)
+        dump = dump_database(store)
         statuses = {store.get_run(r).status for r in run_ids}
         step_statuses = {store.get_step_run(r).status for r in step_ids}
     assert statuses == {"ok", "http_error", "rate_limited", "timeout", "malformed", "refused"}
     assert step_statuses == {"matched", "diverged", "failed", "refused"}
-    # And the CLI, success and failure, against the same database.
-    assert main(["replay", "--db", db, "--conversation", CONVERSATION, "--provider", "doubao", "--model", "d"]) == 0
-    argv = ["replay", "--db", db, "--conversation", CONVERSATION, "--provider", "zhipu", "--model", "stub-error-500"]
-    assert main(argv) == 3
-    # Step runs: a matched one whose final answer echoes the key, a failed one per provider, a refused one.
-    steps = ["replay", "--db", db, "--conversation", CONVERSATION, "--steps", "--json", "--provider"]
-    call = {"name": "weather", "arguments": {"city": "Lisbon"}}
-    for dialect in ("openai", "anthropic", "gemini"):
-        stub.state.script_steps("gpt-4o", [{"text": "", "tool_calls": [call]}, {"text": f"echo {CANARY_KEY}"}])
-        assert main([*steps, dialect, "--model", "gpt-4o"]) == 0
-        assert main([*steps, dialect, "--model", "stub-error-500"]) == 3
-    damaged = ["replay", "--db", db, "--conversation", DAMAGED, "--steps", "--provider", "openai", "--model", "m"]
-    assert main(damaged) == 1
-    assert main(["runs", "--db", db, "--json"]) == 0
     out, err = capfd.readouterr()
-    with Store.open(db) as store:
-        dump += _dump_database(store)
     logs = caplog.text + "\n".join(f"{r.getMessage()} {r.args!r} {r.exc_text or ''}" for r in caplog.records)
 
     # The canary did travel: to the stub, in the auth header, once per provider call.
     assert sum(CANARY_KEY in " ".join(r.headers.values()) for r in stub.state.requests) == len(stub.state.requests) > 20
     assert "[redacted]" in dump  # the echoed key was replaced before it was stored
     assert len(seen) > 100 and "HTTP Request" in logs and "uvicorn" in logs.lower() + err.lower()
-    places = {"database": dump, "responses": "\n".join(seen), "logs": logs, "stdout": out, "stderr": err}
-    for where, haystack in places.items():
-        assert CANARY_KEY not in haystack, f"the key leaked into the {where}"
-        for form, fragment in FORMS.items():
-            assert fragment not in haystack, f"the key leaked into the {where}, {form}"
+    assert_nowhere({"database": dump, "responses": "\n".join(seen), "logs": logs, "stdout": out, "stderr": err})

@@ -4,25 +4,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from core.store import NewRun, Store
-from tests.replay.replay_data import CONVERSATION, ORIGINAL_TEXT, seed_store
+from tests.replay.replay_data import CONVERSATION, ORIGINAL_TEXT
 from tests.replay.web_server import replay_app, serving
 from tests.web.test_browser import Watch, _shot, _until, browser, page  # noqa: F401 - fixtures
 from web.devtools.stub_provider import Reply, StubServer
 from web.runs.service import RunService
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    with Store.open(str(tmp_path / "browser.db")) as opened:
-        seed_store(opened, tmp_path)
-        yield opened
 
 
 @pytest.fixture

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import base64
 import json
-import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,18 +15,10 @@ from core.replay.endpoints import PROVIDER_ENV
 from core.replay.run import ProviderUnavailable, prepare, replay, reply_message
 from core.store import NewRun, Store
 from tests.replay.conftest import CANARY_KEY
-from tests.replay.replay_data import CONVERSATION, DAMAGED, FINAL_REPLY, FIRST_REPLY, conversation, seed_store
-from web.cli import main
+from tests.replay.replay_data import CONVERSATION, DAMAGED, FINAL_REPLY, FIRST_REPLY, conversation
 from web.devtools.stub_provider import Reply, StubServer
 
 AUTH_HEADER = {"gemini": "x-goog-api-key"}
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    with Store.open(str(tmp_path / "replay.db")) as opened:
-        seed_store(opened, tmp_path)
-        yield opened
 
 
 def _camel(key: str) -> str:
@@ -165,70 +155,6 @@ def test_one_idempotency_key_one_provider_call(store: Store, stub: StubServer, s
     assert a.run_id == b.run_id and len(stub.state.requests) == 1
 
 
-# -- the CLI ---------------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def cli_env(stub_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
-    for name, value in stub_env.items():
-        monkeypatch.setenv(name, value)
-
-
-def _cli(db: str, *args: str) -> list[str]:
-    return ["replay", "--db", db, "--conversation", CONVERSATION, *args]
-
-
-def test_cli_success_prints_the_reply_and_records_the_run(
-    store: Store, stub: StubServer, cli_env: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    stub.state.script.append(Reply(text="Sunny and 22."))
-    db = str(tmp_path / "replay.db")
-    assert main(_cli(db, "--provider", "anthropic", "--model", "claude-x", "--timeout", "10")) == 0
-    out, err = capsys.readouterr()
-    assert out.strip() == "Sunny and 22."
-    assert re.match(r"run [0-9a-f]{32} ok \(anthropic claude-x, \d+ ms, \d+ tokens\)", err)
-    assert main(["runs", "--db", db]) == 0
-    listing = capsys.readouterr().out
-    assert "anthropic" in listing and "claude-x" in listing and " ok " in listing
-    assert CANARY_KEY not in out + err + listing
-
-
-@pytest.mark.parametrize(
-    ("model", "status", "words"),
-    [("stub-error-500", "http_error", "HTTP 500"), ("stub-error-429", "rate_limited", "retry after 1 s"),
-     ("stub-slow-3", "timeout", "time limit")],
-)  # fmt: skip
-def test_cli_failure_is_one_line_exit_3_and_recorded(
-    model: str,
-    status: str,
-    words: str,
-    store: Store,
-    stub: StubServer,
-    cli_env: None,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    db = str(tmp_path / "replay.db")
-    assert main(_cli(db, "--provider", "openai", "--model", model, "--timeout", "1")) == 3
-    out, err = capsys.readouterr()
-    assert out == "" and len(err.strip().splitlines()) == 1
-    assert f"({status})" in err and words in err
-    assert main(["runs", "--db", db]) == 0
-    listing = capsys.readouterr().out
-    assert status in listing and words in listing  # `runs` shows the outcome and why
-
-
-def test_cli_without_key_names_the_variable_and_records_nothing(
-    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
-    db = str(tmp_path / "replay.db")
-    assert main(_cli(db, "--provider", "gemini", "--model", "g")) == 1
-    err = capsys.readouterr().err
-    assert "set GEMINI_API_KEY" in err and len(err.strip().splitlines()) == 1
-    assert store.list_runs() == ((), None)
-
-
 def test_a_base_url_recorded_in_the_trace_is_ignored(
     tmp_path: Path, stub: StubServer, stub_env: dict[str, str]
 ) -> None:
@@ -265,21 +191,6 @@ def test_a_key_shorter_than_eight_characters_is_refused_before_anything_is_sent(
     assert stub.state.requests == [] and store.list_runs() == ((), None)
 
 
-def test_cli_with_a_one_letter_key_says_so_in_one_line(
-    store: Store,
-    stub: StubServer,
-    cli_env: None,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "x")
-    assert main(_cli(str(tmp_path / "replay.db"), "--provider", "openai", "--model", "gpt-4.1")) == 1
-    err = capsys.readouterr().err
-    assert len(err.strip().splitlines()) == 1 and "OPENAI_API_KEY" in err and "Traceback" not in err
-    assert stub.state.requests == [] and store.list_runs() == ((), None)
-
-
 @pytest.mark.parametrize("dialect", list(PROVIDER_ENV))
 def test_a_key_that_is_a_word_of_the_answer_leaves_the_reply_readable(
     dialect: str, store: Store, stub: StubServer, stub_env: dict[str, str], tmp_path: Path
@@ -304,19 +215,3 @@ def test_a_run_stored_with_an_unreadable_reply_has_no_reply_instead_of_failing(s
     broken = {"role": "assistant", "msg_type": "te[redacted]t", "content": "hi", "msg_id": "r", "conversation_id": "c"}
     finished = store.finish_run(run.run_id, status="ok", reply=broken)
     assert reply_message(finished) is None
-
-
-@pytest.mark.parametrize("upto", ["u-1", "t-1", "s"])
-def test_upto_a_message_that_is_not_an_assistants_is_refused_in_one_line(
-    upto: str,
-    store: Store,
-    stub: StubServer,
-    cli_env: None,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    assert main(_cli(str(tmp_path / "replay.db"), "--provider", "openai", "--model", "m", "--upto", upto)) == 1
-    err = capsys.readouterr().err
-    assert len(err.strip().splitlines()) == 1
-    assert f"'{upto}' is a" in err and "only assistant messages can be regenerated" in err
-    assert stub.state.requests == [] and store.list_runs() == ((), None)

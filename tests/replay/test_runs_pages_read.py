@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,18 +11,11 @@ from litestar.testing import TestClient
 from sqlalchemy import event
 
 from core.store import NewRun, Store
-from tests.replay.replay_data import CONVERSATION, seed_store
+from tests.replay.replay_data import CONVERSATION
 from tests.web.web_corpus import BASE_URL
 from web.app import create_app
 from web.runs.service import RunService
 from web.settings import Settings
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    with Store.open(str(tmp_path / "web.db")) as opened:
-        seed_store(opened, tmp_path)
-        yield opened
 
 
 @pytest.fixture

@@ -1,19 +1,15 @@
 """Step replay through the real SDKs against the stub: a matched turn, a divergence, parallel calls, a failure,
-a cost cap and a damaged turn, for OpenAI, Anthropic and Gemini; and the CLI's exit codes and JSON."""
+a cost cap and a damaged turn, for OpenAI, Anthropic and Gemini."""
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
-from core.providers import get_dialect
-from core.providers.base import JSON
 from core.replay.cost import estimate_input
 from core.replay.run import prepare
 from core.replay.steps import replay_steps, step_request
@@ -21,15 +17,15 @@ from core.replay.turns import turn_of
 from core.store import Store
 from tests.replay.steps_data import (
     CALLS,
-    FINAL_TEXT,
     RESULTS,
     STEP_MSG_IDS,
     STEPS_CONVERSATION,
     STEPS_DAMAGED,
     TURN,
+    identical_steps,
+    script,
     seed_steps,
 )
-from web.cli import main
 from web.devtools.stub_provider import StubServer
 
 MODELS = {"openai": "gpt-4o", "anthropic": "claude-sonnet-4-20250514", "gemini": "gemini-2.5-flash"}
@@ -41,16 +37,6 @@ def store(tmp_path: Path) -> Iterator[Store]:
     with Store.open(str(tmp_path / "steps.db")) as opened:
         seed_steps(opened, tmp_path)
         yield opened
-
-
-def _script(stub: StubServer, model: str, steps: list[dict[str, Any]]) -> None:
-    """Queue a step script through the stub's HTTP endpoint, as the demo does."""
-    answer = httpx.post(f"{stub.base_url}/__stub/script", json={"model": model, "steps": steps})
-    assert answer.status_code == 200
-
-
-def _identical() -> list[dict[str, Any]]:
-    return [*({"text": "", "tool_calls": calls} for calls in CALLS), {"text": FINAL_TEXT}]
 
 
 def _results_sent(dialect: str, body: dict[str, Any]) -> dict[str, str]:
@@ -80,7 +66,7 @@ def test_an_identical_turn_matches_and_feeds_the_recorded_results_under_the_repl
     store: Store, stub: StubServer, stub_env: dict[str, str], dialect: str
 ) -> None:
     model = MODELS[dialect]
-    _script(stub, model, _identical())
+    script(stub, model, identical_steps())
     run = replay_steps(store, STEPS_CONVERSATION, dialect, model, environ=stub_env)
     assert (run.status, run.reason, run.diverged_at) == ("matched", None, None)
     assert [s.verdict for s in run.steps] == ["same", "same", "same", "same_final"]
@@ -107,7 +93,7 @@ def test_different_arguments_at_step_2_diverge_there_with_the_json_diff(
 ) -> None:
     model = MODELS[dialect]
     changed = {"flight": "TP125", "seats": 2, "extras": {"bags": 1, "insurance": False}}
-    _script(
+    script(
         stub,
         model,
         [{"text": "", "tool_calls": CALLS[0]}, {"text": "", "tool_calls": [{"name": "book", "arguments": changed}]}],
@@ -127,9 +113,9 @@ def test_parallel_calls_in_another_order_are_the_same_step(
     store: Store, stub: StubServer, stub_env: dict[str, str], dialect: str
 ) -> None:
     model = MODELS[dialect]
-    steps = _identical()
+    steps = identical_steps()
     steps[2] = {"text": "", "tool_calls": list(reversed(CALLS[2]))}
-    _script(stub, model, steps)
+    script(stub, model, steps)
     run = replay_steps(store, STEPS_CONVERSATION, dialect, model, environ=stub_env)
     assert run.status == "matched"
     assert run.steps[2].verdict == "same"
@@ -143,7 +129,7 @@ def test_a_provider_500_at_step_2_fails_the_run_and_keeps_step_1(
     store: Store, stub: StubServer, stub_env: dict[str, str], dialect: str
 ) -> None:
     model = MODELS[dialect]
-    _script(stub, model, [{"text": "", "tool_calls": CALLS[0]}, {"status": 500}])
+    script(stub, model, [{"text": "", "tool_calls": CALLS[0]}, {"status": 500}])
     run = replay_steps(store, STEPS_CONVERSATION, dialect, model, environ=stub_env)
     assert (run.status, run.reason) == ("failed", "http_error")
     assert [(s.verdict, s.status) for s in run.steps] == [("same", "ok"), ("failed", "http_error")]
@@ -157,7 +143,7 @@ def test_max_cost_stops_before_step_2(store: Store, stub: StubServer, stub_env: 
     first = prepare(store, STEPS_CONVERSATION, dialect, model, upto=STEP_MSG_IDS[0], environ=stub_env).body
     _, estimate = estimate_input(dialect, model, first)
     assert estimate.usd is not None
-    _script(stub, model, _identical())
+    script(stub, model, identical_steps())
     run = replay_steps(store, STEPS_CONVERSATION, dialect, model, max_cost=estimate.usd * 1.01, environ=stub_env)
     assert (run.status, run.reason) == ("capped", "max_cost")
     assert [s.verdict for s in run.steps] == ["same"]
@@ -176,7 +162,7 @@ def test_a_turn_holding_a_damaged_record_is_refused_without_a_provider_call(
 
 
 def test_an_unknown_model_has_no_cost_and_says_why(store: Store, stub: StubServer, stub_env: dict[str, str]) -> None:
-    _script(stub, "house-model", _identical())
+    script(stub, "house-model", identical_steps())
     run = replay_steps(store, STEPS_CONVERSATION, "openai", "house-model", environ=stub_env)
     assert run.status == "matched"
     assert run.cost_usd is None and all(s.cost_usd is None for s in run.steps)
@@ -190,7 +176,7 @@ def test_max_cost_on_an_unpriced_model_sends_nothing(store: Store, stub: StubSer
 
 
 def test_max_steps_stops_the_run_capped(store: Store, stub: StubServer, stub_env: dict[str, str]) -> None:
-    _script(stub, "gpt-4o", _identical())
+    script(stub, "gpt-4o", identical_steps())
     run = replay_steps(store, STEPS_CONVERSATION, "openai", "gpt-4o", max_steps=2, environ=stub_env)
     assert (run.status, run.reason, len(run.steps)) == ("capped", "max_steps", 2)
 
@@ -206,66 +192,12 @@ def test_the_next_steps_history_builds_step_1s_body_when_nothing_is_appended(sto
     assert [len(s.outputs) for s in turn.steps] == [1, 1, 1, 0]
 
 
-def _cli(db: str, *extra: str) -> list[str]:
-    return ["replay", "--db", db, "--conversation", STEPS_CONVERSATION, "--provider", "openai", "--model", "gpt-4o",
-            "--steps", *extra]  # fmt: skip
-
-
-def test_the_cli_prints_the_issue_json_and_exits_by_outcome(
-    tmp_path: Path,
-    stub: StubServer,
-    stub_env: dict[str, str],
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    for name, value in stub_env.items():
-        monkeypatch.setenv(name, value)
-    db = str(tmp_path / "cli.db")
-    with Store.open(db) as store:
-        seed_steps(store, tmp_path)
-    _script(stub, "gpt-4o", _identical())
-    assert main(_cli(db, "--json", "--turn", TURN)) == 0
-    out = json.loads(capsys.readouterr().out)
-    for key in ("run_id", "kind", "status", "provider", "model", "turn", "diverged_at", "reason", "steps", "tokens",
-                "cost_usd"):  # fmt: skip
-        assert key in out
-    assert (out["kind"], out["status"], out["turn"], out["diverged_at"]) == ("steps", "matched", TURN, None)
-    step = out["steps"][0]
-    assert {"index", "recorded_msg_id", "verdict", "reason", "tool_calls", "text", "tokens", "cost_usd",
-            "latency_ms"} <= set(step)  # fmt: skip
-    assert step["tool_calls"] == CALLS[0] and step["tokens"]["input"] == 12
-    assert out["steps"][-1]["text"] == FINAL_TEXT and out["tokens"]["input"] == 48
-
-    _script(stub, "gpt-4o", [{"text": "", "tool_calls": CALLS[0]}, {"text": "I would rather not book.\x1b[2J\u202e"}])
-    assert main(_cli(db)) == 5
-    captured = capsys.readouterr()
-    assert "step 2 diverged (answered_instead_of_calling)" in captured.out
-    assert "book.\\x1b[2J\\u202e" in captured.out and "\x1b" not in captured.out  # a trace value is escaped
-    assert f"diverged at {STEP_MSG_IDS[1]}" in captured.err
-
-    _script(stub, "gpt-4o", [{"status": 500}])
-    assert main(_cli(db)) == 3
-    assert main([*_cli(db), "--max-steps", "0"]) == 1
-    assert main([*_cli(db), "--turn", "no-such-message"]) == 1
-    assert main([*_cli(db), "--turn", STEP_MSG_IDS[0]]) == 1  # an assistant record does not start a turn
-    assert "no-such-message" in capsys.readouterr().err
-    damaged = ["replay", "--db", db, "--conversation", STEPS_DAMAGED, "--provider", "openai", "--model", "gpt-4o",
-               "--steps", "--json"]  # fmt: skip
-    assert main(damaged) == 1
-    assert json.loads(capsys.readouterr().out)["status"] == "refused"
-
-    assert main(["runs", "--db", db, "--json"]) == 0
-    listed = [r for r in json.loads(capsys.readouterr().out) if r.get("kind") == "steps"]
-    assert sorted(r["status"] for r in listed) == ["diverged", "failed", "matched", "refused"]
-    assert all({"turn", "diverged_at", "steps", "tokens", "cost_usd"} <= set(r) for r in listed)
-
-
 def test_gemini_calls_without_ids_are_answered_step_by_step(
     store: Store, stub: StubServer, stub_env: dict[str, str]
 ) -> None:
     """Gemini 2 sends no call ids: each step's calls are told apart all the same, and get their own results."""
     model = MODELS["gemini"]
-    _script(stub, model, [{**step, "call_ids": []} for step in _identical()])
+    script(stub, model, [{**step, "call_ids": []} for step in identical_steps()])
     run = replay_steps(store, STEPS_CONVERSATION, "gemini", model, environ=stub_env)
     assert run.status == "matched"
     contents = stub.state.requests[3].body["contents"]
@@ -277,57 +209,16 @@ def test_gemini_calls_without_ids_are_answered_step_by_step(
     assert len({c.get("id") for c in calls}) == 4 and [r.get("id") for r in responses] == [c.get("id") for c in calls]
 
 
-def test_a_reply_run_shows_its_cost_in_the_cli_and_in_runs_json(
-    tmp_path: Path,
-    stub: StubServer,
-    stub_env: dict[str, str],
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    for name, value in stub_env.items():
-        monkeypatch.setenv(name, value)
-    db = str(tmp_path / "cost.db")
-    with Store.open(db) as store:
-        seed_steps(store, tmp_path)
-    argv = ["replay", "--db", db, "--conversation", STEPS_CONVERSATION, "--provider", "anthropic"]
-    assert main([*argv, "--model", "claude-sonnet-4-20250514"]) == 0
-    assert main([*argv, "--model", "house-model"]) == 0
-    err = capsys.readouterr().err
-    assert re.search(r"\) cost \$0\.0\d+", err) and "cost unknown (genai-prices has no price for model" in err
-    assert main(["runs", "--db", db, "--json"]) == 0
-    runs = {r["model"]: r for r in json.loads(capsys.readouterr().out)}
-    assert runs["claude-sonnet-4-20250514"]["cost_usd"] > 0
-    assert runs["house-model"]["cost_usd"] is None and "house-model" in runs["house-model"]["cost_note"]
-
-
-@pytest.fixture
-def result_before_call(monkeypatch: pytest.MonkeyPatch) -> None:
-    """An adapter bug, simulated: the first tool result goes before the call it answers (preflight's
-    result-before-call rule; step 1's body has no tool result, so only later steps break it)."""
-    dialect = get_dialect("openai")
-    assemble = type(dialect).assemble
-
-    def misplaced(self: Any, params: JSON, fragments: JSON, ctx: Any) -> JSON:
-        body = assemble(self, params, fragments, ctx)
-        msgs = body["messages"]
-        call = next((i for i, m in enumerate(msgs) if m.get("tool_calls")), None)
-        if call is not None:
-            msgs[call], msgs[call + 1] = msgs[call + 1], msgs[call]
-        return body
-
-    monkeypatch.setattr(type(dialect), "assemble", misplaced)
-
-
 @pytest.mark.usefixtures("result_before_call")
 def test_a_later_step_failing_preflight_is_not_sent_and_force_sends_it(
     store: Store, stub: StubServer, stub_env: dict[str, str]
 ) -> None:
-    _script(stub, "gpt-4.1", _identical())
+    script(stub, "gpt-4.1", identical_steps())
     run = replay_steps(store, STEPS_CONVERSATION, "openai", "gpt-4.1", environ=stub_env)
     assert (run.status, run.reason, [s.verdict for s in run.steps]) == ("refused", "preflight", ["same"])
     assert run.error is not None and run.error.startswith("step 2 not sent: preflight rule result-before-call")
     assert len(stub.state.requests) == 1
     stub.state.steps.clear()
-    _script(stub, "gpt-4.1", _identical())
+    script(stub, "gpt-4.1", identical_steps())
     forced = replay_steps(store, STEPS_CONVERSATION, "openai", "gpt-4.1", environ=stub_env, force=True)
     assert (forced.status, len(forced.steps), len(stub.state.requests)) == ("matched", 4, 5)

@@ -124,12 +124,3 @@ def test_a_step_script_answers_each_request_for_its_model_in_turn_with_ids_of_it
         client.chat.completions.create(model="m-steps", messages=[{"role": "user", "content": "hi"}])
     last = client.chat.completions.create(model="m-steps", messages=[{"role": "user", "content": "hi"}])
     assert last.choices[0].message.content == "ok"
-
-
-def test_the_stub_command_loads_step_scripts_from_a_file(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
-    from web.cli import main
-
-    bad = tmp_path / "bad.json"
-    bad.write_text('["not", "a", "mapping"]')
-    assert main(["stub-provider", "--port", "0", "--script", str(bad)]) == 1
-    assert "cannot read the step script" in capsys.readouterr().err

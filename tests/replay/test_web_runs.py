@@ -4,30 +4,21 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from core.store import NewRun, Store
-from tests.replay.replay_data import CONVERSATION, DAMAGED, FIRST_REPLY, ORIGINAL_TEXT, seed_store
-from tests.replay.web_server import replay_app, serving
+from tests.replay.replay_data import CONVERSATION, DAMAGED, FIRST_REPLY, ORIGINAL_TEXT
+from tests.replay.web_server import replay_app, serving, settled
 from tests.web.web_html import live_content, parse
 from web.devtools.stub_provider import Reply, StubServer
 from web.runs.service import RunService
 
 RUNS = f"/conversations/{CONVERSATION}/runs"
 HX = {"HX-Request": "true"}
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    with Store.open(str(tmp_path / "web.db")) as opened:
-        seed_store(opened, tmp_path)
-        yield opened
 
 
 @pytest.fixture
@@ -67,14 +58,8 @@ def _post(client: httpx.Client, fields: dict[str, str], headers: dict[str, str] 
 
 
 def _wait(client: httpx.Client, run_id: str, timeout: float = 10) -> str:
-    """Poll the run's live region as htmx does until it stops polling; returns the final partial."""
-    deadline = time.monotonic() + timeout
-    while True:
-        html = client.get(f"/runs/{run_id}", headers=HX).text
-        if "hx-trigger" not in html:
-            return html
-        assert time.monotonic() < deadline, "the run did not finish"
-        time.sleep(0.1)
+    """The run's final partial, once its live region stops polling."""
+    return settled(client, f"/runs/{run_id}", timeout)
 
 
 def _run_id(html: str) -> str:

@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import httpx
 import uvicorn
 from litestar import Litestar
 
@@ -45,3 +46,14 @@ def serving(app: Litestar, log_level: str = "warning") -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=15)
+
+
+def settled(client: httpx.Client, path: str, timeout: float = 10) -> str:
+    """Poll a live region as htmx does until it stops polling (no ``hx-trigger`` left); returns the last partial."""
+    deadline = time.monotonic() + timeout
+    while True:
+        html = client.get(path, headers={"HX-Request": "true"}).text
+        if "hx-trigger" not in html:
+            return html
+        assert time.monotonic() < deadline, f"{path} did not finish"
+        time.sleep(0.1)

@@ -1,4 +1,4 @@
-"""Migrations and connection settings: automatic first upgrade, `db upgrade`, SQLite pragmas and IMMEDIATE writes."""
+"""Migrations and connection settings: automatic first upgrade, SQLite pragmas and IMMEDIATE writes."""
 
 from __future__ import annotations
 
@@ -34,22 +34,6 @@ def test_first_use_of_an_empty_database_creates_the_schema(fresh_url: str) -> No
             # (Search indexes are backend-specific and not in the metadata: FTS5 tables, the trigram index.)
             context = MigrationContext.configure(conn, opts={"include_object": in_the_models})
             assert compare_metadata(context, METADATA) == []
-
-
-@pytest.mark.parametrize("fresh_url", BACKENDS, indirect=True)
-def test_db_upgrade_command(fresh_url: str, capsys: pytest.CaptureFixture[str]) -> None:
-    if "://" not in fresh_url:
-        Path(fresh_url).touch()  # `db status` reads an existing database only; an empty file is one
-    assert main(["db", "status", "--db", fresh_url]) == 0
-    assert "schema: empty" in capsys.readouterr().out
-    assert main(["db", "upgrade", "--db", fresh_url]) == 0
-    assert f"schema upgraded from empty to {head_revision()}" in capsys.readouterr().out
-    assert main(["db", "upgrade", "--db", fresh_url]) == 0
-    assert "already at" in capsys.readouterr().out
-    assert main(["db", "status", "--db", fresh_url]) == 0
-    out = capsys.readouterr().out
-    assert "conversations: 0" in out
-    assert ("quick_check: ok" in out) == ("://" not in fresh_url)
 
 
 @pytest.mark.parametrize("fresh_url", BACKENDS, indirect=True)

@@ -37,14 +37,6 @@ def store(db_url: str) -> Iterator[Store]:
 
 
 @pytest.fixture
-def stub() -> Iterator[StubServer]:
-    server = StubServer().start()
-    yield server
-    server.shutdown()
-    server.server_close()
-
-
-@pytest.fixture
 def stub_env(stub: StubServer, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """OpenAI's key and base URL pointed at the stub, in this process's environment too (the CLI reads it)."""
     env = {"OPENAI_API_KEY": CANARY_KEY, "OPENAI_BASE_URL": f"{stub.base_url}/v1"}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import anyio
@@ -17,7 +18,7 @@ import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
 
-from tests.web.web_corpus import BASE_URL, make_app
+from tests.web.web_corpus import BASE_URL, drive, make_app
 from web.heavy import WorkStopped
 from web.payloads.builder import PayloadBuilder
 
@@ -109,7 +110,6 @@ def test_cpu_dos_command_quotes_ids_from_the_trace() -> None:
 
 async def _get_then_leave(app: Litestar, path: str, leave_after: float) -> int | None:
     """Drive the app as a browser that closes the tab ``leave_after`` seconds into the request."""
-    status: int | None = None
     asked = False
 
     async def receive() -> dict[str, Any]:
@@ -120,28 +120,7 @@ async def _get_then_leave(app: Litestar, path: str, leave_after: float) -> int |
         await anyio.sleep(leave_after)
         return {"type": "http.disconnect"}
 
-    async def send(message: dict[str, Any]) -> None:
-        nonlocal status
-        if message["type"] == "http.response.start":
-            status = int(message["status"])
-
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": b"",
-        "root_path": "",
-        "headers": [(b"host", b"127.0.0.1:8000")],
-        "client": ("127.0.0.1", 5000),
-        "server": ("127.0.0.1", 8000),
-        "state": {},
-    }
-    await app(scope, receive, send)  # type: ignore[arg-type]
-    return status
+    return await drive(app, "GET", path, receive)
 
 
 @pytest.mark.anyio
@@ -153,15 +132,25 @@ async def test_cpu_dos_build_stops_when_client_disconnects(slow: SlowBuild) -> N
     assert slow.stopped.wait(5), "the build went on after the client left"
 
 
-def test_a_build_past_the_limit_waits_for_a_free_slot(slow: SlowBuild) -> None:
-    app = make_app(heavy_concurrency=1, heavy_budget_seconds=1, heavy_queue_seconds=10)
-    with TestClient(app, base_url=BASE_URL) as client:
+@contextmanager
+def _a_build_running(
+    slow: SlowBuild, **settings: Any
+) -> Iterator[tuple[TestClient[Litestar], threading.Thread, list[int]]]:
+    """A client of an app with these settings while a payload build it asked for, from another thread, runs;
+    that build's status code lands in the list."""
+    with TestClient(make_app(**settings), base_url=BASE_URL) as client:
         first: list[int] = []
         worker = threading.Thread(
             target=lambda: first.append(client.get("/conversations/c-long/payload/gemini").status_code)
         )
         worker.start()
         assert slow.started.wait(5)
+        yield client, worker, first
+
+
+def test_a_build_past_the_limit_waits_for_a_free_slot(slow: SlowBuild) -> None:
+    settings = {"heavy_concurrency": 1, "heavy_budget_seconds": 1, "heavy_queue_seconds": 10}
+    with _a_build_running(slow, **settings) as (client, worker, first):
         # The diff waits for the stopped build's slot instead of being refused, then runs (its payload
         # builds spin too, so its own budget stops it: a 503 that says so, not "try again").
         second = client.get("/conversations/c-every/diff?left=openai&right=gemini")
@@ -171,14 +160,8 @@ def test_a_build_past_the_limit_waits_for_a_free_slot(slow: SlowBuild) -> None:
 
 
 def test_cpu_dos_concurrency_limit_refuses_extra_builds(slow: SlowBuild) -> None:
-    app = make_app(heavy_concurrency=1, heavy_budget_seconds=3, heavy_queue_seconds=0.5)
-    with TestClient(app, base_url=BASE_URL) as client:
-        first: list[int] = []
-        worker = threading.Thread(
-            target=lambda: first.append(client.get("/conversations/c-long/payload/gemini").status_code)
-        )
-        worker.start()
-        assert slow.started.wait(5)
+    settings = {"heavy_concurrency": 1, "heavy_budget_seconds": 3, "heavy_queue_seconds": 0.5}
+    with _a_build_running(slow, **settings) as (client, worker, first):
         second = client.get("/conversations/c-every/diff?left=openai&right=gemini")
         assert second.status_code == 503
         assert second.headers["retry-after"]
@@ -193,11 +176,7 @@ def test_cpu_dos_concurrency_limit_refuses_extra_builds(slow: SlowBuild) -> None
 
 
 def test_cpu_dos_light_pages_are_not_limited(slow: SlowBuild) -> None:
-    app = make_app(heavy_concurrency=1, heavy_budget_seconds=2)
-    with TestClient(app, base_url=BASE_URL) as client:
-        worker = threading.Thread(target=lambda: client.get("/conversations/c-long/payload/gemini"))
-        worker.start()
-        assert slow.started.wait(5)
+    with _a_build_running(slow, heavy_concurrency=1, heavy_budget_seconds=2) as (client, worker, _):
         assert client.get("/").status_code == 200
         assert client.get("/conversations/c-every").status_code == 200
         worker.join(10)

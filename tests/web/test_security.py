@@ -10,7 +10,7 @@ import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
 
-from tests.web.web_corpus import BASE_URL, make_app
+from tests.web.web_corpus import BASE_URL, drive, make_app
 from web.security import SecurityGuard, split_host
 from web.settings import Settings
 
@@ -318,7 +318,6 @@ async def test_slow_body_gets_408_instead_of_holding_the_connection() -> None:
     secret = "s" * 32
     app = make_app(body_timeout_seconds=0.3, csrf_secret=secret)
     token = generate_csrf_token(secret).encode()
-    status = 0
     first = True
 
     async def receive() -> dict[str, object]:
@@ -329,33 +328,13 @@ async def test_slow_body_gets_408_instead_of_holding_the_connection() -> None:
         await anyio.sleep(60)
         return {"type": "http.disconnect"}
 
-    async def send(message: dict[str, object]) -> None:
-        nonlocal status
-        if message["type"] == "http.response.start":
-            status = int(message["status"])  # type: ignore[call-overload]
-
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": "/check",
-        "raw_path": b"/check",
-        "query_string": b"",
-        "root_path": "",
-        "headers": [
-            (b"host", b"127.0.0.1:8000"),
-            (b"content-type", b"multipart/form-data; boundary=zzz"),
-            (b"x-csrftoken", token),
-            (b"cookie", b"csrftoken=" + token),
-        ],
-        "client": ("127.0.0.1", 5000),
-        "server": ("127.0.0.1", 8000),
-        "state": {},
-    }
+    headers = [
+        (b"content-type", b"multipart/form-data; boundary=zzz"),
+        (b"x-csrftoken", token),
+        (b"cookie", b"csrftoken=" + token),
+    ]
     with anyio.fail_after(10):
-        await app(scope, receive, send)  # type: ignore[arg-type]
+        status = await drive(app, "POST", "/check", receive, headers)
     assert status == 408
 
 

@@ -6,15 +6,13 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 import uvicorn
 
 from tests.web.web_corpus import make_app
-from web.cli import main
-from web.serving import HeaderTimeoutH11Protocol, server_options
+from web.serving import server_options
 from web.settings import Settings
 
 REQUEST = b"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
@@ -116,18 +114,3 @@ def test_connection_flood_gets_503_past_the_cap(server: tuple[int, Settings]) ->
     finally:
         for sock in idle:
             sock.close()
-
-
-def test_serve_passes_the_limits_to_uvicorn(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    calls: list[dict[str, Any]] = []
-    monkeypatch.setattr("web.cli.serve.listen", lambda host, port: socket.create_server(("127.0.0.1", 0)))
-    monkeypatch.setattr("web.cli.serve.run_server", lambda app, sock, **kw: calls.append(kw))
-    db = str(tmp_path / "t.db")
-    argv = ["serve", "--db", db, "--create", "--max-connections", "50", "--build-seconds", "7"]
-    assert main([*argv, "--build-concurrency", "2"]) == 0
-    options = calls[0]
-    assert options["limit_concurrency"] == 50
-    assert issubclass(options["http"], HeaderTimeoutH11Protocol)
-    assert options["http"].header_timeout == Settings().header_timeout_seconds
-    assert options["h11_max_incomplete_event_size"] == 16 * 1024
-    assert options["proxy_headers"] is False and options["server_header"] is False

@@ -14,7 +14,7 @@ import shutil
 import struct
 import tempfile
 import zlib
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +83,41 @@ XSS_PAYLOADS: tuple[str, ...] = (
     "</textarea></pre><script>alert(1)</script>",
     "&lt;script&gt;alert(1)&lt;/script&gt;",
 )
+
+
+async def drive(
+    app: Litestar,
+    method: str,
+    path: str,
+    receive: Callable[[], Awaitable[dict[str, Any]]],
+    headers: Iterable[tuple[bytes, bytes]] = (),
+) -> int | None:
+    """The response status of one raw ASGI request whose body ``receive`` plays: a client the test client cannot
+    be, one that stalls mid-body or leaves before the answer."""
+    status: int | None = None
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = int(message["status"])
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"127.0.0.1:8000"), *headers],
+        "client": ("127.0.0.1", 5000),
+        "server": ("127.0.0.1", 8000),
+        "state": {},
+    }
+    await app(scope, receive, send)  # type: ignore[arg-type]
+    return status
 
 
 def every_kind(text: str, *, conversation_id: str = "c-every", start: int = 1_700_000_000_000) -> list[Message]:

@@ -12,7 +12,6 @@ from litestar.testing import TestClient
 
 from core import MESSAGE_ADAPTER
 from core.providers import get_dialect
-from core.providers.base import JSON
 from tests.web.web_corpus import BASE_URL, temp_store
 from tests.web.web_html import parse
 from web.app import create_app
@@ -63,23 +62,7 @@ def test_the_model_selector_chooses_the_profile_and_keeps_the_provider(client: T
     assert "model=" not in (tabs["openai"] or "") and "model=gemini-3-pro" in (tabs["gemini"] or "")
 
 
-@pytest.fixture
-def results_first(monkeypatch: pytest.MonkeyPatch) -> None:
-    """An adapter bug: each tool message is sent before the assistant turn that made its call."""
-    dialect = get_dialect("openai")
-    assemble = type(dialect).assemble
-
-    def misplaced(self: Any, params: JSON, fragments: JSON, ctx: Any) -> JSON:
-        body = assemble(self, params, fragments, ctx)
-        msgs = body["messages"]
-        call = next(i for i, m in enumerate(msgs) if m.get("tool_calls"))
-        msgs[call], msgs[call + 1] = msgs[call + 1], msgs[call]
-        return body
-
-    monkeypatch.setattr(type(dialect), "assemble", misplaced)
-
-
-@pytest.mark.usefixtures("results_first")
+@pytest.mark.usefixtures("result_before_call")
 def test_findings_are_listed_each_linked_to_the_card_it_came_from(client: TestClient[Litestar]) -> None:
     html = client.get(f"{EK}/payload/openai").text
     (badge,) = _with(html, "data-preflight")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,7 +13,7 @@ import httpx
 from core.store import Store
 from tests.replay.replay_data import seed_store
 from tests.replay.steps_data import CALLS, FINAL_TEXT, STEPS_CONVERSATION, seed_steps
-from tests.replay.web_server import replay_app, serving
+from tests.replay.web_server import replay_app, serving, settled
 from web.devtools.stub_provider import StubServer
 from web.runs.service import RunService
 
@@ -73,14 +72,8 @@ def step_run_id(html: str) -> str:
 
 
 def wait_step_run(client: httpx.Client, run_id: str, timeout: float = 15) -> str:
-    """Poll the run's live region as htmx does until it stops polling; returns the last partial."""
-    deadline = time.monotonic() + timeout
-    while True:
-        html = client.get(f"/step-runs/{run_id}", headers=HX).text
-        if "hx-trigger" not in html:
-            return html
-        assert time.monotonic() < deadline, "the step run did not finish"
-        time.sleep(0.1)
+    """The step run's final partial, once its live region stops polling."""
+    return settled(client, f"/step-runs/{run_id}", timeout)
 
 
 def stub_script(stub: StubServer, steps: list[dict[str, Any]], model: str = MODEL) -> None:

@@ -57,14 +57,6 @@ def add(store: Store, path: Path, conversations: dict[int, tuple[str, str]]) -> 
 
 
 @pytest.fixture
-def stub() -> Iterator[StubServer]:
-    server = StubServer().start()
-    yield server
-    server.shutdown()
-    server.server_close()
-
-
-@pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
     with Store.open(str(tmp_path / "suites-web.db")) as opened:
         seed(opened, tmp_path)

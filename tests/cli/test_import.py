@@ -1,8 +1,9 @@
-"""A message is (conversation_id, msg_id): nothing is lost to a repeated msg_id, on both backends.
+"""``traceloupe import``: a message is (conversation_id, msg_id), and nothing is lost to a repeated msg_id; any file
+is stored whole or refused on one line. Both on SQLite and PostgreSQL.
 
-The class of attack: silent data loss by id squatting. A hostile (or merely careless) file
-claims msg_ids first; before, later imports skipped their messages with the same ids as
-"already stored", exit 0.
+The classes of attack: silent data loss by id squatting (a hostile or merely careless file claims msg_ids first;
+before, later imports skipped their messages with the same ids as "already stored", exit 0), and a hostile trace
+file that crashes the importer (denial of service, later files skipped) or leaves half of itself behind.
 """
 
 from __future__ import annotations
@@ -12,18 +13,14 @@ from typing import Any
 
 import orjson
 import pytest
-from alembic import command
-from alembic.autogenerate import compare_metadata
-from alembic.runtime.migration import MigrationContext
+from hypothesis import example, given
 
+from core.jsonio import dumps
 from core.reader import read_bytes
-from core.store import ConversationQuery, NewRun, Store, head_revision, make_engine, resolve_url
-from core.store.engine import write_transaction
-from core.store.schema import _config
-from core.store.tables import METADATA
-from tests.store.store_factory import dataset
-from tests.store.store_pg import BACKENDS
-from tests.store.test_store_schema import in_the_models
+from core.store import ConversationQuery, NewRun, Store
+from core.store.derive import derived_msg_id
+from core.store.versions import same_message
+from tests.store.fuzz_files import DEEP, FILES, fuzz
 from web.cli import main
 
 
@@ -155,30 +152,45 @@ def test_replace_takes_the_new_version_and_says_how_many(
         assert store.counts()["messages"] == 4
 
 
-@pytest.mark.parametrize("fresh_url", BACKENDS, indirect=True)
-def test_db_upgrade_from_0003_keys_messages_by_conversation(
-    fresh_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    engine = make_engine(resolve_url(fresh_url))
-    with write_transaction(engine) as conn:
-        command.upgrade(_config(conn), "0003")
-    old = Store(engine)
-    messages = dataset(seed=31, conversations=3, turns=2, records=4)
-    old.import_records(read_bytes(b"".join(orjson.dumps(m) + b"\n" for m in messages), source="a"), source="a")
-    old.start_run(NewRun("s31-c0", provider="openai", model="m", request_body={"k": 1}))
-    before = (old.counts(), list(old.iter_conversations()), old.get_conversation_outline("s31-c1"))
-    engine.dispose()
+def _stored(db: str) -> dict[tuple[str, str], str]:
+    with Store.open(db) as store:
+        return {
+            (c.conversation_id, m.msg_id): dumps(m.body).decode()
+            for c in store.iter_conversations()
+            for m in store.get_conversation(c.conversation_id).messages
+        }
 
-    assert main(["db", "upgrade", "--db", fresh_url]) == 0
-    assert f"schema upgraded from 0003 to {head_revision()}" in capsys.readouterr().out  # 0004, and what follows
-    with Store.open(fresh_url) as store:
-        assert (store.counts(), list(store.iter_conversations()), store.get_conversation_outline("s31-c1")) == before
-        hits = store.list_conversations(ConversationQuery(search="about s31-c2")).items
-        assert [c.conversation_id for c in hits] == ["s31-c2"]  # the search index still points at the rows
-        assert len(store.list_runs("s31-c0")[0]) == 1
-        with store.engine.connect() as conn:
-            context = MigrationContext.configure(conn, opts={"include_object": in_the_models})
-            assert compare_metadata(context, METADATA) == []  # the rebuilt table is the one the model describes
-        reused = {**messages[0], "conversation_id": "s31-c9", "content": "same msg_id, other conversation"}
-        summary = store.import_records(read_bytes(orjson.dumps(reused), source="b"), source="b")
-        assert (summary.imported, summary.skipped) == (1, 0)
+
+@fuzz(40)  # per backend; each example is a whole `traceloupe import`
+@given(data=FILES)
+@example(data=DEEP)  # a RecursionError traceback; the files after it were skipped
+@example(data=b'{"role":"system","msg_id":"m1","conversation_id":"c1","content":"a"}\n' * 2)
+@example(data=b'{"role":"system","msg_id":"m1","conversation_id":"c1","content":"a\\u0000"}\n')
+def test_import_stores_a_file_whole_or_refuses_it_on_one_line(
+    data: bytes, db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "fuzz.jsonl"
+    path.write_bytes(data)
+    before = _stored(db_url)
+    capsys.readouterr()
+    code = main(["import", str(path), "--db", db_url])  # an exception escaping here is the traceback
+    out, err = capsys.readouterr()
+    after = _stored(db_url)
+    if code != 0:
+        assert code == 1, err
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"traceloupe: {path}"), err
+        assert lines[0].endswith("(nothing from this file was stored)")
+        assert after == before  # nothing partial
+        return
+    assert err == "" and out.startswith(f"{path}: imported ")
+    file_messages = {_identity(r.raw, r.message.conversation_id): r.raw for r in read_bytes(data, source="f")}
+    assert set(after) >= set(before)
+    assert set(after) - set(before) <= set(file_messages)  # nothing stored that the file does not hold
+    for identity, raw in file_messages.items():  # and all of it is stored, as it is in the file
+        assert same_message(after[identity], dumps(raw).decode())
+
+
+def _identity(raw: dict[str, Any], conversation_id: str) -> tuple[str, str]:
+    msg_id = raw.get("msg_id")
+    return conversation_id, msg_id if isinstance(msg_id, str) else derived_msg_id(raw)

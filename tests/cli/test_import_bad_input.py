@@ -108,14 +108,22 @@ def _history(depth: int) -> dict[str, Any]:
     return msg
 
 
+def _import_one(
+    msg: dict[str, Any], db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> tuple[Path, int, str]:
+    """Import a file of this one message: the file, the exit code and stderr."""
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(json.dumps(msg).encode() + b"\n")
+    code, _, err = _run_import(path, db_url, capsys)
+    return path, code, err
+
+
 def test_history_nested_past_the_validator_depth_is_refused_cleanly(
     db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """300 nested forwarded histories exceed pydantic's depth: one line, no crash."""
     msg = _history(300)
-    path = tmp_path / "deep.jsonl"
-    path.write_bytes(json.dumps(msg).encode() + b"\n")
-    code, _, err = _run_import(path, db_url, capsys)
+    path, code, err = _import_one(msg, db_url, tmp_path, capsys)
     assert code == 1
     _assert_one_clear_line(err, path, [":1 at $.content[0]", "depth"])
 
@@ -124,9 +132,7 @@ def test_nesting_within_the_serialiser_is_stored_and_exported(
     db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     msg = _history(100)
-    path = tmp_path / "deep.jsonl"
-    path.write_bytes(json.dumps(msg).encode() + b"\n")
-    code, _, err = _run_import(path, db_url, capsys)
+    _, code, err = _import_one(msg, db_url, tmp_path, capsys)
     assert code == 0, err
     assert main(["export", "--db", db_url]) == 0
     assert json.loads(capsys.readouterr().out) == msg

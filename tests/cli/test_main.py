@@ -1,4 +1,4 @@
-"""The package imports and the CLI answers."""
+"""``traceloupe`` itself: the command answers and lists its commands."""
 
 from __future__ import annotations
 

@@ -1,0 +1,92 @@
+"""``traceloupe db``: ``status`` and ``upgrade`` on an empty database, and ``upgrade`` from an older schema keeping
+every row (and, on PostgreSQL, applying the job queue's schema once)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+
+from core.jobs import JobSettings
+from core.jobs.pg import ProcrastinateQueue
+from core.reader import read_bytes
+from core.store import ConversationQuery, NewRun, Store, head_revision, make_engine, resolve_url
+from core.store.engine import write_transaction
+from core.store.schema import _config
+from core.store.tables import METADATA
+from tests.store.store_factory import dataset
+from tests.store.store_pg import BACKENDS, create_pg_database, drop_pg_database, pg_database_url
+from tests.store.test_store_schema import in_the_models
+from web.cli import main
+
+
+@pytest.mark.parametrize("fresh_url", BACKENDS, indirect=True)
+def test_db_upgrade_command(fresh_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    if "://" not in fresh_url:
+        Path(fresh_url).touch()  # `db status` reads an existing database only; an empty file is one
+    assert main(["db", "status", "--db", fresh_url]) == 0
+    assert "schema: empty" in capsys.readouterr().out
+    assert main(["db", "upgrade", "--db", fresh_url]) == 0
+    assert f"schema upgraded from empty to {head_revision()}" in capsys.readouterr().out
+    assert main(["db", "upgrade", "--db", fresh_url]) == 0
+    assert "already at" in capsys.readouterr().out
+    assert main(["db", "status", "--db", fresh_url]) == 0
+    out = capsys.readouterr().out
+    assert "conversations: 0" in out
+    assert ("quick_check: ok" in out) == ("://" not in fresh_url)
+
+
+@pytest.mark.parametrize("fresh_url", BACKENDS, indirect=True)
+def test_db_upgrade_from_0003_keys_messages_by_conversation(
+    fresh_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    engine = make_engine(resolve_url(fresh_url))
+    with write_transaction(engine) as conn:
+        command.upgrade(_config(conn), "0003")
+    old = Store(engine)
+    messages = dataset(seed=31, conversations=3, turns=2, records=4)
+    old.import_records(read_bytes(b"".join(orjson.dumps(m) + b"\n" for m in messages), source="a"), source="a")
+    old.start_run(NewRun("s31-c0", provider="openai", model="m", request_body={"k": 1}))
+    before = (old.counts(), list(old.iter_conversations()), old.get_conversation_outline("s31-c1"))
+    engine.dispose()
+
+    assert main(["db", "upgrade", "--db", fresh_url]) == 0
+    assert f"schema upgraded from 0003 to {head_revision()}" in capsys.readouterr().out  # 0004, and what follows
+    with Store.open(fresh_url) as store:
+        assert (store.counts(), list(store.iter_conversations()), store.get_conversation_outline("s31-c1")) == before
+        hits = store.list_conversations(ConversationQuery(search="about s31-c2")).items
+        assert [c.conversation_id for c in hits] == ["s31-c2"]  # the search index still points at the rows
+        assert len(store.list_runs("s31-c0")[0]) == 1
+        with store.engine.connect() as conn:
+            context = MigrationContext.configure(conn, opts={"include_object": in_the_models})
+            assert compare_metadata(context, METADATA) == []  # the rebuilt table is the one the model describes
+        reused = {**messages[0], "conversation_id": "s31-c9", "content": "same msg_id, other conversation"}
+        summary = store.import_records(read_bytes(orjson.dumps(reused), source="b"), source="b")
+        assert (summary.imported, summary.skipped) == (1, 0)
+
+
+@pytest.mark.postgres
+def test_db_upgrade_from_an_older_schema_applies_the_queue_schema_once(capsys: pytest.CaptureFixture[str]) -> None:
+    name = create_pg_database()
+    url = pg_database_url(name)
+    try:
+        engine = make_engine(url)
+        with engine.begin() as conn:
+            command.upgrade(_config(conn), "0005")  # a database of the Traceloupe before the queue
+        engine.dispose()
+        assert main(["db", "upgrade", "--db", url]) == 0
+        out = capsys.readouterr().out
+        assert f"upgraded from 0005 to {head_revision()}" in out and "job queue schema (Procrastinate) applied" in out
+        assert main(["db", "upgrade", "--db", url]) == 0
+        out = capsys.readouterr().out
+        assert f"already at {head_revision()}" in out and "Procrastinate" not in out
+        with Store.open(url) as store:
+            queue = ProcrastinateQueue(store, JobSettings(embedded_worker=False))
+            assert queue.pending() == 0
+            queue.stop()
+    finally:
+        drop_pg_database(name)

@@ -1,0 +1,70 @@
+"""Hypothesis inputs for the reader and the import: random bytes and mutated valid files, and the settings that
+replay a fixed set in CI (``TRACELOUPE_FUZZ_EXAMPLES`` widens the search to fresh draws)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import orjson
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+
+from tests.strategies import messages
+
+_WIDER = os.environ.get("TRACELOUPE_FUZZ_EXAMPLES")
+
+
+def fuzz(examples: int) -> settings:
+    """``examples`` fixed inputs in CI; a session sets TRACELOUPE_FUZZ_EXAMPLES to draw that many fresh ones."""
+    return settings(
+        max_examples=int(_WIDER) if _WIDER else examples,
+        derandomize=_WIDER is None,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+
+
+SHARED_IDS = st.sampled_from(["m1", "m2", "c1", "x" * 513])
+"""Ids the mutations reuse, so files collide with each other and with themselves (and one is too long)."""
+
+
+def _jsonl(items: list[dict[str, Any]]) -> bytes:
+    return b"".join(orjson.dumps(item, option=orjson.OPT_PASSTHROUGH_SUBCLASS) + b"\n" for item in items)
+
+
+@st.composite
+def mutated_files(draw: st.DrawFn) -> bytes:
+    """A valid JSONL file of a few messages, then a few edits of the kinds hostile files make."""
+    items = draw(st.lists(messages(max_depth=2), min_size=1, max_size=4))
+    for item in items:
+        if draw(st.booleans()):
+            item["msg_id"] = draw(SHARED_IDS)
+        if draw(st.booleans()):
+            item["conversation_id"] = draw(st.sampled_from(["c1", "c2", "x" * 513]))
+    data = bytearray(_jsonl(items))
+    for _ in range(draw(st.integers(0, 3))):
+        edit = draw(st.sampled_from(["flip", "cut", "insert", "repeat", "nest", "number", "nul"]))
+        at = draw(st.integers(0, max(0, len(data) - 1)))
+        if edit == "flip" and data:
+            data[at] ^= draw(st.integers(1, 255))
+        elif edit == "cut":
+            del data[at:]
+        elif edit == "insert":
+            data[at:at] = draw(st.binary(min_size=1, max_size=8))
+        elif edit == "repeat":
+            line = draw(st.sampled_from(bytes(data).splitlines() or [b""]))
+            data += line + b"\n"
+        elif edit == "nest":
+            depth = draw(st.sampled_from([64, 126, 254, 255, 600, 985, 1030]))
+            data[at:at] = b"[" * depth + b"]" * depth
+        elif edit == "number":
+            data[at:at] = draw(st.sampled_from([b"1e999", b"-0", b"18446744073709551616", b"9" * 40, b"NaN"]))
+        else:
+            data[at:at] = b"\\u0000"
+    return bytes(data)
+
+
+FILES = st.binary(max_size=300) | mutated_files()
+DEEP = b'{"role":"system","additional_kwargs":{"x":' + b"[" * 998 + b"]" * 998 + b"}}\n"
