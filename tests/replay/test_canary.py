@@ -55,7 +55,10 @@ def test_the_canary_key_appears_nowhere(
     with Store.open(db) as store:
         seed_store(store, tmp_path)
         service = RunService(store, timeout=1.5)  # the real os.environ, as `traceloupe serve` has it
-        with serving(replay_app(store, service), log_level="debug") as base, httpx.Client(base_url=base) as client:
+        with (
+            serving(replay_app(store, service), log_level="debug") as base,
+            httpx.Client(base_url=base, timeout=60) as client,
+        ):
             # Litestar's logging setup replaces the root handlers at start-up: capture with caplog again.
             root = logging.getLogger()
             if caplog.handler not in root.handlers:
