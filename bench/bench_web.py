@@ -134,9 +134,9 @@ def best(figures: dict[str, dict[str, float]], size: str, name: str, value: floa
     figures[size][name] = min(figures[size].get(name, float("inf")), value)
 
 
-def measure(records: int, runs: int, store: Store) -> dict[str, dict[str, float]]:
-    """Each figure of both sizes (keys ``small`` and ``large``), in milliseconds and bytes, over an empty ``store``."""
-    ids = {"small": f"bench-{SMALL}", "large": f"bench-{records}"}
+def import_sizes(store: Store, records: int, prefix: str) -> dict[str, str]:
+    """Import the warm-up conversation and one of each size; their ids by size (``small``, ``large``)."""
+    ids = {"small": f"{prefix}{SMALL}", "large": f"{prefix}{records}"}
     import_messages(
         store,
         [
@@ -145,6 +145,12 @@ def measure(records: int, runs: int, store: Store) -> dict[str, dict[str, float]
             conversation(records, ids["large"], "l-"),
         ],
     )
+    return ids
+
+
+def measure(records: int, runs: int, store: Store) -> dict[str, dict[str, float]]:
+    """Each figure of both sizes (keys ``small`` and ``large``), in milliseconds and bytes, over an empty ``store``."""
+    ids = import_sizes(store, records, "bench-")
     pages = {size: runs_urls(cid, record_runs(store, cid)) for size, cid in ids.items()}
     warm_up_pages = runs_urls(WARM_UP, record_runs(store, WARM_UP))
     source = StoreSource(store)
@@ -198,15 +204,7 @@ def _first_window_url(html: str) -> str:
 
 def measure_windows(records: int, runs: int, store: Store) -> dict[str, dict[str, float]]:
     """The payload and diff pages' first responses (bytes, cold and warm ms) and a middle window, both sizes."""
-    ids = {"small": f"bench-w-{SMALL}", "large": f"bench-w-{records}"}
-    import_messages(
-        store,
-        [
-            conversation(SMALL, WARM_UP, "w-"),
-            conversation(SMALL, ids["small"], "s-"),
-            conversation(records, ids["large"], "l-"),
-        ],
-    )
+    ids = import_sizes(store, records, "bench-w-")
     figures: dict[str, dict[str, float]] = {"small": {}, "large": {}}
     for round_ in range(runs + 1):  # round 0 pays the process's one-off costs and is dropped
         for size, conversation_id in ids.items():

@@ -51,44 +51,41 @@ class TextMessage(UserMessage):
         return (LLMTextPart(text=self.content),)
 
 
-class ImageMessage(UserMessage):
+_PART_KINDS = {"image": "image", "audio": "audio", "video": "video", "attachment": "file"}
+"""The neutral part a message of one file becomes, by its msg_type: an attachment goes as a file part."""
+
+
+class _LocatedMessage(UserMessage):
+    """A user message whose content is one file, by path or URL."""
+
+    content: LocationField
+
+    def llm_parts(self) -> tuple[LLMUserPart, ...]:
+        return (location_to_part(_PART_KINDS[self.msg_type], self.content),)
+
+
+class ImageMessage(_LocatedMessage):
     """An image, by path or URL."""
 
     msg_type: Literal["image"] = "image"
-    content: LocationField
-
-    def llm_parts(self) -> tuple[LLMUserPart, ...]:
-        return (location_to_part("image", self.content),)
 
 
-class AudioMessage(UserMessage):
+class AudioMessage(_LocatedMessage):
     """An audio clip (a voice note), by path or URL."""
 
     msg_type: Literal["audio"] = "audio"
-    content: LocationField
-
-    def llm_parts(self) -> tuple[LLMUserPart, ...]:
-        return (location_to_part("audio", self.content),)
 
 
-class VideoMessage(UserMessage):
+class VideoMessage(_LocatedMessage):
     """A video, by path or URL."""
 
     msg_type: Literal["video"] = "video"
-    content: LocationField
-
-    def llm_parts(self) -> tuple[LLMUserPart, ...]:
-        return (location_to_part("video", self.content),)
 
 
-class AttachmentMessage(UserMessage):
+class AttachmentMessage(_LocatedMessage):
     """Any file (a PDF, a spreadsheet), by path or URL."""
 
     msg_type: Literal["attachment"] = "attachment"
-    content: LocationField
-
-    def llm_parts(self) -> tuple[LLMUserPart, ...]:
-        return (location_to_part("file", self.content),)
 
 
 class UrlMessage(UserMessage):

@@ -22,7 +22,7 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from core.messages.objects import ToolCall
 
@@ -35,14 +35,7 @@ Reason = Literal[
     "answered_instead_of_calling",
     "called_instead_of_answering",
 ]
-REASONS: tuple[Reason, ...] = (
-    "different_tool",
-    "different_arguments",
-    "extra_calls",
-    "missing_calls",
-    "answered_instead_of_calling",
-    "called_instead_of_answering",
-)
+REASONS: tuple[Reason, ...] = get_args(Reason)
 
 
 @dataclass(frozen=True, slots=True)

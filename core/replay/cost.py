@@ -55,6 +55,13 @@ class Price:
     note: str | None = None
 
 
+_OPENAI_USAGE_KEYS = {
+    "openai": ("prompt_tokens", "completion_tokens"),
+    "openai-responses": ("input_tokens", "output_tokens"),
+}
+"""The two OpenAI APIs' names for the tokens sent and answered; each has its details under ``<name>_details``."""
+
+
 def usage_of(wire_dialect: WireDialect, response: Any) -> StepUsage:
     """The usage object of a provider's answer, read in that provider's terms."""
     if not isinstance(response, dict):
@@ -72,20 +79,13 @@ def usage_of(wire_dialect: WireDialect, response: Any) -> StepUsage:
         write = _int(raw.get("cache_creation_input_tokens"))
         total = None if uncached is None else uncached + (read or 0) + (write or 0)
         return StepUsage(total, _int(raw.get("output_tokens")), read, None, write)
-    if wire_dialect == "openai":
-        prompt, completion = raw.get("prompt_tokens_details") or {}, raw.get("completion_tokens_details") or {}
-        return StepUsage(
-            _int(raw.get("prompt_tokens")),
-            _int(raw.get("completion_tokens")),
-            _int(prompt.get("cached_tokens")),
-            _int(completion.get("reasoning_tokens")),
-        )
-    inp, out = raw.get("input_tokens_details") or {}, raw.get("output_tokens_details") or {}
+    sent, answered = _OPENAI_USAGE_KEYS[wire_dialect]
+    sent_details, answered_details = raw.get(f"{sent}_details") or {}, raw.get(f"{answered}_details") or {}
     return StepUsage(
-        _int(raw.get("input_tokens")),
-        _int(raw.get("output_tokens")),
-        _int(inp.get("cached_tokens")),
-        _int(out.get("reasoning_tokens")),
+        _int(raw.get(sent)),
+        _int(raw.get(answered)),
+        _int(sent_details.get("cached_tokens")),
+        _int(answered_details.get("reasoning_tokens")),
     )
 
 

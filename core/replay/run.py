@@ -45,7 +45,7 @@ from core.messages.union import MESSAGE_ADAPTER, Message
 from core.preflight import Preflight, preflight
 from core.providers import ChatLLM, RequestOptions, get_dialect
 from core.replay.endpoints import PROVIDER_ENV, Endpoint, endpoint_for, unavailable_reason
-from core.replay.parse import MalformedReply, parse_reply
+from core.replay.parse import MalformedReply, ParsedReply, parse_reply
 from core.replay.redact import Redactor
 from core.replay.send import Exchange, Sender, send
 from core.store import NewRun, RunSummary, RunView, Store, TokenUsage
@@ -253,11 +253,7 @@ STRUCTURAL_FIELDS = frozenset({"role", "msg_type", "type", "msg_id", "conversati
 
 
 def _outcome(prepared: Prepared, exchange: Exchange, run_id: str) -> _Outcome:
-    """What to record for one exchange: the redacted response, and the parsed reply when it parses.
-
-    The reply is read from the answer as received and redacted afterwards, value by value:
-    redacting first could rewrite the very fields that say what each part is.
-    """
+    """What to record for one exchange: the redacted response, and the parsed reply when it parses."""
     endpoint = prepared.endpoint
     redactor = Redactor(endpoint.key)
     response = redactor.json(exchange.response) if isinstance(exchange.response, dict) else None
@@ -266,14 +262,7 @@ def _outcome(prepared: Prepared, exchange: Exchange, run_id: str) -> _Outcome:
     if exchange.status != "ok":
         return _Outcome(exchange.status, response, exchange.error)
     try:
-        parsed = parse_reply(
-            endpoint.wire_dialect,
-            exchange.response,
-            msg_id=f"run-{run_id}",
-            conversation_id=prepared.conversation_id,
-            create_ts=int(time.time() * 1000),
-        )
-        reply = redacted_reply(parsed.message, redactor)
+        parsed, reply = read_reply(prepared, exchange, redactor, msg_id=f"run-{run_id}")
     except MalformedReply as exc:
         return _Outcome("malformed", response, f"the provider's answer could not be read: {exc}")
     usage = parsed.usage
@@ -281,6 +270,24 @@ def _outcome(prepared: Prepared, exchange: Exchange, run_id: str) -> _Outcome:
     return _Outcome(
         "ok", response, None, TokenUsage(usage.input_tokens, usage.output_tokens, usage.total_tokens, raw), reply
     )
+
+
+def read_reply(
+    prepared: Prepared, exchange: Exchange, redactor: Redactor, *, msg_id: str
+) -> tuple[ParsedReply, dict[str, Any]]:
+    """The reply parsed from an answer, and as stored (redacted); MalformedReply when it cannot be read.
+
+    The reply is read from the answer as received and redacted afterwards, value by value:
+    redacting first could rewrite the very fields that say what each part is.
+    """
+    parsed = parse_reply(
+        prepared.endpoint.wire_dialect,
+        exchange.response,
+        msg_id=msg_id,
+        conversation_id=prepared.conversation_id,
+        create_ts=int(time.time() * 1000),
+    )
+    return parsed, redacted_reply(parsed.message, redactor)
 
 
 def redacted_reply(message: AssistantTextMessage, redactor: Redactor) -> dict[str, Any]:

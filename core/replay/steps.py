@@ -24,7 +24,6 @@ recorded path ends the run. The run ends as
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -36,9 +35,9 @@ from core.providers import ChatLLM, RequestOptions
 from core.providers.chat_llm import RequestResult
 from core.replay.compare import compare_step
 from core.replay.cost import ESTIMATE_METHOD, cost_of, estimate_input, usage_of
-from core.replay.parse import MalformedReply, parse_reply
+from core.replay.parse import MalformedReply
 from core.replay.redact import Redactor
-from core.replay.run import DEFAULT_TIMEOUT, Prepared, preflight_refusal, prepare, redacted_reply
+from core.replay.run import DEFAULT_TIMEOUT, Prepared, preflight_refusal, prepare, read_reply
 from core.replay.send import Sender, send
 from core.replay.turns import Turn, default_turn, rekeyed, turn_of
 from core.store import Store
@@ -270,16 +269,8 @@ def _send_step(
                           error=exchange.error, reply=None, **common)  # fmt: skip
         return failed, None
     try:
-        # Read from the answer as received, then redacted value by value (core.replay.run explains why);
-        # the comparison and the next request use the redacted reply, so no figure stored can hold the key.
-        parsed = parse_reply(
-            endpoint.wire_dialect,
-            exchange.response,
-            msg_id=f"step-{run_id}-{k}",
-            conversation_id=prepared.conversation_id,
-            create_ts=int(time.time() * 1000),
-        )
-        reply = redacted_reply(parsed.message, redactor)
+        # The comparison and the next request use the redacted reply, so no figure stored can hold the key.
+        _, reply = read_reply(prepared, exchange, redactor, msg_id=f"step-{run_id}-{k}")
     except MalformedReply as exc:
         error = f"the provider's answer could not be read: {exc}"
         return StepView(verdict="failed", reason="malformed", detail=None, status="malformed", error=error,

@@ -18,16 +18,16 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 from weakref import WeakKeyDictionary
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.exc import ArgumentError, IntegrityError
 
 from core.jsonio import loads
 from core.store.errors import StoreError
@@ -227,3 +227,30 @@ def read_transaction(engine: Engine) -> Iterator[Connection]:
     """A connection in a read transaction: one consistent snapshot for everything read inside it."""
     with engine.connect() as conn, conn.begin():
         yield conn
+
+
+_Claimed = TypeVar("_Claimed")
+
+
+def claim_by_key(
+    engine: Engine,
+    claim: Callable[[Connection], tuple[_Claimed, bool]],
+    idempotency_key: str | None,
+    by_key: Callable[[Connection, str], _Claimed | None],
+) -> tuple[_Claimed, bool]:
+    """``claim`` (which records a row, or finds the one its key already names) in a write transaction.
+
+    The key column is unique, so two concurrent claims cannot both insert: on PostgreSQL the loser's
+    INSERT fails on the constraint, and it gets the winner's row (``by_key``) and False.
+    """
+    try:
+        with write_transaction(engine) as conn:
+            return claim(conn)
+    except IntegrityError:
+        if idempotency_key is None:
+            raise
+        with read_transaction(engine) as conn:
+            existing = by_key(conn, idempotency_key)
+        if existing is None:
+            raise
+        return existing, False

@@ -22,10 +22,11 @@ import orjson
 from sqlalchemy import ColumnElement, Connection, Select, exists, func, literal_column, select, text, tuple_
 from sqlalchemy.sql.elements import UnaryExpression
 
+from core.errors import UnknownNameError
 from core.store.engine import LOWER_FUNCTION
 from core.store.errors import InvalidQueryError
 from core.store.tables import CONVERSATION_KINDS, CONVERSATIONS, MESSAGES
-from core.store.views import ConversationPage, ConversationSummary
+from core.store.views import ConversationPage, ConversationSummary, from_row
 
 SortName = Literal["recent", "oldest", "newest", "damaged"]
 MAX_PAGE = 500
@@ -64,17 +65,7 @@ class ConversationQuery:
 
 
 def _summary(row: Any) -> ConversationSummary:
-    return ConversationSummary(
-        conversation_id=row.conversation_id,
-        title=row.title,
-        messages=row.messages,
-        turns=row.turns,
-        records=row.records,
-        damaged=row.damaged,
-        runs=row.runs,
-        first_ts=row.first_ts,
-        last_activity=row.last_activity,
-    )
+    return from_row(ConversationSummary, row)
 
 
 SUMMARY_COLUMNS = (
@@ -192,3 +183,11 @@ def list_conversations(conn: Connection, query: ConversationQuery) -> Conversati
     last = rows[query.limit - 1] if more else None
     next_cursor = encode_cursor(query.sort, last.sort_value, last.id) if last is not None else None
     return ConversationPage(items=items, next_cursor=next_cursor)
+
+
+def conversation_pk(conn: Connection, conversation_id: str) -> int:
+    """The row key of a conversation named by its id; UnknownNameError if there is none."""
+    pk = conn.execute(select(_C.id).where(_C.conversation_id == conversation_id)).scalar()
+    if pk is None:
+        raise UnknownNameError(f"no conversation {conversation_id!r}")
+    return int(pk)

@@ -15,7 +15,6 @@ from typing import Any
 
 from sqlalchemy import Engine, Integer, Text, bindparam, cast, func, select
 from sqlalchemy.dialects import postgresql
-from sqlalchemy.exc import IntegrityError
 
 from core.errors import UnknownNameError
 from core.jsonio import loads
@@ -27,12 +26,13 @@ from core.store.engine import (
     Backend,
     EngineSettings,
     backend_of,
+    claim_by_key,
     make_engine,
     read_transaction,
     resolve_url,
 )
 from core.store.engine import write_transaction as _write
-from core.store.query import ConversationQuery
+from core.store.query import ConversationQuery, conversation_pk
 from core.store.schema import ensure_schema
 from core.store.tables import CONVERSATION_KINDS, CONVERSATIONS, MESSAGE_OUTLINES, MESSAGE_TEXTS, MESSAGES, RUNS
 from core.store.views import (
@@ -48,6 +48,7 @@ from core.store.views import (
     RunView,
     StoredMessage,
     TokenUsage,
+    from_row,
 )
 
 _M = MESSAGES.c
@@ -165,7 +166,7 @@ class Store:
         )
         with read_transaction(self.engine) as conn:
             if conversation_id is not None:
-                pk = self._conversation_pk(conn, conversation_id)
+                pk = conversation_pk(conn, conversation_id)
                 stmt = stmt.where(_M.conversation_pk == pk)
             for body, exact in conn.execution_options(yield_per=1000).execute(stmt):
                 yield body if exact is None else bytes(exact).decode()
@@ -179,7 +180,7 @@ class Store:
         """Every run as an export line (``core.store.run_lines``), oldest first."""
         with read_transaction(self.engine) as conn:
             if conversation_id is not None:
-                self._conversation_pk(conn, conversation_id)
+                conversation_pk(conn, conversation_id)
             for run in runs.all_runs(conn, conversation_id):
                 yield run_lines.export_line(run)
 
@@ -231,20 +232,7 @@ class Store:
                 .order_by(_M.create_ts, _M.id)
             ).all()
         messages = tuple(
-            StoredMessage(
-                msg_id=r.msg_id,
-                conversation_id=conversation_id,
-                role=r.role,
-                msg_type=r.msg_type,
-                kind=r.kind,
-                create_ts=r.create_ts,
-                records=r.records,
-                damaged=r.damaged,
-                source=r.source,
-                line=r.line,
-                body=r.body,
-                message=MESSAGE_ADAPTER.validate_python(r.body),
-            )
+            from_row(StoredMessage, r, conversation_id=conversation_id, message=MESSAGE_ADAPTER.validate_python(r.body))
             for r in rows
         )
         return ConversationDetail(summary=query.to_summary(row), messages=messages)
@@ -351,13 +339,6 @@ class Store:
                 for t in (CONVERSATIONS, MESSAGES, CONVERSATION_KINDS, RUNS)
             }
 
-    @staticmethod
-    def _conversation_pk(conn: Any, conversation_id: str) -> int:
-        pk = conn.execute(select(_C.id).where(_C.conversation_id == conversation_id)).scalar()
-        if pk is None:
-            raise UnknownNameError(f"no conversation {conversation_id!r}")
-        return int(pk)
-
     # -- runs ---------------------------------------------------------------
 
     def start_run(self, new: NewRun) -> RunView:
@@ -370,17 +351,7 @@ class Store:
         The unique key column is the guarantee, also across processes: a concurrent claim
         that loses the race on the constraint gets the winner's run and False.
         """
-        try:
-            with _write(self.engine) as conn:
-                return runs.claim_run(conn, new)
-        except IntegrityError:
-            if new.idempotency_key is None:
-                raise
-            with read_transaction(self.engine) as conn:
-                existing = runs.run_by_key(conn, new.idempotency_key)
-            if existing is None:
-                raise
-            return existing, False
+        return claim_by_key(self.engine, lambda conn: runs.claim_run(conn, new), new.idempotency_key, runs.run_by_key)
 
     def finish_run(
         self,
@@ -439,14 +410,12 @@ class Store:
 
     def claim_step_run(self, new: step_runs.NewStepRun) -> tuple[step_runs.StepRunView, bool]:
         """Record a step run as started; True for exactly one caller per idempotency key."""
-        try:
-            with _write(self.engine) as conn:
-                return step_runs.claim_step_run(conn, new)
-        except IntegrityError:
-            if new.idempotency_key is None:
-                raise
-            with read_transaction(self.engine) as conn:
-                return step_runs.claim_step_run(conn, new)
+        return claim_by_key(
+            self.engine,
+            lambda conn: step_runs.claim_step_run(conn, new),
+            new.idempotency_key,
+            step_runs.step_run_by_key,
+        )
 
     def add_step(self, run_id: str, step: step_runs.StepView) -> None:
         """Record one step of a running step run (kept whatever happens next)."""

@@ -15,34 +15,14 @@ from sqlalchemy import Connection, func, insert, select, tuple_, update
 from core.errors import UnknownNameError
 from core.messages.base import now_ms
 from core.store.errors import InvalidQueryError
-from core.store.query import MAX_PAGE, decode_cursor, encode_cursor
+from core.store.query import MAX_PAGE, conversation_pk, decode_cursor, encode_cursor
 from core.store.tables import CONVERSATIONS, RUNS
-from core.store.views import RUN_STATUSES, NewRun, RunStatus, RunSummary, RunView, TokenUsage
+from core.store.views import RUN_STATUSES, NewRun, RunStatus, RunSummary, RunView, TokenUsage, from_row
 
 _R = RUNS.c
 _C = CONVERSATIONS.c
 _RUN_COLUMNS = (*RUNS.c, _C.conversation_id)
 _SUMMARY_COLUMNS = (*(c for c in RUNS.c if c.name not in ("request_body", "response_body")), _C.conversation_id)
-
-
-def _view(row: Any) -> RunView:
-    return RunView(
-        run_id=row.run_id,
-        conversation_id=row.conversation_id,
-        up_to_msg_id=row.up_to_msg_id,
-        provider=row.provider,
-        model=row.model,
-        status=row.status,
-        request_body=row.request_body,
-        response_body=row.response_body,
-        error=row.error,
-        started_at=row.started_at,
-        finished_at=row.finished_at,
-        latency_ms=row.latency_ms,
-        usage=_usage(row),
-        idempotency_key=row.idempotency_key,
-        reply=row.reply,
-    )
 
 
 def _usage(row: Any) -> TokenUsage:
@@ -51,21 +31,12 @@ def _usage(row: Any) -> TokenUsage:
     )
 
 
+def _view(row: Any) -> RunView:
+    return from_row(RunView, row, usage=_usage(row))
+
+
 def _summary(row: Any) -> RunSummary:
-    return RunSummary(
-        run_id=row.run_id,
-        conversation_id=row.conversation_id,
-        up_to_msg_id=row.up_to_msg_id,
-        provider=row.provider,
-        model=row.model,
-        status=row.status,
-        error=row.error,
-        started_at=row.started_at,
-        finished_at=row.finished_at,
-        latency_ms=row.latency_ms,
-        usage=_usage(row),
-        reply=row.reply,
-    )
+    return from_row(RunSummary, row, usage=_usage(row))
 
 
 def _select(columns: tuple[Any, ...] = _RUN_COLUMNS) -> Any:
@@ -122,9 +93,7 @@ def claim_run(conn: Connection, new: NewRun) -> tuple[RunView, bool]:
         existing = run_by_key(conn, new.idempotency_key)
         if existing is not None:
             return existing, False
-    pk = conn.execute(select(_C.id).where(_C.conversation_id == new.conversation_id)).scalar()
-    if pk is None:
-        raise UnknownNameError(f"no conversation {new.conversation_id!r}")
+    pk = conversation_pk(conn, new.conversation_id)
     started = now_ms() if new.started_at is None else new.started_at
     run_id = uuid.uuid4().hex
     conn.execute(

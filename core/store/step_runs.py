@@ -19,8 +19,9 @@ from sqlalchemy import Connection, delete, insert, select, update
 from core.errors import UnknownNameError
 from core.messages.base import now_ms
 from core.store.errors import InvalidQueryError
-from core.store.query import MAX_PAGE
+from core.store.query import MAX_PAGE, conversation_pk
 from core.store.tables import CONVERSATIONS, STEP_RUNS, STEPS
+from core.store.views import from_row, values_of
 
 StepRunStatus = Literal["running", "matched", "diverged", "failed", "refused", "capped"]
 STEP_RUN_STATUSES: tuple[StepRunStatus, ...] = get_args(StepRunStatus)
@@ -181,15 +182,19 @@ class StepRunView:
         }
 
 
+def step_run_by_key(conn: Connection, idempotency_key: str) -> StepRunView | None:
+    """The step run recorded under an idempotency key, or None."""
+    run_id = conn.execute(select(_S.run_id).where(_S.idempotency_key == idempotency_key)).scalar()
+    return None if run_id is None else get_step_run(conn, run_id)
+
+
 def claim_step_run(conn: Connection, new: NewStepRun) -> tuple[StepRunView, bool]:
     """Record a step run as ``running``; with a known idempotency key, that run and False instead."""
     if new.idempotency_key is not None:
-        existing = conn.execute(select(_S.run_id).where(_S.idempotency_key == new.idempotency_key)).scalar()
+        existing = step_run_by_key(conn, new.idempotency_key)
         if existing is not None:
-            return get_step_run(conn, existing), False
-    pk = conn.execute(select(_C.id).where(_C.conversation_id == new.conversation_id)).scalar()
-    if pk is None:
-        raise UnknownNameError(f"no conversation {new.conversation_id!r}")
+            return existing, False
+    pk = conversation_pk(conn, new.conversation_id)
     started = now_ms()
     run_id = uuid.uuid4().hex
     conn.execute(
@@ -213,29 +218,7 @@ def claim_step_run(conn: Connection, new: NewStepRun) -> tuple[StepRunView, bool
 def add_step(conn: Connection, run_id: str, step: StepView) -> None:
     """Append one step to a running step run."""
     pk = _pk(conn, run_id)
-    conn.execute(
-        insert(STEPS).values(
-            step_run_pk=pk,
-            position=step.index,
-            recorded_msg_id=step.recorded_msg_id,
-            verdict=step.verdict,
-            reason=step.reason,
-            detail=step.detail,
-            status=step.status,
-            error=step.error,
-            request_body=step.request_body,
-            response_body=step.response_body,
-            reply=step.reply,
-            latency_ms=step.latency_ms,
-            input_tokens=step.input_tokens,
-            output_tokens=step.output_tokens,
-            cached_tokens=step.cached_tokens,
-            reasoning_tokens=step.reasoning_tokens,
-            cost_usd=step.cost_usd,
-            cost_note=step.cost_note,
-            estimate=step.estimate,
-        )
-    )
+    conn.execute(insert(STEPS).values(step_run_pk=pk, position=step.index, **values_of(step, "index")))
 
 
 def clear_steps(conn: Connection, run_id: str) -> int:
@@ -310,43 +293,4 @@ def _pk(conn: Connection, run_id: str) -> int:
 
 def _view(conn: Connection, row: Any) -> StepRunView:
     steps = conn.execute(select(STEPS).where(_T.step_run_pk == row.id).order_by(_T.position)).all()
-    return StepRunView(
-        run_id=row.run_id,
-        conversation_id=row.conversation_id,
-        turn_msg_id=row.turn_msg_id,
-        provider=row.provider,
-        model=row.model,
-        status=row.status,
-        reason=row.reason,
-        diverged_at=row.diverged_at,
-        error=row.error,
-        recorded_steps=row.recorded_steps,
-        max_steps=row.max_steps,
-        max_cost=row.max_cost,
-        started_at=row.started_at,
-        finished_at=row.finished_at,
-        idempotency_key=row.idempotency_key,
-        steps=tuple(
-            StepView(
-                index=s.position,
-                recorded_msg_id=s.recorded_msg_id,
-                verdict=s.verdict,
-                reason=s.reason,
-                detail=s.detail,
-                status=s.status,
-                error=s.error,
-                request_body=s.request_body,
-                response_body=s.response_body,
-                reply=s.reply,
-                latency_ms=s.latency_ms,
-                input_tokens=s.input_tokens,
-                output_tokens=s.output_tokens,
-                cached_tokens=s.cached_tokens,
-                reasoning_tokens=s.reasoning_tokens,
-                cost_usd=s.cost_usd,
-                cost_note=s.cost_note,
-                estimate=s.estimate,
-            )
-            for s in steps
-        ),
-    )
+    return from_row(StepRunView, row, steps=tuple(from_row(StepView, s, index=s.position) for s in steps))

@@ -6,8 +6,8 @@ handle, so a template can never open the database by accident.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from dataclasses import dataclass, fields
+from typing import Any, Literal, TypeVar, get_args
 
 from core.messages.union import Message
 
@@ -210,3 +210,23 @@ class ImportSummary:
     def failure_line(exc: Exception) -> str:
         """The line of a file that could not be imported (its file, line and JSON path are in ``exc``)."""
         return f"{exc} (nothing from this file was stored)"
+
+
+_View = TypeVar("_View")
+
+
+def _field_names(view: type[Any]) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(view))
+
+
+def from_row(view: type[_View], row: Any, **values: Any) -> _View:
+    """A view from a row: each field the row's column of the same name, but those given in ``values``.
+
+    The store's views name their fields after the columns they show, so the mapping is written once.
+    """
+    return view(**{name: getattr(row, name) for name in _field_names(view) if name not in values}, **values)
+
+
+def values_of(view: Any, *skip: str) -> dict[str, Any]:
+    """A view's fields by name (but those in ``skip``): the values of the row it is stored as."""
+    return {name: getattr(view, name) for name in _field_names(type(view)) if name not in skip}

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import Connection
 
 from core.errors import MisuseError, UnknownNameError
 from core.store import ConversationQuery, Store
-from core.store.engine import read_transaction, write_transaction
+from core.store.engine import claim_by_key, read_transaction, write_transaction
 from core.store.query import MAX_PAGE
 from core.suites import storage
 from core.suites.report import Report, build_report
@@ -110,28 +110,22 @@ class Suites:
             raise MisuseError("--concurrency must be at least 1")
         if max_cost is not None and not max_cost >= 0:
             raise MisuseError("--max-cost must be a non-negative number of US dollars")
-        try:
-            with write_transaction(self.store.engine) as conn:
-                known = None if idempotency_key is None else storage.run_by_key(conn, idempotency_key)
-                if known is not None:
-                    return known, False
-                baseline_id = storage.last_finished(conn, name) if baseline == BASELINE_LAST else baseline
-                if baseline == BASELINE_LAST and baseline_id is None:
-                    storage.get_suite(conn, name)
-                    raise MisuseError(f"--baseline last: suite {name!r} has no finished run yet")
-                run = storage.create_run(
-                    conn, name, provider=provider, model=model.strip(), mode=mode, concurrency=concurrency,
-                    max_cost=max_cost, baseline_run_id=baseline_id, idempotency_key=idempotency_key,
-                )  # fmt: skip
-                return run, True
-        except IntegrityError:
-            if idempotency_key is None:
-                raise
-            with read_transaction(self.store.engine) as conn:
-                known = storage.run_by_key(conn, idempotency_key)
-            if known is None:
-                raise
-            return known, False
+
+        def claim(conn: Connection) -> tuple[SuiteRunView, bool]:
+            known = None if idempotency_key is None else storage.run_by_key(conn, idempotency_key)
+            if known is not None:
+                return known, False
+            baseline_id = storage.last_finished(conn, name) if baseline == BASELINE_LAST else baseline
+            if baseline == BASELINE_LAST and baseline_id is None:
+                storage.get_suite(conn, name)
+                raise MisuseError(f"--baseline last: suite {name!r} has no finished run yet")
+            run = storage.create_run(
+                conn, name, provider=provider, model=model.strip(), mode=mode, concurrency=concurrency,
+                max_cost=max_cost, baseline_run_id=baseline_id, idempotency_key=idempotency_key,
+            )  # fmt: skip
+            return run, True
+
+        return claim_by_key(self.store.engine, claim, idempotency_key, storage.run_by_key)
 
     def run(self, run_id: str) -> SuiteRunView:
         """A suite run with its items; UnknownNameError if there is none."""

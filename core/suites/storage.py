@@ -158,28 +158,25 @@ def previous_finished(conn: Connection, run_id: str) -> str | None:
     return found.scalar()
 
 
-def last_finished(conn: Connection, suite: str) -> str | None:
-    """The newest finished run of a suite, or None."""
+def _newest_run(conn: Connection, suite: str, status: str) -> str | None:
     stmt = (
         select(_R.run_id)
         .join(SUITES, _S.id == _R.suite_pk)
-        .where(_S.name == suite, _R.status == "finished")
+        .where(_S.name == suite, _R.status == status)
         .order_by(_R.created_at.desc(), _R.id.desc())
         .limit(1)
     )
     return conn.execute(stmt).scalar()
+
+
+def last_finished(conn: Connection, suite: str) -> str | None:
+    """The newest finished run of a suite, or None."""
+    return _newest_run(conn, suite, "finished")
 
 
 def unfinished(conn: Connection, suite: str) -> str | None:
     """The newest run of a suite that is still ``running``, or None."""
-    stmt = (
-        select(_R.run_id)
-        .join(SUITES, _S.id == _R.suite_pk)
-        .where(_S.name == suite, _R.status == "running")
-        .order_by(_R.created_at.desc(), _R.id.desc())
-        .limit(1)
-    )
-    return conn.execute(stmt).scalar()
+    return _newest_run(conn, suite, "running")
 
 
 def progress(conn: Connection, run_id: str) -> Progress:

@@ -3,29 +3,22 @@
 ``runs.reply`` holds the replayed answer as an AssistantTextMessage dumped through
 ``core.MESSAGE_ADAPTER`` (text, reasoning, tool calls, Gemini thought signatures on the
 calls), beside the provider's raw ``response_body``; NULL while running and for failures.
-
-Revision ID: 0002
-Revises: 0001
-Create Date: 2026-11-30
 """
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
-from sqlalchemy.dialects.postgresql import JSONB
+
+from core.store.migrations.columns import JSON_TYPE
 
 revision = "0002"
 down_revision = "0001"
-branch_labels = None
-depends_on = None
-
-_JSON = sa.JSON().with_variant(JSONB(), "postgresql")
 
 
 def upgrade() -> None:
     with op.batch_alter_table("runs") as batch:
-        batch.add_column(sa.Column("reply", _JSON, nullable=True))
+        batch.add_column(sa.Column("reply", JSON_TYPE, nullable=True))
 
 
 def downgrade() -> None:

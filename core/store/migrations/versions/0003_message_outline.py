@@ -5,10 +5,6 @@ the outline and the records of one page, not the whole body. On SQLite the spans
 ``messages.body``; PostgreSQL's JSONB keeps no text, so there ``message_texts`` holds the text
 the spans point into, uncompressed, so that a substring reads only the chunks it needs.
 ``traceloupe db upgrade`` outlines the messages stored before (``core.store.backfill``).
-
-Revision ID: 0003
-Revises: 0002
-Create Date: 2026-11-30
 """
 
 from __future__ import annotations
@@ -16,33 +12,21 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
+from core.store.migrations.columns import message_key
+
 revision = "0003"
 down_revision = "0002"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
     op.create_table(
         "message_outlines",
-        sa.Column(
-            "message_pk",
-            sa.Integer(),
-            sa.ForeignKey("messages.id", ondelete="CASCADE"),
-            primary_key=True,
-            autoincrement=False,
-        ),
+        message_key(),
         sa.Column("outline", sa.Text(), nullable=False),
     )
     op.create_table(
         "message_texts",
-        sa.Column(
-            "message_pk",
-            sa.Integer(),
-            sa.ForeignKey("messages.id", ondelete="CASCADE"),
-            primary_key=True,
-            autoincrement=False,
-        ),
+        message_key(),
         sa.Column("text", sa.LargeBinary(), nullable=False),
     )
     if op.get_bind().dialect.name == "postgresql":

@@ -11,66 +11,27 @@ create the new table, copy, drop the old, rename, recreate its index and search 
 ``core.store.schema.upgrade`` runs it with foreign keys off (dropping ``messages`` would
 otherwise cascade to the outlines) and checks them before committing. Row ids are copied, so
 the outlines, texts and the FTS index still point at the same rows.
-
-Revision ID: 0004
-Revises: 0003
-Create Date: 2026-12-01
 """
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
-from sqlalchemy.dialects.postgresql import JSONB
+
+from core.store.migrations.columns import FTS_TRIGGERS, id_column, message_columns
 
 revision = "0004"
 down_revision = "0003"
-branch_labels = None
-depends_on = None
 
-_JSON = sa.JSON().with_variant(JSONB(), "postgresql")
 IDENTITY = "uq_messages_conversation_msg_id"
 _PG_OLD_UNIQUE = "messages_msg_id_key"  # PostgreSQL's name for 0001's unnamed UNIQUE on msg_id
-
-_FTS_TRIGGERS = (
-    "CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN "
-    "INSERT INTO message_fts(rowid, search_text) VALUES (new.id, new.search_text); END",
-    "CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN "
-    "INSERT INTO message_fts(message_fts, rowid, search_text) "
-    "VALUES ('delete', old.id, old.search_text); END",
-    "CREATE TRIGGER messages_fts_update AFTER UPDATE OF search_text ON messages BEGIN "
-    "INSERT INTO message_fts(message_fts, rowid, search_text) "
-    "VALUES ('delete', old.id, old.search_text); "
-    "INSERT INTO message_fts(rowid, search_text) VALUES (new.id, new.search_text); END",
-)
 
 
 def _messages(name: str, *, msg_id_unique: bool) -> sa.Table:
     constraints = () if msg_id_unique else (sa.UniqueConstraint("conversation_pk", "msg_id", name=IDENTITY),)
     metadata = sa.MetaData()
-    sa.Table("conversations", metadata, sa.Column("id", sa.Integer(), primary_key=True))  # what the key refers to
-    return sa.Table(
-        name,
-        metadata,
-        sa.Column("id", sa.Integer(), primary_key=True),
-        sa.Column(
-            "conversation_pk", sa.Integer(), sa.ForeignKey("conversations.id", ondelete="CASCADE"), nullable=False
-        ),
-        sa.Column("msg_id", sa.String(), nullable=False, unique=msg_id_unique),
-        sa.Column("role", sa.String(), nullable=False),
-        sa.Column("msg_type", sa.String(), nullable=True),
-        sa.Column("kind", sa.String(), nullable=False),
-        sa.Column("create_ts", sa.BigInteger(), nullable=False),
-        sa.Column("records", sa.Integer(), nullable=False),
-        sa.Column("damaged", sa.Integer(), nullable=False),
-        sa.Column("body", _JSON, nullable=False),
-        sa.Column("parsed", _JSON, nullable=False),
-        sa.Column("search_text", sa.Text(), nullable=False),
-        sa.Column("source", sa.String(), nullable=False),
-        sa.Column("line", sa.Integer(), nullable=True),
-        sa.Column("imported_at", sa.BigInteger(), nullable=False),
-        *constraints,
-    )
+    sa.Table("conversations", metadata, id_column())  # what the key refers to
+    return sa.Table(name, metadata, *message_columns(msg_id_unique=msg_id_unique), *constraints)
 
 
 def _rebuild_sqlite(*, msg_id_unique: bool) -> None:
@@ -82,7 +43,7 @@ def _rebuild_sqlite(*, msg_id_unique: bool) -> None:
     op.execute("DROP TABLE messages")
     op.execute("ALTER TABLE messages_rebuilt RENAME TO messages")
     op.create_index("ix_messages_conversation_order", "messages", ["conversation_pk", "create_ts", "id"])
-    for trigger in _FTS_TRIGGERS:
+    for trigger in FTS_TRIGGERS:
         op.execute(trigger)
 
 

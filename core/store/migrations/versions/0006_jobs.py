@@ -2,37 +2,29 @@
 
 PostgreSQL keeps its jobs in Procrastinate's own tables (``traceloupe db upgrade`` applies that
 schema too); the table is made on both backends so the schema is the same everywhere.
-
-Revision ID: 0006
-Revises: 0005
-Create Date: 2026-12-01
 """
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
-from sqlalchemy.dialects.postgresql import JSONB
+
+from core.store.migrations.columns import JSON_TYPE, columns, id_column
 
 revision = "0006"
 down_revision = "0005"
-branch_labels = None
-depends_on = None
-
-_JSON = sa.JSON().with_variant(JSONB(), "postgresql")
 
 
 def upgrade() -> None:
     op.create_table(
         "jobs",
-        sa.Column("id", sa.Integer(), primary_key=True),
+        id_column(),
         sa.Column("task", sa.String(), nullable=False),
-        sa.Column("args", _JSON, nullable=False),
+        sa.Column("args", JSON_TYPE, nullable=False),
         sa.Column("provider", sa.String(), nullable=False),
         sa.Column("lock", sa.String(), nullable=True),
         sa.Column("status", sa.String(), nullable=False),
-        sa.Column("attempts", sa.Integer(), nullable=False),
-        sa.Column("max_attempts", sa.Integer(), nullable=False),
+        *columns(sa.Integer(), "attempts", "max_attempts"),
         sa.Column("run_after", sa.BigInteger(), nullable=False),
         sa.Column("lease_until", sa.BigInteger(), nullable=True),
         sa.Column("worker", sa.String(), nullable=True),

@@ -1,9 +1,4 @@
-"""Shared secrets of the dashboard's processes: the CSRF signing key, made once by the first process that asks.
-
-Revision ID: 0008
-Revises: 0006
-Create Date: 2026-12-01
-"""
+"""Shared secrets of the dashboard's processes: the CSRF signing key, made once by the first process that asks."""
 
 from __future__ import annotations
 
@@ -12,8 +7,6 @@ from alembic import op
 
 revision = "0008"
 down_revision = "0007"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

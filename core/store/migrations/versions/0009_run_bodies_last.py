@@ -4,10 +4,6 @@ SQLite lays a row's columns end to end and reaches a column by walking every one
 replay of a 10,000-record trace sends a 12 MB body, so reading a run's status, times or reply
 walked 12 MB of overflow pages when the bodies came first; the run lists and the comparison of
 two runs read none of the bodies now. PostgreSQL keeps large values out of line: nothing to do.
-
-Revision ID: 0009
-Revises: 0008
-Create Date: 2026-12-01
 """
 
 from __future__ import annotations
@@ -16,8 +12,6 @@ from alembic import op
 
 revision = "0009"
 down_revision = "0008"
-branch_labels = None
-depends_on = None
 
 _BEFORE = (
     "id", "run_id", "idempotency_key", "conversation_pk", "up_to_msg_id", "provider", "model", "status",
