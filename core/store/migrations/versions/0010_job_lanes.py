@@ -3,10 +3,6 @@
 A suite run of concurrency N queues its jobs in N lanes, so at most N of them run at once whichever
 processes (``serve --workers``, ``suite run``) take them. PostgreSQL's jobs are Procrastinate's,
 whose ``lock`` is the same thing; the column is added on both backends so the schema is the same.
-
-Revision ID: 0010
-Revises: 0009
-Create Date: 2026-12-01
 """
 
 from __future__ import annotations
@@ -16,8 +12,6 @@ from alembic import op
 
 revision = "0010"
 down_revision = "0009"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
