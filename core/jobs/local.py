@@ -15,10 +15,10 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Literal
 
-from sqlalchemy import Select, and_, delete, func, insert, or_, select, update
+from sqlalchemy import Connection, Select, and_, delete, func, insert, or_, select, update
 
 from core.errors import MisuseError
 from core.jobs.limits import LocalLimiter, limited_sender
@@ -65,32 +65,45 @@ class LocalQueue:
     # -- the interface -----------------------------------------------------
 
     def enqueue(self, task: str, args: Mapping[str, JSON], *, provider: str, lock: str | None = None) -> JobId:
+        return self.enqueue_many(task, [(args, lock)], provider=provider)[0]
+
+    def enqueue_many(
+        self, task: str, jobs: Sequence[tuple[Mapping[str, JSON], str | None]], *, provider: str
+    ) -> list[JobId]:
         find_task(task)
         now = _now_ms()
+        ids: list[JobId] = []
         with write_transaction(self.store.engine) as conn:  # the write lock makes check-then-insert atomic
-            if lock is not None:
-                open_id = conn.execute(
-                    select(_J.id).where(_J.lock == lock, _J.status.in_(OPEN_STATUSES)).order_by(_J.id).limit(1)
-                ).scalar()
-                if open_id is not None:
-                    return str(open_id)
-            job_id = conn.execute(
-                insert(JOBS)
-                .values(
-                    task=task,
-                    args=dict(args),
-                    provider=provider,
-                    lock=lock,
-                    status="pending",
-                    attempts=0,
-                    max_attempts=self.settings.max_attempts,
-                    run_after=now,
-                    created_at=now,
-                )
-                .returning(_J.id)
-            ).scalar_one()
+            for args, lock in jobs:
+                ids.append(self._insert(conn, task, args, provider, lock, now))
         with self._wake:
-            self._wake.notify()
+            self._wake.notify(len(ids))
+        return ids
+
+    def _insert(
+        self, conn: Connection, task: str, args: Mapping[str, JSON], provider: str, lock: str | None, now: int
+    ) -> JobId:
+        if lock is not None:
+            open_id = conn.execute(
+                select(_J.id).where(_J.lock == lock, _J.status.in_(OPEN_STATUSES)).order_by(_J.id).limit(1)
+            ).scalar()
+            if open_id is not None:
+                return str(open_id)
+        job_id = conn.execute(
+            insert(JOBS)
+            .values(
+                task=task,
+                args=dict(args),
+                provider=provider,
+                lock=lock,
+                status="pending",
+                attempts=0,
+                max_attempts=self.settings.max_attempts,
+                run_after=now,
+                created_at=now,
+            )
+            .returning(_J.id)
+        ).scalar_one()
         return str(job_id)
 
     def start(self) -> None:

@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import logging
 import threading
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
@@ -77,17 +77,35 @@ class ProcrastinateQueue:
     def enqueue(self, task: str, args: Mapping[str, JSON], *, provider: str, lock: str | None = None) -> JobId:
         find_task(task)
         if lock is not None:
-            open_id = self._open_job(lock)
+            open_id = self._open_jobs([lock]).get(lock)
             if open_id is not None:
                 return open_id
         deferrer = self._sync_app.configure_task(task, queue=provider, queueing_lock=lock)
         try:
             return str(deferrer.defer(provider=provider, args=dict(args)))
         except pexc.AlreadyEnqueued:
-            found = self._open_job(lock) if lock is not None else None
+            found = self._open_jobs([lock]).get(lock) if lock is not None else None
             if found is None:
                 raise
             return found
+
+    def enqueue_many(
+        self, task: str, jobs: Sequence[tuple[Mapping[str, JSON], str | None]], *, provider: str
+    ) -> list[JobId]:
+        find_task(task)
+        open_ids = self._open_jobs([lock for _, lock in jobs if lock is not None])
+        new = [
+            self._sync_app.configure_task(task, queue=provider, queueing_lock=lock).make_new_job(
+                provider=provider, args=dict(args)
+            )
+            for args, lock in jobs
+            if lock is None or lock not in open_ids
+        ]
+        try:
+            deferred = iter(self._sync_app.job_manager.batch_defer_jobs(new) if new else [])
+        except pexc.AlreadyEnqueued:  # a lock taken meanwhile (or twice in ``jobs``): nothing was queued
+            return [self.enqueue(task, args, provider=provider, lock=lock) for args, lock in jobs]
+        return [open_ids[lock] if lock is not None and lock in open_ids else str(next(deferred).id) for _, lock in jobs]
 
     def start(self) -> None:
         if self._thread is not None or not self.settings.embedded_worker:
@@ -265,16 +283,19 @@ class ProcrastinateQueue:
         except Exception:
             log.exception("job %s (%s): recording its end failed", job.id, task_name)
 
-    def _open_job(self, lock: str) -> JobId | None:
+    def _open_jobs(self, locks: Collection[str]) -> dict[str, JobId]:
+        """The open job of each lock that has one."""
+        if not locks:
+            return {}
         with self.store.engine.connect() as conn:
-            found = conn.execute(
+            rows = conn.execute(
                 text(
-                    "SELECT id FROM procrastinate_jobs WHERE queueing_lock = :lock"
-                    " AND status::text IN ('todo', 'doing', 'aborting') ORDER BY id LIMIT 1"
+                    "SELECT queueing_lock, min(id) FROM procrastinate_jobs WHERE queueing_lock = ANY(:locks)"
+                    " AND status::text IN ('todo', 'doing', 'aborting') GROUP BY queueing_lock"
                 ),
-                {"lock": lock},
-            ).scalar()
-        return None if found is None else str(found)
+                {"locks": list(locks)},
+            ).all()
+        return {lock: str(job_id) for lock, job_id in rows}
 
 
 def _now() -> Any:

@@ -9,7 +9,7 @@ run at least once: after a worker dies it runs again, so every task must be idem
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -96,6 +96,15 @@ class JobQueue(Protocol):
         ``lock``: while a job with the same lock is pending or running, that job's id is returned and
         nothing new is queued (a double click, a retried request, a suite run resumed).
         Raises UnknownNameError for a task no module registered.
+        """
+        ...
+
+    def enqueue_many(
+        self, task: str, jobs: Sequence[tuple[Mapping[str, JSON], str | None]], *, provider: str
+    ) -> list[JobId]:
+        """``enqueue`` for each ``(args, lock)`` of ``jobs``, in one transaction where it can; their ids in order.
+
+        A suite run queues a job per conversation: one at a time, the queueing could not keep up with the workers.
         """
         ...
 

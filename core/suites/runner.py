@@ -26,8 +26,8 @@ LOST_CHECK_SECONDS = 5.0
 def enqueue_open(queue: JobQueue, suites: Suites, run: SuiteRunView) -> int:
     """Queue a job for every item of the run without an outcome; how many items that is."""
     items = suites.open_items(run.run_id)
-    for pk in items:
-        queue.enqueue(SUITE_ITEM_TASK, {"item": pk}, provider=run.provider, lock=lock_of(run.run_id, pk))
+    jobs = [({"item": pk}, lock_of(run.run_id, pk)) for pk in items]
+    queue.enqueue_many(SUITE_ITEM_TASK, jobs, provider=run.provider)
     return len(items)
 
 
@@ -56,10 +56,11 @@ def watch(
                 if on_item is not None:
                     on_item(item, progress)
             last = progress
-            if progress.remaining == 0 and (run := suites.run(run_id)).status == "finished":
-                if on_progress is not None:
-                    on_progress(progress)
-                return run
+        # The run is marked finished just after its last outcome commits, so progress may not change again.
+        if progress.remaining == 0 and (run := suites.run(run_id)).status == "finished":
+            if on_progress is not None:
+                on_progress(progress)
+            return run
         if on_progress is not None:
             on_progress(progress)
         if time.monotonic() >= next_check:
@@ -70,6 +71,9 @@ def watch(
 
 def _requeue_lost(queue: JobQueue, suites: Suites, run_id: str) -> None:
     open_jobs = {job.lock for job in queue.jobs(lock_prefix=lock_prefix(run_id), statuses=OPEN_STATUSES)}
-    lost = [pk for pk in suites.open_items(run_id) if lock_of(run_id, pk) not in open_jobs]
+    still_open = suites.open_items(run_id)
+    lost = [pk for pk in still_open if lock_of(run_id, pk) not in open_jobs]
     if lost:
         enqueue_open(queue, suites, suites.run(run_id))
+    elif not still_open:
+        suites.finish_if_done(run_id)

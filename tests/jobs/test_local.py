@@ -137,6 +137,17 @@ def test_a_lock_names_one_open_job(store: Store, stub_env: dict[str, str]) -> No
     assert [j.status for j in queue.jobs(lock_prefix="run:")] == ["cancelled", "pending"]
 
 
+def test_jobs_queued_together_keep_one_open_job_per_lock(store: Store, stub_env: dict[str, str]) -> None:
+    queue = LocalQueue(store, _settings(stub_env))
+    first = queue_run(store, queue, stub_env, "m")
+    [open_job] = queue.jobs()
+    jobs = [({"run_id": first}, f"run:{first}"), ({"run_id": "other"}, "run:other"), ({"run_id": "x"}, None)]
+    ids = queue.enqueue_many("run", jobs, provider="openai")
+    assert ids[0] == open_job.job_id and len(set(ids)) == 3
+    assert queue.enqueue_many("run", jobs[:2], provider="openai") == ids[:2]  # queued again: nothing added
+    assert [(j.job_id, j.lock) for j in queue.jobs()] == [(i, lock) for i, (_, lock) in zip(ids, jobs, strict=True)]
+
+
 @pytest.mark.parametrize("limit", [2, None])
 def test_the_provider_limit_bounds_the_calls_in_flight(
     store: Store, stub: StubServer, stub_env: dict[str, str], limit: int | None
