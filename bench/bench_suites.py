@@ -15,8 +15,9 @@ job holds a worker slot beyond the stub's delay (queue, bookkeeping, request bui
   0.7 of the ideal at concurrency 32 with 2 workers.
 
 PostgreSQL is the tests' server (``$TRACELOUPE_TEST_PG_URL``, default 127.0.0.1:5432), in a fresh database.
-It also reports the CPU time per job (every process: driver, stub, workers): on a machine whose cores
-are busy with other work the wall-clock figures are bounded by it, not by the queue's waiting.
+It also reports the CPU time per job (the driver and the workers; the stub's apart, it is not Traceloupe's):
+on a machine whose cores are busy with other work the wall-clock figures are bounded by it, not by the
+queue's waiting. PostgreSQL's own CPU is not counted.
 ``--quick``: 24 conversations at concurrency 1 and 8 (a smoke run of a few seconds per backend).
 """
 
@@ -46,8 +47,11 @@ from tests.suites import suite_data  # noqa: E402
 KEY = "sk-bench-0123456789"
 
 
-def measure(url: str, count: int, concurrency: int, delay: float, *, workers: int, stub: str) -> tuple[float, float]:
-    """Seconds from queueing a suite run of ``count`` conversations to its last outcome (after a warm-up run)."""
+def measure(
+    url: str, count: int, concurrency: int, delay: float, *, workers: int, stub: str, stub_pid: int
+) -> tuple[float, float, float]:
+    """Seconds from queueing a suite run of ``count`` conversations to its last outcome (after a warm-up run),
+    the CPU seconds it took (driver and workers) and the stub's CPU seconds meanwhile."""
     env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": f"{stub}/v1"}
     os.environ.update(env)
     with Store.open(url) as store:
@@ -68,9 +72,10 @@ def measure(url: str, count: int, concurrency: int, delay: float, *, workers: in
         try:
             # Unreported: the SDKs, the price table and the connections load in every worker before the clock.
             _suite_run(suites, queue, min(count, 2 * concurrency * max(workers, 1)), concurrency, delay)
-            cpu = _cpu_seconds(processes)
+            cpu, stub_cpu = time.process_time() + _cpu_seconds(processes), _cpu_seconds([stub_pid])
             elapsed = _suite_run(suites, queue, count, concurrency, delay)
-            return elapsed, _cpu_seconds(processes) - cpu
+            cpu = time.process_time() + _cpu_seconds(processes) - cpu
+            return elapsed, cpu, _cpu_seconds([stub_pid]) - stub_cpu
         finally:
             queue.stop()
             for process in processes:
@@ -78,12 +83,13 @@ def measure(url: str, count: int, concurrency: int, delay: float, *, workers: in
                 process.wait(timeout=30)
 
 
-def _cpu_seconds(processes: list[subprocess.Popen[bytes]]) -> float:
-    """CPU time used so far by this process (the driver, the stub, SQLite's workers) and the worker processes."""
+def _cpu_seconds(processes: list[subprocess.Popen[bytes]] | list[int]) -> float:
+    """CPU time used so far by other processes (the workers, the stub), by process or pid."""
     ticks = os.sysconf("SC_CLK_TCK")
-    total = time.process_time()
+    total = 0.0
     for process in processes:
-        fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        pid = process if isinstance(process, int) else process.pid
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         total += (int(fields[11]) + int(fields[12])) / ticks  # utime and stime
     return total
 
@@ -102,14 +108,14 @@ def _suite_run(suites: Suites, queue: JobQueue, count: int, concurrency: int, de
     return elapsed
 
 
-def report(backend: str, count: int, concurrency: int, delay: float, seconds: float, cpu: float) -> None:
+def report(backend: str, count: int, concurrency: int, delay: float, seconds: float, cpu: float, stub: float) -> None:
     rate = count / seconds
     ideal = min(concurrency, count) / delay
     overhead_ms = (seconds * min(concurrency, count) / count - delay) * 1000
     print(
         f"{backend:<11} c={concurrency:<3} {count:>4} conversations in {seconds:6.2f} s: {rate:6.1f}/s, "
         f"{rate / ideal:4.2f}x of the ideal {ideal:.0f}/s, overhead {overhead_ms:6.1f} ms per job, "
-        f"CPU {cpu / count * 1000:5.1f} ms per job",
+        f"CPU {cpu / count * 1000:5.1f} ms per job (and the stub's {stub / count * 1000:4.1f})",
         flush=True,
     )
 
@@ -148,9 +154,11 @@ def main() -> int:
                 with Store.open(url) as store:
                     suite_data.seed(store, Path(folder), count)
                 for concurrency in levels:
-                    seconds, cpu = measure(url, count, concurrency, ns.delay, workers=ns.workers, stub=stub)
+                    seconds, cpu, stub_cpu = measure(
+                        url, count, concurrency, ns.delay, workers=ns.workers, stub=stub, stub_pid=stub_process.pid
+                    )
                     label = backend if backend == "sqlite" else f"pg x{ns.workers}" if ns.workers else "pg embedded"
-                    report(label, count, concurrency, ns.delay, seconds, cpu)
+                    report(label, count, concurrency, ns.delay, seconds, cpu, stub_cpu)
             for _, url, is_pg in targets:
                 if is_pg:
                     drop_pg_database(url.rsplit("/", 1)[1])

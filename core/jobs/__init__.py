@@ -44,6 +44,7 @@ from core.jobs.queue import (
     JobQueue,
     JobSettings,
     JobStatus,
+    NewJob,
     parse_limits,
 )
 from core.jobs.registry import TASK_MODULES, TASKS, JobContext, Task, find_task, register, task
@@ -61,6 +62,7 @@ __all__ = [
     "JobQueue",
     "JobSettings",
     "JobStatus",
+    "NewJob",
     "Task",
     "env_limits",
     "find_task",

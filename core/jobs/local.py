@@ -15,14 +15,14 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Literal
 
-from sqlalchemy import Select, and_, delete, func, insert, or_, select, update
+from sqlalchemy import Connection, Select, and_, delete, func, insert, or_, select, update
 
 from core.errors import MisuseError
 from core.jobs.limits import LocalLimiter, limited_sender
-from core.jobs.queue import JSON, OPEN_STATUSES, JobId, JobInfo, JobSettings, JobStatus
+from core.jobs.queue import JSON, OPEN_STATUSES, JobId, JobInfo, JobSettings, JobStatus, NewJob
 from core.jobs.registry import JobContext, Task, find_task
 from core.store import Store
 from core.store.engine import read_transaction, write_transaction
@@ -67,33 +67,42 @@ class LocalQueue:
     def enqueue(
         self, task: str, args: Mapping[str, JSON], *, provider: str, lock: str | None = None, lane: str | None = None
     ) -> JobId:
+        return self.enqueue_many(task, [NewJob(args, lock, lane)], provider=provider)[0]
+
+    def enqueue_many(self, task: str, jobs: Sequence[NewJob], *, provider: str) -> list[JobId]:
         find_task(task)
         now = _now_ms()
+        ids: list[JobId] = []
         with write_transaction(self.store.engine) as conn:  # the write lock makes check-then-insert atomic
-            if lock is not None:
-                open_id = conn.execute(
-                    select(_J.id).where(_J.lock == lock, _J.status.in_(OPEN_STATUSES)).order_by(_J.id).limit(1)
-                ).scalar()
-                if open_id is not None:
-                    return str(open_id)
-            job_id = conn.execute(
-                insert(JOBS)
-                .values(
-                    task=task,
-                    args=dict(args),
-                    provider=provider,
-                    lock=lock,
-                    lane=lane,
-                    status="pending",
-                    attempts=0,
-                    max_attempts=self.settings.max_attempts,
-                    run_after=now,
-                    created_at=now,
-                )
-                .returning(_J.id)
-            ).scalar_one()
+            for job in jobs:
+                ids.append(self._insert(conn, task, job, provider, now))
         with self._wake:
-            self._wake.notify()
+            self._wake.notify(len(ids))
+        return ids
+
+    def _insert(self, conn: Connection, task: str, job: NewJob, provider: str, now: int) -> JobId:
+        if job.lock is not None:
+            open_id = conn.execute(
+                select(_J.id).where(_J.lock == job.lock, _J.status.in_(OPEN_STATUSES)).order_by(_J.id).limit(1)
+            ).scalar()
+            if open_id is not None:
+                return str(open_id)
+        job_id = conn.execute(
+            insert(JOBS)
+            .values(
+                task=task,
+                args=dict(job.args),
+                provider=provider,
+                lock=job.lock,
+                lane=job.lane,
+                status="pending",
+                attempts=0,
+                max_attempts=self.settings.max_attempts,
+                run_after=now,
+                created_at=now,
+            )
+            .returning(_J.id)
+        ).scalar_one()
         return str(job_id)
 
     def start(self) -> None:

@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import logging
 import threading
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
@@ -29,7 +29,7 @@ from procrastinate.jobs import Status
 from sqlalchemy import Engine, create_engine, text
 
 from core.jobs.limits import AdvisoryLimiter, Limiter, limited_sender
-from core.jobs.queue import JSON, JobId, JobInfo, JobSettings, JobStatus
+from core.jobs.queue import JSON, JobId, JobInfo, JobSettings, JobStatus, NewJob
 from core.jobs.registry import TASKS, JobContext, Task, find_task, load_tasks
 from core.store import Store
 
@@ -80,17 +80,36 @@ class ProcrastinateQueue:
     ) -> JobId:
         find_task(task)
         if lock is not None:
-            open_id = self._open_job(lock)
+            open_id = self._open_jobs([lock]).get(lock)
             if open_id is not None:
                 return open_id
         deferrer = self._sync_app.configure_task(task, queue=provider, queueing_lock=lock, lock=lane)
         try:
             return str(deferrer.defer(provider=provider, args=dict(args)))
         except pexc.AlreadyEnqueued:
-            found = self._open_job(lock) if lock is not None else None
+            found = self._open_jobs([lock]).get(lock) if lock is not None else None
             if found is None:
                 raise
             return found
+
+    def enqueue_many(self, task: str, jobs: Sequence[NewJob], *, provider: str) -> list[JobId]:
+        find_task(task)
+        open_ids = self._open_jobs([job.lock for job in jobs if job.lock is not None])
+        new = [
+            self._sync_app.configure_task(task, queue=provider, queueing_lock=job.lock, lock=job.lane).make_new_job(
+                provider=provider, args=dict(job.args)
+            )
+            for job in jobs
+            if job.lock is None or job.lock not in open_ids
+        ]
+        try:
+            deferred = iter(self._sync_app.job_manager.batch_defer_jobs(new) if new else [])
+        except pexc.AlreadyEnqueued:  # a lock taken meanwhile (or twice in ``jobs``): nothing was queued
+            return [self.enqueue(task, j.args, provider=provider, lock=j.lock, lane=j.lane) for j in jobs]
+        return [
+            open_ids[job.lock] if job.lock is not None and job.lock in open_ids else str(next(deferred).id)
+            for job in jobs
+        ]
 
     def start(self) -> None:
         if self._thread is not None or not self.settings.embedded_worker:
@@ -268,16 +287,19 @@ class ProcrastinateQueue:
         except Exception:
             log.exception("job %s (%s): recording its end failed", job.id, task_name)
 
-    def _open_job(self, lock: str) -> JobId | None:
+    def _open_jobs(self, locks: Collection[str]) -> dict[str, JobId]:
+        """The open job of each lock that has one."""
+        if not locks:
+            return {}
         with self.store.engine.connect() as conn:
-            found = conn.execute(
+            rows = conn.execute(
                 text(
-                    "SELECT id FROM procrastinate_jobs WHERE queueing_lock = :lock"
-                    " AND status::text IN ('todo', 'doing', 'aborting') ORDER BY id LIMIT 1"
+                    "SELECT queueing_lock, min(id) FROM procrastinate_jobs WHERE queueing_lock = ANY(:locks)"
+                    " AND status::text IN ('todo', 'doing', 'aborting') GROUP BY queueing_lock"
                 ),
-                {"lock": lock},
-            ).scalar()
-        return None if found is None else str(found)
+                {"locks": list(locks)},
+            ).all()
+        return {lock: str(job_id) for lock, job_id in rows}
 
 
 def _now() -> Any:

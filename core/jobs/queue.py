@@ -9,9 +9,9 @@ run at least once: after a worker dies it runs again, so every task must be idem
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 from core.errors import MisuseError
 
@@ -85,6 +85,14 @@ def parse_limits(text: str) -> dict[str, int]:
     return limits
 
 
+class NewJob(NamedTuple):
+    """One job of an :meth:`JobQueue.enqueue_many` batch: ``enqueue``'s arguments, ``lock`` and ``lane``."""
+
+    args: Mapping[str, JSON]
+    lock: str | None = None
+    lane: str | None = None
+
+
 class JobQueue(Protocol):
     """Jobs stored in the database and run by workers; every method is safe from any thread."""
 
@@ -100,6 +108,13 @@ class JobQueue(Protocol):
         ``lane``: the jobs of one lane run one at a time, oldest first, across every worker (a suite run
         of concurrency N spreads its jobs over N lanes); a job waiting for its lane holds no worker.
         Raises UnknownNameError for a task no module registered.
+        """
+        ...
+
+    def enqueue_many(self, task: str, jobs: Sequence[NewJob], *, provider: str) -> list[JobId]:
+        """``enqueue`` for each of ``jobs``, in one transaction where it can; their ids in order.
+
+        A suite run queues a job per conversation: one at a time, the queueing could not keep up with the workers.
         """
         ...
 

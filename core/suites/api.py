@@ -153,6 +153,11 @@ class Suites:
         with read_transaction(self.store.engine) as conn:
             return storage.progress(conn, run_id)
 
+    def finish_if_done(self, run_id: str) -> None:
+        """Mark the run finished when every item has an outcome (a worker may have died just before doing it)."""
+        with write_transaction(self.store.engine) as conn:
+            storage.finish_run_if_done(conn, run_id)
+
     def report(self, run_id: str) -> Report:
         """The run's report, compared with the baseline it was started with."""
         with read_transaction(self.store.engine) as conn:

@@ -60,6 +60,8 @@ def run_item(
     with write_transaction(store.engine) as conn:
         claim = storage.claim_item(conn, item_pk)
     if claim is None:
+        # Ended already (its worker may have died before finishing the run) or cancelled by the cost cap just now.
+        _finish_run_if_done(store, item_pk)
         return False
     ended = None if claim.interrupted_key is None else _close_interrupted(store, claim.mode, claim.interrupted_key)
     try:
@@ -74,13 +76,16 @@ def run_item(
         log.exception("suite item %s failed inside Traceloupe", item_pk)
         result = ItemResult("failed", reason="internal_error", error=f"Traceloupe failed ({type(exc).__name__})")
     with write_transaction(store.engine) as conn:
-        return storage.finish_item(conn, claim, result)
+        recorded = storage.finish_item(conn, claim, result)
+    _finish_run_if_done(store, item_pk)
+    return recorded
 
 
 def give_up(store: Store, item_pk: int, why: str) -> None:
     """The queue will not run this item's job again: its replay, if one was left running, and the item end failed."""
     with write_transaction(store.engine) as conn:
         left = storage.give_up_item(conn, item_pk, why)
+    _finish_run_if_done(store, item_pk)
     if left is not None and left.interrupted_key is not None:
         _close_interrupted(store, left.mode, left.interrupted_key)
 
@@ -147,6 +152,14 @@ def step_result(run: StepRunView) -> ItemResult:
         return ItemResult("refused", run.run_id, reason=run.reason, error=run.error, spend=spent)
     reason = run.reason if run.status == "failed" else f"capped: {run.reason}"
     return ItemResult("failed", run.run_id, reason=reason, error=run.error, spend=spent)
+
+
+def _finish_run_if_done(store: Store, item_pk: int) -> None:
+    """After the item's transaction committed (see ``storage.finish_run_if_done``), never inside it."""
+    with write_transaction(store.engine) as conn:
+        run_id = storage.run_of_item(conn, item_pk)
+        if run_id is not None:
+            storage.finish_run_if_done(conn, run_id)
 
 
 def _close_interrupted(store: Store, mode: str, key: str) -> str | None:

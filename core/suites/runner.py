@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from core.jobs.queue import OPEN_STATUSES, JobQueue
+from core.jobs.queue import OPEN_STATUSES, JobQueue, NewJob
 from core.suites.api import Suites
 from core.suites.tasks import SUITE_ITEM_TASK, lane_of, lock_of, lock_prefix
 from core.suites.views import ItemView, Progress, SuiteRunView
@@ -30,9 +30,8 @@ def enqueue_open(queue: JobQueue, suites: Suites, run: SuiteRunView) -> int:
     The jobs share the run's ``concurrency`` lanes: at most that many replay at once, whichever workers take them.
     """
     items = suites.open_items(run.run_id)
-    for pk in items:
-        lane = lane_of(run.run_id, pk, run.concurrency)
-        queue.enqueue(SUITE_ITEM_TASK, {"item": pk}, provider=run.provider, lock=lock_of(run.run_id, pk), lane=lane)
+    jobs = [NewJob({"item": pk}, lock_of(run.run_id, pk), lane_of(run.run_id, pk, run.concurrency)) for pk in items]
+    queue.enqueue_many(SUITE_ITEM_TASK, jobs, provider=run.provider)
     return len(items)
 
 
@@ -61,10 +60,11 @@ def watch(
                 if on_item is not None:
                     on_item(item, progress)
             last = progress
-            if progress.remaining == 0 and (run := suites.run(run_id)).status == "finished":
-                if on_progress is not None:
-                    on_progress(progress)
-                return run
+        # The run is marked finished just after its last outcome commits, so progress may not change again.
+        if progress.remaining == 0 and (run := suites.run(run_id)).status == "finished":
+            if on_progress is not None:
+                on_progress(progress)
+            return run
         if on_progress is not None:
             on_progress(progress)
         if time.monotonic() >= next_check:
@@ -75,6 +75,9 @@ def watch(
 
 def _requeue_lost(queue: JobQueue, suites: Suites, run_id: str) -> None:
     open_jobs = {job.lock for job in queue.jobs(lock_prefix=lock_prefix(run_id), statuses=OPEN_STATUSES)}
-    lost = [pk for pk in suites.open_items(run_id) if lock_of(run_id, pk) not in open_jobs]
+    still_open = suites.open_items(run_id)
+    lost = [pk for pk in still_open if lock_of(run_id, pk) not in open_jobs]
     if lost:
         enqueue_open(queue, suites, suites.run(run_id))
+    elif not still_open:
+        suites.finish_if_done(run_id)

@@ -217,7 +217,10 @@ def replay_key(suite_run_id: str, item_pk: int, attempt: int) -> str:
 
 
 def claim_item(conn: Connection, item_pk: int) -> Claim | None:
-    """Take an item for one attempt; None when it has an outcome already or the cost cap cancels it here."""
+    """Take an item for one attempt; None when it has an outcome already or the cost cap cancels it here.
+
+    The caller runs :func:`finish_run_if_done` after this transaction when it gets None.
+    """
     row = conn.execute(
         select(
             _I.outcome, _I.attempt, _I.suite_run_pk, _R.run_id, _R.provider, _R.model, _R.mode, _R.max_cost,
@@ -233,7 +236,6 @@ def claim_item(conn: Connection, item_pk: int) -> Claim | None:
     if row.max_cost is not None and _spent(conn, row.suite_run_pk) >= row.max_cost:
         _lock_run(conn, row.suite_run_pk)
         _cancel_pending(conn, row.suite_run_pk, row.max_cost, item_pk)
-        _finish_run_if_done(conn, row.suite_run_pk)
         return None
     attempt = conn.execute(
         update(SUITE_RUN_ITEMS)
@@ -274,11 +276,16 @@ class ItemResult:
 
 
 def finish_item(conn: Connection, claim: Claim, result: ItemResult) -> bool:
-    """Record an attempt's outcome; False (nothing written) when another attempt holds the item now."""
+    """Record an attempt's outcome; False (nothing written) when another attempt holds the item now.
+
+    The run is not finished here: :func:`finish_run_if_done` does that once this transaction has committed.
+    """
     if result.outcome not in DONE:
         raise MisuseError(f"an item ends as one of: {', '.join(DONE)}")
     run_pk = claim.suite_run_pk
-    cap = conn.execute(select(_R.max_cost).where(_R.id == run_pk).with_for_update()).scalar()  # see _lock_run
+    cap = conn.execute(select(_R.max_cost).where(_R.id == run_pk)).scalar()
+    if cap is not None:
+        _lock_run(conn, run_pk)  # the spend read below includes every outcome recorded before this one
     now = now_ms()
     written = conn.execute(
         update(SUITE_RUN_ITEMS)
@@ -295,7 +302,6 @@ def finish_item(conn: Connection, claim: Claim, result: ItemResult) -> bool:
         return False
     if cap is not None and _spent(conn, run_pk) >= cap:
         _cancel_pending(conn, run_pk, cap, None)
-    _finish_run_if_done(conn, run_pk)
     return True
 
 
@@ -308,7 +314,10 @@ class Left:
 
 
 def give_up_item(conn: Connection, item_pk: int, why: str) -> Left | None:
-    """An item whose job will not run again: ``failed`` with the queue's reason, unless it has an outcome."""
+    """An item whose job will not run again: ``failed`` with the queue's reason, unless it has an outcome.
+
+    The caller runs :func:`finish_run_if_done` after this transaction.
+    """
     row = conn.execute(
         select(_I.suite_run_pk, _I.outcome, _I.attempt, _R.run_id, _R.mode)
         .join(SUITE_RUNS, _R.id == _I.suite_run_pk)
@@ -316,14 +325,12 @@ def give_up_item(conn: Connection, item_pk: int, why: str) -> Left | None:
     ).first()
     if row is None:
         return None
-    _lock_run(conn, row.suite_run_pk)
     now = now_ms()
     conn.execute(
         update(SUITE_RUN_ITEMS)
         .where(_I.id == item_pk, _I.outcome.in_(("pending", "running")))
         .values(outcome="failed", reason="gave_up", error=f"the job queue gave up: {why}", finished_at=now)
     )
-    _finish_run_if_done(conn, row.suite_run_pk)
     return Left(row.mode, replay_key(row.run_id, item_pk, row.attempt) if row.outcome == "running" else None)
 
 
@@ -358,19 +365,33 @@ def _cancel_pending(conn: Connection, run_pk: int, cap: float, item_pk: int | No
 
 
 def _lock_run(conn: Connection, run_pk: int) -> None:
-    """PostgreSQL: hold the run's row, so two transactions recording its last two items cannot both miss
-    the other's (each would see the other item still running and leave the run unfinished). SQLite's write
-    lock serialises them already; it has no FOR UPDATE."""
+    """PostgreSQL: hold the run's row while its spend is read against the cost cap, so two items ending at
+    once cannot both miss the other's cost and leave the cap passed. SQLite's write lock serialises them
+    already; it has no FOR UPDATE."""
     conn.execute(select(_R.id).where(_R.id == run_pk).with_for_update())
 
 
-def _finish_run_if_done(conn: Connection, run_pk: int) -> None:
+def finish_run_if_done(conn: Connection, run_id: str) -> None:
+    """Mark the suite run finished when none of its items is pending or running.
+
+    Called in a transaction of its own once an item's outcome (or a cancellation) has committed: of two
+    items ending at once, the one whose check starts last sees the other's outcome, so no lock over the
+    run has to serialise every item's end. A check made inside the ending transaction could miss the other.
+    """
+    run_pk = _run_pk(conn, run_id)
     left = exists().where(_I.suite_run_pk == run_pk, _I.outcome.in_(("pending", "running")))
     conn.execute(
         update(SUITE_RUNS)
         .where(_R.id == run_pk, _R.status == "running", ~left)
         .values(status="finished", finished_at=now_ms())
     )
+
+
+def run_of_item(conn: Connection, item_pk: int) -> str | None:
+    """The id of the suite run an item belongs to."""
+    return conn.execute(
+        select(_R.run_id).join(SUITE_RUN_ITEMS, _I.suite_run_pk == _R.id).where(_I.id == item_pk)
+    ).scalar()
 
 
 def _run_pk(conn: Connection, run_id: str) -> int:

@@ -8,7 +8,8 @@ import core.jobs
 def test_the_public_names_are_pinned() -> None:
     assert core.jobs.__all__ == [
         "JSON", "LIMITS_VAR", "OPEN_STATUSES", "TASKS", "TASK_MODULES", "JobContext", "JobId", "JobInfo", "JobQueue",
-        "JobSettings", "JobStatus", "Task", "env_limits", "find_task", "parse_limits", "queue_for", "register", "task",
+        "JobSettings", "JobStatus", "NewJob", "Task", "env_limits", "find_task", "parse_limits", "queue_for",
+        "register", "task",
     ]  # fmt: skip
 
 

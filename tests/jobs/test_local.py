@@ -15,7 +15,7 @@ import httpx
 import pytest
 from sqlalchemy import update
 
-from core.jobs import JSON, JobContext, JobSettings, register
+from core.jobs import JSON, JobContext, JobSettings, NewJob, register
 from core.jobs import local as local_module
 from core.jobs.local import LocalQueue
 from core.jobs.replay_tasks import STEP_RUN_TASK
@@ -135,6 +135,21 @@ def test_a_lock_names_one_open_job(store: Store, stub_env: dict[str, str]) -> No
     again = queue.enqueue("run", {"run_id": first}, provider="openai", lock=f"run:{first}")
     assert again != job.job_id
     assert [j.status for j in queue.jobs(lock_prefix="run:")] == ["cancelled", "pending"]
+
+
+def test_jobs_queued_together_keep_one_open_job_per_lock(store: Store, stub_env: dict[str, str]) -> None:
+    queue = LocalQueue(store, _settings(stub_env))
+    first = queue_run(store, queue, stub_env, "m")
+    [open_job] = queue.jobs()
+    jobs = [
+        NewJob({"run_id": first}, f"run:{first}"),
+        NewJob({"run_id": "other"}, "run:other"),
+        NewJob({"run_id": "x"}),
+    ]
+    ids = queue.enqueue_many("run", jobs, provider="openai")
+    assert ids[0] == open_job.job_id and len(set(ids)) == 3
+    assert queue.enqueue_many("run", jobs[:2], provider="openai") == ids[:2]  # queued again: nothing added
+    assert [(j.job_id, j.lock) for j in queue.jobs()] == [(i, lock) for i, (_, lock, _) in zip(ids, jobs, strict=True)]
 
 
 @pytest.mark.parametrize("limit", [2, None])

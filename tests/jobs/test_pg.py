@@ -15,7 +15,7 @@ import httpx
 import pytest
 from sqlalchemy import text
 
-from core.jobs import JobSettings
+from core.jobs import JobSettings, NewJob
 from core.jobs.pg import ProcrastinateQueue
 from core.store import Store
 from tests.jobs.conftest import queue_run, wait_for
@@ -122,3 +122,22 @@ def test_a_worker_runs_as_many_jobs_at_once_as_its_concurrency(
         finally:
             queue.stop()
     assert httpx.get(f"{stub.base_url}/__stub/stats").json() == {"requests": 8, "peak_in_flight": 8}
+
+
+def test_jobs_queued_together_keep_one_open_job_per_lock(pg_url: str) -> None:
+    with Store.open(pg_url) as store:
+        queue = ProcrastinateQueue(store, JobSettings(embedded_worker=False))
+        try:
+            first = queue.enqueue("run", {"run_id": "a"}, provider="openai", lock="run:a")
+            jobs = [NewJob({"run_id": "a"}, "run:a"), NewJob({"run_id": "b"}, "run:b"), NewJob({"run_id": "c"})]
+            ids = queue.enqueue_many("run", jobs, provider="openai")
+            assert ids[0] == first and len(set(ids)) == 3
+            assert queue.enqueue_many("run", jobs[:2], provider="openai") == ids[:2]  # queued again: nothing added
+            twice = [
+                NewJob({"run_id": "d"}, "run:d"),
+                NewJob({"run_id": "d"}, "run:d"),
+            ]  # the batch fails, one at a time
+            assert len(set(queue.enqueue_many("run", twice, provider="openai"))) == 1
+            assert [j.lock for j in queue.jobs()] == ["run:a", "run:b", None, "run:d"]
+        finally:
+            queue.stop()

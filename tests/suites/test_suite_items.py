@@ -9,9 +9,12 @@ from pathlib import Path
 import pytest
 
 from core.errors import MisuseError, UnknownNameError
+from core.jobs import JobSettings, queue_for
 from core.store import ConversationQuery, Store
 from core.store.engine import write_transaction
 from core.suites import Suites, run_item, storage
+from core.suites.runner import watch
+from core.suites.views import Progress
 from tests.suites import suite_data
 from web.devtools.stub_provider import StubServer
 
@@ -176,3 +179,42 @@ def test_an_attempt_killed_after_its_replay_ended_is_recorded_by_the_next_attemp
     (ended,) = suites.run(run.run_id).items
     assert (ended.outcome, ended.diverged_step, ended.attempt, ended.run_id) == ("diverged", 1, 2, replay.run_id)
     assert suites.run(run.run_id).status == "finished"
+
+
+def test_a_run_whose_last_outcome_was_recorded_just_before_its_worker_died_finishes_when_the_job_runs_again(
+    suites: Suites, stub_env: dict[str, str]
+) -> None:
+    suites.create("one", conversations=[suite_data.conversation_id(0)])
+    run = suites.new_run("one", provider="openai", model="gpt-4o", mode="final")
+    (pk,) = suites.open_items(run.run_id)
+    with write_transaction(suites.store.engine) as conn:
+        claim = storage.claim_item(conn, pk)
+    assert claim is not None
+    with write_transaction(suites.store.engine) as conn:  # the outcome committed, then the process was killed
+        assert storage.finish_item(conn, claim, storage.ItemResult("failed", error="the provider said no"))
+    assert suites.run(run.run_id).status == "running"
+    assert not run_item(suites.store, pk, environ=stub_env)  # the queue delivers the job again
+    finished = suites.run(run.run_id)
+    assert finished.status == "finished" and [i.outcome for i in finished.items] == ["failed"]
+
+
+def test_watching_a_run_returns_once_it_is_marked_finished_just_after_its_last_outcome(suites: Suites) -> None:
+    suites.create("one", conversations=[suite_data.conversation_id(0)])
+    run = suites.new_run("one", provider="openai", model="gpt-4o", mode="final")
+    (pk,) = suites.open_items(run.run_id)
+    with write_transaction(suites.store.engine) as conn:
+        claim = storage.claim_item(conn, pk)
+    assert claim is not None
+    with write_transaction(suites.store.engine) as conn:
+        assert storage.finish_item(conn, claim, storage.ItemResult("failed", error="the provider said no"))
+    polls: list[Progress] = []
+
+    def finish_after_the_first_poll(progress: Progress) -> None:
+        polls.append(progress)
+        assert len(polls) < 20, "the watcher never saw the run finished"
+        suites.finish_if_done(run.run_id)  # what the job does once the outcome has committed
+
+    done = watch(
+        suites, queue_for(suites.store, JobSettings()), run.run_id, on_progress=finish_after_the_first_poll, poll=0
+    )
+    assert done.status == "finished" and done.items[0].outcome == "failed"

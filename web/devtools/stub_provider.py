@@ -363,6 +363,9 @@ class StubServer(ThreadingHTTPServer):
     """The stub's HTTP server: loopback only, daemon threads, one shared state."""
 
     daemon_threads = True
+    request_queue_size = 128
+    """socketserver's default backlog is 5: a suite's 32 jobs connecting at once overflowed it, and the
+    dropped connections waited out a 1 s SYN retry (or were reset), which no real provider would cause."""
 
     def __init__(self, port: int = 0, host: str = "127.0.0.1") -> None:
         if host not in LOOPBACK_HOSTS:
