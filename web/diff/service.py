@@ -8,12 +8,18 @@ from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
 from litestar.params import FromQuery, QueryParameter, SkipValidation
 
+from core.store.digests import part_numbers
 from web import urls
+from web.diff.digest import SIDE_PARTS, DiffDigest, diff_asked, make_diff_digest, read_diff_digest
 from web.diff.pages import DiffLinks
 from web.diff.view import Comparison, compare
 from web.heavy import export_then
 from web.payloads.builder import Built, PayloadBuilder, check_provider, usable_result
-from web.payloads.service import MsgId
+from web.payloads.digest import key_for
+from web.payloads.facts import encode_rendered
+from web.payloads.jsonview import Rendered
+from web.payloads.service import MsgId, body_view
+from web.payloads.windows import PANE_WINDOW_BYTES
 from web.source import Loaded, StoreSource
 
 Provider = Annotated[str, QueryParameter(max_length=40)]
@@ -65,11 +71,14 @@ def side_of(side: str) -> str:
 
 SIDES = ("left", "right")
 
+DEFAULT_PAIR = ("openai", "anthropic")
+"""The diff a conversation's links open when no pair is asked for."""
+
 
 def asked_diff(
     conversation_id: urls.PathId,
-    left: Provider = "openai",
-    right: Provider = "anthropic",
+    left: Provider = DEFAULT_PAIR[0],
+    right: Provider = DEFAULT_PAIR[1],
     upto: MsgId = None,
     repair: FromQuery[bool] = False,
 ) -> DiffLinks:
@@ -88,3 +97,54 @@ def build_asked(source: StoreSource, payloads: PayloadBuilder, asked: DiffLinks)
 def asked_command(asked: DiffLinks) -> str:
     """``diff_command`` for the diff the page was asked for."""
     return diff_command(asked.conversation_id, asked.left, asked.right, asked.upto)
+
+
+def diff_digest(
+    source: StoreSource, payloads: PayloadBuilder, asked: DiffLinks, *, every_window: bool = False
+) -> DiffDigest:
+    """The digest of the diff asked for: read from the store, or built, stored and returned (404 when unknown).
+
+    ``every_window``: make sure the stored digest holds every window of both panes (the background job's way).
+    """
+    check_provider(asked.left)
+    check_provider(asked.right)
+    store = source.store
+    key = key_for(
+        store,
+        asked.conversation_id,
+        "diff",
+        diff_asked(payloads, asked.left, asked.right, asked.upto, asked.repair),
+    )
+    if key is None:
+        source.summary(asked.conversation_id)  # the 404 naming the conversation
+        raise NotFoundException(f"No conversation with id {asked.conversation_id!r}.")
+    hit = read_diff_digest(store, key)
+    if hit is None:
+        _, lbuilt, rbuilt = build_asked(source, payloads, asked)
+        return make_diff_digest(store, payloads, key, lbuilt, rbuilt, every_window=every_window)
+    if every_window:
+        for side in SIDES:
+            plan = hit.head.plan(side)
+            held = part_numbers(store.engine, key.key, SIDE_PARTS[side])
+            for n in range(plan.count if plan is not None else 0):
+                if n not in held:
+                    diff_window(source, payloads, asked, hit, side, n)
+    return hit
+
+
+def diff_window(
+    source: StoreSource, payloads: PayloadBuilder, asked: DiffLinks, digest: DiffDigest, side: str, n: int
+) -> Rendered:
+    """Window ``n`` of one side, made from the builds and stored when the digest holds it not yet; 404 past the end."""
+    plan = digest.head.plan(side)
+    count = plan.count if plan is not None else 0
+    if not 0 <= n < count:
+        raise NotFoundException(f"This body has {count} windows (0 to {count - 1}).")
+    found = digest.window(side, n)
+    if found is not None:
+        return found
+    _, lbuilt, rbuilt = build_asked(source, payloads, asked)
+    comparison = comparison_of(payloads, lbuilt, rbuilt)
+    built, marks = (lbuilt, comparison.left_marks) if side == "left" else (rbuilt, comparison.right_marks)
+    layout = body_view(payloads, built, PANE_WINDOW_BYTES).layout
+    return digest.add_window(side, n, encode_rendered(layout.render(n, marks)))
