@@ -107,12 +107,12 @@ def read_part(engine: Engine, key: str, part: str, n: int) -> bytes | None:
         return conn.execute(select(p.data).where(p.digest_key == key, p.part == part, p.n == n)).scalar()
 
 
-def read_parts(engine: Engine, key: str, part: str, first: int, end: int) -> list[bytes]:
-    """Parts ``[first, end)`` of one name, in order (those that exist)."""
+def read_numbered_parts(engine: Engine, key: str, part: str, first: int, end: int) -> list[tuple[int, bytes]]:
+    """Parts ``[first, end)`` of one name with their numbers, in order (those that exist)."""
     p = DIGEST_PARTS.c
     with read_transaction(engine) as conn:
-        query = select(p.data).where(p.digest_key == key, p.part == part, p.n >= first, p.n < end).order_by(p.n)
-        return list(conn.execute(query).scalars())
+        query = select(p.n, p.data).where(p.digest_key == key, p.part == part, p.n >= first, p.n < end).order_by(p.n)
+        return [(n, data) for n, data in conn.execute(query)]
 
 
 def write_digest(

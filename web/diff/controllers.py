@@ -19,7 +19,7 @@ from litestar.response import Template
 from web import masking
 from web.deps import HeavyDep, PayloadsDep, SourceDep
 from web.diff.pages import ChangesPage, DiffLinks, DiffPage
-from web.diff.service import AskedDiffDep, asked_command, asked_diff, diff_digest, diff_window, side_of
+from web.diff.service import AskedDiffDep, asked_command, asked_diff, diff_digest, diff_listing, diff_window, side_of
 from web.payloads.builder import PayloadBuilder
 from web.payloads.service import request_choice
 from web.payloads.windows import windowed_from
@@ -131,7 +131,7 @@ class DiffController(Controller):
 
 def _changes(source: StoreSource, payloads: PayloadBuilder, links: DiffLinks, cause: str, offset: int) -> ChangesPage:
     digest = diff_digest(source, payloads, links)
-    listed = digest.listing(cause, offset) if digest.head.left_plan is not None else None
+    listed = diff_listing(source, payloads, links, digest, cause, offset)
     if listed is None:
         raise NotFoundException(f"No change has the cause {cause!r}.")
     return ChangesPage(masking.mask(source.summary(links.conversation_id).title) or "(no user text)", links, listed)

@@ -94,23 +94,26 @@ def _group_facts(comparison: Comparison) -> tuple[GroupFacts, ...]:
     return tuple(out)
 
 
-def _listing_chunks(comparison: Comparison, left: Layout, right: Layout) -> Iterator[tuple[str, int, list[Any]]]:
-    for g in comparison.groups:
-        # A cause with warnings and no change still gets its (empty) first listing.
-        for k, start in enumerate(range(0, max(len(g.changes), 1), LISTED)):
-            chunk = []
-            for item in g.changes[start : start + LISTED]:
-                chunk.append(
-                    [item.change.op, item.number, masking.mask(item.line), window_ids(item.change, left, right)]
-                )
-            yield f"c:{g.cause}", k, chunk
+def listing_chunk(comparison: Comparison, cause: str, k: int, left: Layout, right: Layout) -> list[Any]:
+    """The k-th listing of a cause as a digest stores it: each change's op, number, masked line and windows."""
+    group = next(g for g in comparison.groups if g.cause == cause)
+    return [
+        [item.change.op, item.number, masking.mask(item.line), window_ids(item.change, left, right)]
+        for item in group.changes[k * LISTED : (k + 1) * LISTED]
+    ]
+
+
+def chunk_count(group: GroupFacts) -> int:
+    """How many listings a cause has (a cause with warnings and no change has one, empty)."""
+    return max(1, -(-group.count // LISTED))
 
 
 def diff_parts(
     payloads: PayloadBuilder, lbuilt: Built, rbuilt: Built, *, every_window: bool = False
 ) -> tuple[DiffHead, Iterator[tuple[str, int, Any]]]:
-    """Both builds' head, and the parts as JSON values: every listing, and window 0 of both panes (every
-    window with ``every_window``; a request adds the others as they are asked for, the background job all)."""
+    """Both builds' head, and the parts as JSON values: each cause's first listing and window 0 of both panes
+    (every listing and window with ``every_window``; a request adds the others as they are asked for, the
+    background job all of them)."""
     lfacts, rfacts = BuildFacts.of(lbuilt), BuildFacts.of(rbuilt)
     if lbuilt.result is None or rbuilt.result is None:
         return DiffHead(lfacts, rfacts, 0, (), None, None), iter(())
@@ -130,10 +133,12 @@ def diff_parts(
 
     def parts() -> Iterator[tuple[str, int, Any]]:
         first: dict[str, list[Any]] = {}
-        for name, k, chunk in _listing_chunks(comparison, left, right):
-            if k == 0:
-                first[name] = chunk
-            yield name, k, chunk
+        for group in head.groups:
+            for k in range(chunk_count(group) if every_window else 1):
+                chunk = listing_chunk(comparison, group.cause, k, left, right)
+                if k == 0:
+                    first[f"c:{group.cause}"] = chunk
+                yield f"c:{group.cause}", k, chunk
         yield "first", 0, first
         for side, layout, marks in (("L", left, comparison.left_marks), ("R", right, comparison.right_marks)):
             for n in range(layout.count if every_window else 1):
@@ -172,24 +177,25 @@ class DiffDigest:
     def first_listings(self) -> list[Listing]:
         """Every cause's first changes, in the groups' order (causes without a change left out)."""
         first = self.part("first", 0) or {}
-        return [_listing(g, 0, first[f"c:{g.cause}"]) for g in self.head.groups if f"c:{g.cause}" in first]
+        return [listing_of(g, 0, first[f"c:{g.cause}"]) for g in self.head.groups if f"c:{g.cause}" in first]
 
-    def listing(self, cause: str, offset: int) -> Listing | None:
-        """The changes of ``cause`` from ``offset``; None for a cause without a group."""
-        group = self.head.group(cause)
-        if group is None:
-            return None
-        k = offset // LISTED
+    def chunks(self, cause: str, first: int, end: int) -> dict[int, list[Any]]:
+        """The listings ``[first, end)`` of a cause that the digest holds, by number."""
+        name = f"c:{cause}"
         if self.fresh is not None:
-            chunks = [self.fresh.get((f"c:{cause}", i)) or [] for i in (k, k + 1)]
-        else:
-            found = stored.read_parts(self.store.engine, self.key, f"c:{cause}", k, k + 2)
-            chunks = [unpack(data) for data in found]
-        items = [item for chunk in chunks for item in chunk][offset - k * LISTED :][:LISTED]
-        return _listing(group, offset, items)
+            return {k: self.fresh[name, k] for k in range(first, end) if (name, k) in self.fresh}
+        found = stored.read_numbered_parts(self.store.engine, self.key, name, first, end)
+        return {k: unpack(data) for k, data in found}
+
+    def add_chunk(self, cause: str, k: int, value: list[Any]) -> None:
+        """Store the k-th listing of a cause (made from the builds) in the digest."""
+        if self.fresh is not None:
+            self.fresh[f"c:{cause}", k] = value
+        stored.write_part(self.store.engine, self.key, f"c:{cause}", k, pack(value))
 
 
-def _listing(group: GroupFacts, offset: int, items: list[Any]) -> Listing:
+def listing_of(group: GroupFacts, offset: int, items: list[Any]) -> Listing:
+    """The listing of ``group`` from ``offset`` that shows ``items`` (stored listings' changes)."""
     end = offset + LISTED
     views = [ChangeView(op, number, line, windows) for op, number, line, windows in items]
     return Listing(group, views, end if end < group.count else None)

@@ -10,9 +10,18 @@ from litestar.params import FromQuery, QueryParameter, SkipValidation
 
 from core.store.digests import part_numbers
 from web import urls
-from web.diff.digest import SIDE_PARTS, DiffDigest, diff_asked, make_diff_digest, read_diff_digest
+from web.diff.digest import (
+    SIDE_PARTS,
+    DiffDigest,
+    chunk_count,
+    diff_asked,
+    listing_chunk,
+    listing_of,
+    make_diff_digest,
+    read_diff_digest,
+)
 from web.diff.pages import DiffLinks
-from web.diff.view import Comparison, compare
+from web.diff.view import LISTED, Comparison, Listing, compare
 from web.heavy import export_then
 from web.payloads.builder import Built, PayloadBuilder, check_provider, usable_result
 from web.payloads.digest import key_for
@@ -123,6 +132,10 @@ def diff_digest(
         _, lbuilt, rbuilt = build_asked(source, payloads, asked)
         return make_diff_digest(store, payloads, key, lbuilt, rbuilt, every_window=every_window)
     if every_window:
+        for group in hit.head.groups:
+            held = part_numbers(store.engine, key.key, f"c:{group.cause}")
+            if len(held) < chunk_count(group):
+                diff_listing(source, payloads, asked, hit, group.cause, 0, every=True)
         for side in SIDES:
             plan = hit.head.plan(side)
             held = part_numbers(store.engine, key.key, SIDE_PARTS[side])
@@ -148,3 +161,34 @@ def diff_window(
     built, marks = (lbuilt, comparison.left_marks) if side == "left" else (rbuilt, comparison.right_marks)
     layout = body_view(payloads, built, PANE_WINDOW_BYTES).layout
     return digest.add_window(side, n, encode_rendered(layout.render(n, marks)))
+
+
+def diff_listing(
+    source: StoreSource,
+    payloads: PayloadBuilder,
+    asked: DiffLinks,
+    digest: DiffDigest,
+    cause: str,
+    offset: int,
+    *,
+    every: bool = False,
+) -> Listing | None:
+    """The changes of ``cause`` from ``offset``, the listings missing from the digest made from the builds and
+    stored (``every``: all of the cause's); None for a cause without a group."""
+    group = digest.head.group(cause)
+    if group is None or digest.head.left_plan is None:
+        return None
+    k = offset // LISTED
+    wanted = range(0, chunk_count(group)) if every else range(k, min(k + 2, chunk_count(group)))
+    held = digest.chunks(cause, wanted.start, wanted.stop)
+    missing = [i for i in wanted if i not in held]
+    if missing:
+        _, lbuilt, rbuilt = build_asked(source, payloads, asked)
+        comparison = comparison_of(payloads, lbuilt, rbuilt)
+        left = body_view(payloads, lbuilt, PANE_WINDOW_BYTES).layout
+        right = body_view(payloads, rbuilt, PANE_WINDOW_BYTES).layout
+        for i in missing:
+            held[i] = listing_chunk(comparison, cause, i, left, right)
+            digest.add_chunk(cause, i, held[i])
+    items = [item for i in range(k, k + 2) for item in held.get(i, [])][offset - k * LISTED :][:LISTED]
+    return listing_of(group, offset, items)
