@@ -19,11 +19,10 @@ from litestar.response import Template
 from web import masking
 from web.deps import HeavyDep, PayloadsDep, SourceDep
 from web.diff.pages import ChangesPage, DiffLinks, DiffPage
-from web.diff.service import AskedDiffDep, asked_command, asked_diff, build_asked, comparison_of, side_of
-from web.diff.view import listing
+from web.diff.service import AskedDiffDep, asked_command, asked_diff, diff_digest, diff_listing, diff_window, side_of
 from web.payloads.builder import PayloadBuilder
-from web.payloads.service import body_view, request_choice, window_of
-from web.payloads.windows import PANE_WINDOW_BYTES, windowed
+from web.payloads.service import request_choice
+from web.payloads.windows import windowed_from
 from web.source import StoreSource
 
 Provider = Annotated[str, QueryParameter(max_length=40)]
@@ -51,30 +50,32 @@ class DiffController(Controller):
         left, right = links.left, links.right
 
         def build(_: object) -> DiffPage:
-            loaded, lbuilt, rbuilt = build_asked(source, payloads, links)
-            comparison = lbody = rbody = None
-            listings = []
-            if lbuilt.result is not None and rbuilt.result is not None:
-                comparison = comparison_of(payloads, lbuilt, rbuilt)
-                llayout, rlayout = (
-                    body_view(payloads, lbuilt, PANE_WINDOW_BYTES).layout,
-                    body_view(payloads, rbuilt, PANE_WINDOW_BYTES).layout,
+            digest = diff_digest(source, payloads, links)
+            loaded = source.load(links.conversation_id)
+            head = digest.head
+            lbody = rbody = None
+            if head.left_plan is not None and head.right_plan is not None:
+                lbody = windowed_from(
+                    head.left_plan,
+                    "diff-left",
+                    diff_window(source, payloads, links, digest, "left", 0),
+                    lambda n: links.window_url("left", n),
                 )
-                lbody = windowed(llayout, "diff-left", comparison.left_marks, lambda n: links.window_url("left", n))
-                rbody = windowed(rlayout, "diff-right", comparison.right_marks, lambda n: links.window_url("right", n))
-                for group in comparison.groups:
-                    listed = listing(comparison, group.cause, 0, llayout, rlayout)
-                    if listed is not None:
-                        listings.append(listed)
+                rbody = windowed_from(
+                    head.right_plan,
+                    "diff-right",
+                    diff_window(source, payloads, links, digest, "right", 0),
+                    lambda n: links.window_url("right", n),
+                )
             return DiffPage(
                 title=masking.mask(loaded.summary.title) or "(no user text)",
                 request=request_choice(loaded, left, links.upto, links.repair, payloads=payloads),
-                left=lbuilt,
-                right=rbuilt,
-                comparison=comparison,
+                left=head.left,
+                right=head.right,
+                changes_total=head.changes_total,
                 left_body=lbody,
                 right_body=rbody,
-                listings=listings,
+                listings=digest.first_listings() if lbody is not None else [],
                 links=links,
             )
 
@@ -98,11 +99,8 @@ class DiffController(Controller):
         side = side_of(side)
 
         def build(_: object) -> dict[str, Any]:
-            _, lbuilt, rbuilt = build_asked(source, payloads, links)
-            comparison = comparison_of(payloads, lbuilt, rbuilt)
-            built, marks = (lbuilt, comparison.left_marks) if side == "left" else (rbuilt, comparison.right_marks)
-            layout = body_view(payloads, built, PANE_WINDOW_BYTES).layout
-            return {"pane": f"diff-{side}", "n": n, "rendered": layout.render(window_of(layout, n), marks)}
+            digest = diff_digest(source, payloads, links)
+            return {"pane": f"diff-{side}", "n": n, "rendered": diff_window(source, payloads, links, digest, side, n)}
 
         command = asked_command(links)
         context = await heavy.run(request.receive, build, what=f"the {left} / {right} diff", command=command)
@@ -132,13 +130,8 @@ class DiffController(Controller):
 
 
 def _changes(source: StoreSource, payloads: PayloadBuilder, links: DiffLinks, cause: str, offset: int) -> ChangesPage:
-    loaded, lbuilt, rbuilt = build_asked(source, payloads, links)
-    comparison = comparison_of(payloads, lbuilt, rbuilt)
-    llayout, rlayout = (
-        body_view(payloads, lbuilt, PANE_WINDOW_BYTES).layout,
-        body_view(payloads, rbuilt, PANE_WINDOW_BYTES).layout,
-    )
-    listed = listing(comparison, cause, offset, llayout, rlayout)
+    digest = diff_digest(source, payloads, links)
+    listed = diff_listing(source, payloads, links, digest, cause, offset)
     if listed is None:
         raise NotFoundException(f"No change has the cause {cause!r}.")
-    return ChangesPage(masking.mask(loaded.summary.title) or "(no user text)", links, listed)
+    return ChangesPage(masking.mask(source.summary(links.conversation_id).title) or "(no user text)", links, listed)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from web import urls
-from web.diff.view import LISTED, Comparison, Listing
-from web.payloads.builder import Built
+from web.diff.view import LISTED, Listing
+from web.payloads.facts import BuildFacts
 from web.payloads.pages import RequestChoice
 from web.payloads.windows import WindowedBody
 
@@ -53,9 +53,9 @@ class DiffPage:
 
     title: str
     request: RequestChoice
-    left: Built
-    right: Built
-    comparison: Comparison | None
+    left: BuildFacts
+    right: BuildFacts
+    changes_total: int
     left_body: WindowedBody | None
     right_body: WindowedBody | None
     listings: list[Listing]
@@ -68,6 +68,6 @@ class DiffPage:
         return self.request.conversation_id
 
     @property
-    def damaged(self) -> Built | None:
+    def damaged(self) -> BuildFacts | None:
         """The side whose request could not be built, if any."""
         return self.left if self.left.damaged else self.right if self.right.damaged else None

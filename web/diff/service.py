@@ -8,12 +8,27 @@ from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
 from litestar.params import FromQuery, QueryParameter, SkipValidation
 
+from core.store.digests import part_numbers
 from web import urls
+from web.diff.digest import (
+    SIDE_PARTS,
+    DiffDigest,
+    chunk_count,
+    diff_asked,
+    listing_chunk,
+    listing_of,
+    make_diff_digest,
+    read_diff_digest,
+)
 from web.diff.pages import DiffLinks
-from web.diff.view import Comparison, compare
+from web.diff.view import LISTED, Comparison, Listing, compare
 from web.heavy import export_then
 from web.payloads.builder import Built, PayloadBuilder, check_provider, usable_result
-from web.payloads.service import MsgId
+from web.payloads.digest import key_for
+from web.payloads.facts import encode_rendered
+from web.payloads.jsonview import Rendered
+from web.payloads.service import MsgId, body_view
+from web.payloads.windows import PANE_WINDOW_BYTES
 from web.source import Loaded, StoreSource
 
 Provider = Annotated[str, QueryParameter(max_length=40)]
@@ -67,11 +82,14 @@ def side_of(side: str) -> str:
 
 SIDES = ("left", "right")
 
+DEFAULT_PAIR = ("openai", "anthropic")
+"""The diff a conversation's links open when no pair is asked for."""
+
 
 def asked_diff(
     conversation_id: urls.PathId,
-    left: Provider = "openai",
-    right: Provider = "anthropic",
+    left: Provider = DEFAULT_PAIR[0],
+    right: Provider = DEFAULT_PAIR[1],
     upto: MsgId = None,
     repair: FromQuery[bool] = False,
 ) -> DiffLinks:
@@ -90,3 +108,89 @@ def build_asked(source: StoreSource, payloads: PayloadBuilder, asked: DiffLinks)
 def asked_command(asked: DiffLinks) -> str:
     """``diff_command`` for the diff the page was asked for."""
     return diff_command(asked.conversation_id, asked.left, asked.right, asked.upto)
+
+
+def diff_digest(
+    source: StoreSource, payloads: PayloadBuilder, asked: DiffLinks, *, every_window: bool = False
+) -> DiffDigest:
+    """The digest of the diff asked for: read from the store, or built, stored and returned (404 when unknown).
+
+    ``every_window``: make sure the stored digest holds every window of both panes (the background job's way).
+    """
+    check_provider(asked.left)
+    check_provider(asked.right)
+    store = source.store
+    key = key_for(
+        store,
+        asked.conversation_id,
+        "diff",
+        diff_asked(payloads, asked.left, asked.right, asked.upto, asked.repair),
+    )
+    if key is None:
+        source.summary(asked.conversation_id)  # the 404 naming the conversation
+        raise NotFoundException(f"No conversation with id {asked.conversation_id!r}.")
+    hit = read_diff_digest(store, key)
+    if hit is None:
+        _, lbuilt, rbuilt = build_asked(source, payloads, asked)
+        return make_diff_digest(store, payloads, key, lbuilt, rbuilt, every_window=every_window)
+    if every_window:
+        for group in hit.head.groups:
+            held = part_numbers(store.engine, key.key, f"c:{group.cause}")
+            if len(held) < chunk_count(group):
+                diff_listing(source, payloads, asked, hit, group.cause, 0, every=True)
+        for side in SIDES:
+            plan = hit.head.plan(side)
+            held = part_numbers(store.engine, key.key, SIDE_PARTS[side])
+            for n in range(plan.count if plan is not None else 0):
+                if n not in held:
+                    diff_window(source, payloads, asked, hit, side, n)
+    return hit
+
+
+def diff_window(
+    source: StoreSource, payloads: PayloadBuilder, asked: DiffLinks, digest: DiffDigest, side: str, n: int
+) -> Rendered:
+    """Window ``n`` of one side, made from the builds and stored when the digest holds it not yet; 404 past the end."""
+    plan = digest.head.plan(side)
+    count = plan.count if plan is not None else 0
+    if not 0 <= n < count:
+        raise NotFoundException(f"This body has {count} windows (0 to {count - 1}).")
+    found = digest.window(side, n)
+    if found is not None:
+        return found
+    _, lbuilt, rbuilt = build_asked(source, payloads, asked)
+    comparison = comparison_of(payloads, lbuilt, rbuilt)
+    built, marks = (lbuilt, comparison.left_marks) if side == "left" else (rbuilt, comparison.right_marks)
+    layout = body_view(payloads, built, PANE_WINDOW_BYTES).layout
+    return digest.add_window(side, n, encode_rendered(layout.render(n, marks)))
+
+
+def diff_listing(
+    source: StoreSource,
+    payloads: PayloadBuilder,
+    asked: DiffLinks,
+    digest: DiffDigest,
+    cause: str,
+    offset: int,
+    *,
+    every: bool = False,
+) -> Listing | None:
+    """The changes of ``cause`` from ``offset``, the listings missing from the digest made from the builds and
+    stored (``every``: all of the cause's); None for a cause without a group."""
+    group = digest.head.group(cause)
+    if group is None or digest.head.left_plan is None:
+        return None
+    k = offset // LISTED
+    wanted = range(0, chunk_count(group)) if every else range(k, min(k + 2, chunk_count(group)))
+    held = digest.chunks(cause, wanted.start, wanted.stop)
+    missing = [i for i in wanted if i not in held]
+    if missing:
+        _, lbuilt, rbuilt = build_asked(source, payloads, asked)
+        comparison = comparison_of(payloads, lbuilt, rbuilt)
+        left = body_view(payloads, lbuilt, PANE_WINDOW_BYTES).layout
+        right = body_view(payloads, rbuilt, PANE_WINDOW_BYTES).layout
+        for i in missing:
+            held[i] = listing_chunk(comparison, cause, i, left, right)
+            digest.add_chunk(cause, i, held[i])
+    items = [item for i in range(k, k + 2) for item in held.get(i, [])][offset - k * LISTED :][:LISTED]
+    return listing_of(group, offset, items)

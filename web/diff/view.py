@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.providers import RequestResult
+from core.providers import Degradation, RequestResult
+from core.providers.diffing import Change
 from core.providers.request_diff import ClassifiedChange, Group, RequestDiff, diff_requests
 from web.payloads.jsonview import Mark
 from web.payloads.windows import Layout, window_id
@@ -55,10 +56,25 @@ LISTED = 50
 
 
 @dataclass(frozen=True, slots=True)
-class ChangeView:
-    """A listed change and the windows of each pane that hold it (element ids of their placeholders)."""
+class GroupFacts:
+    """One cause as the page shows it: its title, why, how many changes, the first warnings (masked)."""
 
-    item: ClassifiedChange
+    cause: str
+    title: str
+    explanation: str
+    count: int
+    warnings: tuple[tuple[str, Degradation], ...]
+    """(side, warning): the first ``LISTED`` of them."""
+    warnings_total: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeView:
+    """A listed change (its line masked) and the windows of each pane that hold it (element ids)."""
+
+    op: str
+    number: int
+    line: str
     windows: str
 
 
@@ -66,14 +82,14 @@ class ChangeView:
 class Listing:
     """One cause's changes from ``offset``: at most ``LISTED`` of them, and where the rest start (None at the end)."""
 
-    group: Group
+    group: GroupFacts
     changes: list[ChangeView]
     next_offset: int | None
 
     @property
     def remaining(self) -> int:
         """Changes of the cause after this listing."""
-        return len(self.group.changes) - self.next_offset if self.next_offset is not None else 0
+        return self.group.count - self.next_offset if self.next_offset is not None else 0
 
     @property
     def next_count(self) -> int:
@@ -81,22 +97,14 @@ class Listing:
         return min(self.remaining, LISTED)
 
 
-def listing(comparison: Comparison, cause: str, offset: int, left: Layout, right: Layout) -> Listing | None:
-    """The changes of ``cause`` from ``offset``, each with its windows; None for a cause without a group."""
-    group = next((g for g in comparison.groups if g.cause == cause), None)
-    if group is None:
-        return None
-    views = []
-    for item in group.changes[offset : offset + LISTED]:
-        change = item.change
-        ids = []
-        if change.op != "add":
-            ids.append(_window(left, "diff-left", change.pointer))
-        if change.op != "remove":
-            ids.append(_window(right, "diff-right", change.pointer_right or change.pointer))
-        views.append(ChangeView(item, " ".join(i for i in ids if i)))
-    end = offset + LISTED
-    return Listing(group, views, end if end < len(group.changes) else None)
+def window_ids(change: Change, left: Layout, right: Layout) -> str:
+    """The element ids of the windows of each pane that hold ``change``, space-separated."""
+    ids = []
+    if change.op != "add":
+        ids.append(_window(left, "diff-left", change.pointer))
+    if change.op != "remove":
+        ids.append(_window(right, "diff-right", change.pointer_right or change.pointer))
+    return " ".join(i for i in ids if i)
 
 
 def _window(layout: Layout, pane: str, pointer: str) -> str:

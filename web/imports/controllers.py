@@ -18,10 +18,11 @@ from litestar.exceptions import ClientException
 from litestar.params import Body
 from litestar.response import Template
 
-from web.deps import HeavyDep, SettingsDep, SourceDep
+from web.deps import HeavyDep, RunsDep, SettingsDep, SourceDep
 from web.heavy import WorkStopped, release_memory, shell_command
 from web.imports.pages import ImportPage, ImportResult
 from web.imports.service import import_stream, limits_for, upload_name
+from web.payloads.digest_task import queue_digests
 from web.settings import IMPORT_PATH
 
 MAX_FILES = 20
@@ -82,6 +83,7 @@ class ImportController(Controller):
         source: SourceDep,
         settings: SettingsDep,
         heavy: HeavyDep,
+        run_service: RunsDep,
     ) -> Template:
         """Import every uploaded file; one result line per file, as ``traceloupe import`` prints them."""
         values = [v for value in data.values() for v in (value if isinstance(value, list) else [value])]
@@ -114,5 +116,7 @@ class ImportController(Controller):
             interrupt=False,
             budget=settings.import_budget_seconds,
         )
+        imported = [cid for result in results if result.imported for cid in result.conversations]
+        queue_digests(run_service.queue, source, imported, settings.attachments_root)  # large ones' pages, made ahead
         page = ImportPage(max_bytes=settings.import_max_bytes, results=results)
         return Template("imports/import.html", context={"page": page}, status_code=200 if not page.failed else 400)

@@ -15,7 +15,7 @@ from web import masking
 from web.conversations.pages import conversation_page
 from web.deps import HeavyDep, PayloadsDep, RunsDep, SettingsDep, SourceDep
 from web.payloads.builder import PayloadBuilder
-from web.payloads.pages import MAX_WARNINGS, PayloadPage, PhasesPanel, PhaseView, WarningView
+from web.payloads.pages import PayloadPage, PhasesPanel, PhaseView
 from web.payloads.service import (
     AskedDep,
     AskedRequest,
@@ -24,9 +24,10 @@ from web.payloads.service import (
     asked_request,
     body_chunks,
     body_view,
-    window_of,
+    digest_window,
+    payload_digest,
 )
-from web.payloads.windows import windowed
+from web.payloads.windows import windowed_from
 from web.runs.views import RerunForms
 from web.source import StoreSource
 
@@ -66,24 +67,26 @@ class PayloadController(Controller):
         conversation_id, provider = asked.conversation_id, asked.provider
 
         def build(_: object) -> PayloadPage:
-            loaded, built = asked.build(source, payloads)
+            digest = payload_digest(source, payloads, asked)
+            loaded = source.load(conversation_id)
             choice = asked.choice(loaded, payloads)
             offset = loaded.timeline.page_of(at, settings.page_size) if at else 0
             rerun = RerunForms(conversation_id, run_service.choices())
             cards = conversation_page(loaded, settings, rerun, offset, at=at)
+            head = digest.head
             body = None
-            if built.result is not None:
-                view = body_view(payloads, built)
+            if head.plan is not None:
                 shown = {card.anchor for card in cards.timeline.cards}
-                first_windows = view.layout.windows_of({p: a for p, a in view.anchors.items() if a in shown})
-                body = windowed(view.layout, PANE, view.marks, choice.window_url, first_windows)
+                first_windows = {a: n for a, n in digest.window_map().items() if a in shown}
+                first = digest_window(source, payloads, asked, digest, 0)
+                body = windowed_from(head.plan, PANE, first, choice.window_url, first_windows)
             return PayloadPage(
                 title=masking.mask(loaded.summary.title) or "(no user text)",
                 request=choice,
-                built=built,
+                built=head.facts,
                 body=body,
-                warnings=[WarningView.of(w) for w in built.result.warnings[:MAX_WARNINGS]] if built.result else [],
-                warnings_total=len(built.result.warnings) if built.result else 0,
+                warnings=list(head.warnings),
+                warnings_total=head.warnings_total,
                 cards=cards,
                 damaged_records=loaded.summary.damaged,
                 attachments_root=settings.attachments_root is not None,
@@ -107,8 +110,8 @@ class PayloadController(Controller):
         provider = asked.provider
 
         def build(_: object) -> dict[str, Any]:
-            view = self._view(source, payloads, asked)
-            return {"pane": PANE, "n": n, "rendered": view.layout.render(window_of(view.layout, n), view.marks)}
+            digest = payload_digest(source, payloads, asked)
+            return {"pane": PANE, "n": n, "rendered": digest_window(source, payloads, asked, digest, n)}
 
         command = asked.command()
         context = await heavy.run(request.receive, build, what=f"the {provider} request", command=command)
@@ -127,8 +130,7 @@ class PayloadController(Controller):
         provider = asked.provider
 
         def build(_: object) -> dict[str, int]:
-            view = self._view(source, payloads, asked)
-            return view.layout.windows_of(view.anchors)
+            return payload_digest(source, payloads, asked).window_map()
 
         command = asked.command()
         return await heavy.run(request.receive, build, what=f"the {provider} request", command=command)

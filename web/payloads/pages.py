@@ -9,6 +9,7 @@ from core.providers import Degradation
 from web import masking, urls
 from web.conversations.pages import ConversationPage
 from web.payloads.builder import Built
+from web.payloads.facts import BuildFacts
 from web.payloads.windows import WindowedBody
 from web.timeline.order import msg_anchor
 
@@ -123,7 +124,7 @@ class PayloadPage:
 
     title: str
     request: RequestChoice
-    built: Built
+    built: BuildFacts
     body: WindowedBody | None
     """The body by windows: the first highlighted, the rest loaded as the reader scrolls."""
     warnings: Sequence[WarningView]

@@ -11,6 +11,7 @@ from litestar.exceptions import NotFoundException
 from litestar.params import FromQuery, QueryParameter, SkipValidation
 
 from core.providers import get_dialect
+from core.store.digests import part_numbers
 from web import masking, urls
 from web.heavy import export_then
 from web.payloads.builder import (
@@ -22,7 +23,15 @@ from web.payloads.builder import (
     providers,
     usable_result,
 )
-from web.payloads.jsonview import Mark
+from web.payloads.digest import (
+    PayloadDigest,
+    key_for,
+    make_payload_digest,
+    payload_asked,
+    read_payload_digest,
+    window_part,
+)
+from web.payloads.jsonview import Mark, Rendered
 from web.payloads.pages import RequestChoice
 from web.payloads.windows import WINDOW_BYTES, Layout, plan
 from web.source import Loaded, StoreSource, version_of
@@ -165,3 +174,48 @@ def body_chunks(layout: Layout, marks: Mapping[str, Mark]) -> Iterator[bytes]:
     """The whole body pretty-printed, as the page shows it, one window at a time (secrets masked)."""
     for n in range(layout.count):
         yield "".join(token.text for token in layout.render(n, marks).tokens).encode("utf-8")
+
+
+def payload_digest(
+    source: StoreSource, payloads: PayloadBuilder, asked: AskedRequest, *, every_window: bool = False
+) -> PayloadDigest:
+    """The digest of the request asked for: read from the store, or built, stored and returned (404 when unknown).
+
+    ``every_window``: make sure the stored digest holds every window (the background job's way).
+    """
+    check_provider(asked.provider)
+    store = source.store
+    key = key_for(
+        store,
+        asked.conversation_id,
+        "payload",
+        payload_asked(payloads, asked.provider, asked.upto, asked.repair, asked.model),
+    )
+    if key is None:
+        source.summary(asked.conversation_id)  # the 404 naming the conversation
+        raise NotFoundException(f"No conversation with id {asked.conversation_id!r}.")
+    hit = read_payload_digest(store, key)
+    if hit is None:
+        _, built = asked.build(source, payloads)
+        return make_payload_digest(store, payloads, key, built, every_window=every_window)
+    if every_window and hit.head.plan is not None:
+        held = part_numbers(store.engine, key.key, "w")
+        for n in range(hit.head.plan.count):
+            if n not in held:
+                digest_window(source, payloads, asked, hit, n)
+    return hit
+
+
+def digest_window(
+    source: StoreSource, payloads: PayloadBuilder, asked: AskedRequest, digest: PayloadDigest, n: int
+) -> Rendered:
+    """Window ``n`` of a digest's body, made from the build and stored when it holds it not yet; 404 past the end."""
+    plan = digest.head.plan
+    count = plan.count if plan is not None else 0
+    if not 0 <= n < count:
+        raise NotFoundException(f"This body has {count} windows (0 to {count - 1}).")
+    found = digest.window(n)
+    if found is not None:
+        return found
+    _, built = asked.build(source, payloads)
+    return digest.add_window(n, window_part(payloads, built, n))

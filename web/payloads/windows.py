@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from web.payloads.jsonview import Mark, Rendered, render
 
@@ -218,6 +218,18 @@ def window_id(pane: str, n: int) -> str:
     return f"{pane}-w{n}"
 
 
+class Spans(Protocol):
+    """A body's windows by line: a ``Layout``, or the plan a digest keeps of one."""
+
+    @property
+    def count(self) -> int: ...
+
+    @property
+    def lines(self) -> int: ...
+
+    def span(self, n: int) -> tuple[int, int]: ...
+
+
 def windowed(
     layout: Layout,
     pane: str,
@@ -226,5 +238,12 @@ def windowed(
     window_map: dict[str, int] | None = None,
 ) -> WindowedBody:
     """The page's view of ``layout``: window 0 rendered, a placeholder with its URL for each later one."""
-    pending = [PendingWindow(n, window_id(pane, n), url_of(n), *layout.span(n)) for n in range(1, layout.count)]
-    return WindowedBody(pane, layout.render(0, marks), pending, layout.lines, window_map or {})
+    return windowed_from(layout, pane, layout.render(0, marks), url_of, window_map)
+
+
+def windowed_from(
+    spans: Spans, pane: str, first: Rendered, url_of: Callable[[int], str], window_map: dict[str, int] | None = None
+) -> WindowedBody:
+    """The page's view of a body whose window 0 is ``first``: a placeholder with its URL for each later one."""
+    pending = [PendingWindow(n, window_id(pane, n), url_of(n), *spans.span(n)) for n in range(1, spans.count)]
+    return WindowedBody(pane, first, pending, spans.lines, window_map or {})

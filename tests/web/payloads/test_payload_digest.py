@@ -1,0 +1,210 @@
+"""The payload and diff pages' digests: a stored digest gives the page a fresh build gives, and is never stale."""
+
+from __future__ import annotations
+
+import re
+import time
+from html import unescape
+
+import pytest
+from litestar import Litestar
+from litestar.testing import TestClient
+
+from core import MESSAGE_ADAPTER
+from core.store import Store
+from core.store import digests as stored
+from tests.web.web_corpus import BASE_URL, import_messages, long_trace, temp_store
+from web import app as web_app
+from web.payloads import digest as payload_digest
+from web.payloads import digest_task
+from web.payloads.builder import PayloadBuilder, providers
+from web.payloads.facts import unpack
+from web.settings import Settings
+from web.source import StoreSource
+
+CID = "c-dig"
+PAGE = f"/conversations/{CID}/payload/openai"
+DIFF = f"/conversations/{CID}/diff?left=openai&right=anthropic"
+SECRET = "sk-proj-" + "Z9y8X7w6" * 6
+
+
+def _secret_message(msg_id: str = "s-u", text: str = f"key {SECRET}") -> object:
+    return MESSAGE_ADAPTER.validate_python(
+        {"role": "user", "msg_type": "text", "msg_id": msg_id, "conversation_id": CID, "content": text,
+         "create_ts": 1_800_000_000_000}
+    )  # fmt: skip
+
+
+@pytest.fixture
+def store() -> Store:
+    return temp_store([*long_trace(4_000, conversation_id=CID), _secret_message()])  # type: ignore[list-item]
+
+
+@pytest.fixture
+def builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The providers built from the conversation's messages, in order (a digest read builds nothing)."""
+    seen: list[str] = []
+    real = PayloadBuilder.build
+
+    def counting(self: PayloadBuilder, loaded: object, provider: str, **kw: object) -> object:
+        seen.append(provider)
+        return real(self, loaded, provider, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(PayloadBuilder, "build", counting)
+    return seen
+
+
+def _client(store: Store) -> TestClient[Litestar]:
+    return TestClient(web_app.create_app(Settings(heavy_budget_seconds=600), StoreSource(store)), base_url=BASE_URL)
+
+
+def _get(store: Store, *urls: str) -> list[bytes]:
+    """Each URL's body, asked of an app made for it (its caches empty)."""
+    out = []
+    with _client(store) as client:
+        for url in urls:
+            response = client.get(url, headers={"HX-Request": "true"} if "/window" in url or "/changes" in url else {})
+            assert response.status_code == 200, (url, response.text[:300])
+            out.append(response.content)
+    return out
+
+
+PER_REQUEST = re.compile(rb'("x-csrftoken": "|name="_csrf_token" value="|name="idempotency_key" value=")[^"]*')
+
+
+def _page(body: bytes) -> bytes:
+    """A page with its per-request values (the CSRF token, the forms' idempotency keys) blanked."""
+    return PER_REQUEST.sub(rb"\1-", body)
+
+
+def _window_urls(html: str) -> list[str]:
+    return [unescape(u) for u in re.findall(r'hx-get="([^"]*/window\?[^"]*)"', html)]
+
+
+def test_a_stored_payload_digest_gives_the_page_and_windows_a_fresh_build_gives_byte_for_byte(
+    store: Store, builds: list[str]
+) -> None:
+    (fresh,) = _get(store, PAGE)
+    assert builds == ["openai"] and stored.count_digests(store.engine, CID, "payload") == 1
+    windows = _window_urls(fresh.decode())
+    assert len(windows) >= 2
+    middle = windows[len(windows) // 2]
+    hit, window_fresh, map_hit = _get(store, PAGE, middle, f"{PAGE}/windows")
+    assert builds == ["openai", "openai"]  # the page from the store; the window not stored yet: built, then stored
+    assert _page(hit) == _page(fresh)
+    (window_hit,) = _get(store, middle)
+    assert builds == ["openai", "openai"]  # the window read from the store
+    assert window_hit == window_fresh
+    with stored_digests_dropped(store):
+        (map_fresh,) = _get(store, f"{PAGE}/windows")
+    assert map_hit == map_fresh
+
+
+def test_a_stored_diff_digest_gives_the_page_windows_and_listings_a_fresh_build_gives(
+    store: Store, builds: list[str]
+) -> None:
+    (fresh,) = _get(store, DIFF)
+    assert sorted(builds) == ["anthropic", "openai"]
+    html = fresh.decode()
+    window = _window_urls(html)[-1]
+    more = [unescape(u) for u in re.findall(r'hx-get="([^"]*/diff/changes\?[^"]*)"', html)]
+    assert more, "a cause with more changes than a listing"
+    hit, window_fresh, more_fresh = _get(store, DIFF, window, more[0])
+    made = len(builds)
+    assert made > 2 and _page(hit) == _page(fresh)  # the page stored; the window and listing built
+    window_hit, more_hit = _get(store, window, more[0])
+    assert len(builds) == made  # both read from the store
+    assert (window_hit, more_hit) == (window_fresh, more_fresh)
+
+
+def test_the_background_fill_stores_every_window_a_page_would_build(store: Store, builds: list[str]) -> None:
+    (fresh,) = _get(store, PAGE)
+    last = _window_urls(fresh.decode())[-1]
+    (window_fresh,) = _get(store, last)
+    with stored_digests_dropped(store):
+        digest_task.fill_digests(store, CID)
+    made = len(builds)
+    page, window_hit = _get(store, PAGE, last)
+    assert len(builds) == made  # nothing built: every window came from the store
+    assert (_page(page), window_hit) == (_page(fresh), window_fresh)
+
+
+class stored_digests_dropped:
+    """Every stored digest deleted on entry: what is asked inside is built fresh."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def __enter__(self) -> None:
+        with self.store.engine.begin() as conn:
+            conn.execute(stored.DIGEST_PARTS.delete())
+            conn.execute(stored.DIGESTS.delete())
+
+    def __exit__(self, *_: object) -> None:
+        return None
+
+
+def test_new_content_in_the_conversation_is_never_served_from_an_old_digest(store: Store, builds: list[str]) -> None:
+    _get(store, PAGE)
+    import_messages(store, [_secret_message("s-later", "a later question about zebras")], source="later.jsonl")  # type: ignore[list-item]
+    (page,) = _get(store, PAGE)
+    assert builds == ["openai", "openai"]
+    (last,) = _get(store, _window_urls(page.decode())[-1])  # the new message ends the body
+    assert b"zebras" in last
+    assert stored.count_digests(store.engine, CID) == 1  # the stale digest was dropped
+
+
+def test_another_traceloupe_version_builds_its_own_digest(
+    store: Store, builds: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (before,) = _get(store, PAGE)
+    monkeypatch.setattr(payload_digest, "traceloupe_version", lambda: "99.0.0")
+    (after,) = _get(store, PAGE)
+    assert builds == ["openai", "openai"]
+    assert _page(after) == _page(before) and stored.count_digests(store.engine, CID) == 1
+
+
+def test_a_digest_holds_no_key_from_the_trace(store: Store) -> None:
+    _get(store, PAGE, DIFF)
+    with store.engine.connect() as conn:
+        blobs = [*conn.execute(stored.DIGESTS.select().with_only_columns(stored.DIGESTS.c.head)).scalars()]
+        blobs += conn.execute(stored.DIGEST_PARTS.select().with_only_columns(stored.DIGEST_PARTS.c.data)).scalars()
+    texts = [repr(unpack(blob)) for blob in blobs]
+    assert any("masked" in text for text in texts)
+    assert not any(SECRET in text for text in texts)
+
+
+def test_an_import_of_a_large_conversation_fills_its_digests_in_the_background(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(digest_task, "DIGEST_MIN_RECORDS", 1_000)
+    store = temp_store()
+    body = b"".join(
+        MESSAGE_ADAPTER.dump_json(m) + b"\n" for m in [*long_trace(1_200, conversation_id=CID), _secret_message()]
+    )
+    with _client(store) as client:
+        client.get("/import")
+        token = client.cookies["csrftoken"]
+        response = client.post("/import", files=[("files", ("big.jsonl", body))], data={"_csrf_token": token})
+        assert response.status_code == 200, response.text[:300]
+        expected = len(providers()) + 1  # each provider's payload page and the default diff
+        deadline = time.monotonic() + 300
+        while stored.count_digests(store.engine, CID) < expected and time.monotonic() < deadline:
+            time.sleep(0.2)
+    assert stored.count_digests(store.engine, CID, "payload") == len(providers())
+    assert stored.count_digests(store.engine, CID, "diff") == 1
+
+
+def test_a_small_conversation_queues_no_digest_job(monkeypatch: pytest.MonkeyPatch) -> None:
+    store = temp_store([_secret_message()])  # type: ignore[list-item]
+    queued: list[str] = []
+
+    class Queue:
+        def enqueue(self, task: str, args: object, *, provider: str, lock: str | None = None) -> str:
+            queued.append(task)
+            return "1"
+
+    assert digest_task.queue_digests(Queue(), StoreSource(store), [CID], None) == []  # type: ignore[arg-type]
+    monkeypatch.setattr(digest_task, "DIGEST_MIN_RECORDS", 0)
+    assert digest_task.queue_digests(Queue(), StoreSource(store), [CID], None) == [CID]  # type: ignore[arg-type]
+    assert queued == [digest_task.DIGEST_TASK]

@@ -1,0 +1,222 @@
+"""The payload page's digest: a build's facts, its warnings, its window plan and every window, kept in the store.
+
+A first response needs whole-body facts (the warnings, the preflight verdict, how many windows, which
+window holds each card), which cost a build of the whole request. The digest keeps them, made once:
+by the first request that misses it, or by the job an import queues (``web.payloads.digest_task``).
+Its key hashes the conversation's content fingerprint (``core.store.digests``), what was asked
+(provider, model, cut, repair), the attachments root, the window budget, the digest format and
+Traceloupe's version, so a digest is never served for other content or by another Traceloupe.
+
+Stored parts: ``w``/n, window n's highlighted tokens (masked, as the page shows them); ``anchors``/0,
+card anchor -> the window holding its part. Serving window K reads and decodes only window K.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from core.store import Store
+from core.store import digests as stored
+from web.payloads.builder import Built, PayloadBuilder
+from web.payloads.facts import BuildFacts, decode_rendered, encode_rendered, pack, unpack
+from web.payloads.jsonview import Rendered
+from web.payloads.pages import MAX_WARNINGS, WarningView
+from web.payloads.windows import WINDOW_BYTES, Layout
+
+DIGEST_FORMAT = 1
+"""Bumped when what a digest holds, or how a page is made from it, changes."""
+
+
+def traceloupe_version() -> str:
+    """The installed Traceloupe's version (a digest made by another version is never read)."""
+    try:
+        return metadata.version("traceloupe")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class DigestKey:
+    """A digest's key and basis, and the conversation it belongs to."""
+
+    key: str
+    basis: str
+    conversation_pk: int
+
+
+def key_for(store: Store, conversation_id: str, kind: str, asked: tuple[object, ...]) -> DigestKey | None:
+    """The key of the digest of ``kind`` asked as ``asked`` for the conversation as stored now (None: unknown)."""
+    found = stored.content_fingerprint(store.engine, conversation_id)
+    if found is None:
+        return None
+    pk, fingerprint = found
+    basis = hashlib.sha256(json.dumps([DIGEST_FORMAT, traceloupe_version(), fingerprint]).encode()).hexdigest()
+    key = hashlib.sha256(json.dumps([basis, kind, *map(_plain, asked)]).encode()).hexdigest()
+    return DigestKey(key, basis, pk)
+
+
+def _plain(value: object) -> object:
+    return str(value) if isinstance(value, Path) else value
+
+
+@dataclass(frozen=True, slots=True)
+class WindowPlan:
+    """A body's windows: where each starts (lines) and how many lines the body has."""
+
+    starts: tuple[int, ...]
+    lines: int
+
+    @property
+    def count(self) -> int:
+        return len(self.starts)
+
+    def span(self, n: int) -> tuple[int, int]:
+        end = self.starts[n + 1] if n + 1 < len(self.starts) else self.lines
+        return self.starts[n], end
+
+    @classmethod
+    def of(cls, layout: Layout) -> WindowPlan:
+        return cls(tuple(layout.starts), layout.lines)
+
+
+@dataclass(frozen=True, slots=True)
+class PayloadHead:
+    """What the payload page shows besides the cards and the windows' text."""
+
+    facts: BuildFacts
+    warnings: tuple[WarningView, ...]
+    warnings_total: int
+    plan: WindowPlan | None
+    """None when the request could not be built."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "facts": self.facts.to_json(),
+            "warnings": [[w.msg_id, w.anchor, w.element, w.reason] for w in self.warnings],
+            "warnings_total": self.warnings_total,
+            "plan": None if self.plan is None else [list(self.plan.starts), self.plan.lines],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PayloadHead:
+        plan = data["plan"]
+        return cls(
+            BuildFacts.from_json(data["facts"]),
+            tuple(WarningView(*w) for w in data["warnings"]),
+            data["warnings_total"],
+            None if plan is None else WindowPlan(tuple(plan[0]), plan[1]),
+        )
+
+
+def payload_asked(
+    payloads: PayloadBuilder, provider: str, upto: str | None, repair: bool, model: str | None
+) -> tuple[object, ...]:
+    """What a payload digest's key names besides the conversation."""
+    return (provider, model or None, upto or None, repair, payloads.options.attachments_root, WINDOW_BYTES)
+
+
+def payload_parts(
+    payloads: PayloadBuilder, built: Built, *, every_window: bool = False
+) -> tuple[PayloadHead, Iterator[tuple[str, int, Any]]]:
+    """A build's head, and its parts as JSON values: the card -> window map and window 0 (every window with
+    ``every_window``; a request adds the others as they are asked for, the background job all of them)."""
+    facts = BuildFacts.of(built)
+    if built.result is None:
+        return PayloadHead(facts, (), 0, None), iter(())
+    from web.payloads.service import body_view  # the service imports this module
+
+    view = body_view(payloads, built)
+    warnings = built.result.warnings
+    head = PayloadHead(
+        facts, tuple(WarningView.of(w) for w in warnings[:MAX_WARNINGS]), len(warnings), WindowPlan.of(view.layout)
+    )
+
+    def parts() -> Iterator[tuple[str, int, Any]]:
+        yield "anchors", 0, view.layout.windows_of(view.anchors)
+        for n in range(view.layout.count if every_window else 1):
+            yield "w", n, encode_rendered(view.layout.render(n, view.marks))
+
+    return head, parts()
+
+
+def window_part(payloads: PayloadBuilder, built: Built, n: int) -> Any:
+    """Window ``n`` of a build's body as a digest stores it."""
+    from web.payloads.service import body_view
+
+    view = body_view(payloads, built)
+    return encode_rendered(view.layout.render(n, view.marks))
+
+
+@dataclass(frozen=True, slots=True)
+class PayloadDigest:
+    """A payload digest as read: its key (for its parts) and its head."""
+
+    key: str
+    head: PayloadHead
+    store: Store
+    fresh: dict[tuple[str, int], Any] | None = None
+    """The parts, when this digest was just made (no need to read back what was just written)."""
+
+    def part(self, name: str, n: int) -> Any:
+        if self.fresh is not None:
+            return self.fresh.get((name, n))
+        data = stored.read_part(self.store.engine, self.key, name, n)
+        return None if data is None else unpack(data)
+
+    def window(self, n: int) -> Rendered | None:
+        """Window ``n`` highlighted; None when the digest does not hold it yet."""
+        found = self.part("w", n)
+        return None if found is None else decode_rendered(found)
+
+    def add_window(self, n: int, value: Any) -> Rendered:
+        """Store window ``n`` (made from the build) in the digest, and give it highlighted."""
+        if self.fresh is not None:
+            self.fresh["w", n] = value
+        stored.write_part(self.store.engine, self.key, "w", n, pack(value))
+        return decode_rendered(value)
+
+    def window_map(self) -> dict[str, int]:
+        """Card anchor -> the window holding the first line of its part."""
+        found = self.part("anchors", 0)
+        return dict(found) if found else {}
+
+    def texts(self) -> Iterator[bytes]:
+        """The whole body as the page shows it (masked), window by window."""
+        if self.head.plan is None:
+            return
+        for n in range(self.head.plan.count):
+            window = self.window(n)
+            assert window is not None, "a complete digest"
+            yield "".join(token.text for token in window.tokens).encode("utf-8")
+
+
+def read_payload_digest(store: Store, key: DigestKey) -> PayloadDigest | None:
+    """The stored digest under ``key``, or None."""
+    data = stored.read_head(store.engine, key.key)
+    if data is None:
+        return None
+    return PayloadDigest(key.key, PayloadHead.from_json(unpack(data)), store)
+
+
+def make_payload_digest(
+    store: Store, payloads: PayloadBuilder, key: DigestKey, built: Built, *, every_window: bool = False
+) -> PayloadDigest:
+    """Make the digest of ``built``, store it, and return it (its parts kept in memory for this request)."""
+    head, parts = payload_parts(payloads, built, every_window=every_window)
+    fresh = {(name, n): value for name, n, value in parts}
+    stored.write_digest(
+        store.engine,
+        key.key,
+        conversation_pk=key.conversation_pk,
+        kind="payload",
+        basis=key.basis,
+        head=pack(head.to_json()),
+        parts=((name, n, pack(value)) for (name, n), value in fresh.items()),
+    )
+    return PayloadDigest(key.key, head, store, fresh)
