@@ -18,4 +18,6 @@ echo "== ruff"
 echo "== mypy --strict core web"
 .venv/bin/mypy
 echo "== pytest"
-exec .venv/bin/pytest -n 2 "$@"
+# worksteal hands each worker a contiguous half and moves tests only when one runs dry, so a module's
+# expensive module-scoped fixtures (a built wheel, a browser, a seeded server) are set up once, not per chunk.
+exec .venv/bin/pytest -n 2 --dist worksteal "$@"

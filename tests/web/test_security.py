@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import re
+from collections.abc import Iterator
 
 import anyio
 import pytest
@@ -39,6 +40,20 @@ ROUTES = [
     "/api/runs",
 ]
 JSONL = b'{"role": "user", "msg_type": "text", "content": "hi", "msg_id": "a", "conversation_id": "c"}\n'
+
+
+@pytest.fixture(scope="module")
+def shared_client() -> Iterator[TestClient[Litestar]]:
+    """One app for the module: its tests only read the corpus and post to the check form, which stores nothing."""
+    with TestClient(make_app(), base_url=BASE_URL) as c:
+        yield c
+
+
+@pytest.fixture
+def client(shared_client: TestClient[Litestar]) -> TestClient[Litestar]:
+    """The shared app as a new visitor: no cookie (no CSRF token) carried over from another test."""
+    shared_client.cookies.clear()
+    return shared_client
 
 
 def _token(client: TestClient[Litestar]) -> str:

@@ -19,12 +19,18 @@ from web.settings import Settings
 
 CONV = "/conversations/c-big"
 DIFF = f"{CONV}/diff?left=openai&right=anthropic"
+# Long enough that each side spans several windows, short enough that fetching every window stays cheap.
+MID = "/conversations/c-mid"
 
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[TestClient[Litestar]]:
     with TestClient(
-        create_app(Settings(), temp_store(long_trace(6_000, conversation_id="c-big"))), base_url=BASE_URL
+        create_app(
+            Settings(),
+            temp_store([*long_trace(6_000, conversation_id="c-big"), *long_trace(1_000, conversation_id="c-mid")]),
+        ),
+        base_url=BASE_URL,
     ) as c:
         yield c
 
@@ -64,13 +70,14 @@ def test_each_cause_is_counted_whole_and_listed_by_pages_of_50(client: TestClien
 
 def test_each_side_loads_by_windows_that_concatenate_to_its_body(client: TestClient[Litestar], page: str) -> None:
     assert len(page.encode()) <= 1_000_000
+    mid = client.get(f"{MID}/diff?left=openai&right=anthropic").text
     for side, provider in (("left", "openai"), ("right", "anthropic")):
-        start = page.index(">", page.index(f'id="diff-{side}"')) + 1
-        texts = [parse(page[start : page.index("</pre>", start)]).text]
-        urls = [unescape(u) for u in re.findall(rf'hx-get="([^"]*/diff/window\?[^"]*side={side}[^"]*)"', page)]
+        start = mid.index(">", mid.index(f'id="diff-{side}"')) + 1
+        texts = [parse(mid[start : mid.index("</pre>", start)]).text]
+        urls = [unescape(u) for u in re.findall(rf'hx-get="([^"]*/diff/window\?[^"]*side={side}[^"]*)"', mid)]
         assert len(urls) > 1
         texts += [parse(client.get(url).text).text for url in urls]
-        api = client.get(f"/api{CONV}/payload/{provider}").json()["body"]
+        api = client.get(f"/api{MID}/payload/{provider}").json()["body"]
         assert "".join(texts) == json.dumps(api, indent=2, ensure_ascii=False)
 
 

@@ -18,12 +18,15 @@ from web.settings import Settings
 pytestmark = pytest.mark.browser
 
 PAYLOAD = "/conversations/c-big/payload/openai"
-LAST_CARD = "msg-r9999"
+# Enough records for several windows and for the last card to lie past a jump's reach (max_jump_cards), few
+# enough that scrolling through every window stays short.
+RECORDS = 2_000
+LAST_CARD = f"msg-r{RECORDS - 1}"
 
 
 @pytest.fixture(scope="module")
 def base_url() -> Iterator[str]:
-    with serving(create_app(Settings(), temp_store(long_trace(10_000, conversation_id="c-big")))) as base_url:
+    with serving(create_app(Settings(), temp_store(long_trace(RECORDS, conversation_id="c-big")))) as base_url:
         yield base_url
 
 
