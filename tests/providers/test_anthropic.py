@@ -16,6 +16,7 @@ from core import (
     ThinkingBlock,
     ToolReturn,
 )
+from core.preflight import preflight
 from core.providers.dialects import anthropic
 from tests.providers.cases import blocks_of, body, call, reply, run, signed, tool, two_records, user
 
@@ -110,6 +111,23 @@ def test_merged_records_put_their_thinking_first() -> None:
     result = run("anthropic", msgs, thinking=True)
     assert blocks_of(result.body["messages"][1]) == ["thinking", "text", "tool_use"]
     assert result.body["thinking"] == {"type": "adaptive"}
+
+
+def test_a_merged_records_thinking_goes_before_the_text_of_the_record_merged_before_it() -> None:
+    """Anthropic 400 "Expected `thinking` or `redacted_thinking`, but found `text`": two assistant records
+    merged into one turn, each with thinking and the first ending in text, must not put thinking after text.
+    Found by tests/preflight/test_built_bodies_pass.py."""
+    msgs: list[Message] = [
+        user("Weather?", 1),
+        reply("Let me check.", 1, reasoning_content=signed("plan", "sig1")),
+        reply("", 2, reasoning_content=signed("call it", "sig2"), tool_calls=[call("c1")]),
+        tool(2, ToolReturn(call_id="c1", name="get_weather", result="18C")),
+    ]
+    result = run("anthropic", msgs, thinking=True)
+    turn = result.body["messages"][1]
+    assert blocks_of(turn) == ["thinking", "thinking", "text", "tool_use"]
+    assert [b.get("signature") for b in turn["content"][:2]] == ["sig1", "sig2"]  # their order kept
+    assert preflight(result).errors == ()
 
 
 @pytest.mark.parametrize("thinking", [None, False])

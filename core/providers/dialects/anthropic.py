@@ -81,8 +81,9 @@ def tool_id(call_id: str | None) -> str:
 
 class _Turns(Turns):
     """Anthropic's messages list. A record's leading thinking blocks go to the front of an assistant turn that
-    has none yet: thinking always leads its turn, and within the turn the blocks keep their order
-    ([thinking1, tool_use1, thinking2, tool_use2] for two records of one step)."""
+    has none yet, and before the turn's trailing text in one that has: thinking always leads its turn and never
+    follows text, and the thinking blocks keep their order ([thinking1, tool_use1, thinking2, tool_use2] for two
+    records of one step)."""
 
     KEY = "content"
     MODEL_ROLE = "assistant"
@@ -97,11 +98,12 @@ class _Turns(Turns):
 
     def push(self, role: str, items: list[JSON], msg_id: str | None) -> None:
         leads = _leading_thinking(items) if role == "assistant" else 0
-        if self.merges(role) and leads and not self.last_has_thinking:
+        if self.merges(role) and leads:
             merged: list[JSON] = self.turns[-1]["content"]
+            at = _before_trailing_text(merged) if self.last_has_thinking else 0
             for item in items[:leads]:
                 self.ctx.tag(item, msg_id)
-            merged[:0] = items[:leads]
+            merged[at:at] = items[:leads]
             items = items[leads:]
         elif not self.merges(role):
             self.last_has_thinking = False
@@ -264,6 +266,14 @@ class AnthropicDialect(Dialect):
         if part.filename:
             document["title"] = part.filename
         return document
+
+
+def _before_trailing_text(blocks: list[JSON]) -> int:
+    """Where the run of text blocks ending ``blocks`` starts (its length when it ends with another block)."""
+    at = len(blocks)
+    while at > 0 and blocks[at - 1].get("type") == "text":
+        at -= 1
+    return at
 
 
 def _leading_thinking(blocks: list[JSON]) -> int:
