@@ -19,8 +19,8 @@ from core.store import digests as stored
 from web import masking
 from web.diff.view import LISTED, ChangeView, Comparison, GroupFacts, Listing, compare, window_ids
 from web.payloads.builder import Built, PayloadBuilder
-from web.payloads.digest import DigestKey, WindowPlan
-from web.payloads.facts import BuildFacts, decode_rendered, encode_rendered, pack, unpack
+from web.payloads.digest import DigestKey, StoredParts, WindowPlan
+from web.payloads.facts import BuildFacts, encode_rendered, pack, unpack
 from web.payloads.jsonview import Rendered
 from web.payloads.windows import PANE_WINDOW_BYTES, Layout
 
@@ -149,49 +149,31 @@ def diff_parts(
 
 @dataclass(frozen=True, slots=True)
 class DiffDigest:
-    """A diff digest as read: its key (for its parts) and its head."""
+    """A diff digest as read: its head and its parts."""
 
-    key: str
     head: DiffHead
-    store: Store
-    fresh: dict[tuple[str, int], Any] | None = None
-
-    def part(self, name: str, n: int) -> Any:
-        if self.fresh is not None:
-            return self.fresh.get((name, n))
-        data = stored.read_part(self.store.engine, self.key, name, n)
-        return None if data is None else unpack(data)
+    parts: StoredParts
 
     def window(self, side: str, n: int) -> Rendered | None:
         """Window ``n`` of one side's pane; None when the digest does not hold it yet."""
-        found = self.part(SIDE_PARTS[side], n)
-        return None if found is None else decode_rendered(found)
+        return self.parts.window(SIDE_PARTS[side], n)
 
     def add_window(self, side: str, n: int, value: Any) -> Rendered:
         """Store window ``n`` of one side (made from the builds) in the digest, and give it highlighted."""
-        if self.fresh is not None:
-            self.fresh[SIDE_PARTS[side], n] = value
-        stored.write_part(self.store.engine, self.key, SIDE_PARTS[side], n, pack(value))
-        return decode_rendered(value)
+        return self.parts.add_window(SIDE_PARTS[side], n, value)
 
     def first_listings(self) -> list[Listing]:
         """Every cause's first changes, in the groups' order (causes without a change left out)."""
-        first = self.part("first", 0) or {}
+        first = self.parts.get("first", 0) or {}
         return [listing_of(g, 0, first[f"c:{g.cause}"]) for g in self.head.groups if f"c:{g.cause}" in first]
 
     def chunks(self, cause: str, first: int, end: int) -> dict[int, list[Any]]:
         """The listings ``[first, end)`` of a cause that the digest holds, by number."""
-        name = f"c:{cause}"
-        if self.fresh is not None:
-            return {k: self.fresh[name, k] for k in range(first, end) if (name, k) in self.fresh}
-        found = stored.read_numbered_parts(self.store.engine, self.key, name, first, end)
-        return {k: unpack(data) for k, data in found}
+        return self.parts.numbered(f"c:{cause}", first, end)
 
     def add_chunk(self, cause: str, k: int, value: list[Any]) -> None:
         """Store the k-th listing of a cause (made from the builds) in the digest."""
-        if self.fresh is not None:
-            self.fresh[f"c:{cause}", k] = value
-        stored.write_part(self.store.engine, self.key, f"c:{cause}", k, pack(value))
+        self.parts.put(f"c:{cause}", k, value)
 
 
 def listing_of(group: GroupFacts, offset: int, items: list[Any]) -> Listing:
@@ -206,7 +188,7 @@ def read_diff_digest(store: Store, key: DigestKey) -> DiffDigest | None:
     data = stored.read_head(store.engine, key.key)
     if data is None:
         return None
-    return DiffDigest(key.key, DiffHead.from_json(unpack(data)), store)
+    return DiffDigest(DiffHead.from_json(unpack(data)), StoredParts(key.key, store))
 
 
 def make_diff_digest(
@@ -230,4 +212,4 @@ def make_diff_digest(
         head=pack(head.to_json()),
         parts=((name, n, pack(value)) for (name, n), value in fresh.items()),
     )
-    return DiffDigest(key.key, head, store, fresh)
+    return DiffDigest(head, StoredParts(key.key, store, fresh))

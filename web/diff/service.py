@@ -24,10 +24,9 @@ from web.diff.pages import DiffLinks
 from web.diff.view import LISTED, Comparison, Listing, compare
 from web.heavy import export_then
 from web.payloads.builder import Built, PayloadBuilder, check_provider, usable_result
-from web.payloads.digest import key_for
 from web.payloads.facts import encode_rendered
 from web.payloads.jsonview import Rendered
-from web.payloads.service import MsgId, body_view
+from web.payloads.service import MsgId, body_view, digest_key
 from web.payloads.windows import PANE_WINDOW_BYTES
 from web.source import Loaded, StoreSource
 
@@ -120,15 +119,8 @@ def diff_digest(
     check_provider(asked.left)
     check_provider(asked.right)
     store = source.store
-    key = key_for(
-        store,
-        asked.conversation_id,
-        "diff",
-        diff_asked(payloads, asked.left, asked.right, asked.upto, asked.repair),
-    )
-    if key is None:
-        source.summary(asked.conversation_id)  # the 404 naming the conversation
-        raise NotFoundException(f"No conversation with id {asked.conversation_id!r}.")
+    asked_for = diff_asked(payloads, asked.left, asked.right, asked.upto, asked.repair)
+    key = digest_key(source, asked.conversation_id, "diff", asked_for)
     hit = read_diff_digest(store, key)
     if hit is None:
         _, lbuilt, rbuilt = build_asked(source, payloads, asked)

@@ -154,36 +154,63 @@ def window_part(payloads: PayloadBuilder, built: Built, n: int) -> Any:
 
 
 @dataclass(frozen=True, slots=True)
-class PayloadDigest:
-    """A payload digest as read: its key (for its parts) and its head."""
+class StoredParts:
+    """The parts of one digest (a payload's or a diff's), read one at a time, and added as they are made."""
 
     key: str
-    head: PayloadHead
     store: Store
     fresh: dict[tuple[str, int], Any] | None = None
     """The parts, when this digest was just made (no need to read back what was just written)."""
 
-    def part(self, name: str, n: int) -> Any:
+    def get(self, name: str, n: int) -> Any:
+        """Part ``n`` of ``name``; None when the digest does not hold it yet."""
         if self.fresh is not None:
             return self.fresh.get((name, n))
         data = stored.read_part(self.store.engine, self.key, name, n)
         return None if data is None else unpack(data)
 
+    def numbered(self, name: str, first: int, end: int) -> dict[int, Any]:
+        """The parts ``[first, end)`` of ``name`` that the digest holds, by number."""
+        if self.fresh is not None:
+            return {k: self.fresh[name, k] for k in range(first, end) if (name, k) in self.fresh}
+        found = stored.read_numbered_parts(self.store.engine, self.key, name, first, end)
+        return {k: unpack(data) for k, data in found}
+
+    def put(self, name: str, n: int, value: Any) -> None:
+        """Store part ``n`` of ``name`` (made from the builds after the digest)."""
+        if self.fresh is not None:
+            self.fresh[name, n] = value
+        stored.write_part(self.store.engine, self.key, name, n, pack(value))
+
+    def window(self, name: str, n: int) -> Rendered | None:
+        """Window ``n`` of a pane's ``name`` highlighted; None when the digest does not hold it yet."""
+        found = self.get(name, n)
+        return None if found is None else decode_rendered(found)
+
+    def add_window(self, name: str, n: int, value: Any) -> Rendered:
+        """Store window ``n`` of a pane's ``name``, and give it highlighted."""
+        self.put(name, n, value)
+        return decode_rendered(value)
+
+
+@dataclass(frozen=True, slots=True)
+class PayloadDigest:
+    """A payload digest as read: its head and its parts."""
+
+    head: PayloadHead
+    parts: StoredParts
+
     def window(self, n: int) -> Rendered | None:
         """Window ``n`` highlighted; None when the digest does not hold it yet."""
-        found = self.part("w", n)
-        return None if found is None else decode_rendered(found)
+        return self.parts.window("w", n)
 
     def add_window(self, n: int, value: Any) -> Rendered:
         """Store window ``n`` (made from the build) in the digest, and give it highlighted."""
-        if self.fresh is not None:
-            self.fresh["w", n] = value
-        stored.write_part(self.store.engine, self.key, "w", n, pack(value))
-        return decode_rendered(value)
+        return self.parts.add_window("w", n, value)
 
     def window_map(self) -> dict[str, int]:
         """Card anchor -> the window holding the first line of its part."""
-        found = self.part("anchors", 0)
+        found = self.parts.get("anchors", 0)
         return dict(found) if found else {}
 
     def texts(self) -> Iterator[bytes]:
@@ -201,7 +228,7 @@ def read_payload_digest(store: Store, key: DigestKey) -> PayloadDigest | None:
     data = stored.read_head(store.engine, key.key)
     if data is None:
         return None
-    return PayloadDigest(key.key, PayloadHead.from_json(unpack(data)), store)
+    return PayloadDigest(PayloadHead.from_json(unpack(data)), StoredParts(key.key, store))
 
 
 def make_payload_digest(
@@ -219,4 +246,4 @@ def make_payload_digest(
         head=pack(head.to_json()),
         parts=((name, n, pack(value)) for (name, n), value in fresh.items()),
     )
-    return PayloadDigest(key.key, head, store, fresh)
+    return PayloadDigest(head, StoredParts(key.key, store, fresh))

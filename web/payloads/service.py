@@ -24,6 +24,7 @@ from web.payloads.builder import (
     usable_result,
 )
 from web.payloads.digest import (
+    DigestKey,
     PayloadDigest,
     key_for,
     make_payload_digest,
@@ -176,6 +177,15 @@ def body_chunks(layout: Layout, marks: Mapping[str, Mark]) -> Iterator[bytes]:
         yield "".join(token.text for token in layout.render(n, marks).tokens).encode("utf-8")
 
 
+def digest_key(source: StoreSource, conversation_id: str, kind: str, asked: tuple[object, ...]) -> DigestKey:
+    """``key_for`` the conversation as stored now; 404 naming the conversation when there is none."""
+    key = key_for(source.store, conversation_id, kind, asked)
+    if key is None:
+        source.summary(conversation_id)  # the 404 naming the conversation
+        raise NotFoundException(f"No conversation with id {conversation_id!r}.")
+    return key
+
+
 def payload_digest(
     source: StoreSource, payloads: PayloadBuilder, asked: AskedRequest, *, every_window: bool = False
 ) -> PayloadDigest:
@@ -185,15 +195,8 @@ def payload_digest(
     """
     check_provider(asked.provider)
     store = source.store
-    key = key_for(
-        store,
-        asked.conversation_id,
-        "payload",
-        payload_asked(payloads, asked.provider, asked.upto, asked.repair, asked.model),
-    )
-    if key is None:
-        source.summary(asked.conversation_id)  # the 404 naming the conversation
-        raise NotFoundException(f"No conversation with id {asked.conversation_id!r}.")
+    asked_for = payload_asked(payloads, asked.provider, asked.upto, asked.repair, asked.model)
+    key = digest_key(source, asked.conversation_id, "payload", asked_for)
     hit = read_payload_digest(store, key)
     if hit is None:
         _, built = asked.build(source, payloads)
