@@ -48,11 +48,21 @@ class Uncarried:
 class CapabilityReport:
     """For one conversation and one provider plus model: what cannot be carried, and the preflight findings."""
 
-    provider: str
-    model: str
-    profile: str
     cannot_carry: tuple[Uncarried, ...]
     verdict: Preflight
+
+    @property
+    def provider(self) -> str:
+        return self.verdict.provider
+
+    @property
+    def model(self) -> str:
+        return self.verdict.model
+
+    @property
+    def profile(self) -> str:
+        """The profile the verdict was checked against."""
+        return self.verdict.profile
 
     def to_json(self) -> dict[str, Any]:
         """The report as ``traceloupe payload --report --json`` prints it."""
@@ -88,7 +98,7 @@ def cannot_carry(warnings: list[Degradation]) -> tuple[Uncarried, ...]:
 def capability_report(result: RequestResult, profile: ModelProfile | None = None) -> CapabilityReport:
     """The report for a built request (its warnings and its preflight)."""
     verdict = preflight(result, profile)
-    return CapabilityReport(result.dialect, result.model, verdict.profile, cannot_carry(result.warnings), verdict)
+    return CapabilityReport(cannot_carry(result.warnings), verdict)
 
 
 def _summary(reasons: list[str]) -> str:

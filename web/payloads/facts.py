@@ -56,9 +56,6 @@ class BuildFacts:
             "report": None
             if report is None
             else {
-                "provider": report.provider,
-                "model": report.model,
-                "profile": report.profile,
                 "cannot_carry": [[u.kind, list(u.msg_ids), u.what_happens] for u in report.cannot_carry],
                 "verdict": [report.verdict.provider, report.verdict.model, report.verdict.profile],
                 "findings": [
@@ -74,9 +71,6 @@ class BuildFacts:
         if raw is not None:
             findings = tuple(Finding(*f) for f in raw["findings"])
             report = CapabilityReport(
-                raw["provider"],
-                raw["model"],
-                raw["profile"],
                 tuple(Uncarried(kind, tuple(ids), what) for kind, ids, what in raw["cannot_carry"]),
                 Preflight(raw["verdict"][0], raw["verdict"][1], raw["verdict"][2], findings),
             )
