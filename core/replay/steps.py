@@ -45,9 +45,6 @@ from core.store.step_runs import NewStepRun, StepRunStatus, StepRunView, StepVie
 
 log = logging.getLogger("traceloupe.replay")
 
-EXTRA_STEPS = 2
-"""``--max-steps`` defaults to the recorded step count plus this."""
-
 
 @dataclass(frozen=True, slots=True)
 class StepPlan:
@@ -70,6 +67,10 @@ class _End:
     reason: str | None = None
     diverged_at: str | None = None
     error: str | None = None
+
+
+EXTRA_STEPS = 2
+"""``--max-steps`` defaults to the recorded step count plus this."""
 
 
 def plan_steps(

@@ -17,11 +17,6 @@ from core.store.engine import read_transaction
 from core.store.tables import CONVERSATIONS, MESSAGES
 from web import masking
 
-CONTEXT_CHARS = 60
-"""Characters shown on each side of the match."""
-SECRET_MARGIN = 200
-"""Characters read past the context, so that a secret at its edge is seen whole and masked, not shown cut."""
-
 
 @dataclass(frozen=True, slots=True)
 class Snippet:
@@ -32,6 +27,12 @@ class Snippet:
     after: str
     cut_before: bool
     cut_after: bool
+
+
+CONTEXT_CHARS = 60
+"""Characters shown on each side of the match."""
+SECRET_MARGIN = 200
+"""Characters read past the context, so that a secret at its edge is seen whole and masked, not shown cut."""
 
 
 def snippets(store: Store, conversation_ids: Sequence[str], needle: str) -> dict[str, Snippet]:

@@ -26,11 +26,13 @@ from core.store import digests as stored
 from web.payloads.builder import Built, PayloadBuilder
 from web.payloads.facts import BuildFacts, decode_rendered, encode_rendered, pack, unpack
 from web.payloads.jsonview import Rendered
-from web.payloads.pages import MAX_WARNINGS, WarningView
+from web.payloads.pages import WarningView
 from web.payloads.windows import WINDOW_BYTES, Layout
 
 DIGEST_FORMAT = 1
 """Bumped when what a digest holds, or how a page is made from it, changes."""
+MAX_WARNINGS = 100
+"""Warnings the payload page lists."""
 
 
 def traceloupe_version() -> str:

@@ -114,10 +114,6 @@ class RequestChoice:
         return urls.api_diff(self.conversation_id, left, right, upto=self.upto, repair=self.repair)
 
 
-MAX_WARNINGS = 100
-"""Warnings the payload page lists."""
-
-
 @dataclass(frozen=True, slots=True)
 class PayloadPage:
     """``/conversations/{id}/payload/{provider}``: the body highlighted, its warnings, the cards beside it."""

@@ -30,7 +30,6 @@ SORTS: dict[str, str] = {
 }
 """The outcome table's sortable columns (query ``sort=``) and their headings, in table order."""
 ORDERS = ("asc", "desc")
-MAX_MEMBERS_SHOWN = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +182,9 @@ class SuitePage:
     @property
     def more_members(self) -> int:
         return len(self.suite.conversations) - len(self.members)
+
+
+MAX_MEMBERS_SHOWN = 200
 
 
 def members(suite: SuiteView, titles: Mapping[str, str]) -> list[Member]:
