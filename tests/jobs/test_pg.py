@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import re
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,9 +15,9 @@ from sqlalchemy import text
 from core.jobs import JobSettings, NewJob
 from core.jobs.pg import ProcrastinateQueue
 from core.store import Store
-from tests.jobs.conftest import queue_run, wait_for
+from tests.jobs.conftest import queue_run, running_workers, wait_for
 from tests.replay.replay_data import seed_store
-from tests.store.store_pg import create_pg_database, drop_pg_database, pg_database_url
+from tests.store.store_pg import pg_database
 from web.devtools.stub_provider import Reply, StubServer
 
 pytestmark = pytest.mark.postgres
@@ -31,22 +28,10 @@ SUCCESS = re.compile(r"Job run\[(\d+)\].* ended with status: Success")
 @pytest.fixture
 def pg_url(tmp_path: Path) -> Iterator[str]:
     """A fresh database, migrated (the store's schema and the queue's) and seeded."""
-    name = create_pg_database()
-    url = pg_database_url(name)
-    try:
+    with pg_database() as url:
         with Store.open(url) as store:
             seed_store(store, tmp_path)
         yield url
-    finally:
-        drop_pg_database(name)
-
-
-def _worker(url: str, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    command = Path(sys.executable).with_name("traceloupe")
-    argv = [str(command), "worker", "--db", url, "--concurrency", "2", "--stalled-after", "2"]
-    argv += ["--provider-limit", "openai=3"]
-    with log.open("wb") as out:
-        return subprocess.Popen(argv, env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT)
 
 
 def _successes(log: Path) -> set[int]:
@@ -58,28 +43,22 @@ def test_two_workers_share_the_jobs_and_a_killed_one_loses_none(
     pg_url: str, stub: StubServer, stub_env: dict[str, str], tmp_path: Path
 ) -> None:
     logs = [tmp_path / "a.log", tmp_path / "b.log"]
-    workers = [_worker(pg_url, stub_env, log) for log in logs]
-    try:
-        wait_for(lambda: all("Starting worker" in log.read_text() for log in logs), 60, "the workers' start")
-        with Store.open(pg_url) as store:
-            queue = ProcrastinateQueue(store, JobSettings(embedded_worker=False))
-            run_ids = [queue_run(store, queue, stub_env, "stub-slow-0.6") for _ in range(20)]
-            wait_for(lambda: len(_successes(logs[0])) >= 2, 60, "worker a's first jobs")
-            workers[0].send_signal(signal.SIGKILL)  # busy: 18 jobs wait, it took its next ones at once
-            workers[0].wait()
-            wait_for(lambda: all(store.get_run(r).status != "running" for r in run_ids), 90, "the runs")
-            statuses = {store.get_run(r).status for r in run_ids}
-            with store.engine.connect() as conn:
-                jobs = conn.execute(text("SELECT status::text, attempts FROM procrastinate_jobs")).all()
-                ends = conn.execute(
-                    text("SELECT job_id, count(*) FROM procrastinate_events WHERE type = 'succeeded' GROUP BY job_id")
-                ).all()
-            queue.stop()
-    finally:
-        for worker in workers:
-            if worker.poll() is None:
-                worker.send_signal(signal.SIGTERM)
-        graceful = workers[1].wait(timeout=30)
+    options = ("--stalled-after", "2", "--provider-limit", "openai=3")
+    with running_workers(pg_url, stub_env, logs, *options) as workers, Store.open(pg_url) as store:
+        queue = ProcrastinateQueue(store, JobSettings(embedded_worker=False))
+        run_ids = [queue_run(store, queue, stub_env, "stub-slow-0.6") for _ in range(20)]
+        wait_for(lambda: len(_successes(logs[0])) >= 2, 60, "worker a's first jobs")
+        workers[0].send_signal(signal.SIGKILL)  # busy: 18 jobs wait, it took its next ones at once
+        workers[0].wait()
+        wait_for(lambda: all(store.get_run(r).status != "running" for r in run_ids), 90, "the runs")
+        statuses = {store.get_run(r).status for r in run_ids}
+        with store.engine.connect() as conn:
+            jobs = conn.execute(text("SELECT status::text, attempts FROM procrastinate_jobs")).all()
+            ends = conn.execute(
+                text("SELECT job_id, count(*) FROM procrastinate_events WHERE type = 'succeeded' GROUP BY job_id")
+            ).all()
+        queue.stop()
+    graceful = workers[1].returncode
     assert statuses == {"ok"}  # every run recorded its outcome; none is left running
     assert sorted(status for status, _ in jobs) == ["succeeded"] * 20
     assert len(ends) == 20 and all(count == 1 for _, count in ends)  # none ran to completion twice

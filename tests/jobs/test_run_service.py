@@ -10,7 +10,7 @@ import pytest
 from core.store import Store
 from tests.jobs.conftest import wait_for
 from tests.replay.replay_data import CONVERSATION, seed_store
-from tests.store.store_pg import create_pg_database, drop_pg_database, pg_database_url
+from tests.store.store_pg import pg_database
 from web.devtools.stub_provider import StubServer
 from web.runs.service import ReplayBusy, RunService
 
@@ -38,22 +38,16 @@ def test_pending_runs_bound_new_ones_and_other_jobs_do_not(store: Store, stub_en
 def test_serve_on_postgresql_runs_the_jobs_in_its_embedded_worker(
     tmp_path: Path, stub: StubServer, stub_env: dict[str, str]
 ) -> None:
-    name = create_pg_database()
-    try:
-        with Store.open(pg_database_url(name)) as store:
-            seed_store(store, tmp_path)
-            service = RunService(store, environ=lambda: stub_env)
-            service.start()
-            try:
-                run = service.submit(
-                    CONVERSATION, "openai", "m", upto=None, idempotency_key="p" * 16, model_as_typed=True
-                )
-                wait_for(lambda: store.get_run(run.run_id).status != "running")
-            finally:
-                service.shutdown()
-            assert store.get_run(run.run_id).status == "ok" and service.pending == 0
-    finally:
-        drop_pg_database(name)
+    with pg_database() as url, Store.open(url) as store:
+        seed_store(store, tmp_path)
+        service = RunService(store, environ=lambda: stub_env)
+        service.start()
+        try:
+            run = service.submit(CONVERSATION, "openai", "m", upto=None, idempotency_key="p" * 16, model_as_typed=True)
+            wait_for(lambda: store.get_run(run.run_id).status != "running")
+        finally:
+            service.shutdown()
+        assert store.get_run(run.run_id).status == "ok" and service.pending == 0
 
 
 def test_a_pending_step_replay_counts_toward_the_bound(store: Store, stub_env: dict[str, str]) -> None:

@@ -17,19 +17,14 @@ from sqlalchemy import text
 
 from core.store import Store
 from core.store.engine import make_engine, resolve_url
-from tests.store.store_pg import BACKENDS, create_pg_database, drop_pg_database, pg_database_url
+from tests.store.store_pg import BACKENDS, pg_database
 
 
 @pytest.fixture(scope="session")
 def pg_session_url() -> Iterator[str]:
     """One migrated database for this test session."""
-    name = create_pg_database()
-    url = pg_database_url(name)
-    Store.open(url).close()
-    try:
+    with pg_database() as url:
         yield url
-    finally:
-        drop_pg_database(name)
 
 
 @pytest.fixture(params=BACKENDS)
@@ -61,8 +56,5 @@ def fresh_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if request.param == "sqlite":
         yield str(tmp_path / "fresh.db")
         return
-    name = create_pg_database()
-    try:
-        yield pg_database_url(name)
-    finally:
-        drop_pg_database(name)
+    with pg_database(migrated=False) as url:
+        yield url

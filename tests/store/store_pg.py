@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
 
+from core.store import Store
 from core.store.engine import resolve_url
 
 PG_BASE_URL = os.environ.get("TRACELOUPE_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
@@ -58,3 +61,17 @@ def drop_pg_database(name: str) -> None:
     """Drop a database made by ``create_pg_database`` (its connections are terminated first)."""
     with _admin_connect() as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@contextmanager
+def pg_database(*, migrated: bool = True) -> Iterator[str]:
+    """The URL of a fresh database on the test server (with Traceloupe's schema unless not ``migrated``),
+    dropped on exit."""
+    name = create_pg_database()
+    try:
+        url = pg_database_url(name)
+        if migrated:
+            Store.open(url).close()
+        yield url
+    finally:
+        drop_pg_database(name)

@@ -9,7 +9,7 @@ import pytest
 
 from core.store import Store
 from tests.replay.conftest import CANARY_KEY
-from tests.store.store_pg import BACKENDS, create_pg_database, drop_pg_database, pg_database_url
+from tests.store.store_pg import BACKENDS, pg_database
 from web.devtools.stub_provider import StubServer
 
 
@@ -21,13 +21,8 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         Store.open(url).close()
         yield url
         return
-    name = create_pg_database()
-    url = pg_database_url(name)
-    Store.open(url).close()
-    try:
+    with pg_database() as url:
         yield url
-    finally:
-        drop_pg_database(name)
 
 
 @pytest.fixture

@@ -3,10 +3,7 @@ every conversation still ends with one recorded outcome, none is left `running`,
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,8 +16,8 @@ from core.jobs.pg import ProcrastinateQueue
 from core.store import Store
 from core.suites import Suites
 from core.suites.runner import enqueue_open
-from tests.jobs.conftest import wait_for
-from tests.store.store_pg import create_pg_database, drop_pg_database, pg_database_url
+from tests.jobs.conftest import running_workers, wait_for
+from tests.store.store_pg import pg_database
 from tests.suites import suite_data
 from web.devtools.stub_provider import StubServer
 
@@ -34,21 +31,11 @@ SLOTS = 4
 @pytest.fixture
 def pg_url(tmp_path: Path) -> Iterator[str]:
     """A fresh migrated database holding suite ``kill`` of COUNT conversations."""
-    name = create_pg_database()
-    url = pg_database_url(name)
-    try:
+    with pg_database() as url:
         with Store.open(url) as store:
             ids = suite_data.seed(store, tmp_path, COUNT)
             Suites(store).create("kill", conversations=ids)
         yield url
-    finally:
-        drop_pg_database(name)
-
-
-def _worker(url: str, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    argv = [sys.executable, "-m", "web.cli", "worker", "--db", url, "--concurrency", "2", "--stalled-after", "4"]
-    with log.open("wb") as out:
-        return subprocess.Popen(argv, env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT)
 
 
 def _workers_with_outcomes(store: Store) -> set[int]:
@@ -72,32 +59,25 @@ def test_two_workers_share_a_suite_run_and_one_killed_midway_leaves_every_conver
     pg_url: str, stub: StubServer, stub_env: dict[str, str], tmp_path: Path
 ) -> None:
     logs = [tmp_path / "a.log", tmp_path / "b.log"]
-    workers = [_worker(pg_url, stub_env, log) for log in logs]
-    try:
-        wait_for(lambda: all("Starting worker" in log.read_text() for log in logs), 60, "the workers' start")
-        with Store.open(pg_url) as store:
-            suites = Suites(store)
-            queue = ProcrastinateQueue(store, JobSettings(embedded_worker=False))
-            run = suites.new_run("kill", provider="openai", model="stub-slow-0.5", concurrency=SLOTS)
-            enqueue_open(queue, suites, run)
-            # Both workers record outcomes before one dies; with 24 replays of 0.5 s on 4 slots, many remain.
-            wait_for(lambda: len(_workers_with_outcomes(store)) == 2, 60, "an outcome from each worker")
-            assert suites.progress(run.run_id).remaining > SLOTS
-            # Every slot sending (two per worker), so the killed worker dies with replays in flight.
-            wait_for(lambda: _sending(store) == SLOTS, 60, "every slot busy")
-            workers[0].send_signal(signal.SIGKILL)
-            workers[0].wait()
-            wait_for(lambda: suites.run(run.run_id).status == "finished", 90, "the suite run")
-            finished = suites.run(run.run_id)
-            runs, _ = store.list_runs(limit=200)
-            with store.engine.connect() as conn:
-                jobs = conn.execute(text("SELECT status::text, attempts FROM procrastinate_jobs")).all()
-            queue.stop()
-    finally:
-        for worker in workers:
-            if worker.poll() is None:
-                worker.send_signal(signal.SIGTERM)
-        graceful = workers[1].wait(timeout=30)
+    with running_workers(pg_url, stub_env, logs, "--stalled-after", "4") as workers, Store.open(pg_url) as store:
+        suites = Suites(store)
+        queue = ProcrastinateQueue(store, JobSettings(embedded_worker=False))
+        run = suites.new_run("kill", provider="openai", model="stub-slow-0.5", concurrency=SLOTS)
+        enqueue_open(queue, suites, run)
+        # Both workers record outcomes before one dies; with 24 replays of 0.5 s on 4 slots, many remain.
+        wait_for(lambda: len(_workers_with_outcomes(store)) == 2, 60, "an outcome from each worker")
+        assert suites.progress(run.run_id).remaining > SLOTS
+        # Every slot sending (two per worker), so the killed worker dies with replays in flight.
+        wait_for(lambda: _sending(store) == SLOTS, 60, "every slot busy")
+        workers[0].send_signal(signal.SIGKILL)
+        workers[0].wait()
+        wait_for(lambda: suites.run(run.run_id).status == "finished", 90, "the suite run")
+        finished = suites.run(run.run_id)
+        runs, _ = store.list_runs(limit=200)
+        with store.engine.connect() as conn:
+            jobs = conn.execute(text("SELECT status::text, attempts FROM procrastinate_jobs")).all()
+        queue.stop()
+    graceful = workers[1].returncode
     assert [item.outcome for item in finished.items] == ["matched"] * COUNT
     assert not [r for r in runs if r.status == "running"]
     ok = sorted(r.conversation_id for r in runs if r.status == "ok")
