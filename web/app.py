@@ -26,6 +26,7 @@ from web.assets import Assets
 from web.attachments import routes as attachments_routes
 from web.check import routes as check_routes
 from web.conversations import routes as conversations_routes
+from web.deps import REQUEST_WORK
 from web.diff import routes as diff_routes
 from web.errors import EXCEPTION_HANDLERS, document_api_errors
 from web.heavy import HeavyWork, Limits
@@ -116,6 +117,7 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
             "payloads": Provide(lambda: payloads, use_cache=True, sync_to_thread=False),
             "run_service": Provide(lambda: run_service, use_cache=True, sync_to_thread=False),
             "heavy": Provide(lambda: heavy, use_cache=True, sync_to_thread=False),
+            "work": REQUEST_WORK,
         },
         on_startup=[run_service.start],
         on_shutdown=[run_service.shutdown],

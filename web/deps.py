@@ -7,8 +7,11 @@ must pass through untouched, hence ``SkipValidation``.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
+from litestar import Request
 from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
 from litestar.enums import RequestEncodingType
@@ -27,6 +30,34 @@ PayloadsDep = NamedDependency[SkipValidation[PayloadBuilder]]
 HeavyDep = NamedDependency[SkipValidation[HeavyWork]]
 RunsDep = NamedDependency[SkipValidation[RunService]]
 SuitesDep = NamedDependency[SkipValidation[SuiteStarts]]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class RequestWork:
+    """What a heavy route (a body build, a diff, a compare) works with: the conversations, the payload builder, and
+    the heavy work's budget and slots bound to this request, so the work stops when its client leaves."""
+
+    source: StoreSource
+    payloads: PayloadBuilder
+    heavy: HeavyWork
+    request: Request[Any, Any, Any]
+
+    async def run(self, fn: Callable[[threading.Event], T], *, what: str, command: str) -> T:
+        """``fn`` as heavy work; ``what`` and ``command`` name it in the message when it runs out of time."""
+        return await self.heavy.run(self.request.receive, fn, what=what, command=command)
+
+
+def _request_work(
+    request: Request[Any, Any, Any], source: SourceDep, payloads: PayloadsDep, heavy: HeavyDep
+) -> RequestWork:
+    return RequestWork(source, payloads, heavy, request)
+
+
+REQUEST_WORK = Provide(_request_work, sync_to_thread=False)
+"""``work``: registered by ``create_app`` for every route."""
+WorkDep = NamedDependency[SkipValidation[RequestWork]]
 
 FORM = Body(media_type=RequestEncodingType.URL_ENCODED)
 """A form post's body (``Annotated[SomeData, FORM]``); the CSRF middleware has checked its token."""

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from litestar import Controller, Request, get
+from litestar import Controller, get
 from litestar.params import FromQuery, QueryParameter
 
 from core.providers.request_diff import diff_requests
 from web import masking, urls
-from web.deps import HeavyDep, PayloadsDep, SourceDep
+from web.deps import WorkDep
 from web.diff.service import build_both, diff_command
 from web.errors import error_responses
 from web.payloads.builder import usable_result
@@ -38,11 +38,8 @@ class DiffApiController(Controller):
     @get("/conversations/{conversation_id:str}/diff", tags=["payloads"], responses=error_responses(422))
     async def diff(
         self,
-        request: Request[Any, Any, Any],
+        work: WorkDep,
         conversation_id: urls.PathId,
-        source: SourceDep,
-        payloads: PayloadsDep,
-        heavy: HeavyDep,
         left: Annotated[str, QueryParameter(max_length=40)],
         right: Annotated[str, QueryParameter(max_length=40)],
         upto: MsgId = None,
@@ -52,9 +49,9 @@ class DiffApiController(Controller):
         conversation_id = urls.from_segment(conversation_id)
 
         def build(_: object) -> Diff:
-            _, lbuilt, rbuilt = build_both(source, payloads, conversation_id, left, right, upto, repair)
+            _, lbuilt, rbuilt = build_both(work.source, work.payloads, conversation_id, left, right, upto, repair)
             diff = diff_requests(usable_result(lbuilt), usable_result(rbuilt))
             return Diff(conversation_id, left, right, upto or None, diff.changes_json(), diff.counts)
 
         command = diff_command(conversation_id, left, right, upto)
-        return await heavy.run(request.receive, build, what=f"the {left} / {right} diff", command=command)
+        return await work.run(build, what=f"the {left} / {right} diff", command=command)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from litestar import Controller, Request, get
+from litestar import Controller, get
 from litestar.di import Provide
 from litestar.exceptions import NotFoundException
 from litestar.params import Parameter, QueryParameter
@@ -17,7 +17,7 @@ from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Template
 
 from web import masking
-from web.deps import HeavyDep, PayloadsDep, SourceDep
+from web.deps import WorkDep
 from web.diff.pages import ChangesPage, DiffLinks, DiffPage
 from web.diff.service import AskedDiffDep, asked_command, asked_diff, diff_digest, diff_listing, diff_window, side_of
 from web.payloads.builder import PayloadBuilder
@@ -38,16 +38,9 @@ class DiffController(Controller):
     dependencies = {"links": Provide(asked_diff, sync_to_thread=False)}  # noqa: RUF012 - Litestar reads it
 
     @get("/", name="diff")
-    async def diff(
-        self,
-        request: Request[Any, Any, Any],
-        source: SourceDep,
-        payloads: PayloadsDep,
-        heavy: HeavyDep,
-        links: AskedDiffDep,
-    ) -> Template:
+    async def diff(self, work: WorkDep, links: AskedDiffDep) -> Template:
         """Both bodies highlighted by windows, each change marked in both panes and listed under its cause."""
-        left, right = links.left, links.right
+        source, payloads = work.source, work.payloads
 
         def build(_: object) -> DiffPage:
             digest = diff_digest(source, payloads, links)
@@ -69,7 +62,7 @@ class DiffController(Controller):
                 )
             return DiffPage(
                 title=masking.mask(loaded.summary.title) or "(no user text)",
-                request=request_choice(loaded, left, links.upto, links.repair, payloads=payloads),
+                request=request_choice(loaded, links.left, links.upto, links.repair, payloads=payloads),
                 left=head.left,
                 right=head.right,
                 changes_total=head.changes_total,
@@ -79,52 +72,34 @@ class DiffController(Controller):
                 links=links,
             )
 
-        command = asked_command(links)
-        page = await heavy.run(request.receive, build, what=f"the {left} / {right} diff", command=command)
+        page = await work.run(build, what=links.what, command=asked_command(links))
         return Template("diff/diff.html", context={"page": page})
 
     @get("/window", name="diff-window")
     async def window(
-        self,
-        request: Request[Any, Any, Any],
-        source: SourceDep,
-        payloads: PayloadsDep,
-        heavy: HeavyDep,
-        links: AskedDiffDep,
-        side: Annotated[str, QueryParameter(max_length=8)],
-        n: Count,
+        self, work: WorkDep, links: AskedDiffDep, side: Annotated[str, QueryParameter(max_length=8)], n: Count
     ) -> Template:
         """Window ``n`` of one side's body, its changes marked: the fragment that replaces its placeholder."""
-        left, right = links.left, links.right
         side = side_of(side)
+        source, payloads = work.source, work.payloads
 
         def build(_: object) -> dict[str, Any]:
             digest = diff_digest(source, payloads, links)
             return {"pane": f"diff-{side}", "n": n, "rendered": diff_window(source, payloads, links, digest, side, n)}
 
-        command = asked_command(links)
-        context = await heavy.run(request.receive, build, what=f"the {left} / {right} diff", command=command)
+        context = await work.run(build, what=links.what, command=asked_command(links))
         return Template("payloads/_window.html", context=context)
 
     @get("/changes", name="diff-changes")
     async def changes(
-        self,
-        request: HTMXRequest,
-        source: SourceDep,
-        payloads: PayloadsDep,
-        heavy: HeavyDep,
-        links: AskedDiffDep,
-        cause: Cause,
-        offset: Count = 0,
+        self, request: HTMXRequest, work: WorkDep, links: AskedDiffDep, cause: Cause, offset: Count = 0
     ) -> Template:
         """The changes of ``cause`` from ``offset`` (list items for htmx; a page of its own otherwise)."""
-        left, right = links.left, links.right
 
         def build(_: object) -> ChangesPage:
-            return _changes(source, payloads, links, cause, offset)
+            return _changes(work.source, work.payloads, links, cause, offset)
 
-        command = asked_command(links)
-        page = await heavy.run(request.receive, build, what=f"the {left} / {right} diff", command=command)
+        page = await work.run(build, what=links.what, command=asked_command(links))
         template = "diff/_changes.html" if request.htmx else "diff/changes.html"
         return Template(template, context={"page": page}, headers={"Vary": "HX-Request"})
 

@@ -21,6 +21,11 @@ class DiffLinks:
     upto: str | None
     repair: bool
 
+    @property
+    def what(self) -> str:
+        """The diff as a message names it."""
+        return f"the {self.left} / {self.right} diff"
+
     def window_url(self, side: str, n: int) -> str:
         """Window ``n`` of one side's body."""
         return urls.diff_window(

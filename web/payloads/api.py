@@ -8,12 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from litestar import Controller, Request, get
+from litestar import Controller, get
 from litestar.di import Provide
 from litestar.params import FromQuery
 
 from web import masking
-from web.deps import HeavyDep, PayloadsDep, SourceDep
+from web.deps import WorkDep
 from web.errors import error_responses
 from web.payloads.builder import usable_result
 from web.payloads.service import AskedDep, asked_request
@@ -46,20 +46,12 @@ class PayloadApiController(Controller):
     @get(
         "/conversations/{conversation_id:str}/payload/{provider:str}", tags=["payloads"], responses=error_responses(422)
     )
-    async def payload(
-        self,
-        request: Request[Any, Any, Any],
-        source: SourceDep,
-        payloads: PayloadsDep,
-        heavy: HeavyDep,
-        asked: AskedDep,
-        phases: FromQuery[bool] = False,
-    ) -> Payload:
+    async def payload(self, work: WorkDep, asked: AskedDep, phases: FromQuery[bool] = False) -> Payload:
         """The body ``provider`` would receive (``upto``: the request that produced that message); 422 when damaged."""
         conversation_id, provider = asked.conversation_id, asked.provider
 
         def build(_: object) -> Payload:
-            _, built = asked.build(source, payloads)
+            _, built = asked.build(work.source, work.payloads)
             result = usable_result(built)
             return Payload(
                 conversation_id=conversation_id,
@@ -74,5 +66,4 @@ class PayloadApiController(Controller):
                 preflight=built.report.verdict.to_json() if built.report else None,
             )
 
-        command = asked.command(phases=phases)
-        return await heavy.run(request.receive, build, what=f"the {provider} request", command=command)
+        return await work.run(build, what=asked.what, command=asked.command(phases=phases))

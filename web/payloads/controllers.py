@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any
 
-from litestar import Controller, Request, get
+from litestar import Controller, get
 from litestar.di import Provide
 from litestar.params import Parameter
 from litestar.plugins.htmx import HTMXRequest
@@ -13,7 +13,7 @@ from litestar.response import Stream, Template
 
 from web import masking
 from web.conversations.pages import conversation_page
-from web.deps import HeavyDep, PayloadsDep, RunsDep, SettingsDep, SourceDep
+from web.deps import RunsDep, SettingsDep, WorkDep
 from web.payloads.builder import PayloadBuilder
 from web.payloads.pages import PayloadPage, PhasesPanel, PhaseView
 from web.payloads.service import (
@@ -52,19 +52,12 @@ class PayloadController(Controller):
 
     @get("/", name="payload")
     async def payload(
-        self,
-        request: Request[Any, Any, Any],
-        source: SourceDep,
-        settings: SettingsDep,
-        run_service: RunsDep,
-        payloads: PayloadsDep,
-        heavy: HeavyDep,
-        asked: AskedDep,
-        at: MsgId = None,
+        self, work: WorkDep, settings: SettingsDep, run_service: RunsDep, asked: AskedDep, at: MsgId = None
     ) -> Template:
         """The body pretty-printed and highlighted, the warnings, the preflight verdict and what the model cannot
         carry, the cards beside it (hover links the two); ``at`` (a card's anchor) opens the cards at its page."""
-        conversation_id, provider = asked.conversation_id, asked.provider
+        conversation_id = asked.conversation_id
+        source, payloads = work.source, work.payloads
 
         def build(_: object) -> PayloadPage:
             digest = payload_digest(source, payloads, asked)
@@ -92,67 +85,38 @@ class PayloadController(Controller):
                 attachments_root=settings.attachments_root is not None,
             )
 
-        command = asked.command()
-        page = await heavy.run(request.receive, build, what=f"the {provider} request", command=command)
+        page = await work.run(build, what=asked.what, command=asked.command())
         return Template("payloads/payload.html", context={"page": page})
 
     @get("/window", name="payload-window")
-    async def window(
-        self,
-        request: Request[Any, Any, Any],
-        source: SourceDep,
-        payloads: PayloadsDep,
-        heavy: HeavyDep,
-        n: WindowNumber,
-        asked: AskedDep,
-    ) -> Template:
+    async def window(self, work: WorkDep, n: WindowNumber, asked: AskedDep) -> Template:
         """Window ``n`` of the body, highlighted: the fragment that replaces its placeholder on the page."""
-        provider = asked.provider
 
         def build(_: object) -> dict[str, Any]:
-            digest = payload_digest(source, payloads, asked)
-            return {"pane": PANE, "n": n, "rendered": digest_window(source, payloads, asked, digest, n)}
+            digest = payload_digest(work.source, work.payloads, asked)
+            return {"pane": PANE, "n": n, "rendered": digest_window(work.source, work.payloads, asked, digest, n)}
 
-        command = asked.command()
-        context = await heavy.run(request.receive, build, what=f"the {provider} request", command=command)
+        context = await work.run(build, what=asked.what, command=asked.command())
         return Template("payloads/_window.html", context=context)
 
     @get("/windows", name="payload-windows")
-    async def windows(
-        self,
-        request: Request[Any, Any, Any],
-        source: SourceDep,
-        payloads: PayloadsDep,
-        heavy: HeavyDep,
-        asked: AskedDep,
-    ) -> dict[str, int]:
+    async def windows(self, work: WorkDep, asked: AskedDep) -> dict[str, int]:
         """Every card anchor -> the window holding the first line of its part, for cards the page loaded later."""
-        provider = asked.provider
 
         def build(_: object) -> dict[str, int]:
-            return payload_digest(source, payloads, asked).window_map()
+            return payload_digest(work.source, work.payloads, asked).window_map()
 
-        command = asked.command()
-        return await heavy.run(request.receive, build, what=f"the {provider} request", command=command)
+        return await work.run(build, what=asked.what, command=asked.command())
 
     @get("/body.json", name="payload-download")
-    async def download(
-        self,
-        request: Request[Any, Any, Any],
-        source: SourceDep,
-        payloads: PayloadsDep,
-        heavy: HeavyDep,
-        asked: AskedDep,
-    ) -> Stream:
+    async def download(self, work: WorkDep, asked: AskedDep) -> Stream:
         """The whole body as the page shows it (pretty, secrets masked), streamed window by window."""
-        provider = asked.provider
 
         def build(_: object) -> BodyView:
-            return self._view(source, payloads, asked)
+            return self._view(work.source, work.payloads, asked)
 
-        command = asked.command()
-        view = await heavy.run(request.receive, build, what=f"the {provider} request", command=command)
-        filename = f"{provider}-request.json"
+        view = await work.run(build, what=asked.what, command=asked.command())
+        filename = f"{asked.provider}-request.json"
         return Stream(
             body_chunks(view.layout, view.marks),
             media_type="application/json; charset=utf-8",
@@ -165,19 +129,11 @@ class PayloadController(Controller):
         return body_view(payloads, built)
 
     @get("/phases", name="payload-phases")
-    async def phases(
-        self,
-        request: HTMXRequest,
-        source: SourceDep,
-        payloads: PayloadsDep,
-        heavy: HeavyDep,
-        asked: AskedDep,
-    ) -> Template:
+    async def phases(self, request: HTMXRequest, work: WorkDep, asked: AskedDep) -> Template:
         """Every phase's output (``#payload-phases``); a plain request gets it as a page of its own."""
-        provider = asked.provider
 
         def build(_: object) -> PhasesPanel:
-            loaded, built = asked.build(source, payloads)
+            loaded, built = asked.build(work.source, work.payloads)
             phases: list[PhaseView] = []
             provenance = PhaseView("provenance", "", False)
             if built.result is not None:
@@ -193,6 +149,6 @@ class PayloadController(Controller):
             )
 
         command = asked.command(phases=True)
-        panel = await heavy.run(request.receive, build, what=f"the {provider} request's phases", command=command)
+        panel = await work.run(build, what=f"{asked.what}'s phases", command=command)
         template = "payloads/_payload_phases.html" if request.htmx else "payloads/payload_phases.html"
         return Template(template, context={"page": panel}, headers={"Vary": "HX-Request"})

@@ -56,6 +56,11 @@ class AskedRequest:
     repair: bool
     model: str | None
 
+    @property
+    def what(self) -> str:
+        """The request as a message names it."""
+        return f"the {self.provider} request"
+
     def build(self, source: StoreSource, payloads: PayloadBuilder) -> tuple[Loaded, Built]:
         return load_and_build(source, payloads, self.conversation_id, self.provider, self.upto, self.repair, self.model)
 

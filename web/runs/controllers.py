@@ -17,9 +17,9 @@ The key is never part of any of these: the service reads it from the environment
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
-from litestar import Controller, MediaType, Request, get, post
+from litestar import Controller, MediaType, get, post
 from litestar.exceptions import NotFoundException
 from litestar.params import QueryParameter
 from litestar.plugins.htmx import HTMXRequest
@@ -29,7 +29,7 @@ from core.errors import UnknownNameError
 from core.replay.run import reply_message
 from core.store import RunSummary, RunView, Store
 from web import masking, urls
-from web.deps import FORM, HeavyDep, ReplayFields, RunsDep, SourceDep
+from web.deps import FORM, ReplayFields, RunsDep, SourceDep, WorkDep
 from web.heavy import shell_command
 from web.runs.starts import answer_start
 from web.runs.step_compare import StepComparePage
@@ -49,6 +49,10 @@ from web.source import StoreSource
 from web.timeline import msg_anchor
 
 MAX_LISTED = 200
+RunParam = Annotated[str, QueryParameter(max_length=64)]
+"""A run id in a compare URL (``a``, ``b``)."""
+# The command line has no compare; it prints both runs in full, requests and replies included.
+COMPARE_COMMAND = shell_command("traceloupe", "runs", "--json")
 
 
 @dataclass
@@ -140,14 +144,7 @@ class RunsController(Controller):
         return Template("runs/replays.html", context={"page": page})
 
     @get("/runs/compare", name="runs-compare")
-    async def compare(
-        self,
-        request: Request[Any, Any, Any],
-        run_service: RunsDep,
-        heavy: HeavyDep,
-        a: Annotated[str, QueryParameter(max_length=64)],
-        b: Annotated[str, QueryParameter(max_length=64)],
-    ) -> Template:
+    async def compare(self, work: WorkDep, run_service: RunsDep, a: RunParam, b: RunParam) -> Template:
         """Two runs' replies side by side and their diff (the request bodies' diff is loaded apart); two step
         runs step by step."""
 
@@ -158,28 +155,20 @@ class RunsController(Controller):
             left, right = _get_summary(run_service.store, a), _get_summary(run_service.store, b)
             return compare_page(left, right, reply_message(left), reply_message(right))
 
-        # The command line has no compare; it prints both runs in full, requests and replies included.
-        command = shell_command("traceloupe", "runs", "--json")
-        page = await heavy.run(request.receive, build, what="the comparison of the two runs", command=command)
+        page = await work.run(build, what="the comparison of the two runs", command=COMPARE_COMMAND)
         template = "runs/step_compare.html" if isinstance(page, StepComparePage) else "runs/compare.html"
         return Template(template, context={"page": page})
 
     @get(urls.RUNS_COMPARE_REQUESTS, name="runs-compare-requests")
     async def compare_requests(
-        self,
-        request: HTMXRequest,
-        run_service: RunsDep,
-        heavy: HeavyDep,
-        a: Annotated[str, QueryParameter(max_length=64)],
-        b: Annotated[str, QueryParameter(max_length=64)],
+        self, request: HTMXRequest, work: WorkDep, run_service: RunsDep, a: RunParam, b: RunParam
     ) -> Template:
         """How two runs' request bodies differ: the compare page's deferred part (a page of its own without htmx)."""
 
         def build(_: object) -> RequestDiff:
             return request_diff(_get_run(run_service.store, a), _get_run(run_service.store, b))
 
-        command = shell_command("traceloupe", "runs", "--json")
-        diff = await heavy.run(request.receive, build, what="the diff of the two request bodies", command=command)
+        diff = await work.run(build, what="the diff of the two request bodies", command=COMPARE_COMMAND)
         template = "runs/_request_diff.html" if request.htmx else "runs/request_diff.html"
         return Template(template, context={"diff": diff}, headers={"Vary": "HX-Request"})
 
