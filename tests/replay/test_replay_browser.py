@@ -10,7 +10,7 @@ import pytest
 from core.store import NewRun, Store
 from tests.replay.replay_data import CONVERSATION, ORIGINAL_TEXT
 from tests.replay.web_server import replay_app, serving
-from tests.web.test_browser import Watch, _shot, _until, browser, page  # noqa: F401 - fixtures
+from tests.web.test_browser import Visit, Watch, _shot, _until, browser, page, visit  # noqa: F401 - fixtures
 from web.devtools.stub_provider import Reply, StubServer
 from web.runs.service import RunService
 
@@ -28,13 +28,8 @@ def _status(pg: object, selector: str = "[data-run]") -> str | None:
     return pg.get_attribute(selector, "data-run-status")  # type: ignore[attr-defined,no-any-return]
 
 
-def test_rerun_updates_in_place_and_shows_the_reply_and_the_diff(
-    page: tuple[object, Watch],  # noqa: F811 - the fixture imported above
-    base_url: str,
-    stub: StubServer,
-) -> None:
-    pg, watch = page
-    pg.goto(f"{base_url}/conversations/{CONVERSATION}")  # type: ignore[attr-defined]
+def test_rerun_updates_in_place_and_shows_the_reply_and_the_diff(visit: Visit, stub: StubServer) -> None:  # noqa: F811
+    pg, watch = visit(f"/conversations/{CONVERSATION}")
     form = "#rerun-form"
     assert pg.is_disabled(f"{form} option[value=zhipu]")  # type: ignore[attr-defined]
     assert "set ZHIPU_API_KEY" in pg.inner_text(f"{form} option[value=zhipu]")  # type: ignore[attr-defined]
@@ -74,14 +69,11 @@ def test_rerun_updates_in_place_and_shows_the_reply_and_the_diff(
 
 
 def test_rerun_from_a_card_runs_in_place_below_the_card_and_keeps_the_scroll_position(
-    page: tuple[object, Watch],  # noqa: F811 - the fixture imported above
-    base_url: str,
+    visit: Visit,  # noqa: F811 - the fixture imported above
     stub: StubServer,
 ) -> None:
-    pg, watch = page
-    pg.set_viewport_size({"width": 1280, "height": 420})  # type: ignore[attr-defined]  # the page scrolls
-    url = f"{base_url}/conversations/{CONVERSATION}"
-    pg.goto(url)  # type: ignore[attr-defined]
+    pg, watch = visit(f"/conversations/{CONVERSATION}", viewport={"width": 1280, "height": 420})  # the page scrolls
+    url = pg.url
     card = "#msg-a-1"
     pg.click(f"{card} [data-card-rerun] summary")  # type: ignore[attr-defined]
     pg.locator(f"{card} [data-rerun-submit]").scroll_into_view_if_needed()  # type: ignore[attr-defined]
@@ -106,13 +98,8 @@ def test_rerun_from_a_card_runs_in_place_below_the_card_and_keeps_the_scroll_pos
     assert not (watch.dialogs or watch.foreign or watch.errors), watch
 
 
-def test_after_back_the_model_follows_the_provider(
-    page: tuple[object, Watch],  # noqa: F811 - the fixture imported above
-    base_url: str,
-    stub: StubServer,
-) -> None:
-    pg, watch = page
-    pg.goto(f"{base_url}/conversations/{CONVERSATION}/replays")  # type: ignore[attr-defined]
+def test_after_back_the_model_follows_the_provider(visit: Visit, stub: StubServer) -> None:  # noqa: F811
+    pg, watch = visit(f"/conversations/{CONVERSATION}/replays")
     form = "form[data-rerun-form]"
     pg.select_option(f"{form} [data-rerun-provider]", "gemini")  # type: ignore[attr-defined]
     assert pg.input_value(f"{form} [data-rerun-model]") == "gemini-2.5-flash"  # type: ignore[attr-defined]
@@ -130,13 +117,8 @@ def test_after_back_the_model_follows_the_provider(
     assert not (watch.dialogs or watch.foreign or watch.errors), watch
 
 
-def test_a_double_click_makes_one_run(
-    page: tuple[object, Watch],  # noqa: F811 - the fixture imported above
-    base_url: str,
-    stub: StubServer,
-) -> None:
-    pg, watch = page
-    pg.goto(f"{base_url}/conversations/{CONVERSATION}")  # type: ignore[attr-defined]
+def test_a_double_click_makes_one_run(visit: Visit, stub: StubServer) -> None:  # noqa: F811
+    pg, watch = visit(f"/conversations/{CONVERSATION}")
     stub.state.script.append(Reply(text="once", delay=0.5))
     pg.dblclick("#rerun-form [data-rerun-submit]")  # type: ignore[attr-defined]
     _until(lambda: _status(pg, "#runs-live [data-run]") == "ok")

@@ -10,9 +10,10 @@ import json
 import re
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -113,6 +114,24 @@ def page(browser: object, base_url: str) -> Iterator[tuple[object, Watch]]:
     context.close()
 
 
+Visit = Callable[..., tuple[Any, Watch]]
+
+
+@pytest.fixture
+def visit(page: tuple[object, Watch], base_url: str) -> Visit:
+    """Opens a path of the server under test in ``page`` (resized to ``viewport`` first, when given); the page and
+    its watch."""
+
+    def go(path: str, viewport: dict[str, int] | None = None) -> tuple[Any, Watch]:
+        pg, watch = page
+        if viewport is not None:
+            pg.set_viewport_size(viewport)  # type: ignore[attr-defined]
+        pg.goto(base_url + path)  # type: ignore[attr-defined]
+        return pg, watch
+
+    return go
+
+
 def _shot(pg: object, name: str, full: bool = False) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     pg.screenshot(path=str(ARTIFACTS / name), full_page=full)  # type: ignore[attr-defined]
@@ -137,9 +156,8 @@ def _in_view(pg: object, selector: str) -> bool:
     )
 
 
-def test_open_expand_reasoning_and_jump_call_result_and_back(page: tuple[object, Watch], base_url: str) -> None:
-    pg, watch = page
-    pg.goto(base_url + "/")  # type: ignore[attr-defined]
+def test_open_expand_reasoning_and_jump_call_result_and_back(visit: Visit) -> None:
+    pg, watch = visit("/")
     _shot(pg, "list.png")
     pg.click("a[href='/conversations/c-every']")  # type: ignore[attr-defined]
     pg.wait_for_selector("[data-kind='assistant-text']")  # type: ignore[attr-defined]
@@ -167,9 +185,8 @@ def test_open_expand_reasoning_and_jump_call_result_and_back(page: tuple[object,
     assert watch.clean(), watch
 
 
-def test_inline_image_only_after_click_and_remote_never(page: tuple[object, Watch], base_url: str) -> None:
-    pg, watch = page
-    pg.goto(base_url + "/conversations/c-every")  # type: ignore[attr-defined]
+def test_inline_image_only_after_click_and_remote_never(visit: Visit) -> None:
+    pg, watch = visit("/conversations/c-every")
     assert pg.locator("#timeline img").count() == 0  # type: ignore[attr-defined]
     pg.locator("[data-show-inline]").first.click()  # type: ignore[attr-defined]
     img = pg.locator("#timeline img.loc__img")  # type: ignore[attr-defined]
@@ -181,9 +198,8 @@ def test_inline_image_only_after_click_and_remote_never(page: tuple[object, Watc
     assert watch.clean(), watch
 
 
-def test_scrolling_loads_the_next_page(page: tuple[object, Watch], base_url: str) -> None:
-    pg, watch = page
-    pg.goto(base_url + "/conversations/c-long")  # type: ignore[attr-defined]
+def test_scrolling_loads_the_next_page(visit: Visit) -> None:
+    pg, watch = visit("/conversations/c-long")
     cards = pg.locator("#timeline > [data-msg-id]")  # type: ignore[attr-defined]
     assert cards.count() == 100
     pg.locator("[data-next-page]").scroll_into_view_if_needed()  # type: ignore[attr-defined]
@@ -234,9 +250,8 @@ def test_failed_next_page_says_so(page: tuple[object, Watch], base_url: str) -> 
     assert watch.clean(), watch
 
 
-def test_permalink_to_a_missing_card_is_harmless(page: tuple[object, Watch], base_url: str) -> None:
-    pg, watch = page
-    pg.goto(base_url + "/conversations/c-long#msg-nowhere")  # type: ignore[attr-defined]
+def test_permalink_to_a_missing_card_is_harmless(visit: Visit) -> None:
+    pg, watch = visit("/conversations/c-long#msg-nowhere")
     # One bounded try: the card is not on the first pages, so the script opens ?at= once...
     pg.wait_for_url(re.compile(r"\?at=msg-nowhere#msg-nowhere$"))  # type: ignore[attr-defined]
     pg.wait_for_load_state("networkidle")  # type: ignore[attr-defined]
@@ -247,9 +262,8 @@ def test_permalink_to_a_missing_card_is_harmless(page: tuple[object, Watch], bas
     assert watch.clean(), watch
 
 
-def test_jump_to_a_result_on_the_next_page(page: tuple[object, Watch], base_url: str) -> None:
-    pg, watch = page
-    pg.goto(base_url + "/conversations/c-long")  # type: ignore[attr-defined]
+def test_jump_to_a_result_on_the_next_page(visit: Visit) -> None:
+    pg, watch = visit("/conversations/c-long")
     assert pg.locator("#msg-r99").count() == 0  # type: ignore[attr-defined]
     pg.locator("#msg-r98 [data-jump-result]").click()  # type: ignore[attr-defined]
     pg.wait_for_selector("#result-r99-call98")  # type: ignore[attr-defined]
@@ -258,9 +272,8 @@ def test_jump_to_a_result_on_the_next_page(page: tuple[object, Watch], base_url:
     assert watch.clean(), watch
 
 
-def test_keyboard_moves_between_cards_and_expands(page: tuple[object, Watch], base_url: str) -> None:
-    pg, watch = page
-    pg.goto(base_url + "/")  # type: ignore[attr-defined]
+def test_keyboard_moves_between_cards_and_expands(visit: Visit, base_url: str) -> None:
+    pg, watch = visit("/")
     pg.keyboard.press("j")  # type: ignore[attr-defined]
     first = pg.evaluate("document.activeElement.getAttribute('href')")  # type: ignore[attr-defined]
     pg.keyboard.press("j")  # type: ignore[attr-defined]
@@ -343,9 +356,8 @@ def test_check_form_posts_with_token_from_the_same_origin(
     assert watch.clean(), watch
 
 
-def test_damaged_record_and_history_cards(page: tuple[object, Watch], base_url: str) -> None:
-    pg, watch = page
-    pg.goto(base_url + "/conversations/c-every")  # type: ignore[attr-defined]
+def test_damaged_record_and_history_cards(visit: Visit) -> None:
+    pg, watch = visit("/conversations/c-every")
     damaged = pg.locator("#timeline > [data-integrity='type-lost']")  # type: ignore[attr-defined]
     assert damaged.count() == 2
     note = damaged.first.locator("[data-integrity-note]")

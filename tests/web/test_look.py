@@ -8,7 +8,7 @@ import pytest
 
 from core import MESSAGE_ADAPTER
 from tests.replay.web_server import serving
-from tests.web.test_browser import Watch, _shot, browser, page  # noqa: F401 - fixtures
+from tests.web.test_browser import Visit, Watch, _shot, browser, page, visit  # noqa: F401 - fixtures
 from tests.web.web_corpus import every_kind, temp_store
 from web.app import create_app
 from web.payloads.jsonview import Mark, lines, pretty, render
@@ -43,12 +43,8 @@ def test_json_lines_keep_the_text_and_balance_their_marks() -> None:
     assert ids == ["L1"]  # an element id stays unique however many lines its node spans
 
 
-def test_a_long_json_line_wraps_under_its_indentation(
-    page: tuple[object, Watch],  # noqa: F811 - the fixture imported above
-    base_url: str,
-) -> None:
-    pg, watch = page
-    pg.goto(f"{base_url}/conversations/c-wide/payload/anthropic")  # type: ignore[attr-defined]
+def test_a_long_json_line_wraps_under_its_indentation(visit: Visit) -> None:  # noqa: F811
+    pg, watch = visit("/conversations/c-wide/payload/anthropic")
     string = pg.locator("#payload-json .js", has_text="word399").first  # type: ignore[attr-defined]
     string.scroll_into_view_if_needed()
     rects = string.evaluate("el => [...el.getClientRects()].map(r => r.left)")

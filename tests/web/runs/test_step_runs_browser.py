@@ -10,7 +10,7 @@ import pytest
 
 from tests.replay.steps_data import STEP_MSG_IDS, STEPS_CONVERSATION, TURN
 from tests.web.runs.steps_web import MODEL, dashboard, diverging_at_step_2, identical, stub_script
-from tests.web.test_browser import Watch, _in_view, _shot, _until, browser, page  # noqa: F401 - fixtures
+from tests.web.test_browser import Visit, Watch, _in_view, _shot, _until, browser, page, visit  # noqa: F401 - fixtures
 from web.devtools.stub_provider import StubServer
 
 pytestmark = pytest.mark.browser
@@ -28,12 +28,11 @@ def _status(pg: object, selector: str) -> str | None:
 
 
 def test_a_step_replay_from_a_user_card_to_its_divergence_and_a_comparison(
-    page: tuple[object, Watch],  # noqa: F811 - the fixture imported above
+    visit: Visit,  # noqa: F811 - the fixture imported above
     base_url: str,
     stub: StubServer,
 ) -> None:
-    pg, watch = page
-    pg.goto(f"{base_url}/conversations/{STEPS_CONVERSATION}")  # type: ignore[attr-defined]
+    pg, watch = visit(f"/conversations/{STEPS_CONVERSATION}")
     card = f"#msg-{TURN}"
     pg.click(f"{card} [data-card-steps] summary")  # type: ignore[attr-defined]
     assert pg.input_value(f"{card} [data-rerun-model]") == MODEL  # type: ignore[attr-defined]  # openai's default

@@ -12,7 +12,7 @@ from core.store import Store
 from tests.replay.web_server import replay_app, serving
 from tests.suites import suite_data
 from tests.web.suites.conftest import COUNT
-from tests.web.test_browser import Watch, _shot, _until, browser, page  # noqa: F401 - fixtures
+from tests.web.test_browser import Visit, Watch, _shot, _until, browser, page, visit  # noqa: F401 - fixtures
 from web.devtools.stub_provider import StubServer
 from web.runs.service import RunService
 
@@ -58,12 +58,11 @@ def _run_to_the_end(pg: Any, shot: str | None = None) -> None:
 
 
 def test_save_a_suite_from_the_list_run_it_twice_and_open_a_regressions_run(
-    page: tuple[Any, Watch],  # noqa: F811 - the fixture imported above
+    visit: Visit,  # noqa: F811 - the fixture imported above
     base_url: str,
     stub: StubServer,
 ) -> None:
-    pg, watch = page
-    pg.goto(base_url + "/")
+    pg, watch = visit("/")
     pg.fill("[data-search]", "weather <<c00")
     pg.select_option("[data-filter=sort]", "oldest")
     pg.click(".search button[type=submit]")

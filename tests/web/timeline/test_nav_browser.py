@@ -14,7 +14,7 @@ import pytest
 from core import MESSAGE_ADAPTER, Message
 from core.store import NewRun
 from tests.replay.web_server import serving
-from tests.web.test_browser import Watch, _in_view, _shot, _until, browser, page  # noqa: F401
+from tests.web.test_browser import Visit, Watch, _in_view, _shot, _until, browser, page, visit  # noqa: F401
 from tests.web.web_corpus import temp_store
 from web.app import create_app
 from web.settings import Settings
@@ -86,12 +86,8 @@ def _land(pg: object, card: str) -> None:
     assert _in_view(pg, f"#msg-{card}"), card
 
 
-def test_jump_to_the_end_and_back_to_the_start_loads_one_page_each(
-    page: tuple[object, Watch],  # noqa: F811 - the fixture imported above
-    base_url: str,
-) -> None:
-    pg, watch = page
-    pg.goto(f"{base_url}/conversations/{CONVERSATION}")  # type: ignore[attr-defined]
+def test_jump_to_the_end_and_back_to_the_start_loads_one_page_each(visit: Visit, base_url: str) -> None:  # noqa: F811
+    pg, watch = visit(f"/conversations/{CONVERSATION}")
     fetches = _timeline_fetches(pg, base_url)
     pg.click("[data-seek-end]")  # type: ignore[attr-defined]
     _land(pg, f"r{RECORDS - 1}")
@@ -105,12 +101,8 @@ def test_jump_to_the_end_and_back_to_the_start_loads_one_page_each(
     assert watch.clean(), watch
 
 
-def test_next_damaged_error_and_divergence_open_the_page_that_holds_them(
-    page: tuple[object, Watch],  # noqa: F811 - the fixture imported above
-    base_url: str,
-) -> None:
-    pg, watch = page
-    pg.goto(f"{base_url}/conversations/{CONVERSATION}")  # type: ignore[attr-defined]
+def test_next_damaged_error_and_divergence_open_the_page_that_holds_them(visit: Visit, base_url: str) -> None:  # noqa: F811
+    pg, watch = visit(f"/conversations/{CONVERSATION}")
     fetches = _timeline_fetches(pg, base_url)
     for seek, card in (
         ("damaged", f"r{DAMAGED[0]}"),
@@ -137,12 +129,8 @@ def test_next_damaged_error_and_divergence_open_the_page_that_holds_them(
     assert watch.clean(), watch
 
 
-def test_the_kind_filter_shows_one_kind_and_pages_within_it(
-    page: tuple[object, Watch],  # noqa: F811 - the fixture imported above
-    base_url: str,
-) -> None:
-    pg, watch = page
-    pg.goto(f"{base_url}/conversations/{CONVERSATION}")  # type: ignore[attr-defined]
+def test_the_kind_filter_shows_one_kind_and_pages_within_it(visit: Visit) -> None:  # noqa: F811
+    pg, watch = visit(f"/conversations/{CONVERSATION}")
     pg.select_option("[data-timeline-kind]", "tool")  # type: ignore[attr-defined]
     pg.wait_for_url("**?kind=tool")  # type: ignore[attr-defined]
     kinds = "els => els.map(e => e.dataset.kind)"
