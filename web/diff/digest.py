@@ -15,12 +15,11 @@ from typing import Any
 
 from core.providers import Degradation
 from core.store import Store
-from core.store import digests as stored
 from web import masking
 from web.diff.view import LISTED, ChangeView, Comparison, GroupFacts, Listing, compare, window_ids
 from web.payloads.builder import Built, PayloadBuilder
 from web.payloads.digest import DigestKey, StoredParts, WindowPlan
-from web.payloads.facts import BuildFacts, encode_rendered, pack, unpack
+from web.payloads.facts import BuildFacts, encode_rendered
 from web.payloads.jsonview import Rendered
 from web.payloads.windows import PANE_WINDOW_BYTES, Layout
 
@@ -185,10 +184,8 @@ def listing_of(group: GroupFacts, offset: int, items: list[Any]) -> Listing:
 
 def read_diff_digest(store: Store, key: DigestKey) -> DiffDigest | None:
     """The stored digest under ``key``, or None."""
-    data = stored.read_head(store.engine, key.key)
-    if data is None:
-        return None
-    return DiffDigest(DiffHead.from_json(unpack(data)), StoredParts(key.key, store))
+    found = StoredParts.read(store, key)
+    return None if found is None else DiffDigest(DiffHead.from_json(found[0]), found[1])
 
 
 def make_diff_digest(
@@ -202,14 +199,4 @@ def make_diff_digest(
 ) -> DiffDigest:
     """Make the digest of two builds, store it, and return it (its parts kept in memory for this request)."""
     head, parts = diff_parts(payloads, lbuilt, rbuilt, every_window=every_window)
-    fresh = {(name, n): value for name, n, value in parts}
-    stored.write_digest(
-        store.engine,
-        key.key,
-        conversation_pk=key.conversation_pk,
-        kind="diff",
-        basis=key.basis,
-        head=pack(head.to_json()),
-        parts=((name, n, pack(value)) for (name, n), value in fresh.items()),
-    )
-    return DiffDigest(head, StoredParts(key.key, store, fresh))
+    return DiffDigest(head, StoredParts.write(store, key, "diff", head.to_json(), parts))

@@ -27,7 +27,7 @@ from web.payloads.builder import Built, PayloadBuilder
 from web.payloads.facts import BuildFacts, decode_rendered, encode_rendered, pack, unpack
 from web.payloads.jsonview import Rendered
 from web.payloads.pages import WarningView
-from web.payloads.windows import WINDOW_BYTES, Layout
+from web.payloads.windows import WINDOW_BYTES, Layout, window_span
 
 DIGEST_FORMAT = 1
 """Bumped when what a digest holds, or how a page is made from it, changes."""
@@ -79,8 +79,7 @@ class WindowPlan:
         return len(self.starts)
 
     def span(self, n: int) -> tuple[int, int]:
-        end = self.starts[n + 1] if n + 1 < len(self.starts) else self.lines
-        return self.starts[n], end
+        return window_span(self.starts, self.lines, n)
 
     @classmethod
     def of(cls, layout: Layout) -> WindowPlan:
@@ -164,6 +163,29 @@ class StoredParts:
     fresh: dict[tuple[str, int], Any] | None = None
     """The parts, when this digest was just made (no need to read back what was just written)."""
 
+    @classmethod
+    def read(cls, store: Store, key: DigestKey) -> tuple[Any, StoredParts] | None:
+        """The digest stored under ``key``: its head (JSON) and its parts; None when there is none."""
+        data = stored.read_head(store.engine, key.key)
+        return None if data is None else (unpack(data), cls(key.key, store))
+
+    @classmethod
+    def write(
+        cls, store: Store, key: DigestKey, kind: str, head: Any, parts: Iterator[tuple[str, int, Any]]
+    ) -> StoredParts:
+        """Store a digest just made, its head (JSON) and its parts; the parts stay in memory for this request."""
+        fresh = {(name, n): value for name, n, value in parts}
+        stored.write_digest(
+            store.engine,
+            key.key,
+            conversation_pk=key.conversation_pk,
+            kind=kind,
+            basis=key.basis,
+            head=pack(head),
+            parts=((name, n, pack(value)) for (name, n), value in fresh.items()),
+        )
+        return cls(key.key, store, fresh)
+
     def get(self, name: str, n: int) -> Any:
         """Part ``n`` of ``name``; None when the digest does not hold it yet."""
         if self.fresh is not None:
@@ -227,10 +249,8 @@ class PayloadDigest:
 
 def read_payload_digest(store: Store, key: DigestKey) -> PayloadDigest | None:
     """The stored digest under ``key``, or None."""
-    data = stored.read_head(store.engine, key.key)
-    if data is None:
-        return None
-    return PayloadDigest(PayloadHead.from_json(unpack(data)), StoredParts(key.key, store))
+    found = StoredParts.read(store, key)
+    return None if found is None else PayloadDigest(PayloadHead.from_json(found[0]), found[1])
 
 
 def make_payload_digest(
@@ -238,14 +258,4 @@ def make_payload_digest(
 ) -> PayloadDigest:
     """Make the digest of ``built``, store it, and return it (its parts kept in memory for this request)."""
     head, parts = payload_parts(payloads, built, every_window=every_window)
-    fresh = {(name, n): value for name, n, value in parts}
-    stored.write_digest(
-        store.engine,
-        key.key,
-        conversation_pk=key.conversation_pk,
-        kind="payload",
-        basis=key.basis,
-        head=pack(head.to_json()),
-        parts=((name, n, pack(value)) for (name, n), value in fresh.items()),
-    )
-    return PayloadDigest(head, StoredParts(key.key, store, fresh))
+    return PayloadDigest(head, StoredParts.write(store, key, "payload", head.to_json(), parts))

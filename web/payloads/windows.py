@@ -15,7 +15,7 @@ any JSON pointer starts, so a page can tell which window holds a card's part of 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -41,6 +41,12 @@ def _unescape(token: str) -> str:
     return token.replace("~1", "/").replace("~0", "~")
 
 
+def window_span(starts: Sequence[int], lines: int, n: int) -> tuple[int, int]:
+    """Window ``n``'s lines, ``[first, end)``: from its start to the next window's, the last to the body's end."""
+    end = starts[n + 1] if n + 1 < len(starts) else lines
+    return starts[n], end
+
+
 @dataclass(slots=True)
 class Layout:
     """Where a body's windows start (line numbers), and each container's count of line breaks."""
@@ -59,8 +65,7 @@ class Layout:
 
     def span(self, n: int) -> tuple[int, int]:
         """Window ``n``'s lines: ``[first, end)``."""
-        end = self.starts[n + 1] if n + 1 < len(self.starts) else self.lines
-        return self.starts[n], end
+        return window_span(self.starts, self.lines, n)
 
     def newlines(self, node: Any) -> int:
         """The line breaks inside a container's pretty form (0 for a scalar or an empty container)."""
