@@ -14,7 +14,7 @@ from core.store import ConversationQuery, Store
 from core.store.engine import write_transaction
 from core.suites import Suites, run_item, storage
 from core.suites.runner import watch
-from core.suites.views import Progress
+from core.suites.views import Progress, SuiteRunView
 from tests.suites import suite_data
 from web.devtools.stub_provider import StubServer
 
@@ -181,17 +181,24 @@ def test_an_attempt_killed_after_its_replay_ended_is_recorded_by_the_next_attemp
     assert suites.run(run.run_id).status == "finished"
 
 
-def test_a_run_whose_last_outcome_was_recorded_just_before_its_worker_died_finishes_when_the_job_runs_again(
-    suites: Suites, stub_env: dict[str, str]
-) -> None:
+def _one_outcome_recorded(suites: Suites) -> tuple[SuiteRunView, int]:
+    """A run of one conversation whose item has its outcome (failed) recorded, the run not yet marked finished;
+    the run and the item's key."""
     suites.create("one", conversations=[suite_data.conversation_id(0)])
     run = suites.new_run("one", provider="openai", model="gpt-4o", mode="final")
     (pk,) = suites.open_items(run.run_id)
     with write_transaction(suites.store.engine) as conn:
         claim = storage.claim_item(conn, pk)
     assert claim is not None
-    with write_transaction(suites.store.engine) as conn:  # the outcome committed, then the process was killed
+    with write_transaction(suites.store.engine) as conn:
         assert storage.finish_item(conn, claim, storage.ItemResult("failed", error="the provider said no"))
+    return run, pk
+
+
+def test_a_run_whose_last_outcome_was_recorded_just_before_its_worker_died_finishes_when_the_job_runs_again(
+    suites: Suites, stub_env: dict[str, str]
+) -> None:
+    run, pk = _one_outcome_recorded(suites)  # the outcome committed, then the process was killed
     assert suites.run(run.run_id).status == "running"
     assert not run_item(suites.store, pk, environ=stub_env)  # the queue delivers the job again
     finished = suites.run(run.run_id)
@@ -199,14 +206,7 @@ def test_a_run_whose_last_outcome_was_recorded_just_before_its_worker_died_finis
 
 
 def test_watching_a_run_returns_once_it_is_marked_finished_just_after_its_last_outcome(suites: Suites) -> None:
-    suites.create("one", conversations=[suite_data.conversation_id(0)])
-    run = suites.new_run("one", provider="openai", model="gpt-4o", mode="final")
-    (pk,) = suites.open_items(run.run_id)
-    with write_transaction(suites.store.engine) as conn:
-        claim = storage.claim_item(conn, pk)
-    assert claim is not None
-    with write_transaction(suites.store.engine) as conn:
-        assert storage.finish_item(conn, claim, storage.ItemResult("failed", error="the provider said no"))
+    run, _ = _one_outcome_recorded(suites)
     polls: list[Progress] = []
 
     def finish_after_the_first_poll(progress: Progress) -> None:

@@ -114,6 +114,17 @@ def _record(msg_id: str, ts: Any, **fields: Any) -> dict[str, Any]:
     return {"role": "system", "msg_id": msg_id, "create_ts": ts, "content": msg_id, **fields}
 
 
+def _user_with(records: list[dict[str, Any]], ts: int) -> dict[str, Any]:
+    """User message ``u`` stamped ``ts``, with ``records`` as its trace."""
+    return {
+        "role": "user",
+        "msg_type": "text",
+        "msg_id": "u",
+        "create_ts": ts,
+        "intermediate_trace": {"records": records},
+    }
+
+
 def test_records_the_parser_must_read_first_keep_their_typed_values() -> None:
     """create_ts as 5.0, "7" or true, missing ids and stamps: ordered by what the parser makes of them."""
     records = [
@@ -132,13 +143,7 @@ def test_records_the_parser_must_read_first_keep_their_typed_values() -> None:
         },
         {"role": "tool", "msg_id": "result", "create_ts": 9, "tool_reses": ["bare", {"call_id": "k"}]},
     ]
-    user = {
-        "role": "user",
-        "msg_type": "text",
-        "msg_id": "u",
-        "create_ts": 6,
-        "intermediate_trace": {"records": records},
-    }
+    user = _user_with(records, 6)
     with fixed_defaults():
         lazy = assert_same_timeline(_bodies([user]), page_size=3)
     assert [s.msg_id for s in lazy.slots] == [
@@ -156,13 +161,7 @@ def test_records_the_parser_must_read_first_keep_their_typed_values() -> None:
 
 def test_equal_stamps_keep_file_order_around_the_message() -> None:
     records = [_record(name, ts) for name, ts in [("b", 5), ("a", 3), ("c", 5), ("d", 3), ("e", 4), ("f", 5)]]
-    user = {
-        "role": "user",
-        "msg_type": "text",
-        "msg_id": "u",
-        "create_ts": 5,
-        "intermediate_trace": {"records": records},
-    }
+    user = _user_with(records, 5)
     lazy = assert_same_timeline(_bodies([user, {**user, "msg_id": "v", "create_ts": 3}]))
     assert [s.msg_id for s in lazy.slots][:7] == ["a", "d", "e", "u", "b", "c", "f"]
 
