@@ -26,7 +26,6 @@ from sqlalchemy import (
     Integer,
     LargeBinary,
     String,
-    Table,
     delete,
     insert,
     select,
@@ -35,7 +34,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Field, SQLModel
 
 from core.store.engine import read_transaction, write_transaction
-from core.store.tables import CONVERSATIONS, MESSAGES
+from core.store.tables import CONVERSATIONS, MESSAGES, table_of
 
 
 class DigestRow(SQLModel, table=True):
@@ -65,14 +64,8 @@ class DigestPartRow(SQLModel, table=True):
     data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
 
 
-def _table(model: type[SQLModel]) -> Table:
-    table = model.__table__  # type: ignore[attr-defined]  # SQLModel sets it at class creation; untyped
-    assert isinstance(table, Table)
-    return table
-
-
-DIGESTS = _table(DigestRow)
-DIGEST_PARTS = _table(DigestPartRow)
+DIGESTS = table_of(DigestRow)
+DIGEST_PARTS = table_of(DigestPartRow)
 
 Part = tuple[str, int, bytes]
 """(part name, number, data)."""

@@ -351,24 +351,25 @@ class SuiteRunItemRow(SQLModel, table=True):
     wall_ms: int | None = Field(default=None, sa_type=BigInteger)
 
 
-def _table(model: type[SQLModel]) -> Table:
+def table_of(model: type[SQLModel]) -> Table:
+    """The SQLAlchemy table of a ``table=True`` model."""
     table = model.__table__  # type: ignore[attr-defined]  # SQLModel sets it at class creation; untyped
     assert isinstance(table, Table)
     return table
 
 
-CONVERSATIONS = _table(ConversationRow)
-MESSAGES = _table(MessageRow)
-MESSAGE_OUTLINES = _table(MessageOutlineRow)
-MESSAGE_TEXTS = _table(MessageTextRow)
-CONVERSATION_KINDS = _table(ConversationKindRow)
-RUNS = _table(RunRow)
-STEP_RUNS = _table(StepRunRow)
-STEPS = _table(StepRow)
-JOBS = _table(JobRow)
-APP_SECRETS = _table(AppSecretRow)
-SUITES = _table(SuiteRow)
-SUITE_MEMBERS = _table(SuiteMemberRow)
-SUITE_RUNS = _table(SuiteRunRow)
-SUITE_RUN_ITEMS = _table(SuiteRunItemRow)
+CONVERSATIONS = table_of(ConversationRow)
+MESSAGES = table_of(MessageRow)
+MESSAGE_OUTLINES = table_of(MessageOutlineRow)
+MESSAGE_TEXTS = table_of(MessageTextRow)
+CONVERSATION_KINDS = table_of(ConversationKindRow)
+RUNS = table_of(RunRow)
+STEP_RUNS = table_of(StepRunRow)
+STEPS = table_of(StepRow)
+JOBS = table_of(JobRow)
+APP_SECRETS = table_of(AppSecretRow)
+SUITES = table_of(SuiteRow)
+SUITE_MEMBERS = table_of(SuiteMemberRow)
+SUITE_RUNS = table_of(SuiteRunRow)
+SUITE_RUN_ITEMS = table_of(SuiteRunItemRow)
 METADATA = SQLModel.metadata
