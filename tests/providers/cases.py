@@ -30,6 +30,7 @@ from core import (
     ImagePart,
     IntermediateTrace,
     Message,
+    MsgPart,
     MultiPartMessage,
     RedactedThinkingBlock,
     TextMessage,
@@ -108,6 +109,12 @@ def tool(n: int, *results: ToolReturn | str) -> BaseMessage:
 
 def call(call_id: str, city: str = "Paris", name: str = "get_weather") -> ToolCall:
     return ToolCall(id=call_id, name=name, arguments=f'{{"city":"{city}"}}')
+
+
+def with_image(call_id: str, result: str, name: str = "get_weather") -> ToolReturn:
+    """The result of call ``call_id``: ``result`` and the green pixel attached."""
+    image = ImagePart(data=PNG_B64, media_type="image/png")
+    return ToolReturn(call_id=call_id, name=name, result=result, attachments=[image])
 
 
 def run(dialect: str, msgs: list[Message], **options: Any) -> RequestResult:
@@ -190,60 +197,49 @@ def image_unsupported() -> list[Message]:
     return [MultiPartMessage(content=parts, msg_id="u1", create_ts=1000)]
 
 
+def _then_parts(first: Message, *parts: MsgPart) -> list[Message]:
+    """A legacy single-medium message (u1), then a multipart message (u2) of ``parts``: the media cases' shape."""
+    return [first, MultiPartMessage(content=list(parts), msg_id="u2", create_ts=2000)]
+
+
 @case
 def audio() -> list[Message]:
-    return [
+    return _then_parts(
         AudioMessage(content="voice.wav", msg_id="u1", create_ts=1000),
-        MultiPartMessage(
-            content=[AudioPart(url="https://example.com/note.mp3", detail="a voice note: call me back")],
-            msg_id="u2",
-            create_ts=2000,
-        ),
-    ]
+        AudioPart(url="https://example.com/note.mp3", detail="a voice note: call me back"),
+    )
 
 
 @case
 def video() -> list[Message]:
-    return [
+    return _then_parts(
         VideoMessage(content="https://example.com/clip.mp4", msg_id="u1", create_ts=1000),
-        MultiPartMessage(
-            content=[VideoPart(path="clip.mp4", detail="a cat jumps off a table"), TextPart(text="And this one?")],
-            msg_id="u2",
-            create_ts=2000,
-        ),
-    ]
+        VideoPart(path="clip.mp4", detail="a cat jumps off a table"),
+        TextPart(text="And this one?"),
+    )
 
 
 @case
 def file_pdf() -> list[Message]:
-    return [
+    return _then_parts(
         AttachmentMessage(content="doc.pdf", msg_id="u1", create_ts=1000),
-        MultiPartMessage(
-            content=[FilePart(url="https://example.com/report.pdf", filename="report.pdf"), TextPart(text="Summarise")],
-            msg_id="u2",
-            create_ts=2000,
-        ),
-    ]
+        FilePart(url="https://example.com/report.pdf", filename="report.pdf"),
+        TextPart(text="Summarise"),
+    )
 
 
 @case
 def file_other() -> list[Message]:
     sheet = base64.b64encode(b"PK\x03\x04 not really a spreadsheet").decode()
-    return [
+    return _then_parts(
         AttachmentMessage(content="notes.txt", msg_id="u1", create_ts=1000),
-        MultiPartMessage(
-            content=[
-                FilePart(
-                    data=sheet,
-                    media_type="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-                    filename="q3.xlsx",
-                    detail="Q3 revenue by region",
-                )
-            ],
-            msg_id="u2",
-            create_ts=2000,
+        FilePart(
+            data=sheet,
+            media_type="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+            filename="q3.xlsx",
+            detail="Q3 revenue by region",
         ),
-    ]
+    )
 
 
 @case

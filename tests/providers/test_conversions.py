@@ -12,7 +12,6 @@ from pydantic import ValidationError
 from core import (
     MESSAGE_ADAPTER,
     BaseMessage,
-    ImagePart,
     InputError,
     Message,
     ThinkingBlock,
@@ -20,7 +19,7 @@ from core import (
 )
 from core.providers.base import EMPTY_TURN_PLACEHOLDER, FIRST_USER_PLACEHOLDER, UNANSWERED_CALL_TEXT
 from core.reader import read_bytes
-from tests.providers.cases import PNG_B64, blocks_of, body, call, reply, run, tool, user
+from tests.providers.cases import PNG_B64, blocks_of, body, call, reply, run, tool, user, with_image
 
 
 def parallel_history() -> list[Message]:
@@ -151,15 +150,7 @@ def test_images_inside_tool_results_reach_every_provider() -> None:
     msgs: list[Message] = [
         user("Plot", 1),
         reply("", 1, tool_calls=[call("c1"), call("c2")]),
-        tool(
-            1,
-            ToolReturn(
-                call_id="c1",
-                name="get_weather",
-                result="chart",
-                attachments=[ImagePart(data=PNG_B64, media_type="image/png")],
-            ),
-        ),
+        tool(1, with_image("c1", "chart")),
         tool(2, ToolReturn(call_id="c2", name="get_weather", result="no chart")),
     ]
     anthropic = body("anthropic", msgs)["messages"][2]["content"][0]

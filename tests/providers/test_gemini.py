@@ -15,7 +15,7 @@ from core import (
     ToolReturn,
 )
 from core.providers.dialects.gemini import DUMMY_THOUGHT_SIGNATURE
-from tests.providers.cases import PNG_B64, body, call, reply, run, tool, two_records, user
+from tests.providers.cases import body, call, reply, run, tool, two_records, user, with_image
 
 
 def test_thought_signature_survives_storage_and_foreign_calls_get_the_dummy() -> None:
@@ -77,16 +77,10 @@ def test_function_responses_directly_follow_their_call_turn() -> None:
 
 
 def image_result() -> list[Message]:
-    chart = ToolReturn(
-        call_id="call_1",
-        name="plot",
-        result="Chart rendered.",
-        attachments=[ImagePart(data=PNG_B64, media_type="image/png")],
-    )
     return [
         user("Plot the sales.", 1),
         reply("", 1, tool_calls=[ToolCall(id="call_1", name="plot", arguments="{}")]),
-        tool(1, chart),
+        tool(1, with_image("call_1", "Chart rendered.", name="plot")),
     ]
 
 

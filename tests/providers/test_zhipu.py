@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-from core import (
-    ImagePart,
-    Message,
-    ToolReturn,
-)
-from tests.providers.cases import PNG_B64, body, call, reply, tool, user
+from core import Message
+from tests.providers.cases import body, call, reply, tool, user, with_image
 
 
 def test_tool_and_assistant_content_are_strings() -> None:
@@ -18,15 +14,7 @@ def test_tool_and_assistant_content_are_strings() -> None:
     msgs: list[Message] = [
         user("Plot", 1),
         reply("", 1, tool_calls=[call("c1")]),
-        tool(
-            1,
-            ToolReturn(
-                call_id="c1",
-                name="get_weather",
-                result="done",
-                attachments=[ImagePart(data=PNG_B64, media_type="image/png")],
-            ),
-        ),
+        tool(1, with_image("c1", "done")),
         reply("Here.", 2),
     ]
     for msg in body("zhipu", msgs)["messages"]:
