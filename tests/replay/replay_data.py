@@ -44,10 +44,13 @@ def conversation(conversation_id: str = CONVERSATION, *, damaged: bool = False) 
     ]  # fmt: skip
 
 
-def seed_store(store: Store, tmp_path: Path) -> Path:
-    """Import the conversation and its damaged variant; returns the JSONL written."""
-    path = tmp_path / "replay.jsonl"
-    lines = [*conversation(), *conversation(DAMAGED, damaged=True)]
+def import_lines(store: Store, path: Path, lines: list[dict[str, Any]]) -> Path:
+    """Write ``lines`` to ``path`` as JSONL and import the file; returns the path."""
     path.write_text("\n".join(json.dumps(m) for m in lines) + "\n")
     store.import_path(path)
     return path
+
+
+def seed_store(store: Store, tmp_path: Path) -> Path:
+    """Import the conversation and its damaged variant; returns the JSONL written."""
+    return import_lines(store, tmp_path / "replay.jsonl", [*conversation(), *conversation(DAMAGED, damaged=True)])

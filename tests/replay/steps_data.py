@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 
 from core.store import Store
+from tests.replay.replay_data import import_lines
 from web.devtools.stub_provider import StubServer
 
 STEPS_CONVERSATION = "conv-steps"
@@ -76,10 +77,8 @@ def steps_conversation(conversation_id: str = STEPS_CONVERSATION, *, damaged: bo
 
 def seed_steps(store: Store, tmp_path: Path) -> None:
     """Import the turn and its damaged variant."""
-    path = tmp_path / "steps.jsonl"
     lines = [*steps_conversation(), *steps_conversation(STEPS_DAMAGED, damaged=True)]
-    path.write_text("\n".join(json.dumps(m) for m in lines) + "\n")
-    store.import_path(path)
+    import_lines(store, tmp_path / "steps.jsonl", lines)
 
 
 def script(stub: StubServer, model: str, steps: list[dict[str, Any]]) -> None:
