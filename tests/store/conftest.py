@@ -17,7 +17,7 @@ from sqlalchemy import text
 
 from core.store import Store
 from core.store.engine import make_engine, resolve_url
-from tests.store.store_pg import BACKENDS, pg_database
+from tests.store.store_pg import BACKENDS, empty_store_url, pg_database
 
 
 @pytest.fixture(scope="session")
@@ -29,11 +29,10 @@ def pg_session_url() -> Iterator[str]:
 
 @pytest.fixture(params=BACKENDS)
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """An empty, migrated store's URL on each backend."""
+    """An empty, migrated store's URL on each backend (on PostgreSQL, the session's database emptied)."""
     if request.param == "sqlite":
-        url = str(tmp_path / "store.db")
-        Store.open(url).close()
-        yield url
+        with empty_store_url("sqlite", tmp_path) as url:
+            yield url
         return
     url = request.getfixturevalue("pg_session_url")
     engine = make_engine(resolve_url(url))

@@ -6,6 +6,7 @@ import os
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -75,3 +76,16 @@ def pg_database(*, migrated: bool = True) -> Iterator[str]:
         yield url
     finally:
         drop_pg_database(name)
+
+
+@contextmanager
+def empty_store_url(backend: str, tmp_path: Path) -> Iterator[str]:
+    """A migrated, empty store's URL on ``backend``: a SQLite file in ``tmp_path``, or a database of its own on the
+    PostgreSQL test server (dropped on exit)."""
+    if backend == "sqlite":
+        url = str(tmp_path / "store.db")
+        Store.open(url).close()
+        yield url
+        return
+    with pg_database() as url:
+        yield url

@@ -7,28 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from core.store import Store
 from tests.replay.conftest import CANARY_KEY
-from tests.store.store_pg import BACKENDS, pg_database
+from tests.store.conftest import store  # noqa: F401 - the open store on this folder's db_url
+from tests.store.store_pg import BACKENDS, empty_store_url
 from web.devtools.stub_provider import StubServer
 
 
 @pytest.fixture(params=BACKENDS)
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A migrated, empty store's URL: a SQLite file, or a database of its own on the PostgreSQL test server."""
-    if request.param == "sqlite":
-        url = str(tmp_path / "suites.db")
-        Store.open(url).close()
+    with empty_store_url(request.param, tmp_path) as url:
         yield url
-        return
-    with pg_database() as url:
-        yield url
-
-
-@pytest.fixture
-def store(db_url: str) -> Iterator[Store]:
-    with Store.open(db_url) as opened:
-        yield opened
 
 
 @pytest.fixture
