@@ -72,14 +72,18 @@ Part = tuple[str, int, bytes]
 
 
 def content_fingerprint(engine: Engine, conversation_id: str) -> tuple[int, str] | None:
-    """The conversation's primary key and a hash of its stored messages' identities; None when unknown."""
+    """The conversation's primary key and a hash of its stored messages' versions; None when unknown.
+
+    A message row is never updated: a replaced message is a new row, imported at another time, so the
+    row ids with their import times name the content (read from ``ix_messages_versions``, not the rows).
+    """
     m = MESSAGES.c
     with read_transaction(engine) as conn:
         pk = conn.execute(select(CONVERSATIONS.c.id).where(CONVERSATIONS.c.conversation_id == conversation_id)).scalar()
         if pk is None:
             return None
         rows = conn.execute(
-            select(m.id, m.msg_id, m.imported_at, m.records, m.damaged).where(m.conversation_pk == pk).order_by(m.id)
+            select(m.id, m.imported_at, m.records, m.damaged).where(m.conversation_pk == pk).order_by(m.id)
         )
         digest = hashlib.sha256()
         for row in rows:

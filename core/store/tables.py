@@ -68,6 +68,8 @@ class MessageRow(SQLModel, table=True):
     __tablename__ = "messages"
     __table_args__ = (
         Index("ix_messages_conversation_order", "conversation_pk", "create_ts", "id"),
+        # Covers the content fingerprint's query (``core.store.digests``): it never reads the rows.
+        Index("ix_messages_versions", "conversation_pk", "id", "imported_at", "records", "damaged"),
         UniqueConstraint("conversation_pk", "msg_id", name="uq_messages_conversation_msg_id"),
     )
 
