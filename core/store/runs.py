@@ -112,11 +112,7 @@ def claim_run(conn: Connection, new: NewRun) -> tuple[RunView, bool]:
     conn.execute(
         update(CONVERSATIONS)
         .where(_C.id == pk)
-        .values(runs=_C.runs + 1, last_activity=func.coalesce(func.max(_C.last_activity, started), started))
-        if conn.dialect.name == "sqlite"
-        else update(CONVERSATIONS)
-        .where(_C.id == pk)
-        .values(runs=_C.runs + 1, last_activity=func.greatest(_C.last_activity, started))
+        .values(runs=_C.runs + 1, last_activity=func.coalesce(_greatest(conn, _C.last_activity, started), started))
     )
     return get_run(conn, run_id), True
 
@@ -135,10 +131,9 @@ def finish_run(
     """Record how a run ended: its status, the response or the error, token usage, the parsed reply; latency follows."""
     if status not in RUN_STATUSES or status == "running":
         raise InvalidQueryError(f"a run ends as one of: {', '.join(s for s in RUN_STATUSES if s != 'running')}")
-    run = get_run(conn, run_id)
     finished = now_ms() if finished_at is None else finished_at
     usage = usage or TokenUsage()
-    conn.execute(
+    written = conn.execute(
         update(RUNS)
         .where(_R.run_id == run_id)
         .values(
@@ -146,7 +141,7 @@ def finish_run(
             response_body=response_body,
             error=error,
             finished_at=finished,
-            latency_ms=max(0, finished - run.started_at),
+            latency_ms=_greatest(conn, finished - _R.started_at, 0),
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
             total_tokens=usage.total_tokens,
@@ -154,7 +149,14 @@ def finish_run(
             reply=reply,
         )
     )
+    if written.rowcount != 1:
+        raise UnknownNameError(f"no run {run_id!r}")
     return get_run(conn, run_id)
+
+
+def _greatest(conn: Connection, *values: Any) -> Any:
+    """SQL's larger of its arguments: ``max`` is scalar on SQLite, an aggregate on PostgreSQL."""
+    return func.max(*values) if conn.dialect.name == "sqlite" else func.greatest(*values)
 
 
 def list_runs(
