@@ -256,7 +256,7 @@ class ProcrastinateQueue:
             job = context.job
             ctx = self._context(job, provider)
             try:
-                registered.fn(ctx, args)
+                registered.run(ctx, args)
             except Exception as exc:
                 if job.attempts + 1 >= self.settings.max_attempts and registered.on_give_up is not None:
                     registered.on_give_up(ctx, args, f"{type(exc).__name__}: {exc}"[:2000])
