@@ -31,8 +31,8 @@ def _usage(row: Any) -> TokenUsage:
     )
 
 
-def _view(row: Any) -> RunView:
-    return from_row(RunView, row, usage=_usage(row))
+def _view(row: Any, **values: Any) -> RunView:
+    return from_row(RunView, row, usage=_usage(row), **values)
 
 
 def _summary(row: Any) -> RunSummary:
@@ -96,8 +96,9 @@ def claim_run(conn: Connection, new: NewRun) -> tuple[RunView, bool]:
     pk = conversation_pk(conn, new.conversation_id)
     started = now_ms() if new.started_at is None else new.started_at
     run_id = uuid.uuid4().hex
-    conn.execute(
-        insert(RUNS).values(
+    row = conn.execute(
+        insert(RUNS)
+        .values(
             run_id=run_id,
             idempotency_key=new.idempotency_key,
             conversation_pk=pk,
@@ -108,13 +109,14 @@ def claim_run(conn: Connection, new: NewRun) -> tuple[RunView, bool]:
             request_body=new.request_body,
             started_at=started,
         )
-    )
+        .returning(*RUNS.c)
+    ).one()
     conn.execute(
         update(CONVERSATIONS)
         .where(_C.id == pk)
         .values(runs=_C.runs + 1, last_activity=func.coalesce(_greatest(conn, _C.last_activity, started), started))
     )
-    return get_run(conn, run_id), True
+    return _view(row, conversation_id=new.conversation_id), True
 
 
 def finish_run(
@@ -133,7 +135,7 @@ def finish_run(
         raise InvalidQueryError(f"a run ends as one of: {', '.join(s for s in RUN_STATUSES if s != 'running')}")
     finished = now_ms() if finished_at is None else finished_at
     usage = usage or TokenUsage()
-    written = conn.execute(
+    row = conn.execute(
         update(RUNS)
         .where(_R.run_id == run_id)
         .values(
@@ -148,10 +150,16 @@ def finish_run(
             usage=usage.raw,
             reply=reply,
         )
-    )
-    if written.rowcount != 1:
+        .returning(*RUNS.c, _conversation_id_of_run())
+    ).first()
+    if row is None:
         raise UnknownNameError(f"no run {run_id!r}")
-    return get_run(conn, run_id)
+    return _view(row)
+
+
+def _conversation_id_of_run() -> Any:
+    """The updated run's conversation id, for a RETURNING clause (a view carries it)."""
+    return select(_C.conversation_id).where(_C.id == _R.conversation_pk).scalar_subquery().label("conversation_id")
 
 
 def _greatest(conn: Connection, *values: Any) -> Any:
