@@ -10,7 +10,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import Connection, func, insert, select, tuple_, update
+from sqlalchemy import Connection, func, select, tuple_, update
+from sqlalchemy.dialects import postgresql, sqlite
 
 from core.errors import UnknownNameError
 from core.messages.base import now_ms
@@ -85,21 +86,16 @@ def start_run(conn: Connection, new: NewRun) -> RunView:
 def claim_run(conn: Connection, new: NewRun) -> tuple[RunView, bool]:
     """As :func:`start_run`, and True when this call recorded the run (False: the key was already taken).
 
-    The key column is unique, so two concurrent claims cannot both insert: on SQLite the
-    write lock serialises them and the second finds the first's row; on PostgreSQL the
-    loser's INSERT fails on the constraint and ``Store.claim_run`` reads the winner's run.
+    The key column is unique and the insert does nothing on a taken key, so of two concurrent claims one
+    inserts and the other gets that run: on SQLite the write lock serialises them; on PostgreSQL the second
+    insert waits for the first's transaction and, once it commits, reads its run.
     """
-    if new.idempotency_key is not None:
-        existing = run_by_key(conn, new.idempotency_key)
-        if existing is not None:
-            return existing, False
     pk = conversation_pk(conn, new.conversation_id)
     started = now_ms() if new.started_at is None else new.started_at
-    run_id = uuid.uuid4().hex
     row = conn.execute(
-        insert(RUNS)
+        _insert_unless_key_taken(conn)
         .values(
-            run_id=run_id,
+            run_id=uuid.uuid4().hex,
             idempotency_key=new.idempotency_key,
             conversation_pk=pk,
             up_to_msg_id=new.up_to_msg_id,
@@ -110,7 +106,11 @@ def claim_run(conn: Connection, new: NewRun) -> tuple[RunView, bool]:
             started_at=started,
         )
         .returning(*RUNS.c)
-    ).one()
+    ).first()
+    if row is None:  # the key is taken, by a committed run (runs are never deleted)
+        existing = run_by_key(conn, new.idempotency_key or "")
+        assert existing is not None
+        return existing, False
     conn.execute(
         update(CONVERSATIONS)
         .where(_C.id == pk)
@@ -160,6 +160,12 @@ def finish_run(
 def _conversation_id_of_run() -> Any:
     """The updated run's conversation id, for a RETURNING clause (a view carries it)."""
     return select(_C.conversation_id).where(_C.id == _R.conversation_pk).scalar_subquery().label("conversation_id")
+
+
+def _insert_unless_key_taken(conn: Connection) -> Any:
+    """``INSERT INTO runs ... ON CONFLICT (idempotency_key) DO NOTHING`` in the connection's dialect."""
+    dialect_insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+    return dialect_insert(RUNS).on_conflict_do_nothing(index_elements=[_R.idempotency_key])
 
 
 def _greatest(conn: Connection, *values: Any) -> Any:
