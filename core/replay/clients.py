@@ -12,6 +12,7 @@ that sends its key in another header (``x-goog-api-key``, ``x-api-key``) would h
 
 from __future__ import annotations
 
+import atexit
 import functools
 import hashlib
 import ssl
@@ -144,3 +145,4 @@ def _digest(key: str) -> str:
 
 CLIENTS = ClientCache()
 """The process's kept clients (every send goes through them)."""
+atexit.register(CLIENTS.close)  # their sockets close before exit, not in whatever order the collector finds them
