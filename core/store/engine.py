@@ -128,7 +128,7 @@ def make_engine(url: URL | str, settings: EngineSettings = DEFAULT_SETTINGS) -> 
 
 PING_AFTER_IDLE_SECONDS = 10.0
 """A pooled PostgreSQL connection idle this long is checked before use: servers and firewalls drop idle
-connections. A check at every checkout (``pool_pre_ping``) was a round trip per transaction."""
+connections. Checking at every checkout (``pool_pre_ping``) would cost a round trip per transaction."""
 _RETURNED = "traceloupe_returned_at"
 
 

@@ -209,7 +209,7 @@ class Claim:
     """The idempotency key this attempt's replay is recorded under (a run's or a step run's)."""
     interrupted_key: str | None
     """The key of the replay the attempt before this one started, when that attempt never ended."""
-    max_cost: float | None = None
+    max_cost: float | None
     """The run's cost cap (set when the run is created, never changed)."""
 
 
