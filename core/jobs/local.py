@@ -272,7 +272,7 @@ class LocalQueue:
 
     def _run(self, job: dict[str, Any], task: Task) -> None:
         try:
-            task.fn(self._context(job), job["args"])
+            task.run(self._context(job), job["args"])
         except Exception as exc:
             log.exception("job %s (%s) raised", job["id"], job["task"])
             error = f"{type(exc).__name__}: {exc}"[:2000]

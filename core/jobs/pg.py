@@ -19,11 +19,14 @@ import asyncio
 import contextlib
 import logging
 import threading
+import time
+import weakref
 from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
 import procrastinate
+import psycopg_pool
 from procrastinate import exceptions as pexc
 from procrastinate.jobs import Status
 from sqlalchemy import Engine, create_engine, text
@@ -32,6 +35,7 @@ from core.jobs.limits import AdvisoryLimiter, Limiter, limited_sender
 from core.jobs.queue import JSON, JobId, JobInfo, JobSettings, JobStatus, NewJob
 from core.jobs.registry import TASKS, JobContext, Task, find_task, load_tasks
 from core.store import Store
+from core.store.engine import PING_AFTER_IDLE_SECONDS, ping_when_idle
 
 log = logging.getLogger("traceloupe.jobs")
 
@@ -61,11 +65,9 @@ class ProcrastinateQueue:
         self.store = store
         self.settings = settings or JobSettings()
         self._limits_engine: Engine = create_engine(
-            store.engine.url,
-            pool_size=self.settings.concurrency,
-            max_overflow=self.settings.concurrency,
-            pool_pre_ping=True,
+            store.engine.url, pool_size=self.settings.concurrency, max_overflow=self.settings.concurrency
         )  # slots hold a connection for a whole call: not the store's pool
+        ping_when_idle(self._limits_engine)
         self._limiter: Limiter = AdvisoryLimiter(self._limits_engine, self.settings.provider_limits)
         self._sync_app = self._app(procrastinate.SyncPsycopgConnector(conninfo=conninfo(store)))
         self._sync_app.open()
@@ -179,7 +181,7 @@ class ProcrastinateQueue:
         self._loop.set_default_executor(
             ThreadPoolExecutor(max_workers=self.settings.concurrency + 2, thread_name_prefix="job")
         )
-        app = self._app(procrastinate.PsycopgConnector(conninfo=conninfo(self.store)))
+        app = self._app(procrastinate.PsycopgConnector(conninfo=conninfo(self.store), pool_factory=_pool))
         lease = self.settings.lease_seconds
         try:
             async with app.open_async():
@@ -254,7 +256,7 @@ class ProcrastinateQueue:
             job = context.job
             ctx = self._context(job, provider)
             try:
-                registered.fn(ctx, args)
+                registered.run(ctx, args)
             except Exception as exc:
                 if job.attempts + 1 >= self.settings.max_attempts and registered.on_give_up is not None:
                     registered.on_give_up(ctx, args, f"{type(exc).__name__}: {exc}"[:2000])
@@ -300,6 +302,35 @@ class ProcrastinateQueue:
                 {"locks": list(locks)},
             ).all()
         return {lock: str(job_id) for lock, job_id in rows}
+
+
+class _IdleCheck:
+    """Procrastinate's pool checks every connection it hands out (a round trip per query); this checks only one
+    that sat idle ``PING_AFTER_IDLE_SECONDS`` or more, as ``core.store.engine.ping_when_idle`` does."""
+
+    def __init__(self) -> None:
+        self._returned: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
+
+    async def returned(self, conn: Any) -> None:
+        self._returned[conn] = time.monotonic()
+
+    async def check(self, conn: Any) -> None:
+        returned = self._returned.get(conn)  # None: connected just now
+        if returned is not None and time.monotonic() - returned >= PING_AFTER_IDLE_SECONDS:
+            await psycopg_pool.AsyncConnectionPool.check_connection(conn)
+
+
+def _pool(**kwargs: Any) -> psycopg_pool.AsyncConnectionPool:
+    """Procrastinate's pool, its connections checked when idle only and in autocommit: each of its queries
+    is one statement (a function call), which a BEGIN and a COMMIT around it would cost two round trips more."""
+    idle = _IdleCheck()
+    return psycopg_pool.AsyncConnectionPool(
+        **{**kwargs, "check": idle.check, "reset": idle.returned, "configure": _autocommit}
+    )
+
+
+async def _autocommit(conn: Any) -> None:
+    await conn.set_autocommit(True)
 
 
 def _now() -> Any:

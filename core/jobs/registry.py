@@ -12,7 +12,9 @@ runs in a ``traceloupe worker`` process as well as in ``serve``.
 
 from __future__ import annotations
 
+import gc
 import importlib
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -58,6 +60,24 @@ class Task:
     name: str
     fn: TaskFn
     on_give_up: GiveUpFn | None = None
+
+    def run(self, ctx: JobContext, args: Mapping[str, JSON]) -> None:
+        """Run the task's function for one job."""
+        try:
+            self.fn(ctx, args)
+        finally:
+            _settle()
+
+
+_SETTLED = threading.Event()
+
+
+def _settle() -> None:
+    """Once a process has run a job it holds what every later one needs (the SDKs, their kept clients, the
+    compiled SQL): frozen out of the cyclic collector's sight, so full collections stop rescanning them."""
+    if not _SETTLED.is_set():
+        _SETTLED.set()
+        gc.freeze()
 
 
 TASKS: dict[str, Task] = {}

@@ -5,22 +5,21 @@ provider's body, a rate limit with its retry-after, a timeout, a refused connect
 an answer that is not JSON. The key goes to the SDK client and nowhere else; error
 texts are redacted before they are cut to length and before they leave this module.
 
-No client follows a redirect: httpx drops only ``Authorization`` when a redirect leaves
-the origin, so an SDK that sends its key in another header (``x-goog-api-key``,
-``x-api-key``) would hand it to whatever origin a 307 names. A 3xx is recorded instead.
+The clients are kept for the process and follow no redirect (``core.replay.clients``):
+a 3xx is recorded instead.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import ssl
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
 
+from core.replay.clients import CLIENTS
 from core.replay.endpoints import Endpoint, WireDialect
 from core.replay.redact import IN_FLIGHT, MIN_KEY_CHARS, Redactor
 from core.sdk_imports import SDK_IMPORT_LOCK, import_sdk
@@ -28,10 +27,6 @@ from core.sdk_imports import SDK_IMPORT_LOCK, import_sdk
 ERROR_DETAIL_CHARS = 300
 STORED_TEXT_CHARS = 10_000
 RETRY_AFTER_CHARS = 40
-
-FOLLOW_REDIRECTS = False
-"""Every SDK follows redirects by default (openai/anthropic ``_base_client``, google-genai ``_api_client``) and
-re-sends the key to wherever it is sent; a 3xx is recorded as the run's error instead."""
 
 SDK_MODULES: dict[WireDialect, str] = {
     "openai": "openai",
@@ -136,19 +131,6 @@ class Sender(Protocol):
     def __call__(self, endpoint: Endpoint, model: str, body: dict[str, Any], *, timeout: float = ...) -> Exchange: ...
 
 
-@functools.cache
-def tls_context() -> ssl.SSLContext:
-    """The TLS context the SDKs' HTTP client (httpx2, which all three depend on) makes by default, made once.
-
-    Each client would read the system's CA files again (about 130 ms, half a 200 ms reply's time); the
-    context is safe to share between clients and threads.
-    """
-    with SDK_IMPORT_LOCK:
-        import httpx2
-
-    return httpx2.create_ssl_context()
-
-
 def send(endpoint: Endpoint, model: str, body: dict[str, Any], *, timeout: float = 60.0) -> Exchange:
     """POST ``body`` for ``model`` to the endpoint through its SDK (no retries) and classify the result."""
     started = time.perf_counter()
@@ -176,65 +158,36 @@ def send(endpoint: Endpoint, model: str, body: dict[str, Any], *, timeout: float
 def _dispatch(endpoint: Endpoint, model: str, body: dict[str, Any], timeout: float) -> tuple[int, str, dict[str, str]]:
     """The SDK call for the endpoint's wire dialect: (HTTP status, body text, headers)."""
     rest = {k: v for k, v in body.items() if k not in ("model", "messages", "input", "max_tokens")}
-    if endpoint.wire_dialect in ("openai", "openai-responses"):
-        with SDK_IMPORT_LOCK:
-            import openai
-
-        # Every client is closed on the way out, timeouts included: an abandoned
-        # connection pool leaks its socket until the collector happens by.
-        with openai.OpenAI(
-            api_key=endpoint.key, base_url=endpoint.base_url, max_retries=0, timeout=timeout,
-            http_client=openai.DefaultHttpxClient(follow_redirects=FOLLOW_REDIRECTS, verify=tls_context()),
-        ) as client:  # fmt: skip
-            if endpoint.wire_dialect == "openai":
-                raw: Any = client.chat.completions.with_raw_response.create(
-                    model=model, messages=body.get("messages", []), extra_body=rest
-                )
-            else:
-                raw = client.responses.with_raw_response.create(
-                    model=model, input=body.get("input", []), extra_body=rest
-                )
-            return raw.http_response.status_code, raw.http_response.text, dict(raw.http_response.headers)
-    if endpoint.wire_dialect == "anthropic":
-        with SDK_IMPORT_LOCK:
-            import anthropic
-
-        with anthropic.Anthropic(
-            api_key=endpoint.key, base_url=endpoint.base_url, max_retries=0, timeout=timeout,
-            http_client=anthropic.DefaultHttpxClient(follow_redirects=FOLLOW_REDIRECTS, verify=tls_context()),
-        ) as aclient:  # fmt: skip
-            araw = aclient.messages.with_raw_response.create(
+    with CLIENTS.client(endpoint, timeout) as client:
+        if endpoint.wire_dialect == "openai":
+            raw: Any = client.chat.completions.with_raw_response.create(
+                model=model, messages=body.get("messages", []), extra_body=rest
+            )
+        elif endpoint.wire_dialect == "openai-responses":
+            raw = client.responses.with_raw_response.create(model=model, input=body.get("input", []), extra_body=rest)
+        elif endpoint.wire_dialect == "anthropic":
+            raw = client.messages.with_raw_response.create(
                 model=model, max_tokens=int(body.get("max_tokens", 1024)), messages=body.get("messages", []),
                 extra_body=rest,
             )  # fmt: skip
-            return araw.http_response.status_code, araw.http_response.text, dict(araw.http_response.headers)
-    return _send_gemini(endpoint, model, body, timeout)
+        else:
+            return _send_gemini(client, model, body)
+        return raw.http_response.status_code, raw.http_response.text, dict(raw.http_response.headers)
 
 
-def _send_gemini(
-    endpoint: Endpoint, model: str, body: dict[str, Any], timeout: float
-) -> tuple[int, str, dict[str, str]]:
+def _send_gemini(client: Any, model: str, body: dict[str, Any]) -> tuple[int, str, dict[str, str]]:
     """google-genai takes typed objects, so the REST body is read back into its types first."""
     with SDK_IMPORT_LOCK:
-        from google import genai
         from google.genai import types
 
-    options = types.HttpOptions(
-        base_url=endpoint.base_url,
-        timeout=int(timeout * 1000),
-        retry_options=types.HttpRetryOptions(attempts=1),
-        client_args={"follow_redirects": FOLLOW_REDIRECTS, "verify": tls_context()},
-        async_client_args={"follow_redirects": FOLLOW_REDIRECTS},
-    )
     contents = [types.Content.model_validate(c) for c in body.get("contents", [])]
     config: dict[str, Any] = dict(body.get("generationConfig") or {})
     for key in ("systemInstruction", "tools", "toolConfig", "safetySettings"):
         if key in body:
             config[key] = body[key]
-    with genai.Client(api_key=endpoint.key, http_options=options) as client:
-        response = client.models.generate_content(
-            model=model, contents=contents, config=types.GenerateContentConfig.model_validate(config)
-        )
+    response = client.models.generate_content(
+        model=model, contents=contents, config=types.GenerateContentConfig.model_validate(config)
+    )
     dumped = response.model_dump(mode="json", by_alias=True, exclude_none=True)
     dumped.pop("sdkHttpResponse", None)
     return 200, json.dumps(dumped), {}

@@ -27,7 +27,7 @@ from weakref import WeakKeyDictionary
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError, IntegrityError
+from sqlalchemy.exc import ArgumentError, DisconnectionError, IntegrityError
 
 from core.jsonio import loads
 from core.store.errors import StoreError
@@ -119,11 +119,38 @@ def make_engine(url: URL | str, settings: EngineSettings = DEFAULT_SETTINGS) -> 
         url,
         json_serializer=dumps_text,
         json_deserializer=loads,
-        pool_pre_ping=True,
         connect_args={"options": f"-c statement_timeout={settings.statement_timeout_ms}"},
     )
+    ping_when_idle(engine)
     _SETTINGS[engine] = settings
     return engine
+
+
+PING_AFTER_IDLE_SECONDS = 10.0
+"""A pooled PostgreSQL connection idle this long is checked before use: servers and firewalls drop idle
+connections. Checking at every checkout (``pool_pre_ping``) would cost a round trip per transaction."""
+_RETURNED = "traceloupe_returned_at"
+
+
+def ping_when_idle(engine: Engine, idle_seconds: float = PING_AFTER_IDLE_SECONDS) -> None:
+    """Check a pooled connection before use when it sat idle ``idle_seconds`` or more; a dead one is replaced.
+
+    One returned moments ago is used as it is: if the server restarted meanwhile, that one statement fails.
+    """
+
+    @event.listens_for(engine, "checkin")
+    def _returned(_dbapi_connection: Any, record: Any) -> None:
+        record.info[_RETURNED] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        returned = record.info.get(_RETURNED)  # None: connected just now
+        if returned is None or time.monotonic() - returned < idle_seconds:
+            return
+        try:
+            engine.dialect.do_ping(dbapi_connection)
+        except Exception as exc:  # the pool replaces it with a new connection
+            raise DisconnectionError(f"a pooled connection idle for {idle_seconds:g} s or more is gone") from exc
 
 
 LOWER_FUNCTION = "traceloupe_lower"

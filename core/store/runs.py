@@ -10,7 +10,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import Connection, func, insert, select, tuple_, update
+from sqlalchemy import Connection, func, select, tuple_, update
+from sqlalchemy.dialects import postgresql, sqlite
 
 from core.errors import UnknownNameError
 from core.messages.base import now_ms
@@ -31,8 +32,8 @@ def _usage(row: Any) -> TokenUsage:
     )
 
 
-def _view(row: Any) -> RunView:
-    return from_row(RunView, row, usage=_usage(row))
+def _view(row: Any, **values: Any) -> RunView:
+    return from_row(RunView, row, usage=_usage(row), **values)
 
 
 def _summary(row: Any) -> RunSummary:
@@ -85,20 +86,16 @@ def start_run(conn: Connection, new: NewRun) -> RunView:
 def claim_run(conn: Connection, new: NewRun) -> tuple[RunView, bool]:
     """As :func:`start_run`, and True when this call recorded the run (False: the key was already taken).
 
-    The key column is unique, so two concurrent claims cannot both insert: on SQLite the
-    write lock serialises them and the second finds the first's row; on PostgreSQL the
-    loser's INSERT fails on the constraint and ``Store.claim_run`` reads the winner's run.
+    The key column is unique and the insert does nothing on a taken key, so of two concurrent claims one
+    inserts and the other gets that run: on SQLite the write lock serialises them; on PostgreSQL the second
+    insert waits for the first's transaction and, once it commits, reads its run.
     """
-    if new.idempotency_key is not None:
-        existing = run_by_key(conn, new.idempotency_key)
-        if existing is not None:
-            return existing, False
     pk = conversation_pk(conn, new.conversation_id)
     started = now_ms() if new.started_at is None else new.started_at
-    run_id = uuid.uuid4().hex
-    conn.execute(
-        insert(RUNS).values(
-            run_id=run_id,
+    row = conn.execute(
+        _insert_unless_key_taken(conn)
+        .values(
+            run_id=uuid.uuid4().hex,
             idempotency_key=new.idempotency_key,
             conversation_pk=pk,
             up_to_msg_id=new.up_to_msg_id,
@@ -108,17 +105,18 @@ def claim_run(conn: Connection, new: NewRun) -> tuple[RunView, bool]:
             request_body=new.request_body,
             started_at=started,
         )
-    )
+        .returning(*RUNS.c)
+    ).first()
+    if row is None:  # the key is taken, by a committed run (runs are never deleted)
+        existing = run_by_key(conn, new.idempotency_key or "")
+        assert existing is not None
+        return existing, False
     conn.execute(
         update(CONVERSATIONS)
         .where(_C.id == pk)
-        .values(runs=_C.runs + 1, last_activity=func.coalesce(func.max(_C.last_activity, started), started))
-        if conn.dialect.name == "sqlite"
-        else update(CONVERSATIONS)
-        .where(_C.id == pk)
-        .values(runs=_C.runs + 1, last_activity=func.greatest(_C.last_activity, started))
+        .values(runs=_C.runs + 1, last_activity=func.coalesce(_greatest(conn, _C.last_activity, started), started))
     )
-    return get_run(conn, run_id), True
+    return _view(row, conversation_id=new.conversation_id), True
 
 
 def finish_run(
@@ -135,10 +133,9 @@ def finish_run(
     """Record how a run ended: its status, the response or the error, token usage, the parsed reply; latency follows."""
     if status not in RUN_STATUSES or status == "running":
         raise InvalidQueryError(f"a run ends as one of: {', '.join(s for s in RUN_STATUSES if s != 'running')}")
-    run = get_run(conn, run_id)
     finished = now_ms() if finished_at is None else finished_at
     usage = usage or TokenUsage()
-    conn.execute(
+    row = conn.execute(
         update(RUNS)
         .where(_R.run_id == run_id)
         .values(
@@ -146,15 +143,34 @@ def finish_run(
             response_body=response_body,
             error=error,
             finished_at=finished,
-            latency_ms=max(0, finished - run.started_at),
+            latency_ms=_greatest(conn, finished - _R.started_at, 0),
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
             total_tokens=usage.total_tokens,
             usage=usage.raw,
             reply=reply,
         )
-    )
-    return get_run(conn, run_id)
+        .returning(*RUNS.c, _conversation_id_of_run())
+    ).first()
+    if row is None:
+        raise UnknownNameError(f"no run {run_id!r}")
+    return _view(row)
+
+
+def _conversation_id_of_run() -> Any:
+    """The updated run's conversation id, for a RETURNING clause (a view carries it)."""
+    return select(_C.conversation_id).where(_C.id == _R.conversation_pk).scalar_subquery().label("conversation_id")
+
+
+def _insert_unless_key_taken(conn: Connection) -> Any:
+    """``INSERT INTO runs ... ON CONFLICT (idempotency_key) DO NOTHING`` in the connection's dialect."""
+    dialect_insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+    return dialect_insert(RUNS).on_conflict_do_nothing(index_elements=[_R.idempotency_key])
+
+
+def _greatest(conn: Connection, *values: Any) -> Any:
+    """SQL's larger of its arguments: ``max`` is scalar on SQLite, an aggregate on PostgreSQL."""
+    return func.max(*values) if conn.dialect.name == "sqlite" else func.greatest(*values)
 
 
 def list_runs(

@@ -157,9 +157,7 @@ def step_result(run: StepRunView) -> ItemResult:
 def _finish_run_if_done(store: Store, item_pk: int) -> None:
     """After the item's transaction committed (see ``storage.finish_run_if_done``), never inside it."""
     with write_transaction(store.engine) as conn:
-        run_id = storage.run_of_item(conn, item_pk)
-        if run_id is not None:
-            storage.finish_run_if_done(conn, run_id)
+        storage.finish_run_of_item_if_done(conn, item_pk)
 
 
 def _close_interrupted(store: Store, mode: str, key: str) -> str | None:

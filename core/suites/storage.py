@@ -209,6 +209,8 @@ class Claim:
     """The idempotency key this attempt's replay is recorded under (a run's or a step run's)."""
     interrupted_key: str | None
     """The key of the replay the attempt before this one started, when that attempt never ended."""
+    max_cost: float | None
+    """The run's cost cap (set when the run is created, never changed)."""
 
 
 def replay_key(suite_run_id: str, item_pk: int, attempt: int) -> str:
@@ -248,7 +250,7 @@ def claim_item(conn: Connection, item_pk: int) -> Claim | None:
     interrupted = replay_key(row.run_id, item_pk, row.attempt) if row.outcome == "running" else None
     return Claim(
         item_pk, attempt, row.suite_run_pk, now, row.conversation_id, row.provider, row.model, row.mode,
-        replay_key(row.run_id, item_pk, attempt), interrupted,
+        replay_key(row.run_id, item_pk, attempt), interrupted, row.max_cost,
     )  # fmt: skip
 
 
@@ -282,8 +284,7 @@ def finish_item(conn: Connection, claim: Claim, result: ItemResult) -> bool:
     """
     if result.outcome not in DONE:
         raise MisuseError(f"an item ends as one of: {', '.join(DONE)}")
-    run_pk = claim.suite_run_pk
-    cap = conn.execute(select(_R.max_cost).where(_R.id == run_pk)).scalar()
+    run_pk, cap = claim.suite_run_pk, claim.max_cost
     if cap is not None:
         _lock_run(conn, run_pk)  # the spend read below includes every outcome recorded before this one
     now = now_ms()
@@ -378,20 +379,22 @@ def finish_run_if_done(conn: Connection, run_id: str) -> None:
     items ending at once, the one whose check starts last sees the other's outcome, so no lock over the
     run has to serialise every item's end. A check made inside the ending transaction could miss the other.
     """
-    run_pk = _run_pk(conn, run_id)
-    left = exists().where(_I.suite_run_pk == run_pk, _I.outcome.in_(("pending", "running")))
+    _finish_if_done(conn, _run_pk(conn, run_id))
+
+
+def finish_run_of_item_if_done(conn: Connection, item_pk: int) -> None:
+    """:func:`finish_run_if_done` for the run an item belongs to, in one statement (after the item's end)."""
+    _finish_if_done(conn, select(_I.suite_run_pk).where(_I.id == item_pk).scalar_subquery())
+
+
+def _finish_if_done(conn: Connection, run_pk: Any) -> None:
+    """``run_pk``: the run's row id, or a scalar subquery that reads it."""
+    left = exists().where(_I.suite_run_pk == _R.id, _I.outcome.in_(("pending", "running")))
     conn.execute(
         update(SUITE_RUNS)
         .where(_R.id == run_pk, _R.status == "running", ~left)
         .values(status="finished", finished_at=now_ms())
     )
-
-
-def run_of_item(conn: Connection, item_pk: int) -> str | None:
-    """The id of the suite run an item belongs to."""
-    return conn.execute(
-        select(_R.run_id).join(SUITE_RUN_ITEMS, _I.suite_run_pk == _R.id).where(_I.id == item_pk)
-    ).scalar()
 
 
 def _run_pk(conn: Connection, run_id: str) -> int:

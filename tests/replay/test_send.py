@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from core import AssistantTextMessage
+from core.replay.clients import CLIENTS
 from core.replay.endpoints import PROVIDER_ENV, availability, endpoint_for
 from core.replay.parse import parse_reply
 from core.replay.send import send
@@ -91,7 +92,9 @@ def test_failures_become_outcomes_with_clear_errors(
 
 @pytest.mark.parametrize("dialect", ["openai", "anthropic", "gemini"])
 @pytest.mark.parametrize("model", ["model-under-test", "stub-slow-3", "stub-error-500"])
-def test_no_connection_outlives_its_send(dialect: str, model: str, stub: StubServer, stub_env: dict[str, str]) -> None:
+def test_no_connection_outlives_its_client(
+    dialect: str, model: str, stub: StubServer, stub_env: dict[str, str]
+) -> None:
     # A leaked pooled socket surfaces later as a ResourceWarning in whatever runs
     # when the collector happens by (a server's file descriptors run out the same way).
     endpoint = endpoint_for(dialect, stub_env)
@@ -99,6 +102,7 @@ def test_no_connection_outlives_its_send(dialect: str, model: str, stub: StubSer
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         send(endpoint, model, BODIES[dialect], timeout=1.0)
+        CLIENTS.close()
         gc.collect()
     assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
 
