@@ -24,6 +24,7 @@ from core.store import Store
 from web import masking, urls
 from web.assets import Assets
 from web.attachments import routes as attachments_routes
+from web.backlog import Backlog
 from web.check import routes as check_routes
 from web.conversations import routes as conversations_routes
 from web.deps import REQUEST_WORK
@@ -99,7 +100,8 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
     Replays go through the store's job queue (``runs``, made from the store when not given), started with the app.
     """
     source = store if isinstance(store, StoreSource) else StoreSource(store)
-    payloads = PayloadBuilder(settings.attachments_root)
+    backlog = Backlog()
+    payloads = PayloadBuilder(settings.attachments_root, backlog=backlog)
     run_service = runs if runs is not None else RunService(source.store)
     heavy = HeavyWork(Limits(settings.heavy_budget_seconds, settings.heavy_concurrency, settings.heavy_queue_seconds))
     assets = Assets(settings.static_dir)
@@ -137,6 +139,7 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
         ),
     )
     document_api_errors(app)
+    app.state.backlog = backlog  # benchmarks and tests wait on it
     # Litestar's middleware runs per route, after routing; the guard must also cover 404s and static
     # files, so it wraps the whole handler (inside the before_send hook, so refusals get the headers too).
     app.asgi_handler = SecurityGuard(

@@ -59,8 +59,10 @@ def settings_from_env(environ: Mapping[str, str]) -> Settings:
 def app_from_env() -> Litestar:
     """The dashboard over ``$TRACELOUPE_DATABASE_URL`` (an existing, current database), for uvicorn's ``--factory``."""
     from core.store import Store
+    from web.allocator import tune_allocator
     from web.app import create_app
 
+    tune_allocator()
     store = Store.open(migrate=True)
     try:
         app = create_app(with_shared_secret(settings_from_env(os.environ), store), store)

@@ -139,11 +139,13 @@ def serve(store: Store, settings: Settings, ns: argparse.Namespace, *, banner: s
 
     With ``ns.workers`` above 1, that many processes serve it (``web.cli.workers``), each opening the store itself.
     """
+    from web.allocator import tune_allocator
     from web.app import create_app
     from web.cli.terminal import echo
     from web.cli.workers import run_workers
     from web.serving import server_options
 
+    tune_allocator()
     workers: int = getattr(ns, "workers", 1)
     app = create_app(settings, store) if workers == 1 else None
     try:

@@ -16,7 +16,7 @@ from typing import Any
 from core.providers import Degradation
 from core.store import Store
 from web import masking
-from web.diff.view import LISTED, ChangeView, Comparison, GroupFacts, Listing, compare, window_ids
+from web.diff.view import LISTED, ChangeView, Comparison, GroupFacts, Listing, window_ids
 from web.payloads.builder import Built, PayloadBuilder
 from web.payloads.digest import DigestKey, StoredParts, WindowPlan
 from web.payloads.facts import BuildFacts, encode_rendered
@@ -116,9 +116,11 @@ def diff_parts(
     lfacts, rfacts = BuildFacts.of(lbuilt), BuildFacts.of(rbuilt)
     if lbuilt.result is None or rbuilt.result is None:
         return DiffHead(lfacts, rfacts, 0, (), None, None), iter(())
+    from web.diff.service import comparison_of  # the service imports this module
     from web.payloads.service import body_view  # the service imports the payload digest, which imports this
 
-    comparison = compare(lbuilt.result, rbuilt.result, lbuilt.anchors, rbuilt.anchors)
+    # Kept with the builds: the rest of the digest, made after the answer (``web.backlog``), reads it again.
+    comparison = comparison_of(payloads, lbuilt, rbuilt)
     left = body_view(payloads, lbuilt, PANE_WINDOW_BYTES).layout
     right = body_view(payloads, rbuilt, PANE_WINDOW_BYTES).layout
     head = DiffHead(

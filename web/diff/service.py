@@ -124,7 +124,10 @@ def diff_digest(
     hit = read_diff_digest(store, key)
     if hit is None:
         _, lbuilt, rbuilt = build_asked(source, payloads, asked)
-        return make_diff_digest(store, payloads, key, lbuilt, rbuilt, every_window=every_window)
+        made = make_diff_digest(store, payloads, key, lbuilt, rbuilt, every_window=every_window)
+        if not every_window:
+            _complete_later(source, payloads, asked)
+        return made
     if every_window:
         for group in hit.head.groups:
             held = part_numbers(store.engine, key.key, f"c:{group.cause}")
@@ -154,7 +157,9 @@ def diff_window(
     comparison = comparison_of(payloads, lbuilt, rbuilt)
     built, marks = (lbuilt, comparison.left_marks) if side == "left" else (rbuilt, comparison.right_marks)
     layout = body_view(payloads, built, PANE_WINDOW_BYTES).layout
-    return digest.add_window(side, n, encode_rendered(layout.render(n, marks)))
+    window = digest.add_window(side, n, encode_rendered(layout.render(n, marks)))
+    _complete_later(source, payloads, asked)
+    return window
 
 
 def diff_listing(
@@ -184,5 +189,12 @@ def diff_listing(
         for i in missing:
             held[i] = listing_chunk(comparison, cause, i, left, right)
             digest.add_chunk(cause, i, held[i])
+        _complete_later(source, payloads, asked)
     items = [item for i in range(k, k + 2) for item in held.get(i, [])][offset - k * LISTED :][:LISTED]
     return listing_of(group, offset, items)
+
+
+def _complete_later(source: StoreSource, payloads: PayloadBuilder, asked: DiffLinks) -> None:
+    """The rest of the digest made after the response, while the builds just made are still held (``web.backlog``)."""
+    if payloads.backlog is not None:
+        payloads.backlog.submit(("diff", asked), lambda: diff_digest(source, payloads, asked, every_window=True))

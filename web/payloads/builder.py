@@ -24,6 +24,7 @@ from core import ContractError, Message
 from core.integrity import repair
 from core.preflight import CapabilityReport, Finding, capability_report
 from core.providers import ChatLLM, RequestOptions, RequestResult, dialect_names, get_dialect
+from web.backlog import Backlog
 from web.lru import LruCache
 from web.source import Loaded, version_of
 from web.timeline.order import flatten, msg_anchor
@@ -125,8 +126,17 @@ class PayloadBuilder:
     that a few long traces hold.
     """
 
-    def __init__(self, attachments_root: Path | None, max_records: int = 100_000, max_items: int = 256) -> None:
+    def __init__(
+        self,
+        attachments_root: Path | None,
+        max_records: int = 100_000,
+        max_items: int = 256,
+        *,
+        backlog: Backlog | None = None,
+    ) -> None:
         self.options = RequestOptions(attachments_root=attachments_root)
+        self.backlog = backlog
+        """Where a page leaves the rest of a digest it started, to be made from the build it holds (None: nowhere)."""
         self._built: LruCache[tuple[object, ...], Built] = LruCache(
             max_items, weight=lambda built: built.size, max_weight=max_records
         )

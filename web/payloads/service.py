@@ -205,7 +205,10 @@ def payload_digest(
     hit = read_payload_digest(store, key)
     if hit is None:
         _, built = asked.build(source, payloads)
-        return make_payload_digest(store, payloads, key, built, every_window=every_window)
+        made = make_payload_digest(store, payloads, key, built, every_window=every_window)
+        if not every_window:
+            _complete_later(source, payloads, asked)
+        return made
     if every_window and hit.head.plan is not None:
         held = part_numbers(store.engine, key.key, "w")
         for n in range(hit.head.plan.count):
@@ -226,4 +229,12 @@ def digest_window(
     if found is not None:
         return found
     _, built = asked.build(source, payloads)
-    return digest.add_window(n, window_part(payloads, built, n))
+    window = digest.add_window(n, window_part(payloads, built, n))
+    _complete_later(source, payloads, asked)
+    return window
+
+
+def _complete_later(source: StoreSource, payloads: PayloadBuilder, asked: AskedRequest) -> None:
+    """The rest of the digest made after the response, while the build just made is still held (``web.backlog``)."""
+    if payloads.backlog is not None:
+        payloads.backlog.submit(("payload", asked), lambda: payload_digest(source, payloads, asked, every_window=True))

@@ -18,7 +18,6 @@ from litestar.testing import TestClient
 from core import Message
 from tests.web.web_corpus import BASE_URL, long_trace, temp_store
 from web.app import create_app
-from web.diff import digest as diff_digest
 from web.diff import service as diff_service
 from web.payloads.builder import PayloadBuilder
 from web.settings import Settings
@@ -52,8 +51,7 @@ def work(monkeypatch: pytest.MonkeyPatch) -> Work:
         return opened(self, conversation_id)
 
     monkeypatch.setattr(PayloadBuilder, "_build", counting_build)
-    for module in (diff_service, diff_digest):  # the diff is compared where it is first made: page or digest
-        monkeypatch.setattr(module, "compare", counting_compare)
+    monkeypatch.setattr(diff_service, "compare", counting_compare)
     monkeypatch.setattr(StoreSource, "_from_outlines", counting_open)
     return counts
 
