@@ -193,7 +193,11 @@ class PayloadBuilder:
         return Built(provider, upto, repair, result, None, healed, capability_report(result))
 
 
-def assistant_choices(loaded: Loaded, limit: int = 1000) -> tuple[list[tuple[str, str]], int]:
+Choices = tuple[list[tuple[str, str]], int]
+"""The assistant replies a request can be cut before, (msg_id, label) each, and how many there are in all."""
+
+
+def assistant_choices(loaded: Loaded, limit: int = 1000) -> Choices:
     """The assistant replies a request can be cut before (``upto``): (msg_id, label), and how many there are.
 
     Read from the timeline's slots, so only the ``limit`` listed replies are typed (for their labels), or

@@ -62,7 +62,7 @@ class PayloadController(Controller):
         def build(_: object) -> PayloadPage:
             digest = payload_digest(source, payloads, asked)
             loaded = source.load(conversation_id)
-            choice = asked.choice(loaded, payloads)
+            choice = asked.choice(loaded, payloads, digest.choices())
             offset = loaded.timeline.page_of(at, settings.page_size) if at else 0
             rerun = RerunForms(conversation_id, run_service.choices())
             cards = conversation_page(loaded, settings, rerun, offset, at=at)

@@ -23,7 +23,7 @@ from typing import Any
 
 from core.store import Store
 from core.store import digests as stored
-from web.payloads.builder import Built, PayloadBuilder
+from web.payloads.builder import Built, Choices, PayloadBuilder
 from web.payloads.facts import BuildFacts, decode_rendered, encode_rendered, pack, unpack
 from web.payloads.jsonview import Rendered
 from web.payloads.pages import WarningView
@@ -123,10 +123,11 @@ def payload_asked(
 
 
 def payload_parts(
-    payloads: PayloadBuilder, built: Built, *, every_window: bool = False
+    payloads: PayloadBuilder, built: Built, choices: Choices | None = None, *, every_window: bool = False
 ) -> tuple[PayloadHead, Iterator[tuple[str, int, Any]]]:
-    """A build's head, and its parts as JSON values: the card -> window map and window 0 (every window with
-    ``every_window``; a request adds the others as they are asked for, the background job all of them)."""
+    """A build's head, and its parts as JSON values: the card -> window map, the replies the request selector
+    lists (``choices``) and window 0 (every window with ``every_window``; a request adds the others as they
+    are asked for, the background job all of them)."""
     facts = BuildFacts.of(built)
     if built.result is None:
         return PayloadHead(facts, (), 0, None), iter(())
@@ -140,6 +141,8 @@ def payload_parts(
 
     def parts() -> Iterator[tuple[str, int, Any]]:
         yield "anchors", 0, view.layout.windows_of(view.anchors)
+        if choices is not None:  # typing a long trace's replies for their labels costs a first response most
+            yield "choices", 0, [[list(choice) for choice in choices[0]], choices[1]]
         for n in range(view.layout.count if every_window else 1):
             yield "w", n, encode_rendered(view.layout.render(n, view.marks))
 
@@ -232,6 +235,11 @@ class PayloadDigest:
         """Store window ``n`` (made from the build) in the digest, and give it highlighted."""
         return self.parts.add_window("w", n, value)
 
+    def choices(self) -> Choices | None:
+        """The replies the request selector lists, and how many there are; None when the digest has none."""
+        found = self.parts.get("choices", 0)
+        return None if found is None else ([(msg_id, label) for msg_id, label in found[0]], found[1])
+
     def window_map(self) -> dict[str, int]:
         """Card anchor -> the window holding the first line of its part."""
         found = self.parts.get("anchors", 0)
@@ -254,8 +262,14 @@ def read_payload_digest(store: Store, key: DigestKey) -> PayloadDigest | None:
 
 
 def make_payload_digest(
-    store: Store, payloads: PayloadBuilder, key: DigestKey, built: Built, *, every_window: bool = False
+    store: Store,
+    payloads: PayloadBuilder,
+    key: DigestKey,
+    built: Built,
+    choices: Choices | None = None,
+    *,
+    every_window: bool = False,
 ) -> PayloadDigest:
     """Make the digest of ``built``, store it, and return it (its parts kept in memory for this request)."""
-    head, parts = payload_parts(payloads, built, every_window=every_window)
+    head, parts = payload_parts(payloads, built, choices, every_window=every_window)
     return PayloadDigest(head, StoredParts.write(store, key, "payload", head.to_json(), parts))

@@ -17,6 +17,7 @@ from web.heavy import export_then
 from web.payloads.builder import (
     MODEL_CHOICES,
     Built,
+    Choices,
     PayloadBuilder,
     assistant_choices,
     check_provider,
@@ -64,8 +65,10 @@ class AskedRequest:
     def build(self, source: StoreSource, payloads: PayloadBuilder) -> tuple[Loaded, Built]:
         return load_and_build(source, payloads, self.conversation_id, self.provider, self.upto, self.repair, self.model)
 
-    def choice(self, loaded: Loaded, payloads: PayloadBuilder | None = None) -> RequestChoice:
-        return request_choice(loaded, self.provider, self.upto, self.repair, self.model, payloads)
+    def choice(
+        self, loaded: Loaded, payloads: PayloadBuilder | None = None, listed: Choices | None = None
+    ) -> RequestChoice:
+        return request_choice(loaded, self.provider, self.upto, self.repair, self.model, payloads, listed)
 
     def command(self, *, phases: bool = False) -> str:
         return payload_command(self.conversation_id, self.provider, self.upto, phases=phases, model=self.model)
@@ -92,20 +95,14 @@ def request_choice(
     repair: bool,
     model: str | None = None,
     payloads: PayloadBuilder | None = None,
+    listed: Choices | None = None,
 ) -> RequestChoice:
     """The request asked for, with the alternatives the page offers (providers, assistant replies, models).
 
-    With ``payloads``, the replies listed are kept per conversation version (finding them walks every message).
+    The replies are ``listed`` (as a digest keeps them), or found: kept per conversation version with ``payloads``.
     """
-    summary = loaded.summary
-    listed, total = (
-        payloads.derived(
-            ("choices", summary.conversation_id, version_of(summary)), lambda: assistant_choices(loaded, MAX_CHOICES)
-        )
-        if payloads is not None
-        else assistant_choices(loaded, MAX_CHOICES)
-    )
-    choices = [(msg_id, masking.mask(label)) for msg_id, label in listed]
+    replies, total = listed if listed is not None else reply_choices(loaded, payloads)
+    choices = [(msg_id, masking.mask(label)) for msg_id, label in replies]
     return RequestChoice(
         conversation_id=loaded.summary.conversation_id,
         provider=provider,
@@ -118,6 +115,16 @@ def request_choice(
         default_model=get_dialect(provider).default_model,
         models=MODEL_CHOICES.get(provider, ()),
     )
+
+
+def reply_choices(loaded: Loaded, payloads: PayloadBuilder | None = None) -> Choices:
+    """The replies the request selector lists; with ``payloads``, kept per conversation version (finding them
+    walks every message and types the listed replies)."""
+    if payloads is None:
+        return assistant_choices(loaded, MAX_CHOICES)
+    summary = loaded.summary
+    key = ("choices", summary.conversation_id, version_of(summary))
+    return payloads.derived(key, lambda: assistant_choices(loaded, MAX_CHOICES))
 
 
 def load_and_build(
@@ -204,8 +211,9 @@ def payload_digest(
     key = digest_key(source, asked.conversation_id, "payload", asked_for)
     hit = read_payload_digest(store, key)
     if hit is None:
-        _, built = asked.build(source, payloads)
-        made = make_payload_digest(store, payloads, key, built, every_window=every_window)
+        loaded, built = asked.build(source, payloads)
+        choices = reply_choices(loaded, payloads)
+        made = make_payload_digest(store, payloads, key, built, choices, every_window=every_window)
         if not every_window:
             _complete_later(source, payloads, asked)
         return made
