@@ -123,11 +123,10 @@ def payload_asked(
 
 
 def payload_parts(
-    payloads: PayloadBuilder, built: Built, choices: Choices | None = None, *, every_window: bool = False
+    payloads: PayloadBuilder, built: Built, choices: Choices | None
 ) -> tuple[PayloadHead, Iterator[tuple[str, int, Any]]]:
     """A build's head, and its parts as JSON values: the card -> window map, the replies the request selector
-    lists (``choices``) and window 0 (every window with ``every_window``; a request adds the others as they
-    are asked for, the background job all of them)."""
+    lists (``choices``) and window 0 (the others are added as they are made: ``web.payloads.service``)."""
     facts = BuildFacts.of(built)
     if built.result is None:
         return PayloadHead(facts, (), 0, None), iter(())
@@ -143,8 +142,7 @@ def payload_parts(
         yield "anchors", 0, view.layout.windows_of(view.anchors)
         if choices is not None:  # typing a long trace's replies for their labels costs a first response most
             yield "choices", 0, [[list(choice) for choice in choices[0]], choices[1]]
-        for n in range(view.layout.count if every_window else 1):
-            yield "w", n, encode_rendered(view.layout.render(n, view.marks))
+        yield "w", 0, encode_rendered(view.layout.render(0, view.marks))
 
     return head, parts()
 
@@ -262,14 +260,8 @@ def read_payload_digest(store: Store, key: DigestKey) -> PayloadDigest | None:
 
 
 def make_payload_digest(
-    store: Store,
-    payloads: PayloadBuilder,
-    key: DigestKey,
-    built: Built,
-    choices: Choices | None = None,
-    *,
-    every_window: bool = False,
+    store: Store, payloads: PayloadBuilder, key: DigestKey, built: Built, choices: Choices | None
 ) -> PayloadDigest:
-    """Make the digest of ``built``, store it, and return it (its parts kept in memory for this request)."""
-    head, parts = payload_parts(payloads, built, choices, every_window=every_window)
+    """Make the digest of ``built`` (its first window), store it, and return it (its parts kept in memory)."""
+    head, parts = payload_parts(payloads, built, choices)
     return PayloadDigest(head, StoredParts.write(store, key, "payload", head.to_json(), parts))

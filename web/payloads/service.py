@@ -212,11 +212,10 @@ def payload_digest(
     hit = read_payload_digest(store, key)
     if hit is None:
         loaded, built = asked.build(source, payloads)
-        choices = reply_choices(loaded, payloads)
-        made = make_payload_digest(store, payloads, key, built, choices, every_window=every_window)
+        hit = make_payload_digest(store, payloads, key, built, reply_choices(loaded, payloads))
         if not every_window:
             _complete_later(source, payloads, asked)
-        return made
+            return hit
     if every_window and hit.head.plan is not None:
         held = part_numbers(store.engine, key.key, "w")
         for n in range(hit.head.plan.count):
