@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import socket
+import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import anthropic
@@ -124,3 +126,24 @@ def test_a_step_script_answers_each_request_for_its_model_in_turn_with_ids_of_it
         client.chat.completions.create(model="m-steps", messages=[{"role": "user", "content": "hi"}])
     last = client.chat.completions.create(model="m-steps", messages=[{"role": "user", "content": "hi"}])
     assert last.choices[0].message.content == "ok"
+
+
+def test_a_client_that_hangs_up_during_a_slow_reply_stops_counting_as_in_flight(stub: StubServer) -> None:
+    """A killed worker's call must not look like a live one: the limit tests count the calls in flight."""
+    body = json.dumps({"model": "stub-slow-30", "messages": [{"role": "user", "content": "hi"}]}).encode()
+    with socket.create_connection(("127.0.0.1", stub.server_address[1])) as sock:
+        sock.sendall(
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            + f"Content-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
+        _wait(lambda: stub.state.in_flight == 1)
+    _wait(lambda: stub.state.in_flight == 0)  # long before the 30 s reply was due
+    assert stub.state.peak_in_flight == 1
+
+
+def _wait(condition: Callable[[], bool], seconds: float = 5.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)

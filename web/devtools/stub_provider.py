@@ -28,6 +28,8 @@ It binds to loopback only and never forwards anything.
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -336,8 +338,8 @@ class StubHandler(BaseHTTPRequestHandler):
                 state.in_flight -= 1
 
     def _answer(self, dialect: Dialect, model: str, reply: Reply) -> None:
-        if reply.delay:
-            time.sleep(reply.delay)
+        if reply.delay and not self._wait_for_client(reply.delay):
+            return
         extra = {"retry-after": str(reply.retry_after)} if reply.retry_after is not None else {}
         extra.update(reply.headers)
         if reply.raw_body is not None:
@@ -351,6 +353,18 @@ class StubHandler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         self._send_raw(status, json.dumps(payload).encode(), headers)
+
+    def _wait_for_client(self, seconds: float) -> bool:
+        """Wait ``seconds`` before answering; False as soon as the client hangs up (a killed worker's call then
+        stops counting as in flight, as at a real provider)."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            readable, _, _ = select.select([self.connection], [], [], left)
+            if readable:
+                if not self.connection.recv(1, socket.MSG_PEEK):
+                    return False
+                time.sleep(min(left, 0.01))  # bytes of a next request wait their turn
+        return True
 
     def _send_raw(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
         self.send_response(status)
