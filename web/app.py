@@ -122,7 +122,7 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
             "work": REQUEST_WORK,
         },
         on_startup=[run_service.start],
-        on_shutdown=[run_service.shutdown],
+        on_shutdown=[run_service.shutdown, backlog.close],
         template_config=TemplateConfig(engine=JinjaTemplateEngine.from_environment(env)),
         plugins=[HTMXPlugin()],
         csrf_config=CSRFConfig(secret=settings.csrf_secret, cookie_samesite="strict", cookie_httponly=True),

@@ -15,20 +15,26 @@ from collections.abc import Callable, Hashable
 
 log = logging.getLogger(__name__)
 
+MAX_WAITING = 16
+"""Work past this many waiting pieces is not taken: pages still make what they miss on request, and
+no burst of pages can queue hours of work that no time budget bounds."""
+
 
 class Backlog:
     """Work run one piece at a time, in order, on a daemon thread; a key already waiting or running is not added."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_waiting: int = MAX_WAITING) -> None:
+        self.max_waiting = max_waiting
         self._work: deque[tuple[Hashable, Callable[[], object]]] = deque()
         self._keys: set[Hashable] = set()
         self._changed = threading.Condition()
         self._thread: threading.Thread | None = None
+        self._closed = False
 
     def submit(self, key: Hashable, work: Callable[[], object]) -> bool:
-        """Queue ``work`` under ``key``; False when that key is waiting or running already."""
+        """Queue ``work`` under ``key``; False when that key is waiting or running, the backlog is full or closed."""
         with self._changed:
-            if key in self._keys:
+            if self._closed or key in self._keys or len(self._work) >= self.max_waiting:
                 return False
             self._keys.add(key)
             self._work.append((key, work))
@@ -43,10 +49,21 @@ class Backlog:
         with self._changed:
             return self._changed.wait_for(lambda: not self._keys, timeout)
 
+    def close(self) -> None:
+        """Drop the work still waiting and end the thread after the piece it runs (the app shuts down)."""
+        with self._changed:
+            self._closed = True
+            for key, _ in self._work:
+                self._keys.discard(key)
+            self._work.clear()
+            self._changed.notify_all()
+
     def _run(self) -> None:
         while True:
             with self._changed:
-                self._changed.wait_for(lambda: bool(self._work))
+                self._changed.wait_for(lambda: bool(self._work) or self._closed)
+                if self._closed:
+                    return
                 key, work = self._work.popleft()
             try:
                 work()

@@ -45,3 +45,30 @@ def test_waiting_for_work_that_does_not_end_gives_up_after_its_timeout() -> None
     assert not backlog.wait_idle(0.05)
     release.set()
     assert backlog.wait_idle(10)
+
+
+def test_a_full_backlog_takes_no_more_work_until_some_has_run() -> None:
+    backlog = Backlog(max_waiting=2)
+    started, release = threading.Event(), threading.Event()
+    backlog.submit("running", lambda: (started.set(), release.wait(10)))
+    assert started.wait(10)  # running, so no longer waiting
+    assert backlog.submit("one", lambda: None) and backlog.submit("two", lambda: None)
+    assert not backlog.submit("three", lambda: None)
+    release.set()
+    assert backlog.wait_idle(10)
+    assert backlog.submit("three", lambda: None)
+    assert backlog.wait_idle(10)
+
+
+def test_closing_drops_the_waiting_work_and_takes_none_after() -> None:
+    backlog = Backlog()
+    started, release = threading.Event(), threading.Event()
+    ran: list[str] = []
+    backlog.submit("running", lambda: (started.set(), release.wait(10), ran.append("running")))
+    backlog.submit("waiting", lambda: ran.append("waiting"))
+    assert started.wait(10)
+    backlog.close()
+    release.set()
+    assert backlog.wait_idle(10)
+    assert ran == ["running"]
+    assert not backlog.submit("later", lambda: ran.append("later"))
