@@ -150,18 +150,12 @@ def search_condition(conn: Connection, needle: str) -> ColumnElement[bool]:
     return _C.id.in_(matching)
 
 
-def list_conversations(conn: Connection, query: ConversationQuery) -> ConversationPage:
-    """One page of conversations for ``query``; raises InvalidQueryError for a sort, limit or cursor not allowed."""
-    sort = SORTS.get(query.sort)
-    if sort is None:
-        raise InvalidQueryError(f"unknown sort {query.sort!r}; expected one of: {', '.join(SORTS)}")
-    if not 1 <= query.limit <= MAX_PAGE:
-        raise InvalidQueryError(f"limit must be between 1 and {MAX_PAGE}")
-    stmt = summary_select().add_columns(sort.column.label("sort_value"))
+def _narrowed(conn: Connection, stmt: Select[Any], query: ConversationQuery) -> Select[Any] | None:
+    """``stmt`` with the query's search and filters; None when nothing can match."""
     needle = (query.search or "").strip()
     if needle:
         if "\x00" in needle:  # no stored text holds U+0000 (PostgreSQL cannot), so nothing matches
-            return ConversationPage(items=(), next_cursor=None)
+            return None
         stmt = stmt.where(search_condition(conn, needle))
     if query.has_damaged is not None:
         stmt = stmt.where(_C.damaged > 0 if query.has_damaged else _C.damaged == 0)
@@ -170,6 +164,19 @@ def list_conversations(conn: Connection, query: ConversationQuery) -> Conversati
     if query.kind is not None:
         k = CONVERSATION_KINDS.c
         stmt = stmt.where(exists().where(k.conversation_pk == _C.id, k.kind == query.kind))
+    return stmt
+
+
+def list_conversations(conn: Connection, query: ConversationQuery) -> ConversationPage:
+    """One page of conversations for ``query``; raises InvalidQueryError for a sort, limit or cursor not allowed."""
+    sort = SORTS.get(query.sort)
+    if sort is None:
+        raise InvalidQueryError(f"unknown sort {query.sort!r}; expected one of: {', '.join(SORTS)}")
+    if not 1 <= query.limit <= MAX_PAGE:
+        raise InvalidQueryError(f"limit must be between 1 and {MAX_PAGE}")
+    stmt = _narrowed(conn, summary_select().add_columns(sort.column.label("sort_value")), query)
+    if stmt is None:
+        return ConversationPage(items=(), next_cursor=None)
     if query.cursor is not None:
         value, pk = decode_cursor(query.cursor, query.sort)
         boundary = tuple_(sort.column, _C.id)
@@ -183,6 +190,15 @@ def list_conversations(conn: Connection, query: ConversationQuery) -> Conversati
     last = rows[query.limit - 1] if more else None
     next_cursor = encode_cursor(query.sort, last.sort_value, last.id) if last is not None else None
     return ConversationPage(items=items, next_cursor=next_cursor)
+
+
+def count_conversations(conn: Connection, query: ConversationQuery, cap: int) -> int:
+    """How many conversations match ``query``'s search and filters, counted up to ``cap`` (its sort, limit
+    and cursor are ignored): one statement, whatever the count."""
+    matching = _narrowed(conn, select(_C.id), query)
+    if matching is None:
+        return 0
+    return int(conn.execute(select(func.count()).select_from(matching.limit(cap).subquery())).scalar_one())
 
 
 def conversation_pk(conn: Connection, conversation_id: str) -> int:

@@ -191,6 +191,11 @@ class Store:
         with read_transaction(self.engine) as conn:
             return query.list_conversations(conn, q or ConversationQuery())
 
+    def count_conversations(self, q: ConversationQuery, cap: int) -> int:
+        """How many conversations ``q``'s search and filters match, counted up to ``cap``."""
+        with read_transaction(self.engine) as conn:
+            return query.count_conversations(conn, q, cap)
+
     def iter_conversations(self, q: ConversationQuery | None = None) -> Iterator[ConversationSummary]:
         """Every conversation matching ``q``, page after page."""
         q = q or ConversationQuery(limit=query.MAX_PAGE)

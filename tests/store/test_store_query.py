@@ -6,6 +6,7 @@ from typing import Any
 
 import orjson
 import pytest
+from sqlalchemy import event
 
 from core.reader import read_bytes
 from core.store import SORTS, ConversationQuery, InvalidQueryError, NewRun, Store
@@ -111,7 +112,9 @@ def test_filters(store: Store) -> None:
     store.start_run(NewRun("plain", provider="openai", model="m", request_body={}))
 
     def ids(**kw: Any) -> set[str]:
-        return {c.conversation_id for c in store.iter_conversations(ConversationQuery(**kw))}
+        found = {c.conversation_id for c in store.iter_conversations(ConversationQuery(**kw))}
+        assert store.count_conversations(ConversationQuery(**kw), cap=100) == len(found)
+        return found
 
     assert ids(has_damaged=True) == {"damaged"}
     assert ids(has_damaged=False) == {"plain", "image", "deep"}
@@ -122,6 +125,17 @@ def test_filters(store: Store) -> None:
     assert ids(kind="assistant") == {"damaged"}  # a bare assistant record's kind is its role
     assert ids(kind="user:text", has_runs=True) == {"plain"}
     assert ids(kind="no-such-kind") == set()
+
+
+def test_a_count_is_one_statement_that_stops_at_its_cap(store: Store) -> None:
+    _import(store, [_text(f"c{n}", f"shared words {n}", n) for n in range(30)] + [_text("other", "apart", 99)])
+    statements: list[str] = []
+    event.listen(store.engine, "before_cursor_execute", lambda *args: statements.append(args[2]))
+    assert store.count_conversations(ConversationQuery(search="SHARED words"), cap=1000) == 30
+    assert len([s for s in statements if "count" in s.lower()]) == len(statements) == 1
+    assert store.count_conversations(ConversationQuery(search="shared words"), cap=7) == 7
+    assert store.count_conversations(ConversationQuery(search="shared\x00"), cap=7) == 0
+    assert store.count_conversations(ConversationQuery(), cap=1000) == 31
 
 
 @pytest.mark.parametrize(

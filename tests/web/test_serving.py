@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import socket
 import threading
 import time
@@ -12,6 +14,7 @@ import pytest
 import uvicorn
 
 from tests.web.web_corpus import make_app
+from web.cli.serve import listen
 from web.serving import server_options
 from web.settings import Settings
 
@@ -101,6 +104,39 @@ def test_prompt_client_is_served_and_kept_alive(server: tuple[int, Settings]) ->
             time.sleep(0.3)
     finally:
         conn.close()
+
+
+def _server_end(client: socket.socket) -> socket.socket:
+    """The server's socket of ``client``'s connection, found among this process's descriptors."""
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            if os.readlink(f"/proc/self/fd/{fd}").startswith("socket:"):
+                sock = socket.socket(fileno=os.dup(int(fd)))
+                with contextlib.suppress(OSError):
+                    if sock.getpeername() == client.getsockname():
+                        return sock
+                sock.close()
+    raise AssertionError("no server socket for this connection")
+
+
+def test_responses_are_not_held_for_the_clients_acks_on_the_serve_socket() -> None:
+    """``serve`` listens on a socket asyncio leaves Nagle's algorithm on for; each connection turns it off."""
+    listening = listen("127.0.0.1", 0)
+    assert listening.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 0
+    options = server_options(Settings()) | {"log_level": "warning"}
+    srv = uvicorn.Server(uvicorn.Config(make_app(), **options))
+    thread = threading.Thread(target=srv.run, kwargs={"sockets": [listening]}, daemon=True)
+    thread.start()
+    try:
+        with _connect(listening.getsockname()[1]) as client:
+            client.sendall(REQUEST)
+            assert client.recv(12).startswith(b"HTTP/1.1 200")
+            with _server_end(client) as served:
+                assert served.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
+    finally:
+        srv.should_exit = True
+        thread.join(10)
+        listening.close()
 
 
 def test_connection_flood_gets_503_past_the_cap(server: tuple[int, Settings]) -> None:

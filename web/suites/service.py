@@ -129,16 +129,7 @@ class SuiteStarts:
 
 def count_matching(store: Store, query: ConversationQuery, cap: int = COUNT_CAP) -> int:
     """How many conversations ``query`` matches, counted up to ``cap`` (more reads as ``cap``)."""
-    paged = ConversationQuery(
-        search=query.search, has_damaged=query.has_damaged, has_runs=query.has_runs, kind=query.kind,
-        sort=query.sort, limit=MAX_PAGE,
-    )  # fmt: skip
-    found = 0
-    for _ in store.iter_conversations(paged):
-        found += 1
-        if found >= cap:
-            break
-    return found
+    return store.count_conversations(query, cap)
 
 
 def titles(store: Store, conversation_ids: Iterable[str]) -> dict[str, str]:
