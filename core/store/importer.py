@@ -46,6 +46,7 @@ from core.store.derive import derived_msg_id, figures, title_of
 from core.store.engine import write_transaction
 from core.store.jsonio import RawJSON, dumps
 from core.store.outline import dump_with_outline
+from core.store.pg_search import SEARCH_CHUNKS, chunk_rows
 from core.store.refigure import refigure
 from core.store.run_lines import PreparedRun, write_runs
 from core.store.tables import (
@@ -375,6 +376,8 @@ def _executemany_messages(
         _copy_rows(conn, MESSAGE_OUTLINES, outline_rows)
     # Every text, outlined or not: an export writes these, byte for byte, not JSONB's rendering.
     _copy_rows(conn, MESSAGE_TEXTS, [{"message_pk": row["id"], "text": str(row["body"]).encode()} for row in rows])
+    chunks = [c for row in rows for c in chunk_rows(row["id"], row["conversation_pk"], row["search_text"])]
+    _copy_rows(conn, SEARCH_CHUNKS, chunks)
 
 
 _NEXT_MESSAGE_IDS = text("SELECT nextval(pg_get_serial_sequence('messages', 'id')) FROM generate_series(1, :n)")

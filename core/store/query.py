@@ -3,12 +3,13 @@
 Nothing from a request is ever spliced into SQL. The sort is a key of ``SORTS``
 (each names a column object, not a string); every value (the search text, the
 kind, the cursor's position) is a bound parameter. Search is a case-insensitive
-substring match of the trimmed search text, the same on both backends: an FTS5
-``trigram`` phrase on SQLite (the text quoted as one FTS5 string, so FTS5 syntax
-in it is literal), ``ILIKE`` with ``%``/``_``/``\\`` escaped over a ``pg_trgm``
-GIN index on PostgreSQL. Text shorter than three characters cannot use a trigram
+substring match of the trimmed search text (at most ``MAX_NEEDLE`` characters), the
+same on both backends: an FTS5 ``trigram`` phrase on SQLite (the text quoted as one
+FTS5 string, so FTS5 syntax in it is literal), ``LIKE`` with ``%``/``_``/``\\`` escaped
+over folded chunks of the text under a ``pg_trgm`` index on PostgreSQL
+(``core.store.pg_search``). Text shorter than three characters cannot use a trigram
 index and falls back to a scan, which on SQLite folds non-ASCII letters in Python
-(``traceloupe_lower``) as PostgreSQL's ``ILIKE`` and FTS5's trigrams do.
+(``traceloupe_lower``) as PostgreSQL's folded chunks and FTS5's trigrams do.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from sqlalchemy.sql.elements import UnaryExpression
 from core.errors import UnknownNameError
 from core.store.engine import LOWER_FUNCTION
 from core.store.errors import InvalidQueryError
+from core.store.pg_search import MAX_NEEDLE, SEARCH_CHUNKS, like_pattern
 from core.store.tables import CONVERSATION_KINDS, CONVERSATIONS, MESSAGES
 from core.store.views import ConversationPage, ConversationSummary, from_row
 
@@ -134,8 +136,8 @@ def search_condition(conn: Connection, needle: str) -> ColumnElement[bool]:
     """Conversations with a message whose searchable text contains ``needle`` (bound, literal)."""
     m = MESSAGES.c
     if conn.dialect.name == "postgresql":
-        pattern = "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        matching = select(m.conversation_pk).where(m.search_text.ilike(pattern, escape="\\"))
+        chunk = SEARCH_CHUNKS.c
+        matching = select(chunk.conversation_pk).where(chunk.folded.like(like_pattern(needle), escape="\\"))
     elif len(needle) >= 3:
         phrase = '"' + needle.replace('"', '""') + '"'
         match = text("message_fts MATCH :phrase").bindparams(phrase=phrase)
@@ -156,6 +158,8 @@ def _narrowed(conn: Connection, stmt: Select[Any], query: ConversationQuery) -> 
     if needle:
         if "\x00" in needle:  # no stored text holds U+0000 (PostgreSQL cannot), so nothing matches
             return None
+        if len(needle) > MAX_NEEDLE:
+            raise InvalidQueryError(f"the search text is {len(needle)} characters; at most {MAX_NEEDLE} are allowed")
         stmt = stmt.where(search_condition(conn, needle))
     if query.has_damaged is not None:
         stmt = stmt.where(_C.damaged > 0 if query.has_damaged else _C.damaged == 0)

@@ -10,6 +10,11 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import orjson
+
+from core.reader import read_bytes
+from core.store import Store
+
 USER_KINDS = ("text", "image", "audio", "video", "attachment", "url", "contact", "history", "multipart")
 
 
@@ -153,3 +158,12 @@ def count_nested(message: dict[str, Any]) -> tuple[int, int]:
             kids.extend(content)
         stack.extend((k, False) for k in kids)
     return nested, damaged
+
+
+def import_texts(store: Store, texts: dict[str, str]) -> None:
+    """Import one user text message per conversation id (``{conversation id: its text}``)."""
+    lines = [
+        {"role": "user", "msg_type": "text", "content": text, "create_ts": n, "msg_id": f"m{n}", "conversation_id": cid}
+        for n, (cid, text) in enumerate(texts.items(), 1)
+    ]
+    store.import_records(read_bytes(b"".join(orjson.dumps(m) + b"\n" for m in lines), source="s"), source="s")

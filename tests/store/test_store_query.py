@@ -10,6 +10,7 @@ from sqlalchemy import event
 
 from core.reader import read_bytes
 from core.store import SORTS, ConversationQuery, InvalidQueryError, NewRun, Store
+from core.store.pg_search import MAX_NEEDLE, STRIDE
 from tests.store.store_factory import dataset
 
 
@@ -215,3 +216,20 @@ def test_search_folds_case_beyond_ascii_at_any_length(store: Store, needle: str,
     )
     found = {c.conversation_id for c in store.iter_conversations(ConversationQuery(search=needle))}
     assert found == {found_in}
+
+
+@pytest.mark.parametrize("at", [0, STRIDE - 5, STRIDE, 3 * STRIDE - MAX_NEEDLE + 1, 3 * STRIDE + 17])
+def test_search_finds_a_needle_anywhere_in_a_long_text(store: Store, at: int) -> None:
+    """A long trace's text is searched whole: a needle across a boundary of PostgreSQL's chunks is found too."""
+    needle = "Needle-" + "x" * (MAX_NEEDLE - 14) + "-Ωmega"
+    filler = "lorem ipsum " * (4 * STRIDE // 12)
+    _import(store, [_text("long", filler[:at] + needle + filler[at:], 1), _text("other", filler, 2)])
+    for query in (needle, needle.upper(), needle[5:40], needle[-12:]):
+        found = {c.conversation_id for c in store.iter_conversations(ConversationQuery(search=query))}
+        assert found == {"long"}, query
+
+
+def test_a_search_longer_than_the_limit_is_refused_on_both_backends(store: Store) -> None:
+    with pytest.raises(InvalidQueryError, match=f"at most {MAX_NEEDLE}"):
+        store.list_conversations(ConversationQuery(search="a" * (MAX_NEEDLE + 1)))
+    assert store.list_conversations(ConversationQuery(search="a" * MAX_NEEDLE)).items == ()

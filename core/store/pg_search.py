@@ -1,0 +1,67 @@
+"""PostgreSQL's substring search: every message's text, case-folded and cut into overlapping chunks.
+
+``ILIKE`` over ``messages.search_text`` lowercased each candidate's whole text on every search, a
+long trace's 2 MB included, and read it out of the wide ``messages`` rows. Here the text is folded
+once, at import, and stored in chunks of ``STRIDE`` characters that overlap by ``MAX_NEEDLE - 1``: a
+needle of at most ``MAX_NEEDLE`` characters that occurs in a text lies whole inside one chunk (the
+one holding its first character), so a plain ``LIKE`` on the chunks, under a trigram index, finds
+exactly the texts that hold it. The fold keeps every character's place, so a match's position in a
+chunk gives its position in ``messages.search_text``, where the snippet around it is read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import cache
+from typing import Any
+
+from sqlalchemy import Column, ForeignKey, Integer, MetaData, Table, Text
+
+from core.store.tables import MESSAGES
+
+STRIDE = 4096
+"""Characters between the starts of two chunks of one text."""
+MAX_NEEDLE = 256
+"""The longest search text (after trimming), in characters; the overlap between chunks is one less."""
+
+SEARCH_CHUNKS = Table(
+    "search_chunks",
+    MetaData(),  # PostgreSQL only, like SQLite's FTS5 table: not among the models both backends share
+    Column("message_pk", Integer, ForeignKey(MESSAGES.c.id, ondelete="CASCADE"), primary_key=True),
+    Column("seq", Integer, primary_key=True),
+    Column("conversation_pk", Integer, nullable=False),
+    Column("folded", Text, nullable=False),
+)
+
+
+@cache
+def _lower_table() -> dict[int, str]:
+    """Every character whose lowercase is one other character, mapped to it: a fold with no context."""
+    table = {}
+    for point in range(0x110000):
+        lowered = chr(point).lower()
+        if len(lowered) == 1 and lowered != chr(point):
+            table[point] = lowered
+    return table
+
+
+def fold(text: str) -> str:
+    """``text`` lowercased character by character, so it keeps its length and every character's place.
+
+    ``str.lower`` alone may not: "İ" becomes two characters and a final "Σ" depends on its neighbours.
+    """
+    return text.lower() if text.isascii() else text.translate(_lower_table())
+
+
+def chunk_rows(message_pk: int, conversation_pk: int, text: str) -> Iterator[dict[str, Any]]:
+    """The ``search_chunks`` rows of one message's searchable text (one row, maybe empty, for a short text)."""
+    folded = fold(text)
+    for seq, start in enumerate(range(0, max(len(folded), 1), STRIDE)):
+        piece = folded[start : start + STRIDE + MAX_NEEDLE - 1]
+        yield {"message_pk": message_pk, "seq": seq, "conversation_pk": conversation_pk, "folded": piece}
+
+
+def like_pattern(needle: str) -> str:
+    """The ``LIKE`` pattern (escape ``\\``) that finds the folded ``needle`` anywhere in a chunk."""
+    folded = fold(needle)
+    return "%" + folded.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
