@@ -49,6 +49,7 @@ from core.store.outline import dump_with_outline
 from core.store.pg_search import SEARCH_CHUNKS, chunk_rows
 from core.store.refigure import refigure
 from core.store.run_lines import PreparedRun, write_runs
+from core.store.statistics import analyze_after_import
 from core.store.tables import (
     CONVERSATION_KINDS,
     CONVERSATIONS,
@@ -244,6 +245,7 @@ def write(
         runs_stored = write_runs(conn, runs)
         if replaced:
             refigure(conn, sorted({pks[cid] for cid, _ in replaced}))
+    analyze_after_import(engine, len(stored))
     return ImportSummary(
         source=source,
         read=len(prepared),
@@ -376,8 +378,14 @@ def _executemany_messages(
         _copy_rows(conn, MESSAGE_OUTLINES, outline_rows)
     # Every text, outlined or not: an export writes these, byte for byte, not JSONB's rendering.
     _copy_rows(conn, MESSAGE_TEXTS, [{"message_pk": row["id"], "text": str(row["body"]).encode()} for row in rows])
-    chunks = [c for row in rows for c in chunk_rows(row["id"], row["conversation_pk"], row["search_text"])]
-    _copy_rows(conn, SEARCH_CHUNKS, chunks)
+    write_search_chunks(conn, rows)
+
+
+def write_search_chunks(conn: Connection, rows: list[dict[str, Any]]) -> None:
+    """PostgreSQL: the search chunks of new message rows (``core.store.pg_search``)."""
+    _copy_rows(
+        conn, SEARCH_CHUNKS, [c for r in rows for c in chunk_rows(r["id"], r["conversation_pk"], r["search_text"])]
+    )
 
 
 _NEXT_MESSAGE_IDS = text("SELECT nextval(pg_get_serial_sequence('messages', 'id')) FROM generate_series(1, :n)")

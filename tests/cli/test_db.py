@@ -14,7 +14,7 @@ from alembic.runtime.migration import MigrationContext
 from core.jobs import JobSettings
 from core.jobs.pg import ProcrastinateQueue
 from core.reader import read_bytes
-from core.store import ConversationQuery, NewRun, Store, head_revision, make_engine, resolve_url
+from core.store import ConversationQuery, NewRun, Store, head_revision, importer, make_engine, resolve_url
 from core.store.engine import write_transaction
 from core.store.schema import _config
 from core.store.tables import METADATA
@@ -42,8 +42,9 @@ def test_db_upgrade_command(fresh_url: str, capsys: pytest.CaptureFixture[str]) 
 
 @pytest.mark.parametrize("fresh_url", BACKENDS, indirect=True)
 def test_db_upgrade_from_0003_keys_messages_by_conversation(
-    fresh_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    fresh_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(importer, "write_search_chunks", lambda conn, rows: None)  # as Traceloupe 0003 wrote
     engine = make_engine(resolve_url(fresh_url))
     with write_transaction(engine) as conn:
         command.upgrade(_config(conn), "0003")
@@ -53,6 +54,7 @@ def test_db_upgrade_from_0003_keys_messages_by_conversation(
     old.start_run(NewRun("s31-c0", provider="openai", model="m", request_body={"k": 1}))
     before = (old.counts(), list(old.iter_conversations()), old.get_conversation_outline("s31-c1"))
     engine.dispose()
+    monkeypatch.undo()
 
     assert main(["db", "upgrade", "--db", fresh_url]) == 0
     assert f"schema upgraded from 0003 to {head_revision()}" in capsys.readouterr().out  # 0004, and what follows

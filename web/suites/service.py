@@ -28,8 +28,9 @@ from web.runs.service import IDEMPOTENCY_KEY, KeyConflict, ProviderChoice
 DEFAULT_CONCURRENCY = 4
 """As ``traceloupe suite run``'s default."""
 MAX_CONCURRENCY = 64
-COUNT_CAP = 5000
-"""The list's "save these N" counts matches up to here (a bounded read on every filtered list page)."""
+COUNT_CAP = 200
+"""The list's "save these N" counts matches up to here, so a filtered list page reads about as many rows as
+it shows; past it the control says "200+", and saving still takes every match."""
 _RUN_ID = re.compile(r"^[0-9a-f]{32}$")
 
 

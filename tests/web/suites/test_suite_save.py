@@ -13,7 +13,7 @@ from tests.web.suites.conftest import COUNT, HOSTILE_TITLES, add, hostile_id, sa
 from tests.web.web_html import live_content, parse
 from web.conversations.listing import ListQuery
 from web.suites.pages import save_control
-from web.suites.service import count_matching
+from web.suites.service import COUNT_CAP, count_matching
 
 
 def test_a_filtered_list_offers_to_save_what_it_matches(client: httpx.Client) -> None:
@@ -114,3 +114,15 @@ def test_a_hostile_search_travels_as_an_inert_hidden_field(client: httpx.Client,
     assert field.get("value") == search and "Save these <strong data-suite-count>1</strong>" in html
     assert save(client, "hostile-search", q=search).status_code == 303
     assert Suites(store).get("hostile-search").conversations == (hostile_id(1),)
+
+
+def test_a_broad_filter_reads_as_more_than_the_cap_and_saving_takes_every_match(
+    client: httpx.Client, store: Store, tmp_path: Path
+) -> None:
+    more = COUNT_CAP + 30
+    add(store, tmp_path / "many.jsonl", {1000 + i: (f"many-{i}", "Broad filter:") for i in range(more)})
+    html = client.get("/", params={"q": "Broad filter"}).text
+    assert f"Save these <strong data-suite-count>{COUNT_CAP}+</strong>" in html
+    assert "the suite takes every match" in html
+    assert save(client, "broad", q="Broad filter").status_code == 303
+    assert len(Suites(store).get("broad").conversations) == more

@@ -1,0 +1,30 @@
+"""A bulk import on PostgreSQL refreshes the planner's statistics: the next page is planned from its rows."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import text
+
+from core.store import Store
+from core.store.statistics import MIN_ROWS
+from tests.store.store_factory import import_texts
+from tests.store.store_pg import pg_database
+
+
+def _analyzed(store: Store) -> dict[str, bool]:
+    with store.engine.connect() as conn:
+        rows = conn.execute(text("SELECT relname, last_analyze IS NOT NULL FROM pg_stat_user_tables"))
+        return {name: done for name, done in rows}
+
+
+@pytest.mark.postgres
+def test_a_bulk_import_analyzes_the_tables_it_wrote_and_a_small_one_does_not() -> None:
+    with pg_database() as url, Store.open(url) as store:
+        import_texts(store, {f"small-{n}": f"text {n}" for n in range(10)})
+        assert not _analyzed(store)["messages"]
+        import_texts(store, {f"bulk-{n}": f"text {n}" for n in range(MIN_ROWS)})
+        analyzed = _analyzed(store)
+        assert all(analyzed[t] for t in ("conversations", "messages", "message_outlines", "search_chunks"))
+        with store.engine.connect() as conn:
+            estimate = conn.execute(text("SELECT reltuples FROM pg_class WHERE relname = 'messages'")).scalar_one()
+        assert estimate == MIN_ROWS + 10  # the planner now knows the rows just written
