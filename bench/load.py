@@ -149,6 +149,17 @@ def cpu_seconds(pid: int) -> float:
     return total
 
 
+def local_postgres_cpu_seconds() -> float:
+    """CPU time of every PostgreSQL process on this machine (0 when none runs here)."""
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError, ValueError):
+            if entry.name.isdigit() and (entry / "comm").read_text().startswith("postgres"):
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -193,7 +204,8 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(p / 100 * len(ordered)) - 1))]
 
 
-def report(stats: Stats, rss: tuple[int, int, int], cpu: float, load: tuple[float, float]) -> None:
+def report(stats: Stats, rss: tuple[int, int, int], cpu: tuple[float, float, float], load: tuple[float, float]) -> None:
+    """``cpu``: seconds of the server, of this machine's PostgreSQL and of this driver, during the run."""
     seconds = stats.seconds
     total = sum(len(v) for v in stats.latencies.values())
     print(
@@ -216,10 +228,13 @@ def report(stats: Stats, rss: tuple[int, int, int], cpu: float, load: tuple[floa
         f"total: {total} requests in {seconds:.0f} s = {total / seconds:.1f} req/s; "
         f"5xx: {server_errors}; other non-200: {other}; transport errors: {errors}"
     )
+    server, database, driver = cpu
+    per = 1000 / max(total, 1)
     print(
-        f"server CPU: {cpu:.1f} s in the run = {1000 * cpu / max(total, 1):.0f} ms per request; "
+        f"server CPU: {server:.1f} s in the run = {server * per:.0f} ms per request; "
         f"load average (1 min) {load[0]:.1f} at the start, {load[1]:.1f} at the end, {os.cpu_count()} CPUs"
     )
+    print(f"other CPU per request: local PostgreSQL {database * per:.1f} ms, this driver {driver * per:.1f} ms")
     start, end, peak = rss
     growth = (end - start) / 1024
     print(f"server RSS: {start / 1024:.0f} MiB at the start (after the warm-up), "
@@ -279,8 +294,10 @@ def main() -> None:
                 print(f"warm-up {route}: {status}", flush=True)
         start_rss = rss_kib(process.pid)
         start_cpu, start_load = cpu_seconds(process.pid), os.getloadavg()[0]
+        start_others = (local_postgres_cpu_seconds(), time.process_time())
         stats, peak = asyncio.run(run(base, process.pid, ns, mix))
         cpu, end_load = cpu_seconds(process.pid) - start_cpu, os.getloadavg()[0]
+        others = (local_postgres_cpu_seconds() - start_others[0], time.process_time() - start_others[1])
         end_rss = rss_kib(process.pid)
     finally:
         process.terminate()
@@ -288,7 +305,7 @@ def main() -> None:
     print(
         f"{ns.clients} clients, {ns.seconds:.0f} s, {ns.workers} server process(es), server log {folder / 'server.log'}"
     )
-    report(stats, (start_rss, end_rss, max(peak, end_rss)), cpu, (start_load, end_load))
+    report(stats, (start_rss, end_rss, max(peak, end_rss)), (cpu, *others), (start_load, end_load))
 
 
 if __name__ == "__main__":

@@ -5,8 +5,10 @@ The stub provider runs in the test process, so every provider call any server ma
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -169,6 +171,49 @@ def test_serve_with_workers_starts_that_many_processes_sharing_one_secret(
         errors = server.stop()
     assert "Traceback" not in errors and server.process.returncode == 0
     assert all(not Path(f"/proc/{pid}").exists() for pid in workers)
+
+
+def _connections_by_worker(workers: list[str], port: int) -> list[int]:
+    """How many established connections to ``port`` each worker process holds (from ``/proc``)."""
+    established = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if int(fields[1].split(":")[1], 16) == port and fields[3] == "01":  # local port, ESTABLISHED
+            established.add(fields[9])  # the socket's inode
+    counts = []
+    for pid in workers:
+        inodes = set()
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            with contextlib.suppress(OSError):
+                link = os.readlink(fd)
+                if link.startswith("socket:["):
+                    inodes.add(link[8:-1])
+        counts.append(len(inodes & established))
+    return counts
+
+
+def test_workers_take_even_shares_of_new_connections(tmp_path: Path, server_env: dict[str, str]) -> None:
+    """Kept-alive connections stay on the worker that accepted them, so each worker must get its share."""
+    db = str(tmp_path / "spread.db")
+    Store.open(db).close()
+    server = Server(db, server_env, "--workers", "2")
+    try:
+        children = Path(f"/proc/{server.process.pid}/task/{server.process.pid}/children").read_text().split()
+        workers = [pid for pid in children if "spawn_main" in _command_of(pid)]
+        # A burst, as a browser or a proxy opens its connections: accepted before any request is sent.
+        burst = [socket.create_connection(("127.0.0.1", server.port), timeout=20) for _ in range(40)]
+        try:
+            for sock in burst:
+                sock.sendall(b"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            assert all(sock.recv(12) == b"HTTP/1.1 200" for sock in burst)
+            shares = _connections_by_worker(workers, server.port)
+        finally:
+            for sock in burst:
+                sock.close()
+        assert sum(shares) == 40 and min(shares) >= 10, shares
+    finally:
+        errors = server.stop()
+    assert "Traceback" not in errors
 
 
 def _command_of(pid: str) -> str:

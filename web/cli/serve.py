@@ -11,6 +11,7 @@ Forms are signed with the secret every process on that database shares (``web.pr
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import ipaddress
 import socket
@@ -123,15 +124,30 @@ class PortBusy(OSError):
     """The address is taken: another server (another Traceloupe?) listens there."""
 
 
-def listen(host: str, port: int) -> socket.socket:
+def listen(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
     """A socket bound and listening on ``host:port``; PortBusy (or OSError) when that cannot be done."""
     family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
     try:
-        return socket.create_server((host.strip("[]"), port), family=family)
+        return socket.create_server((host.strip("[]"), port), family=family, reuse_port=reuse_port)
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             raise PortBusy(exc.errno, f"{host}:{port} is busy (another server listens there)") from None
         raise
+
+
+def listen_group(host: str, port: int, count: int) -> list[socket.socket]:
+    """``count`` sockets listening on one port (``SO_REUSEPORT``), one per worker process.
+
+    The kernel spreads new connections over the group evenly. Processes accepting from one shared
+    socket do not: the least busy wins each race, and kept-alive connections stay where they landed
+    (41 of 50 on one of two workers). The port is first bound alone, so that a port another
+    server holds is refused rather than shared with it.
+    """
+    if port:
+        listen(host, port).close()
+    first = listen(host, port, reuse_port=True)
+    port = first.getsockname()[1]
+    return [first, *(listen(host, port, reuse_port=True) for _ in range(count - 1))]
 
 
 def serve(store: Store, settings: Settings, ns: argparse.Namespace, *, banner: str = "Traceloupe") -> int:
@@ -149,21 +165,23 @@ def serve(store: Store, settings: Settings, ns: argparse.Namespace, *, banner: s
     workers: int = getattr(ns, "workers", 1)
     app = create_app(settings, store) if workers == 1 else None
     try:
-        sock = listen(ns.host, ns.port)
+        sockets = [listen(ns.host, ns.port)] if workers == 1 else listen_group(ns.host, ns.port, workers)
     except PortBusy:
         echo(f"traceloupe: port {ns.port} on {ns.host} is busy; choose another with --port", file=sys.stderr)
         return 2
     except OSError as exc:
         echo(f"traceloupe: cannot listen on {ns.host}:{ns.port}: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    with sock:
-        port = ns.port or sock.getsockname()[1]
+    with contextlib.ExitStack() as held:
+        for sock in sockets:
+            held.enter_context(sock)
+        port = ns.port or sockets[0].getsockname()[1]
         print(f"{banner} on http://{_url_host(ns.host)}:{port}/", file=sys.stderr, flush=True)
         if app is not None:
-            run_server(app, sock, host=ns.host, port=port, **server_options(settings))
+            run_server(app, sockets[0], host=ns.host, port=port, **server_options(settings))
         else:
             url = store.engine.url.render_as_string(hide_password=False)
-            run_workers(url, settings, sock, workers, host=ns.host, port=port)
+            run_workers(url, settings, sockets, host=ns.host, port=port)
     return 0
 
 

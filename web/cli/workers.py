@@ -1,4 +1,4 @@
-"""``traceloupe serve --workers N``: N server processes accepting on one listening socket, over one database.
+"""``traceloupe serve --workers N``: N server processes, each accepting on its own socket of one port.
 
 Each worker is a fresh interpreter (spawn: no connection pool or thread is inherited) that opens
 the store itself and serves exactly as a single ``serve`` does, connection limits and header
@@ -12,6 +12,7 @@ from __future__ import annotations
 import multiprocessing
 import signal
 import socket
+from collections.abc import Sequence
 from multiprocessing.connection import wait
 from types import FrameType
 from typing import Any
@@ -31,7 +32,7 @@ def _stop(_signum: int, _frame: FrameType | None) -> None:
 
 
 def serve_worker(url: str, settings: Settings, sock: socket.socket, options: dict[str, Any]) -> None:
-    """One worker: the store opened here, the dashboard served on the inherited socket until stopped."""
+    """One worker: the store opened here, the dashboard served on its own socket until stopped."""
     from core.store import Store
     from web.app import create_app
     from web.cli.serve import run_server
@@ -41,12 +42,12 @@ def serve_worker(url: str, settings: Settings, sock: socket.socket, options: dic
         run_server(create_app(settings, store), sock, **options, **server_options(settings))
 
 
-def run_workers(url: str, settings: Settings, sock: socket.socket, workers: int, **options: Any) -> None:
-    """Serve from ``workers`` processes until interrupted or until one of them ends."""
+def run_workers(url: str, settings: Settings, sockets: Sequence[socket.socket], **options: Any) -> None:
+    """Serve from one process per socket (``serve.listen_group``) until interrupted or until one of them ends."""
     context = multiprocessing.get_context("spawn")
     processes = [
         context.Process(target=serve_worker, args=(url, settings, sock, options), name=f"traceloupe-worker-{i + 1}")
-        for i in range(workers)
+        for i, sock in enumerate(sockets)
     ]
     previous = signal.signal(signal.SIGTERM, _stop)
     try:
