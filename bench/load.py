@@ -1,20 +1,24 @@
 """Load test: N concurrent clients drive a real ``traceloupe serve`` from this process, over loopback.
 
     .venv/bin/python bench/load.py [--clients 50] [--seconds 60] [--conversations 10000]
-                                   [--large 3] [--records 10000] [--db PATH|URL] [--workers 1]
+                                   [--large 3] [--records 10000] [--db PATH|URL] [--workers 1[,2]] [--rounds 1]
 
 The store (``--db``, a SQLite file or a PostgreSQL URL; a temporary SQLite file by default) is
 filled with ``--conversations`` everyday conversations and ``--large`` traces of ``--records``
 records (``bench/load_data.py``; a store that holds them already is reused). The server runs as a
-child process (``--workers`` processes behind one port). Each client loops over a weighted mix of
+child process (``--workers`` processes behind one port; with several counts, ``--workers 1,2
+--rounds 3`` runs them in turn and prints each count's median throughput as a ratio of the first's).
+Each client loops over a weighted mix of
 list pages, searches, timelines, payload pages, diffs, run lists and the JSON API until the time is
 up, one request at a time. Window routes fetch the later windows of the long traces' payload and
 diff pages, as a reader scrolling them does; their URLs are read from those pages, which the
-warm-up requests once for every long trace (so the timed run starts with their builds cached),
-along with one request per route. Reported: throughput, p50/p95/p99/max latency per route,
-non-200 answers and transport errors, the server's CPU time per request (comparable between runs
-on a busy machine, unlike latencies) and the load average, and the server's resident memory (all
-its processes) after the warm-up and at the end.
+warm-up requests for every long trace in every server process (so the timed run starts with
+their builds cached), along with one request per route. Each client keeps one connection
+(``bench/lean_http.py``: a driver that costs the shared cores little). Reported: throughput,
+p50/p95/p99/max latency per route, non-200 answers and transport errors, the CPU time per request
+of the server, of a local PostgreSQL and of the driver (comparable between runs on a busy machine,
+unlike latencies), the load average, and the server's resident memory (all its processes) after
+the warm-up and at the end.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.lean_http import HTTPFailure, LeanConnection  # noqa: E402
 from bench.load_data import WORDS, fill, long_id, ordinary_id  # noqa: E402
 from core.store import Store  # noqa: E402
 
@@ -108,20 +113,23 @@ class Stats:
 
 
 async def client_loop(
-    client: httpx.AsyncClient, mix: dict[str, tuple[int, Pick]], deadline: float, seed: int, stats: Stats
+    connection: LeanConnection, mix: dict[str, tuple[int, Pick]], deadline: float, seed: int, stats: Stats
 ) -> None:
     rng = random.Random(seed)
     names = list(mix)
     weights = [mix[n][0] for n in names]
-    while time.monotonic() < deadline:
-        route = rng.choices(names, weights)[0]
-        url = mix[route][1](rng)
-        start = time.perf_counter()
-        try:
-            response = await client.get(url)
-            stats.add(route, (time.perf_counter() - start) * 1000, response.status_code)
-        except httpx.HTTPError as exc:
-            stats.add(route, (time.perf_counter() - start) * 1000, None, type(exc).__name__)
+    try:
+        while time.monotonic() < deadline:
+            route = rng.choices(names, weights)[0]
+            url = mix[route][1](rng)
+            start = time.perf_counter()
+            try:
+                status, _ = await connection.get(url)
+                stats.add(route, (time.perf_counter() - start) * 1000, status)
+            except HTTPFailure as exc:
+                stats.add(route, (time.perf_counter() - start) * 1000, None, str(exc))
+    finally:
+        await connection.close()
 
 
 def rss_kib(pid: int) -> int:
@@ -190,12 +198,11 @@ def start_server(db: str, workers: int, log: Path) -> tuple[subprocess.Popen[byt
 async def drive(base: str, clients: int, seconds: float, mix: dict[str, tuple[int, Pick]], timeout: float) -> Stats:
     """Every client's requests until ``seconds`` have passed (requests in flight then are waited for)."""
     stats = Stats()
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=timeout) as client:
-        started = time.monotonic()
-        deadline = started + seconds
-        await asyncio.gather(*(client_loop(client, mix, deadline, seed, stats) for seed in range(clients)))
-        stats.seconds = time.monotonic() - started
+    started = time.monotonic()
+    deadline = started + seconds
+    loops = (client_loop(LeanConnection(base, timeout), mix, deadline, seed, stats) for seed in range(clients))
+    await asyncio.gather(*loops)
+    stats.seconds = time.monotonic() - started
     return stats
 
 
@@ -258,40 +265,41 @@ async def run(base: str, pid: int, ns: argparse.Namespace, mix: dict[str, tuple[
     return stats, peak[0]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--clients", type=int, default=50)
-    parser.add_argument("--seconds", type=float, default=60)
-    parser.add_argument("--conversations", type=int, default=10_000)
-    parser.add_argument("--large", type=int, default=3, help="how many long traces (default: %(default)s)")
-    parser.add_argument("--records", type=int, default=10_000, help="records per long trace (default: %(default)s)")
-    parser.add_argument("--db", default=None, help="a SQLite file or a postgresql:// URL (default: a temporary file)")
-    parser.add_argument("--workers", type=int, default=1, help="server processes (default: %(default)s)")
-    parser.add_argument("--timeout", type=float, default=120, help="a client gives up after S seconds (an error)")
-    parser.add_argument("--skip", default="", metavar="ROUTE,...", help="routes left out of the mix")
-    ns = parser.parse_args()
-    folder = Path(tempfile.mkdtemp(prefix="traceloupe-load-"))
-    db = ns.db or str(folder / "load.db")
-    started = time.monotonic()
-    with Store.open(db) as store:
-        filled = fill(store, conversations=ns.conversations, large=ns.large, records=ns.records)
-    print(f"store: {db} ({'filled' if filled else 'reused'} in {time.monotonic() - started:.0f} s)", flush=True)
-    skip = ns.skip.split(",")
-    process, base = start_server(db, ns.workers, folder / "server.log")
-    try:
+WARM_ROUNDS_PER_WORKER = 5
+"""Warm-up rounds, each on a new connection, per server process: connections land on a process at random,
+so every process has built the long traces before the run (all of them miss one with odds of 2 ** -9)."""
+
+
+def warm_up(base: str, workers: int, ns: argparse.Namespace, skip: list[str]) -> dict[str, tuple[int, Pick]]:
+    """Build every long trace's pages and prime every route, in every server process; returns the mix."""
+    windows: dict[str, list[str]] = {}
+    mix: dict[str, tuple[int, Pick]] = {}
+    rounds = 1 if workers == 1 else WARM_ROUNDS_PER_WORKER * workers
+    for n in range(rounds):
         with httpx.Client(base_url=base, timeout=120) as warm:
-            windows: dict[str, list[str]] = {}
             for page, urls in large_pages(ns.large).items():  # every long trace built once, its windows listed
                 if f"{page}_large" in skip:
                     continue
                 for url in urls:
                     response = warm.get(url)
-                    print(f"warm-up {url}: {response.status_code}", flush=True)
-                    windows.setdefault(page, []).extend(window_urls(response.text))
+                    if n == 0:
+                        print(f"warm-up {url}: {response.status_code}", flush=True)
+                        windows.setdefault(page, []).extend(window_urls(response.text))
             mix = {k: v for k, v in routes(ns.conversations, ns.large, windows).items() if k not in skip}
             for route, (_, pick) in mix.items():  # templates compiled, caches primed: RSS from here on
-                status = warm.get(pick(random.Random(0))).status_code
-                print(f"warm-up {route}: {status}", flush=True)
+                status = warm.get(pick(random.Random(n))).status_code
+                if n == 0:
+                    print(f"warm-up {route}: {status}", flush=True)
+    return mix
+
+
+def measure(db: str, workers: int, ns: argparse.Namespace, folder: Path) -> float:
+    """One timed run against ``workers`` server processes, reported; returns its requests per second."""
+    skip = ns.skip.split(",")
+    log = folder / f"server-{workers}-{time.monotonic_ns()}.log"
+    process, base = start_server(db, workers, log)
+    try:
+        mix = warm_up(base, workers, ns, skip)
         start_rss = rss_kib(process.pid)
         start_cpu, start_load = cpu_seconds(process.pid), os.getloadavg()[0]
         start_others = (local_postgres_cpu_seconds(), time.process_time())
@@ -302,10 +310,44 @@ def main() -> None:
     finally:
         process.terminate()
         process.wait(60)
-    print(
-        f"{ns.clients} clients, {ns.seconds:.0f} s, {ns.workers} server process(es), server log {folder / 'server.log'}"
-    )
+    print(f"{ns.clients} clients, {ns.seconds:.0f} s, {workers} server process(es), server log {log}")
     report(stats, (start_rss, end_rss, max(peak, end_rss)), (cpu, *others), (start_load, end_load))
+    return sum(len(v) for v in stats.latencies.values()) / stats.seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--conversations", type=int, default=10_000)
+    parser.add_argument("--large", type=int, default=3, help="how many long traces (default: %(default)s)")
+    parser.add_argument("--records", type=int, default=10_000, help="records per long trace (default: %(default)s)")
+    parser.add_argument("--db", default=None, help="a SQLite file or a postgresql:// URL (default: a temporary file)")
+    parser.add_argument(
+        "--workers", default="1", metavar="N[,N...]",
+        help="server processes; several counts are run in turn and their throughputs compared (default: 1)",
+    )  # fmt: skip
+    parser.add_argument("--rounds", type=int, default=1, help="runs of each worker count, alternating (default: 1)")
+    parser.add_argument("--timeout", type=float, default=120, help="a client gives up after S seconds (an error)")
+    parser.add_argument("--skip", default="", metavar="ROUTE,...", help="routes left out of the mix")
+    ns = parser.parse_args()
+    counts = [int(n) for n in ns.workers.split(",")]
+    folder = Path(tempfile.mkdtemp(prefix="traceloupe-load-"))
+    db = ns.db or str(folder / "load.db")
+    started = time.monotonic()
+    with Store.open(db) as store:
+        filled = fill(store, conversations=ns.conversations, large=ns.large, records=ns.records)
+    print(f"store: {db} ({'filled' if filled else 'reused'} in {time.monotonic() - started:.0f} s)", flush=True)
+    throughput: dict[int, list[float]] = {n: [] for n in counts}
+    for _ in range(ns.rounds):
+        for workers in counts:
+            throughput[workers].append(measure(db, workers, ns, folder))
+    if len(counts) > 1 or ns.rounds > 1:
+        base = statistics.median(throughput[counts[0]])
+        for workers, runs in throughput.items():
+            each = ", ".join(f"{r:.1f}" for r in runs)
+            ratio = statistics.median(runs) / base
+            print(f"{workers} process(es): {each} req/s; median {statistics.median(runs):.1f} = {ratio:.2f}x")
 
 
 if __name__ == "__main__":
