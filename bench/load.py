@@ -158,13 +158,16 @@ def cpu_seconds(pid: int) -> float:
 
 
 def local_postgres_cpu_seconds() -> float:
-    """CPU time of every PostgreSQL process on this machine (0 when none runs here)."""
+    """CPU time of every PostgreSQL process on this machine, and of those that ended (0 when none runs here).
+
+    A connection's server process that ended is counted in its parent's children's time.
+    """
     total = 0.0
     for entry in Path("/proc").iterdir():
         with contextlib.suppress(OSError, ValueError):
             if entry.name.isdigit() and (entry / "comm").read_text().startswith("postgres"):
                 fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+                total += sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # own and children's
     return total
 
 

@@ -58,6 +58,12 @@ class EngineSettings:
     """A write transaction that holds the lock longer is logged (``traceloupe.store``), to find lock holders."""
     statement_timeout_ms: int = 30_000
     """PostgreSQL only: a search or list query that runs longer is cancelled instead of holding a worker."""
+    pool_size: int = 16
+    """PostgreSQL only: connections a process keeps open; past them a thread waits for one to be returned.
+
+    Not opened and closed on demand: under load that churned a new server process per request or so,
+    a third of a core for PostgreSQL alone. Sixteen per process leave room for several processes and
+    workers within PostgreSQL's default of 100."""
 
 
 DEFAULT_SETTINGS = EngineSettings()
@@ -120,6 +126,8 @@ def make_engine(url: URL | str, settings: EngineSettings = DEFAULT_SETTINGS) -> 
         json_serializer=dumps_text,
         json_deserializer=loads,
         connect_args={"options": f"-c statement_timeout={settings.statement_timeout_ms}"},
+        pool_size=settings.pool_size,
+        max_overflow=0,
     )
     ping_when_idle(engine)
     _SETTINGS[engine] = settings
