@@ -46,6 +46,12 @@ class DiffHead:
     def plan(self, side: str) -> WindowPlan | None:
         return self.left_plan if side == "left" else self.right_plan
 
+    @property
+    def whole_on_first_page(self) -> bool:
+        """True when the first page stores all there is (one window a side, one listing a cause)."""
+        windows = all(p is None or p.count <= 1 for p in (self.left_plan, self.right_plan))
+        return windows and all(chunk_count(g) == 1 for g in self.groups)
+
     def group(self, cause: str) -> GroupFacts | None:
         return next((g for g in self.groups if g.cause == cause), None)
 

@@ -125,7 +125,7 @@ def diff_digest(
     if hit is None:
         _, lbuilt, rbuilt = build_asked(source, payloads, asked)
         made = make_diff_digest(store, payloads, key, lbuilt, rbuilt, every_window=every_window)
-        if not every_window:
+        if not every_window and not made.head.whole_on_first_page:
             _complete_later(source, payloads, asked)
         return made
     if every_window:

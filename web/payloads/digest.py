@@ -96,6 +96,11 @@ class PayloadHead:
     plan: WindowPlan | None
     """None when the request could not be built."""
 
+    @property
+    def whole_on_first_page(self) -> bool:
+        """True when the first page stores all there is (one window at most): nothing is left to complete."""
+        return self.plan is None or self.plan.count <= 1
+
     def to_json(self) -> dict[str, Any]:
         return {
             "facts": self.facts.to_json(),

@@ -214,7 +214,8 @@ def payload_digest(
         loaded, built = asked.build(source, payloads)
         hit = make_payload_digest(store, payloads, key, built, reply_choices(loaded, payloads))
         if not every_window:
-            _complete_later(source, payloads, asked)
+            if not hit.head.whole_on_first_page:
+                _complete_later(source, payloads, asked)
             return hit
     if every_window and hit.head.plan is not None:
         held = part_numbers(store.engine, key.key, "w")

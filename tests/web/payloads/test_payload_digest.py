@@ -216,3 +216,22 @@ def test_a_small_conversation_queues_no_digest_job(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(digest_task, "DIGEST_MIN_RECORDS", 0)
     assert digest_task.queue_digests(Queue(), StoreSource(store), [CID], None) == [CID]  # type: ignore[arg-type]
     assert queued == [digest_task.DIGEST_TASK]
+
+
+def test_a_conversation_whose_pages_are_whole_leaves_nothing_for_later(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A short conversation's first page stores its whole digest: no background work is queued that could crowd
+    out a long trace's (the backlog takes a bounded number of pieces)."""
+    short = temp_store([_secret_message()])  # type: ignore[list-item]
+    long = temp_store([*long_trace(4_000, conversation_id=CID), _secret_message()])  # type: ignore[list-item]
+    queued: list[object] = []
+    real = web_app.Backlog.submit
+
+    def counting(self: object, key: object, work: object) -> bool:
+        queued.append(key)
+        return real(self, key, work)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(web_app.Backlog, "submit", counting)
+    _get(short, PAGE, DIFF)
+    assert queued == []
+    _get(long, PAGE, DIFF)
+    assert {key[0] for key in queued} == {"payload", "diff"}  # type: ignore[index]
