@@ -11,6 +11,9 @@ K = TypeVar("K")
 V = TypeVar("V")
 
 
+WAIT_STEP_SECONDS = 0.05
+
+
 class LruCache(Generic[K, V]):
     """Entries beyond ``max_items`` (or, with weights, beyond ``max_weight`` in all) leave oldest-used first.
 
@@ -25,6 +28,7 @@ class LruCache(Generic[K, V]):
         self._items: OrderedDict[K, tuple[V, int]] = OrderedDict()
         self._total = 0
         self._lock = threading.Lock()
+        self._making: dict[K, threading.Lock] = {}
 
     def get(self, key: K) -> V | None:
         """The value under ``key``, now the most recently used, or None."""
@@ -34,6 +38,32 @@ class LruCache(Generic[K, V]):
                 return None
             self._items.move_to_end(key)
             return entry[0]
+
+    def get_or_make(self, key: K, make: Callable[[], V], weight: int | None = None) -> V:
+        """The value under ``key``, made with ``make`` (and stored) when missing.
+
+        Threads that miss one key at once make it once: the first makes it, the others wait for it. A
+        burst of readers of one long trace then builds it once, not once each (each build holds a
+        request's time budget and the trace's memory).
+        """
+        hit = self.get(key)
+        if hit is not None:
+            return hit
+        with self._lock:
+            making = self._making.setdefault(key, threading.Lock())
+        while not making.acquire(timeout=WAIT_STEP_SECONDS):
+            pass  # a short wait at a time, so a stopped request's thread (web.heavy) can leave between them
+        try:
+            hit = self.get(key)
+            if hit is None:
+                hit = make()
+                self.put(key, hit, weight)
+            return hit
+        finally:
+            making.release()
+            with self._lock:
+                if self._making.get(key) is making:
+                    del self._making[key]
 
     def put(self, key: K, value: V, weight: int | None = None) -> None:
         """Store ``value`` as the most recently used, then drop the oldest entries past the bounds."""

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
 from web.lru import LruCache
 
 
@@ -40,3 +46,34 @@ def test_a_weight_given_with_the_entry_counts_toward_the_bound_and_a_replaced_en
     assert (cache.get("a"), cache.get("b"), cache.weight) == ("y", "z", 10)
     cache.put("c", "w", 1)
     assert (cache.get("a"), cache.weight) == (None, 5)
+
+
+def test_threads_missing_one_key_at_once_make_it_once_and_all_get_it() -> None:
+    cache: LruCache[str, object] = LruCache(4)
+    made: list[object] = []
+    started = threading.Event()
+
+    def make() -> object:
+        started.set()
+        time.sleep(0.3)  # the others arrive while it is being made
+        made.append(object())
+        return made[-1]
+
+    with ThreadPoolExecutor(8) as pool:
+        first = pool.submit(cache.get_or_make, "long", make)
+        started.wait(5)
+        others = [pool.submit(cache.get_or_make, "long", make) for _ in range(7)]
+        values = [first.result(), *(f.result() for f in others)]
+    assert len(made) == 1 and all(v is made[0] for v in values)
+    assert cache.get_or_make("other", lambda: "fresh") == "fresh"  # another key does not wait for it
+
+
+def test_a_failed_make_stores_nothing_and_the_next_caller_makes_it_again() -> None:
+    cache: LruCache[str, str] = LruCache(4)
+
+    def fail() -> str:
+        raise RuntimeError("stopped")
+
+    with pytest.raises(RuntimeError):
+        cache.get_or_make("k", fail)
+    assert cache.get("k") is None and cache.get_or_make("k", lambda: "v") == "v"

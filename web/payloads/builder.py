@@ -150,12 +150,7 @@ class PayloadBuilder:
         is a new key; each window of a large body then reuses one plan instead of redoing it. ``weight``
         is what the value holds in the builds' unit (their ``size``, for a view of a whole body).
         """
-        hit = self._derived.get(key)
-        if hit is not None:
-            return hit  # type: ignore[no-any-return]
-        value = make()
-        self._derived.put(key, value, weight)
-        return value
+        return self._derived.get_or_make(key, make, weight)  # type: ignore[no-any-return]
 
     def build(
         self, loaded: Loaded, provider: str, *, upto: str | None = None, repair: bool = False, model: str | None = None
@@ -165,12 +160,12 @@ class PayloadBuilder:
         check_provider(provider)
         model = model or None
         key = (loaded.summary.conversation_id, version_of(loaded.summary), provider, upto or None, repair, model)
-        hit = self._built.get(key)
-        if hit is not None:
-            return hit
-        built = replace(self._build(loaded.messages, provider, upto or None, repair, model), key=key, size=loaded.size)
-        self._built.put(key, built)
-        return built
+        return self._built.get_or_make(
+            key,
+            lambda: replace(
+                self._build(loaded.messages, provider, upto or None, repair, model), key=key, size=loaded.size
+            ),
+        )
 
     def _build(
         self, messages: Sequence[Message], provider: str, upto: str | None, repair: bool, model: str | None
