@@ -34,10 +34,12 @@ def _stop(_signum: int, _frame: FrameType | None) -> None:
 def serve_worker(url: str, settings: Settings, sock: socket.socket, options: dict[str, Any]) -> None:
     """One worker: the store opened here, the dashboard served on its own socket until stopped."""
     from core.store import Store
+    from web.allocator import tune_allocator
     from web.app import create_app
     from web.cli.serve import run_server
     from web.serving import server_options
 
+    tune_allocator()  # per process: a spawned worker starts with glibc's defaults
     with Store.open(url, migrate=False) as store:
         run_server(create_app(settings, store), sock, **options, **server_options(settings))
 
