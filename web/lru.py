@@ -12,6 +12,7 @@ V = TypeVar("V")
 
 
 WAIT_STEP_SECONDS = 0.05
+"""How long ``get_or_make`` waits at a time for another thread's make (it stays interruptible between waits)."""
 
 
 class LruCache(Generic[K, V]):

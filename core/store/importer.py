@@ -23,14 +23,12 @@ from sqlalchemy import (
     Connection,
     Engine,
     Integer,
-    Table,
     Text,
     and_,
     bindparam,
     case,
     delete,
     func,
-    insert,
     or_,
     select,
     text,
@@ -42,11 +40,12 @@ from core.errors import InputError
 from core.messages.door import gc_paused
 from core.messages.union import MESSAGE_ADAPTER
 from core.reader import Record
+from core.store.bulk import copy_rows, executemany_rows
 from core.store.derive import derived_msg_id, figures, title_of
 from core.store.engine import write_transaction
 from core.store.jsonio import RawJSON, dumps
 from core.store.outline import dump_with_outline
-from core.store.pg_search import SEARCH_CHUNKS, chunk_rows
+from core.store.pg_search import write_chunks
 from core.store.refigure import refigure
 from core.store.run_lines import PreparedRun, write_runs
 from core.store.statistics import analyze_after_import
@@ -343,7 +342,7 @@ def _executemany_messages(
 ) -> None:
     """INSERT message rows and their outlines (on PostgreSQL also their texts) in bulk, in place of ``stale`` rows.
 
-    SQLite: the driver's own executemany. PostgreSQL: COPY (``_copy_rows``). The statements are
+    SQLite: the driver's own executemany. PostgreSQL: COPY (``core.store.bulk``). The statements are
     compiled from the Tables (no hand-written SQL; values stay bound or travel in COPY's stream).
     JSON columns already hold JSON text (RawJSON), so SQLAlchemy's per-value JSON wrapping is
     skipped: about a tenth of PostgreSQL's write time.
@@ -369,53 +368,19 @@ def _executemany_messages(
         if outline is not None
     ]
     if not postgres:
-        _executemany(conn, MESSAGES, rows)
+        executemany_rows(conn, MESSAGES, rows)
         if outline_rows:
-            _executemany(conn, MESSAGE_OUTLINES, outline_rows)
+            executemany_rows(conn, MESSAGE_OUTLINES, outline_rows)
         return
-    _copy_rows(conn, MESSAGES, rows)
+    copy_rows(conn, MESSAGES, rows)
     if outline_rows:
-        _copy_rows(conn, MESSAGE_OUTLINES, outline_rows)
+        copy_rows(conn, MESSAGE_OUTLINES, outline_rows)
     # Every text, outlined or not: an export writes these, byte for byte, not JSONB's rendering.
-    _copy_rows(conn, MESSAGE_TEXTS, [{"message_pk": row["id"], "text": str(row["body"]).encode()} for row in rows])
-    write_search_chunks(conn, rows)
-
-
-def write_search_chunks(conn: Connection, rows: list[dict[str, Any]]) -> None:
-    """PostgreSQL: the search chunks of new message rows (``core.store.pg_search``)."""
-    _copy_rows(
-        conn, SEARCH_CHUNKS, [c for r in rows for c in chunk_rows(r["id"], r["conversation_pk"], r["search_text"])]
-    )
+    copy_rows(conn, MESSAGE_TEXTS, [{"message_pk": row["id"], "text": str(row["body"]).encode()} for row in rows])
+    write_chunks(conn, [(row["id"], row["conversation_pk"], row["search_text"]) for row in rows])
 
 
 _NEXT_MESSAGE_IDS = text("SELECT nextval(pg_get_serial_sequence('messages', 'id')) FROM generate_series(1, :n)")
-
-
-def _executemany(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
-    """INSERT rows (all with the keys of the first) with the driver's executemany; the SQL compiled from ``table``."""
-    compiled = insert(table).compile(dialect=conn.dialect, column_keys=list(rows[0]), for_executemany=True)
-    if compiled.positional:
-        order = compiled.positiontup or []
-        conn.exec_driver_sql(str(compiled), [tuple(row[key] for key in order) for row in rows])
-    else:
-        conn.exec_driver_sql(str(compiled), rows)
-
-
-def _copy_rows(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
-    """PostgreSQL: stream rows (all with the keys of the first) with COPY, several times faster than INSERT.
-
-    The column list comes from the Table (quoted by the dialect), never from input; the values
-    travel in COPY's data stream, not in SQL text. JSON columns already hold JSON text, which
-    COPY's text format hands to the server's jsonb parser unchanged.
-    """
-    columns = list(rows[0])
-    quote = conn.dialect.identifier_preparer.quote
-    statement = f"COPY {quote(table.name)} ({', '.join(quote(c) for c in columns)}) FROM STDIN"
-    driver = conn.connection.driver_connection
-    assert driver is not None
-    with driver.cursor() as cursor, cursor.copy(statement) as copy:
-        for row in rows:
-            copy.write_row(tuple(str(row[c]) if isinstance(row[c], RawJSON) else row[c] for c in columns))
 
 
 def _deltas(unique: dict[Identity, PreparedMessage], stored: set[Identity]) -> dict[str, _Delta]:

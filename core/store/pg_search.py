@@ -11,12 +11,13 @@ chunk gives its position in ``messages.search_text``, where the snippet around i
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import cache
 from typing import Any
 
-from sqlalchemy import Column, ForeignKey, Integer, MetaData, Table, Text
+from sqlalchemy import Column, Connection, ForeignKey, Integer, MetaData, Table, Text
 
+from core.store.bulk import copy_rows
 from core.store.tables import MESSAGES
 
 STRIDE = 4096
@@ -61,7 +62,18 @@ def chunk_rows(message_pk: int, conversation_pk: int, text: str) -> Iterator[dic
         yield {"message_pk": message_pk, "seq": seq, "conversation_pk": conversation_pk, "folded": piece}
 
 
+def write_chunks(conn: Connection, messages: Iterable[tuple[int, int, str]]) -> None:
+    """Store the chunks of messages given as (row id, conversation row id, searchable text)."""
+    rows = [row for pk, conversation_pk, text in messages for row in chunk_rows(pk, conversation_pk, text)]
+    if rows:
+        copy_rows(conn, SEARCH_CHUNKS, rows)
+
+
+def contains_pattern(text: str) -> str:
+    """The ``LIKE`` pattern (escape ``\\``) that finds ``text`` literally anywhere in a value."""
+    return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
 def like_pattern(needle: str) -> str:
-    """The ``LIKE`` pattern (escape ``\\``) that finds the folded ``needle`` anywhere in a chunk."""
-    folded = fold(needle)
-    return "%" + folded.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    """The ``LIKE`` pattern that finds the folded ``needle`` anywhere in a chunk."""
+    return contains_pattern(fold(needle))

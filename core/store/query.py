@@ -26,7 +26,7 @@ from sqlalchemy.sql.elements import UnaryExpression
 from core.errors import UnknownNameError
 from core.store.engine import LOWER_FUNCTION
 from core.store.errors import InvalidQueryError
-from core.store.pg_search import MAX_NEEDLE, SEARCH_CHUNKS, like_pattern
+from core.store.pg_search import MAX_NEEDLE, SEARCH_CHUNKS, contains_pattern, like_pattern
 from core.store.tables import CONVERSATION_KINDS, CONVERSATIONS, MESSAGES
 from core.store.views import ConversationPage, ConversationSummary, from_row
 
@@ -144,8 +144,7 @@ def search_condition(conn: Connection, needle: str) -> ColumnElement[bool]:
         fts: Select[Any] = select(literal_column("rowid")).select_from(text("message_fts")).where(match)
         matching = select(m.conversation_pk).where(m.id.in_(fts))
     elif needle.isascii():
-        pattern = "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        matching = select(m.conversation_pk).where(m.search_text.like(pattern, escape="\\"))
+        matching = select(m.conversation_pk).where(m.search_text.like(contains_pattern(needle), escape="\\"))
     else:  # SQLite's LIKE folds ASCII letters only: fold both sides in Python (still a scan, as LIKE is)
         folded = getattr(func, LOWER_FUNCTION)(m.search_text)
         matching = select(m.conversation_pk).where(func.instr(folded, needle.lower()) > 0)

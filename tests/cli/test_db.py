@@ -44,7 +44,7 @@ def test_db_upgrade_command(fresh_url: str, capsys: pytest.CaptureFixture[str]) 
 def test_db_upgrade_from_0003_keys_messages_by_conversation(
     fresh_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(importer, "write_search_chunks", lambda conn, rows: None)  # as Traceloupe 0003 wrote
+    monkeypatch.setattr(importer, "write_chunks", lambda conn, rows: None)  # as Traceloupe 0003 wrote
     engine = make_engine(resolve_url(fresh_url))
     with write_transaction(engine) as conn:
         command.upgrade(_config(conn), "0003")

@@ -47,7 +47,7 @@ def snippets(store: Store, conversation_ids: Sequence[str], needle: str) -> dict
     width = len(needle) + 2 * reach
     with read_transaction(store.engine) as conn:
         statement = _pg_matches if conn.dialect.name == "postgresql" else _sqlite_matches
-        rows = conn.execute(statement(conversation_ids, needle, reach)).all()
+        rows = conn.execute(statement(conversation_ids, needle, reach, width)).all()
     found: dict[str, Snippet] = {}
     for conversation_id, at, begin, window in rows:
         if conversation_id not in found:
@@ -55,17 +55,17 @@ def snippets(store: Store, conversation_ids: Sequence[str], needle: str) -> dict
     return found
 
 
-def _window(position: Any, text: Any, needle: str, reach: int) -> tuple[Any, Any]:
-    """The start (1-based) and the text of the window around a match at ``position`` in ``text``."""
+def _window(position: Any, text: Any, reach: int, width: int) -> tuple[Any, Any]:
+    """The start (1-based) and the text of the ``width`` characters from ``reach`` before ``position`` in ``text``."""
     start = case((position > reach, position - reach), else_=1)
-    return start, func.substr(text, start, len(needle) + 2 * reach)
+    return start, func.substr(text, start, width)
 
 
-def _sqlite_matches(conversation_ids: Sequence[str], needle: str, reach: int) -> Select[Any]:
+def _sqlite_matches(conversation_ids: Sequence[str], needle: str, reach: int, width: int) -> Select[Any]:
     """(conversation id, position, window start, window) of every stored text that holds ``needle``."""
     m, c = MESSAGES.c, CONVERSATIONS.c
     position = func.instr(getattr(func, LOWER_FUNCTION)(m.search_text), needle.lower())  # SQLite's lower(): ASCII only
-    start, window = _window(position, m.search_text, needle, reach)
+    start, window = _window(position, m.search_text, reach, width)
     return (
         select(c.conversation_id, position, start, window)
         .join(CONVERSATIONS, c.id == m.conversation_pk)
@@ -74,7 +74,7 @@ def _sqlite_matches(conversation_ids: Sequence[str], needle: str, reach: int) ->
     )
 
 
-def _pg_matches(conversation_ids: Sequence[str], needle: str, reach: int) -> Select[Any]:
+def _pg_matches(conversation_ids: Sequence[str], needle: str, reach: int, width: int) -> Select[Any]:
     """As ``_sqlite_matches``, one row per conversation: its first matching chunk (``core.store.pg_search``),
     whose place in the text the fold keeps, and the window read from the text itself."""
     s, m, c = SEARCH_CHUNKS.c, MESSAGES.c, CONVERSATIONS.c
@@ -87,7 +87,7 @@ def _pg_matches(conversation_ids: Sequence[str], needle: str, reach: int) -> Sel
         .ext(distinct_on(s.conversation_pk))
         .subquery()
     )
-    start, window = _window(first.c.at, m.search_text, needle, reach)
+    start, window = _window(first.c.at, m.search_text, reach, width)
     return (
         select(c.conversation_id, first.c.at, start, window)
         .select_from(first)

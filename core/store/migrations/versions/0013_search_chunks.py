@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from core.store.pg_search import SEARCH_CHUNKS, chunk_rows
+from core.store.pg_search import SEARCH_CHUNKS, write_chunks
 
 revision = "0013"
 down_revision = "0012"
@@ -32,7 +32,7 @@ def upgrade() -> None:
         ).all()
         if not rows:
             break
-        conn.execute(sa.insert(SEARCH_CHUNKS), [c for pk, conv, text in rows for c in chunk_rows(pk, conv, text)])
+        write_chunks(conn, [(r.id, r.conversation_pk, r.search_text) for r in rows])
         after = rows[-1].id
     op.execute("CREATE INDEX ix_search_chunks_trgm ON search_chunks USING gin (folded gin_trgm_ops)")
     op.create_index("ix_search_chunks_conversation", "search_chunks", ["conversation_pk"])
