@@ -105,7 +105,8 @@ def test_after_back_the_model_follows_the_provider(visit: Visit, stub: StubServe
     assert pg.input_value(f"{form} [data-rerun-model]") == "gemini-2.5-flash"  # type: ignore[attr-defined]
     stub.state.script.append(Reply(text="Sunny."))
     pg.click(f"{form} [data-rerun-submit]")  # type: ignore[attr-defined]
-    _until(lambda: "/runs/" in pg.url)  # type: ignore[attr-defined]
+    # The URL changes when the navigation commits; Back before the run page has loaded can hit a detached frame.
+    pg.wait_for_url("**/runs/**", wait_until="load")  # type: ignore[attr-defined]
     pg.go_back()  # type: ignore[attr-defined]
     pg.wait_for_selector(f"{form} [data-rerun-model]")  # type: ignore[attr-defined]
     pg.wait_for_timeout(200)  # type: ignore[attr-defined]
