@@ -15,9 +15,9 @@ job holds a worker slot beyond the stub's delay (queue, bookkeeping, request bui
   0.7 of the ideal at concurrency 32 with 2 workers.
 
 PostgreSQL is the tests' server (``$TRACELOUPE_TEST_PG_URL``, default 127.0.0.1:5432), in a fresh database.
-It also reports the CPU time per job (the driver and the workers; the stub's apart, it is not Traceloupe's):
-on a machine whose cores are busy with other work the wall-clock figures are bounded by it, not by the
-queue's waiting. PostgreSQL's own CPU is not counted.
+It also reports the CPU time per job of Traceloupe (the driver and the workers), of a PostgreSQL running on
+this machine and of the stub: when they add up to the cores' time the wall-clock figures are bounded by
+it, not by the queue's waiting.
 ``--quick``: 24 conversations at concurrency 1 and 8 (a smoke run of a few seconds per backend).
 """
 
@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -36,6 +37,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.processes import cpu_seconds, local_postgres_cpu_seconds  # noqa: E402
 from core.jobs import JobQueue, JobSettings, queue_for  # noqa: E402
 from core.store import Store  # noqa: E402
 from core.suites import Suites  # noqa: E402
@@ -47,11 +49,21 @@ from tests.suites import suite_data  # noqa: E402
 KEY = "sk-bench-0123456789"
 
 
+@dataclass(frozen=True)
+class Measured:
+    """One timed suite run: its wall time and the CPU seconds each party spent meanwhile."""
+
+    seconds: float
+    traceloupe_cpu: float
+    """This process (queueing and watching) and the workers."""
+    postgres_cpu: float
+    stub_cpu: float
+
+
 def measure(
     url: str, count: int, concurrency: int, delay: float, *, workers: int, stub: str, stub_pid: int
-) -> tuple[float, float, float]:
-    """Seconds from queueing a suite run of ``count`` conversations to its last outcome (after a warm-up run),
-    the CPU seconds it took (driver and workers) and the stub's CPU seconds meanwhile."""
+) -> Measured:
+    """A suite run of ``count`` conversations, from queueing it to its last outcome (after a warm-up run)."""
     env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": f"{stub}/v1"}
     os.environ.update(env)
     with Store.open(url) as store:
@@ -72,10 +84,10 @@ def measure(
         try:
             # Unreported: the SDKs, the price table and the connections load in every worker before the clock.
             _suite_run(suites, queue, min(count, 2 * concurrency * max(workers, 1)), concurrency, delay)
-            cpu, stub_cpu = time.process_time() + _cpu_seconds(processes), _cpu_seconds([stub_pid])
+            before = _cpu(processes, stub_pid)
             elapsed = _suite_run(suites, queue, count, concurrency, delay)
-            cpu = time.process_time() + _cpu_seconds(processes) - cpu
-            return elapsed, cpu, _cpu_seconds([stub_pid]) - stub_cpu
+            after = _cpu(processes, stub_pid)
+            return Measured(elapsed, *(end - start for start, end in zip(before, after, strict=True)))
         finally:
             queue.stop()
             for process in processes:
@@ -83,15 +95,10 @@ def measure(
                 process.wait(timeout=30)
 
 
-def _cpu_seconds(processes: list[subprocess.Popen[bytes]] | list[int]) -> float:
-    """CPU time used so far by other processes (the workers, the stub), by process or pid."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    for process in processes:
-        pid = process if isinstance(process, int) else process.pid
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        total += (int(fields[11]) + int(fields[12])) / ticks  # utime and stime
-    return total
+def _cpu(workers: list[subprocess.Popen[bytes]], stub_pid: int) -> tuple[float, float, float]:
+    """CPU seconds so far: Traceloupe's (this process and the workers), a local PostgreSQL's, the stub's."""
+    traceloupe = time.process_time() + sum(cpu_seconds(worker.pid) for worker in workers)
+    return traceloupe, local_postgres_cpu_seconds(), cpu_seconds(stub_pid)
 
 
 def _suite_run(suites: Suites, queue: JobQueue, count: int, concurrency: int, delay: float) -> float:
@@ -108,14 +115,16 @@ def _suite_run(suites: Suites, queue: JobQueue, count: int, concurrency: int, de
     return elapsed
 
 
-def report(backend: str, count: int, concurrency: int, delay: float, seconds: float, cpu: float, stub: float) -> None:
-    rate = count / seconds
+def report(backend: str, count: int, concurrency: int, delay: float, run: Measured) -> None:
+    rate = count / run.seconds
     ideal = min(concurrency, count) / delay
-    overhead_ms = (seconds * min(concurrency, count) / count - delay) * 1000
+    overhead_ms = (run.seconds * min(concurrency, count) / count - delay) * 1000
+    per_job = {name: cpu / count * 1000 for name, cpu in (("tl", run.traceloupe_cpu), ("pg", run.postgres_cpu))}
     print(
-        f"{backend:<11} c={concurrency:<3} {count:>4} conversations in {seconds:6.2f} s: {rate:6.1f}/s, "
-        f"{rate / ideal:4.2f}x of the ideal {ideal:.0f}/s, overhead {overhead_ms:6.1f} ms per job, "
-        f"CPU {cpu / count * 1000:5.1f} ms per job (and the stub's {stub / count * 1000:4.1f})",
+        f"{backend:<11} c={concurrency:<3} {count:>4} conversations in {run.seconds:6.2f} s: {rate:6.1f}/s, "
+        f"{rate / ideal:4.2f}x of the ideal {ideal:.0f}/s, overhead {overhead_ms:6.1f} ms per job; "
+        f"CPU per job: Traceloupe {per_job['tl']:5.1f} ms, PostgreSQL {per_job['pg']:4.1f} ms, "
+        f"the stub {run.stub_cpu / count * 1000:4.1f} ms",
         flush=True,
     )
 
@@ -154,11 +163,11 @@ def main() -> int:
                 with Store.open(url) as store:
                     suite_data.seed(store, Path(folder), count)
                 for concurrency in levels:
-                    seconds, cpu, stub_cpu = measure(
+                    run = measure(
                         url, count, concurrency, ns.delay, workers=ns.workers, stub=stub, stub_pid=stub_process.pid
                     )
                     label = backend if backend == "sqlite" else f"pg x{ns.workers}" if ns.workers else "pg embedded"
-                    report(label, count, concurrency, ns.delay, seconds, cpu, stub_cpu)
+                    report(label, count, concurrency, ns.delay, run)
             for _, url, is_pg in targets:
                 if is_pg:
                     drop_pg_database(url.rsplit("/", 1)[1])

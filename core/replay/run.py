@@ -120,8 +120,10 @@ def prepare(
         raise ProviderUnavailable(
             f"{provider} is unavailable: set {var} in the environment of the process that replays"
         )
-    messages = store.get_conversation(conversation_id).messages  # UnknownNameError for an unknown id
-    typed = [m.message for m in messages]
+    stored = store.messages(conversation_id)
+    if stored is None:
+        raise UnknownNameError(f"no conversation {conversation_id!r}")
+    typed = list(stored)
     history = expanded_history(typed)
     if upto is None:
         upto = default_upto(history)

@@ -155,24 +155,34 @@ def send(endpoint: Endpoint, model: str, body: dict[str, Any], *, timeout: float
     return Exchange("ok", latency, status_code, parsed, None)
 
 
+# The path each SDK's typed ``create`` posts to (relative to the client's base URL).
+SDK_PATHS: dict[WireDialect, str] = {
+    "openai": "/chat/completions",
+    "openai-responses": "/responses",
+    "anthropic": "/v1/messages",
+}
+ANTHROPIC_DEFAULT_MAX_TOKENS = 1024
+"""The Messages API requires ``max_tokens``; a body built without one is sent with this."""
+
+
 def _dispatch(endpoint: Endpoint, model: str, body: dict[str, Any], timeout: float) -> tuple[int, str, dict[str, str]]:
-    """The SDK call for the endpoint's wire dialect: (HTTP status, body text, headers)."""
-    rest = {k: v for k, v in body.items() if k not in ("model", "messages", "input", "max_tokens")}
+    """The SDK call for the endpoint's wire dialect: (HTTP status, body text, headers).
+
+    The body is the provider's JSON already, so it goes through the SDK's own ``post`` (its documented way
+    to send a body as it is): the same client, auth, headers and errors as the typed ``create``, without
+    ``create`` rebuilding the JSON it was given through the SDK's typed transform.
+    """
     with CLIENTS.client(endpoint, timeout) as client:
-        if endpoint.wire_dialect == "openai":
-            raw: Any = client.chat.completions.with_raw_response.create(
-                model=model, messages=body.get("messages", []), extra_body=rest
-            )
-        elif endpoint.wire_dialect == "openai-responses":
-            raw = client.responses.with_raw_response.create(model=model, input=body.get("input", []), extra_body=rest)
-        elif endpoint.wire_dialect == "anthropic":
-            raw = client.messages.with_raw_response.create(
-                model=model, max_tokens=int(body.get("max_tokens", 1024)), messages=body.get("messages", []),
-                extra_body=rest,
-            )  # fmt: skip
-        else:
+        if endpoint.wire_dialect == "gemini":
             return _send_gemini(client, model, body)
-        return raw.http_response.status_code, raw.http_response.text, dict(raw.http_response.headers)
+        with SDK_IMPORT_LOCK:
+            import httpx2  # the transport the OpenAI and Anthropic SDKs send through
+
+        sent = {**body, "model": model}
+        if endpoint.wire_dialect == "anthropic":
+            sent.setdefault("max_tokens", ANTHROPIC_DEFAULT_MAX_TOKENS)
+        response = client.post(SDK_PATHS[endpoint.wire_dialect], cast_to=httpx2.Response, body=sent)
+        return response.status_code, response.text, dict(response.headers)
 
 
 def _send_gemini(client: Any, model: str, body: dict[str, Any]) -> tuple[int, str, dict[str, str]]:

@@ -53,6 +53,12 @@ from core.store.views import (
 
 _M = MESSAGES.c
 _C = CONVERSATIONS.c
+_MESSAGE_BODIES = (
+    select(_M.body)
+    .join(CONVERSATIONS, _C.id == _M.conversation_pk)
+    .where(_C.conversation_id == bindparam("conversation_id"))
+    .order_by(_M.create_ts, _M.id)
+)
 
 
 def _pg_substrings(conn: Any, spans: list[tuple[int, int, int]]) -> list[bytes]:
@@ -328,13 +334,13 @@ class Store:
     def messages(self, conversation_id: str) -> tuple[Message, ...] | None:
         """A conversation's top-level messages in order, typed; None when there is no such conversation.
 
-        The shape of the web layer's ``TimelineSource.messages``.
+        The shape of the web layer's ``TimelineSource.messages``, and what a replay builds its request from.
         """
-        try:
-            detail = self.get_conversation(conversation_id)
-        except UnknownNameError:
-            return None
-        return tuple(m.message for m in detail.messages)
+        with read_transaction(self.engine) as conn:
+            bodies = conn.execute(_MESSAGE_BODIES, {"conversation_id": conversation_id}).scalars().all()
+            if not bodies and conn.execute(select(_C.id).where(_C.conversation_id == conversation_id)).first() is None:
+                return None
+        return tuple(MESSAGE_ADAPTER.validate_python(body) for body in bodies)
 
     def counts(self) -> dict[str, int]:
         """Row counts of each table (for ``db`` status and tests)."""

@@ -7,16 +7,18 @@ retried start return the run already recorded instead of starting another.
 
 from __future__ import annotations
 
+import functools
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, func, select, tuple_, update
+from sqlalchemy import Connection, bindparam, func, select, tuple_, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from core.errors import UnknownNameError
 from core.messages.base import now_ms
 from core.store.errors import InvalidQueryError
-from core.store.query import MAX_PAGE, conversation_pk, decode_cursor, encode_cursor
+from core.store.query import MAX_PAGE, decode_cursor, encode_cursor
 from core.store.tables import CONVERSATIONS, RUNS
 from core.store.views import RUN_STATUSES, NewRun, RunStatus, RunSummary, RunView, TokenUsage, from_row
 
@@ -90,33 +92,29 @@ def claim_run(conn: Connection, new: NewRun) -> tuple[RunView, bool]:
     inserts and the other gets that run: on SQLite the write lock serialises them; on PostgreSQL the second
     insert waits for the first's transaction and, once it commits, reads its run.
     """
-    pk = conversation_pk(conn, new.conversation_id)
+    statements = _statements(conn.dialect.name)
     started = now_ms() if new.started_at is None else new.started_at
     row = conn.execute(
-        _insert_unless_key_taken(conn)
-        .values(
-            run_id=uuid.uuid4().hex,
-            idempotency_key=new.idempotency_key,
-            conversation_pk=pk,
-            up_to_msg_id=new.up_to_msg_id,
-            provider=new.provider,
-            model=new.model,
-            status="running",
-            request_body=new.request_body,
-            started_at=started,
-        )
-        .returning(*RUNS.c)
+        statements.insert,
+        {
+            "conversation_id": new.conversation_id,
+            "run_id": uuid.uuid4().hex,
+            "idempotency_key": new.idempotency_key,
+            "up_to_msg_id": new.up_to_msg_id,
+            "provider": new.provider,
+            "model": new.model,
+            "status": "running",
+            "started_at": started,
+            "request_body": new.request_body,
+        },
     ).first()
-    if row is None:  # the key is taken, by a committed run (runs are never deleted)
-        existing = run_by_key(conn, new.idempotency_key or "")
-        assert existing is not None
+    if row is None:  # the key is taken, by a committed run (runs are never deleted), or there is no such conversation
+        existing = run_by_key(conn, new.idempotency_key) if new.idempotency_key is not None else None
+        if existing is None:
+            raise UnknownNameError(f"no conversation {new.conversation_id!r}")
         return existing, False
-    conn.execute(
-        update(CONVERSATIONS)
-        .where(_C.id == pk)
-        .values(runs=_C.runs + 1, last_activity=func.coalesce(_greatest(conn, _C.last_activity, started), started))
-    )
-    return _view(row, conversation_id=new.conversation_id), True
+    conn.execute(statements.count_run, {"conversation_pk": row.conversation_pk, "started_at": started})
+    return _view(row, conversation_id=new.conversation_id, request_body=new.request_body), True
 
 
 def finish_run(
@@ -133,28 +131,77 @@ def finish_run(
     """Record how a run ended: its status, the response or the error, token usage, the parsed reply; latency follows."""
     if status not in RUN_STATUSES or status == "running":
         raise InvalidQueryError(f"a run ends as one of: {', '.join(s for s in RUN_STATUSES if s != 'running')}")
-    finished = now_ms() if finished_at is None else finished_at
     usage = usage or TokenUsage()
     row = conn.execute(
-        update(RUNS)
-        .where(_R.run_id == run_id)
-        .values(
-            status=status,
-            response_body=response_body,
-            error=error,
-            finished_at=finished,
-            latency_ms=_greatest(conn, finished - _R.started_at, 0),
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            total_tokens=usage.total_tokens,
-            usage=usage.raw,
-            reply=reply,
-        )
-        .returning(*RUNS.c, _conversation_id_of_run())
+        _statements(conn.dialect.name).finish,
+        {
+            "ended_run_id": run_id,
+            "status": status,
+            "response_body": response_body,
+            "error": error,
+            "finished_at": now_ms() if finished_at is None else finished_at,
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "total_tokens": usage.total_tokens,
+            "usage": usage.raw,
+            "reply": reply,
+        },
     ).first()
     if row is None:
         raise UnknownNameError(f"no run {run_id!r}")
     return _view(row)
+
+
+@dataclass(frozen=True, slots=True)
+class _Statements:
+    """The statements every replay runs, built once per dialect: building one costs more than running it."""
+
+    insert: Any
+    """``INSERT INTO runs ... SELECT`` the conversation by its id, nothing on a taken key; the new row, bodies aside."""
+    count_run: Any
+    """The conversation's run count and last activity, for a run just started."""
+    finish: Any
+    """A run's end, returning its whole row and its conversation's id."""
+
+
+@functools.cache
+def _statements(dialect: str) -> _Statements:
+    dialect_insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    given = [_R[name] for name in _STARTED_COLUMNS]
+    insert = (
+        dialect_insert(RUNS)
+        .from_select(
+            [*given, _R.conversation_pk],
+            select(*(bindparam(c.name, type_=c.type) for c in given), _C.id).where(
+                _C.conversation_id == bindparam("conversation_id")
+            ),
+        )
+        .on_conflict_do_nothing(index_elements=[_R.idempotency_key])
+        .returning(*(c for c in RUNS.c if c.name != "request_body"))
+    )
+    started: Any = bindparam("started_at")
+    count_run = (
+        update(CONVERSATIONS)
+        .where(_C.id == bindparam("conversation_pk"))
+        .values(runs=_C.runs + 1, last_activity=func.coalesce(_greatest(dialect, _C.last_activity, started), started))
+    )
+    ended = {name: bindparam(name, type_=_R[name].type) for name in _ENDED_COLUMNS}
+    finish = (
+        update(RUNS)
+        .where(_R.run_id == bindparam("ended_run_id"))
+        .values(**ended, latency_ms=_greatest(dialect, ended["finished_at"] - _R.started_at, 0))
+        .returning(*RUNS.c, _conversation_id_of_run())
+    )
+    return _Statements(insert, count_run, finish)
+
+
+_STARTED_COLUMNS = (
+    "run_id", "idempotency_key", "up_to_msg_id", "provider", "model", "status", "started_at", "request_body",
+)  # fmt: skip
+_ENDED_COLUMNS = (
+    "status", "response_body", "error", "finished_at",
+    "input_tokens", "output_tokens", "total_tokens", "usage", "reply",
+)  # fmt: skip
 
 
 def _conversation_id_of_run() -> Any:
@@ -162,15 +209,9 @@ def _conversation_id_of_run() -> Any:
     return select(_C.conversation_id).where(_C.id == _R.conversation_pk).scalar_subquery().label("conversation_id")
 
 
-def _insert_unless_key_taken(conn: Connection) -> Any:
-    """``INSERT INTO runs ... ON CONFLICT (idempotency_key) DO NOTHING`` in the connection's dialect."""
-    dialect_insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
-    return dialect_insert(RUNS).on_conflict_do_nothing(index_elements=[_R.idempotency_key])
-
-
-def _greatest(conn: Connection, *values: Any) -> Any:
+def _greatest(dialect: str, *values: Any) -> Any:
     """SQL's larger of its arguments: ``max`` is scalar on SQLite, an aggregate on PostgreSQL."""
-    return func.max(*values) if conn.dialect.name == "sqlite" else func.greatest(*values)
+    return func.max(*values) if dialect == "sqlite" else func.greatest(*values)
 
 
 def list_runs(

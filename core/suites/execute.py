@@ -37,8 +37,8 @@ from core.replay.steps import execute_steps, plan_steps, start_steps
 from core.store import RunView, Store
 from core.store.engine import read_transaction, write_transaction
 from core.store.step_runs import StepRunView
-from core.suites import storage
-from core.suites.storage import Claim, ItemResult, Spend
+from core.suites import items
+from core.suites.items import Claim, ItemResult, Spend
 
 log = logging.getLogger("traceloupe.suites")
 
@@ -58,7 +58,7 @@ def run_item(
     ``sender``: the queue's job passes one that holds the provider's concurrency slot and waits out 429s.
     """
     with write_transaction(store.engine) as conn:
-        claim = storage.claim_item(conn, item_pk)
+        claim = items.claim_item(conn, item_pk)
     if claim is None:
         # Ended already (its worker may have died before finishing the run) or cancelled by the cost cap just now.
         _finish_run_if_done(store, item_pk)
@@ -76,7 +76,7 @@ def run_item(
         log.exception("suite item %s failed inside Traceloupe", item_pk)
         result = ItemResult("failed", reason="internal_error", error=f"Traceloupe failed ({type(exc).__name__})")
     with write_transaction(store.engine) as conn:
-        recorded = storage.finish_item(conn, claim, result)
+        recorded = items.finish_item(conn, claim, result)
     _finish_run_if_done(store, item_pk)
     return recorded
 
@@ -84,7 +84,7 @@ def run_item(
 def give_up(store: Store, item_pk: int, why: str) -> None:
     """The queue will not run this item's job again: its replay, if one was left running, and the item end failed."""
     with write_transaction(store.engine) as conn:
-        left = storage.give_up_item(conn, item_pk, why)
+        left = items.give_up_item(conn, item_pk, why)
     _finish_run_if_done(store, item_pk)
     if left is not None and left.interrupted_key is not None:
         _close_interrupted(store, left.mode, left.interrupted_key)
@@ -155,16 +155,16 @@ def step_result(run: StepRunView) -> ItemResult:
 
 
 def _finish_run_if_done(store: Store, item_pk: int) -> None:
-    """After the item's transaction committed (see ``storage.finish_run_if_done``), never inside it."""
+    """After the item's transaction committed (see ``items.finish_run_if_done``), never inside it."""
     with write_transaction(store.engine) as conn:
-        storage.finish_run_of_item_if_done(conn, item_pk)
+        items.finish_run_of_item_if_done(conn, item_pk)
 
 
 def _close_interrupted(store: Store, mode: str, key: str) -> str | None:
     """End the replay an interrupted attempt left ``running`` (found by its key), so none shows as running forever;
     the replay's id when it had ended already (None: there was none, or it was cut short)."""
     with read_transaction(store.engine) as conn:
-        run_id = storage.replay_by_key(conn, mode, key)
+        run_id = items.replay_by_key(conn, mode, key)
     if run_id is None:
         return None  # the attempt stopped before its replay was recorded
     if mode == "steps":

@@ -1,29 +1,26 @@
 """Suites in the store: SQL over the ``suites``, ``suite_members``, ``suite_runs`` and ``suite_run_items`` tables.
 
 Each function takes a connection inside the caller's transaction (``core.suites.api`` opens them).
-An item moves ``pending`` -> ``running`` -> one outcome of ``DONE``. Claiming an item counts an
-attempt, and only the attempt that holds the item may record its outcome, so a job delivered
-twice (a worker presumed dead that was not) records once. A suite run is ``finished`` when its
-last item has an outcome, set by whoever records that outcome.
+An item's attempts (claimed, recorded, given up) are ``core.suites.items``.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Collection
-from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, and_, exists, func, insert, select, update
+from sqlalchemy import Connection, and_, func, insert, select, update
 
 from core.errors import MisuseError, UnknownNameError
 from core.messages.base import now_ms
-from core.store.tables import CONVERSATIONS, RUNS, STEP_RUNS, SUITE_MEMBERS, SUITE_RUN_ITEMS, SUITE_RUNS, SUITES
+from core.store.tables import CONVERSATIONS, SUITE_MEMBERS, SUITE_RUN_ITEMS, SUITE_RUNS, SUITES
+from core.suites.items import finish_run_if_done as finish_run_of_pk_if_done
+from core.suites.items import spent
 from core.suites.views import (
     DONE,
     ItemView,
     Mode,
-    Outcome,
     Progress,
     SuiteRunView,
     SuiteSummary,
@@ -183,7 +180,7 @@ def progress(conn: Connection, run_id: str) -> Progress:
     """Item counts by outcome and the cost recorded so far."""
     pk = _run_pk(conn, run_id)
     rows = conn.execute(select(_I.outcome, func.count()).where(_I.suite_run_pk == pk).group_by(_I.outcome)).all()
-    return Progress(counts={o: n for o, n in rows}, cost_usd=_spent(conn, pk))
+    return Progress(counts={o: n for o, n in rows}, cost_usd=spent(conn, pk))
 
 
 def open_items(conn: Connection, run_id: str) -> list[int]:
@@ -193,208 +190,9 @@ def open_items(conn: Connection, run_id: str) -> list[int]:
     return list(conn.execute(stmt).scalars())
 
 
-@dataclass(frozen=True, slots=True)
-class Claim:
-    """An item taken by one attempt: what to replay, and the key of the replay an interrupted attempt started."""
-
-    item_pk: int
-    attempt: int
-    suite_run_pk: int
-    started_at: int
-    conversation_id: str
-    provider: str
-    model: str
-    mode: Mode
-    replay_key: str
-    """The idempotency key this attempt's replay is recorded under (a run's or a step run's)."""
-    interrupted_key: str | None
-    """The key of the replay the attempt before this one started, when that attempt never ended."""
-    max_cost: float | None
-    """The run's cost cap (set when the run is created, never changed)."""
-
-
-def replay_key(suite_run_id: str, item_pk: int, attempt: int) -> str:
-    """The idempotency key of an attempt's replay: it links the item to its run before the outcome is known."""
-    return f"suite-{suite_run_id}-{item_pk}-{attempt}"
-
-
-def claim_item(conn: Connection, item_pk: int) -> Claim | None:
-    """Take an item for one attempt; None when it has an outcome already or the cost cap cancels it here.
-
-    The caller runs :func:`finish_run_if_done` after this transaction when it gets None.
-    """
-    row = conn.execute(
-        select(
-            _I.outcome, _I.attempt, _I.suite_run_pk, _R.run_id, _R.provider, _R.model, _R.mode, _R.max_cost,
-            _C.conversation_id,
-        )
-        .join(SUITE_RUNS, _R.id == _I.suite_run_pk)
-        .join(CONVERSATIONS, _C.id == _I.conversation_pk)
-        .where(_I.id == item_pk)
-    ).first()  # fmt: skip
-    if row is None or row.outcome in DONE:
-        return None
-    now = now_ms()
-    if row.max_cost is not None and _spent(conn, row.suite_run_pk) >= row.max_cost:
-        _lock_run(conn, row.suite_run_pk)
-        _cancel_pending(conn, row.suite_run_pk, row.max_cost, item_pk)
-        return None
-    attempt = conn.execute(
-        update(SUITE_RUN_ITEMS)
-        .where(_I.id == item_pk, _I.outcome.in_(("pending", "running")))
-        .values(outcome="running", attempt=_I.attempt + 1, started_at=now, run_id=None)
-        .returning(_I.attempt)
-    ).scalar()
-    if attempt is None:
-        return None
-    interrupted = replay_key(row.run_id, item_pk, row.attempt) if row.outcome == "running" else None
-    return Claim(
-        item_pk, attempt, row.suite_run_pk, now, row.conversation_id, row.provider, row.model, row.mode,
-        replay_key(row.run_id, item_pk, attempt), interrupted, row.max_cost,
-    )  # fmt: skip
-
-
-@dataclass(frozen=True, slots=True)
-class Spend:
-    """What an attempt's replay used: tokens, and the cost (None with a note when it is not known)."""
-
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cost_usd: float | None = None
-    cost_note: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ItemResult:
-    """How an attempt ended."""
-
-    outcome: Outcome
-    run_id: str | None = None
-    diverged_step: int | None = None
-    diverged_at: str | None = None
-    reason: str | None = None
-    error: str | None = None
-    spend: Spend = Spend()
-
-
-def finish_item(conn: Connection, claim: Claim, result: ItemResult) -> bool:
-    """Record an attempt's outcome; False (nothing written) when another attempt holds the item now.
-
-    The run is not finished here: :func:`finish_run_if_done` does that once this transaction has committed.
-    """
-    if result.outcome not in DONE:
-        raise MisuseError(f"an item ends as one of: {', '.join(DONE)}")
-    run_pk, cap = claim.suite_run_pk, claim.max_cost
-    if cap is not None:
-        _lock_run(conn, run_pk)  # the spend read below includes every outcome recorded before this one
-    now = now_ms()
-    written = conn.execute(
-        update(SUITE_RUN_ITEMS)
-        .where(_mine(claim))
-        .values(
-            outcome=result.outcome, run_id=result.run_id, diverged_step=result.diverged_step,
-            diverged_at=result.diverged_at, reason=result.reason, error=result.error,
-            input_tokens=result.spend.input_tokens, output_tokens=result.spend.output_tokens,
-            cost_usd=result.spend.cost_usd, cost_note=result.spend.cost_note, finished_at=now,
-            wall_ms=max(0, now - claim.started_at),
-        )
-    )  # fmt: skip
-    if written.rowcount != 1:
-        return False
-    if cap is not None and _spent(conn, run_pk) >= cap:
-        _cancel_pending(conn, run_pk, cap, None)
-    return True
-
-
-@dataclass(frozen=True, slots=True)
-class Left:
-    """The replay a given-up item's last attempt started (to close if it is still running)."""
-
-    mode: Mode
-    interrupted_key: str | None
-
-
-def give_up_item(conn: Connection, item_pk: int, why: str) -> Left | None:
-    """An item whose job will not run again: ``failed`` with the queue's reason, unless it has an outcome.
-
-    The caller runs :func:`finish_run_if_done` after this transaction.
-    """
-    row = conn.execute(
-        select(_I.suite_run_pk, _I.outcome, _I.attempt, _R.run_id, _R.mode)
-        .join(SUITE_RUNS, _R.id == _I.suite_run_pk)
-        .where(_I.id == item_pk, _I.outcome.in_(("pending", "running")))
-    ).first()
-    if row is None:
-        return None
-    now = now_ms()
-    conn.execute(
-        update(SUITE_RUN_ITEMS)
-        .where(_I.id == item_pk, _I.outcome.in_(("pending", "running")))
-        .values(outcome="failed", reason="gave_up", error=f"the job queue gave up: {why}", finished_at=now)
-    )
-    return Left(row.mode, replay_key(row.run_id, item_pk, row.attempt) if row.outcome == "running" else None)
-
-
-def replay_by_key(conn: Connection, mode: str, key: str) -> str | None:
-    """The run (``final``) or step run (``steps``) recorded under an attempt's key, or None."""
-    table = STEP_RUNS if mode == "steps" else RUNS
-    return conn.execute(select(table.c.run_id).where(table.c.idempotency_key == key)).scalar()
-
-
-def _mine(claim: Claim) -> Any:
-    return and_(_I.id == claim.item_pk, _I.attempt == claim.attempt, _I.outcome == "running")
-
-
-def _spent(conn: Connection, run_pk: int) -> float:
-    return float(
-        conn.execute(select(func.coalesce(func.sum(_I.cost_usd), 0.0)).where(_I.suite_run_pk == run_pk)).scalar_one()
-    )
-
-
-def _cancel_pending(conn: Connection, run_pk: int, cap: float, item_pk: int | None) -> None:
-    """Every item not started yet (and ``item_pk``, about to start) is cancelled: the spend reached the cap."""
-    spent = _spent(conn, run_pk)
-    waiting = _I.outcome == "pending" if item_pk is None else ((_I.outcome == "pending") | (_I.id == item_pk))
-    conn.execute(
-        update(SUITE_RUN_ITEMS)
-        .where(_I.suite_run_pk == run_pk, waiting, _I.outcome.in_(("pending", "running")))
-        .values(
-            outcome="cancelled", reason="max_cost", finished_at=now_ms(),
-            error=f"not started: {spent:.6f} USD spent reached --max-cost {cap}",
-        )
-    )  # fmt: skip
-
-
-def _lock_run(conn: Connection, run_pk: int) -> None:
-    """PostgreSQL: hold the run's row while its spend is read against the cost cap, so two items ending at
-    once cannot both miss the other's cost and leave the cap passed. SQLite's write lock serialises them
-    already; it has no FOR UPDATE."""
-    conn.execute(select(_R.id).where(_R.id == run_pk).with_for_update())
-
-
 def finish_run_if_done(conn: Connection, run_id: str) -> None:
-    """Mark the suite run finished when none of its items is pending or running.
-
-    Called in a transaction of its own once an item's outcome (or a cancellation) has committed: of two
-    items ending at once, the one whose check starts last sees the other's outcome, so no lock over the
-    run has to serialise every item's end. A check made inside the ending transaction could miss the other.
-    """
-    _finish_if_done(conn, _run_pk(conn, run_id))
-
-
-def finish_run_of_item_if_done(conn: Connection, item_pk: int) -> None:
-    """:func:`finish_run_if_done` for the run an item belongs to, in one statement (after the item's end)."""
-    _finish_if_done(conn, select(_I.suite_run_pk).where(_I.id == item_pk).scalar_subquery())
-
-
-def _finish_if_done(conn: Connection, run_pk: Any) -> None:
-    """``run_pk``: the run's row id, or a scalar subquery that reads it."""
-    left = exists().where(_I.suite_run_pk == _R.id, _I.outcome.in_(("pending", "running")))
-    conn.execute(
-        update(SUITE_RUNS)
-        .where(_R.id == run_pk, _R.status == "running", ~left)
-        .values(status="finished", finished_at=now_ms())
-    )
+    """:func:`core.suites.items.finish_run_if_done` for a run named by its id."""
+    finish_run_of_pk_if_done(conn, _run_pk(conn, run_id))
 
 
 def _run_pk(conn: Connection, run_id: str) -> int:

@@ -12,7 +12,7 @@ from core.errors import MisuseError, UnknownNameError
 from core.jobs import JobSettings, queue_for
 from core.store import ConversationQuery, Store
 from core.store.engine import write_transaction
-from core.suites import Suites, run_item, storage
+from core.suites import Suites, items, run_item
 from core.suites.runner import watch
 from core.suites.views import Progress, SuiteRunView
 from tests.suites import suite_data
@@ -136,7 +136,7 @@ def test_a_job_delivered_twice_replays_once_and_an_interrupted_attempt_is_taken_
     assert len(stub.state.requests) == 1
     # An attempt claimed the second item and started its replay, then its process died.
     with write_transaction(suites.store.engine) as conn:
-        claim = storage.claim_item(conn, second)
+        claim = items.claim_item(conn, second)
     assert claim is not None
     from core.replay.run import prepare, start
 
@@ -145,7 +145,7 @@ def test_a_job_delivered_twice_replays_once_and_an_interrupted_attempt_is_taken_
     assert run_item(suites.store, second, environ=stub_env)
     assert suites.store.get_run(orphan.run_id).status == "error"  # closed as interrupted, not left running
     with write_transaction(suites.store.engine) as conn:  # the dead attempt's late result is not recorded
-        assert not storage.finish_item(conn, claim, storage.ItemResult("failed", error="late"))
+        assert not items.finish_item(conn, claim, items.ItemResult("failed", error="late"))
     report = suites.report(run.run_id)
     assert [i.outcome for i in report.run.items] == ["matched", "matched"]
     assert report.run.items[1].attempt == 2 and report.run.status == "finished"
@@ -163,15 +163,15 @@ def test_an_attempt_killed_after_its_replay_ended_is_recorded_by_the_next_attemp
     suite_data.script(stub.base_url, 1, diverge=frozenset({0}), mode=mode)
     run = suites.new_run("one", provider="openai", model="gpt-4o", mode=mode)  # type: ignore[arg-type]
     (item,) = suites.open_items(run.run_id)
-    recorded = storage.finish_item
+    recorded = items.finish_item
 
     def killed(*args: object, **kwargs: object) -> bool:
         raise _Killed
 
-    monkeypatch.setattr(storage, "finish_item", killed)  # the replay is recorded, the item's outcome is not
+    monkeypatch.setattr(items, "finish_item", killed)  # the replay is recorded, the item's outcome is not
     with pytest.raises(_Killed):
         run_item(suites.store, item, environ=stub_env)
-    monkeypatch.setattr(storage, "finish_item", recorded)
+    monkeypatch.setattr(items, "finish_item", recorded)
     assert run_item(suites.store, item, environ=stub_env)  # the job taken back by another worker
     assert len(stub.state.requests) == 1  # the replay did not run twice to completion
     replays = suites.store.list_step_runs(limit=10) if mode == "steps" else suites.store.list_runs(limit=10)[0]
@@ -188,10 +188,10 @@ def _one_outcome_recorded(suites: Suites) -> tuple[SuiteRunView, int]:
     run = suites.new_run("one", provider="openai", model="gpt-4o", mode="final")
     (pk,) = suites.open_items(run.run_id)
     with write_transaction(suites.store.engine) as conn:
-        claim = storage.claim_item(conn, pk)
+        claim = items.claim_item(conn, pk)
     assert claim is not None
     with write_transaction(suites.store.engine) as conn:
-        assert storage.finish_item(conn, claim, storage.ItemResult("failed", error="the provider said no"))
+        assert items.finish_item(conn, claim, items.ItemResult("failed", error="the provider said no"))
     return run, pk
 
 

@@ -1,0 +1,261 @@
+"""A suite run's items in the store: an attempt claims one, records its outcome, or the queue gives it up.
+
+Each function takes a connection inside the caller's transaction (``core.suites.execute`` opens them).
+An item moves ``pending`` -> ``running`` -> one outcome of ``DONE``. Claiming an item counts an
+attempt, and only the attempt that holds the item may record its outcome, so a job delivered
+twice (a worker presumed dead that was not) records once. A suite run is ``finished`` when its
+last item has an outcome, set by whoever records that outcome.
+
+Every item of a suite run passes through the same few statements, so they are built once per
+dialect (``_statements``) and run with bound values: building one costs more than running it.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, bindparam, exists, func, select, update
+
+from core.errors import MisuseError
+from core.messages.base import now_ms
+from core.store.tables import CONVERSATIONS, RUNS, STEP_RUNS, SUITE_RUN_ITEMS, SUITE_RUNS
+from core.suites.views import DONE, Mode, Outcome
+
+_R = SUITE_RUNS.c
+_I = SUITE_RUN_ITEMS.c
+_C = CONVERSATIONS.c
+_OPEN = ("pending", "running")
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """An item taken by one attempt: what to replay, and the key of the replay an interrupted attempt started."""
+
+    item_pk: int
+    attempt: int
+    suite_run_pk: int
+    started_at: int
+    conversation_id: str
+    provider: str
+    model: str
+    mode: Mode
+    replay_key: str
+    """The idempotency key this attempt's replay is recorded under (a run's or a step run's)."""
+    interrupted_key: str | None
+    """The key of the replay the attempt before this one started, when that attempt never ended."""
+    max_cost: float | None
+    """The run's cost cap (set when the run is created, never changed)."""
+
+
+def replay_key(suite_run_id: str, item_pk: int, attempt: int) -> str:
+    """The idempotency key of an attempt's replay: it links the item to its run before the outcome is known."""
+    return f"suite-{suite_run_id}-{item_pk}-{attempt}"
+
+
+def claim_item(conn: Connection, item_pk: int) -> Claim | None:
+    """Take an item for one attempt; None when it has an outcome already or the cost cap cancels it here.
+
+    The caller runs :func:`finish_run_of_item_if_done` after this transaction when it gets None.
+    """
+    statements = _statements()
+    row = conn.execute(statements.item, {"item_pk": item_pk}).first()
+    if row is None or row.outcome in DONE:
+        return None
+    if row.max_cost is not None and spent(conn, row.suite_run_pk) >= row.max_cost:
+        _lock_run(conn, row.suite_run_pk)
+        _cancel_pending(conn, row.suite_run_pk, row.max_cost, item_pk)
+        return None
+    now = now_ms()
+    attempt = conn.execute(statements.claim, {"item_pk": item_pk, "now": now}).scalar()
+    if attempt is None:
+        return None
+    interrupted = replay_key(row.run_id, item_pk, row.attempt) if row.outcome == "running" else None
+    return Claim(
+        item_pk, attempt, row.suite_run_pk, now, row.conversation_id, row.provider, row.model, row.mode,
+        replay_key(row.run_id, item_pk, attempt), interrupted, row.max_cost,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Spend:
+    """What an attempt's replay used: tokens, and the cost (None with a note when it is not known)."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None
+    cost_note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ItemResult:
+    """How an attempt ended."""
+
+    outcome: Outcome
+    run_id: str | None = None
+    diverged_step: int | None = None
+    diverged_at: str | None = None
+    reason: str | None = None
+    error: str | None = None
+    spend: Spend = Spend()
+
+
+def finish_item(conn: Connection, claim: Claim, result: ItemResult) -> bool:
+    """Record an attempt's outcome; False (nothing written) when another attempt holds the item now.
+
+    The run is not finished here: :func:`finish_run_of_item_if_done` does that once this transaction has committed.
+    """
+    if result.outcome not in DONE:
+        raise MisuseError(f"an item ends as one of: {', '.join(DONE)}")
+    run_pk, cap = claim.suite_run_pk, claim.max_cost
+    if cap is not None:
+        _lock_run(conn, run_pk)  # the spend read below includes every outcome recorded before this one
+    now = now_ms()
+    written = conn.execute(
+        _statements().finish,
+        {
+            "item_pk": claim.item_pk, "held_attempt": claim.attempt, "outcome": result.outcome, "run_id": result.run_id,
+            "diverged_step": result.diverged_step, "diverged_at": result.diverged_at, "reason": result.reason,
+            "error": result.error, "input_tokens": result.spend.input_tokens,
+            "output_tokens": result.spend.output_tokens, "cost_usd": result.spend.cost_usd,
+            "cost_note": result.spend.cost_note, "finished_at": now, "wall_ms": max(0, now - claim.started_at),
+        },
+    )  # fmt: skip
+    if written.rowcount != 1:
+        return False
+    if cap is not None and spent(conn, run_pk) >= cap:
+        _cancel_pending(conn, run_pk, cap, None)
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class Left:
+    """The replay a given-up item's last attempt started (to close if it is still running)."""
+
+    mode: Mode
+    interrupted_key: str | None
+
+
+def give_up_item(conn: Connection, item_pk: int, why: str) -> Left | None:
+    """An item whose job will not run again: ``failed`` with the queue's reason, unless it has an outcome.
+
+    The caller runs :func:`finish_run_of_item_if_done` after this transaction.
+    """
+    row = conn.execute(
+        select(_I.suite_run_pk, _I.outcome, _I.attempt, _R.run_id, _R.mode)
+        .join(SUITE_RUNS, _R.id == _I.suite_run_pk)
+        .where(_I.id == item_pk, _I.outcome.in_(_OPEN))
+    ).first()
+    if row is None:
+        return None
+    now = now_ms()
+    conn.execute(
+        update(SUITE_RUN_ITEMS)
+        .where(_I.id == item_pk, _I.outcome.in_(_OPEN))
+        .values(outcome="failed", reason="gave_up", error=f"the job queue gave up: {why}", finished_at=now)
+    )
+    return Left(row.mode, replay_key(row.run_id, item_pk, row.attempt) if row.outcome == "running" else None)
+
+
+def replay_by_key(conn: Connection, mode: str, key: str) -> str | None:
+    """The run (``final``) or step run (``steps``) recorded under an attempt's key, or None."""
+    table = STEP_RUNS if mode == "steps" else RUNS
+    return conn.execute(select(table.c.run_id).where(table.c.idempotency_key == key)).scalar()
+
+
+def spent(conn: Connection, run_pk: int) -> float:
+    """What a suite run's items have cost so far (those of unknown cost count as nothing)."""
+    return float(
+        conn.execute(select(func.coalesce(func.sum(_I.cost_usd), 0.0)).where(_I.suite_run_pk == run_pk)).scalar_one()
+    )
+
+
+def _cancel_pending(conn: Connection, run_pk: int, cap: float, item_pk: int | None) -> None:
+    """Every item not started yet (and ``item_pk``, about to start) is cancelled: the spend reached the cap."""
+    total = spent(conn, run_pk)
+    waiting = _I.outcome == "pending" if item_pk is None else ((_I.outcome == "pending") | (_I.id == item_pk))
+    conn.execute(
+        update(SUITE_RUN_ITEMS)
+        .where(_I.suite_run_pk == run_pk, waiting, _I.outcome.in_(_OPEN))
+        .values(
+            outcome="cancelled", reason="max_cost", finished_at=now_ms(),
+            error=f"not started: {total:.6f} USD spent reached --max-cost {cap}",
+        )
+    )  # fmt: skip
+
+
+def _lock_run(conn: Connection, run_pk: int) -> None:
+    """PostgreSQL: hold the run's row while its spend is read against the cost cap, so two items ending at
+    once cannot both miss the other's cost and leave the cap passed. SQLite's write lock serialises them
+    already; it has no FOR UPDATE."""
+    conn.execute(select(_R.id).where(_R.id == run_pk).with_for_update())
+
+
+def finish_run_if_done(conn: Connection, run_pk: int) -> None:
+    """Mark the suite run finished when none of its items is pending or running.
+
+    Called in a transaction of its own once an item's outcome (or a cancellation) has committed: of two
+    items ending at once, the one whose check starts last sees the other's outcome, so no lock over the
+    run has to serialise every item's end. A check made inside the ending transaction could miss the other.
+    """
+    conn.execute(_statements().finish_run_if_done, {"run_pk": run_pk, "now": now_ms()})
+
+
+def finish_run_of_item_if_done(conn: Connection, item_pk: int) -> None:
+    """:func:`finish_run_if_done` for the run an item belongs to, in one statement (after the item's end)."""
+    conn.execute(_statements().finish_run_of_item_if_done, {"item_pk": item_pk, "now": now_ms()})
+
+
+@dataclass(frozen=True, slots=True)
+class _Statements:
+    item: Any
+    """What a claim reads of the item, its run and its conversation."""
+    claim: Any
+    """The item taken by the next attempt (if it has no outcome yet); the attempt's number."""
+    finish: Any
+    """The attempt's outcome, if the attempt still holds the item."""
+    finish_run_if_done: Any
+    finish_run_of_item_if_done: Any
+
+
+@functools.cache
+def _statements() -> _Statements:
+    item = (
+        select(
+            _I.outcome, _I.attempt, _I.suite_run_pk, _R.run_id, _R.provider, _R.model, _R.mode, _R.max_cost,
+            _C.conversation_id,
+        )
+        .join(SUITE_RUNS, _R.id == _I.suite_run_pk)
+        .join(CONVERSATIONS, _C.id == _I.conversation_pk)
+        .where(_I.id == bindparam("item_pk"))
+    )  # fmt: skip
+    claim = (
+        update(SUITE_RUN_ITEMS)
+        .where(_I.id == bindparam("item_pk"), _I.outcome.in_(_OPEN))
+        .values(outcome="running", attempt=_I.attempt + 1, started_at=bindparam("now"), run_id=None)
+        .returning(_I.attempt)
+    )
+    ended = (
+        "outcome", "run_id", "diverged_step", "diverged_at", "reason", "error", "input_tokens", "output_tokens",
+        "cost_usd", "cost_note", "finished_at", "wall_ms",
+    )  # fmt: skip
+    finish = (
+        update(SUITE_RUN_ITEMS)
+        .where(_I.id == bindparam("item_pk"), _I.attempt == bindparam("held_attempt"), _I.outcome == "running")
+        .values({name: bindparam(name, type_=_I[name].type) for name in ended})
+    )
+    return _Statements(
+        item, claim, finish, _finish_if_done(bindparam("run_pk")),
+        _finish_if_done(select(_I.suite_run_pk).where(_I.id == bindparam("item_pk")).scalar_subquery()),
+    )  # fmt: skip
+
+
+def _finish_if_done(run_pk: Any) -> Any:
+    """The run marked finished unless an item is left; ``run_pk``: its row id, or a scalar subquery that reads it."""
+    left = exists().where(_I.suite_run_pk == _R.id, _I.outcome.in_(_OPEN))
+    return (
+        update(SUITE_RUNS)
+        .where(_R.id == run_pk, _R.status == "running", ~left)
+        .values(status="finished", finished_at=bindparam("now"))
+    )
