@@ -19,7 +19,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -255,6 +255,39 @@ def write_transaction(
             # An import is long on purpose (info); anything else holding the lock that long is worth a warning.
             level = logging.INFO if label is not None else logging.WARNING
             log.log(level, "%s held the write lock for %.1f s", label or "a write transaction", held_ms / 1000)
+
+
+@contextmanager
+def one_statement_write(engine: Engine) -> Iterator[Connection]:
+    """A connection for a write that is one statement, committed as it runs.
+
+    On PostgreSQL the statement runs in autocommit: alone, it is atomic already, and a BEGIN and a
+    COMMIT around it would be two round trips more. On SQLite it is a :func:`write_transaction`,
+    which takes the write lock the same way as every other write. Only for callers whose write is
+    always one statement: a second one would commit on its own.
+    """
+    with _autocommit_on_postgresql(engine, write_transaction) as conn:
+        yield conn
+
+
+@contextmanager
+def one_statement_read(engine: Engine) -> Iterator[Connection]:
+    """A connection for a read that is one statement (or whose statements need no common snapshot):
+    in autocommit on PostgreSQL, as :func:`one_statement_write` says; a :func:`read_transaction` on SQLite."""
+    with _autocommit_on_postgresql(engine, read_transaction) as conn:
+        yield conn
+
+
+@contextmanager
+def _autocommit_on_postgresql(
+    engine: Engine, otherwise: Callable[[Engine], AbstractContextManager[Connection]]
+) -> Iterator[Connection]:
+    if engine.dialect.name != "postgresql":
+        with otherwise(engine) as conn:
+            yield conn
+        return
+    with engine.connect() as conn:
+        yield conn.execution_options(isolation_level="AUTOCOMMIT")
 
 
 @contextmanager

@@ -28,6 +28,8 @@ from core.store.engine import (
     backend_of,
     claim_by_key,
     make_engine,
+    one_statement_read,
+    one_statement_write,
     read_transaction,
     resolve_url,
 )
@@ -336,7 +338,7 @@ class Store:
 
         The shape of the web layer's ``TimelineSource.messages``, and what a replay builds its request from.
         """
-        with read_transaction(self.engine) as conn:
+        with one_statement_read(self.engine) as conn:  # a second statement only tells "empty" from "absent"
             bodies = conn.execute(_MESSAGE_BODIES, {"conversation_id": conversation_id}).scalars().all()
             if not bodies and conn.execute(select(_C.id).where(_C.conversation_id == conversation_id)).first() is None:
                 return None
@@ -376,7 +378,7 @@ class Store:
         reply: dict[str, Any] | None = None,
     ) -> RunView:
         """Record how a run ended (any RunStatus but ``running``), with the parsed reply when there is one."""
-        with _write(self.engine) as conn:
+        with one_statement_write(self.engine) as conn:
             return runs.finish_run(
                 conn,
                 run_id,

@@ -35,7 +35,7 @@ from core.replay.run import DEFAULT_TIMEOUT, execute, expanded_history, prepare,
 from core.replay.send import Sender, send
 from core.replay.steps import execute_steps, plan_steps, start_steps
 from core.store import RunView, Store
-from core.store.engine import read_transaction, write_transaction
+from core.store.engine import one_statement_write, read_transaction, write_transaction
 from core.store.step_runs import StepRunView
 from core.suites import items
 from core.suites.items import Claim, ItemResult, Spend
@@ -156,7 +156,7 @@ def step_result(run: StepRunView) -> ItemResult:
 
 def _finish_run_if_done(store: Store, item_pk: int) -> None:
     """After the item's transaction committed (see ``items.finish_run_if_done``), never inside it."""
-    with write_transaction(store.engine) as conn:
+    with one_statement_write(store.engine) as conn:
         items.finish_run_of_item_if_done(conn, item_pk)
 
 

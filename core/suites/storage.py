@@ -16,7 +16,6 @@ from core.errors import MisuseError, UnknownNameError
 from core.messages.base import now_ms
 from core.store.tables import CONVERSATIONS, SUITE_MEMBERS, SUITE_RUN_ITEMS, SUITE_RUNS, SUITES
 from core.suites.items import finish_run_if_done as finish_run_of_pk_if_done
-from core.suites.items import spent
 from core.suites.views import (
     DONE,
     ItemView,
@@ -177,10 +176,15 @@ def unfinished(conn: Connection, suite: str) -> str | None:
 
 
 def progress(conn: Connection, run_id: str) -> Progress:
-    """Item counts by outcome and the cost recorded so far."""
-    pk = _run_pk(conn, run_id)
-    rows = conn.execute(select(_I.outcome, func.count()).where(_I.suite_run_pk == pk).group_by(_I.outcome)).all()
-    return Progress(counts={o: n for o, n in rows}, cost_usd=spent(conn, pk))
+    """Item counts by outcome and the cost recorded so far, in one statement (a suite run's watcher polls it)."""
+    rows = conn.execute(
+        select(_I.outcome, func.count(), func.sum(_I.cost_usd))
+        .where(_I.suite_run_pk == select(_R.id).where(_R.run_id == run_id).scalar_subquery())
+        .group_by(_I.outcome)
+    ).all()
+    if not rows:
+        _run_pk(conn, run_id)  # UnknownNameError for a run that does not exist; else it has no items
+    return Progress(counts={o: n for o, n, _ in rows}, cost_usd=float(sum(cost or 0.0 for _, _, cost in rows)))
 
 
 def open_items(conn: Connection, run_id: str) -> list[int]:
@@ -213,10 +217,10 @@ def _run_select() -> Any:
 
 def items_done(conn: Connection, run_id: str, exclude: Collection[int]) -> tuple[ItemView, ...]:
     """Items of a run with an outcome, but those in ``exclude``: only their ids are read for the others."""
-    pk = _run_pk(conn, run_id)
-    done = conn.execute(select(_I.id).where(_I.suite_run_pk == pk, _I.outcome.in_(DONE))).scalars()
+    run_pk = select(_R.id).where(_R.run_id == run_id).scalar_subquery()
+    done = conn.execute(select(_I.id).where(_I.suite_run_pk == run_pk, _I.outcome.in_(DONE))).scalars()
     new = [i for i in done if i not in exclude]
-    return _items(conn, _I.suite_run_pk == pk, _I.id.in_(new)) if new else ()
+    return _items(conn, _I.id.in_(new)) if new else ()
 
 
 def _items(conn: Connection, *where: Any) -> tuple[ItemView, ...]:
