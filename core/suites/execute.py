@@ -57,8 +57,7 @@ def run_item(
 
     ``sender``: the queue's job passes one that holds the provider's concurrency slot and waits out 429s.
     """
-    with write_transaction(store.engine) as conn:
-        claim = items.claim_item(conn, item_pk)
+    claim = items.claim_item(store.engine, item_pk)
     if claim is None:
         # Ended already (its worker may have died before finishing the run) or cancelled by the cost cap just now.
         _finish_run_if_done(store, item_pk)
@@ -75,8 +74,7 @@ def run_item(
     except Exception as exc:  # a bug must still give the item an outcome, or the suite run would never finish
         log.exception("suite item %s failed inside Traceloupe", item_pk)
         result = ItemResult("failed", reason="internal_error", error=f"Traceloupe failed ({type(exc).__name__})")
-    with write_transaction(store.engine) as conn:
-        recorded = items.finish_item(conn, claim, result)
+    recorded = items.finish_item(store.engine, claim, result)
     _finish_run_if_done(store, item_pk)
     return recorded
 

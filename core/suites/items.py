@@ -1,6 +1,7 @@
 """A suite run's items in the store: an attempt claims one, records its outcome, or the queue gives it up.
 
-Each function takes a connection inside the caller's transaction (``core.suites.execute`` opens them).
+An attempt's claim and its outcome take the engine and choose their transaction: one statement each
+in the common case (no cost cap). The others take a connection inside the caller's transaction.
 An item moves ``pending`` -> ``running`` -> one outcome of ``DONE``. Claiming an item counts an
 attempt, and only the attempt that holds the item may record its outcome, so a job delivered
 twice (a worker presumed dead that was not) records once. A suite run is ``finished`` when its
@@ -16,10 +17,11 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, exists, func, select, update
+from sqlalchemy import Connection, Engine, bindparam, exists, func, select, update
 
 from core.errors import MisuseError
 from core.messages.base import now_ms
+from core.store.engine import one_statement_read, one_statement_write, write_transaction
 from core.store.tables import CONVERSATIONS, RUNS, STEP_RUNS, SUITE_RUN_ITEMS, SUITE_RUNS
 from core.suites.views import DONE, Mode, Outcome
 
@@ -54,24 +56,33 @@ def replay_key(suite_run_id: str, item_pk: int, attempt: int) -> str:
     return f"suite-{suite_run_id}-{item_pk}-{attempt}"
 
 
-def claim_item(conn: Connection, item_pk: int) -> Claim | None:
+def claim_item(engine: Engine, item_pk: int) -> Claim | None:
     """Take an item for one attempt; None when it has an outcome already or the cost cap cancels it here.
 
-    The caller runs :func:`finish_run_of_item_if_done` after this transaction when it gets None.
+    Without a cost cap the claim is one guarded UPDATE, after a read of what to replay; with one it is
+    a transaction that checks the spend first. The caller runs :func:`finish_run_of_item_if_done` when it
+    gets None.
     """
     statements = _statements()
-    row = conn.execute(statements.item, {"item_pk": item_pk}).first()
+    with one_statement_read(engine) as conn:
+        row = conn.execute(statements.item, {"item_pk": item_pk}).first()
     if row is None or row.outcome in DONE:
         return None
-    if row.max_cost is not None and spent(conn, row.suite_run_pk) >= row.max_cost:
-        _lock_run(conn, row.suite_run_pk)
-        _cancel_pending(conn, row.suite_run_pk, row.max_cost, item_pk)
-        return None
     now = now_ms()
-    attempt = conn.execute(statements.claim, {"item_pk": item_pk, "now": now}).scalar()
-    if attempt is None:
+    if row.max_cost is None:
+        with one_statement_write(engine) as conn:
+            attempt = conn.execute(statements.claim, {"item_pk": item_pk, "now": now}).scalar()
+    else:
+        with write_transaction(engine) as conn:
+            if spent(conn, row.suite_run_pk) >= row.max_cost:
+                _lock_run(conn, row.suite_run_pk)
+                _cancel_pending(conn, row.suite_run_pk, row.max_cost, item_pk)
+                return None
+            attempt = conn.execute(statements.claim, {"item_pk": item_pk, "now": now}).scalar()
+    if attempt is None:  # another attempt recorded its outcome meanwhile
         return None
-    interrupted = replay_key(row.run_id, item_pk, row.attempt) if row.outcome == "running" else None
+    # Items never go back to pending, so an attempt before this one that left the item open never ended.
+    interrupted = replay_key(row.run_id, item_pk, attempt - 1) if attempt > 1 else None
     return Claim(
         item_pk, attempt, row.suite_run_pk, now, row.conversation_id, row.provider, row.model, row.mode,
         replay_key(row.run_id, item_pk, attempt), interrupted, row.max_cost,
@@ -101,32 +112,39 @@ class ItemResult:
     spend: Spend = Spend()
 
 
-def finish_item(conn: Connection, claim: Claim, result: ItemResult) -> bool:
+def finish_item(engine: Engine, claim: Claim, result: ItemResult) -> bool:
     """Record an attempt's outcome; False (nothing written) when another attempt holds the item now.
 
-    The run is not finished here: :func:`finish_run_of_item_if_done` does that once this transaction has committed.
+    Without a cost cap it is one guarded UPDATE; with one, a transaction that also cancels the items
+    not started once the spend reaches the cap. The run is not finished here:
+    :func:`finish_run_of_item_if_done` does that once this has committed.
     """
     if result.outcome not in DONE:
         raise MisuseError(f"an item ends as one of: {', '.join(DONE)}")
-    run_pk, cap = claim.suite_run_pk, claim.max_cost
-    if cap is not None:
-        _lock_run(conn, run_pk)  # the spend read below includes every outcome recorded before this one
+    if claim.max_cost is None:
+        with one_statement_write(engine) as conn:
+            return _record(conn, claim, result)
+    with write_transaction(engine) as conn:
+        _lock_run(conn, claim.suite_run_pk)  # the spend read below includes every outcome recorded before this one
+        recorded = _record(conn, claim, result)
+        if recorded and spent(conn, claim.suite_run_pk) >= claim.max_cost:
+            _cancel_pending(conn, claim.suite_run_pk, claim.max_cost, None)
+        return recorded
+
+
+def _record(conn: Connection, claim: Claim, result: ItemResult) -> bool:
     now = now_ms()
     written = conn.execute(
         _statements().finish,
         {
-            "item_pk": claim.item_pk, "held_attempt": claim.attempt, "outcome": result.outcome, "run_id": result.run_id,
-            "diverged_step": result.diverged_step, "diverged_at": result.diverged_at, "reason": result.reason,
-            "error": result.error, "input_tokens": result.spend.input_tokens,
+            "item_pk": claim.item_pk, "held_attempt": claim.attempt, "outcome": result.outcome,
+            "run_id": result.run_id, "diverged_step": result.diverged_step, "diverged_at": result.diverged_at,
+            "reason": result.reason, "error": result.error, "input_tokens": result.spend.input_tokens,
             "output_tokens": result.spend.output_tokens, "cost_usd": result.spend.cost_usd,
             "cost_note": result.spend.cost_note, "finished_at": now, "wall_ms": max(0, now - claim.started_at),
         },
     )  # fmt: skip
-    if written.rowcount != 1:
-        return False
-    if cap is not None and spent(conn, run_pk) >= cap:
-        _cancel_pending(conn, run_pk, cap, None)
-    return True
+    return written.rowcount == 1
 
 
 @dataclass(frozen=True, slots=True)

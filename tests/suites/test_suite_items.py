@@ -11,7 +11,6 @@ import pytest
 from core.errors import MisuseError, UnknownNameError
 from core.jobs import JobSettings, queue_for
 from core.store import ConversationQuery, Store
-from core.store.engine import write_transaction
 from core.suites import Suites, items, run_item
 from core.suites.runner import watch
 from core.suites.views import Progress, SuiteRunView
@@ -135,8 +134,7 @@ def test_a_job_delivered_twice_replays_once_and_an_interrupted_attempt_is_taken_
     assert not run_item(suites.store, first, environ=stub_env)  # it has its outcome: nothing sent again
     assert len(stub.state.requests) == 1
     # An attempt claimed the second item and started its replay, then its process died.
-    with write_transaction(suites.store.engine) as conn:
-        claim = items.claim_item(conn, second)
+    claim = items.claim_item(suites.store.engine, second)
     assert claim is not None
     from core.replay.run import prepare, start
 
@@ -144,8 +142,8 @@ def test_a_job_delivered_twice_replays_once_and_an_interrupted_attempt_is_taken_
     orphan, _ = start(suites.store, prepared, idempotency_key=claim.replay_key)
     assert run_item(suites.store, second, environ=stub_env)
     assert suites.store.get_run(orphan.run_id).status == "error"  # closed as interrupted, not left running
-    with write_transaction(suites.store.engine) as conn:  # the dead attempt's late result is not recorded
-        assert not items.finish_item(conn, claim, items.ItemResult("failed", error="late"))
+    # The dead attempt's late result is not recorded.
+    assert not items.finish_item(suites.store.engine, claim, items.ItemResult("failed", error="late"))
     report = suites.report(run.run_id)
     assert [i.outcome for i in report.run.items] == ["matched", "matched"]
     assert report.run.items[1].attempt == 2 and report.run.status == "finished"
@@ -187,11 +185,9 @@ def _one_outcome_recorded(suites: Suites) -> tuple[SuiteRunView, int]:
     suites.create("one", conversations=[suite_data.conversation_id(0)])
     run = suites.new_run("one", provider="openai", model="gpt-4o", mode="final")
     (pk,) = suites.open_items(run.run_id)
-    with write_transaction(suites.store.engine) as conn:
-        claim = items.claim_item(conn, pk)
+    claim = items.claim_item(suites.store.engine, pk)
     assert claim is not None
-    with write_transaction(suites.store.engine) as conn:
-        assert items.finish_item(conn, claim, items.ItemResult("failed", error="the provider said no"))
+    assert items.finish_item(suites.store.engine, claim, items.ItemResult("failed", error="the provider said no"))
     return run, pk
 
 
