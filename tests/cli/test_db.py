@@ -10,6 +10,8 @@ import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
+from procrastinate.schema import SchemaManager
+from sqlalchemy import text
 
 from core.jobs import JobSettings
 from core.jobs.pg import ProcrastinateQueue
@@ -90,5 +92,31 @@ def test_db_upgrade_from_an_older_schema_applies_the_queue_schema_once(capsys: p
             queue = ProcrastinateQueue(store, JobSettings(embedded_worker=False))
             assert queue.pending() == 0
             queue.stop()
+            assert _lane_wake_triggers(store) == 1  # applied with the queue's schema
     finally:
         drop_pg_database(name)
+
+
+@pytest.mark.postgres
+def test_db_upgrade_adds_the_lane_wake_up_to_a_queue_schema_applied_before_it() -> None:
+    name = create_pg_database()
+    url = pg_database_url(name)
+    try:
+        engine = make_engine(url)
+        with engine.begin() as conn:
+            command.upgrade(_config(conn), "0013")
+            conn.connection.driver_connection.execute(SchemaManager.get_schema())  # as 0013's upgrade applied it
+        engine.dispose()
+        assert main(["db", "upgrade", "--db", url]) == 0
+        with Store.open(url) as store:
+            assert _lane_wake_triggers(store) == 1
+    finally:
+        drop_pg_database(name)
+
+
+def _lane_wake_triggers(store: Store) -> int:
+    with store.engine.connect() as conn:
+        found = conn.execute(
+            text("SELECT count(*) FROM pg_trigger WHERE tgname = 'traceloupe_jobs_notify_lane_free_v1'")
+        ).scalar_one()
+    return int(found)

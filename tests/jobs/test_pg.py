@@ -14,9 +14,11 @@ from sqlalchemy import text
 
 from core.jobs import JobSettings, NewJob
 from core.jobs.pg import ProcrastinateQueue
+from core.jobs.replay_tasks import RUN_TASK
+from core.replay.run import prepare, start
 from core.store import Store
 from tests.jobs.conftest import queue_run, running_workers, wait_for
-from tests.replay.replay_data import seed_store
+from tests.replay.replay_data import CONVERSATION, seed_store
 from tests.store.store_pg import pg_database
 from web.devtools.stub_provider import Reply, StubServer
 
@@ -120,3 +122,24 @@ def test_jobs_queued_together_keep_one_open_job_per_lock(pg_url: str) -> None:
             assert [j.lock for j in queue.jobs()] == ["run:a", "run:b", None, "run:d"]
         finally:
             queue.stop()
+
+
+def test_the_next_job_of_a_lane_starts_when_the_lane_frees_not_at_the_next_poll(
+    pg_url: str, stub: StubServer, stub_env: dict[str, str]
+) -> None:
+    """The worker's second fetch finds the lane busy and sleeps for its poll (a minute here): only the lane's
+    wake-up (``core.jobs.pg_schema``) can start the second job before that."""
+    with Store.open(pg_url) as store:
+        queue = ProcrastinateQueue(store, JobSettings(concurrency=2, environ=lambda: stub_env, poll_seconds=60))
+        run_ids = []
+        for _ in range(2):
+            prepared = prepare(store, CONVERSATION, "openai", "stub-slow-0.3", environ=stub_env)
+            run, _created = start(store, prepared)
+            queue.enqueue(RUN_TASK, {"run_id": run.run_id, "timeout": 10}, provider="openai", lane="lane:one")
+            run_ids.append(run.run_id)
+        queue.start()
+        try:
+            wait_for(lambda: all(store.get_run(r).status != "running" for r in run_ids), 20, "the lane's two jobs")
+        finally:
+            queue.stop()
+    assert httpx.get(f"{stub.base_url}/__stub/stats").json() == {"requests": 2, "peak_in_flight": 1}
