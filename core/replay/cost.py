@@ -11,6 +11,7 @@ A model the price table does not know has cost ``None`` with a note saying so: n
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from decimal import Decimal
@@ -117,12 +118,24 @@ def _price(provider: str, model: str, inp: int, out: int, cached: int | None, wr
     provider_id = PRICE_PROVIDER.get(provider)
     if provider_id is None:
         return Price(None, f"no price table for provider {provider!r}")
-    usage = Usage(input_tokens=inp, output_tokens=out, cache_read_tokens=cached, cache_write_tokens=write)
-    try:
-        total: Decimal = calc_price(usage, model_ref=model, provider_id=provider_id).total_price
-    except LookupError:
+    if not _priced(provider_id, model):
         return Price(None, f"genai-prices has no price for model {model!r} of {provider_id}")
+    usage = Usage(input_tokens=inp, output_tokens=out, cache_read_tokens=cached, cache_write_tokens=write)
+    total: Decimal = calc_price(usage, model_ref=model, provider_id=provider_id).total_price
     return Price(float(total))
+
+
+@functools.lru_cache(maxsize=256)
+def _priced(provider_id: str, model: str) -> bool:
+    """Whether the price table knows the model. genai-prices remembers the models it found, not the ones it did not,
+    and looking for an unknown one walks the provider's whole table: every reply of a suite run would."""
+    from genai_prices import Usage, calc_price
+
+    try:
+        calc_price(Usage(input_tokens=0, output_tokens=0), model_ref=model, provider_id=provider_id)
+    except LookupError:
+        return False
+    return True
 
 
 def _int(value: Any) -> int | None:

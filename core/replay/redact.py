@@ -13,6 +13,7 @@ the key can straddle the cut.
 from __future__ import annotations
 
 import base64
+import functools
 import logging
 import re
 import threading
@@ -58,14 +59,20 @@ def _base64_fragments(key: bytes) -> list[str]:
     return fragments
 
 
+@functools.lru_cache(maxsize=8)
+def _key_pattern(key: str) -> re.Pattern[str]:
+    """Every form of ``key`` as one pattern, built once per key: each send and each answer redacts with it."""
+    alternatives = ["".join(_char_pattern(c) for c in key)]
+    alternatives += [re.escape(f) for f in _base64_fragments(key.encode())]
+    return re.compile("|".join(alternatives))
+
+
 class Redactor:
     """Finds one key in its literal, URL-encoded, JSON-escaped and base64 forms, and a prefix at a cut."""
 
     def __init__(self, key: str) -> None:
         self._key = key
-        alternatives = ["".join(_char_pattern(c) for c in key)]
-        alternatives += [re.escape(f) for f in _base64_fragments(key.encode())]
-        self._pattern = re.compile("|".join(alternatives))
+        self._pattern = _key_pattern(key)
 
     def text(self, value: str) -> str:
         """``value`` with every form of the key replaced, and a trailing prefix of 8+ characters too."""
@@ -112,6 +119,7 @@ class _InFlightKeys(logging.Filter):
         super().__init__()
         self._lock = threading.Lock()
         self._redactors: dict[int, Redactor] = {}
+        self._loggers_seen = 0
 
     def filter(self, record: logging.LogRecord) -> bool:
         with self._lock:
@@ -127,9 +135,12 @@ class _InFlightKeys(logging.Filter):
     def keep_out(self, key: str) -> Iterator[None]:
         token = object()
         with self._lock:
-            known = [name for name in logging.root.manager.loggerDict if name.split(".")[0] in HTTP_PACKAGES]
-            for name in {*HTTP_LOGGERS, *known}:  # addFilter keeps one copy; loggers appear as SDKs load
-                logging.getLogger(name).addFilter(self)
+            loggers = logging.root.manager.loggerDict
+            if len(loggers) != self._loggers_seen:  # loggers appear as SDKs load; addFilter keeps one copy
+                known = [name for name in list(loggers) if name.split(".")[0] in HTTP_PACKAGES]
+                for name in {*HTTP_LOGGERS, *known}:
+                    logging.getLogger(name).addFilter(self)
+                self._loggers_seen = len(loggers)
             self._redactors[id(token)] = Redactor(key)
         try:
             yield
