@@ -305,14 +305,17 @@ def claim_by_key(
     claim: Callable[[Connection], tuple[_Claimed, bool]],
     idempotency_key: str | None,
     by_key: Callable[[Connection, str], _Claimed | None],
+    *,
+    writing: Callable[[Engine], AbstractContextManager[Connection]] = write_transaction,
 ) -> tuple[_Claimed, bool]:
     """``claim`` (which records a row, or finds the one its key already names) in a write transaction.
 
     The key column is unique, so two concurrent claims cannot both insert: on PostgreSQL the loser's
-    INSERT fails on the constraint, and it gets the winner's row (``by_key``) and False.
+    INSERT fails on the constraint, and it gets the winner's row (``by_key``) and False. ``writing``:
+    :func:`one_statement_write` for a claim whose write is one statement.
     """
     try:
-        with write_transaction(engine) as conn:
+        with writing(engine) as conn:
             return claim(conn)
     except IntegrityError:
         if idempotency_key is None:

@@ -364,7 +364,13 @@ class Store:
         The unique key column is the guarantee, also across processes: a concurrent claim
         that loses the race on the constraint gets the winner's run and False.
         """
-        return claim_by_key(self.engine, lambda conn: runs.claim_run(conn, new), new.idempotency_key, runs.run_by_key)
+        return claim_by_key(
+            self.engine,
+            lambda conn: runs.claim_run(conn, new),
+            new.idempotency_key,
+            runs.run_by_key,
+            writing=runs.claim_writing(self.engine.dialect.name),
+        )
 
     def finish_run(
         self,

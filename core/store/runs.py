@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import functools
 import uuid
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, func, select, tuple_, update
+from sqlalchemy import Connection, Engine, bindparam, func, literal_column, select, tuple_, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from core.errors import UnknownNameError
 from core.messages.base import now_ms
+from core.store.engine import one_statement_write, write_transaction
 from core.store.errors import InvalidQueryError
 from core.store.query import MAX_PAGE, decode_cursor, encode_cursor
 from core.store.tables import CONVERSATIONS, RUNS
@@ -97,7 +100,7 @@ def claim_run(conn: Connection, new: NewRun) -> tuple[RunView, bool]:
     row = conn.execute(
         statements.insert,
         {
-            "conversation_id": new.conversation_id,
+            "of_conversation": new.conversation_id,
             "run_id": uuid.uuid4().hex,
             "idempotency_key": new.idempotency_key,
             "up_to_msg_id": new.up_to_msg_id,
@@ -113,8 +116,14 @@ def claim_run(conn: Connection, new: NewRun) -> tuple[RunView, bool]:
         if existing is None:
             raise UnknownNameError(f"no conversation {new.conversation_id!r}")
         return existing, False
-    conn.execute(statements.count_run, {"conversation_pk": row.conversation_pk, "started_at": started})
+    if statements.count_run is not None:
+        conn.execute(statements.count_run, {"conversation_pk": row.conversation_pk, "started_at": started})
     return _view(row, conversation_id=new.conversation_id, request_body=new.request_body), True
+
+
+def claim_writing(dialect: str) -> Callable[[Engine], AbstractContextManager[Connection]]:
+    """How :func:`claim_run` writes: on PostgreSQL its write is one statement (see ``_statements``), in autocommit."""
+    return one_statement_write if dialect == "postgresql" else write_transaction
 
 
 def finish_run(
@@ -157,9 +166,10 @@ class _Statements:
     """The statements every replay runs, built once per dialect: building one costs more than running it."""
 
     insert: Any
-    """``INSERT INTO runs ... SELECT`` the conversation by its id, nothing on a taken key; the new row, bodies aside."""
-    count_run: Any
-    """The conversation's run count and last activity, for a run just started."""
+    """``INSERT INTO runs ... SELECT`` the conversation by its id, nothing on a taken key; the new row, bodies aside.
+    On PostgreSQL it also counts the run in its conversation, in the same statement."""
+    count_run: Any | None
+    """The conversation's run count and last activity, for a run just started (SQLite: a statement of its own)."""
     finish: Any
     """A run's end, returning its whole row and its conversation's id."""
 
@@ -173,17 +183,11 @@ def _statements(dialect: str) -> _Statements:
         .from_select(
             [*given, _R.conversation_pk],
             select(*(bindparam(c.name, type_=c.type) for c in given), _C.id).where(
-                _C.conversation_id == bindparam("conversation_id")
+                _C.conversation_id == bindparam("of_conversation")
             ),
         )
         .on_conflict_do_nothing(index_elements=[_R.idempotency_key])
         .returning(*(c for c in RUNS.c if c.name != "request_body"))
-    )
-    started: Any = bindparam("started_at")
-    count_run = (
-        update(CONVERSATIONS)
-        .where(_C.id == bindparam("conversation_pk"))
-        .values(runs=_C.runs + 1, last_activity=func.coalesce(_greatest(dialect, _C.last_activity, started), started))
     )
     ended = {name: bindparam(name, type_=_R[name].type) for name in _ENDED_COLUMNS}
     finish = (
@@ -192,7 +196,18 @@ def _statements(dialect: str) -> _Statements:
         .values(**ended, latency_ms=_greatest(dialect, ended["finished_at"] - _R.started_at, 0))
         .returning(*RUNS.c, _conversation_id_of_run())
     )
-    return _Statements(insert, count_run, finish)
+    started: Any = bindparam("started_at")
+    count_run = update(CONVERSATIONS).values(
+        runs=_C.runs + literal_column("1"),
+        last_activity=func.coalesce(_greatest(dialect, _C.last_activity, started), started),
+    )
+    # One round trip on PostgreSQL: the count is a data-modifying CTE beside the insert it reads. No value the
+    # statement binds may be named after a column of conversations: SQLAlchemy would add it to the UPDATE's SET.
+    if dialect == "postgresql":
+        inserted = insert.cte("inserted")
+        counted = count_run.where(_C.id == inserted.c.conversation_pk).cte("counted")
+        return _Statements(select(inserted).add_cte(counted), None, finish)
+    return _Statements(insert, count_run.where(_C.id == bindparam("conversation_pk")), finish)
 
 
 _STARTED_COLUMNS = (
