@@ -1,13 +1,15 @@
 """Suite throughput on the job queue against a stub provider that answers after a fixed delay.
 
     .venv/bin/python bench/bench_suites.py [--quick] [--conversations 200] [--delay 0.2]
-        [--concurrency 1,8,32] [--no-pg] [--no-sqlite] [--workers 2]
+        [--concurrency 1,8,32] [--rounds 3] [--no-pg] [--no-sqlite] [--workers 2]
 
 Figures, not assertions. Each conversation is one job (``final`` mode: one provider request) and
 the stub answers every request after ``--delay`` seconds, so a run at concurrency c can at best
 finish c / delay conversations per second. For each backend and concurrency it reports
 conversations/second, that rate as a fraction of the ideal, and the overhead per job: the time a
 job holds a worker slot beyond the stub's delay (queue, bookkeeping, request building, the SDK).
+Each setting is measured ``--rounds`` times by the same workers; the median round is reported, with
+the range of all rounds (on a shared machine a noisy neighbour moves single runs by 0.1x).
 
 - SQLite: this process runs the queue's worker threads (``suite run``'s own path).
 - PostgreSQL (Procrastinate): ``--workers`` ``traceloupe worker`` processes share the jobs, each
@@ -61,9 +63,10 @@ class Measured:
 
 
 def measure(
-    url: str, count: int, concurrency: int, delay: float, *, workers: int, stub: str, stub_pid: int
-) -> Measured:
-    """A suite run of ``count`` conversations, from queueing it to its last outcome (after a warm-up run)."""
+    url: str, count: int, concurrency: int, delay: float, *, workers: int, stub: str, stub_pid: int, rounds: int
+) -> list[Measured]:
+    """``rounds`` suite runs of ``count`` conversations, each from queueing it to its last outcome (after a warm-up
+    run), by the same workers."""
     env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": f"{stub}/v1"}
     os.environ.update(env)
     with Store.open(url) as store:
@@ -84,10 +87,13 @@ def measure(
         try:
             # Unreported: the SDKs, the price table and the connections load in every worker before the clock.
             _suite_run(suites, queue, min(count, 2 * concurrency * max(workers, 1)), concurrency, delay)
-            before = _cpu(processes, stub_pid)
-            elapsed = _suite_run(suites, queue, count, concurrency, delay)
-            after = _cpu(processes, stub_pid)
-            return Measured(elapsed, *(end - start for start, end in zip(before, after, strict=True)))
+            measured = []
+            for _ in range(rounds):
+                before = _cpu(processes, stub_pid)
+                elapsed = _suite_run(suites, queue, count, concurrency, delay)
+                after = _cpu(processes, stub_pid)
+                measured.append(Measured(elapsed, *(end - start for start, end in zip(before, after, strict=True))))
+            return measured
         finally:
             queue.stop()
             for process in processes:
@@ -114,14 +120,19 @@ def _suite_run(suites: Suites, queue: JobQueue, count: int, concurrency: int, de
     return done.finished_at / 1000 - started  # the run is marked finished as its last outcome is recorded
 
 
-def report(backend: str, count: int, concurrency: int, delay: float, run: Measured) -> None:
-    rate = count / run.seconds
+def report(backend: str, count: int, concurrency: int, delay: float, rounds: list[Measured]) -> None:
+    """The median round, and the range of all rounds' fractions of the ideal (a shared machine's noise shows there)."""
     ideal = min(concurrency, count) / delay
+    ordered = sorted(rounds, key=lambda r: r.seconds)
+    run = ordered[len(ordered) // 2]
+    rate = count / run.seconds
     overhead_ms = (run.seconds * min(concurrency, count) / count - delay) * 1000
     per_job = {name: cpu / count * 1000 for name, cpu in (("tl", run.traceloupe_cpu), ("pg", run.postgres_cpu))}
+    spread = f" (rounds {count / ordered[-1].seconds / ideal:.2f}-{count / ordered[0].seconds / ideal:.2f}x)"
     print(
         f"{backend:<11} c={concurrency:<3} {count:>4} conversations in {run.seconds:6.2f} s: {rate:6.1f}/s, "
-        f"{rate / ideal:4.2f}x of the ideal {ideal:.0f}/s, overhead {overhead_ms:6.1f} ms per job; "
+        f"{rate / ideal:4.2f}x of the ideal {ideal:.0f}/s{spread if len(rounds) > 1 else ''}, "
+        f"overhead {overhead_ms:6.1f} ms per job; "
         f"CPU per job: Traceloupe {per_job['tl']:5.1f} ms, PostgreSQL {per_job['pg']:4.1f} ms, "
         f"the stub {run.stub_cpu / count * 1000:4.1f} ms",
         flush=True,
@@ -134,6 +145,7 @@ def main() -> int:
     parser.add_argument("--conversations", type=int, default=200)
     parser.add_argument("--delay", type=float, default=0.2)
     parser.add_argument("--concurrency", default="1,8,32")
+    parser.add_argument("--rounds", type=int, default=3, help="measured runs per setting; the median is reported")
     parser.add_argument("--no-pg", action="store_true")
     parser.add_argument("--no-sqlite", action="store_true")
     parser.add_argument(
@@ -142,8 +154,9 @@ def main() -> int:
     ns = parser.parse_args()
     levels = [int(c) for c in ns.concurrency.split(",")]
     count = ns.conversations
+    rounds = max(1, ns.rounds)
     if ns.quick:
-        count, levels = 24, [1, 8]
+        count, levels, rounds = 24, [1, 8], 1
     # The stub runs in a process of its own, so its 200 ms are not stretched by this process's work.
     port = free_port()
     stub_process = subprocess.Popen(
@@ -162,11 +175,12 @@ def main() -> int:
                 with Store.open(url) as store:
                     suite_data.seed(store, Path(folder), count)
                 for concurrency in levels:
-                    run = measure(
-                        url, count, concurrency, ns.delay, workers=ns.workers, stub=stub, stub_pid=stub_process.pid
-                    )
+                    measured = measure(
+                        url, count, concurrency, ns.delay, workers=ns.workers, stub=stub, stub_pid=stub_process.pid,
+                        rounds=rounds,
+                    )  # fmt: skip
                     label = backend if backend == "sqlite" else f"pg x{ns.workers}" if ns.workers else "pg embedded"
-                    report(label, count, concurrency, ns.delay, run)
+                    report(label, count, concurrency, ns.delay, measured)
             for _, url, is_pg in targets:
                 if is_pg:
                     drop_pg_database(url.rsplit("/", 1)[1])
