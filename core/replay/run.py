@@ -172,7 +172,7 @@ def start(store: Store, prepared: Prepared, *, idempotency_key: str | None = Non
         )
     )
     if created and prepared.refusal is not None:
-        run = store.finish_run(run.run_id, status="refused", error=prepared.refusal)
+        run = store.finish_run(run.run_id, status="refused", error=prepared.refusal, request_body=prepared.body)
     return run, created
 
 
@@ -199,6 +199,7 @@ def execute(
         error=outcome.error,
         usage=outcome.usage,
         reply=outcome.reply,
+        request_body=prepared.body,
     )
 
 

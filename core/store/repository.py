@@ -382,8 +382,12 @@ class Store:
         usage: TokenUsage | None = None,
         finished_at: int | None = None,
         reply: dict[str, Any] | None = None,
+        request_body: dict[str, Any] | None = None,
     ) -> RunView:
-        """Record how a run ended (any RunStatus but ``running``), with the parsed reply when there is one."""
+        """Record how a run ended (any RunStatus but ``running``), with the parsed reply when there is one.
+
+        ``request_body``: the body the run started with, when the caller holds it (it is not read back then).
+        """
         with one_statement_write(self.engine) as conn:
             return runs.finish_run(
                 conn,
@@ -394,6 +398,7 @@ class Store:
                 usage=usage,
                 finished_at=finished_at,
                 reply=reply,
+                request_body=request_body,
             )
 
     def get_run(self, run_id: str) -> RunView:

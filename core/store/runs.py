@@ -136,13 +136,19 @@ def finish_run(
     usage: TokenUsage | None = None,
     finished_at: int | None = None,
     reply: dict[str, Any] | None = None,
+    request_body: dict[str, Any] | None = None,
 ) -> RunView:
-    """Record how a run ended: its status, the response or the error, token usage, the parsed reply; latency follows."""
+    """Record how a run ended: its status, the response or the error, token usage, the parsed reply; latency follows.
+
+    ``request_body``: the body the run was started with, when the caller holds it; it is then not read back
+    (a long trace's body is megabytes).
+    """
     if status not in RUN_STATUSES or status == "running":
         raise InvalidQueryError(f"a run ends as one of: {', '.join(s for s in RUN_STATUSES if s != 'running')}")
     usage = usage or TokenUsage()
+    statements = _statements(conn.dialect.name)
     row = conn.execute(
-        _statements(conn.dialect.name).finish,
+        statements.finish if request_body is None else statements.finish_without_body,
         {
             "ended_run_id": run_id,
             "status": status,
@@ -158,7 +164,7 @@ def finish_run(
     ).first()
     if row is None:
         raise UnknownNameError(f"no run {run_id!r}")
-    return _view(row)
+    return _view(row) if request_body is None else _view(row, request_body=request_body)
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +178,8 @@ class _Statements:
     """The conversation's run count and last activity, for a run just started (SQLite: a statement of its own)."""
     finish: Any
     """A run's end, returning its whole row and its conversation's id."""
+    finish_without_body: Any
+    """As ``finish``, without the request body (the caller holds it)."""
 
 
 @functools.cache
@@ -190,12 +198,13 @@ def _statements(dialect: str) -> _Statements:
         .returning(*(c for c in RUNS.c if c.name != "request_body"))
     )
     ended = {name: bindparam(name, type_=_R[name].type) for name in _ENDED_COLUMNS}
-    finish = (
+    end = (
         update(RUNS)
         .where(_R.run_id == bindparam("ended_run_id"))
         .values(**ended, latency_ms=_greatest(dialect, ended["finished_at"] - _R.started_at, 0))
-        .returning(*RUNS.c, _conversation_id_of_run())
     )
+    finish = end.returning(*RUNS.c, _conversation_id_of_run())
+    finish_without_body = end.returning(*(c for c in RUNS.c if c.name != "request_body"), _conversation_id_of_run())
     started: Any = bindparam("started_at")
     count_run = update(CONVERSATIONS).values(
         runs=_C.runs + literal_column("1"),
@@ -206,8 +215,8 @@ def _statements(dialect: str) -> _Statements:
     if dialect == "postgresql":
         inserted = insert.cte("inserted")
         counted = count_run.where(_C.id == inserted.c.conversation_pk).cte("counted")
-        return _Statements(select(inserted).add_cte(counted), None, finish)
-    return _Statements(insert, count_run.where(_C.id == bindparam("conversation_pk")), finish)
+        return _Statements(select(inserted).add_cte(counted), None, finish, finish_without_body)
+    return _Statements(insert, count_run.where(_C.id == bindparam("conversation_pk")), finish, finish_without_body)
 
 
 _STARTED_COLUMNS = (

@@ -43,6 +43,15 @@ def test_run_lifecycle(with_conversation: Store) -> None:
     assert (c.runs, c.last_activity) == (1, 5_000)
 
 
+def test_a_run_finished_with_the_body_its_caller_holds_is_the_run_as_stored(with_conversation: Store) -> None:
+    store = with_conversation
+    body = {"messages": [{"role": "user", "content": "hi"}], "model": "m"}
+    run = store.start_run(NewRun("c", provider="openai", model="m", request_body=body, started_at=1))
+    done = store.finish_run(run.run_id, status="ok", response_body={"id": "r"}, finished_at=9, request_body=body)
+    assert done == store.get_run(run.run_id)
+    assert (done.request_body, done.latency_ms, done.conversation_id) == (body, 8, "c")
+
+
 def test_failed_and_timed_out_runs_are_kept(with_conversation: Store) -> None:
     store = with_conversation
     a = store.start_run(NewRun("c", provider="openai", model="m", request_body={}, started_at=1))
