@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from core import MESSAGE_ADAPTER, IntermediateTrace, ToolReturn
-from tests.providers.cases import ASSETS, call, reply, tool, user
+from tests.providers.builders import ASSETS, call, reply, tool, user
 from web.cli import main
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from core import AudioMessage, ToolReturn
 from tests.cli.test_payload_and_diff import write_jsonl
-from tests.providers.cases import call, reply, tool, user
+from tests.providers.builders import call, reply, tool, user
 from web.cli import main
 from web.cli.payload import EXIT_PREFLIGHT
 

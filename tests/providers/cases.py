@@ -2,16 +2,14 @@
 
 Each case is a stored conversation (typed messages with fixed ids and timestamps) plus request
 options. Golden payloads live in ``tests/golden/<dialect>/<case>.json``; change a case only together
-with a reviewed ``python -m tests.providers.regen_golden``.
+with a reviewed ``python -m tests.providers.regen_golden``. The cases of the request-time rules by
+model are in ``tests.providers.rule_cases``, registered when this module loads.
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
-from typing import Any
 
 from core import (
     AssistantTextMessage,
@@ -42,110 +40,19 @@ from core import (
     VideoMessage,
     VideoPart,
 )
-from core.providers import ChatLLM, RequestOptions, RequestResult, ToolSpec
+from tests.providers.builders import (
+    BASE_OPTIONS,
+    JPEG_B64,
+    PNG_B64,
+    WEATHER,
+    call,
+    reply,
+    tool,
+    user,
+)  # fmt: skip
+from tests.providers.case_registry import CASES, Case, build, case, golden_view
 
-ASSETS = Path(__file__).parent / "assets"
-PNG_B64 = base64.b64encode((ASSETS / "cat.png").read_bytes()).decode()
-JPEG_B64 = base64.b64encode((ASSETS / "photo.jpg").read_bytes()).decode()
-BASE_OPTIONS = RequestOptions(attachments_root=ASSETS)
-WEATHER = ToolSpec(
-    name="get_weather",
-    description="Current weather for a city",
-    parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-)
-
-Case = tuple[list[Message], RequestOptions]
-CASES: dict[str, Callable[[], Case]] = {}
-# The model a case asks of a dialect, where a rule depends on the model (the other dialects use their default).
-MODELS: dict[str, dict[str, str]] = {}
-
-
-def case(fn: Callable[[], list[Message] | Case]) -> Callable[[], Case]:
-    """Register a case under its function name."""
-
-    def build() -> Case:
-        out = fn()
-        return out if isinstance(out, tuple) else (out, BASE_OPTIONS)
-
-    CASES[fn.__name__] = build
-    return build
-
-
-def model_case(name: str, fn: Callable[[], list[Message] | Case], **models: str) -> None:
-    """Register ``fn``'s history again as case ``name``, built for the given model of each named dialect."""
-    CASES[name] = case(fn)
-    del CASES[fn.__name__]
-    MODELS[name] = {dialect.replace("_", "-"): model for dialect, model in models.items()}
-
-
-def build(name: str, dialect: str) -> RequestResult:
-    """The request for one case in one dialect."""
-    messages, options = CASES[name]()
-    model = MODELS.get(name, {}).get(dialect)
-    if model is not None:
-        options = replace(options, model=model)
-    return ChatLLM(dialect, options).construct_request_params(messages)
-
-
-def golden_view(result: RequestResult) -> dict[str, Any]:
-    """What a golden file holds: the body and the warnings."""
-    return {"body": result.body, "warnings": result.warnings_json()}
-
-
-def user(text: str, n: int, **kw: Any) -> TextMessage:
-    """User message ``u<n>`` stamped at ``1000 n``."""
-    return TextMessage(**{"content": text, "msg_id": f"u{n}", "create_ts": 1000 * n, "conversation_id": "c1", **kw})
-
-
-def reply(text: str, n: int, **kw: Any) -> AssistantTextMessage:
-    """Assistant message ``a<n>`` stamped at ``1000 n + 500``."""
-    fields = {"content": text, "msg_id": f"a{n}", "create_ts": 1000 * n + 500, "conversation_id": "c1", **kw}
-    return AssistantTextMessage(**fields)
-
-
-def tool(n: int, *results: ToolReturn | str) -> BaseMessage:
-    return BaseMessage(role="tool", tool_reses=list(results), msg_id=f"t{n}", create_ts=1000 * n + 600)
-
-
-def call(call_id: str, city: str = "Paris", name: str = "get_weather") -> ToolCall:
-    return ToolCall(id=call_id, name=name, arguments=f'{{"city":"{city}"}}')
-
-
-def with_image(call_id: str, result: str, name: str = "get_weather") -> ToolReturn:
-    """The result of call ``call_id``: ``result`` and the green pixel attached."""
-    image = ImagePart(data=PNG_B64, media_type="image/png")
-    return ToolReturn(call_id=call_id, name=name, result=result, attachments=[image])
-
-
-def run(dialect: str, msgs: list[Message], **options: Any) -> RequestResult:
-    """The request for a history built in a test, with the cases' options changed by ``options``."""
-    return ChatLLM(dialect, replace(BASE_OPTIONS, **options)).construct_request_params(msgs)
-
-
-def body(dialect: str, msgs: list[Message], **options: Any) -> dict[str, Any]:
-    """The body of :func:`run`."""
-    return run(dialect, msgs, **options).body
-
-
-def blocks_of(turn: dict[str, Any]) -> list[str]:
-    """The block types of an Anthropic turn."""
-    return [b["type"] for b in turn["content"]]
-
-
-def signed(text: str, signature: str) -> list[ThinkingBlock | RedactedThinkingBlock]:
-    """One signed thinking block, as a reasoning_content."""
-    return [ThinkingBlock(thinking=text, signature=signature)]
-
-
-def two_records() -> list[Message]:
-    """Two assistant records, one call each, written before both results (a streamed or parallel agent)."""
-    return [
-        user("Weather in Paris and Rome?", 1),
-        reply("", 1, reasoning_content=signed("Paris first", "sig1"), tool_calls=[call("call_x", "Paris")]),
-        reply("", 2, reasoning_content=signed("then Rome", "sig2"), tool_calls=[call("call_y", "Rome")]),
-        tool(2, ToolReturn(call_id="call_x", name="get_weather", result="18C")),
-        tool(3, ToolReturn(call_id="call_y", name="get_weather", result="25C")),
-    ]
+__all__ = ["CASES", "build", "golden_view"]
 
 
 @case
@@ -464,128 +371,4 @@ def gemini_signature() -> list[Message]:
     ]
 
 
-# -- request-time rules by model: one history per rule, built for two model families where the rule depends
-# -- on the model (the first family listed is each dialect's default or older one).
-
-
-def _media_result() -> list[Message]:
-    """A tool result with an image: Gemini 3 takes it in functionResponse.parts, 2.5 after the responses."""
-    chart = ToolReturn(
-        call_id="call_1",
-        name="plot",
-        result="Chart rendered.",
-        attachments=[ImagePart(data=PNG_B64, media_type="image/png", detail="a bar chart")],
-    )
-    return [
-        user("Plot the sales.", 1),
-        reply("", 1, tool_calls=[ToolCall(id="call_1", name="plot", arguments='{"series":"sales"}')]),
-        tool(1, chart),
-    ]
-
-
-model_case("bug1_media_result_older_models", _media_result, gemini="gemini-2.5-flash")
-model_case("bug1_media_result_newer_models", _media_result, gemini="gemini-3-pro-preview")
-
-
-@case
-def bug2_result_and_tool_names() -> Case:
-    """The result names another tool than its call (the call's name is sent) and the tool's name breaks the
-    naming rule of every provider but Gemini's ("sales.lookup" with a dot) or all ("sales lookup")."""
-    msgs: list[Message] = [
-        user("Sales?", 1),
-        reply("", 1, tool_calls=[call("call_1", name="sales.lookup"), call("call_2", name="sales lookup")]),
-        tool(1, ToolReturn(call_id="call_1", name="lookup_v2", result="12"), ToolReturn(call_id="call_2", result="7")),
-    ]
-    tools = (ToolSpec(name="sales.lookup"), ToolSpec(name="sales lookup"))
-    return msgs, replace(BASE_OPTIONS, tools=tools)
-
-
-def _unsigned_tool_turn() -> Case:
-    """Thinking on, but the last tool-use turn has no signed thinking (another provider's history)."""
-    msgs: list[Message] = [
-        user("Weather in Paris?", 1),
-        reply("Let me check.", 1, tool_calls=[call("call_1")]),
-        tool(1, ToolReturn(call_id="call_1", name="get_weather", result="18C")),
-    ]
-    return msgs, replace(BASE_OPTIONS, thinking=True)
-
-
-model_case("bug3_unsigned_tool_turn_older_models", _unsigned_tool_turn, anthropic="claude-sonnet-4-5")
-model_case("bug3_unsigned_tool_turn_newer_models", _unsigned_tool_turn, anthropic="claude-opus-4-7")
-
-
-@case
-def bug3_merged_records_thinking_leads() -> Case:
-    """Two records merge into one turn; the second's signed thinking goes before the first's text."""
-    msgs: list[Message] = [
-        user("Weather in Paris?", 1),
-        reply("Let me check.", 1),
-        reply("", 2, reasoning_content=[ThinkingBlock(thinking="Call it.", signature="sig1")], tool_calls=[call("c1")]),
-        tool(2, ToolReturn(call_id="c1", name="get_weather", result="18C")),
-    ]
-    return msgs, replace(BASE_OPTIONS, thinking=True)
-
-
-@case
-def bug4_final_thinking_without_thinking_parameter() -> list[Message]:
-    """No thinking parameter: the final assistant turn (a prefill) loses its thinking blocks."""
-    return [
-        user("Finish my sentence: the sky is", 1),
-        reply("blue", 1, reasoning_content=[ThinkingBlock(thinking="Easy.", signature="sig1")]),
-    ]
-
-
-@case
-def bug5_final_text_trailing_whitespace() -> list[Message]:
-    """A prefill ending in whitespace is trimmed for Anthropic."""
-    return [user("Write a haiku.", 1), reply("Here it is:\n  ", 1)]
-
-
-def _thinking_on() -> Case:
-    return [user("Think hard: 17 * 23?", 1)], replace(BASE_OPTIONS, thinking=True, max_tokens=4096)
-
-
-def _thinking_off() -> Case:
-    return [user("Quick: 2 + 2?", 1)], replace(BASE_OPTIONS, thinking=False, max_tokens=4096)
-
-
-OLDER = {
-    "anthropic": "claude-sonnet-4-5",
-    "gemini": "gemini-2.5-flash",
-    "openai": "gpt-4.1",
-    "openai_responses": "gpt-5",
-}
-NEWER = {
-    "anthropic": "claude-opus-4-7",
-    "gemini": "gemini-3-pro-preview",
-    "openai": "o3-mini",
-    "openai_responses": "gpt-5.1",
-}
-model_case("bug6_thinking_on_older_models", _thinking_on, **OLDER)
-model_case("bug6_thinking_on_newer_models", _thinking_on, **NEWER)
-model_case("bug6_thinking_off_older_models", _thinking_off, **OLDER)
-model_case("bug6_thinking_off_newer_models", _thinking_off, **NEWER)
-
-
-@case
-def bug7_two_records_before_results() -> Case:
-    """A streamed agent writes one assistant record per call, then both results: each real result reaches
-    its call; Anthropic keeps [thinking1, tool_use1, thinking2, tool_use2] in one turn."""
-    msgs: list[Message] = [
-        user("Weather in Paris and Rome?", 1),
-        reply(
-            "",
-            1,
-            reasoning_content=[ThinkingBlock(thinking="Paris first.", signature="sig1")],
-            tool_calls=[call("call_x", "Paris")],
-        ),
-        reply(
-            "And Rome.",
-            2,
-            reasoning_content=[ThinkingBlock(thinking="Then Rome.", signature="sig2")],
-            tool_calls=[call("call_y", "Rome")],
-        ),
-        tool(2, ToolReturn(call_id="call_x", name="get_weather", result="18C")),
-        tool(3, ToolReturn(call_id="call_y", name="get_weather", result="25C")),
-    ]
-    return msgs, replace(BASE_OPTIONS, thinking=True)
+from tests.providers import rule_cases  # noqa: E402,F401  (registers the rules' cases after the elements')

@@ -18,7 +18,7 @@ from core import (
 )
 from core.preflight import preflight
 from core.providers.dialects import anthropic
-from tests.providers.cases import blocks_of, body, call, reply, run, signed, tool, two_records, user
+from tests.providers.builders import blocks_of, body, call, reply, run, signed, tool, two_records, user
 
 
 def test_thinking_blocks_stay_on_the_tool_call_turn() -> None:

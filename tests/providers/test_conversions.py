@@ -19,7 +19,7 @@ from core import (
 )
 from core.providers.base import EMPTY_TURN_PLACEHOLDER, FIRST_USER_PLACEHOLDER, UNANSWERED_CALL_TEXT
 from core.reader import read_bytes
-from tests.providers.cases import PNG_B64, blocks_of, body, call, reply, run, tool, user, with_image
+from tests.providers.builders import PNG_B64, blocks_of, body, call, reply, run, tool, user, with_image
 
 
 def parallel_history() -> list[Message]:

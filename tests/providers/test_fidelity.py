@@ -6,7 +6,7 @@ import pytest
 
 from core import Message, ToolReturn
 from core.providers import ToolSpec, dialect_names
-from tests.providers.cases import call, reply, run, tool, two_records, user
+from tests.providers.builders import call, reply, run, tool, two_records, user
 
 # -- bug 2: functionResponse.name is the call's, tool names follow the provider's rule ---------------------------
 

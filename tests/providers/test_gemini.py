@@ -15,7 +15,7 @@ from core import (
     ToolReturn,
 )
 from core.providers.dialects.gemini import DUMMY_THOUGHT_SIGNATURE
-from tests.providers.cases import body, call, reply, run, tool, two_records, user, with_image
+from tests.providers.builders import body, call, reply, run, tool, two_records, user, with_image
 
 
 def test_thought_signature_survives_storage_and_foreign_calls_get_the_dummy() -> None:

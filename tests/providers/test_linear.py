@@ -18,7 +18,7 @@ import pytest
 
 from core import Message, ToolReturn
 from core.providers import ChatLLM, dialect_names
-from tests.providers.cases import call, reply, tool, user
+from tests.providers.builders import call, reply, tool, user
 
 
 def consecutive_users(n: int) -> list[Message]:

@@ -15,7 +15,7 @@ import pytest
 from core import AudioPart, FilePart, ImageMessage, ImagePart, Message, MultiPartMessage, VideoPart
 from core.providers import ChatLLM, RequestOptions, RequestResult, dialect_names
 from core.providers.media import MediaReader, normalise_media_type, sniff
-from tests.providers.cases import ASSETS
+from tests.providers.builders import ASSETS
 
 SECRET = b"TOP-SECRET-SENTINEL-0123456789"
 SECRET_B64 = base64.b64encode(SECRET).decode()

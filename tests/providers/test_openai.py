@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tests.providers.cases import run, user
+from tests.providers.builders import run, user
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from core import (
     ThinkingBlock,
     ToolReturn,
 )
-from tests.providers.cases import call, reply, run, tool, user
+from tests.providers.builders import call, reply, run, tool, user
 
 
 def test_no_reasoning_item_is_sent_without_the_item_it_belongs_to() -> None:

@@ -19,7 +19,8 @@ from core import (
     UnknownNameError,
 )
 from core.providers import PHASES, ChatLLM, Dialect, dialect_names, expand_trace_for_msg, get_dialect
-from tests.providers.cases import BASE_OPTIONS, CASES, build, call, reply, tool, user
+from tests.providers.builders import BASE_OPTIONS, call, reply, tool, user
+from tests.providers.cases import CASES, build
 
 
 def traced() -> list[Message]:

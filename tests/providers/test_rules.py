@@ -29,7 +29,7 @@ from core import (
 )
 from core.preflight.sdk_types import validate_body
 from core.providers import ChatLLM, RequestOptions, dialect_names
-from tests.providers.cases import BASE_OPTIONS, PNG_B64, call, reply, tool, user
+from tests.providers.builders import BASE_OPTIONS, PNG_B64, call, reply, tool, user
 
 # "c.1" and "c 1" differ only in characters Anthropic rejects in a tool id; "c_1" is what both would become.
 IDS = st.sampled_from(["c0", "c1", "c2", "c3", "", "c.1", "c 1", "c_1"])

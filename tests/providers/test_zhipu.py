@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from core import Message
-from tests.providers.cases import body, call, reply, tool, user, with_image
+from tests.providers.builders import body, call, reply, tool, user, with_image
 
 
 def test_tool_and_assistant_content_are_strings() -> None:
