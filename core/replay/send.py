@@ -161,8 +161,6 @@ SDK_PATHS: dict[WireDialect, str] = {
     "openai-responses": "/responses",
     "anthropic": "/v1/messages",
 }
-ANTHROPIC_DEFAULT_MAX_TOKENS = 1024
-"""The Messages API requires ``max_tokens``; a body built without one is sent with this."""
 
 
 def _dispatch(endpoint: Endpoint, model: str, body: dict[str, Any], timeout: float) -> tuple[int, str, dict[str, str]]:
@@ -178,9 +176,8 @@ def _dispatch(endpoint: Endpoint, model: str, body: dict[str, Any], timeout: flo
         with SDK_IMPORT_LOCK:
             import httpx2  # the transport the OpenAI and Anthropic SDKs send through
 
+        # Sent as built: the Anthropic dialect always sets the max_tokens the Messages API requires.
         sent = {**body, "model": model}
-        if endpoint.wire_dialect == "anthropic":
-            sent.setdefault("max_tokens", ANTHROPIC_DEFAULT_MAX_TOKENS)
         response = client.post(SDK_PATHS[endpoint.wire_dialect], cast_to=httpx2.Response, body=sent)
         return response.status_code, response.text, dict(response.headers)
 

@@ -7,8 +7,8 @@ attempt, and only the attempt that holds the item may record its outcome, so a j
 twice (a worker presumed dead that was not) records once. A suite run is ``finished`` when its
 last item has an outcome, set by whoever records that outcome.
 
-Every item of a suite run passes through the same few statements, so they are built once per
-dialect (``_statements``) and run with bound values: building one costs more than running it.
+Every item of a suite run passes through the same few statements, so they are built once
+(``_statements``) and run with bound values: building one costs more than running it.
 """
 
 from __future__ import annotations
