@@ -31,7 +31,7 @@ size should carry.
   warm-up conversation's runs.
 
 ``--windows`` measures the payload and diff pages shown by windows instead (``measure_windows``):
-- cold: the first response in an app created for it, the page's digest stored (``web.payloads.digest``):
+- cold: the first response in an app created for it, the page's digest stored (``web.bodies.digest``):
   what a reader gets after an import and its background job (``fill_digests``). The acceptance's case.
 - first-ever: the first response with no digest stored (the conversation typed, the requests built,
   the windows planned, the digest made and stored), in an app created for it: the honest cost of a
@@ -65,7 +65,7 @@ from core.store import digests as stored_digests  # noqa: E402
 from tests.store.store_pg import create_pg_database, drop_pg_database, pg_database_url  # noqa: E402
 from tests.web.web_corpus import BASE_URL, import_messages, temp_store  # noqa: E402
 from web.app import create_app  # noqa: E402
-from web.payloads.digest_task import fill_digests  # noqa: E402
+from web.bodies.digest_task import fill_digests  # noqa: E402
 from web.settings import Settings  # noqa: E402
 from web.source import ConversationCache, StoreSource  # noqa: E402
 

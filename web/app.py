@@ -25,6 +25,7 @@ from web import masking, urls
 from web.assets import Assets
 from web.attachments import routes as attachments_routes
 from web.backlog import Backlog
+from web.bodies.builder import PayloadBuilder
 from web.check import routes as check_routes
 from web.conversations import routes as conversations_routes
 from web.deps import REQUEST_WORK
@@ -33,7 +34,6 @@ from web.errors import EXCEPTION_HANDLERS, document_api_errors
 from web.heavy import HeavyWork, Limits
 from web.imports import routes as imports_routes
 from web.payloads import routes as payloads_routes
-from web.payloads.builder import PayloadBuilder
 from web.runs import routes as runs_routes
 from web.runs.service import RunService
 from web.security import SecurityGuard, add_security_headers

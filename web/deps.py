@@ -17,8 +17,8 @@ from litestar.di import NamedDependency, Provide
 from litestar.enums import RequestEncodingType
 from litestar.params import Body, SkipValidation
 
+from web.bodies.builder import PayloadBuilder
 from web.heavy import HeavyWork
-from web.payloads.builder import PayloadBuilder
 from web.runs.service import RunService
 from web.settings import Settings
 from web.source import StoreSource

@@ -137,7 +137,7 @@ def payload_window(
     repair: bool = False,
     model: str | None = None,
 ) -> str:
-    """Window ``n`` of a payload's highlighted body: an HTML fragment (``web.payloads.windows``)."""
+    """Window ``n`` of a payload's highlighted body: an HTML fragment (``web.bodies.windows``)."""
     return _payload_part("window", conversation_id, provider, upto, repair, model, n=str(n))
 
 

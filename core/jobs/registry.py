@@ -24,7 +24,7 @@ from core.jobs.queue import JSON, JobId
 from core.replay.send import Sender
 from core.store import Store
 
-TASK_MODULES: list[str] = ["core.jobs.replay_tasks", "core.suites.tasks", "web.payloads.digest_task"]
+TASK_MODULES: list[str] = ["core.jobs.replay_tasks", "core.suites.tasks", "web.bodies.digest_task"]
 """Modules whose import registers tasks; a feature with tasks of its own adds its module here."""
 
 

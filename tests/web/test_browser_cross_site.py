@@ -17,7 +17,7 @@ import pytest
 import uvicorn
 
 from tests.web.web_corpus import make_app
-from web.payloads.builder import PayloadBuilder
+from web.bodies.builder import PayloadBuilder
 
 pytestmark = pytest.mark.browser
 

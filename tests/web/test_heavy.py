@@ -19,8 +19,8 @@ from litestar import Litestar
 from litestar.testing import TestClient
 
 from tests.web.web_corpus import BASE_URL, drive, make_app
+from web.bodies.builder import PayloadBuilder
 from web.heavy import WorkStopped
-from web.payloads.builder import PayloadBuilder
 
 SPIN_SECONDS = 15.0  # long enough that a build nobody stops fails every test below
 
@@ -101,7 +101,7 @@ def test_cpu_dos_api_build_past_budget_answers_json_with_command(
 
 
 def test_cpu_dos_command_quotes_ids_from_the_trace() -> None:
-    from web.payloads.service import payload_command
+    from web.bodies.requests import payload_command
 
     command = payload_command("x; rm -rf ~ $(id)", "openai", "m'1")
     assert "'x; rm -rf ~ $(id)'" in command

@@ -11,7 +11,7 @@ from tests.replay.web_server import serving
 from tests.web.test_browser import Visit, Watch, _shot, browser, page, visit  # noqa: F401 - fixtures
 from tests.web.web_corpus import every_kind, temp_store
 from web.app import create_app
-from web.payloads.jsonview import Mark, lines, pretty, render
+from web.bodies.jsonview import Mark, lines, pretty, render
 from web.settings import Settings
 
 pytestmark = pytest.mark.browser

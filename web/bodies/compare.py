@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from core.providers import Degradation, RequestResult
 from core.providers.diffing import Change
 from core.providers.request_diff import ClassifiedChange, Group, RequestDiff, diff_requests
-from web.payloads.jsonview import Mark
-from web.payloads.windows import Layout, window_id
+from web.bodies.jsonview import Mark
+from web.bodies.windows import Layout, window_id
 
 
 @dataclass(frozen=True, slots=True)

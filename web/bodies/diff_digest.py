@@ -1,6 +1,6 @@
 """The diff page's digest: both builds' facts, the changes counted by cause, every window and listing, stored.
 
-Like the payload page's (``web.payloads.digest``, whose key rules it shares), made by the first request
+Like the payload page's (``web.bodies.digest``, whose key rules it shares), made by the first request
 that misses it or by the job an import queues. Stored parts: ``L``/n and ``R``/n, window n of each pane
 with its changes marked; ``c:<cause>``/k, the k-th listing of a cause (``LISTED`` changes, each with
 the windows that hold it); ``first``/0, every cause's first listing, which the first response shows.
@@ -16,12 +16,12 @@ from typing import Any
 from core.providers import Degradation
 from core.store import Store
 from web import masking
-from web.diff.view import LISTED, ChangeView, Comparison, GroupFacts, Listing, window_ids
-from web.payloads.builder import Built, PayloadBuilder
-from web.payloads.digest import DigestKey, StoredParts, WindowPlan
-from web.payloads.facts import BuildFacts, encode_rendered
-from web.payloads.jsonview import Rendered
-from web.payloads.windows import PANE_WINDOW_BYTES, Layout
+from web.bodies.builder import Built, PayloadBuilder
+from web.bodies.compare import LISTED, ChangeView, Comparison, GroupFacts, Listing, window_ids
+from web.bodies.digest import DigestKey, StoredParts, WindowPlan
+from web.bodies.facts import BuildFacts, encode_rendered
+from web.bodies.jsonview import Rendered
+from web.bodies.windows import PANE_WINDOW_BYTES, Layout
 
 SIDE_PARTS = {"left": "L", "right": "R"}
 
@@ -122,8 +122,8 @@ def diff_parts(
     lfacts, rfacts = BuildFacts.of(lbuilt), BuildFacts.of(rbuilt)
     if lbuilt.result is None or rbuilt.result is None:
         return DiffHead(lfacts, rfacts, 0, (), None, None), iter(())
-    from web.diff.service import comparison_of  # the service imports this module
-    from web.payloads.service import body_view  # the service imports the payload digest, which imports this
+    from web.bodies.diffs import comparison_of  # the service imports this module
+    from web.bodies.requests import body_view  # the service imports the payload digest, which imports this
 
     # Kept with the builds: the rest of the digest, made after the answer (``web.backlog``), reads it again.
     comparison = comparison_of(payloads, lbuilt, rbuilt)

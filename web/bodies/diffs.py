@@ -10,7 +10,10 @@ from litestar.params import FromQuery, QueryParameter, SkipValidation
 
 from core.store.digests import part_numbers
 from web import urls
-from web.diff.digest import (
+from web.bodies.asked import DiffLinks
+from web.bodies.builder import Built, PayloadBuilder, check_provider, usable_result
+from web.bodies.compare import LISTED, Comparison, Listing, compare
+from web.bodies.diff_digest import (
     SIDE_PARTS,
     DiffDigest,
     chunk_count,
@@ -20,14 +23,11 @@ from web.diff.digest import (
     make_diff_digest,
     read_diff_digest,
 )
-from web.diff.pages import DiffLinks
-from web.diff.view import LISTED, Comparison, Listing, compare
+from web.bodies.facts import encode_rendered
+from web.bodies.jsonview import Rendered
+from web.bodies.requests import MsgId, body_view, digest_key
+from web.bodies.windows import PANE_WINDOW_BYTES
 from web.heavy import export_then
-from web.payloads.builder import Built, PayloadBuilder, check_provider, usable_result
-from web.payloads.facts import encode_rendered
-from web.payloads.jsonview import Rendered
-from web.payloads.service import MsgId, body_view, digest_key
-from web.payloads.windows import PANE_WINDOW_BYTES
 from web.source import Loaded, StoreSource
 
 Provider = Annotated[str, QueryParameter(max_length=40)]

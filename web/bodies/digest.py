@@ -2,7 +2,7 @@
 
 A first response needs whole-body facts (the warnings, the preflight verdict, how many windows, which
 window holds each card), which cost a build of the whole request. The digest keeps them, made once:
-by the first request that misses it, or by the job an import queues (``web.payloads.digest_task``).
+by the first request that misses it, or by the job an import queues (``web.bodies.digest_task``).
 Its key hashes the conversation's content fingerprint (``core.store.digests``), what was asked
 (provider, model, cut, repair), the attachments root, the window budget, the digest format and
 Traceloupe's version, so a digest is never served for other content or by another Traceloupe.
@@ -23,11 +23,11 @@ from typing import Any
 
 from core.store import Store
 from core.store import digests as stored
-from web.payloads.builder import Built, Choices, PayloadBuilder
-from web.payloads.facts import BuildFacts, decode_rendered, encode_rendered, pack, unpack
-from web.payloads.jsonview import Rendered
-from web.payloads.pages import WarningView
-from web.payloads.windows import WINDOW_BYTES, Layout, window_span
+from web.bodies.asked import WarningView
+from web.bodies.builder import Built, Choices, PayloadBuilder
+from web.bodies.facts import BuildFacts, decode_rendered, encode_rendered, pack, unpack
+from web.bodies.jsonview import Rendered
+from web.bodies.windows import WINDOW_BYTES, Layout, window_span
 
 DIGEST_FORMAT = 1
 """Bumped when what a digest holds, or how a page is made from it, changes."""
@@ -131,11 +131,11 @@ def payload_parts(
     payloads: PayloadBuilder, built: Built, choices: Choices | None
 ) -> tuple[PayloadHead, Iterator[tuple[str, int, Any]]]:
     """A build's head, and its parts as JSON values: the card -> window map, the replies the request selector
-    lists (``choices``) and window 0 (the others are added as they are made: ``web.payloads.service``)."""
+    lists (``choices``) and window 0 (the others are added as they are made: ``web.bodies.requests``)."""
     facts = BuildFacts.of(built)
     if built.result is None:
         return PayloadHead(facts, (), 0, None), iter(())
-    from web.payloads.service import body_view  # the service imports this module
+    from web.bodies.requests import body_view  # the service imports this module
 
     view = body_view(payloads, built)
     warnings = built.result.warnings
@@ -154,7 +154,7 @@ def payload_parts(
 
 def window_part(payloads: PayloadBuilder, built: Built, n: int) -> Any:
     """Window ``n`` of a build's body as a digest stores it."""
-    from web.payloads.service import body_view
+    from web.bodies.requests import body_view
 
     view = body_view(payloads, built)
     return encode_rendered(view.layout.render(n, view.marks))

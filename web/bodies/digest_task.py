@@ -17,10 +17,10 @@ from pathlib import Path
 from core.jobs.queue import JSON, JobQueue
 from core.jobs.registry import JobContext, task
 from core.store import Store
-from web.diff.pages import DiffLinks
-from web.diff.service import DEFAULT_PAIR, diff_digest
-from web.payloads.builder import PayloadBuilder, providers
-from web.payloads.service import AskedRequest, payload_digest
+from web.bodies.asked import DiffLinks
+from web.bodies.builder import PayloadBuilder, providers
+from web.bodies.diffs import DEFAULT_PAIR, diff_digest
+from web.bodies.requests import AskedRequest, payload_digest
 from web.source import StoreSource
 
 log = logging.getLogger(__name__)

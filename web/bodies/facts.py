@@ -1,6 +1,6 @@
 """What a page shows of a build, as plain values: a built request's facts, rendered windows, and their JSON forms.
 
-The payload and diff pages render only from these (``web.payloads.digest``), whether they were just
+The payload and diff pages render only from these (``web.bodies.digest``), whether they were just
 made from a build or read back from the store, so a page from a stored digest is the page a fresh
 build gives, byte for byte. Every text that can quote the trace is masked before it gets here.
 """
@@ -15,8 +15,8 @@ from typing import Any
 from core.preflight import CapabilityReport, Finding
 from core.preflight.check import Preflight
 from core.preflight.report import Uncarried
-from web.payloads.builder import Built, Damaged, FindingView
-from web.payloads.jsonview import Mark, Rendered, Token
+from web.bodies.builder import Built, Damaged, FindingView
+from web.bodies.jsonview import Mark, Rendered, Token
 from web.timeline.order import msg_anchor
 
 

@@ -9,7 +9,7 @@ button copies that JSON.
 Nodes at chosen JSON pointers are wrapped in ``open``/``close`` tokens that carry what
 the page needs to link them: the anchor of the card that became that node (from the
 provenance map) and a diff mark. An object member is wrapped with its key, an array
-item on its own. A range of lines (a window, ``web.payloads.windows``) can be rendered
+item on its own. A range of lines (a window, ``web.bodies.windows``) can be rendered
 alone: subtrees wholly before it are skipped by their line counts, so a window late in
 a large body costs about what the first one does.
 """

@@ -13,8 +13,8 @@ from litestar.params import FromQuery, QueryParameter, SkipValidation
 from core.providers import get_dialect
 from core.store.digests import part_numbers
 from web import masking, urls
-from web.heavy import export_then
-from web.payloads.builder import (
+from web.bodies.asked import RequestChoice
+from web.bodies.builder import (
     MODEL_CHOICES,
     Built,
     Choices,
@@ -24,7 +24,7 @@ from web.payloads.builder import (
     providers,
     usable_result,
 )
-from web.payloads.digest import (
+from web.bodies.digest import (
     DigestKey,
     PayloadDigest,
     key_for,
@@ -33,9 +33,9 @@ from web.payloads.digest import (
     read_payload_digest,
     window_part,
 )
-from web.payloads.jsonview import Mark, Rendered
-from web.payloads.pages import RequestChoice
-from web.payloads.windows import WINDOW_BYTES, Layout, plan
+from web.bodies.jsonview import Mark, Rendered
+from web.bodies.windows import WINDOW_BYTES, Layout, plan
+from web.heavy import export_then
 from web.source import Loaded, StoreSource, version_of
 
 MsgId = Annotated[str | None, QueryParameter(max_length=300)]

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from web.payloads.jsonview import Mark, Rendered, render
+from web.bodies.jsonview import Mark, Rendered, render
 
 WINDOW_BYTES = 360_000
 """Estimated HTML of one window: the payload page's first response carries one beside the cards (1 MB in all)."""

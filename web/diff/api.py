@@ -10,11 +10,11 @@ from litestar.params import FromQuery, QueryParameter
 
 from core.providers.request_diff import diff_requests
 from web import masking, urls
+from web.bodies.builder import usable_result
+from web.bodies.diffs import build_both, diff_command
+from web.bodies.requests import MsgId
 from web.deps import WorkDep
-from web.diff.service import build_both, diff_command
 from web.errors import error_responses
-from web.payloads.builder import usable_result
-from web.payloads.service import MsgId
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,12 +17,13 @@ from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Template
 
 from web import masking
+from web.bodies.asked import DiffLinks
+from web.bodies.builder import PayloadBuilder
+from web.bodies.diffs import AskedDiffDep, asked_command, asked_diff, diff_digest, diff_listing, diff_window, side_of
+from web.bodies.requests import request_choice
+from web.bodies.windows import windowed_from
 from web.deps import WorkDep
-from web.diff.pages import ChangesPage, DiffLinks, DiffPage
-from web.diff.service import AskedDiffDep, asked_command, asked_diff, diff_digest, diff_listing, diff_window, side_of
-from web.payloads.builder import PayloadBuilder
-from web.payloads.service import request_choice
-from web.payloads.windows import windowed_from
+from web.diff.pages import ChangesPage, DiffPage
 from web.source import StoreSource
 
 Provider = Annotated[str, QueryParameter(max_length=40)]

@@ -4,43 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from web import urls
-from web.diff.view import LISTED, Listing
-from web.payloads.facts import BuildFacts
-from web.payloads.pages import RequestChoice
-from web.payloads.windows import WindowedBody
-
-
-@dataclass(frozen=True, slots=True)
-class DiffLinks:
-    """The diff asked for (two providers, the cut, the repair): the URLs of its windows and of its listings."""
-
-    conversation_id: str
-    left: str
-    right: str
-    upto: str | None
-    repair: bool
-
-    @property
-    def what(self) -> str:
-        """The diff as a message names it."""
-        return f"the {self.left} / {self.right} diff"
-
-    def window_url(self, side: str, n: int) -> str:
-        """Window ``n`` of one side's body."""
-        return urls.diff_window(
-            self.conversation_id, self.left, self.right, side, n, upto=self.upto, repair=self.repair
-        )
-
-    @property
-    def diff_url(self) -> str:
-        return urls.diff(self.conversation_id, self.left, self.right, upto=self.upto, repair=self.repair)
-
-    def more_url(self, cause: str, offset: int) -> str:
-        """The next changes of ``cause`` from ``offset``."""
-        return urls.diff_changes(
-            self.conversation_id, self.left, self.right, cause, offset, upto=self.upto, repair=self.repair
-        )
+from web.bodies.asked import DiffLinks, RequestChoice
+from web.bodies.compare import LISTED, Listing
+from web.bodies.facts import BuildFacts
+from web.bodies.windows import WindowedBody
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,11 +18,11 @@ from litestar.exceptions import ClientException
 from litestar.params import Body
 from litestar.response import Template
 
+from web.bodies.digest_task import queue_digests
 from web.deps import HeavyDep, RunsDep, SettingsDep, SourceDep
 from web.heavy import WorkStopped, release_memory, shell_command
 from web.imports.pages import ImportPage, ImportResult
 from web.imports.service import import_stream, limits_for, upload_name
-from web.payloads.digest_task import queue_digests
 from web.settings import IMPORT_PATH
 
 MAX_FILES = 20

@@ -13,10 +13,10 @@ from litestar.di import Provide
 from litestar.params import FromQuery
 
 from web import masking
+from web.bodies.builder import usable_result
+from web.bodies.requests import AskedDep, asked_request
 from web.deps import WorkDep
 from web.errors import error_responses
-from web.payloads.builder import usable_result
-from web.payloads.service import AskedDep, asked_request
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,11 +12,8 @@ from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Stream, Template
 
 from web import masking
-from web.conversations.pages import conversation_page
-from web.deps import RunsDep, SettingsDep, WorkDep
-from web.payloads.builder import PayloadBuilder
-from web.payloads.pages import PayloadPage, PhasesPanel, PhaseView
-from web.payloads.service import (
+from web.bodies.builder import PayloadBuilder
+from web.bodies.requests import (
     AskedDep,
     AskedRequest,
     BodyView,
@@ -27,7 +24,10 @@ from web.payloads.service import (
     digest_window,
     payload_digest,
 )
-from web.payloads.windows import windowed_from
+from web.bodies.windows import windowed_from
+from web.conversations.pages import conversation_page
+from web.deps import RunsDep, SettingsDep, WorkDep
+from web.payloads.pages import PayloadPage, PhasesPanel, PhaseView
 from web.runs.views import RerunForms
 from web.source import StoreSource
 

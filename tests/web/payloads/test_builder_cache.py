@@ -18,8 +18,8 @@ from litestar.testing import TestClient
 from core import Message
 from tests.web.web_corpus import BASE_URL, long_trace, temp_store
 from web.app import create_app
-from web.diff import service as diff_service
-from web.payloads.builder import PayloadBuilder
+from web.bodies import diffs as diff_service
+from web.bodies.builder import PayloadBuilder
 from web.settings import Settings
 from web.source import StoreSource
 

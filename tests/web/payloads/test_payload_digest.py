@@ -16,10 +16,10 @@ from core.store import Store
 from core.store import digests as stored
 from tests.web.web_corpus import BASE_URL, import_messages, long_trace, temp_store
 from web import app as web_app
-from web.payloads import digest as payload_digest
-from web.payloads import digest_task
-from web.payloads.builder import PayloadBuilder, providers
-from web.payloads.facts import unpack
+from web.bodies import digest as payload_digest
+from web.bodies import digest_task
+from web.bodies.builder import PayloadBuilder, providers
+from web.bodies.facts import unpack
 from web.settings import Settings
 from web.source import StoreSource
 

@@ -17,8 +17,8 @@ from core import MESSAGE_ADAPTER
 from tests.web.web_corpus import BASE_URL, long_trace, temp_store
 from tests.web.web_html import live_content, parse
 from web.app import create_app
-from web.payloads.jsonview import Mark, pretty
-from web.payloads.windows import plan
+from web.bodies.jsonview import Mark, pretty
+from web.bodies.windows import plan
 from web.settings import Settings
 
 BIG = "/conversations/c-big/payload/openai"
