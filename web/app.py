@@ -40,6 +40,7 @@ from web.security import SecurityGuard, add_security_headers
 from web.settings import HTMX_VERSION, Settings
 from web.source import StoreSource
 from web.suites import routes as suites_routes
+from web.tasks import use_web_tasks
 from web.timeline import routes as timeline_routes
 from web.timeline.build import format_ts
 from web.timeline.fields import collapses
@@ -99,6 +100,7 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
 
     Replays go through the store's job queue (``runs``, made from the store when not given), started with the app.
     """
+    use_web_tasks()
     source = store if isinstance(store, StoreSource) else StoreSource(store)
     backlog = Backlog()
     payloads = PayloadBuilder(settings.attachments_root, backlog=backlog)

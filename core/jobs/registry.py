@@ -7,7 +7,8 @@ mid-job means the job runs again. ``on_give_up(ctx, args, why)`` records the out
 that will not run again (its attempts are spent), so nothing it owns stays ``running``.
 
 Workers import :data:`TASK_MODULES` before they take jobs, so a task registered in one of them
-runs in a ``traceloupe worker`` process as well as in ``serve``.
+runs in a ``traceloupe worker`` process as well as in ``serve``. A layer above the library (the
+dashboard) hands its own task modules in with :func:`use_task_modules`; the library names none of them.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import gc
 import importlib
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from core.errors import UnknownNameError
@@ -24,8 +25,8 @@ from core.jobs.queue import JSON, JobId
 from core.replay.send import Sender
 from core.store import Store
 
-TASK_MODULES: list[str] = ["core.jobs.replay_tasks", "core.suites.tasks", "web.bodies.digest_task"]
-"""Modules whose import registers tasks; a feature with tasks of its own adds its module here."""
+TASK_MODULES: list[str] = ["core.jobs.replay_tasks", "core.suites.tasks"]
+"""Modules whose import registers tasks; a library feature with tasks of its own adds its module here."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +101,11 @@ def task(name: str, *, on_give_up: GiveUpFn | None = None) -> Callable[[TaskFn],
         return fn
 
     return decorate
+
+
+def use_task_modules(modules: Iterable[str]) -> None:
+    """Add modules whose tasks the workers of this process run (the app and ``traceloupe worker`` hand theirs)."""
+    TASK_MODULES.extend(m for m in modules if m not in TASK_MODULES)
 
 
 def load_tasks() -> None:

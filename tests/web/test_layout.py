@@ -1,4 +1,4 @@
-"""The shape of ``web/``: feature slices that do not reach into each other's handlers, an app that never loads the CLI.
+"""The shape of ``web/``: slices side by side on shared packages, an app that never loads the CLI, no SQL.
 
 The README's "Layout" table describes these rules; these tests keep it true.
 """
@@ -6,16 +6,23 @@ The README's "Layout" table describes these rules; these tests keep it true.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import core
 import web
 
 WEB = Path(web.__file__).parent
+CORE = Path(core.__file__).parent
 SLICES = ("conversations", "timeline", "payloads", "diff", "runs", "imports", "attachments", "check", "suites")
 HANDLER_MODULES = ("controllers", "api", "routes")
 """A slice's route handlers: another slice may use its services and page contexts, never these."""
+SHARED = ("deps.py", "errors.py", "source.py", "urls.py", "heavy.py", "backlog.py", "masking.py", "tasks.py", "bodies")
+"""Modules and packages every slice may stand on; they import no slice."""
+STORE_INSIDES = ("sqlalchemy", "core.store.tables", "core.store.engine", "core.store.query", "core.store.pg_search")
+"""SQL and the store's tables: only ``core.store`` speaks them; ``web/`` asks the Store."""
 
 
 def _imported_modules(path: Path) -> set[str]:
@@ -73,4 +80,71 @@ def test_nothing_outside_the_cli_imports_the_cli_or_the_devtools() -> None:
             for m in _imported_modules(path)
             if m.startswith(("web.cli", "web.devtools"))
         ]
+    assert offenders == []
+
+
+def _slice_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) >= 2 and parts[0] == "web" and parts[1] in SLICES else None
+
+
+def _slice_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {name: set() for name in SLICES}
+    for name in SLICES:
+        for path in (WEB / name).rglob("*.py"):
+            for module in _imported_modules(path):
+                other = _slice_of(module)
+                if other is not None and other != name:
+                    graph[name].add(other)
+    return graph
+
+
+def _reaches(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = list(graph[start])
+    while todo:
+        here = todo.pop()
+        if here not in seen:
+            seen.add(here)
+            todo.extend(graph[here])
+    return seen
+
+
+def test_no_import_cycle_between_slices() -> None:
+    graph = _slice_graph()
+    cycles = sorted(f"{a} <-> {b}" for a in SLICES for b in graph[a] if a < b and a in _reaches(graph, b))
+    assert cycles == []
+
+
+def test_shared_modules_import_no_slice() -> None:
+    offenders = []
+    for shared in SHARED:
+        paths = [WEB / shared] if shared.endswith(".py") else sorted((WEB / shared).rglob("*.py"))
+        for path in paths:
+            offenders += [
+                f"{path.relative_to(WEB)} imports {m}" for m in _imported_modules(path) if _slice_of(m) is not None
+            ]
+    assert offenders == []
+
+
+def test_web_imports_no_sqlalchemy_and_no_store_tables() -> None:
+    offenders = [
+        f"{path.relative_to(WEB)} imports {m}"
+        for path in WEB.rglob("*.py")
+        for m in _imported_modules(path)
+        if any(m == inside or m.startswith(f"{inside}.") for inside in STORE_INSIDES)
+    ]
+    assert offenders == []
+
+
+WEB_MODULE = re.compile(r"web(\.\w+)*")
+
+
+def test_core_names_no_web_module_even_by_string() -> None:
+    offenders = [
+        f"{path.relative_to(CORE)}:{node.lineno} {node.value!r}"
+        for path in CORE.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and WEB_MODULE.fullmatch(node.value)
+    ]
     assert offenders == []

@@ -59,6 +59,7 @@ def run(ns: argparse.Namespace) -> int:
     from core.jobs import JobSettings, env_limits, parse_limits
     from core.jobs.pg import ProcrastinateQueue
     from web.cli.terminal import echo
+    from web.tasks import use_web_tasks
 
     def body(store: Store) -> int:
         if store.backend != "postgresql":
@@ -73,6 +74,7 @@ def run(ns: argparse.Namespace) -> int:
         )  # fmt: skip
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
         logging.getLogger("procrastinate").setLevel(logging.INFO)
+        use_web_tasks()
         queue = ProcrastinateQueue(store, settings)
         where = store.engine.url.render_as_string(hide_password=True)
         shown = ", ".join(f"{p}={n}" for p, n in sorted(limits.items())) or "none"
