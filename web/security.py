@@ -1,7 +1,7 @@
 """The dashboard's request guard and response headers.
 
 Every byte of a trace is hostile and the dashboard runs on a laptop next to a
-browser that visits arbitrary sites (``../shared/security.md``). The guard wraps
+browser that visits arbitrary sites. The guard wraps
 the whole ASGI pipeline, outside routing, so it also covers 404s and static files:
 
 1. ``Host`` must name this instance (loopback or a configured name), parsed

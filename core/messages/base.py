@@ -80,7 +80,7 @@ class BaseMessage(BaseModel):
     role: Role
     content: BaseContent = ""
     tool_calls: list[ToolCall] | None = None
-    # Serialised by each item's own type: pydantic's union serialiser costs about 2x per item here.
+    # Serialised by each item's own type: pydantic's union serialiser is slower per item (bench/PERFORMANCE.md).
     tool_reses: SerializeAsAny[list[str | ToolReturn]] | None = None
     function_call: FunctionCall | None = None
     function_res: FunctionResult | None = None
@@ -105,11 +105,8 @@ class BaseMessage(BaseModel):
         User and assistant subclasses override this; reaching it with those roles means
         the record lost its subclass, so it raises rather than guess.
         """
-        # Fields are read from the instance dicts (``__dict__``), not as attributes: BaseModel defines
-        # ``__getattr__`` (for private attributes), so CPython cannot specialise an attribute read on a model and
-        # each one goes through the generic slot hook, about 40 ns against 10. Validated and model_construct
-        # instances alike hold every field there (extras are not in it). This runs once per record of every
-        # request build.
+        # Read from ``__dict__`` (every field is there, validated or not): BaseModel's ``__getattr__`` keeps CPython
+        # from specialising attribute reads, and this runs per record of every build (bench/PERFORMANCE.md).
         fields = self.__dict__
         role: Role = fields["role"]
         if role == "tool":  # the most frequent record of a trace: tested first

@@ -3,8 +3,8 @@
 ``get_discriminator_value`` (role:msg_type, DEFAULT_TAG when msg_type is absent)
 is the rule. Handed to pydantic as a plain callable, it makes pydantic-core turn
 every JSON object it dispatches into a Python dict first, the whole subtree
-included: on a 10,000-record trace that is the entire document converted twice
-over, about 4x the cost of the load itself. ``CompiledDiscriminator`` keeps the
+included: on a long trace that is the entire document converted twice over,
+costlier than the load itself (``bench/PERFORMANCE.md``). ``CompiledDiscriminator`` keeps the
 same rule and the same public function, but builds the union from two lookups
 pydantic-core does natively: first ``role``, then, for roles with subclasses,
 ``msg_type`` with ``role`` as the fallback path (so a missing msg_type lands on
@@ -52,8 +52,7 @@ class CompiledDiscriminator(Discriminator):
                 choices[role] = core_schema.tagged_union_schema(inner, discriminator=paths)
             elif default is not None:
                 choices[role] = default
-        # Each value serialises by its own class (what dispatch would pick anyway): pydantic-core's
-        # tagged-union serialiser re-reads the tags per item and costs ~2 us a record more.
+        # Each value serialises by its own class (what dispatch would pick anyway): the union's would re-read the tags.
         return core_schema.tagged_union_schema(
             choices, discriminator="role", serialization=core_schema.simple_ser_schema("any")
         )

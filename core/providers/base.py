@@ -34,12 +34,12 @@ JSON = dict[str, Any]
 MiB = 1024 * 1024
 
 # Text sent in place of something a provider refuses to receive empty (Anthropic "text content blocks must
-# be non-empty", Gemini "contents.parts must not be empty"; providers.md section 9, bug 6).
+# be non-empty", Gemini "contents.parts must not be empty"; BerriAI/litellm#19061, langchain-ai/langchainjs#9922).
 EMPTY_TURN_PLACEHOLDER = "(empty)"
 # The user turn inserted when a history starts with the assistant (Anthropic/Bedrock "first message must
-# use the user role", anthropic-sdk-typescript#622; Gemini: model-first is unsafe; bug 14).
+# use the user role", anthropics/anthropic-sdk-typescript#622; Gemini: model-first is unsafe, lobehub/lobehub#1601).
 FIRST_USER_PLACEHOLDER = "(earlier conversation omitted)"
-# Result text synthesised for a tool call that was never answered (interrupted run; bug 7).
+# Result text synthesised for a tool call that was never answered (interrupted run; BerriAI/litellm#19061).
 UNANSWERED_CALL_TEXT = "the tool call was not answered (the run was interrupted)"
 # Reasoning switched on asks for the default effort (pydantic-ai OPENAI_REASONING_EFFORT_MAP: True -> medium).
 REASONING_EFFORT_ON = "medium"
@@ -153,7 +153,7 @@ class RequestContext:
     def file_text(self, part: LLMMediaPart, media: ResolvedMedia, msg_id: str | None) -> str | None:
         """A text file (``text/*``, inline, UTF-8) as text, for dialects without a document part; else None.
 
-        Extracting the text is the degradation providers.md suggests for Chat-style APIs; it keeps the content.
+        Extracting the text is the degradation docs/providers.md suggests for Chat-style APIs; it keeps the content.
         """
         if media.data is None or not (media.media_type or "").startswith("text/"):
             return None

@@ -23,7 +23,7 @@ from pathlib import Path
 from core.llm.messages import LLMMediaPart
 from core.messages.convert import guess_media_type
 
-# Media types some writers use that providers reject (image/jpg: anthropics/claude-code#8184; bug 13).
+# Media types some writers use that providers reject (image/jpg: anthropics/claude-code#8184).
 MEDIA_TYPE_ALIASES: dict[str, str] = {
     "image/jpg": "image/jpeg",
     "image/pjpeg": "image/jpeg",

@@ -3,16 +3,16 @@
 Every provider requires the same thing of tool calls, so it is settled once, here, not per dialect:
 
 * legacy ``function_call`` / ``function`` pairs become tool calls with a synthesised id
-  (providers.md section 1: "convert legacy -> modern by synthesising ids");
+  (docs/providers.md section 1: "convert legacy -> modern by synthesising ids");
 * each assistant turn with tool calls is followed directly by exactly one tool result per call,
-  in call order (bug 1), before anything else; console output, system text and result attachments
+  in call order (pydantic/pydantic-ai#741), before anything else; console output, system text and result attachments
   that arrived inside the tool block are kept and placed after the results;
 * a result with no call id is paired by position with the first unanswered call (with a warning);
-* an unanswered call gets a synthesised error result (bug 7: interrupted runs), with a warning;
+* an unanswered call gets a synthesised error result (interrupted runs: BerriAI/litellm#19061), with a warning;
 * a result whose call is not in the open block (an orphan) is dropped, with a warning naming it;
   its attachments stay, as a plain user turn;
 * a result takes the name of the call it answers (Gemini's ``functionResponse.name`` must be the call's name,
-  providers.md section 4); a result that named another tool is noted;
+  docs/providers.md section 4); a result that named another tool is noted;
 * assistant records that make calls one after another before any result comes (a streamed or parallel agent
   writes one record per call) share one tool block: every real result reaches its call, and the dialects
   see the records side by side, to send as one turn where their provider needs one;

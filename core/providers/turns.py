@@ -19,7 +19,7 @@ from core.providers.base import (
 )
 
 # System text after the first turn: the seed sends it as user text (a "system" role inside the turns only
-# exists on the newest models, providers.md section 3); this prefix keeps it recognisable.
+# exists on the newest models, docs/providers.md section 3); this prefix keeps it recognisable.
 MID_SYSTEM_PREFIX = "[system] "
 
 

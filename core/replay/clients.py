@@ -39,8 +39,8 @@ a test's stub gone): an unclosed client leaks its pooled sockets until the colle
 def tls_context() -> ssl.SSLContext:
     """The TLS context the SDKs' HTTP client (httpx2, which all three depend on) makes by default, made once.
 
-    Each client would read the system's CA files again (about 130 ms, half a 200 ms reply's time); the
-    context is safe to share between clients and threads.
+    Each client would read the system's CA files again, a large part of a short reply's time
+    (``bench/PERFORMANCE.md``); the context is safe to share between clients and threads.
     """
     with SDK_IMPORT_LOCK:
         import httpx2

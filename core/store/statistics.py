@@ -2,7 +2,7 @@
 
 The planner picks its plans from each table's statistics. A bulk import changes them at once, and
 autovacuum (when it runs at all) catches up only later: until then a list page can hash-join every
-outline in the store to read three (7 ms in place of 0.5 ms), and a search builds every match before
+outline in the store to read three (``bench/PERFORMANCE.md``), and a search builds every match before
 sorting. PostgreSQL's manual says to run ``ANALYZE`` after loading data; an import that grew the
 messages by a tenth or more does, on the tables it wrote.
 """

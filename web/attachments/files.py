@@ -1,7 +1,7 @@
 """Path attachments of a trace, served only from under the configured attachments root.
 
-A path in a trace is attacker-controlled (security.md §1b, "Local file read via
-paths in data"). The route accepts only a plain relative path: no empty, ``.`` or
+A path in a trace is attacker-controlled (mlflow/mlflow#7166: ``/get-artifact?path=../../etc/passwd``;
+jupyter/nbviewer#473: ``%2e%2e`` escaping a root). The route accepts only a plain relative path: no empty, ``.`` or
 ``..`` segment (``%2e%2e`` arrives decoded, so it is caught too), no absolute path,
 drive letter, ``~``, backslash or NUL. The file is then read by the adapters' own
 reader (``core.providers.media.MediaReader``): symlinks and ``..`` resolved, the

@@ -2,7 +2,7 @@
 
 Binds 127.0.0.1 by default. The dashboard has no login and shows every trace it
 holds, so a host that other machines can reach is refused unless the operator
-says ``--allow-remote`` (security.md §2, item 8). The database is chosen like every
+says ``--allow-remote`` (the README's Commands table). The database is chosen like every
 store command's: ``--db URL``, else ``$TRACELOUPE_DATABASE_URL``, else ``./traceloupe.db``.
 Forms are signed with the secret every process on that database shares (``web.processes``), so
 ``--workers N`` processes, or several ``serve`` commands, answer as one server.
