@@ -34,8 +34,8 @@ from web.errors import EXCEPTION_HANDLERS, document_api_errors
 from web.heavy import HeavyWork, Limits
 from web.imports import routes as imports_routes
 from web.payloads import routes as payloads_routes
+from web.replays.service import RunService
 from web.runs import routes as runs_routes
-from web.runs.service import RunService
 from web.security import SecurityGuard, add_security_headers
 from web.settings import HTMX_VERSION, Settings
 from web.source import StoreSource

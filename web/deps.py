@@ -12,24 +12,21 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from litestar import Request
-from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
 from litestar.enums import RequestEncodingType
 from litestar.params import Body, SkipValidation
 
 from web.bodies.builder import PayloadBuilder
 from web.heavy import HeavyWork
-from web.runs.service import RunService
+from web.replays.service import RunService
 from web.settings import Settings
 from web.source import StoreSource
-from web.suites.service import SuiteStarts
 
 SourceDep = NamedDependency[SkipValidation[StoreSource]]
 SettingsDep = NamedDependency[SkipValidation[Settings]]
 PayloadsDep = NamedDependency[SkipValidation[PayloadBuilder]]
 HeavyDep = NamedDependency[SkipValidation[HeavyWork]]
 RunsDep = NamedDependency[SkipValidation[RunService]]
-SuitesDep = NamedDependency[SkipValidation[SuiteStarts]]
 
 T = TypeVar("T")
 
@@ -76,24 +73,3 @@ class ReplayFields:
     @property
     def as_typed(self) -> bool:
         return self.model_as_typed == "1"
-
-
-_SUITES_STATE = "suite_starts"
-_suites_made = threading.Lock()
-
-
-def _suite_starts(state: State, run_service: RunsDep) -> SuiteStarts:
-    """The app's one SuiteStarts (its idempotency keys must outlive a request), made on first use.
-
-    Suite runs go to the queue Re-run uses, so they share its workers, its environment and its shutdown.
-    """
-    with _suites_made:
-        found = state.get(_SUITES_STATE)
-        if not isinstance(found, SuiteStarts):
-            found = SuiteStarts(run_service.store, run_service.queue, run_service.choices)
-            state[_SUITES_STATE] = found
-    return found
-
-
-SUITES_PROVIDER = Provide(_suite_starts, sync_to_thread=False)
-"""``suites``: registered by the suites slice's controllers (one instance per app, kept in the app's state)."""

@@ -16,12 +16,12 @@ from litestar.exceptions import HTTPException
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.response import Template
 from litestar.types import ExceptionHandlersMap
-from sqlalchemy.exc import InterfaceError, OperationalError
 
 from core import InputError, MisuseError, ProviderError, UnknownNameError
 from core.store import StoreError
+from core.store.errors import DATABASE_LOST
 from web.heavy import BudgetExceeded, ClientGone, HeavyBusy
-from web.runs.service import KeyConflict, ReplayBusy
+from web.replays.service import KeyConflict, ReplayBusy
 from web.security import log_safe
 
 log = logging.getLogger(__name__)
@@ -85,9 +85,6 @@ def document_api_errors(app: Litestar) -> None:
         for handler in getattr(route, "route_handlers", ()):
             handler.responses = {**error_responses(*codes), **(handler.responses or {})}
 
-
-DATABASE_LOST = (StoreError, OperationalError, InterfaceError)
-"""The database cannot answer (gone, locked, unreachable): 503, the page says so, the log has one line."""
 
 BUSY_RETRY_SECONDS = 2
 

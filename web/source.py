@@ -21,14 +21,10 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 
 from core import MESSAGE_ADAPTER, Message
-from core.errors import UnknownNameError
 from core.jsonio import loads
 from core.messages.door import gc_paused
 from core.reader import Record, RunLine
 from core.store import ConversationPage, ConversationQuery, ConversationSummary, ImportSummary, RunView, Store
-from core.store.engine import read_transaction
-from core.store.query import summary_select, to_summary
-from core.store.tables import CONVERSATIONS
 from web.lru import LruCache
 from web.timeline import Order, Timeline
 from web.timeline.outline import JsonOrder, OutlineError
@@ -133,12 +129,7 @@ class StoreSource:
 
     def summary(self, conversation_id: str) -> ConversationSummary:
         """One conversation's figures, without reading its messages; UnknownNameError when there is none."""
-        c = CONVERSATIONS.c
-        with read_transaction(self.store.engine) as conn:
-            row = conn.execute(summary_select().where(c.conversation_id == conversation_id)).first()
-        if row is None:
-            raise UnknownNameError(f"No conversation with id {conversation_id!r}.")
-        return to_summary(row)
+        return self.store.get_summary(conversation_id)
 
     def load(self, conversation_id: str) -> Loaded:
         """The conversation parsed and ordered, from the cache while no import has changed it."""

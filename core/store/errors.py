@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from sqlalchemy.exc import InterfaceError, OperationalError, SQLAlchemyError
+
 from core.errors import MisuseError, TraceloupeError
 
 
@@ -15,3 +17,9 @@ class SchemaOutOfDate(StoreError):
 
 class InvalidQueryError(MisuseError, ValueError):
     """A list or search request names a sort or a filter that is not on the allowlist, or a bad cursor."""
+
+
+DATABASE_LOST: tuple[type[Exception], ...] = (StoreError, OperationalError, InterfaceError)
+"""The database cannot answer (gone, locked, unreachable, or not as Traceloupe needs it)."""
+DATABASE_ERRORS: tuple[type[Exception], ...] = (SQLAlchemyError,)
+"""Any failure the database driver reports; callers above the store catch these, never the driver's own names."""

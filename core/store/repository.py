@@ -20,7 +20,7 @@ from core.errors import UnknownNameError
 from core.jsonio import loads
 from core.messages.union import MESSAGE_ADAPTER, Message
 from core.reader import DEFAULT_LIMITS, ReadLimits, Record, RunLine, read_path
-from core.store import app_secrets, importer, query, run_lines, runs, step_runs
+from core.store import app_secrets, importer, query, run_lines, runs, snippets, step_runs
 from core.store.engine import (
     DEFAULT_SETTINGS,
     Backend,
@@ -36,6 +36,7 @@ from core.store.engine import (
 from core.store.engine import write_transaction as _write
 from core.store.query import ConversationQuery, conversation_pk
 from core.store.schema import ensure_schema
+from core.store.snippets import MatchWindow
 from core.store.tables import CONVERSATION_KINDS, CONVERSATIONS, MESSAGE_OUTLINES, MESSAGE_TEXTS, MESSAGES, RUNS
 from core.store.views import (
     ConversationDetail,
@@ -204,6 +205,32 @@ class Store:
         with read_transaction(self.engine) as conn:
             return query.count_conversations(conn, q, cap)
 
+    def get_summary(self, conversation_id: str) -> ConversationSummary:
+        """One conversation's figures, without reading its messages; UnknownNameError when there is none."""
+        c = CONVERSATIONS.c
+        with read_transaction(self.engine) as conn:
+            row = conn.execute(query.summary_select().where(c.conversation_id == conversation_id)).first()
+        if row is None:
+            raise UnknownNameError(f"No conversation with id {conversation_id!r}.")
+        return query.to_summary(row)
+
+    def get_summaries(self, conversation_ids: Iterable[str]) -> dict[str, ConversationSummary]:
+        """The figures of these conversations (those stored), by id, read in pages of ids."""
+        ids = list(dict.fromkeys(conversation_ids))
+        column = CONVERSATIONS.c.conversation_id
+        out: dict[str, ConversationSummary] = {}
+        with read_transaction(self.engine) as conn:
+            for start in range(0, len(ids), query.MAX_PAGE):
+                chunk = ids[start : start + query.MAX_PAGE]
+                for row in conn.execute(query.summary_select().where(column.in_(chunk))).all():
+                    summary = query.to_summary(row)
+                    out[summary.conversation_id] = summary
+        return out
+
+    def match_windows(self, conversation_ids: Sequence[str], needle: str, reach: int) -> dict[str, MatchWindow]:
+        """Where ``needle`` first matches in each of these conversations, with ``reach`` characters around it."""
+        return snippets.match_windows(self.engine, conversation_ids, needle, reach)
+
     def iter_conversations(self, q: ConversationQuery | None = None) -> Iterator[ConversationSummary]:
         """Every conversation matching ``q``, page after page."""
         q = q or ConversationQuery(limit=query.MAX_PAGE)
@@ -336,7 +363,7 @@ class Store:
     def messages(self, conversation_id: str) -> tuple[Message, ...] | None:
         """A conversation's top-level messages in order, typed; None when there is no such conversation.
 
-        The shape of the web layer's ``TimelineSource.messages``, and what a replay builds its request from.
+        What a replay builds its request from.
         """
         with one_statement_read(self.engine) as conn:  # a second statement only tells "empty" from "absent"
             bodies = conn.execute(_MESSAGE_BODIES, {"conversation_id": conversation_id}).scalars().all()

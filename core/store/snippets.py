@@ -1,8 +1,7 @@
-"""Why a conversation matched a search: the first stored text that holds the search, cut around the match.
+"""Where a search matched: for a few conversations, the window of stored text around each first match.
 
 The store finds the conversations (``core.store.query``); this reads, for the few on one page of the list,
-where the text matched and a window around it, cut in SQL so a 16 MB trace is never read whole. The
-template escapes every part and marks the match with ``<mark>``.
+where the text matched and a window around it, cut in SQL so a 16 MB trace is never read whole.
 """
 
 from __future__ import annotations
@@ -11,47 +10,41 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Select, case, func, select
+from sqlalchemy import Engine, Select, case, func, select
 from sqlalchemy.dialects.postgresql import distinct_on
 
-from core.store import Store
 from core.store.engine import LOWER_FUNCTION, read_transaction
 from core.store.pg_search import SEARCH_CHUNKS, STRIDE, fold
 from core.store.tables import CONVERSATIONS, MESSAGES
-from web import masking
 
 
 @dataclass(frozen=True, slots=True)
-class Snippet:
-    """The text around a match: ``before`` + ``match`` + ``after``, and whether it was cut at either end."""
+class MatchWindow:
+    """The stored text around a match: the match is ``text[offset:offset + length]``."""
 
-    before: str
-    match: str
-    after: str
-    cut_before: bool
-    cut_after: bool
-
-
-CONTEXT_CHARS = 60
-"""Characters shown on each side of the match."""
-SECRET_MARGIN = 200
-"""Characters read past the context, so that a secret at its edge is seen whole and masked, not shown cut."""
+    text: str
+    offset: int
+    length: int
+    begun: bool
+    """True when the window starts after the text's start."""
+    full: bool
+    """True when the window is as wide as asked (the text may go on past it)."""
 
 
-def snippets(store: Store, conversation_ids: Sequence[str], needle: str) -> dict[str, Snippet]:
-    """The first match of ``needle`` (case-insensitive) in each conversation's stored text, by conversation id."""
+def match_windows(engine: Engine, conversation_ids: Sequence[str], needle: str, reach: int) -> dict[str, MatchWindow]:
+    """The first match of ``needle`` (case-insensitive, trimmed) in each conversation's stored text with ``reach``
+    characters on each side, by conversation id."""
     needle = needle.strip()
     if not needle or not conversation_ids or "\x00" in needle:
         return {}
-    reach = CONTEXT_CHARS + SECRET_MARGIN
     width = len(needle) + 2 * reach
-    with read_transaction(store.engine) as conn:
+    with read_transaction(engine) as conn:
         statement = _pg_matches if conn.dialect.name == "postgresql" else _sqlite_matches
         rows = conn.execute(statement(conversation_ids, needle, reach, width)).all()
-    found: dict[str, Snippet] = {}
+    found: dict[str, MatchWindow] = {}
     for conversation_id, at, begin, window in rows:
         if conversation_id not in found:
-            found[conversation_id] = _cut(window, at - begin, len(needle), begun=begin > 1, full=len(window) == width)
+            found[conversation_id] = MatchWindow(window, at - begin, len(needle), begin > 1, len(window) == width)
     return found
 
 
@@ -94,18 +87,4 @@ def _pg_matches(conversation_ids: Sequence[str], needle: str, reach: int, width:
         .join(MESSAGES, m.id == first.c.message_pk)
         .join(CONVERSATIONS, c.id == first.c.conversation_pk)
         .order_by(first.c.message_pk)
-    )
-
-
-def _cut(window: str, offset: int, length: int, *, begun: bool, full: bool) -> Snippet:
-    """The snippet around ``window[offset:offset + length]``, its secrets masked and none cut in half."""
-    first, last = masking.cover_secrets(window, offset, offset + length)
-    head = masking.safe_cut(window, max(0, first - CONTEXT_CHARS))
-    tail = masking.safe_cut(window, min(len(window), last + CONTEXT_CHARS))
-    return Snippet(
-        before=masking.mask(window[head:first]),
-        match=masking.mask(window[first:last]),
-        after=masking.mask(window[last:tail]),
-        cut_before=begun or head > 0,
-        cut_after=full or tail < len(window),
     )

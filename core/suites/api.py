@@ -10,6 +10,7 @@ from sqlalchemy import Connection
 from core.errors import MisuseError, UnknownNameError
 from core.store import ConversationQuery, Store
 from core.store.engine import claim_by_key, read_transaction, write_transaction
+from core.store.filters import ConversationFilter
 from core.store.query import MAX_PAGE
 from core.suites import storage
 from core.suites.report import Report, build_report
@@ -17,13 +18,6 @@ from core.suites.views import MODES, ItemView, Mode, Progress, SuiteRunView, Sui
 
 BASELINE_LAST = "last"
 """``--baseline last``: the newest finished run of the same suite before this one."""
-
-
-def filter_of(query: ConversationQuery) -> dict[str, Any]:
-    """The filter a suite made from the list's query is saved with (the fields that were set)."""
-    found = {"search": (query.search or "").strip() or None, "kind": query.kind, "damaged": query.has_damaged,
-             "with_runs": query.has_runs}  # fmt: skip
-    return {k: v for k, v in found.items() if v is not None}
 
 
 class Suites:
@@ -43,12 +37,11 @@ class Suites:
             filter: dict[str, Any] = {"conversations": ids}
         else:
             assert query is not None
-            q = ConversationQuery(
-                search=query.search, has_damaged=query.has_damaged, has_runs=query.has_runs, kind=query.kind,
-                sort=query.sort, limit=MAX_PAGE,
-            )  # fmt: skip
-            ids = [c.conversation_id for c in self.store.iter_conversations(q)]
-            filter = filter_of(query)
+            chosen = ConversationFilter.of_query(query)
+            ids = [
+                c.conversation_id for c in self.store.iter_conversations(chosen.query(sort=query.sort, limit=MAX_PAGE))
+            ]
+            filter = chosen.to_json()
         if not ids:
             raise MisuseError("no conversation matches: a suite needs at least one; nothing saved")
         with write_transaction(self.store.engine) as conn:

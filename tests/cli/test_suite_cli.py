@@ -95,3 +95,16 @@ def test_on_a_terminal_the_progress_bar_is_rewritten_in_place() -> None:
     assert len(frames) == 2 and stream.getvalue().endswith("\n")
     assert frames[0].startswith("[........................] 0/4 done") and "ETA ?" in frames[0]
     assert "3/4 done, 0 diverged, 1 failed, 1 remaining, $0.012500 so far, ETA 0:00:0" in frames[1]
+
+
+def test_suite_list_describes_a_filter_as_the_suite_pages_do(db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from core.store.filters import describe
+
+    picked = ["--conversation", "suite-conv-000", "--conversation", "suite-conv-001"]
+    assert main(["suite", "create", "picked", *picked, "--db", db]) == 0
+    assert main(["suite", "create", "found", "--search", "weather", "--db", db]) == 0
+    capsys.readouterr()
+    assert main(["suite", "list", "--db", db]) == 0
+    out = capsys.readouterr().out
+    assert describe({"conversations": ["suite-conv-000", "suite-conv-001"]}) in out
+    assert describe({"search": "weather"}) in out

@@ -12,7 +12,7 @@ from tests.jobs.conftest import wait_for
 from tests.replay.replay_data import CONVERSATION, seed_store
 from tests.store.store_pg import pg_database
 from web.devtools.stub_provider import StubServer
-from web.runs.service import ReplayBusy, RunService
+from web.replays.service import ReplayBusy, RunService
 
 
 @pytest.fixture

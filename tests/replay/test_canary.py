@@ -26,7 +26,7 @@ from tests.replay.conftest import CANARY_KEY
 from tests.replay.replay_data import CONVERSATION, DAMAGED, seed_store
 from tests.replay.web_server import replay_app, serving
 from web.devtools.stub_provider import Reply, StubServer
-from web.runs.service import RunService
+from web.replays.service import RunService
 
 ECHOES = [
     Reply(text=f"basic {base64.b64encode(f'u:{CANARY_KEY}'.encode()).decode()}"),

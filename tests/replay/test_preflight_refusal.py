@@ -17,7 +17,7 @@ from tests.replay.replay_data import CONVERSATION
 from tests.replay.test_web_runs import HX, _form, _post, _run_id, _wait
 from tests.replay.web_server import replay_app, serving
 from web.devtools.stub_provider import Reply, StubServer
-from web.runs.service import RunService
+from web.replays.service import RunService
 
 
 @pytest.mark.usefixtures("result_before_call")

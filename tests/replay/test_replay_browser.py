@@ -12,7 +12,7 @@ from tests.replay.replay_data import CONVERSATION, ORIGINAL_TEXT
 from tests.replay.web_server import replay_app, serving
 from tests.web.test_browser import Visit, Watch, _shot, _until, browser, page, visit  # noqa: F401 - fixtures
 from web.devtools.stub_provider import Reply, StubServer
-from web.runs.service import RunService
+from web.replays.service import RunService
 
 pytestmark = pytest.mark.browser
 

@@ -14,7 +14,7 @@ from core.store import NewRun, Store
 from tests.replay.replay_data import CONVERSATION
 from tests.web.web_corpus import BASE_URL
 from web.app import create_app
-from web.runs.service import RunService
+from web.replays.service import RunService
 from web.settings import Settings
 
 

@@ -15,7 +15,7 @@ from tests.replay.replay_data import CONVERSATION, DAMAGED, FIRST_REPLY, ORIGINA
 from tests.replay.web_server import replay_app, serving, settled
 from tests.web.web_html import live_content, parse
 from web.devtools.stub_provider import Reply, StubServer
-from web.runs.service import RunService
+from web.replays.service import RunService
 
 RUNS = f"/conversations/{CONVERSATION}/runs"
 HX = {"HX-Request": "true"}

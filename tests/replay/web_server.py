@@ -14,7 +14,7 @@ from litestar import Litestar
 
 from core.store import Store
 from web.app import create_app
-from web.runs.service import RunService
+from web.replays.service import RunService
 from web.settings import Settings
 
 

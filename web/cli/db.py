@@ -46,10 +46,9 @@ def run_with_store(
     Exit codes: what ``body`` returns, 1 for bad input or an unknown name, 2 when the
     database cannot be used, 130 on Ctrl-C.
     """
-    from sqlalchemy.exc import SQLAlchemyError
-
     from core.errors import MisuseError
     from core.store import Store, StoreError
+    from core.store.errors import DATABASE_ERRORS
     from web.cli.terminal import echo
 
     missing = missing_sqlite_file(ns.db)
@@ -71,7 +70,7 @@ def run_with_store(
     except StoreError as exc:
         echo(f"traceloupe: {exc}", file=sys.stderr)
         return 2
-    except SQLAlchemyError as exc:
+    except DATABASE_ERRORS as exc:
         reason = (str(getattr(exc, "orig", None) or exc).strip().splitlines() or ["(no detail)"])[0]
         echo(f"traceloupe: database error: {reason}", file=sys.stderr)
         return 2

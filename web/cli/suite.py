@@ -77,23 +77,17 @@ def _check_create(ns: argparse.Namespace) -> int | None:
 
 
 def _create(store: Store, ns: argparse.Namespace) -> int:
-    from core.store import ConversationQuery
+    from core.store.filters import ConversationFilter, describe
     from core.suites import Suites
 
     suites = Suites(store)
     if ns.conversation:
         suite = suites.create(ns.name, conversations=ns.conversation)
     else:
-        suite = suites.create(ns.name, query=ConversationQuery(search=ns.search, kind=ns.kind, has_damaged=ns.damaged))
-    echo(f"suite {suite.name}: {len(suite.conversations)} conversation(s), filter {_filter_text(suite.filter)}")
+        chosen = ConversationFilter(ns.search or "", ns.kind or "", damaged=bool(ns.damaged))
+        suite = suites.create(ns.name, query=chosen.query())
+    echo(f"suite {suite.name}: {len(suite.conversations)} conversation(s), filter {describe(suite.filter)}")
     return 0
-
-
-def _filter_text(filter: dict[str, object]) -> str:
-    conversations = filter.get("conversations")
-    if isinstance(conversations, list):
-        return f"conversations {', '.join(map(str, conversations[:5]))}{' ...' if len(conversations) > 5 else ''}"
-    return " ".join(f"{k}={v!r}" for k, v in filter.items()) or "(none)"
 
 
 def _list(store: Store, ns: argparse.Namespace) -> int:
@@ -101,6 +95,7 @@ def _list(store: Store, ns: argparse.Namespace) -> int:
 
     import orjson
 
+    from core.store.filters import describe
     from core.suites import Suites
     from web.cli.suite_output import suite_row
 
@@ -111,7 +106,7 @@ def _list(store: Store, ns: argparse.Namespace) -> int:
         return 0
     print(f"{'suite':<30} {'members':>7} {'runs':>5}  {'newest run':<32}  filter")
     for s in found:
-        print(suite_row(s.name, s.members, s.runs, s.last_run_id, _filter_text(s.filter)))
+        print(suite_row(s.name, s.members, s.runs, s.last_run_id, describe(s.filter)))
     return 0
 
 
@@ -131,6 +126,7 @@ def _run_json(run: SuiteRunView) -> dict[str, object]:
 def _show(store: Store, ns: argparse.Namespace) -> int:
     import orjson
 
+    from core.store.filters import describe
     from core.suites import Suites
     from core.suites.api import resolve_run
     from web.cli.suite_output import report_lines
@@ -150,7 +146,7 @@ def _show(store: Store, ns: argparse.Namespace) -> int:
         }
         sys.stdout.buffer.write(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
         return 0
-    echo(f"suite {suite.name}: {len(suite.conversations)} conversation(s), filter {_filter_text(suite.filter)}")
+    echo(f"suite {suite.name}: {len(suite.conversations)} conversation(s), filter {describe(suite.filter)}")
     for r in runs:
         echo(f"  run {r.run_id} {timestamp(r.created_at)} {r.provider} {r.model} {r.mode} {r.status}")
     if report is not None:

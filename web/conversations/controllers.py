@@ -13,14 +13,12 @@ from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Redirect, Template
 
 from web import masking, urls
-from web.conversations.listing import ListQuery
-from web.conversations.pages import IndexPage, conversation_page
+from web.conversations.listing import COUNT_CAP, ListQuery
+from web.conversations.pages import IndexPage, SaveControl, conversation_page, save_control
 from web.conversations.snippets import snippets
 from web.deps import RunsDep, SettingsDep, SourceDep
 from web.runs.views import RerunForms, diverged_replies
 from web.source import Loaded, StoreSource
-from web.suites.pages import SaveControl, save_control
-from web.suites.service import COUNT_CAP, count_matching
 from web.timeline.seek import ROLE_FILTERS, SEEK_LABELS, SEEK_TARGETS, SeekTarget, anchor_at, next_position
 
 Text = Annotated[str, QueryParameter(max_length=200)]
@@ -43,7 +41,7 @@ def _save_control(source: StoreSource, query: ListQuery, shown: int, *, more: bo
     """ "Save these N as a suite" for a narrowed list (N counted past this page only when there is more)."""
     if not query.filtered or not shown:
         return None
-    count = count_matching(source.store, query.store_query()) if more else shown
+    count = source.store.count_conversations(query.store_query(), COUNT_CAP) if more else shown
     return save_control(query, count, COUNT_CAP)
 
 

@@ -12,8 +12,12 @@ from urllib.parse import urlencode
 
 from core import MESSAGE_TAGS
 from core.store import SORTS, ConversationQuery, InvalidQueryError
+from core.store.filters import ConversationFilter
 
 PAGE_SIZE = 50
+COUNT_CAP = 200
+"""The list's "save these N" counts matches up to here, so a filtered list page reads about as many rows as
+it shows; past it the control says "200+", and saving still takes every match."""
 
 _TAG_LABELS: dict[str, str] = {"user:url": "user URL", "user:history": "forwarded history"}
 """Subclass tags whose label is not the tag read aloud (``user:text`` reads "user text")."""
@@ -80,14 +84,16 @@ class ListQuery:
         params = {k: ("1" if v is True else v) for k, v in fields.items() if v not in (None, "", False)}
         return "/?" + urlencode(params) if params else "/"
 
+    @property
+    def filter(self) -> ConversationFilter:
+        """The search and filters of this query, as the store and a suite name them."""
+        return ConversationFilter(self.q, self.kind, self.damaged, self.runs)
+
+    @classmethod
+    def of(cls, chosen: ConversationFilter) -> ListQuery:
+        """The list showing what ``chosen`` matches."""
+        return cls(q=chosen.search, damaged=chosen.damaged, runs=chosen.with_runs, kind=chosen.kind)
+
     def store_query(self) -> ConversationQuery:
-        """The store's query for this page (filters absent rather than False: False would mean "without")."""
-        return ConversationQuery(
-            search=self.q.strip() or None,
-            has_damaged=True if self.damaged else None,
-            has_runs=True if self.runs else None,
-            kind=self.kind or None,
-            sort=self.sort,
-            limit=self.limit,
-            cursor=self.after or None,
-        )
+        """The store's query for this page."""
+        return self.filter.query(sort=self.sort, limit=self.limit, cursor=self.after or None)

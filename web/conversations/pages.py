@@ -13,9 +13,29 @@ from web.runs.step_forms import StepForms, step_forms
 from web.runs.views import RerunForms
 from web.settings import Settings
 from web.source import Loaded
-from web.suites.pages import SaveControl
 from web.timeline import Page
 from web.timeline.seek import ROLE_FILTERS, SEEK_LABELS, SEEK_TITLES, SeekTarget, anchor_at
+
+
+@dataclass(frozen=True, slots=True)
+class SaveControl:
+    """The list page's "save these N as a suite" form: the list's filters travel as hidden fields."""
+
+    action: str
+    count: int
+    capped: bool
+    fields: tuple[tuple[str, str], ...]
+
+    @property
+    def label(self) -> str:
+        return f"{self.count}+" if self.capped else str(self.count)
+
+
+def save_control(query: ListQuery, count: int, cap: int) -> SaveControl:
+    """The control for the list's current filters (search, kind, damaged, has runs, sort)."""
+    fields = {"q": query.q, "kind": query.kind, "sort": query.sort, "damaged": "1" if query.damaged else "",
+              "runs": "1" if query.runs else ""}  # fmt: skip
+    return SaveControl(urls.SUITES, count, count >= cap, tuple((k, v) for k, v in fields.items() if v))
 
 
 @dataclass(frozen=True, slots=True)

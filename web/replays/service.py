@@ -25,7 +25,7 @@ from core.replay.run import DEFAULT_TIMEOUT, prepare, start
 from core.replay.steps import plan_steps, start_steps
 from core.store import RunView, Store
 from core.store.step_runs import StepRunView
-from web.runs.models import known_model, unknown_model_message
+from web.replays.models import known_model, unknown_model_message
 
 log = logging.getLogger("traceloupe.web.runs")
 

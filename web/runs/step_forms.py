@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from web import urls
-from web.runs.service import ProviderChoice
+from web.replays.service import ProviderChoice
 from web.runs.views import ReplayForm
 from web.timeline import Timeline
 

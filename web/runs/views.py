@@ -22,8 +22,8 @@ from core.providers.diffing import format_change, structural_diff
 from core.replay.run import DEFAULT_TIMEOUT, reply_message
 from core.store import RunSummary, RunView
 from web import masking, urls
-from web.runs.models import model_warning
-from web.runs.service import ProviderChoice
+from web.replays.models import model_warning
+from web.replays.service import ProviderChoice
 from web.timeline import Card, Timeline, msg_anchor
 from web.timeline.build import build_card, format_ts
 from web.timeline.cards import AssistantBody

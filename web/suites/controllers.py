@@ -25,7 +25,8 @@ from litestar.response import Redirect, Template
 from core.suites import OUTCOMES
 from web import masking, urls
 from web.conversations.listing import ListQuery
-from web.deps import FORM, SUITES_PROVIDER, ReplayFields, SuitesDep
+from web.deps import FORM, ReplayFields
+from web.suites.deps import SUITES_PROVIDER, SuitesDep
 from web.suites.pages import (
     ORDERS,
     SORTS,

@@ -10,11 +10,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.store.filters import ConversationFilter, describe
 from core.suites import BASELINE_LAST, MODES, OUTCOMES, Progress, Report, SuiteRunView, SuiteSummary, SuiteView
 from core.suites.views import ItemView
 from web import masking, urls
 from web.conversations.listing import ListQuery
-from web.runs.service import ProviderChoice
+from web.replays.service import ProviderChoice
 from web.runs.views import ReplayForm
 from web.suites.service import DEFAULT_CONCURRENCY, MAX_CONCURRENCY
 from web.timeline.build import format_ts
@@ -32,45 +33,11 @@ SORTS: dict[str, str] = {
 ORDERS = ("asc", "desc")
 
 
-@dataclass(frozen=True, slots=True)
-class SaveControl:
-    """The list page's "save these N as a suite" form: the list's filters travel as hidden fields."""
-
-    action: str
-    count: int
-    capped: bool
-    fields: tuple[tuple[str, str], ...]
-
-    @property
-    def label(self) -> str:
-        return f"{self.count}+" if self.capped else str(self.count)
-
-
-def save_control(query: ListQuery, count: int, cap: int) -> SaveControl:
-    """The control for the list's current filters (search, kind, damaged, has runs, sort)."""
-    fields = {"q": query.q, "kind": query.kind, "sort": query.sort, "damaged": "1" if query.damaged else "",
-              "runs": "1" if query.runs else ""}  # fmt: skip
-    return SaveControl(urls.SUITES, count, count >= cap, tuple((k, v) for k, v in fields.items() if v))
-
-
-def filter_text(filter: Mapping[str, Any]) -> str:
-    """A suite's filter in words (``search='x' kind='tool'``), as ``suite list`` prints it."""
-    conversations = filter.get("conversations")
-    if isinstance(conversations, list):
-        return f"{len(conversations)} conversation(s) chosen by id"
-    return " ".join(f"{k}={v!r}" for k, v in filter.items()) or "(no filter)"
-
-
 def list_url(filter: Mapping[str, Any]) -> str | None:
     """The conversation list showing what the suite's filter matches today (None for a suite made from ids)."""
     if "conversations" in filter:
         return None
-    kind = filter.get("kind")
-    query = ListQuery(
-        q=str(filter.get("search") or ""), damaged=filter.get("damaged") is True,
-        runs=filter.get("with_runs") is True, kind=kind if isinstance(kind, str) else "",
-    )  # fmt: skip
-    return query.url()
+    return ListQuery.of(ConversationFilter.from_json(filter)).url()
 
 
 def outcome_text(counts: Mapping[str, int]) -> str:
@@ -91,7 +58,7 @@ class SuiteRow:
 
     @property
     def filter(self) -> str:
-        return filter_text(self.summary.filter)
+        return masking.mask(describe(self.summary.filter))
 
     @property
     def last_url(self) -> str | None:
@@ -173,7 +140,7 @@ class SuitePage:
 
     @property
     def filter(self) -> str:
-        return filter_text(self.suite.filter)
+        return masking.mask(describe(self.suite.filter))
 
     @property
     def list_url(self) -> str | None:

@@ -17,20 +17,14 @@ from core.errors import MisuseError
 from core.jobs import JobQueue
 from core.replay.endpoints import PROVIDER_ENV
 from core.store import ConversationQuery, Store
-from core.store.engine import read_transaction
-from core.store.query import MAX_PAGE, summary_select, to_summary
-from core.store.tables import CONVERSATIONS
 from core.suites import BASELINE_LAST, MODES, Mode, SuiteRunView, Suites
 from core.suites.runner import enqueue_open
-from web.runs.models import known_model, unknown_model_message
-from web.runs.service import IDEMPOTENCY_KEY, KeyConflict, ProviderChoice
+from web.replays.models import known_model, unknown_model_message
+from web.replays.service import IDEMPOTENCY_KEY, KeyConflict, ProviderChoice
 
 DEFAULT_CONCURRENCY = 4
 """As ``traceloupe suite run``'s default."""
 MAX_CONCURRENCY = 64
-COUNT_CAP = 200
-"""The list's "save these N" counts matches up to here, so a filtered list page reads about as many rows as
-it shows; past it the control says "200+", and saving still takes every match."""
 _RUN_ID = re.compile(r"^[0-9a-f]{32}$")
 
 
@@ -128,20 +122,6 @@ class SuiteStarts:
             raise MisuseError(unknown_model_message(request.provider, request.model))
 
 
-def count_matching(store: Store, query: ConversationQuery, cap: int = COUNT_CAP) -> int:
-    """How many conversations ``query`` matches, counted up to ``cap`` (more reads as ``cap``)."""
-    return store.count_conversations(query, cap)
-
-
 def titles(store: Store, conversation_ids: Iterable[str]) -> dict[str, str]:
-    """The titles of these conversations (those still stored), read in pages of ids."""
-    ids = list(dict.fromkeys(conversation_ids))
-    out: dict[str, str] = {}
-    column = CONVERSATIONS.c.conversation_id
-    with read_transaction(store.engine) as conn:
-        for start in range(0, len(ids), MAX_PAGE):
-            rows = conn.execute(summary_select().where(column.in_(ids[start : start + MAX_PAGE]))).all()
-            for row in rows:
-                summary = to_summary(row)
-                out[summary.conversation_id] = summary.title or ""
-    return out
+    """The titles of these conversations (those still stored)."""
+    return {cid: summary.title or "" for cid, summary in store.get_summaries(conversation_ids).items()}

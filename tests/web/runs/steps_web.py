@@ -15,7 +15,7 @@ from tests.replay.replay_data import seed_store
 from tests.replay.steps_data import CALLS, FINAL_TEXT, STEPS_CONVERSATION, seed_steps
 from tests.replay.web_server import replay_app, serving, settled
 from web.devtools.stub_provider import StubServer
-from web.runs.service import RunService
+from web.replays.service import RunService
 
 HX = {"HX-Request": "true"}
 MODEL = "gpt-4.1"

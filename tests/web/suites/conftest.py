@@ -17,7 +17,7 @@ from tests.replay.conftest import CANARY_KEY
 from tests.replay.web_server import replay_app, serving
 from tests.suites import suite_data
 from web.devtools.stub_provider import StubServer
-from web.runs.service import RunService
+from web.replays.service import RunService
 
 COUNT = 6
 HOSTILE_TITLES = (

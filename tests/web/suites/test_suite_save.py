@@ -11,9 +11,8 @@ from core.store import Store
 from core.suites import Suites
 from tests.web.suites.conftest import COUNT, HOSTILE_TITLES, add, hostile_id, save, token
 from tests.web.web_html import live_content, parse
-from web.conversations.listing import ListQuery
-from web.suites.pages import save_control
-from web.suites.service import COUNT_CAP, count_matching
+from web.conversations.listing import COUNT_CAP, ListQuery
+from web.conversations.pages import save_control
 
 
 def test_a_filtered_list_offers_to_save_what_it_matches(client: httpx.Client) -> None:
@@ -47,8 +46,8 @@ def test_the_count_goes_past_the_lists_first_page(client: httpx.Client, store: S
 
 def test_the_count_stops_at_its_cap(store: Store) -> None:
     query = ListQuery(q="What is the weather", limit=2).store_query()
-    assert count_matching(store, query) == COUNT + len(HOSTILE_TITLES)
-    assert count_matching(store, query, cap=4) == 4
+    assert store.count_conversations(query, COUNT_CAP) == COUNT + len(HOSTILE_TITLES)
+    assert store.count_conversations(query, 4) == 4
     assert save_control(ListQuery(q="x"), 4, 4).label == "4+"
 
 

@@ -14,7 +14,7 @@ from tests.suites import suite_data
 from tests.web.suites.conftest import COUNT
 from tests.web.test_browser import Visit, Watch, _shot, _until, browser, page, visit  # noqa: F401 - fixtures
 from web.devtools.stub_provider import StubServer
-from web.runs.service import RunService
+from web.replays.service import RunService
 
 pytestmark = pytest.mark.browser
 

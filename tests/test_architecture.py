@@ -1,0 +1,68 @@
+"""Rules across packages: the library never depends on the dashboard, and only the store speaks SQL.
+
+``tests/web/test_layout.py`` holds the rules inside ``web/``; these are the ones between ``core/`` and ``web/``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+import core
+
+CORE = Path(core.__file__).parent
+STORE = CORE / "store"
+WEB_MODULE = re.compile(r"web(\.\w+)*")
+
+
+def _imports(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def _strings(path: Path) -> list[str]:
+    return [
+        node.value
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    ]
+
+
+def test_core_never_imports_web() -> None:
+    offenders = [
+        f"{path.relative_to(CORE)} imports {m}"
+        for path in CORE.rglob("*.py")
+        for m in _imports(path)
+        if m == "web" or m.startswith("web.")
+    ]
+    assert offenders == []
+
+
+def test_core_never_names_a_web_module_by_string() -> None:
+    offenders = [
+        f"{path.relative_to(CORE)}: {value!r}"
+        for path in CORE.rglob("*.py")
+        for value in _strings(path)
+        if WEB_MODULE.fullmatch(value)
+    ]
+    assert offenders == []
+
+
+@pytest.mark.xfail(strict=True, reason="issue 24 part 3")
+def test_only_the_store_imports_sqlalchemy_in_core() -> None:
+    offenders = [
+        f"{path.relative_to(CORE)} imports {m}"
+        for path in CORE.rglob("*.py")
+        if STORE not in path.parents
+        for m in _imports(path)
+        if m == "sqlalchemy" or m.startswith("sqlalchemy.")
+    ]
+    assert offenders == []
