@@ -175,7 +175,9 @@ def step_result(run: StepRunView) -> ItemResult:
     if run.status == "refused":
         return ItemResult("refused", run.run_id, reason=run.reason, error=run.error, spend=spent)
     if run.status == "capped" and run.reason in COST_REASONS:
-        return ItemResult("cancelled", run.run_id, reason=run.reason, error=run.error, spend=spent)
+        # Stopped before step 1, nothing reached the provider: the item reads as not started.
+        return ItemResult("cancelled", run.run_id if run.steps else None, reason=run.reason, error=run.error,
+                          spend=spent)  # fmt: skip
     reason = run.reason if run.status == "failed" else f"capped: {run.reason}"
     return ItemResult("failed", run.run_id, reason=reason, error=run.error, spend=spent)
 
