@@ -6,10 +6,11 @@ backlogs. A ``lock`` is Procrastinate's queueing lock (one waiting job per lock)
 a running one, so a lock names at most one open job. A ``lane`` is Procrastinate's ``lock``: its
 workers fetch no job while an older one of its lane is waiting or running.
 
-Workers (``traceloupe worker``, or the one ``serve`` embeds) send a heartbeat; each also reaps,
-every third of ``lease_seconds``, the jobs left ``doing`` by a worker whose heartbeat is older than
-``lease_seconds`` (a ``kill -9``): retried while attempts remain, else failed and handed to the
-task's ``on_give_up``. A job that raises is retried by Procrastinate's retry strategy, with the
+Workers (``traceloupe worker``, or the one ``serve`` embeds) each hold a lock that says their
+process is alive (``core.jobs.pg_liveness``); each also reaps, every third of ``lease_seconds``, the
+jobs left ``doing`` by a worker whose process is gone (a ``kill -9``): retried while attempts remain,
+else failed and handed to the task's ``on_give_up``. A live worker's jobs are never taken back,
+whatever the settings of the others. A job that raises is retried by Procrastinate's retry strategy, with the
 same bound. Per-provider limits are advisory locks (``core.jobs.limits.AdvisoryLimiter``).
 """
 
@@ -32,6 +33,7 @@ from procrastinate.jobs import Status
 from sqlalchemy import Engine, create_engine, text
 
 from core.jobs.limits import AdvisoryLimiter, Limiter, limited_sender
+from core.jobs.pg_liveness import LiveJobManager, open_liveness
 from core.jobs.queue import JSON, JobId, JobInfo, JobSettings, JobStatus, NewJob
 from core.jobs.registry import TASKS, JobContext, Task, find_task, load_tasks
 from core.store import Store
@@ -181,8 +183,11 @@ class ProcrastinateQueue:
         self._loop.set_default_executor(
             ThreadPoolExecutor(max_workers=self.settings.concurrency + 2, thread_name_prefix="job")
         )
-        app = self._app(procrastinate.PsycopgConnector(conninfo=conninfo(self.store), pool_factory=_pool))
+        connector = procrastinate.PsycopgConnector(conninfo=conninfo(self.store), pool_factory=_pool)
+        app = self._app(connector)
         lease = self.settings.lease_seconds
+        liveness = await open_liveness(conninfo(self.store), lease)
+        manager = app.job_manager = LiveJobManager(connector, liveness)
         try:
             async with app.open_async():
                 worker = asyncio.create_task(
@@ -195,7 +200,7 @@ class ProcrastinateQueue:
                         name="traceloupe",
                     )
                 )
-                reaper = asyncio.create_task(self._reap(app))
+                reaper = asyncio.create_task(self._reap(manager))
                 stopper = asyncio.create_task(self._stop_event.wait())
                 await asyncio.wait({worker, stopper}, return_when=asyncio.FIRST_COMPLETED)
                 reaper.cancel()
@@ -205,6 +210,7 @@ class ProcrastinateQueue:
                 await asyncio.gather(worker, reaper, stopper, return_exceptions=True)
         finally:
             self._loop = self._stop_event = None
+            await liveness.close()  # after the worker unregistered: its lock ends with its row
 
     def _serve_embedded(self) -> None:
         try:
@@ -212,18 +218,18 @@ class ProcrastinateQueue:
         except Exception:
             log.exception("the embedded job worker stopped")
 
-    async def _reap(self, app: procrastinate.App) -> None:
+    async def _reap(self, manager: LiveJobManager) -> None:
         lease = self.settings.lease_seconds
         while True:
             await asyncio.sleep(lease / 3)
             try:
-                await self._reap_once(app)
+                await self._reap_once(manager)
             except Exception:
-                log.exception("could not look for stalled jobs")
+                log.exception("could not look for the jobs of workers that are gone")
 
-    async def _reap_once(self, app: procrastinate.App) -> None:
-        manager = app.job_manager
-        for job in await manager.get_stalled_jobs(seconds_since_heartbeat=self.settings.lease_seconds):
+    async def _reap_once(self, manager: LiveJobManager) -> None:
+        await manager.prune_stalled_workers(0)
+        for job in await manager.abandoned_jobs():
             assert job.id is not None
             try:
                 if job.attempts + 1 >= self.settings.max_attempts:
@@ -233,7 +239,7 @@ class ProcrastinateQueue:
                     await asyncio.to_thread(self._give_up, job.task_name, job, why)
                 else:
                     await manager.retry_job_by_id_async(job.id, retry_at=_now())
-                    log.warning("job %s (%s) taken back from a stalled worker", job.id, job.task_name)
+                    log.warning("job %s (%s) taken back from a worker that is gone", job.id, job.task_name)
             except pexc.ConnectorException:
                 pass  # another worker's reaper got there first
 

@@ -33,8 +33,20 @@ PRICE_PROVIDER: dict[str, str | None] = {
 CHARS_PER_TOKEN = 4
 """The body-size estimate: about four characters of JSON per token (OpenAI's rule of thumb for English)."""
 
-ESTIMATE_METHOD = "request body size: UTF-8 bytes of the JSON body / 4"
-"""How ``--max-cost`` estimates a step's input before sending it; said in every capped run."""
+ESTIMATE_METHOD = (
+    "input: request body size, UTF-8 bytes of the JSON body / 4 (at least the previous step's input); "
+    "output: the request's own output limit, else the larger of the recorded reply's size / 4 and the "
+    "previous step's output"
+)
+"""How ``--max-cost`` estimates a call before sending it; said in every capped run.
+
+A request that sets its output limit (Anthropic always does) cannot cost more than its input and
+that limit, so the cap is never passed by more than the input's misestimate. Without a limit the
+output is a guess, so the cap may be passed by at most one call's output beyond the guess."""
+
+OUTPUT_LIMIT_KEYS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
+"""Where a body sets its output limit: Chat Completions, Anthropic, OpenAI's reasoning models, Responses;
+Gemini's is ``generationConfig.maxOutputTokens``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,10 +118,40 @@ def run_cost(provider: str, model: str, response_body: dict[str, Any] | None) ->
     return usage, cost_of(provider, model, usage)
 
 
-def estimate_input(provider: str, model: str, body: dict[str, Any]) -> tuple[int, Price]:
-    """The estimated input tokens of a body (see ESTIMATE_METHOD) and their cost."""
-    tokens = math.ceil(len(dumps(body)) / CHARS_PER_TOKEN)
-    return tokens, _price(provider, model, tokens, 0, None, None)
+def output_limit(body: dict[str, Any]) -> int | None:
+    """The most output tokens the body allows the provider to answer with, None when it sets no limit."""
+    for key in OUTPUT_LIMIT_KEYS:
+        if (found := _int(body.get(key))) is not None:
+            return found
+    config = body.get("generationConfig")
+    return _int(config.get("maxOutputTokens")) if isinstance(config, dict) else None
+
+
+def estimate_call(
+    provider: str,
+    model: str,
+    body: dict[str, Any],
+    *,
+    expected_output: int,
+    previous: StepUsage | None = None,
+) -> tuple[int, int, Price]:
+    """A call's input and output tokens and their cost, estimated before sending it (see ESTIMATE_METHOD).
+
+    ``expected_output``: the tokens the recorded reply took (its size / 4); ``previous``: the step before this
+    one, whose body this one's holds in full.
+    """
+    tokens_in = math.ceil(len(dumps(body)) / CHARS_PER_TOKEN)
+    limit = output_limit(body)
+    tokens_out = limit if limit is not None else expected_output
+    if previous is not None:
+        tokens_in = max(tokens_in, previous.input or 0)
+        tokens_out = tokens_out if limit is not None else max(tokens_out, previous.output or 0)
+    return tokens_in, tokens_out, _price(provider, model, tokens_in, tokens_out, None, None)
+
+
+def expected_output(recorded: Any) -> int:
+    """The tokens a recorded reply (a JSON value) would take, by the body-size rule."""
+    return math.ceil(len(dumps(recorded)) / CHARS_PER_TOKEN)
 
 
 def _price(provider: str, model: str, inp: int, out: int, cached: int | None, write: int | None) -> Price:

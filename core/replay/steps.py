@@ -18,7 +18,9 @@ recorded path ends the run. The run ends as
 - ``failed``: a provider failure (the step is recorded with the exchange's status; earlier steps stay);
 - ``refused``: a damaged record in the turn or its history (nothing was sent), or a step's body fails
   preflight (``force`` sends it anyway; the steps before it stay recorded);
-- ``capped``: ``--max-steps`` reached, or the next step's estimated input cost would pass ``--max-cost``.
+- ``capped``: ``--max-steps`` reached, or the next step's estimated cost would pass ``--max-cost`` (the
+  step replay's own, or the suite run's budget it is part of: ``core.replay.budget``). The estimate is
+  ``core.replay.cost.ESTIMATE_METHOD``; it is held against the cap before the step is sent.
 """
 
 from __future__ import annotations
@@ -33,8 +35,9 @@ from core.messages.union import MESSAGE_ADAPTER, Message
 from core.preflight import preflight
 from core.providers import ChatLLM, RequestOptions
 from core.providers.chat_llm import RequestResult
+from core.replay.budget import Budget, LocalBudget, hold
 from core.replay.compare import compare_step
-from core.replay.cost import ESTIMATE_METHOD, cost_of, estimate_input, usage_of
+from core.replay.cost import StepUsage, cost_of, usage_of
 from core.replay.parse import MalformedReply
 from core.replay.redact import Redactor
 from core.replay.run import DEFAULT_TIMEOUT, Prepared, preflight_refusal, prepare, read_reply
@@ -128,15 +131,19 @@ def execute_steps(
     timeout: float = DEFAULT_TIMEOUT,
     on_step: Callable[[StepView], None] | None = None,
     sender: Sender = send,
+    budget: Budget | None = None,
 ) -> StepRunView:
     """Run the steps, record each, and record how the run ended. Never raises for a provider's failure.
 
     ``sender``: a queue's job passes one that holds the provider's concurrency slot and waits out 429s.
+    ``budget``: the cap every step holds its estimate against (a suite run's); default ``--max-cost``'s own.
     """
     if plan.refusal is not None:
         return store.get_step_run(run_id)
+    if budget is None and plan.max_cost is not None:
+        budget = LocalBudget(plan.max_cost)
     try:
-        end = _walk(store, plan, run_id, timeout, on_step, sender)
+        end = _walk(store, plan, run_id, timeout, on_step, sender, budget)
     except Exception as exc:  # a bug here must still end the run, or it would show as running forever
         log.exception("step replay %s failed inside Traceloupe", run_id)
         end = _End("failed", "internal_error", error=f"Traceloupe failed while replaying ({type(exc).__name__})")
@@ -182,10 +189,11 @@ def _walk(
     timeout: float,
     on_step: Callable[[StepView], None] | None,
     sender: Sender,
+    budget: Budget | None,
 ) -> _End:
     prepared, turn = plan.prepared, plan.turn
     history: list[Message] = list(turn.before)
-    spent = 0.0
+    previous: StepUsage | None = None
     for k in range(1, plan.max_steps + 1):
         if k > len(turn.steps):
             last = turn.steps[-1].message.msg_id
@@ -199,28 +207,25 @@ def _walk(
             if not (plan.force or verdict.accepted):
                 return _End("refused", "preflight", error=f"step {k} {preflight_refusal(verdict)}")
             body = request.body
-        estimate: dict[str, Any] | None = None
-        if plan.max_cost is not None:
-            tokens, price = estimate_input(prepared.provider, prepared.model, body)
-            estimate = {"method": ESTIMATE_METHOD, "input_tokens": tokens, "cost_usd": price.usd}
-            if price.usd is None:
-                return _End(
-                    "capped", "price_unknown", error=f"step {k} not sent: --max-cost cannot be kept ({price.note})"
-                )
-            if spent + price.usd > plan.max_cost:
-                return _End(
-                    "capped",
-                    "max_cost",
-                    error=(
-                        f"step {k} not sent: {spent:.6f} USD spent and its input estimated at {price.usd:.6f} USD "
-                        f"({tokens} tokens by {ESTIMATE_METHOD}) would pass --max-cost {plan.max_cost}"
-                    ),
-                )
-        step, message = _send_step(prepared, run_id, k, recorded.message, body, timeout, estimate, sender)
+        held = None
+        if budget is not None:
+            held = hold(budget, prepared.provider, prepared.model, body, recorded=recorded.message,
+                        previous=previous, what=f"step {k}")  # fmt: skip
+            if held.refusal is not None:
+                return _End("capped", held.reason, error=held.refusal)
+        estimate = None if held is None else held.estimate
+        try:
+            step, message = _send_step(prepared, run_id, k, recorded.message, body, timeout, estimate, sender)
+        except BaseException:
+            if budget is not None and held is not None:
+                budget.settle(held.usd, None)  # the call may have been billed: its hold stays spent
+            raise
+        if budget is not None and held is not None:
+            budget.settle(held.usd, step.cost_usd)
         store.add_step(run_id, step)
         if on_step is not None:
             on_step(step)
-        spent += step.cost_usd or 0.0
+        previous = StepUsage(step.input_tokens, step.output_tokens)
         if message is None:
             return _End("failed", step.reason, error=step.error)
         if step.verdict == "same":

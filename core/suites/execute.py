@@ -16,7 +16,10 @@ Outcomes:
   with the step comparison's reason.
 - ``steps`` mode is the agent replay of the conversation's last turn (``core.replay.steps``):
   ``matched``, ``diverged`` (at step k), ``failed`` or ``refused`` as that run ends; a run stopped
-  by a limit is ``failed`` with the limit as its reason.
+  by ``--max-steps`` is ``failed`` with the limit as its reason.
+- With a cost cap, every provider call holds its estimated cost in the run's budget before it is
+  sent (``core.suites.items.SuiteBudget``): a call that could pass the cap is not sent, and the item
+  is ``cancelled`` with reason ``max_cost`` (a step replay stopped midway keeps its run).
 - A provider failure is ``failed`` with the provider's error; a history holding a damaged record,
   a body that fails preflight, or a conversation with nothing to replay is ``refused``.
 """
@@ -29,6 +32,7 @@ from dataclasses import dataclass
 
 from core.errors import MisuseError
 from core.messages.union import Message
+from core.replay.budget import hold
 from core.replay.compare import compare_step
 from core.replay.cost import run_cost
 from core.replay.run import DEFAULT_TIMEOUT, execute, expanded_history, prepare, reply_message, start
@@ -38,9 +42,12 @@ from core.store import RunView, Store
 from core.store.engine import one_statement_write, read_transaction, write_transaction
 from core.store.step_runs import StepRunView
 from core.suites import items
-from core.suites.items import Claim, ItemResult, Spend
+from core.suites.items import Claim, ItemResult, Spend, SuiteBudget
 
 log = logging.getLogger("traceloupe.suites")
+
+COST_REASONS = ("max_cost", "price_unknown")
+"""Why a step run capped by the cost cap stopped: the item is cancelled, not failed (no regression)."""
 
 INTERRUPTED = "interrupted: the process running this suite job stopped; the job was started again"
 
@@ -100,10 +107,26 @@ def _final(store: Store, claim: Claim, sending: _Sending) -> ItemResult:
     original = prepared.original
     if original is None:
         raise MisuseError("the conversation has no assistant reply to regenerate and compare with")
+    budget = None if claim.max_cost is None else SuiteBudget(store.engine, claim, claim.max_cost)
+    held = None
+    if budget is not None and prepared.refusal is None:  # a refused body is not sent
+        held = hold(budget, claim.provider, claim.model, prepared.body, recorded=original, what="the reply")
+        if held.refusal is not None:
+            return ItemResult("cancelled", reason=held.reason, error=held.refusal)
     run, created = start(store, prepared, idempotency_key=claim.replay_key)
     if not created:  # the same attempt twice cannot happen (an attempt is a claim); never send twice anyway
         raise MisuseError(f"the replay of attempt {claim.attempt} was recorded already")
-    return final_result(execute(store, prepared, run.run_id, timeout=sending.timeout, sender=sending.sender), original)
+    try:
+        result = final_result(
+            execute(store, prepared, run.run_id, timeout=sending.timeout, sender=sending.sender), original
+        )
+    except BaseException:
+        if budget is not None and held is not None:
+            budget.settle(held.usd, None)  # the call may have been billed: its hold stays spent
+        raise
+    if budget is not None and held is not None:
+        budget.settle(held.usd, result.spend.cost_usd)
+    return result
 
 
 def final_result(run: RunView, original: Message) -> ItemResult:
@@ -130,11 +153,14 @@ def _compare(reply: Message, recorded: Message) -> str | None:
 
 
 def _steps(store: Store, claim: Claim, sending: _Sending) -> ItemResult:
-    plan = plan_steps(store, claim.conversation_id, claim.provider, claim.model, environ=sending.environ)
+    plan = plan_steps(
+        store, claim.conversation_id, claim.provider, claim.model, max_cost=claim.max_cost, environ=sending.environ
+    )
     run, created = start_steps(store, plan, idempotency_key=claim.replay_key)
     if not created:
         raise MisuseError(f"the replay of attempt {claim.attempt} was recorded already")
-    run = execute_steps(store, plan, run.run_id, timeout=sending.timeout, sender=sending.sender)
+    budget = None if claim.max_cost is None else SuiteBudget(store.engine, claim, claim.max_cost)
+    run = execute_steps(store, plan, run.run_id, timeout=sending.timeout, sender=sending.sender, budget=budget)
     return step_result(run)
 
 
@@ -148,6 +174,10 @@ def step_result(run: StepRunView) -> ItemResult:
         return ItemResult("diverged", run.run_id, step, run.diverged_at, run.reason, run.error, spend=spent)
     if run.status == "refused":
         return ItemResult("refused", run.run_id, reason=run.reason, error=run.error, spend=spent)
+    if run.status == "capped" and run.reason in COST_REASONS:
+        # Stopped before step 1, nothing reached the provider: the item reads as not started.
+        return ItemResult("cancelled", run.run_id if run.steps else None, reason=run.reason, error=run.error,
+                          spend=spent)  # fmt: skip
     reason = run.reason if run.status == "failed" else f"capped: {run.reason}"
     return ItemResult("failed", run.run_id, reason=reason, error=run.error, spend=spent)
 

@@ -2,6 +2,9 @@
 
 An attempt's claim and its outcome take the engine and choose their transaction: one statement each
 in the common case (no cost cap). The others take a connection inside the caller's transaction.
+With a cost cap, an item's ``cost_usd`` is its share of the run's budget while it runs
+(:class:`SuiteBudget`): each provider call holds its estimate there before it is sent and settles to
+its real cost after, so the run's spend read by every other item includes the calls in flight.
 An item moves ``pending`` -> ``running`` -> one outcome of ``DONE``. Claiming an item counts an
 attempt, and only the attempt that holds the item may record its outcome, so a job delivered
 twice (a worker presumed dead that was not) records once. A suite run is ``finished`` when its
@@ -126,25 +129,58 @@ def finish_item(engine: Engine, claim: Claim, result: ItemResult) -> bool:
             return _record(conn, claim, result)
     with write_transaction(engine) as conn:
         _lock_run(conn, claim.suite_run_pk)  # the spend read below includes every outcome recorded before this one
-        recorded = _record(conn, claim, result)
+        recorded = _record(conn, claim, result, charged=True)
         if recorded and spent(conn, claim.suite_run_pk) >= claim.max_cost:
             _cancel_pending(conn, claim.suite_run_pk, claim.max_cost, None)
         return recorded
 
 
-def _record(conn: Connection, claim: Claim, result: ItemResult) -> bool:
+def _record(conn: Connection, claim: Claim, result: ItemResult, *, charged: bool = False) -> bool:
+    """``charged``: the item's cost is what its calls settled in the budget (every attempt's), left as it is."""
     now = now_ms()
-    written = conn.execute(
-        _statements().finish,
-        {
-            "item_pk": claim.item_pk, "held_attempt": claim.attempt, "outcome": result.outcome,
-            "run_id": result.run_id, "diverged_step": result.diverged_step, "diverged_at": result.diverged_at,
-            "reason": result.reason, "error": result.error, "input_tokens": result.spend.input_tokens,
-            "output_tokens": result.spend.output_tokens, "cost_usd": result.spend.cost_usd,
-            "cost_note": result.spend.cost_note, "finished_at": now, "wall_ms": max(0, now - claim.started_at),
-        },
-    )  # fmt: skip
-    return written.rowcount == 1
+    values = {
+        "item_pk": claim.item_pk, "held_attempt": claim.attempt, "outcome": result.outcome,
+        "run_id": result.run_id, "diverged_step": result.diverged_step, "diverged_at": result.diverged_at,
+        "reason": result.reason, "error": result.error, "input_tokens": result.spend.input_tokens,
+        "output_tokens": result.spend.output_tokens, "cost_note": result.spend.cost_note, "finished_at": now,
+        "wall_ms": max(0, now - claim.started_at),
+    }  # fmt: skip
+    if charged:  # a parameter named after a column would be added to the SET clause
+        return conn.execute(_statements().finish_charged, values).rowcount == 1
+    return conn.execute(_statements().finish, {**values, "cost_usd": result.spend.cost_usd}).rowcount == 1
+
+
+class SuiteBudget:
+    """A suite run's ``--max-cost`` held in the store, shared by every item and process of the run.
+
+    A hold is added to the item's ``cost_usd`` only if the run's spend (every item's, holds of calls in
+    flight included) plus the hold stays within the cap: read and written under the run's lock on
+    PostgreSQL, the write lock on SQLite, so two items cannot both take the last of the budget. A hold
+    whose call's cost is unknown (a process died mid-call, no usage reported) stays spent.
+    """
+
+    def __init__(self, engine: Engine, claim: Claim, cap: float) -> None:
+        self._engine = engine
+        self._claim = claim
+        self._cap = cap
+
+    @property
+    def cap(self) -> float:
+        return self._cap
+
+    def reserve(self, usd: float) -> float | None:
+        with write_transaction(self._engine) as conn:
+            _lock_run(conn, self._claim.suite_run_pk)
+            total = spent(conn, self._claim.suite_run_pk)
+            if total + usd > self._cap:
+                return total
+            conn.execute(_statements().charge, {"item_pk": self._claim.item_pk, "usd": usd})
+            return None
+
+    def settle(self, reserved: float, actual: float | None) -> None:
+        if actual is not None:
+            with one_statement_write(self._engine) as conn:
+                conn.execute(_statements().charge, {"item_pk": self._claim.item_pk, "usd": actual - reserved})
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,6 +269,10 @@ class _Statements:
     """The item taken by the next attempt (if it has no outcome yet); the attempt's number."""
     finish: Any
     """The attempt's outcome, if the attempt still holds the item."""
+    finish_charged: Any
+    """``finish`` leaving the item's cost as its budget's calls settled it."""
+    charge: Any
+    """An amount added to the item's cost (a hold, or a hold settled to the call's real cost)."""
     finish_run_if_done: Any
     finish_run_of_item_if_done: Any
 
@@ -258,13 +298,20 @@ def _statements() -> _Statements:
         "outcome", "run_id", "diverged_step", "diverged_at", "reason", "error", "input_tokens", "output_tokens",
         "cost_usd", "cost_note", "finished_at", "wall_ms",
     )  # fmt: skip
-    finish = (
+    held = (_I.id == bindparam("item_pk"), _I.attempt == bindparam("held_attempt"), _I.outcome == "running")
+    finish = update(SUITE_RUN_ITEMS).where(*held).values({name: bindparam(name, type_=_I[name].type) for name in ended})
+    finish_charged = (
         update(SUITE_RUN_ITEMS)
-        .where(_I.id == bindparam("item_pk"), _I.attempt == bindparam("held_attempt"), _I.outcome == "running")
-        .values({name: bindparam(name, type_=_I[name].type) for name in ended})
+        .where(*held)
+        .values({name: bindparam(name, type_=_I[name].type) for name in ended if name != "cost_usd"})
+    )
+    charge = (
+        update(SUITE_RUN_ITEMS)
+        .where(_I.id == bindparam("item_pk"))
+        .values(cost_usd=func.coalesce(_I.cost_usd, 0.0) + bindparam("usd", type_=_I.cost_usd.type))
     )
     return _Statements(
-        item, claim, finish, _finish_if_done(bindparam("run_pk")),
+        item, claim, finish, finish_charged, charge, _finish_if_done(bindparam("run_pk")),
         _finish_if_done(select(_I.suite_run_pk).where(_I.id == bindparam("item_pk")).scalar_subquery()),
     )  # fmt: skip
 

@@ -45,6 +45,12 @@ def junit_tree(report: Report) -> ET.ElementTree[ET.Element]:
     regressions = {c.conversation_id for c in report.regressions}
     suites = ET.Element("testsuites", name="traceloupe")
     suite = ET.SubElement(suites, "testsuite", name=_text(run.suite), timestamp=str(run.created_at))
+    if run.max_cost is not None:  # the spend against the cap, where a CI system shows a suite's properties
+        properties = ET.SubElement(suite, "properties")
+        for name, value in (("cost_usd", f"{report.cost_usd:.6f}"), ("max_cost_usd", str(run.max_cost)),
+                            ("stopped_by_max_cost", str(report.stopped_by_cost)),
+                            ("cancelled_by_max_cost", str(report.cancelled_by_cost))):  # fmt: skip
+            ET.SubElement(properties, "property", name=name, value=value)
     failures = skipped = 0
     for item in run.items:
         case = ET.SubElement(

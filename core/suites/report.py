@@ -46,8 +46,13 @@ class Report:
 
     @property
     def cancelled_by_cost(self) -> int:
-        """Items not started because the spend reached ``--max-cost``."""
-        return sum(1 for i in self.run.items if i.outcome == "cancelled" and i.reason == "max_cost")
+        """Items not started because their replay's next call could pass ``--max-cost``."""
+        return sum(1 for i in self.run.items if _capped(i) and i.run_id is None)
+
+    @property
+    def stopped_by_cost(self) -> int:
+        """Step replays stopped midway because their next step could pass ``--max-cost``."""
+        return sum(1 for i in self.run.items if _capped(i) and i.run_id is not None)
 
     @property
     def cost_usd(self) -> float:
@@ -80,7 +85,7 @@ class Report:
 
     def exit_code(self) -> int:
         """1 nothing could run, 6 at least one regression, else 0."""
-        if not any(i.outcome in SENT for i in self.run.items):
+        if not any(i.outcome in SENT or (_capped(i) and i.run_id is not None) for i in self.run.items):
             return EXIT_NOTHING_RAN
         return EXIT_REGRESSION if self.regressions else EXIT_OK
 
@@ -107,6 +112,8 @@ class Report:
                 "cost_usd": self.cost_usd,
                 "cost_unknown": self.cost_unknown,
                 "cancelled_by_max_cost": self.cancelled_by_cost,
+                "stopped_by_max_cost": self.stopped_by_cost,
+                "max_cost_left_usd": None if run.max_cost is None else round(run.max_cost - self.cost_usd, 10),
                 "wall_ms": self.wall_ms,
             },
             "regressions": [_change_json(c) for c in self.regressions],
@@ -131,6 +138,10 @@ def build_report(run: SuiteRunView, baseline: SuiteRunView | None) -> Report:
             assert was is not None
             fixes.append(Change(item.conversation_id, was, item))
     return Report(run, baseline, tuple(regressions), tuple(fixes))
+
+
+def _capped(item: ItemView) -> bool:
+    return item.outcome == "cancelled" and item.reason == "max_cost"
 
 
 def _change_json(change: Change) -> dict[str, Any]:

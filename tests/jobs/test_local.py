@@ -72,6 +72,27 @@ def test_a_job_queued_before_a_restart_runs_after_it(db: str, stub: StubServer, 
     assert len(stub.state.requests) == 1
 
 
+def test_two_queues_with_different_leases_never_take_back_each_other_s_live_jobs(
+    db: str, stub: StubServer, stub_env: dict[str, str]
+) -> None:
+    """A running job's lease is its holder's own (the holder sets and renews it), so a queue with a short lease
+    beside one with a long lease (two processes on one SQLite file) never takes a live job: one call per job."""
+    with Store.open(db) as first, Store.open(db) as second:
+        patient = LocalQueue(first, _settings(stub_env, concurrency=2, lease_seconds=30))
+        eager = LocalQueue(second, _settings(stub_env, concurrency=2, lease_seconds=0.3))
+        run_ids = [queue_run(first, patient, stub_env, "stub-slow-1.0") for _ in range(6)]
+        patient.start()
+        eager.start()
+        try:
+            wait_for(lambda: _finished(first, run_ids), 60)
+        finally:
+            patient.stop()
+            eager.stop()
+        assert {first.get_run(r).status for r in run_ids} == {"ok"}
+        assert sorted((j.status, j.attempts) for j in patient.jobs()) == [("succeeded", 1)] * 6
+    assert len(stub.state.requests) == 6
+
+
 def _lose(store: Store, attempts: int, lease_until: int) -> None:
     """Leave every job as a worker that died mid-run would: running, its lease whatever it last renewed."""
     with write_transaction(store.engine) as conn:

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from core.replay.cost import estimate_input
+from core.messages.union import MESSAGE_ADAPTER
+from core.replay.cost import estimate_call, expected_output
 from core.replay.run import prepare
 from core.replay.steps import replay_steps, step_request
 from core.replay.turns import turn_of
@@ -137,18 +138,67 @@ def test_a_provider_500_at_step_2_fails_the_run_and_keeps_step_1(
     assert store.get_step_run(run.run_id).steps[0].verdict == "same"
 
 
+def _first_estimate(store: Store, dialect: str, model: str, env: dict[str, str]) -> float:
+    """Step 1's estimated cost as ``--max-cost`` holds it (input and output; ``core.replay.cost``)."""
+    first = prepare(store, STEPS_CONVERSATION, dialect, model, upto=STEP_MSG_IDS[0], environ=env).body
+    typed = [m.message for m in store.get_conversation(STEPS_CONVERSATION).messages]
+    recorded = turn_of(typed, TURN).steps[0].message
+    expected = expected_output(MESSAGE_ADAPTER.dump_python(recorded, mode="json"))
+    _, _, estimate = estimate_call(dialect, model, first, expected_output=expected)
+    assert estimate.usd is not None
+    return estimate.usd
+
+
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_max_cost_stops_before_step_2(store: Store, stub: StubServer, stub_env: dict[str, str], dialect: str) -> None:
     model = MODELS[dialect]
-    first = prepare(store, STEPS_CONVERSATION, dialect, model, upto=STEP_MSG_IDS[0], environ=stub_env).body
-    _, estimate = estimate_input(dialect, model, first)
-    assert estimate.usd is not None
+    estimate = _first_estimate(store, dialect, model, stub_env)
     script(stub, model, identical_steps())
-    run = replay_steps(store, STEPS_CONVERSATION, dialect, model, max_cost=estimate.usd * 1.01, environ=stub_env)
+    # Step 2's body holds step 1's, so its estimate is larger: with step 1's cost spent it cannot fit.
+    run = replay_steps(store, STEPS_CONVERSATION, dialect, model, max_cost=estimate, environ=stub_env)
     assert (run.status, run.reason) == ("capped", "max_cost")
     assert [s.verdict for s in run.steps] == ["same"]
     assert run.error is not None and "step 2 not sent" in run.error and "bytes of the JSON body / 4" in run.error
     assert len(stub.state.requests) == 1
+    assert run.cost_usd is not None and run.cost_usd <= estimate
+
+
+def test_a_step_whose_output_limit_could_pass_max_cost_is_not_sent(
+    store: Store, stub: StubServer, stub_env: dict[str, str]
+) -> None:
+    """Anthropic's body sets max_tokens: the step's worst case is known, and the cap is never passed."""
+    model = MODELS["anthropic"]
+    body = prepare(store, STEPS_CONVERSATION, "anthropic", model, upto=STEP_MSG_IDS[0], environ=stub_env).body
+    _, _, input_only = estimate_call("anthropic", model, {**body, "max_tokens": 0}, expected_output=0)
+    assert input_only.usd is not None
+    cap = input_only.usd * 3  # the input fits; its max_tokens of output at 15 USD per million does not
+    script(stub, model, [{"text": "x" * 40_000, "tool_calls": CALLS[0]}, *identical_steps()[1:]])
+    run = replay_steps(store, STEPS_CONVERSATION, "anthropic", model, max_cost=cap, environ=stub_env)
+    assert (run.status, run.reason, run.steps) == ("capped", "max_cost", ())
+    assert run.error is not None and "step 1 not sent" in run.error
+    assert stub.state.requests == []
+
+
+def test_the_step_run_summary_shows_the_spend_against_the_cap(
+    tmp_path: Path,
+    stub: StubServer,
+    stub_env: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from web.cli import main
+
+    for name, value in stub_env.items():
+        monkeypatch.setenv(name, value)
+    db = str(tmp_path / "cli.db")
+    with Store.open(db) as opened:
+        seed_steps(opened, tmp_path)
+    script(stub, "gpt-4o", identical_steps())
+    argv = ["replay", "--conversation", STEPS_CONVERSATION, "--provider", "openai", "--model", "gpt-4o", "--steps",
+            "--max-cost", "0.5", "--db", db]  # fmt: skip
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "step run " in err and " matched" in err and "of --max-cost $0.5" in err
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)

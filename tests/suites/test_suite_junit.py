@@ -84,3 +84,14 @@ def test_ids_and_errors_xml_cannot_carry_are_escaped(tmp_path: Path) -> None:
     assert list(cases) == ["b\\x1b]52;c;bad\\x07\\x00"]  # type: ignore[call-overload]
     failure = next(r for r in cases["b\\x1b]52;c;bad\\x07\\x00"].result if isinstance(r, Failure))  # type: ignore[index]
     assert "line\\x01break <tag> & \\xd800" in failure.message
+
+
+def test_a_capped_run_gives_its_spend_against_the_cap_as_suite_properties(tmp_path: Path) -> None:
+    stopped = _item(6, "g", "cancelled", reason="max_cost", error="step 2 not sent: would pass --max-cost 0.01")
+    capped = replace(NOW, max_cost=0.01, items=(*NOW.items, stopped))
+    write_junit(build_report(capped, None), tmp_path / "junit.xml")
+    suite = _read(tmp_path / "junit.xml")["suite"]
+    properties = {p.name: p.value for p in suite.properties()}  # type: ignore[attr-defined]
+    assert properties == {"cost_usd": "0.007000", "max_cost_usd": "0.01", "stopped_by_max_cost": "1",
+                          "cancelled_by_max_cost": "1"}  # fmt: skip
+    assert "step 2 not sent" in next(r for r in _read(tmp_path / "junit.xml")["cases"]["g"].result).message  # type: ignore[index]

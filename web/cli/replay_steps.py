@@ -37,8 +37,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--turn", metavar="USER_MSG_ID", help="the turn (default: the last user message with a trace)")
     parser.add_argument("--max-steps", type=int, metavar="N", help="stop after N steps (default: recorded steps + 2)")
     parser.add_argument(
-        "--max-cost", type=float, metavar="USD", help="do not start a step whose estimated input cost would pass USD"
-    )
+        "--max-cost", type=float, metavar="USD",
+        help="do not send a step whose estimated cost (input, and output up to the request's limit) would pass USD",
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print the step run as JSON (with --steps)")
 
 
@@ -104,9 +105,10 @@ def _summary(run: StepRunView) -> str:
     where = f" at {run.diverged_at}" if run.diverged_at else ""
     why = f" ({run.reason})" if run.reason else ""
     error = f": {' '.join(run.error.split())}" if run.error else ""
+    cap = "" if run.max_cost is None else f" of --max-cost ${run.max_cost}"
     return (
         f"step run {run.run_id} {run.status}{where}{why}{error}; {len(run.steps)} step(s), "
-        f"{run.input_tokens or 0}+{run.output_tokens or 0} tokens, cost {cost}"
+        f"{run.input_tokens or 0}+{run.output_tokens or 0} tokens, cost {cost}{cap}"
     )
 
 

@@ -99,6 +99,13 @@ def report_lines(report: Report, *, every_item: bool) -> list[str]:
         + f"; tokens {tokens['input']}+{tokens['output']}; cost ${report.cost_usd:.6f}{unknown}; "
         f"wall {report.wall_ms / 1000:.1f} s"
     )
+    if run.max_cost is not None:
+        lines.append(f"spent ${report.cost_usd:.6f} of --max-cost ${run.max_cost}")
+    if report.stopped_by_cost:
+        lines.append(
+            f"--max-cost {run.max_cost}: {report.stopped_by_cost} step replay(s) stopped before a step "
+            "that could pass the cap"
+        )
     if report.cancelled_by_cost:
         lines.append(
             f"--max-cost {run.max_cost}: the spend reached the cap, "

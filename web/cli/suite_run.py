@@ -55,7 +55,7 @@ def register(actions: Any) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--max-cost", type=float, metavar="USD",
-        help="once the run has spent USD, conversations not started yet are cancelled (those running finish)",
+        help="do not send a call (a reply, a step) whose estimated cost would take the run past USD",
     )  # fmt: skip
     parser.add_argument(
         "--baseline", metavar="RUN_ID|last", help="compare with this suite run (last: the newest finished one)"

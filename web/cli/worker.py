@@ -4,7 +4,8 @@ Start as many as you like, on this machine or any machine that reaches the datab
 the jobs through Procrastinate, and per-provider limits (``--provider-limit`` or
 ``$TRACELOUPE_PROVIDER_LIMITS``, the same on every worker) hold across all of them. Ctrl+C or
 SIGTERM stops a worker once its jobs in flight finish; after a ``kill -9`` its jobs are taken back
-by the other workers once its heartbeat is ``--stalled-after`` seconds old.
+by the other workers (its process is gone: ``core.jobs.pg_liveness``); ``--stalled-after`` is how long
+this worker's host may stay silent before the database counts it gone, never a judge of others.
 
 On SQLite there is no separate worker: the jobs run in the threads of the process that queued
 them (``serve``, or the CLI command itself), and this command says so and exits 1.
@@ -38,7 +39,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--stalled-after", type=float, default=30.0, metavar="S",
-        help="take back the jobs of a worker whose heartbeat is S seconds old (default: 30)",
+        help="this worker counts as gone once its host has not answered the database for S seconds; "
+        "its jobs are then taken back (a killed process's at once) (default: 30)",
     )  # fmt: skip
     parser.add_argument(
         "--max-attempts", type=int, default=3, metavar="N",

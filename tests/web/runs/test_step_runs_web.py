@@ -186,6 +186,9 @@ def test_limits_are_kept_and_bad_ones_are_said_in_place(client: httpx.Client, st
     assert "no top-level message with msg_id" in wrong_turn.text
     assert post_steps(client, {**step_form(client), "max_cost": "x"}).status_code == 400
     assert len(store.list_step_runs()) == 1
+    capped = _run(client, stub, identical(), max_cost="0.5")
+    shown = client.get(f"/step-runs/{capped}").text
+    assert re.search(r"data-total-cost>\$0\.\d{6} of <span data-max-cost>0.5</span> USD max cost<", shown)
 
 
 def test_a_damaged_turn_is_refused_with_no_provider_call(client: httpx.Client, stub: StubServer) -> None:

@@ -234,3 +234,16 @@ def test_a_steps_run_replays_each_turn_and_links_its_step_runs(
     assert sum("?at=1#step-1" in link for link in links) == 1  # the diverged one opens at its step
     recorded = {r.run_id for r in store.list_step_runs(limit=50)}
     assert {link.split("/")[2].split("?")[0] for link in links} == recorded
+
+
+def test_a_capped_run_shows_its_spend_against_the_cap_and_the_step_replays_it_stopped(
+    client: httpx.Client, suite: str, stub: StubServer
+) -> None:
+    for i in range(COUNT):  # step 1 answers with 2,000 output tokens: 0.02 USD, past the cap on its own
+        steps = [{"text": "x" * 8000, "tool_calls": [suite_data.call(i)]}, {"text": suite_data.FINAL_TEXT}]
+        httpx.post(f"{stub.base_url}/__stub/script", json={"match": suite_data.marker(i), "steps": steps})
+    path = _run_path(start(client, suite, mode="steps", concurrency="1", max_cost="0.005"))
+    html = wait(client, path)
+    assert re.search(r"[0-9.]+</span> USD so far of <span data-max-cost>0.005</span> USD max cost", html)
+    assert re.search(r"data-stopped-by-cost>1 stopped before a step that could pass the max cost", html)
+    assert len(stub.state.requests) == 1
