@@ -12,8 +12,10 @@ Outcomes:
 
 - ``final`` mode regenerates the final reply (``core.replay.run``, as Re-run does) and compares
   it with the recorded one as a step replay compares a step: the same tool calls, or a final
-  answer where the recorded reply is one, is ``matched``; anything else ``diverged`` at step 1
-  with the step comparison's reason.
+  answer the run's comparison (``core.replay.answers``) finds the same as the recorded one, is
+  ``matched``; anything else ``diverged`` at step 1 with the step comparison's reason
+  (``different_answer`` with the score and the word diff kept in the item's detail). A judge's
+  cost is added to the item's.
 - ``steps`` mode is the agent replay of the conversation's last turn (``core.replay.steps``):
   ``matched``, ``diverged`` (at step k), ``failed`` or ``refused`` as that run ends; a run stopped
   by a limit is ``failed`` with the limit as its reason.
@@ -29,8 +31,10 @@ from dataclasses import dataclass
 
 from core.errors import MisuseError
 from core.messages.union import Message
+from core.replay.answers import DEFAULT_COMPARISON, AnswerComparison, AnswerJudge, JudgeFailed, parse_comparison
 from core.replay.compare import compare_step
 from core.replay.cost import run_cost
+from core.replay.judge import answer_judge
 from core.replay.run import DEFAULT_TIMEOUT, execute, expanded_history, prepare, reply_message, start
 from core.replay.send import Sender, send
 from core.replay.steps import execute_steps, plan_steps, start_steps
@@ -63,12 +67,13 @@ def run_item(
         _finish_run_if_done(store, item_pk)
         return False
     ended = None if claim.interrupted_key is None else _close_interrupted(store, claim.mode, claim.interrupted_key)
+    sending = _Sending(environ, timeout, sender)
     try:
         if ended is not None:
-            result = _ended_result(store, claim, ended)
+            result = _ended_result(store, claim, ended, sending)
         else:
             replay = _steps if claim.mode == "steps" else _final
-            result = replay(store, claim, _Sending(environ, timeout, sender))
+            result = replay(store, claim, sending)
     except MisuseError as exc:  # nothing could be attempted for this conversation (no turn, no reply, no key)
         result = ItemResult("refused", reason="not_attempted", error=str(exc))
     except Exception as exc:  # a bug must still give the item an outcome, or the suite run would never finish
@@ -103,11 +108,22 @@ def _final(store: Store, claim: Claim, sending: _Sending) -> ItemResult:
     run, created = start(store, prepared, idempotency_key=claim.replay_key)
     if not created:  # the same attempt twice cannot happen (an attempt is a claim); never send twice anyway
         raise MisuseError(f"the replay of attempt {claim.attempt} was recorded already")
-    return final_result(execute(store, prepared, run.run_id, timeout=sending.timeout, sender=sending.sender), original)
+    answers = _answers(claim, sending)
+    finished = execute(store, prepared, run.run_id, timeout=sending.timeout, sender=sending.sender)
+    return final_result(finished, original, answers)
 
 
-def final_result(run: RunView, original: Message) -> ItemResult:
-    """A finished run as an item's outcome: its reply compared with the recorded one."""
+def comparison_of(claim: Claim) -> AnswerComparison:
+    """The comparison the item's run chose (a run recorded before comparisons were chosen: the default)."""
+    return parse_comparison(claim.comparison) if claim.comparison else DEFAULT_COMPARISON
+
+
+def _answers(claim: Claim, sending: _Sending) -> AnswerJudge:
+    return answer_judge(comparison_of(claim), environ=sending.environ, sender=sending.sender, timeout=sending.timeout)
+
+
+def final_result(run: RunView, original: Message, answers: AnswerJudge) -> ItemResult:
+    """A finished run as an item's outcome: its reply compared with the recorded one by ``answers``."""
     usage, price = run_cost(run.provider, run.model, run.response_body)
     spent = Spend(usage.input, usage.output, price.usd, price.note)
     if run.status == "refused":
@@ -115,22 +131,40 @@ def final_result(run: RunView, original: Message) -> ItemResult:
     reply = reply_message(run)
     if run.status != "ok" or reply is None:
         return ItemResult("failed", run.run_id, reason=run.status, error=run.error, spend=spent)
-    comparison = _compare(reply, original)
-    if comparison is None:
-        return ItemResult("matched", run.run_id, spend=spent)
-    return ItemResult("diverged", run.run_id, 1, original.msg_id, comparison, spend=spent)
-
-
-def _compare(reply: Message, recorded: Message) -> str | None:
-    """The reason a regenerated reply leaves the recorded one, None when it does not."""
     text = reply.content if isinstance(reply.content, str) else ""
-    recorded_text = recorded.content if isinstance(recorded.content, str) else ""
-    comparison = compare_step(reply.tool_calls or [], text, recorded.tool_calls or [], recorded_text)
-    return comparison.reason if comparison.verdict == "diverged" else None
+    recorded_text = original.content if isinstance(original.content, str) else ""
+    try:
+        comparison = compare_step(
+            reply.tool_calls or [], text, original.tool_calls or [], recorded_text, answers=answers
+        )
+    except JudgeFailed as exc:
+        spent = _with_judge(spent, exc.detail)
+        return ItemResult("failed", run.run_id, reason="judge_failed", error=str(exc), spend=spent,
+                          detail=exc.detail or None)  # fmt: skip
+    answered = comparison.detail if not (reply.tool_calls or original.tool_calls) else None
+    spent = _with_judge(spent, answered)
+    if comparison.verdict != "diverged":
+        return ItemResult("matched", run.run_id, spend=spent, detail=answered)
+    return ItemResult("diverged", run.run_id, 1, original.msg_id, comparison.reason, spend=spent, detail=answered)
+
+
+def _with_judge(spent: Spend, detail: dict[str, object] | None) -> Spend:
+    """The replay's spend plus a judge's cost (unknown when either is)."""
+    judge = (detail or {}).get("judge")
+    if not isinstance(judge, dict):
+        return spent
+    cost = judge.get("cost_usd")
+    if spent.cost_usd is None or not isinstance(cost, int | float):
+        note = spent.cost_note or f"judge: {judge.get('cost_note') or 'cost unknown'}"
+        return Spend(spent.input_tokens, spent.output_tokens, None, note)
+    return Spend(spent.input_tokens, spent.output_tokens, round(spent.cost_usd + cost, 10), spent.cost_note)
 
 
 def _steps(store: Store, claim: Claim, sending: _Sending) -> ItemResult:
-    plan = plan_steps(store, claim.conversation_id, claim.provider, claim.model, environ=sending.environ)
+    plan = plan_steps(
+        store, claim.conversation_id, claim.provider, claim.model, environ=sending.environ,
+        comparison=comparison_of(claim),
+    )  # fmt: skip
     run, created = start_steps(store, plan, idempotency_key=claim.replay_key)
     if not created:
         raise MisuseError(f"the replay of attempt {claim.attempt} was recorded already")
@@ -141,11 +175,14 @@ def _steps(store: Store, claim: Claim, sending: _Sending) -> ItemResult:
 def step_result(run: StepRunView) -> ItemResult:
     """A finished step run as an item's outcome."""
     spent = Spend(run.input_tokens, run.output_tokens, run.cost_usd, run.cost_note)
+    final = run.steps[-1] if run.steps else None
+    answered = final.detail if final is not None and final.detail and "comparison" in final.detail else None
     if run.status == "matched":
-        return ItemResult("matched", run.run_id, spend=spent)
+        return ItemResult("matched", run.run_id, spend=spent, detail=answered)
     if run.status == "diverged":
         step = next((s.index for s in run.steps if s.verdict == "diverged"), None)
-        return ItemResult("diverged", run.run_id, step, run.diverged_at, run.reason, run.error, spend=spent)
+        return ItemResult("diverged", run.run_id, step, run.diverged_at, run.reason, run.error, spend=spent,
+                          detail=answered)  # fmt: skip
     if run.status == "refused":
         return ItemResult("refused", run.run_id, reason=run.reason, error=run.error, spend=spent)
     reason = run.reason if run.status == "failed" else f"capped: {run.reason}"
@@ -176,7 +213,7 @@ def _close_interrupted(store: Store, mode: str, key: str) -> str | None:
     return None
 
 
-def _ended_result(store: Store, claim: Claim, run_id: str) -> ItemResult:
+def _ended_result(store: Store, claim: Claim, run_id: str, sending: _Sending) -> ItemResult:
     """The outcome of a replay an interrupted attempt saw to its end, read as that attempt would have recorded it."""
     if claim.mode == "steps":
         return step_result(store.get_step_run(run_id))
@@ -185,4 +222,4 @@ def _ended_result(store: Store, claim: Claim, run_id: str) -> ItemResult:
     original = next((m for m in history if m.msg_id == run.up_to_msg_id), None)
     if original is None:
         raise MisuseError("the conversation has no assistant reply to regenerate and compare with")
-    return final_result(run, original)
+    return final_result(run, original, _answers(claim, sending))
