@@ -105,10 +105,10 @@ def _final(store: Store, claim: Claim, sending: _Sending) -> ItemResult:
     original = prepared.original
     if original is None:
         raise MisuseError("the conversation has no assistant reply to regenerate and compare with")
+    answers = _answers(claim, sending)  # a judge without a key here: refused before anything is recorded
     run, created = start(store, prepared, idempotency_key=claim.replay_key)
     if not created:  # the same attempt twice cannot happen (an attempt is a claim); never send twice anyway
         raise MisuseError(f"the replay of attempt {claim.attempt} was recorded already")
-    answers = _answers(claim, sending)
     finished = execute(store, prepared, run.run_id, timeout=sending.timeout, sender=sending.sender)
     return final_result(finished, original, answers)
 
