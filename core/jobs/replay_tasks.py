@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from core.errors import MisuseError
 from core.jobs.queue import JSON
 from core.jobs.registry import JobContext, task
+from core.replay.answers import DEFAULT_COMPARISON, parse_comparison
 from core.replay.endpoints import endpoint_for, unavailable_reason
 from core.replay.run import Prepared, execute
 from core.replay.send import Sender
@@ -76,6 +77,7 @@ def step_run_task(ctx: JobContext, args: Mapping[str, JSON]) -> None:
         plan = plan_steps(
             ctx.store, run.conversation_id, run.provider, run.model, turn=run.turn_msg_id,
             max_steps=run.max_steps, max_cost=run.max_cost, environ=ctx.environ, force=bool(args.get("force")),
+            comparison=parse_comparison(run.comparison) if run.comparison else DEFAULT_COMPARISON,
         )  # fmt: skip
     except MisuseError as exc:  # the worker has no key for the provider, the conversation changed
         ctx.store.finish_step_run(run.run_id, status="failed", reason="not_attempted", error=f"the worker: {exc}")

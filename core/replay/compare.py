@@ -12,6 +12,8 @@ names first, then on the arguments:
 ``extra_calls``                  every recorded call's name is there, and more calls besides
 ``missing_calls``                every replayed call's name is recorded, and recorded calls are missing
 ``different_tool``               anything else: a tool the recorded step did not call
+``different_answer``             both are final answers, and the chosen comparison (``core.replay.answers``)
+                                 finds them different (with the word diff and the score)
 =============================  =====================================================================
 """
 
@@ -22,9 +24,12 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from core.messages.objects import ToolCall
+
+if TYPE_CHECKING:
+    from core.replay.answers import AnswerJudge
 
 Verdict = Literal["same", "same_final", "diverged"]
 Reason = Literal[
@@ -34,6 +39,7 @@ Reason = Literal[
     "missing_calls",
     "answered_instead_of_calling",
     "called_instead_of_answering",
+    "different_answer",
 ]
 REASONS: tuple[Reason, ...] = get_args(Reason)
 
@@ -53,10 +59,23 @@ def compare_step(
     replayed_text: str,
     recorded_calls: Sequence[ToolCall],
     recorded_text: str,
+    *,
+    answers: AnswerJudge | None = None,
 ) -> Comparison:
-    """The verdict of one replayed step against the recorded step at the same position."""
+    """The verdict of one replayed step against the recorded step at the same position.
+
+    Two final answers are judged by ``answers`` (the comparison the run chose; default ``similar`` at its
+    default threshold); it may raise ``core.replay.answers.JudgeFailed``.
+    """
     if not replayed_calls and not recorded_calls:
-        return Comparison("same_final", detail=text_diff(recorded_text, replayed_text))
+        if answers is None:
+            from core.replay.answers import DEFAULT_COMPARISON, plain_judge  # it builds on this module
+
+            answers = plain_judge(DEFAULT_COMPARISON)
+        verdict = answers(recorded_text, replayed_text)
+        if verdict.same:
+            return Comparison("same_final", detail=verdict.detail)
+        return Comparison("diverged", "different_answer", verdict.detail)
     if not replayed_calls:
         return Comparison("diverged", "answered_instead_of_calling", {"recorded_calls": _calls_json(recorded_calls)})
     if not recorded_calls:

@@ -14,8 +14,11 @@ replayed call ids. No tool is ever executed and nothing is made up: a reply that
 recorded path ends the run. The run ends as
 
 - ``matched``: every step made the recorded calls, up to the same final answer (or the recording ran out);
-- ``diverged``: a step left the recorded path (``diverged_at`` names the recorded step, ``reason`` how);
-- ``failed``: a provider failure (the step is recorded with the exchange's status; earlier steps stay);
+  two final answers are the same when the plan's comparison (``core.replay.answers``) says so;
+- ``diverged``: a step left the recorded path (``diverged_at`` names the recorded step, ``reason`` how;
+  ``different_answer`` when the comparison finds the final answers different);
+- ``failed``: a provider failure (the step is recorded with the exchange's status; earlier steps stay),
+  or a judge that gave no verdict (``judge_failed``);
 - ``refused``: a damaged record in the turn or its history (nothing was sent), or a step's body fails
   preflight (``force`` sends it anyway; the steps before it stay recorded);
 - ``capped``: ``--max-steps`` reached, or the next step's estimated cost would pass ``--max-cost`` (the
@@ -27,7 +30,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from core.errors import MisuseError
@@ -35,9 +38,11 @@ from core.messages.union import MESSAGE_ADAPTER, Message
 from core.preflight import preflight
 from core.providers import ChatLLM, RequestOptions
 from core.providers.chat_llm import RequestResult
+from core.replay.answers import DEFAULT_COMPARISON, AnswerComparison, AnswerJudge, JudgeFailed
 from core.replay.budget import Budget, LocalBudget, hold
 from core.replay.compare import compare_step
 from core.replay.cost import StepUsage, cost_of, usage_of
+from core.replay.judge import answer_judge, check_judge
 from core.replay.parse import MalformedReply
 from core.replay.redact import Redactor
 from core.replay.run import DEFAULT_TIMEOUT, Prepared, preflight_refusal, prepare, read_reply
@@ -62,6 +67,10 @@ class StepPlan:
     """``damaged_record`` (a record lost its type) or ``preflight`` (the body breaks a provider rule)."""
     force: bool = False
     """Send bodies that fail preflight anyway (every step's, not only step 1's)."""
+    comparison: AnswerComparison = DEFAULT_COMPARISON
+    """How the final answers are judged."""
+    environ: Mapping[str, str] | None = field(default=None, repr=False)
+    """Where a judge's key is read (the replay's own environment)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +96,11 @@ def plan_steps(
     max_cost: float | None = None,
     environ: Mapping[str, str] | None = None,
     force: bool = False,
+    comparison: AnswerComparison = DEFAULT_COMPARISON,
 ) -> StepPlan:
     """Find the turn and build step 1; raises (nothing recorded) for an unknown name, a missing key, bad limits."""
+    if comparison.kind == "judge":
+        check_judge(comparison, environ)
     if max_steps is not None and max_steps < 1:
         raise MisuseError("--max-steps must be at least 1")
     if max_cost is not None and not max_cost >= 0:
@@ -100,7 +112,7 @@ def plan_steps(
     refusal = found.damage or prepared.refusal
     # prepare() refuses a damaged history with an empty body, and a body that fails preflight with the body.
     reason = None if refusal is None else "damaged_record" if found.damage or not prepared.body else "preflight"
-    return StepPlan(prepared, found, limit, max_cost, refusal, reason, force)
+    return StepPlan(prepared, found, limit, max_cost, refusal, reason, force, comparison, environ)
 
 
 def start_steps(store: Store, plan: StepPlan, *, idempotency_key: str | None = None) -> tuple[StepRunView, bool]:
@@ -116,6 +128,7 @@ def start_steps(store: Store, plan: StepPlan, *, idempotency_key: str | None = N
             max_steps=plan.max_steps,
             max_cost=plan.max_cost,
             idempotency_key=idempotency_key,
+            comparison=str(plan.comparison),
         )
     )
     if created and plan.refusal is not None:
@@ -165,11 +178,12 @@ def replay_steps(
     idempotency_key: str | None = None,
     environ: Mapping[str, str] | None = None,
     force: bool = False,
+    comparison: AnswerComparison = DEFAULT_COMPARISON,
 ) -> StepRunView:
     """Plan, record and run a step replay; the finished run (a repeated key returns the recorded run)."""
     plan = plan_steps(
         store, conversation_id, provider, model, turn=turn, max_steps=max_steps, max_cost=max_cost,
-        environ=environ, force=force,
+        environ=environ, force=force, comparison=comparison,
     )  # fmt: skip
     run, created = start_steps(store, plan, idempotency_key=idempotency_key)
     if not created:
@@ -192,6 +206,7 @@ def _walk(
     budget: Budget | None,
 ) -> _End:
     prepared, turn = plan.prepared, plan.turn
+    answers = answer_judge(plan.comparison, environ=plan.environ, sender=sender, timeout=timeout)
     history: list[Message] = list(turn.before)
     previous: StepUsage | None = None
     for k in range(1, plan.max_steps + 1):
@@ -215,7 +230,7 @@ def _walk(
                 return _End("capped", held.reason, error=held.refusal)
         estimate = None if held is None else held.estimate
         try:
-            step, message = _send_step(prepared, run_id, k, recorded.message, body, timeout, estimate, sender)
+            step, message = _send_step(prepared, run_id, k, recorded.message, body, timeout, estimate, sender, answers)
         except BaseException:
             if budget is not None and held is not None:
                 budget.settle(held.usd, None)  # the call may have been billed: its hold stays spent
@@ -246,6 +261,7 @@ def _send_step(
     timeout: float,
     estimate: dict[str, Any] | None,
     sender: Sender,
+    answers: AnswerJudge,
 ) -> tuple[StepView, Message | None]:
     """Send one step and compare it; the step as recorded, and the replayed reply (None on a failure)."""
     endpoint = prepared.endpoint
@@ -284,7 +300,13 @@ def _send_step(
     message = MESSAGE_ADAPTER.validate_python(reply)
     recorded_text = recorded.content if isinstance(recorded.content, str) else ""
     replayed_text = message.content if isinstance(message.content, str) else ""
-    comparison = compare_step(message.tool_calls or [], replayed_text, recorded.tool_calls or [], recorded_text)
+    try:
+        comparison = compare_step(
+            message.tool_calls or [], replayed_text, recorded.tool_calls or [], recorded_text, answers=answers
+        )
+    except JudgeFailed as exc:
+        return StepView(verdict="failed", reason="judge_failed", detail=exc.detail or None, status="ok",
+                        error=str(exc), reply=reply, **common), None  # fmt: skip
     detail = {**comparison.detail, "call_ids": comparison.call_ids} if comparison.call_ids else comparison.detail
     step = StepView(verdict=comparison.verdict, reason=comparison.reason, detail=detail or None, status="ok",
                     error=None, reply=reply, **common)  # fmt: skip

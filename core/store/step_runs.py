@@ -45,6 +45,7 @@ class NewStepRun:
     max_steps: int
     max_cost: float | None = None
     idempotency_key: str | None = None
+    comparison: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +82,12 @@ class StepView:
         """The reply's text, None when there was no reply."""
         return None if self.reply is None else str(self.reply.get("content") or "")
 
+    @property
+    def judge(self) -> dict[str, Any] | None:
+        """The judge's verdict, reasoning, tokens and cost when a judge compared this step's answer."""
+        judge = (self.detail or {}).get("judge")
+        return judge if isinstance(judge, dict) else None
+
 
 @dataclass(frozen=True, slots=True)
 class StepRunView:
@@ -102,6 +109,8 @@ class StepRunView:
     finished_at: int | None
     idempotency_key: str | None
     steps: tuple[StepView, ...] = field(default_factory=tuple)
+    comparison: str | None = None
+    """How final answers were judged (``core.replay.answers``); None for a run recorded before it was chosen."""
 
     @property
     def input_tokens(self) -> int | None:
@@ -117,16 +126,20 @@ class StepRunView:
 
     @property
     def cost_usd(self) -> float | None:
-        """The sum of the steps' costs; None as soon as one sent step has no known cost."""
+        """The sum of the steps' costs and the judge's; None as soon as one sent step or the judge has no known cost."""
         billed = [s for s in self.steps if s.input_tokens is not None or s.output_tokens is not None]
-        if any(s.cost_usd is None for s in billed):
+        judges = [j for s in self.steps if (j := s.judge) is not None]
+        if any(s.cost_usd is None for s in billed) or any(j.get("cost_usd") is None for j in judges):
             return None
-        return round(sum((s.cost_usd or 0.0 for s in billed), 0.0), 10)
+        judged = sum(float(j["cost_usd"]) for j in judges)
+        return round(sum((s.cost_usd or 0.0 for s in billed), 0.0) + judged, 10)
 
     @property
     def cost_note(self) -> str | None:
-        """Why the cost is unknown, from the first step that says so."""
-        return next((s.cost_note for s in self.steps if s.cost_usd is None and s.cost_note), None)
+        """Why the cost is unknown, from the first step (or judge) that says so."""
+        found = next((s.cost_note for s in self.steps if s.cost_usd is None and s.cost_note), None)
+        judged = (j.get("cost_note") for s in self.steps if (j := s.judge) is not None and j.get("cost_usd") is None)
+        return found or next((f"judge: {n}" for n in judged if n), None)
 
     @property
     def latency_ms(self) -> int | None:
@@ -150,6 +163,7 @@ class StepRunView:
             "recorded_steps": self.recorded_steps,
             "max_steps": self.max_steps,
             "max_cost": self.max_cost,
+            "comparison": self.comparison,
             "started_at": self.started_at,
             "finished_at": self.finished_at,
             "steps": [
@@ -210,6 +224,7 @@ def claim_step_run(conn: Connection, new: NewStepRun) -> tuple[StepRunView, bool
             max_steps=new.max_steps,
             max_cost=new.max_cost,
             started_at=started,
+            comparison=new.comparison,
         )
     )
     return get_step_run(conn, run_id), True

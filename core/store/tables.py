@@ -194,6 +194,8 @@ class StepRunRow(SQLModel, table=True):
     max_cost: float | None = Field(default=None, sa_column=Column(Float, nullable=True))
     started_at: int = Field(sa_column=Column(BigInteger, nullable=False))
     finished_at: int | None = Field(default=None, sa_type=BigInteger)
+    comparison: str | None = Field(default=None, sa_column=Column(String, nullable=True))
+    """How final answers were judged (``core.replay.answers``); None for a run recorded before it was chosen."""
 
 
 class StepRow(SQLModel, table=True):
@@ -317,6 +319,8 @@ class SuiteRunRow(SQLModel, table=True):
     status: str = Field(sa_column=Column(String, nullable=False))
     created_at: int = Field(sa_column=Column(BigInteger, nullable=False))
     finished_at: int | None = Field(default=None, sa_type=BigInteger)
+    comparison: str | None = Field(default=None, sa_column=Column(String, nullable=True))
+    """How final answers were judged (``core.replay.answers``); None for a run recorded before it was chosen."""
 
 
 class SuiteRunItemRow(SQLModel, table=True):
@@ -351,6 +355,8 @@ class SuiteRunItemRow(SQLModel, table=True):
     started_at: int | None = Field(default=None, sa_type=BigInteger)
     finished_at: int | None = Field(default=None, sa_type=BigInteger)
     wall_ms: int | None = Field(default=None, sa_type=BigInteger)
+    detail: dict[str, Any] | None = Field(default=None, sa_column=Column(_JSON, nullable=True))
+    """The final answers' comparison: its name, score, word diff and a judge's verdict (None when none was made)."""
 
 
 def table_of(model: type[SQLModel]) -> Table:

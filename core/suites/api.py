@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from core.errors import MisuseError, UnknownNameError
+from core.replay.answers import DEFAULT_COMPARISON, AnswerComparison
 from core.store import ConversationQuery, Store
 from core.store.engine import claim_by_key, read_transaction, write_transaction
 from core.store.filters import ConversationFilter
@@ -17,7 +18,7 @@ from core.suites.report import Report, build_report
 from core.suites.views import MODES, ItemView, Mode, Progress, SuiteRunView, SuiteSummary, SuiteView
 
 BASELINE_LAST = "last"
-"""``--baseline last``: the newest finished run of the same suite before this one."""
+"""``--baseline last``: the newest finished run of the same suite, mode and comparison before this one."""
 
 
 class Suites:
@@ -73,11 +74,13 @@ class Suites:
         concurrency: int = 4,
         max_cost: float | None = None,
         baseline: str | None = None,
+        comparison: AnswerComparison = DEFAULT_COMPARISON,
+        cross_baseline: bool = False,
     ) -> SuiteRunView:
         """Record a suite run, every conversation ``pending``; ``baseline`` is a suite run id or ``last``."""
         return self.claim_run(
             name, provider=provider, model=model, mode=mode, concurrency=concurrency, max_cost=max_cost,
-            baseline=baseline, idempotency_key=None,
+            baseline=baseline, idempotency_key=None, comparison=comparison, cross_baseline=cross_baseline,
         )[0]  # fmt: skip
 
     def claim_run(
@@ -91,11 +94,15 @@ class Suites:
         concurrency: int = 4,
         max_cost: float | None = None,
         baseline: str | None = None,
+        comparison: AnswerComparison = DEFAULT_COMPARISON,
+        cross_baseline: bool = False,
     ) -> tuple[SuiteRunView, bool]:
         """As :meth:`new_run`, and True when this call recorded the run: False returns the run the key names.
 
         The key column is unique, so two processes posting one form record one run: the loser of the
-        race on the constraint reads the winner's run.
+        race on the constraint reads the winner's run. A baseline is a run of the same mode and comparison
+        (``last`` finds the newest such); another one is refused unless ``cross_baseline`` (then the report
+        labels it).
         """
         if mode not in MODES:
             raise MisuseError(f"--mode is one of: {', '.join(MODES)}")
@@ -108,13 +115,21 @@ class Suites:
             known = None if idempotency_key is None else storage.run_by_key(conn, idempotency_key)
             if known is not None:
                 return known, False
-            baseline_id = storage.last_finished(conn, name) if baseline == BASELINE_LAST else baseline
-            if baseline == BASELINE_LAST and baseline_id is None:
-                storage.get_suite(conn, name)
-                raise MisuseError(f"--baseline last: suite {name!r} has no finished run yet")
+            how = str(comparison)
+            if baseline == BASELINE_LAST:
+                baseline_id = storage.last_finished(conn, name, mode=mode, comparison=how)
+                if baseline_id is None:
+                    storage.get_suite(conn, name)
+                    raise MisuseError(
+                        f"--baseline last: suite {name!r} has no finished run in mode {mode} compared by {how} yet"
+                    )
+            else:
+                baseline_id = baseline
+                if baseline is not None and not cross_baseline:
+                    _same_kind(storage.get_run(conn, baseline, items=False), mode, how)
             run = storage.create_run(
                 conn, name, provider=provider, model=model.strip(), mode=mode, concurrency=concurrency,
-                max_cost=max_cost, baseline_run_id=baseline_id, idempotency_key=idempotency_key,
+                max_cost=max_cost, baseline_run_id=baseline_id, idempotency_key=idempotency_key, comparison=how,
             )  # fmt: skip
             return run, True
 
@@ -157,6 +172,17 @@ class Suites:
             run = storage.get_run(conn, run_id)
             baseline = None if run.baseline_run_id is None else storage.get_run(conn, run.baseline_run_id)
         return build_report(run, baseline)
+
+
+def _same_kind(baseline: SuiteRunView, mode: str, comparison: str) -> None:
+    """MisuseError (one line) when a chosen baseline was made in another mode or with another comparison."""
+    if baseline.mode == mode and baseline.comparison == comparison:
+        return
+    raise MisuseError(
+        f"baseline {baseline.run_id} is mode {baseline.mode} compared by {baseline.comparison_text}, this run mode "
+        f"{mode} compared by {comparison}: outcomes compare only within one mode and comparison "
+        "(--cross-baseline compares them anyway, labelled)"
+    )
 
 
 def resolve_run(suites: Suites, name: str, run_id: str | None) -> SuiteRunView:

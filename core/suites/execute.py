@@ -12,8 +12,10 @@ Outcomes:
 
 - ``final`` mode regenerates the final reply (``core.replay.run``, as Re-run does) and compares
   it with the recorded one as a step replay compares a step: the same tool calls, or a final
-  answer where the recorded reply is one, is ``matched``; anything else ``diverged`` at step 1
-  with the step comparison's reason.
+  answer the run's comparison (``core.replay.answers``) finds the same as the recorded one, is
+  ``matched``; anything else ``diverged`` at step 1 with the step comparison's reason
+  (``different_answer`` with the score and the word diff kept in the item's detail). A judge's
+  cost is added to the item's.
 - ``steps`` mode is the agent replay of the conversation's last turn (``core.replay.steps``):
   ``matched``, ``diverged`` (at step k), ``failed`` or ``refused`` as that run ends; a run stopped
   by ``--max-steps`` is ``failed`` with the limit as its reason.
@@ -32,9 +34,11 @@ from dataclasses import dataclass
 
 from core.errors import MisuseError
 from core.messages.union import Message
+from core.replay.answers import DEFAULT_COMPARISON, AnswerComparison, AnswerJudge, JudgeFailed, parse_comparison
 from core.replay.budget import hold
 from core.replay.compare import compare_step
 from core.replay.cost import run_cost
+from core.replay.judge import answer_judge
 from core.replay.run import DEFAULT_TIMEOUT, execute, expanded_history, prepare, reply_message, start
 from core.replay.send import Sender, send
 from core.replay.steps import execute_steps, plan_steps, start_steps
@@ -70,12 +74,13 @@ def run_item(
         _finish_run_if_done(store, item_pk)
         return False
     ended = None if claim.interrupted_key is None else _close_interrupted(store, claim.mode, claim.interrupted_key)
+    sending = _Sending(environ, timeout, sender)
     try:
         if ended is not None:
-            result = _ended_result(store, claim, ended)
+            result = _ended_result(store, claim, ended, sending)
         else:
             replay = _steps if claim.mode == "steps" else _final
-            result = replay(store, claim, _Sending(environ, timeout, sender))
+            result = replay(store, claim, sending)
     except MisuseError as exc:  # nothing could be attempted for this conversation (no turn, no reply, no key)
         result = ItemResult("refused", reason="not_attempted", error=str(exc))
     except Exception as exc:  # a bug must still give the item an outcome, or the suite run would never finish
@@ -107,6 +112,7 @@ def _final(store: Store, claim: Claim, sending: _Sending) -> ItemResult:
     original = prepared.original
     if original is None:
         raise MisuseError("the conversation has no assistant reply to regenerate and compare with")
+    answers = _answers(claim, sending)  # a judge without a key here: refused before anything is recorded
     budget = None if claim.max_cost is None else SuiteBudget(store.engine, claim, claim.max_cost)
     held = None
     if budget is not None and prepared.refusal is None:  # a refused body is not sent
@@ -117,9 +123,8 @@ def _final(store: Store, claim: Claim, sending: _Sending) -> ItemResult:
     if not created:  # the same attempt twice cannot happen (an attempt is a claim); never send twice anyway
         raise MisuseError(f"the replay of attempt {claim.attempt} was recorded already")
     try:
-        result = final_result(
-            execute(store, prepared, run.run_id, timeout=sending.timeout, sender=sending.sender), original
-        )
+        finished = execute(store, prepared, run.run_id, timeout=sending.timeout, sender=sending.sender)
+        result = final_result(finished, original, answers)
     except BaseException:
         if budget is not None and held is not None:
             budget.settle(held.usd, None)  # the call may have been billed: its hold stays spent
@@ -129,8 +134,17 @@ def _final(store: Store, claim: Claim, sending: _Sending) -> ItemResult:
     return result
 
 
-def final_result(run: RunView, original: Message) -> ItemResult:
-    """A finished run as an item's outcome: its reply compared with the recorded one."""
+def comparison_of(claim: Claim) -> AnswerComparison:
+    """The comparison the item's run chose (a run recorded before comparisons were chosen: the default)."""
+    return parse_comparison(claim.comparison) if claim.comparison else DEFAULT_COMPARISON
+
+
+def _answers(claim: Claim, sending: _Sending) -> AnswerJudge:
+    return answer_judge(comparison_of(claim), environ=sending.environ, sender=sending.sender, timeout=sending.timeout)
+
+
+def final_result(run: RunView, original: Message, answers: AnswerJudge) -> ItemResult:
+    """A finished run as an item's outcome: its reply compared with the recorded one by ``answers``."""
     usage, price = run_cost(run.provider, run.model, run.response_body)
     spent = Spend(usage.input, usage.output, price.usd, price.note)
     if run.status == "refused":
@@ -138,24 +152,40 @@ def final_result(run: RunView, original: Message) -> ItemResult:
     reply = reply_message(run)
     if run.status != "ok" or reply is None:
         return ItemResult("failed", run.run_id, reason=run.status, error=run.error, spend=spent)
-    comparison = _compare(reply, original)
-    if comparison is None:
-        return ItemResult("matched", run.run_id, spend=spent)
-    return ItemResult("diverged", run.run_id, 1, original.msg_id, comparison, spend=spent)
-
-
-def _compare(reply: Message, recorded: Message) -> str | None:
-    """The reason a regenerated reply leaves the recorded one, None when it does not."""
     text = reply.content if isinstance(reply.content, str) else ""
-    recorded_text = recorded.content if isinstance(recorded.content, str) else ""
-    comparison = compare_step(reply.tool_calls or [], text, recorded.tool_calls or [], recorded_text)
-    return comparison.reason if comparison.verdict == "diverged" else None
+    recorded_text = original.content if isinstance(original.content, str) else ""
+    try:
+        comparison = compare_step(
+            reply.tool_calls or [], text, original.tool_calls or [], recorded_text, answers=answers
+        )
+    except JudgeFailed as exc:
+        spent = _with_judge(spent, exc.detail)
+        return ItemResult("failed", run.run_id, reason="judge_failed", error=str(exc), spend=spent,
+                          detail=exc.detail or None)  # fmt: skip
+    answered = comparison.detail if not (reply.tool_calls or original.tool_calls) else None
+    spent = _with_judge(spent, answered)
+    if comparison.verdict != "diverged":
+        return ItemResult("matched", run.run_id, spend=spent, detail=answered)
+    return ItemResult("diverged", run.run_id, 1, original.msg_id, comparison.reason, spend=spent, detail=answered)
+
+
+def _with_judge(spent: Spend, detail: dict[str, object] | None) -> Spend:
+    """The replay's spend plus a judge's cost (unknown when either is)."""
+    judge = (detail or {}).get("judge")
+    if not isinstance(judge, dict):
+        return spent
+    cost = judge.get("cost_usd")
+    if spent.cost_usd is None or not isinstance(cost, int | float):
+        note = spent.cost_note or f"judge: {judge.get('cost_note') or 'cost unknown'}"
+        return Spend(spent.input_tokens, spent.output_tokens, None, note)
+    return Spend(spent.input_tokens, spent.output_tokens, round(spent.cost_usd + cost, 10), spent.cost_note)
 
 
 def _steps(store: Store, claim: Claim, sending: _Sending) -> ItemResult:
     plan = plan_steps(
-        store, claim.conversation_id, claim.provider, claim.model, max_cost=claim.max_cost, environ=sending.environ
-    )
+        store, claim.conversation_id, claim.provider, claim.model, max_cost=claim.max_cost, environ=sending.environ,
+        comparison=comparison_of(claim),
+    )  # fmt: skip
     run, created = start_steps(store, plan, idempotency_key=claim.replay_key)
     if not created:
         raise MisuseError(f"the replay of attempt {claim.attempt} was recorded already")
@@ -167,11 +197,14 @@ def _steps(store: Store, claim: Claim, sending: _Sending) -> ItemResult:
 def step_result(run: StepRunView) -> ItemResult:
     """A finished step run as an item's outcome."""
     spent = Spend(run.input_tokens, run.output_tokens, run.cost_usd, run.cost_note)
+    final = run.steps[-1] if run.steps else None
+    answered = final.detail if final is not None and final.detail and "comparison" in final.detail else None
     if run.status == "matched":
-        return ItemResult("matched", run.run_id, spend=spent)
+        return ItemResult("matched", run.run_id, spend=spent, detail=answered)
     if run.status == "diverged":
         step = next((s.index for s in run.steps if s.verdict == "diverged"), None)
-        return ItemResult("diverged", run.run_id, step, run.diverged_at, run.reason, run.error, spend=spent)
+        return ItemResult("diverged", run.run_id, step, run.diverged_at, run.reason, run.error, spend=spent,
+                          detail=answered)  # fmt: skip
     if run.status == "refused":
         return ItemResult("refused", run.run_id, reason=run.reason, error=run.error, spend=spent)
     if run.status == "capped" and run.reason in COST_REASONS:
@@ -206,7 +239,7 @@ def _close_interrupted(store: Store, mode: str, key: str) -> str | None:
     return None
 
 
-def _ended_result(store: Store, claim: Claim, run_id: str) -> ItemResult:
+def _ended_result(store: Store, claim: Claim, run_id: str, sending: _Sending) -> ItemResult:
     """The outcome of a replay an interrupted attempt saw to its end, read as that attempt would have recorded it."""
     if claim.mode == "steps":
         return step_result(store.get_step_run(run_id))
@@ -215,4 +248,4 @@ def _ended_result(store: Store, claim: Claim, run_id: str) -> ItemResult:
     original = next((m for m in history if m.msg_id == run.up_to_msg_id), None)
     if original is None:
         raise MisuseError("the conversation has no assistant reply to regenerate and compare with")
-    return final_result(run, original)
+    return final_result(run, original, _answers(claim, sending))

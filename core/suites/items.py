@@ -52,6 +52,8 @@ class Claim:
     """The key of the replay the attempt before this one started, when that attempt never ended."""
     max_cost: float | None
     """The run's cost cap (set when the run is created, never changed)."""
+    comparison: str | None = None
+    """How the run judges final answers (``core.replay.answers``)."""
 
 
 def replay_key(suite_run_id: str, item_pk: int, attempt: int) -> str:
@@ -88,7 +90,7 @@ def claim_item(engine: Engine, item_pk: int) -> Claim | None:
     interrupted = replay_key(row.run_id, item_pk, attempt - 1) if attempt > 1 else None
     return Claim(
         item_pk, attempt, row.suite_run_pk, now, row.conversation_id, row.provider, row.model, row.mode,
-        replay_key(row.run_id, item_pk, attempt), interrupted, row.max_cost,
+        replay_key(row.run_id, item_pk, attempt), interrupted, row.max_cost, row.comparison,
     )  # fmt: skip
 
 
@@ -113,6 +115,8 @@ class ItemResult:
     reason: str | None = None
     error: str | None = None
     spend: Spend = Spend()
+    detail: dict[str, Any] | None = None
+    """The final answers' comparison, when one was made."""
 
 
 def finish_item(engine: Engine, claim: Claim, result: ItemResult) -> bool:
@@ -143,7 +147,7 @@ def _record(conn: Connection, claim: Claim, result: ItemResult, *, charged: bool
         "run_id": result.run_id, "diverged_step": result.diverged_step, "diverged_at": result.diverged_at,
         "reason": result.reason, "error": result.error, "input_tokens": result.spend.input_tokens,
         "output_tokens": result.spend.output_tokens, "cost_note": result.spend.cost_note, "finished_at": now,
-        "wall_ms": max(0, now - claim.started_at),
+        "wall_ms": max(0, now - claim.started_at), "detail": result.detail,
     }  # fmt: skip
     if charged:  # a parameter named after a column would be added to the SET clause
         return conn.execute(_statements().finish_charged, values).rowcount == 1
@@ -282,7 +286,7 @@ def _statements() -> _Statements:
     item = (
         select(
             _I.outcome, _I.attempt, _I.suite_run_pk, _R.run_id, _R.provider, _R.model, _R.mode, _R.max_cost,
-            _C.conversation_id,
+            _R.comparison, _C.conversation_id,
         )
         .join(SUITE_RUNS, _R.id == _I.suite_run_pk)
         .join(CONVERSATIONS, _C.id == _I.conversation_pk)
@@ -296,7 +300,7 @@ def _statements() -> _Statements:
     )
     ended = (
         "outcome", "run_id", "diverged_step", "diverged_at", "reason", "error", "input_tokens", "output_tokens",
-        "cost_usd", "cost_note", "finished_at", "wall_ms",
+        "cost_usd", "cost_note", "finished_at", "wall_ms", "detail",
     )  # fmt: skip
     held = (_I.id == bindparam("item_pk"), _I.attempt == bindparam("held_attempt"), _I.outcome == "running")
     finish = update(SUITE_RUN_ITEMS).where(*held).values({name: bindparam(name, type_=_I[name].type) for name in ended})

@@ -83,6 +83,11 @@ class Report:
             return None
         return next((i.outcome for i in self.baseline.items if i.conversation_id == conversation_id), None)
 
+    @property
+    def across(self) -> str | None:
+        """The label of a baseline of another mode or comparison (asked for with ``--cross-baseline``), else None."""
+        return cross_label(self.run, self.baseline)
+
     def exit_code(self) -> int:
         """1 nothing could run, 6 at least one regression, else 0."""
         if not any(i.outcome in SENT or (_capped(i) and i.run_id is not None) for i in self.run.items):
@@ -100,9 +105,13 @@ class Report:
             "provider": run.provider,
             "model": run.model,
             "mode": run.mode,
+            "comparison": run.comparison,
             "concurrency": run.concurrency,
             "max_cost": run.max_cost,
             "baseline": None if self.baseline is None else self.baseline.run_id,
+            "baseline_comparison": None if self.baseline is None else self.baseline.comparison,
+            "baseline_mode": None if self.baseline is None else self.baseline.mode,
+            "across": self.across,
             "created_at": run.created_at,
             "finished_at": run.finished_at,
             "totals": {
@@ -121,6 +130,16 @@ class Report:
             "items": [_item_json(i, before.get(i.conversation_id), run.mode) for i in run.items],
             "exit_code": self.exit_code(),
         }
+
+
+def cross_label(run: SuiteRunView, baseline: SuiteRunView | None) -> str | None:
+    """What a report says about a baseline of another mode or comparison (None when it is of the same kind)."""
+    if baseline is None or (baseline.mode == run.mode and baseline.comparison == run.comparison):
+        return None
+    return (
+        f"across modes or comparisons: baseline mode {baseline.mode} compared by {baseline.comparison_text}, "
+        f"this run mode {run.mode} compared by {run.comparison_text}"
+    )
 
 
 def build_report(run: SuiteRunView, baseline: SuiteRunView | None) -> Report:
@@ -155,7 +174,16 @@ def _change_json(change: Change) -> dict[str, Any]:
         "reason": item.reason,
         "error": item.error,
         "run_id": item.run_id,
+        "comparison": answer_json(item.detail),
     }
+
+
+def answer_json(detail: dict[str, Any] | None) -> dict[str, Any] | None:
+    """An item's final-answer comparison as the JSON reports show it (None when no final answers were compared)."""
+    if not detail:
+        return None
+    keep = ("comparison", "score", "similarity", "threshold", "word_diff", "judge", "json")
+    return {k: detail[k] for k in keep if k in detail}
 
 
 def _item_json(item: ItemView, before: str | None, mode: str) -> dict[str, Any]:
@@ -169,6 +197,7 @@ def _item_json(item: ItemView, before: str | None, mode: str) -> dict[str, Any]:
         "error": item.error,
         "run_id": item.run_id,
         "run_kind": "steps" if mode == "steps" else "reply",
+        "comparison": answer_json(item.detail),
         "attempts": item.attempt,
         "tokens": {"input": item.input_tokens, "output": item.output_tokens},
         "cost_usd": item.cost_usd,

@@ -92,6 +92,7 @@ def create_run(
     max_cost: float | None,
     baseline_run_id: str | None,
     idempotency_key: str | None = None,
+    comparison: str | None = None,
 ) -> SuiteRunView:
     """Record a suite run with one ``pending`` item per conversation of the suite."""
     suite_pk = conn.execute(select(_S.id).where(_S.name == suite)).scalar()
@@ -104,7 +105,7 @@ def create_run(
         .values(
             run_id=run_id, suite_pk=suite_pk, provider=provider, model=model, mode=mode, concurrency=concurrency,
             max_cost=max_cost, baseline_pk=baseline_pk, status="running", created_at=now_ms(),
-            idempotency_key=idempotency_key,
+            idempotency_key=idempotency_key, comparison=comparison,
         )
         .returning(_R.id)
     ).scalar_one()  # fmt: skip
@@ -154,20 +155,20 @@ def previous_finished(conn: Connection, run_id: str) -> str | None:
     return found.scalar()
 
 
-def _newest_run(conn: Connection, suite: str, status: str) -> str | None:
+def _newest_run(conn: Connection, suite: str, status: str, *where: Any) -> str | None:
     stmt = (
         select(_R.run_id)
         .join(SUITES, _S.id == _R.suite_pk)
-        .where(_S.name == suite, _R.status == status)
+        .where(_S.name == suite, _R.status == status, *where)
         .order_by(_R.created_at.desc(), _R.id.desc())
         .limit(1)
     )
     return conn.execute(stmt).scalar()
 
 
-def last_finished(conn: Connection, suite: str) -> str | None:
-    """The newest finished run of a suite, or None."""
-    return _newest_run(conn, suite, "finished")
+def last_finished(conn: Connection, suite: str, *, mode: str, comparison: str) -> str | None:
+    """The newest finished run of a suite made in ``mode`` with ``comparison``, or None."""
+    return _newest_run(conn, suite, "finished", _R.mode == mode, _R.comparison == comparison)
 
 
 def unfinished(conn: Connection, suite: str) -> str | None:
@@ -236,7 +237,7 @@ def _items(conn: Connection, *where: Any) -> tuple[ItemView, ...]:
             attempt=r.attempt, diverged_step=r.diverged_step, diverged_at=r.diverged_at, reason=r.reason,
             error=r.error, run_id=r.run_id, input_tokens=r.input_tokens, output_tokens=r.output_tokens,
             cost_usd=r.cost_usd, cost_note=r.cost_note, started_at=r.started_at, finished_at=r.finished_at,
-            wall_ms=r.wall_ms,
+            wall_ms=r.wall_ms, detail=r.detail,
         )
         for r in rows
     )  # fmt: skip
@@ -247,5 +248,5 @@ def _run_view(conn: Connection, row: Any, *, items: bool) -> SuiteRunView:
     return SuiteRunView(
         run_id=row.run_id, suite=row.suite, provider=row.provider, model=row.model, mode=row.mode,
         concurrency=row.concurrency, max_cost=row.max_cost, baseline_run_id=row.baseline_run_id, status=row.status,
-        created_at=row.created_at, finished_at=row.finished_at, items=found,
+        created_at=row.created_at, finished_at=row.finished_at, items=found, comparison=row.comparison,
     )  # fmt: skip

@@ -64,6 +64,8 @@ class ItemView:
     started_at: int | None
     finished_at: int | None
     wall_ms: int | None
+    detail: dict[str, Any] | None = None
+    """The final answers' comparison (``core.replay.answers``): its name, score, word diff, a judge's verdict."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +84,14 @@ class SuiteRunView:
     created_at: int
     finished_at: int | None
     items: tuple[ItemView, ...] = field(default_factory=tuple)
+    comparison: str | None = None
+    """How final answers were judged (``exact``, ``similar:T``, ``json``, ``judge:P/M``); None for a run
+    recorded before the comparison was chosen (any final answer matched then)."""
+
+    @property
+    def comparison_text(self) -> str:
+        """The comparison as pages and reports name it."""
+        return self.comparison or "none recorded (any final answer matched)"
 
 
 @dataclass(frozen=True, slots=True)

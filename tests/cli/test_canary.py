@@ -15,7 +15,7 @@ import pytest
 from core.store import Store
 from tests.replay.canary import assert_nowhere, dump_database
 from tests.replay.conftest import CANARY_KEY
-from tests.replay.replay_data import CONVERSATION, DAMAGED
+from tests.replay.replay_data import CONVERSATION, DAMAGED, ORIGINAL_TEXT
 from web.cli import main
 from web.devtools.stub_provider import Reply, StubServer
 
@@ -38,7 +38,8 @@ def test_the_canary_key_appears_nowhere(
     steps = ["replay", "--db", db, "--conversation", CONVERSATION, "--steps", "--json", "--provider"]
     call = {"name": "weather", "arguments": {"city": "Lisbon"}}
     for dialect in ("openai", "anthropic", "gemini"):
-        stub.state.script_steps("gpt-4o", [{"text": "", "tool_calls": [call]}, {"text": f"echo {CANARY_KEY}"}])
+        final = {"text": f"{ORIGINAL_TEXT} echo {CANARY_KEY}"}  # the recorded answer, near enough, and the key
+        stub.state.script_steps("gpt-4o", [{"text": "", "tool_calls": [call]}, final])
         assert main([*steps, dialect, "--model", "gpt-4o"]) == 0
         assert main([*steps, dialect, "--model", "stub-error-500"]) == 3
     damaged = ["replay", "--db", db, "--conversation", DAMAGED, "--steps", "--provider", "openai", "--model", "m"]

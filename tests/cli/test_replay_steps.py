@@ -65,3 +65,34 @@ def test_the_cli_prints_the_issue_json_and_exits_by_outcome(
     listed = [r for r in json.loads(capsys.readouterr().out) if r.get("kind") == "steps"]
     assert sorted(r["status"] for r in listed) == ["diverged", "failed", "matched", "refused"]
     assert all({"turn", "diverged_at", "steps", "tokens", "cost_usd"} <= set(r) for r in listed)
+
+
+@pytest.mark.usefixtures("cli_env")
+def test_steps_judge_final_answers_by_the_chosen_comparison_and_count_the_judges_cost(
+    steps_db: str, stub: StubServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reworded = FINAL_TEXT.replace("Booked", "I booked").replace("will be", "is")
+    tools = [{"text": "", "tool_calls": calls} for calls in CALLS]
+    script(stub, "gpt-4o", [*tools, {"text": reworded}])
+    assert main(_cli(steps_db, "--json", "--compare", "exact")) == 5
+    out = json.loads(capsys.readouterr().out)
+    last = out["steps"][-1]
+    assert (out["comparison"], out["status"], last["reason"]) == ("exact", "diverged", "different_answer")
+    assert last["detail"]["score"] == 0.0 and any(op["op"] == "replace" for op in last["detail"]["word_diff"])
+
+    script(stub, "gpt-4o", [*tools, {"text": reworded}])
+    script(stub, "gpt-4o-mini", [{"verdict": "same", "reasoning": "Same booking, hotel and weather."}])
+    assert main(_cli(steps_db, "--json", "--compare", "judge:openai/gpt-4o-mini")) == 0
+    out = json.loads(capsys.readouterr().out)
+    judge = out["steps"][-1]["detail"]["judge"]
+    assert (out["status"], judge["verdict"]) == ("matched", "same")
+    assert judge["reasoning"] == "Same booking, hotel and weather."
+    steps_cost = sum(s["cost_usd"] for s in out["steps"])
+    assert judge["cost_usd"] > 0 and out["cost_usd"] == pytest.approx(steps_cost + judge["cost_usd"])
+
+    script(stub, "gpt-4o", [*tools, {"text": reworded}])
+    script(stub, "gpt-4o-mini", [{"text": "They look the same to me."}])  # not the documented format
+    assert main(_cli(steps_db, "--json", "--compare", "judge:openai/gpt-4o-mini")) == 3
+    out = json.loads(capsys.readouterr().out)
+    assert (out["status"], out["reason"]) == ("failed", "judge_failed")
+    assert "not a verdict" in out["error"]

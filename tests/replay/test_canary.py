@@ -23,7 +23,7 @@ from core.replay.endpoints import PROVIDER_ENV
 from core.store import Store
 from tests.replay.canary import assert_nowhere, dump_database
 from tests.replay.conftest import CANARY_KEY
-from tests.replay.replay_data import CONVERSATION, DAMAGED, seed_store
+from tests.replay.replay_data import CONVERSATION, DAMAGED, ORIGINAL_TEXT, seed_store
 from tests.replay.web_server import replay_app, serving
 from web.devtools.stub_provider import Reply, StubServer
 from web.replays.service import RunService
@@ -113,7 +113,7 @@ def test_the_canary_key_appears_nowhere(
             step_ids = []
             for dialect in ("openai", "anthropic", "gemini"):
                 stub.state.script_steps(
-                    "web-steps", [{"text": "", "tool_calls": [call]}, {"text": f"echo {CANARY_KEY}"}]
+                    "web-steps", [{"text": "", "tool_calls": [call]}, {"text": f"{ORIGINAL_TEXT} echo {CANARY_KEY}"}]
                 )
                 step_ids.append(step_run(dialect, "web-steps"))
                 stub.state.script_steps("web-steps", [{"text": f"no tools, {CANARY_KEY}"}])

@@ -72,8 +72,9 @@ def test_the_arguments_diff_names_each_changed_added_and_removed_path() -> None:
 def test_two_final_answers_are_the_same_final_step_with_a_word_diff_and_a_similarity() -> None:
     result = compare_step([], "Lisbon is sunny today", [], "Lisbon is warm today")
     assert result.verdict == "same_final"
-    assert result.detail == text_diff("Lisbon is warm today", "Lisbon is sunny today")
+    assert result.detail["word_diff"] == text_diff("Lisbon is warm today", "Lisbon is sunny today")["word_diff"]
     assert result.detail["similarity"] == 0.75
+    assert result.detail["comparison"] == "similar:0.6" and result.detail["score"] == 0.75
     assert {"op": "replace", "recorded": "warm", "replayed": "sunny"} in result.detail["word_diff"]
 
 

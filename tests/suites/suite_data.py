@@ -14,7 +14,8 @@ import httpx
 
 from core.store import Store
 
-FINAL_TEXT = "It is sunny there."
+FINAL_TEXT = "This is the stub provider's reply."
+"""The recorded final answer: the stub's unscripted text reply, so a final-mode replay the stub answers matches."""
 
 
 def conversation_id(i: int) -> str:
@@ -82,6 +83,6 @@ def script(base_url: str, count: int, *, diverge: frozenset[int] = frozenset(), 
         elif mode == "steps":
             steps = same_steps(i)
         else:
-            continue  # final mode: the stub's default text answer matches a recorded final answer
+            continue  # final mode: the stub's default text answer is the recorded final answer
         answer = httpx.post(f"{base_url}/__stub/script", json={"match": marker(i), "steps": steps})
         assert answer.status_code == 200

@@ -41,6 +41,11 @@ def register(parser: argparse.ArgumentParser) -> None:
         help="do not send a step whose estimated cost (input, and output up to the request's limit) would pass USD",
     )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print the step run as JSON (with --steps)")
+    parser.add_argument(
+        "--compare", metavar="HOW", default=None,
+        help="how two final answers are judged the same (with --steps): exact, similar[:THRESHOLD] "
+        "(default similar:0.6), json, or judge:PROVIDER/MODEL",
+    )  # fmt: skip
 
 
 def exit_code(run: StepRunView) -> int:
@@ -62,9 +67,11 @@ def run(ns: argparse.Namespace) -> int:
     """Replay the turn; print each step (or the JSON) on stdout and the outcome on stderr."""
     import orjson
 
+    from core.replay.answers import DEFAULT_COMPARISON, parse_comparison
     from core.replay.steps import replay_steps
 
     def body(store: Store) -> int:
+        comparison = DEFAULT_COMPARISON if ns.compare is None else parse_comparison(ns.compare)
         result = replay_steps(
             store,
             ns.conversation,
@@ -75,6 +82,7 @@ def run(ns: argparse.Namespace) -> int:
             max_cost=ns.max_cost,
             timeout=ns.timeout,
             force=ns.force,
+            comparison=comparison,
         )
         if ns.json:
             sys.stdout.buffer.write(orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2) + b"\n")
@@ -98,6 +106,15 @@ def _print_steps(run: StepRunView) -> None:
             f"step {step.index} {step.verdict}{reason} vs {step.recorded_msg_id or '-'}: {said}"
             f"  [{tokens}, {cost}, {step.latency_ms} ms]"
         )
+        if step.detail and "comparison" in step.detail:
+            echo(f"  {answer_line(step.detail)}")
+
+
+def answer_line(detail: dict[str, object]) -> str:
+    """How the final answers were judged, on one line: the comparison, the score or the judge's verdict, the diff."""
+    from core.suites.junit import answer_text
+
+    return answer_text(detail)
 
 
 def _summary(run: StepRunView) -> str:
@@ -107,7 +124,8 @@ def _summary(run: StepRunView) -> str:
     error = f": {' '.join(run.error.split())}" if run.error else ""
     cap = "" if run.max_cost is None else f" of --max-cost ${run.max_cost}"
     return (
-        f"step run {run.run_id} {run.status}{where}{why}{error}; {len(run.steps)} step(s), "
+        f"step run {run.run_id} {run.status}{where}{why}{error}; compared by {run.comparison or '-'}; "
+        f"{len(run.steps)} step(s), "
         f"{run.input_tokens or 0}+{run.output_tokens or 0} tokens, cost {cost}{cap}"
     )
 

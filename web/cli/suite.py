@@ -116,6 +116,7 @@ def _run_json(run: SuiteRunView) -> dict[str, object]:
         "provider": run.provider,
         "model": run.model,
         "mode": run.mode,
+        "comparison": run.comparison,
         "status": run.status,
         "baseline": run.baseline_run_id,
         "created_at": run.created_at,
@@ -148,7 +149,8 @@ def _show(store: Store, ns: argparse.Namespace) -> int:
         return 0
     echo(f"suite {suite.name}: {len(suite.conversations)} conversation(s), filter {describe(suite.filter)}")
     for r in runs:
-        echo(f"  run {r.run_id} {timestamp(r.created_at)} {r.provider} {r.model} {r.mode} {r.status}")
+        how = r.comparison or "-"
+        echo(f"  run {r.run_id} {timestamp(r.created_at)} {r.provider} {r.model} {r.mode} {how} {r.status}")
     if report is not None:
         for line in report_lines(report, every_item=True):
             print(printable(line))

@@ -85,7 +85,7 @@ def report_lines(report: Report, *, every_item: bool) -> list[str]:
     lines = [
         printable(
             f"suite {run.suite} run {run.run_id}: {run.provider} {run.model}, mode {run.mode}, "
-            f"concurrency {run.concurrency}, {run.status}"
+            f"compared by {run.comparison_text}, concurrency {run.concurrency}, {run.status}"
         )
     ]
     shown = [i for i in run.items if every_item or i.outcome != "matched"]
@@ -118,6 +118,8 @@ def report_lines(report: Report, *, every_item: bool) -> list[str]:
                 f"{len(report.regressions)} regression(s), {len(report.fixes)} fix(es)"
             )
         )
+        if report.across:
+            lines.append(printable(f"  {report.across}"))
         lines += [f"  regression {item_line(c.item)} (was {c.before})" for c in report.regressions]
         lines += [f"  fix {item_line(c.item)} (was {c.before})" for c in report.fixes]
     return lines

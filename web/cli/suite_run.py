@@ -27,7 +27,8 @@ DEFAULT_CONCURRENCY = 4
 JUNIT_RULE = (
     "JUnit XML (--junit FILE): one test case per conversation. With a baseline, a test case fails only for a "
     "regression (matched in the baseline, diverged or failed now), so a run with 3 regressions has 3 failures; "
-    "without a baseline every diverged or failed conversation fails. Refused and cancelled ones are skipped."
+    "without a baseline every diverged or failed conversation fails, and the file says there was no baseline "
+    "(a <properties> entry). Refused and cancelled ones are skipped."
 )
 
 
@@ -58,8 +59,18 @@ def register(actions: Any) -> None:
         help="do not send a call (a reply, a step) whose estimated cost would take the run past USD",
     )  # fmt: skip
     parser.add_argument(
-        "--baseline", metavar="RUN_ID|last", help="compare with this suite run (last: the newest finished one)"
-    )
+        "--compare", metavar="HOW",
+        help="how a final answer is judged the same as the recorded one: exact, similar[:THRESHOLD] "
+        "(default similar:0.6), json, or judge:PROVIDER/MODEL (the judge's cost counts in the run)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--baseline", metavar="RUN_ID|last",
+        help="compare with this suite run (last: the newest finished one of the same mode and comparison)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--cross-baseline", action="store_true",
+        help="accept a --baseline RUN_ID of another mode or comparison (the report labels it)",
+    )  # fmt: skip
     parser.add_argument("--junit", metavar="FILE", help="write the report as JUnit XML (see the rule above)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON (progress goes to stderr)")
     parser.add_argument(
@@ -72,8 +83,9 @@ def register(actions: Any) -> None:
 
 def run(ns: argparse.Namespace) -> int:
     """Start (or resume) the run, show its progress, print the report; the exit code the report gives."""
-    if ns.resume and (ns.provider or ns.model or ns.baseline):
-        echo("traceloupe suite run: --resume takes the run's own provider, model and baseline", file=sys.stderr)
+    if ns.resume and (ns.provider or ns.model or ns.baseline or ns.compare):
+        echo("traceloupe suite run: --resume takes the run's own provider, model, comparison and baseline",
+             file=sys.stderr)  # fmt: skip
         return 2
     if not ns.resume and not (ns.provider and ns.model):
         echo("traceloupe suite run: --provider and --model are needed (or --resume)", file=sys.stderr)
@@ -98,15 +110,21 @@ def _run(store: Store, ns: argparse.Namespace) -> int:
             raise MisuseError(f"suite {ns.name!r} has no unfinished run to resume")
         run = suites.run(run_id)
     else:
+        from core.replay.answers import DEFAULT_COMPARISON, parse_comparison
+        from core.replay.judge import check_judge
+
+        comparison = DEFAULT_COMPARISON if ns.compare is None else parse_comparison(ns.compare)
         _check_provider(ns.provider)
+        if comparison.kind == "judge":
+            check_judge(comparison)
         concurrency = ns.concurrency or DEFAULT_CONCURRENCY
         run = suites.new_run(
             ns.name, provider=ns.provider, model=ns.model, mode=ns.mode, concurrency=concurrency,
-            max_cost=ns.max_cost, baseline=ns.baseline,
+            max_cost=ns.max_cost, baseline=ns.baseline, comparison=comparison, cross_baseline=ns.cross_baseline,
         )  # fmt: skip
     stream = sys.stderr if ns.json else sys.stdout
     echo(f"suite {ns.name} run {run.run_id}: {len(run.items)} conversation(s), {run.provider} {run.model}, "
-         f"mode {run.mode}", file=stream)  # fmt: skip
+         f"mode {run.mode}, compared by {run.comparison_text}", file=stream)  # fmt: skip
     queue = queue_for(store, JobSettings(concurrency=ns.concurrency or run.concurrency, send_timeout=ns.timeout))
     printer = ProgressPrinter(stream, terminal=stream.isatty())
     queue.start()

@@ -17,6 +17,9 @@ What it answers is chosen per request, first match wins:
    ``{"model": M, "steps": [Reply, ...]}``: the k-th request for M gets the k-th step (tool calls,
    a text, or an error status), so a step replay can be shown matching, diverging at step 2 or
    failing; each step's tool calls get ids of their own (``call_s<k>_<i>``) unless it names them;
+   A step may be a judge's verdict, ``{"verdict": "same" | "different", "reasoning": TEXT}``: its reply is
+   the text a judge answers in the documented format (``core.replay.answers.judge_reply_text``), so the
+   stub can stand in for a ``--compare judge:PROVIDER/MODEL`` model (scripted by its model or a match);
 4. the model name: ``stub-error-500``, ``stub-error-429``, ``stub-slow-<seconds>``,
    ``stub-tool``, ``stub-malformed``; any other model gets a text reply.
 
@@ -99,7 +102,7 @@ class StubState:
         """Queue the replies of a step script for ``model`` (or for bodies holding ``match``); how many are queued."""
         replies = []
         for k, item in enumerate(steps, start=1):
-            reply = Reply(**item)
+            reply = Reply(**_judge_step(item)) if "verdict" in item else Reply(**item)
             if reply.call_ids is None:
                 reply.call_ids = [f"call_s{k}_{i}" for i in range(len(reply.tool_calls))]
             replies.append(reply)
@@ -107,6 +110,14 @@ class StubState:
             queue = self.matched.setdefault(match, []) if match is not None else self.steps.setdefault(model, [])
             queue.extend(replies)
             return len(queue)
+
+
+def _judge_step(item: dict[str, Any]) -> dict[str, Any]:
+    """A scripted judge's verdict as the reply text a judge sends (the rest of the step as given)."""
+    from core.replay.answers import judge_reply_text
+
+    rest = {k: v for k, v in item.items() if k not in ("verdict", "reasoning")}
+    return {**rest, "text": judge_reply_text(str(item["verdict"]), str(item.get("reasoning") or ""))}
 
 
 def reply_for_model(model: str) -> Reply:

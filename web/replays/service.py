@@ -20,6 +20,7 @@ from core.errors import MisuseError
 from core.jobs import JobQueue, JobSettings, env_limits, queue_for
 from core.jobs.replay_tasks import RUN_TASK, STEP_RUN_TASK
 from core.providers import get_dialect
+from core.replay.answers import DEFAULT_COMPARISON, parse_comparison
 from core.replay.endpoints import PROVIDER_ENV, availability
 from core.replay.run import DEFAULT_TIMEOUT, prepare, start
 from core.replay.steps import plan_steps, start_steps
@@ -147,6 +148,7 @@ class RunService:
         max_steps: int | None = None,
         max_cost: float | None = None,
         model_as_typed: bool = False,
+        compare: str = "",
     ) -> StepRunView:
         """Record a step replay of one turn (the last with a trace when ``turn`` is None) and queue it.
 
@@ -154,9 +156,10 @@ class RunService:
         recorded when it raises (the same errors, and MisuseError for a turn that cannot be replayed).
         """
         _check_form(provider, model, idempotency_key, model_as_typed)
+        comparison = parse_comparison(compare) if compare.strip() else DEFAULT_COMPARISON
         plan = plan_steps(
             self.store, conversation_id, provider, model,
-            turn=turn, max_steps=max_steps, max_cost=max_cost, environ=self._environ(),
+            turn=turn, max_steps=max_steps, max_cost=max_cost, environ=self._environ(), comparison=comparison,
         )  # fmt: skip
         self._check_room()
         run, created = start_steps(self.store, plan, idempotency_key=idempotency_key)

@@ -2,7 +2,9 @@
 
 Each row holds step k of run A and of run B and A's step judged against B's by the very rule a
 step replay uses against the recording (``core.replay.compare.compare_step``): same calls, same
-final answer, or diverged with its reason. The first row where they part is marked.
+final answer, or diverged with its reason. The first row where they part is marked. Final answers are
+compared by B's recorded comparison when it needs no provider (a page never calls a judge), else by
+``similar`` at its default threshold.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.messages.union import MESSAGE_ADAPTER
+from core.replay.answers import DEFAULT_COMPARISON, AnswerComparison, AnswerJudge, parse_comparison, plain_judge
 from core.replay.compare import Comparison, compare_step
 from core.store.step_runs import StepRunView, StepView
 from web.runs.step_views import (
@@ -78,11 +81,12 @@ def step_compare_page(left: StepRunView, right: StepRunView) -> StepComparePage:
     """Two step runs compared (either may still be running: the rows it has are compared)."""
     a, b = step_run_panel(left, None), step_run_panel(right, None)
     a_steps, b_steps = {s.index: s for s in left.steps}, {s.index: s for s in right.steps}
+    answers = plain_judge(page_comparison(right.comparison))
     rows: list[CompareRow] = []
     found = False
     for k in range(1, max([0, *a_steps, *b_steps]) + 1):
         sa, sb = a_steps.get(k), b_steps.get(k)
-        agreement = _agreement(sa, sb) if sa is not None and sb is not None else None
+        agreement = _agreement(sa, sb, answers) if sa is not None and sb is not None else None
         first = not found and (agreement is None or agreement.verdict == "diverged")
         found = found or first
         side_a = next((r.replayed for r in a.rows if r.index == k), None)
@@ -93,11 +97,17 @@ def step_compare_page(left: StepRunView, right: StepRunView) -> StepComparePage:
     return StepComparePage(a, b, tuple(rows))
 
 
-def _agreement(a: StepView, b: StepView) -> Comparison | None:
+def page_comparison(recorded: str | None) -> AnswerComparison:
+    """A run's comparison when a page can apply it (not a judge), else the default."""
+    comparison = parse_comparison(recorded) if recorded else DEFAULT_COMPARISON
+    return DEFAULT_COMPARISON if comparison.kind == "judge" else comparison
+
+
+def _agreement(a: StepView, b: StepView, answers: AnswerJudge) -> Comparison | None:
     """B's step judged against A's as a replay is judged against the recording; None when one has no reply."""
     if a.reply is None or b.reply is None:
         return None
     ma, mb = MESSAGE_ADAPTER.validate_python(a.reply), MESSAGE_ADAPTER.validate_python(b.reply)
     text_a = ma.content if isinstance(ma.content, str) else ""
     text_b = mb.content if isinstance(mb.content, str) else ""
-    return compare_step(mb.tool_calls or [], text_b, ma.tool_calls or [], text_a)
+    return compare_step(mb.tool_calls or [], text_b, ma.tool_calls or [], text_a, answers=answers)

@@ -42,6 +42,7 @@ class StepRunData(ReplayFields):
     turn: str = ""
     max_steps: str = ""
     max_cost: str = ""
+    compare: str = ""
 
 
 def _limits(data: StepRunData) -> tuple[int | None, float | None]:
@@ -117,6 +118,7 @@ class StepRunsController(Controller):
                 max_steps=max_steps,
                 max_cost=max_cost,
                 model_as_typed=data.as_typed,
+                compare=data.compare,
             )
 
         # Answered with the compact region: it appears on the timeline.

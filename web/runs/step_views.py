@@ -35,6 +35,7 @@ REASON_LABELS: dict[str, str] = {
     "missing_calls": "left out recorded calls",
     "answered_instead_of_calling": "answered instead of calling tools",
     "called_instead_of_answering": "called tools instead of answering",
+    "different_answer": "a different final answer",
 }
 
 
@@ -82,6 +83,8 @@ class ReplayedSide:
     similarity: float | None
     unmatched: tuple[tuple[str, CallView], ...]
     """Other divergences: the calls left unmatched on each side (``recorded`` or ``replayed``)."""
+    answer: str = ""
+    """Two final answers: the comparison that judged them, its score or the judge's verdict and reasoning."""
 
     @property
     def verdict_label(self) -> str:
@@ -242,7 +245,20 @@ def _replayed_side(step: StepView) -> ReplayedSide:
             for c in detail.get(f"{side}_calls") or ()
         )
     similarity = float(similarity) if isinstance(similarity, int | float) else None
-    return ReplayedSide(step, calls, step.text(), changes, words, similarity, unmatched)
+    answer = answer_verdict(detail) if "comparison" in detail else ""
+    return ReplayedSide(step, calls, step.text(), changes, words, similarity, unmatched, answer)
+
+
+def answer_verdict(detail: dict[str, Any]) -> str:
+    """How two final answers were judged, without the word diff (the row draws it): comparison, score or verdict."""
+    line = f"compared by {detail.get('comparison')}"
+    judge, score, bar = detail.get("judge"), detail.get("score"), detail.get("threshold")
+    if isinstance(judge, dict) and judge.get("verdict"):
+        reasoning = f": {judge['reasoning']}" if judge.get("reasoning") else ""
+        return f"{line}: the judge says {judge['verdict']}{reasoning}"
+    if isinstance(score, int | float):
+        return f"{line}: score {score:.2f}" + (f" (bar {bar:g})" if isinstance(bar, int | float) else "")
+    return line
 
 
 def argument_changes(detail: dict[str, Any]) -> tuple[ArgumentChange, ...]:

@@ -65,6 +65,7 @@ class RunData(ReplayFields):
     concurrency: str = ""
     max_cost: str = ""
     baseline: str = ""
+    compare: str = ""
 
 
 class SuitesController(Controller):
@@ -115,7 +116,7 @@ class SuitesController(Controller):
         name = urls.from_segment(name)
         request = parse_run_request(
             data.provider, data.model, data.mode, data.concurrency, data.max_cost, data.baseline,
-            model_as_typed=data.as_typed,
+            model_as_typed=data.as_typed, compare=data.compare,
         )  # fmt: skip
         run = suites.start(name, request, data.idempotency_key)  # KeyConflict: 409 (web.errors)
         return Redirect(urls.suite_run(run.run_id), status_code=303)

@@ -10,8 +10,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.replay.answers import DEFAULT_COMPARISON
 from core.store.filters import ConversationFilter, describe
 from core.suites import BASELINE_LAST, MODES, OUTCOMES, Progress, Report, SuiteRunView, SuiteSummary, SuiteView
+from core.suites.junit import answer_text
 from core.suites.views import ItemView
 from web import masking, urls
 from web.conversations.listing import ListQuery
@@ -91,6 +93,8 @@ class RunForm(ReplayForm):
     last: str = BASELINE_LAST
     concurrency: int = DEFAULT_CONCURRENCY
     max_concurrency: int = MAX_CONCURRENCY
+    comparison: str = str(DEFAULT_COMPARISON)
+    comparisons: Sequence[str] = ("exact", str(DEFAULT_COMPARISON), "similar:0.8", "json", "judge:PROVIDER/MODEL")
 
 
 def run_form(name: str, choices: Sequence[ProviderChoice], runs: Sequence[SuiteRunView]) -> RunForm:
@@ -173,6 +177,8 @@ class OutcomeRow:
     error: str
     run_url: str | None
     conversation_url: str
+    answer: str = ""
+    """How the final answers compared (comparison, score or the judge's verdict, word diff), masked."""
 
     @property
     def tokens(self) -> int | None:
@@ -323,6 +329,7 @@ def suite_run_page(
             error=masking.mask(item.error or ""),
             run_url=item_run_url(run, item),
             conversation_url=urls.conversation(item.conversation_id),
+            answer=masking.mask(answer_text(item.detail)) if item.detail else "",
         )
         for item in run.items
     ]

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 
 from core.errors import MisuseError
 from core.jobs import JobQueue
+from core.replay.answers import DEFAULT_COMPARISON, AnswerComparison, parse_comparison
 from core.replay.endpoints import PROVIDER_ENV
+from core.replay.judge import check_judge
 from core.store import ConversationQuery, Store
 from core.suites import BASELINE_LAST, MODES, Mode, SuiteRunView, Suites
 from core.suites.runner import enqueue_open
@@ -39,6 +41,7 @@ class RunRequest:
     max_cost: float | None
     baseline: str | None
     model_as_typed: bool = False
+    comparison: AnswerComparison = DEFAULT_COMPARISON
 
 
 def parse_run_request(
@@ -50,8 +53,10 @@ def parse_run_request(
     baseline: str,
     *,
     model_as_typed: bool = False,
+    compare: str = "",
 ) -> RunRequest:
     """The form's text fields checked and converted; MisuseError says which one is wrong."""
+    comparison = parse_comparison(compare) if compare.strip() else DEFAULT_COMPARISON
     if mode not in MODES:
         raise MisuseError(f"mode is one of: {', '.join(MODES)}")
     try:
@@ -72,7 +77,7 @@ def parse_run_request(
     if chosen is not None and chosen != BASELINE_LAST and not _RUN_ID.match(chosen):
         raise MisuseError("the baseline is 'last' or the id of one of this suite's runs")
     chosen_mode: Mode = "steps" if mode == "steps" else "final"
-    return RunRequest(provider, model.strip(), chosen_mode, workers, cap, chosen, model_as_typed)
+    return RunRequest(provider, model.strip(), chosen_mode, workers, cap, chosen, model_as_typed, comparison)
 
 
 class SuiteStarts:
@@ -101,6 +106,7 @@ class SuiteStarts:
         run, created = self.suites.claim_run(
             name, provider=request.provider, model=request.model, mode=request.mode, idempotency_key=idempotency_key,
             concurrency=request.concurrency, max_cost=request.max_cost, baseline=request.baseline,
+            comparison=request.comparison,
         )  # fmt: skip
         if run.suite != name:
             raise KeyConflict("this idempotency key belongs to a run of another suite")
@@ -120,6 +126,8 @@ class SuiteStarts:
             raise MisuseError("a model is needed")
         if not request.model_as_typed and not known_model(request.provider, request.model):
             raise MisuseError(unknown_model_message(request.provider, request.model))
+        if request.comparison.kind == "judge":
+            check_judge(request.comparison)
 
 
 def titles(store: Store, conversation_ids: Iterable[str]) -> dict[str, str]:

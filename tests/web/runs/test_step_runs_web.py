@@ -119,6 +119,30 @@ def test_a_divergence_is_marked_and_its_permalink_opens_the_run_at_that_step(
     assert client.get(f"/step-runs/{run_id}", params={"at": "0"}).status_code == 400
 
 
+def test_a_different_final_answer_diverges_and_the_page_says_which_comparison_judged_it(
+    client: httpx.Client, stub: StubServer
+) -> None:
+    run_id = _run(client, stub, [*identical()[:-1], {"text": "You're welcome!"}])
+    html = client.get(f"/step-runs/{run_id}").text
+    assert re.search(r'id="step-4"[^>]*data-verdict="diverged"[^>]*data-first-divergence', html, re.S)
+    assert 'data-reason="different_answer"' in html and "a different final answer" in html
+    assert re.search(r"data-step-run-comparison>final answers compared by <code>similar:0.6</code>", html)
+    assert "compared by similar:0.6: score 0.00 (bar 0.6)" in html
+    assert re.search(r"data-added>You&#39;re welcome!</ins>", html)
+    assert client.get(f"/api/step-runs/{run_id}").json()["comparison"] == "similar:0.6"
+
+
+def test_the_replay_steps_form_chooses_the_comparison_the_job_applies(client: httpx.Client, stub: StubServer) -> None:
+    final = identical()[-1]["text"]
+    assert isinstance(final, str)
+    run_id = _run(client, stub, [*identical()[:-1], {"text": final + " Enjoy!"}], compare="exact")
+    html = client.get(f"/step-runs/{run_id}").text
+    assert re.search(r"final answers compared by <code>exact</code>", html)
+    assert 'data-reason="different_answer"' in html and "compared by exact: score 0.00" in html
+    bad = post_steps(client, {**step_form(client), "compare": "fuzzy"}, **HX)
+    assert "--compare is one of" in bad.text
+
+
 def test_the_api_answers_with_the_fields_of_the_cli_json(client: httpx.Client, stub: StubServer, store: Store) -> None:
     run_id = _run(client, stub, diverging_at_step_2())
     answer = client.get(f"/api/step-runs/{run_id}")

@@ -105,7 +105,7 @@ def test_a_key_of_another_suite_is_refused(client: httpx.Client, suite: str, sto
         ({"max_cost": "lots"}, "max cost is a number"),
         ({"provider": "anthropic"}, "anthropic is unavailable"),
         ({"model": "claude-x"}, "is not a openai model"),
-        ({"baseline": "last"}, "has no finished run yet"),
+        ({"baseline": "last"}, "has no finished run in mode final compared by similar:0.6 yet"),
         ({"baseline": "../../etc"}, "the baseline is"),
         ({"idempotency_key": "short"}, "idempotency key"),
     ],

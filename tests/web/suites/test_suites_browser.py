@@ -113,3 +113,37 @@ def test_save_a_suite_from_the_list_run_it_twice_and_open_a_regressions_run(
     _shot(pg, "suites-list.png")
     assert not (watch.dialogs or watch.foreign or watch.errors), watch
     assert all(m.startswith("POST ") for m in watch.mutating)
+
+
+def test_the_suite_form_chooses_the_comparison_and_the_run_page_says_which_judged_each_answer(
+    visit: Visit,  # noqa: F811 - the fixture imported above
+    base_url: str,
+    store: Store,
+    stub: StubServer,
+) -> None:
+    from core.suites import Suites
+
+    Suites(store).create("answers", conversations=[suite_data.conversation_id(i) for i in range(2)])
+    pg, watch = visit("/suites/answers")
+    for i, text in enumerate((suite_data.FINAL_TEXT, "You're welcome!")):
+        steps = [{"text": text}]
+        httpx.post(f"{stub.base_url}/__stub/script", json={"match": suite_data.marker(i), "steps": steps})
+    assert pg.input_value("[data-suite-compare]") == "similar:0.6"
+    pg.fill("[data-suite-compare]", "exact")
+    _shot(pg, "suites-form-compare.png")
+    pg.click("[data-suite-run-submit]")
+    pg.wait_for_selector("#suite-run-live")
+    _until(lambda: _status(pg) == "finished", timeout=30)
+    assert pg.inner_text("[data-suite-run-comparison]") == "exact"
+    assert "none" in pg.inner_text("[data-no-baseline]")
+    other = suite_data.conversation_id(1)
+    row = f"[data-item='{other}']"
+    assert pg.get_attribute(row, "data-outcome") == "diverged"
+    said = pg.inner_text(f"{row} [data-item-answer]")
+    assert "compared by exact: score 0.00" in said and "+[You're welcome!]" in said
+    assert pg.get_attribute(f"[data-item='{suite_data.conversation_id(0)}']", "data-outcome") == "matched"
+    _shot(pg, "suites-run-comparison.png", full=True)
+    pg.click("[data-suite-link]")
+    pg.wait_for_selector("[data-suite-run-form]")
+    assert pg.inner_text("[data-suite-run-comparison]") == "exact"
+    assert not (watch.dialogs or watch.foreign or watch.errors), watch
