@@ -298,11 +298,13 @@ def _unknown_tag(node: Any, ctx: dict[str, Any]) -> tuple[str, str]:
     """The key holding an unknown tag and a reason naming it in the file's own terms."""
     from core.messages.union import MESSAGE_TAGS
 
-    if isinstance(node, dict) and "role" in node and "msg_type" in node:
+    # A role lookup failing means the role itself is wrong, whatever msg_type says.
+    role_failed = ctx.get("discriminator") == "'role'"
+    if not role_failed and isinstance(node, dict) and "role" in node and "msg_type" in node:
         role = node["role"]
         known = ", ".join(tag for tag in MESSAGE_TAGS if tag.startswith(f"{role}:"))
         return "msg_type", f"unknown message kind '{role}:{node['msg_type']}' (role:msg_type); known: {known}"
-    key = "role" if ctx.get("discriminator") == "'role'" else "type"
+    key = "role" if role_failed else "type"
     return key, f"unknown {key} {ctx.get('tag', '?')!r}; expected one of: {ctx.get('expected_tags', '?')}"
 
 
