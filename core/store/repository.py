@@ -36,7 +36,15 @@ from core.store.engine import (
 from core.store.engine import write_transaction as _write
 from core.store.query import ConversationQuery, conversation_pk
 from core.store.schema import ensure_schema
-from core.store.tables import CONVERSATION_KINDS, CONVERSATIONS, MESSAGE_OUTLINES, MESSAGE_TEXTS, MESSAGES, RUNS
+from core.store.tables import (
+    CONVERSATION_KINDS,
+    CONVERSATIONS,
+    MESSAGE_OUTLINES,
+    MESSAGE_TEXTS,
+    MESSAGES,
+    RUNS,
+    STEP_RUNS,
+)
 from core.store.views import (
     ConversationDetail,
     ConversationJSON,
@@ -354,7 +362,7 @@ class Store:
         with read_transaction(self.engine) as conn:
             return {
                 t.name: int(conn.execute(select(func.count()).select_from(t)).scalar_one())
-                for t in (CONVERSATIONS, MESSAGES, CONVERSATION_KINDS, RUNS)
+                for t in (CONVERSATIONS, MESSAGES, CONVERSATION_KINDS, RUNS, STEP_RUNS)
             }
 
     # -- runs ---------------------------------------------------------------
