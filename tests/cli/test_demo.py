@@ -113,6 +113,26 @@ def test_runs_are_read_only_data_on_the_list_and_the_api(tmp_path: Path) -> None
         assert c.post("/api/runs").status_code in (403, 405)  # nothing here creates a run
 
 
+def test_a_seeded_run_whose_response_holds_a_reply_shows_it(tmp_path: Path) -> None:
+    from core.store import Store
+    from web.app import create_app
+    from web.settings import Settings
+
+    demo = demo_data.build(tmp_path, long_records=20)
+    with Store.open(str(demo.db)) as store, TestClient(create_app(Settings(), store), base_url="http://127.0.0.1") as c:
+        for run in c.get("/api/runs?bodies=1").json()["runs"]:
+            page = c.get(f"/runs/{run['run_id']}").text
+            if run["status"] == "ok":
+                assert (
+                    run["reply"]["content"]
+                    == "A stub reply."
+                    == run["response_body"]["choices"][0]["message"]["content"]
+                )
+                assert "No reply." not in page and "A stub reply." in page
+            else:
+                assert run["reply"] is None and run["error"] in page
+
+
 @pytest.mark.usefixtures("real_keys_in_the_shell")
 def test_the_demo_records_a_matched_and_a_diverged_step_run_over_its_stub(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
