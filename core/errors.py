@@ -7,6 +7,7 @@
     │   ├── ContractError (ValueError)   a damaged user/assistant record reached the request
     │   │                                pipeline (the seed's to_llm_request contract, TFROB-299)
     │   ├── InputError              a file or body cannot be read as messages (names file, line, path)
+    │   │   └── InputErrors         several of its messages cannot: one InputError each
     │   └── UnknownNameError        an unknown provider, conversation or message id
     └── ProviderError               a provider answered with a failure (status, body) or not at all
 
@@ -15,6 +16,8 @@ The web layer maps this tree to HTTP responses in one place; the CLI prints
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 # The seed's exact contract messages: BaseMessage.to_llm_request raises them for bare user/assistant records.
 ASSISTANT_CONTRACT_MESSAGE = "助理消息需要子类实现转换过程"
@@ -63,6 +66,23 @@ class InputError(MisuseError):
         where = source if line is None else f"{source}:{line}"
         at = f" at {_shorten(path)}" if path else ""
         super().__init__(f"{where}{at}: {reason}")
+
+
+class InputErrors(InputError):
+    """Several messages of one input that cannot be read, each an InputError of its own (``errors``, in file order).
+
+    ``str()`` is one line per error and a last line counting them; its file, line and path are the first's.
+    ``stopped``: there were so many that reading stopped after the last one.
+    """
+
+    def __init__(self, errors: Sequence[InputError], *, stopped: bool = False) -> None:
+        first = errors[0]
+        super().__init__(first.reason, source=first.source, line=first.line, path=first.path)
+        self.errors = tuple(errors)
+        self.stopped = stopped
+        unit = "line" if all(e.line is not None for e in errors) else "message"
+        count = f"{len(errors)} bad {unit}{'s' * (len(errors) != 1)}"
+        self.args = ("\n".join([*map(str, errors), f"{first.source}: {count}{', reading stopped there' * stopped}"]),)
 
 
 class UnknownNameError(MisuseError, LookupError):

@@ -4,7 +4,8 @@ This is the one reader behind ``check``, ``repair``, ``payload`` and ``import``.
 It yields each top-level message twice over: the JSON object exactly as read
 (``raw``: the store keeps it verbatim, so nothing the parser does not know is
 lost) and the typed message parsed through the Message union. Bad input stops
-the read with an InputError naming the source, the line and the JSON path.
+the read with an InputError naming the source, the line and the JSON path; given
+a ``BadMessages``, a read notes each bad message there and goes on to the next.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import IO, Any, Literal
 import orjson
 from pydantic import ValidationError
 
-from core.errors import InputError
+from core.errors import InputError, InputErrors
 from core.jsonio import loads
 from core.messages.union import MESSAGE_ADAPTER, Message
 
@@ -71,6 +72,36 @@ class RunLine:
     value: dict[str, Any]
 
 
+MAX_BAD_MESSAGES = 100
+"""Bad messages a read notes before it stops: enough to see what is wrong with a file, not a screenful per line."""
+
+
+class BadMessages:
+    """The errors of a read that goes on past a bad message (``import`` reports every bad line of a file)."""
+
+    def __init__(self) -> None:
+        self.errors: list[InputError] = []
+
+    def note(self, error: InputError) -> None:
+        """Keep ``error`` and go on; InputErrors once MAX_BAD_MESSAGES are kept."""
+        self.errors.append(error)
+        if len(self.errors) >= MAX_BAD_MESSAGES:
+            raise InputErrors(self.errors, stopped=True)
+
+    def check(self) -> None:
+        """Raise what was noted: the one InputError, or InputErrors for several."""
+        if len(self.errors) == 1:
+            raise self.errors[0]
+        if self.errors:
+            raise InputErrors(self.errors)
+
+
+def _note(bad: BadMessages | None, error: InputError) -> None:
+    if bad is None:
+        raise error
+    bad.note(error)
+
+
 def detect_format(name: str, head: bytes) -> Format:
     """``.jsonl``/``.ndjson`` are JSONL, ``.json`` is JSON; otherwise a leading ``[`` means JSON."""
     lower = name.lower()
@@ -87,18 +118,19 @@ def read_path(
     fmt: Format | None = None,
     limits: ReadLimits = DEFAULT_LIMITS,
     runs: list[RunLine] | None = None,
+    bad: BadMessages | None = None,
 ) -> Iterator[Record]:
     """Read messages from a file, or from standard input when ``path`` is ``-``."""
     name = str(path)
     if name == "-":
-        yield from read_stream(sys.stdin.buffer, source="<stdin>", fmt=fmt, limits=limits, runs=runs)
+        yield from read_stream(sys.stdin.buffer, source="<stdin>", fmt=fmt, limits=limits, runs=runs, bad=bad)
         return
     try:
         handle = Path(path).open("rb")  # noqa: SIM115 - closed below; the generator owns it
     except OSError as exc:
         raise InputError(f"cannot open: {exc.strerror or exc}", source=name) from None
     with handle:
-        yield from read_stream(handle, source=name, fmt=fmt, limits=limits, runs=runs)
+        yield from read_stream(handle, source=name, fmt=fmt, limits=limits, runs=runs, bad=bad)
 
 
 def read_bytes(
@@ -108,9 +140,10 @@ def read_bytes(
     fmt: Format | None = None,
     limits: ReadLimits = DEFAULT_LIMITS,
     runs: list[RunLine] | None = None,
+    bad: BadMessages | None = None,
 ) -> Iterator[Record]:
     """Read messages from bytes already in memory (an upload, a test)."""
-    yield from read_stream(io.BytesIO(data), source=source, fmt=fmt, limits=limits, runs=runs)
+    yield from read_stream(io.BytesIO(data), source=source, fmt=fmt, limits=limits, runs=runs, bad=bad)
 
 
 def read_stream(
@@ -120,10 +153,12 @@ def read_stream(
     fmt: Format | None = None,
     limits: ReadLimits = DEFAULT_LIMITS,
     runs: list[RunLine] | None = None,
+    bad: BadMessages | None = None,
 ) -> Iterator[Record]:
     """Read messages from a binary stream; the format is detected from the name and first bytes.
 
     With ``runs``, JSONL run lines (``RUN_LINE_KEY``) are appended there instead of being refused.
+    With ``bad``, a bad message (a JSONL line, an item of a JSON array) is noted there and skipped.
     """
     head = _peek(stream)
     if head.startswith(b"\xef\xbb\xbf"):
@@ -131,9 +166,9 @@ def read_stream(
         head = head[3:]
     chosen = fmt or detect_format(source, head)
     if chosen == "jsonl":
-        yield from _read_jsonl(stream, source, limits, runs)
+        yield from _read_jsonl(stream, source, limits, runs, bad)
     else:
-        yield from _read_json(stream, source, limits)
+        yield from _read_json(stream, source, limits, bad)
 
 
 def _peek(stream: IO[bytes]) -> bytes:
@@ -147,7 +182,9 @@ def _peek(stream: IO[bytes]) -> bytes:
     return data
 
 
-def _read_jsonl(stream: IO[bytes], source: str, limits: ReadLimits, runs: list[RunLine] | None) -> Iterator[Record]:
+def _read_jsonl(
+    stream: IO[bytes], source: str, limits: ReadLimits, runs: list[RunLine] | None, bad: BadMessages | None
+) -> Iterator[Record]:
     index = 0
     line_no = 0
     while True:
@@ -156,22 +193,33 @@ def _read_jsonl(stream: IO[bytes], source: str, limits: ReadLimits, runs: list[R
             return
         line_no += 1
         if len(line) > limits.max_record_bytes and not line.endswith(b"\n"):
-            raise InputError(
-                f"line is longer than the {_size(limits.max_record_bytes)} record limit (max_record_bytes)",
-                source=source,
-                line=line_no,
+            _note(
+                bad,
+                InputError(
+                    f"line is longer than the {_size(limits.max_record_bytes)} record limit (max_record_bytes)",
+                    source=source,
+                    line=line_no,
+                ),
             )
+            while line and not line.endswith(b"\n"):  # the rest of the long line, a bounded read at a time
+                line = stream.readline(limits.max_record_bytes + 1)
+            continue
         if not line.strip():
             continue
-        value = _loads(line, source, line_no)
-        if runs is not None and type(value) is dict and len(value) == 1 and RUN_LINE_KEY in value:
-            runs.append(RunLine(source=source, line=line_no, path="$", value=value))
+        try:
+            value = _loads(line, source, line_no)
+            if runs is not None and type(value) is dict and len(value) == 1 and RUN_LINE_KEY in value:
+                runs.append(RunLine(source=source, line=line_no, path="$", value=value))
+                continue
+            record = _record(value, source, line_no, index, "$", may_be_deep=_containers(line) >= NESTING_GATE)
+        except InputError as error:
+            _note(bad, error)
             continue
-        yield _record(value, source, line_no, index, "$", may_be_deep=_containers(line) >= NESTING_GATE)
+        yield record
         index += 1
 
 
-def _read_json(stream: IO[bytes], source: str, limits: ReadLimits) -> Iterator[Record]:
+def _read_json(stream: IO[bytes], source: str, limits: ReadLimits, bad: BadMessages | None) -> Iterator[Record]:
     data = stream.read(limits.max_file_bytes + 1)
     if len(data) > limits.max_file_bytes:
         raise InputError(
@@ -187,7 +235,12 @@ def _read_json(stream: IO[bytes], source: str, limits: ReadLimits) -> Iterator[R
     if not isinstance(value, list):
         raise InputError(f"expected a message object or an array of them, found {_json_type(value)}", source=source)
     for index, item in enumerate(value):
-        yield _record(item, source, None, index, f"$[{index}]", may_be_deep=deep)
+        try:
+            record = _record(item, source, None, index, f"$[{index}]", may_be_deep=deep)
+        except InputError as error:
+            _note(bad, error)
+            continue
+        yield record
 
 
 def _loads(data: bytes, source: str, line: int | None) -> Any:
@@ -298,11 +351,13 @@ def _unknown_tag(node: Any, ctx: dict[str, Any]) -> tuple[str, str]:
     """The key holding an unknown tag and a reason naming it in the file's own terms."""
     from core.messages.union import MESSAGE_TAGS
 
-    if isinstance(node, dict) and "role" in node and "msg_type" in node:
+    # A role lookup failing means the role itself is wrong, whatever msg_type says.
+    role_failed = ctx.get("discriminator") == "'role'"
+    if not role_failed and isinstance(node, dict) and "role" in node and "msg_type" in node:
         role = node["role"]
         known = ", ".join(tag for tag in MESSAGE_TAGS if tag.startswith(f"{role}:"))
         return "msg_type", f"unknown message kind '{role}:{node['msg_type']}' (role:msg_type); known: {known}"
-    key = "role" if ctx.get("discriminator") == "'role'" else "type"
+    key = "role" if role_failed else "type"
     return key, f"unknown {key} {ctx.get('tag', '?')!r}; expected one of: {ctx.get('expected_tags', '?')}"
 
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from core import MESSAGE_ADAPTER, Message
 from core.jsonio import loads
 from core.messages.door import gc_paused
-from core.reader import Record, RunLine
+from core.reader import BadMessages, Record, RunLine
 from core.store import ConversationPage, ConversationQuery, ConversationSummary, ImportSummary, RunView, Store
 from web.lru import LruCache
 from web.timeline import Order, Timeline
@@ -166,6 +166,13 @@ class StoreSource:
             self.summary(conversation_id)  # an unknown conversation is a 404, not an empty list
         return self.store.list_runs(conversation_id, limit=limit, cursor=cursor)
 
-    def import_records(self, records: Iterable[Record], *, source: str, runs: Sequence[RunLine] = ()) -> ImportSummary:
+    def import_records(
+        self,
+        records: Iterable[Record],
+        *,
+        source: str,
+        runs: Sequence[RunLine] = (),
+        bad: BadMessages | None = None,
+    ) -> ImportSummary:
         """Store one file's records (and its run lines) all-or-nothing (the CLI's ``import``)."""
-        return self.store.import_records(records, source=source, runs=runs)
+        return self.store.import_records(records, source=source, runs=runs, bad=bad)

@@ -39,7 +39,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from core.errors import InputError
 from core.messages.door import gc_paused
 from core.messages.union import MESSAGE_ADAPTER
-from core.reader import Record
+from core.reader import BadMessages, Record
 from core.store.bulk import copy_rows, executemany_rows
 from core.store.derive import derived_msg_id, figures, title_of
 from core.store.engine import write_transaction
@@ -112,20 +112,32 @@ class _Delta:
     kinds: set[str] = field(default_factory=set)
 
 
-def prepare(records: Iterable[Record], *, postgres: bool = False) -> list[PreparedMessage]:
+def prepare(
+    records: Iterable[Record], *, postgres: bool = False, bad: BadMessages | None = None
+) -> list[PreparedMessage]:
     """Validate and derive every row of one file; raises InputError (naming file and line) on bad input.
 
-    PostgreSQL's JSONB cannot hold U+0000, so with ``postgres`` a string containing it is
-    refused here, as bad input, rather than failing the transaction later.
+    With ``bad`` (the reader's), a message that cannot be stored is noted there and the others are
+    still prepared, so that every bad line of the file is reported at once. PostgreSQL's JSONB cannot
+    hold U+0000, so with ``postgres`` a string containing it is refused here, as bad input, rather than
+    failing the transaction later.
     """
+    now = time.time_ns() // 1_000_000
+    out: list[PreparedMessage] = []
     # The whole file's objects stay alive until the write: with the cyclic GC running, every few
     # thousand allocations it would rescan all of them, which makes a large read several times slower.
     with gc_paused():
-        return _prepare(records, postgres)
+        for record in records:
+            try:
+                out.extend(_prepare((record,), postgres, now))
+            except InputError as error:
+                if bad is None:
+                    raise
+                bad.note(error)
+    return out
 
 
-def _prepare(records: Iterable[Record], postgres: bool) -> list[PreparedMessage]:
-    now = time.time_ns() // 1_000_000
+def _prepare(records: Iterable[Record], postgres: bool, now: int) -> list[PreparedMessage]:
     out: list[PreparedMessage] = []
     for record in records:
         message = record.message

@@ -3,12 +3,13 @@
 Nothing from a request is ever spliced into SQL. The sort is a key of ``SORTS``
 (each names a column object, not a string); every value (the search text, the
 kind, the cursor's position) is a bound parameter. Search is a case-insensitive
-substring match of the trimmed search text (at most ``MAX_NEEDLE`` characters), the
-same on both backends: an FTS5 ``trigram`` phrase on SQLite (the text quoted as one
-FTS5 string, so FTS5 syntax in it is literal), ``LIKE`` with ``%``/``_``/``\\`` escaped
-over folded chunks of the text under a ``pg_trgm`` index on PostgreSQL
-(``core.store.pg_search``). Text shorter than three characters cannot use a trigram
-index and falls back to a scan, which on SQLite folds non-ASCII letters in Python
+substring match of the trimmed search text (at most ``MAX_NEEDLE`` characters) in a
+conversation's id, its title (a scan of those short columns) or its messages' text,
+the same on both backends. In the text: an FTS5 ``trigram`` phrase on SQLite (the text
+quoted as one FTS5 string, so FTS5 syntax in it is literal), ``LIKE`` with
+``%``/``_``/``\\`` escaped over folded chunks of the text under a ``pg_trgm`` index on
+PostgreSQL (``core.store.pg_search``). Text shorter than three characters cannot use a
+trigram index and falls back to a scan, which on SQLite folds non-ASCII letters in Python
 (``traceloupe_lower``) as PostgreSQL's folded chunks and FTS5's trigrams do.
 """
 
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import orjson
-from sqlalchemy import ColumnElement, Connection, Select, exists, func, literal_column, select, text, tuple_
+from sqlalchemy import ColumnElement, Connection, Select, exists, func, literal_column, or_, select, text, tuple_
 from sqlalchemy.sql.elements import UnaryExpression
 
 from core.errors import UnknownNameError
@@ -133,7 +134,7 @@ def _fits(value: object, bound: int) -> bool:
 
 
 def search_condition(conn: Connection, needle: str) -> ColumnElement[bool]:
-    """Conversations with a message whose searchable text contains ``needle`` (bound, literal)."""
+    """Conversations whose id or title, or a message's searchable text, contains ``needle`` (bound, literal)."""
     m = MESSAGES.c
     if conn.dialect.name == "postgresql":
         chunk = SEARCH_CHUNKS.c
@@ -148,7 +149,16 @@ def search_condition(conn: Connection, needle: str) -> ColumnElement[bool]:
     else:  # SQLite's LIKE folds ASCII letters only: fold both sides in Python (still a scan, as LIKE is)
         folded = getattr(func, LOWER_FUNCTION)(m.search_text)
         matching = select(m.conversation_pk).where(func.instr(folded, needle.lower()) > 0)
-    return _C.id.in_(matching)
+    return or_(_C.id.in_(matching), *(_holds(conn, column, needle) for column in (_C.conversation_id, _C.title)))
+
+
+def _holds(conn: Connection, column: ColumnElement[str], needle: str) -> ColumnElement[bool]:
+    """``column`` contains ``needle``, case-insensitively as the message search: a scan of one short column."""
+    if conn.dialect.name == "postgresql":
+        return func.lower(column).like(like_pattern(needle), escape="\\")
+    if needle.isascii():  # SQLite's LIKE folds ASCII letters
+        return column.like(contains_pattern(needle), escape="\\")
+    return func.instr(getattr(func, LOWER_FUNCTION)(column), needle.lower()) > 0
 
 
 def _narrowed(conn: Connection, stmt: Select[Any], query: ConversationQuery) -> Select[Any] | None:

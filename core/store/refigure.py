@@ -2,7 +2,7 @@
 
 An import adds to the figures (``core.store.importer``); ``--replace`` also takes versions out,
 and a minimum, a maximum, a title or a set of kinds cannot be undone by subtraction. So the
-conversations it touched are figured again from their stored messages and runs: the same
+conversations it touched are figured again from their stored messages and runs (step runs too): the same
 walk (``core.store.derive``) over the same text an import reads.
 """
 
@@ -15,12 +15,12 @@ from sqlalchemy import Connection, Text, cast, delete, func, insert, select, upd
 from core.jsonio import loads
 from core.messages.union import MESSAGE_ADAPTER
 from core.store.derive import figures, title_of
-from core.store.tables import CONVERSATION_KINDS, CONVERSATIONS, MESSAGES, RUNS
+from core.store.tables import CONVERSATION_KINDS, CONVERSATIONS, MESSAGES, RUNS, STEP_RUNS
 
 
 def refigure(conn: Connection, conversation_pks: Iterable[int]) -> None:
     """Recompute every figure, the title and the kinds of these conversations from their rows."""
-    m, r, c = MESSAGES.c, RUNS.c, CONVERSATIONS.c
+    m, r, s, c = MESSAGES.c, RUNS.c, STEP_RUNS.c, CONVERSATIONS.c
     for pk in conversation_pks:
         messages = turns = records = damaged = 0
         first_ts: int | None = None
@@ -42,9 +42,12 @@ def refigure(conn: Connection, conversation_pks: Iterable[int]) -> None:
             found = title_of(message)
             if title is None and found is not None:  # rows come in conversation order: the first one names it
                 title, title_ts = found, message.create_ts
-        runs, last_run = conn.execute(select(func.count(), func.max(r.started_at)).where(r.conversation_pk == pk)).one()
-        if last_run is not None:
-            last = last_run if last is None else max(last, last_run)
+        runs = 0
+        for table, of in ((RUNS, r.conversation_pk), (STEP_RUNS, s.conversation_pk)):
+            count, last_run = conn.execute(select(func.count(), func.max(table.c.started_at)).where(of == pk)).one()
+            runs += count
+            if last_run is not None:
+                last = last_run if last is None else max(last, last_run)
         conn.execute(
             update(CONVERSATIONS)
             .where(c.id == pk)

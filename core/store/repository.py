@@ -19,7 +19,7 @@ from sqlalchemy.dialects import postgresql
 from core.errors import UnknownNameError
 from core.jsonio import loads
 from core.messages.union import MESSAGE_ADAPTER, Message
-from core.reader import DEFAULT_LIMITS, ReadLimits, Record, RunLine, read_path
+from core.reader import DEFAULT_LIMITS, BadMessages, ReadLimits, Record, RunLine, read_path
 from core.store import app_secrets, importer, query, run_lines, runs, snippets, step_runs
 from core.store.engine import (
     DEFAULT_SETTINGS,
@@ -37,7 +37,15 @@ from core.store.engine import write_transaction as _write
 from core.store.query import ConversationQuery, conversation_pk
 from core.store.schema import ensure_schema
 from core.store.snippets import MatchWindow
-from core.store.tables import CONVERSATION_KINDS, CONVERSATIONS, MESSAGE_OUTLINES, MESSAGE_TEXTS, MESSAGES, RUNS
+from core.store.tables import (
+    CONVERSATION_KINDS,
+    CONVERSATIONS,
+    MESSAGE_OUTLINES,
+    MESSAGE_TEXTS,
+    MESSAGES,
+    RUNS,
+    STEP_RUNS,
+)
 from core.store.views import (
     ConversationDetail,
     ConversationJSON,
@@ -134,15 +142,19 @@ class Store:
         progress: importer.Progress | None = None,
         replace: bool = False,
         runs: Sequence[RunLine] = (),
+        bad: BadMessages | None = None,
     ) -> ImportSummary:
         """Store one file's records all-or-nothing; InputError (nothing written) on bad input.
 
         A message is identified by (conversation_id, msg_id). The same message again is skipped;
         a different one under a stored identity refuses the file, or with ``replace`` takes its place.
         ``runs`` are the file's run lines (filled by the reader as ``records`` is read), stored after
-        its messages in the same transaction.
+        its messages in the same transaction. ``bad``, the reader's, gets the messages that cannot be
+        stored too; what it holds once the file is read refuses the file (InputErrors for several).
         """
-        prepared = importer.prepare(records, postgres=self.backend == "postgresql")
+        prepared = importer.prepare(records, postgres=self.backend == "postgresql", bad=bad)
+        if bad is not None:
+            bad.check()
         checked = run_lines.prepare_runs(runs)
         return importer.write(self.engine, prepared, source=source, progress=progress, replace=replace, runs=checked)
 
@@ -157,8 +169,9 @@ class Store:
         """Import a .json or .jsonl file (``-`` for standard input) all-or-nothing, with its run lines."""
         source = "<stdin>" if str(path) == "-" else str(path)
         runs: list[RunLine] = []
-        records = read_path(path, limits=limits, runs=runs)
-        return self.import_records(records, source=source, progress=progress, replace=replace, runs=runs)
+        bad = BadMessages()
+        records = read_path(path, limits=limits, runs=runs, bad=bad)
+        return self.import_records(records, source=source, progress=progress, replace=replace, runs=runs, bad=bad)
 
     def export_texts(self, conversation_id: str | None = None) -> Iterator[str]:
         """Every stored message's JSON text as the import wrote it, conversation by conversation, in order.
@@ -376,7 +389,7 @@ class Store:
         with read_transaction(self.engine) as conn:
             return {
                 t.name: int(conn.execute(select(func.count()).select_from(t)).scalar_one())
-                for t in (CONVERSATIONS, MESSAGES, CONVERSATION_KINDS, RUNS)
+                for t in (CONVERSATIONS, MESSAGES, CONVERSATION_KINDS, RUNS, STEP_RUNS)
             }
 
     # -- runs ---------------------------------------------------------------

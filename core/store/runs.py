@@ -201,14 +201,14 @@ def _statements(dialect: str) -> _Statements:
     end = (
         update(RUNS)
         .where(_R.run_id == bindparam("ended_run_id"))
-        .values(**ended, latency_ms=_greatest(dialect, ended["finished_at"] - _R.started_at, 0))
+        .values(**ended, latency_ms=greatest(dialect, ended["finished_at"] - _R.started_at, 0))
     )
     finish = end.returning(*RUNS.c, _conversation_id_of_run())
     finish_without_body = end.returning(*(c for c in RUNS.c if c.name != "request_body"), _conversation_id_of_run())
     started: Any = bindparam("started_at")
     count_run = update(CONVERSATIONS).values(
         runs=_C.runs + literal_column("1"),
-        last_activity=func.coalesce(_greatest(dialect, _C.last_activity, started), started),
+        last_activity=func.coalesce(greatest(dialect, _C.last_activity, started), started),
     )
     # One round trip on PostgreSQL: the count is a data-modifying CTE beside the insert it reads. No value the
     # statement binds may be named after a column of conversations: SQLAlchemy would add it to the UPDATE's SET.
@@ -233,7 +233,7 @@ def _conversation_id_of_run() -> Any:
     return select(_C.conversation_id).where(_C.id == _R.conversation_pk).scalar_subquery().label("conversation_id")
 
 
-def _greatest(dialect: str, *values: Any) -> Any:
+def greatest(dialect: str, *values: Any) -> Any:
     """SQL's larger of its arguments: ``max`` is scalar on SQLite, an aggregate on PostgreSQL."""
     return func.max(*values) if dialect == "sqlite" else func.greatest(*values)
 

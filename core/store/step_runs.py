@@ -3,8 +3,7 @@
 A run is recorded with status ``running`` before the first request, each step as soon as
 its answer is compared, and the outcome at the end; a step that was sent stays recorded
 whatever happens after it. Totals (tokens, cost) are summed from the steps when read.
-The conversation's list figures (``runs``, ``last_activity``) count replies only: they are
-refigured from the ``runs`` table, and a step run is not one of its rows.
+A step run counts in its conversation's list figures (``runs``, ``last_activity``) as a reply does.
 """
 
 from __future__ import annotations
@@ -14,12 +13,13 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-from sqlalchemy import Connection, delete, insert, select, update
+from sqlalchemy import Connection, delete, func, insert, literal_column, select, update
 
 from core.errors import UnknownNameError
 from core.messages.base import now_ms
 from core.store.errors import InvalidQueryError
 from core.store.query import MAX_PAGE, conversation_pk
+from core.store.runs import greatest
 from core.store.tables import CONVERSATIONS, STEP_RUNS, STEPS
 from core.store.views import from_row, values_of
 
@@ -226,6 +226,12 @@ def claim_step_run(conn: Connection, new: NewStepRun) -> tuple[StepRunView, bool
             started_at=started,
             comparison=new.comparison,
         )
+    )
+    later = greatest(conn.dialect.name, _C.last_activity, started)
+    conn.execute(
+        update(CONVERSATIONS)
+        .where(_C.id == pk)
+        .values(runs=_C.runs + literal_column("1"), last_activity=func.coalesce(later, started))
     )
     return get_step_run(conn, run_id), True
 

@@ -208,7 +208,8 @@ class ImportSummary:
 
     @staticmethod
     def failure_line(exc: Exception) -> str:
-        """The line of a file that could not be imported (its file, line and JSON path are in ``exc``)."""
+        """The line of a file that could not be imported (its file, line and JSON path are in ``exc``); for
+        several bad lines (``InputErrors``), one line each and a last line counting them."""
         return f"{exc} (nothing from this file was stored)"
 
 

@@ -71,3 +71,16 @@ def test_an_unknown_kind_is_refused_with_the_valid_kinds(tmp_path: Path, capsys:
         f"traceloupe conversations: unknown kind 'banana'; expected one of: {', '.join(KIND_FILTERS)}"
     )
     assert main(["conversations", "--db", str(db), "--kind", "user:text"]) == 0
+
+
+def test_serve_without_a_database_suggests_create(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("web.cli.serve.serve", lambda *_, **__: 0)  # never a real server here
+    db = tmp_path / "mydb.db"
+    assert main(["serve", "--db", str(db)]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert f"traceloupe serve --db {db} --create" in line
+    assert main(["conversations", "--db", str(db)]) == 2
+    assert "--create" not in capsys.readouterr().err  # only serve takes it
+    assert not db.exists()

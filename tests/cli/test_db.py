@@ -11,7 +11,7 @@ from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from procrastinate.schema import SchemaManager
-from sqlalchemy import text
+from sqlalchemy import insert, text
 
 from core.jobs import JobSettings
 from core.jobs.pg import ProcrastinateQueue
@@ -19,9 +19,10 @@ from core.reader import read_bytes
 from core.store import ConversationQuery, NewRun, Store, head_revision, importer, make_engine, resolve_url
 from core.store.engine import write_transaction
 from core.store.schema import _config
-from core.store.tables import METADATA
+from core.store.tables import METADATA, STEP_RUNS
 from tests.store.store_factory import dataset
 from tests.store.store_pg import BACKENDS, create_pg_database, drop_pg_database, pg_database_url
+from tests.store.test_store_runs import MESSAGE
 from tests.store.test_store_schema import in_the_models
 from web.cli import main
 
@@ -54,14 +55,14 @@ def test_db_upgrade_from_0003_keys_messages_by_conversation(
     messages = dataset(seed=31, conversations=3, turns=2, records=4)
     old.import_records(read_bytes(b"".join(orjson.dumps(m) + b"\n" for m in messages), source="a"), source="a")
     old.start_run(NewRun("s31-c0", provider="openai", model="m", request_body={"k": 1}))
-    before = (old.counts(), list(old.iter_conversations()), old.get_conversation_outline("s31-c1"))
+    before = (_counts(old), list(old.iter_conversations()), old.get_conversation_outline("s31-c1"))
     engine.dispose()
     monkeypatch.undo()
 
     assert main(["db", "upgrade", "--db", fresh_url]) == 0
     assert f"schema upgraded from 0003 to {head_revision()}" in capsys.readouterr().out  # 0004, and what follows
     with Store.open(fresh_url) as store:
-        assert (store.counts(), list(store.iter_conversations()), store.get_conversation_outline("s31-c1")) == before
+        assert (_counts(store), list(store.iter_conversations()), store.get_conversation_outline("s31-c1")) == before
         hits = store.list_conversations(ConversationQuery(search="about s31-c2")).items
         assert [c.conversation_id for c in hits] == ["s31-c2"]  # the search index still points at the rows
         assert len(store.list_runs("s31-c0")[0]) == 1
@@ -71,6 +72,44 @@ def test_db_upgrade_from_0003_keys_messages_by_conversation(
         reused = {**messages[0], "conversation_id": "s31-c9", "content": "same msg_id, other conversation"}
         summary = store.import_records(read_bytes(orjson.dumps(reused), source="b"), source="b")
         assert (summary.imported, summary.skipped) == (1, 0)
+
+
+def _counts(store: Store) -> dict[str, int]:
+    """The rows of the tables revision 0003 has (``Store.counts`` also counts later ones)."""
+    with store.engine.connect() as conn:
+        return {t: conn.execute(text(f"SELECT count(*) FROM {t}")).scalar_one() for t in _TABLES_OF_0003}
+
+
+_TABLES_OF_0003 = ("conversations", "messages", "conversation_kinds", "runs")
+
+
+@pytest.mark.parametrize("fresh_url", BACKENDS, indirect=True)
+def test_db_upgrade_counts_the_step_runs_recorded_before_as_runs_and_status_lists_them(
+    fresh_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    engine = make_engine(resolve_url(fresh_url))
+    with write_transaction(engine) as conn:
+        command.upgrade(_config(conn), "0014")
+    old = Store(engine)
+    old.import_records(read_bytes(MESSAGE, source="a"), source="a")
+    with write_transaction(engine) as conn:  # as Traceloupe 0014 recorded a step run: not counted
+        pk = conn.execute(text("SELECT id FROM conversations")).scalar_one()
+        conn.execute(insert(STEP_RUNS).values(**_STEP_RUN, conversation_pk=pk))
+    engine.dispose()
+    assert main(["db", "upgrade", "--db", fresh_url]) == 0
+    with Store.open(fresh_url) as store:
+        (c,) = store.iter_conversations()
+        assert (c.runs, c.last_activity) == (1, 7_000)
+    capsys.readouterr()
+    assert main(["db", "status", "--db", fresh_url]) == 0
+    out = capsys.readouterr().out
+    assert "runs: 0\n" in out and "step_runs: 1\n" in out
+
+
+_STEP_RUN = {
+    "run_id": "s1", "turn_msg_id": "u", "provider": "openai", "model": "m", "status": "matched",
+    "recorded_steps": 1, "max_steps": 3, "started_at": 7_000,
+}  # fmt: skip
 
 
 @pytest.mark.postgres

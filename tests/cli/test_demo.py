@@ -113,6 +113,26 @@ def test_runs_are_read_only_data_on_the_list_and_the_api(tmp_path: Path) -> None
         assert c.post("/api/runs").status_code in (403, 405)  # nothing here creates a run
 
 
+def test_a_seeded_run_whose_response_holds_a_reply_shows_it(tmp_path: Path) -> None:
+    from core.store import Store
+    from web.app import create_app
+    from web.settings import Settings
+
+    demo = demo_data.build(tmp_path, long_records=20)
+    with Store.open(str(demo.db)) as store, TestClient(create_app(Settings(), store), base_url="http://127.0.0.1") as c:
+        for run in c.get("/api/runs?bodies=1").json()["runs"]:
+            page = c.get(f"/runs/{run['run_id']}").text
+            if run["status"] == "ok":
+                assert (
+                    run["reply"]["content"]
+                    == "A stub reply."
+                    == run["response_body"]["choices"][0]["message"]["content"]
+                )
+                assert "No reply." not in page and "A stub reply." in page
+            else:
+                assert run["reply"] is None and run["error"] in page
+
+
 @pytest.mark.usefixtures("real_keys_in_the_shell")
 def test_the_demo_records_a_matched_and_a_diverged_step_run_over_its_stub(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -145,3 +165,52 @@ def test_the_demo_records_a_matched_and_a_diverged_step_run_over_its_stub(
 
 def _small() -> list[dict[str, Any]]:
     return demo_data.every_kind() + demo_data.incident() + demo_data.agent_steps()
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini"])
+def test_every_agent_turn_of_the_demo_matches_on_a_default_model_and_diverges_on_the_other_every_time(
+    tmp_path: Path, provider: str
+) -> None:
+    from core.providers import get_dialect
+    from core.replay.steps import replay_steps
+    from core.store import Store
+    from web.cli.demo import point_providers_at
+    from web.devtools.demo_steps import DIVERGING_MODEL, script_turns
+    from web.devtools.stub_provider import StubServer
+
+    demo = demo_data.build(tmp_path, long_records=20)
+    stub = StubServer(0).start()
+    try:
+        environ = point_providers_at(stub.base_url, {})
+        with Store.open(str(demo.db)) as store:
+            scripted = script_turns(store, stub)
+            turns = _agent_turns(store)
+            assert scripted == len(turns) >= 3 and (demo_data.AGENT_STEPS, demo_data.AGENT_TURN) in turns
+            for conversation, turn in turns:
+                for _ in range(2):  # the same again: nothing in the script is used up
+                    model = get_dialect(provider).default_model
+                    run = replay_steps(store, conversation, provider, model, turn=turn, environ=environ)
+                    assert run.status == "matched", (conversation, turn, run.reason, run.error)
+                    run = replay_steps(store, conversation, "openai", DIVERGING_MODEL, turn=turn, environ=environ)
+                    assert (run.status, run.reason) == ("diverged", "different_arguments"), (conversation, turn)
+    finally:
+        stub.shutdown()
+        stub.server_close()
+
+
+def _agent_turns(store: Any) -> list[tuple[str, str]]:
+    """(conversation, user msg_id) of every turn whose recorded steps call a tool, undamaged."""
+    from core.errors import MisuseError
+    from core.replay.turns import has_trace, turn_of
+
+    found = []
+    for summary in store.iter_conversations():
+        messages = [m.message for m in store.get_conversation(summary.conversation_id).messages]
+        for user in filter(has_trace, messages):
+            try:
+                turn = turn_of(messages, user.msg_id)
+            except MisuseError:
+                continue
+            if not turn.damage and any(s.message.tool_calls for s in turn.steps):
+                found.append((summary.conversation_id, user.msg_id))
+    return found

@@ -257,3 +257,67 @@ def test_nesting_that_overflowed_the_stack_is_refused_alone_everywhere(
         list(read_bytes(deep.read_bytes(), source="deep.jsonl"))
     page = check_bytes(deep.read_bytes(), "deep.jsonl", 10**9)  # /check says what import says
     assert page.error is not None and "deep.jsonl:2 at $: " in page.error and "nested too deeply" in page.error
+
+
+def test_every_bad_line_of_a_file_is_reported_and_nothing_is_stored(
+    db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    long_id = "x" * 600
+    bad = tmp_path / "several.jsonl"
+    bad.write_bytes(
+        GOOD_LINE
+        + b'{"role":"bot","msg_type":"text","content":"x"}\n'
+        + b'{"role":"system","content":"fine","msg_id":"fine","conversation_id":"bad"}\n'
+        + b"not json\n"
+        + b'{"role":"system","content":"x","msg_id":"'
+        + long_id.encode()
+        + b'","conversation_id":"bad"}\n'
+        + b'{"role":"user","msg_type":"hologram","content":"x"}\n'
+    )
+    code, _, err = _run_import(bad, db_url, capsys)
+    assert code == 1
+    lines = err.strip().splitlines()
+    assert [line.split(" ", 2)[1].rstrip(":") for line in lines[:-1]] == [f"{bad}:{n}" for n in (2, 4, 5, 6)], err
+    assert "$.role: unknown role 'bot'" in lines[0]
+    assert "not valid JSON" in lines[1]
+    assert "$.msg_id: msg_id is 600 characters long" in lines[2]
+    assert "$.msg_type: unknown message kind 'user:hologram'" in lines[3]
+    assert lines[-1] == f"traceloupe: {bad}: 4 bad lines (nothing from this file was stored)"
+    with Store.open(db_url) as store:
+        assert store.counts()["messages"] == 0
+
+
+def test_every_bad_message_of_a_json_array_is_reported(
+    db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "several.json"
+    bad.write_text(
+        json.dumps(
+            [
+                {"role": "system", "content": "fine", "msg_id": "a", "conversation_id": "c"},
+                {"role": "robot", "content": "x"},
+                7,
+            ]
+        )
+    )
+    code, _, err = _run_import(bad, db_url, capsys)
+    assert code == 1
+    lines = err.strip().splitlines()
+    assert lines[0].startswith(f"traceloupe: {bad} at $[1].role: unknown role 'robot'"), err
+    assert lines[1].startswith(f"traceloupe: {bad} at $[2]: expected a message object"), err
+    assert lines[2] == f"traceloupe: {bad}: 2 bad messages (nothing from this file was stored)"
+    with Store.open(db_url) as store:
+        assert store.counts()["messages"] == 0
+
+
+def test_a_file_of_nothing_but_bad_lines_stops_being_read_after_a_hundred(
+    db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "garbage.jsonl"
+    bad.write_bytes(b"garbage\n" * 5000)
+    code, _, err = _run_import(bad, db_url, capsys)
+    assert code == 1
+    lines = err.strip().splitlines()
+    assert len(lines) == 101
+    assert lines[99].startswith(f"traceloupe: {bad}:100: not valid JSON")
+    assert lines[-1] == f"traceloupe: {bad}: 100 bad lines, reading stopped there (nothing from this file was stored)"

@@ -96,3 +96,20 @@ def test_steps_judge_final_answers_by_the_chosen_comparison_and_count_the_judges
     out = json.loads(capsys.readouterr().out)
     assert (out["status"], out["reason"]) == ("failed", "judge_failed")
     assert "not a verdict" in out["error"]
+
+
+def test_the_text_output_shows_the_argument_diff_of_a_different_arguments_step(
+    steps_db: str, stub: StubServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    changed = {"flight": "TP125", "seats": 2, "extras": {"insurance": True}, "note": "aisle\x1b[2J"}
+    script(stub, "gpt-4o", [{"text": "", "tool_calls": CALLS[0]}, {"text": "", "tool_calls": [{"name": "book",
+           "arguments": changed}]}])  # fmt: skip
+    assert main(_cli(steps_db)) == 5
+    out = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(out) if line.startswith("step 2 diverged (different_arguments)"))
+    assert out[at + 1 :] == [  # the run ends at its divergence: these are the last lines
+        "    book /extras/bags: 1 -> (removed)",
+        "    book /extras/insurance: false -> true",
+        '    book /flight: "TP123" -> "TP125"',
+        '    book /note: (absent) -> "aisle\\u001b[2J"',
+    ]

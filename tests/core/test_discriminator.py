@@ -85,6 +85,15 @@ def test_the_reader_names_the_full_role_msg_type_tag() -> None:
         list(read_bytes(b'{"role":"user","msg_type":"sticker"}', source="x.jsonl"))
 
 
+def test_a_wrong_role_beside_a_msg_type_is_named_with_the_roles_there_are() -> None:
+    with pytest.raises(InputError) as caught:
+        list(read_bytes(b'{"role":"bot","msg_type":"text","content":"hi"}', source="x.jsonl"))
+    message = str(caught.value)
+    assert "at $.role: unknown role 'bot'" in message
+    assert "'system', 'user', 'assistant', 'function', 'tool', 'console'" in message
+    assert "msg_type" not in message
+
+
 def test_unknown_tag_nested_in_a_trace_is_an_error_too() -> None:
     raw = {
         "role": "user",

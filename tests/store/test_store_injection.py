@@ -149,4 +149,5 @@ def test_tables_survive_the_payloads(loaded: Store) -> None:
         "conversation_kinds": len(PAYLOADS) + 1,
         # Runs come from test_conversation_id_is_literal, which may or may not have run in this process.
         "runs": len(loaded.list_runs(limit=500)[0]),
+        "step_runs": 0,
     }

@@ -86,6 +86,29 @@ def test_search_is_a_case_insensitive_substring_match(store: Store) -> None:
     assert found("") == {"en", "zh", "tool", "short"}
 
 
+def test_search_matches_conversation_ids_and_titles_too(store: Store) -> None:
+    _import(
+        store,
+        [
+            _text("INC-4711/payments", "the card was charged twice", 1),
+            _text("École-42", "bonjour", 2),
+            _text("100%_done", "finished", 3),
+            _text("plain", "Refund\n\n   for   order 42, please", 4),  # its title: "Refund for order 42, please"
+        ],
+    )
+
+    def found(text: str) -> set[str]:
+        return {c.conversation_id for c in store.iter_conversations(ConversationQuery(search=text))}
+
+    assert found("inc-4711") == {"INC-4711/payments"}
+    assert found("4711/PAY") == {"INC-4711/payments"}
+    assert found("47") == {"INC-4711/payments"}  # shorter than a trigram
+    assert found("éc") == {"École-42"}
+    assert found("%_") == {"100%_done"}  # LIKE's wildcards are literal
+    assert found("refund for order") == {"plain"}  # as the list shows its title, spaces collapsed
+    assert found("42") == {"École-42", "plain"}
+
+
 def test_filters(store: Store) -> None:
     _import(
         store,

@@ -27,7 +27,13 @@ def in_the_models(obj: object, name: str | None, type_: str, reflected: bool, co
 @pytest.mark.parametrize("fresh_url", BACKENDS, indirect=True)
 def test_first_use_of_an_empty_database_creates_the_schema(fresh_url: str) -> None:
     with Store.open(fresh_url) as store:
-        assert store.counts() == {"conversations": 0, "messages": 0, "conversation_kinds": 0, "runs": 0}
+        assert store.counts() == {
+            "conversations": 0,
+            "messages": 0,
+            "conversation_kinds": 0,
+            "runs": 0,
+            "step_runs": 0,
+        }
         with store.engine.connect() as conn:
             assert MigrationContext.configure(conn).get_current_revision() == head_revision()
             # The migrations build exactly the tables the SQLModel classes describe.

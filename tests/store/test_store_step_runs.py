@@ -6,7 +6,7 @@ import pytest
 
 from core import UnknownNameError
 from core.reader import read_bytes
-from core.store import InvalidQueryError, Store
+from core.store import ConversationQuery, InvalidQueryError, NewRun, Store
 from core.store.step_runs import NewStepRun, StepView
 from tests.store.test_store_runs import MESSAGE
 
@@ -67,3 +67,24 @@ def test_step_run_misuse_is_refused(with_conversation: Store) -> None:
         with_conversation.finish_step_run(run.run_id, status="running")
     with pytest.raises(UnknownNameError):
         with_conversation.get_step_run("missing")
+
+
+def test_a_step_run_counts_as_a_run_in_the_list_its_filter_and_last_activity(with_conversation: Store) -> None:
+    store = with_conversation
+    assert store.list_conversations(ConversationQuery(has_runs=True)).items == ()
+    run, _ = store.claim_step_run(_new("k-2"))
+    store.claim_step_run(_new("k-2"))  # the same key again: the same run, counted once
+    (c,) = store.list_conversations(ConversationQuery(has_runs=True)).items
+    assert (c.conversation_id, c.runs, c.last_activity) == ("c", 1, run.started_at)
+    assert store.list_conversations(ConversationQuery(has_runs=False)).items == ()
+    assert store.counts()["step_runs"] == 1
+
+
+def test_a_replaced_message_keeps_its_conversation_s_step_runs_counted(with_conversation: Store) -> None:
+    store = with_conversation
+    run, _ = store.claim_step_run(_new())
+    store.start_run(NewRun("c", provider="openai", model="m", request_body={}, started_at=2_000))
+    other = MESSAGE.replace(b'"hi"', b'"hello"')
+    store.import_records(read_bytes(other, source="r2"), source="r2", replace=True)
+    (c,) = store.iter_conversations()
+    assert (c.runs, c.last_activity) == (2, run.started_at)

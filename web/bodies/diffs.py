@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 from litestar.di import NamedDependency
@@ -53,12 +54,16 @@ def build_both(
     )
 
 
-def diff_command(conversation_id: str, left: str, right: str, upto: str | None) -> str:
-    """The CLI command that diffs the same two requests without the dashboard's time budget."""
+def diff_command(
+    conversation_id: str, left: str, right: str, upto: str | None, attachments_root: Path | None = None
+) -> str:
+    """The CLI command that diffs the same two requests without the dashboard's time budget (and reads the
+    attachments the server reads, so it counts the same warnings)."""
     return export_then(
         conversation_id,
         *("traceloupe", "diff", "-", "--conversation", conversation_id, "--left", left, "--right", right),
         *(("--upto", upto) if upto else ()),
+        *(("--attachments-root", str(attachments_root)) if attachments_root is not None else ()),
     )
 
 
@@ -104,9 +109,10 @@ def build_asked(source: StoreSource, payloads: PayloadBuilder, asked: DiffLinks)
     return build_both(source, payloads, asked.conversation_id, asked.left, asked.right, asked.upto, asked.repair)
 
 
-def asked_command(asked: DiffLinks) -> str:
-    """``diff_command`` for the diff the page was asked for."""
-    return diff_command(asked.conversation_id, asked.left, asked.right, asked.upto)
+def asked_command(asked: DiffLinks, payloads: PayloadBuilder) -> str:
+    """``diff_command`` for the diff the page was asked for, with the server's attachments root."""
+    root = payloads.options.attachments_root
+    return diff_command(asked.conversation_id, asked.left, asked.right, asked.upto, root)
 
 
 def diff_digest(

@@ -36,12 +36,18 @@ def missing_sqlite_file(db: str | None) -> Path | None:
 
 
 def run_with_store(
-    ns: argparse.Namespace, body: Callable[[Store], int], *, migrate: bool = True, create: bool = False
+    ns: argparse.Namespace,
+    body: Callable[[Store], int],
+    *,
+    migrate: bool = True,
+    create: bool = False,
+    create_with: str | None = None,
 ) -> int:
     """Open the store named by ``ns.db``, run ``body``; print any failure as one line, never a traceback.
 
     A SQLite file that does not exist is refused unless ``create`` (a mistyped ``--db`` would
     otherwise give an empty database and an empty answer); when it is created, a line says so.
+    ``create_with``: the command line that would create it (a command that takes ``--create``).
 
     Exit codes: what ``body`` returns, 1 for bad input or an unknown name, 2 when the
     database cannot be used, 130 on Ctrl-C.
@@ -53,11 +59,11 @@ def run_with_store(
 
     missing = missing_sqlite_file(ns.db)
     if missing is not None and not create:
-        echo(
-            f"traceloupe: no database at {missing} (is --db mistyped?); "
-            "`traceloupe import` or `traceloupe demo --db` creates one",
-            file=sys.stderr,
-        )
+        others = "`traceloupe import` or `traceloupe demo --db`"
+        how = f"{others} creates one"
+        if create_with:
+            how = f"`{create_with}` creates an empty one, {others} one with data"
+        echo(f"traceloupe: no database at {missing} (is --db mistyped?); {how}", file=sys.stderr)
         return 2
     if missing is not None and not getattr(ns, "quiet", False):  # a report of what was done, like import's
         echo(f"creating a new database at {missing}", file=sys.stderr)

@@ -123,7 +123,7 @@ def sigterm_as_exit() -> Iterator[None]:
 def run(ns: argparse.Namespace) -> int:
     """Build the demo, start the stub provider, serve the dashboard until interrupted (Ctrl+C or SIGTERM)."""
     from core.store import Store
-    from web.devtools.demo_steps import seed_step_runs
+    from web.devtools.demo_steps import script_turns, seed_step_runs
     from web.devtools.stub_provider import StubServer
 
     if refuse_public_bind(ns, "demo"):
@@ -151,6 +151,7 @@ def run(ns: argparse.Namespace) -> int:
                 )
                 with Store.open(str(db)) as store:
                     seed_step_runs(store, stub, os.environ)
+                    script_turns(store, stub)
                     return serve(store, settings_from(ns), ns, banner="Traceloupe demo")
             finally:
                 stub.shutdown()

@@ -72,7 +72,7 @@ class _Bar:
 
 def _import_one(store: Store, path: str, limits: ReadLimits, quiet: bool, replace: bool) -> ImportSummary:
     from core.errors import InputError
-    from core.reader import RunLine, read_stream
+    from core.reader import BadMessages, RunLine, read_stream
 
     if path == "-":
         return store.import_path("-", limits=limits, replace=replace)
@@ -90,15 +90,16 @@ def _import_one(store: Store, path: str, limits: ReadLimits, quiet: bool, replac
         raise InputError(f"cannot open: {exc.strerror or exc}", source=path) from None
     try:
         runs: list[RunLine] = []
+        bad = BadMessages()
 
         def records() -> Iterator[Record]:
-            for record in read_stream(handle, source=path, limits=limits, runs=runs):
+            for record in read_stream(handle, source=path, limits=limits, runs=runs, bad=bad):
                 if bar is not None and record.index % 256 == 0:
                     bar.show("reading", handle.tell(), size)
                 yield record
 
         progress = (lambda done, total: bar.show("writing", done, total)) if bar is not None else None
-        return store.import_records(records(), source=path, progress=progress, replace=replace, runs=runs)
+        return store.import_records(records(), source=path, progress=progress, replace=replace, runs=runs, bad=bad)
     finally:
         handle.close()
         if bar is not None:
@@ -106,7 +107,7 @@ def _import_one(store: Store, path: str, limits: ReadLimits, quiet: bool, replac
 
 
 def run(ns: argparse.Namespace) -> int:
-    """Import every path; a bad file is reported on one line and skipped, the others still import."""
+    """Import every path; a bad file is reported (one line per bad line) and skipped, the others still import."""
     from core.errors import InputError
     from core.reader import MiB, ReadLimits
     from core.store import ImportSummary
@@ -121,7 +122,8 @@ def run(ns: argparse.Namespace) -> int:
             try:
                 summary = _import_one(store, path, limits, ns.quiet, ns.replace)
             except InputError as exc:
-                echo(f"traceloupe: {ImportSummary.failure_line(exc)}", file=sys.stderr)
+                for line in ImportSummary.failure_line(exc).splitlines():
+                    echo(f"traceloupe: {line}", file=sys.stderr)
                 failed += 1
                 continue
             totals[0] += summary.imported

@@ -19,7 +19,7 @@ from web.cli.terminal import cell, echo
 
 if TYPE_CHECKING:
     from core.store import Store
-    from core.store.step_runs import StepRunView
+    from core.store.step_runs import StepRunView, StepView
 
 EXIT_OK = 0
 EXIT_NOTHING = 1
@@ -108,6 +108,8 @@ def _print_steps(run: StepRunView) -> None:
         )
         if step.detail and "comparison" in step.detail:
             echo(f"  {answer_line(step.detail)}")
+        for line in _argument_diff(step):
+            echo(f"    {line}")
 
 
 def answer_line(detail: dict[str, object]) -> str:
@@ -115,6 +117,26 @@ def answer_line(detail: dict[str, object]) -> str:
     from core.suites.junit import answer_text
 
     return answer_text(detail)
+
+
+def _argument_diff(step: StepView) -> list[str]:
+    """A ``different_arguments`` step's JSON diff, one line per pointer: ``name /path: recorded -> replayed``."""
+    if step.reason != "different_arguments":
+        return []
+    lines = []
+    for call in (step.detail or {}).get("arguments_diff") or ():
+        for change in call.get("diff") or ():
+            recorded = "(absent)" if change.get("op") == "added" else _json(change.get("recorded"))
+            replayed = "(removed)" if change.get("op") == "removed" else _json(change.get("replayed"))
+            where = f"{call.get('name', '')} {change.get('path') or '/'}"
+            lines.append(cell(f"{where}: {recorded} -> {replayed}", 2 * SAID_CHARS).rstrip())
+    return lines
+
+
+def _json(value: object) -> str:
+    import orjson
+
+    return orjson.dumps(value).decode()
 
 
 def _summary(run: StepRunView) -> str:

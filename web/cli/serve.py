@@ -14,6 +14,7 @@ import argparse
 import contextlib
 import errno
 import ipaddress
+import shlex
 import socket
 import sys
 from pathlib import Path
@@ -217,7 +218,9 @@ def run(ns: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"traceloupe serve: {exc}", file=sys.stderr)
         return 2
-    return run_with_store(ns, lambda store: _serve_shared(store, settings, ns), create=ns.create)
+    create_with = shlex.join(["traceloupe", "serve", *(["--db", ns.db] if ns.db else []), "--create"])
+    serving = lambda store: _serve_shared(store, settings, ns)  # noqa: E731
+    return run_with_store(ns, serving, create=ns.create, create_with=create_with)
 
 
 def _serve_shared(store: Store, settings: Settings, ns: argparse.Namespace) -> int:

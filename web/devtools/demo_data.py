@@ -387,6 +387,8 @@ class Demo:
 def build(folder: Path, *, db: Path | None = None, attachments: Path | None = None, long_records: int = 2000) -> Demo:
     """Write the demo JSONL (and attachments) under ``folder``, import it into ``db`` (default ``folder/demo.db``)
     through the store, and record two runs."""
+    from core import MESSAGE_ADAPTER
+    from core.replay.parse import parse_reply
     from core.store import NewRun, Store, TokenUsage
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -402,12 +404,17 @@ def build(folder: Path, *, db: Path | None = None, attachments: Path | None = No
             run = store.start_run(
                 NewRun(EVERY_KIND, provider="openai", model="stub-model", request_body=body, started_at=T0)
             )
+            response = {"choices": [{"message": {"role": "assistant", "content": "A stub reply."}}]}
+            # The reply as a replay stores it: read from the response by the replays' own parser.
+            reply = parse_reply("openai", response, msg_id=f"run-{run.run_id}", conversation_id=EVERY_KIND,
+                                create_ts=T0 + 420).message  # fmt: skip
             store.finish_run(
                 run.run_id,
                 status="ok",
-                response_body={"choices": [{"message": {"role": "assistant", "content": "A stub reply."}}]},
+                response_body=response,
                 usage=TokenUsage(input_tokens=12, output_tokens=4, total_tokens=16),
                 finished_at=T0 + 420,
+                reply=MESSAGE_ADAPTER.dump_python(reply, mode="json"),
             )
             run = store.start_run(
                 NewRun(INCIDENT, provider="anthropic", model="stub-error-500", request_body={}, started_at=T0)

@@ -4,10 +4,15 @@ They are made as a reader's would be, by the step replay engine through the prov
 the demo's stub provider scripted per step: one model takes the recorded path to the recorded answer,
 the other refunds another amount at step 2 (``different_arguments``). A demo database that already
 holds step runs of the turn keeps them.
+
+Beyond those two, the stub is scripted with every agent turn of the store (``script_turns``), so the
+demo's own "Replay steps" controls show a match and a divergence on any of them, as often as asked:
+each provider's default model takes the recorded path, ``DIVERGING_MODEL`` leaves it at its last call.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,6 +40,60 @@ def diverging_script() -> list[dict[str, Any]]:
         {"text": "", "tool_calls": [{"name": lookup, "arguments": lookup_args}]},
         {"text": "", "tool_calls": [{"name": refund, "arguments": half}]},
     ]
+
+
+MARKER_CHARS = 60
+"""The start of a turn's user text that tells the stub which turn a request belongs to."""
+
+
+def script_turns(store: Store, stub: StubServer) -> int:
+    """Script ``stub`` with every agent turn in ``store`` (a turn with a tool call); how many turns."""
+    from core.errors import MisuseError
+    from core.messages.convert import text_of
+    from core.providers import dialect_names, get_dialect
+    from core.replay.turns import has_trace, turn_of
+
+    models = {get_dialect(name).default_model for name in dialect_names()}
+    scripted = 0
+    for summary in store.iter_conversations():
+        messages = [m.message for m in store.get_conversation(summary.conversation_id).messages]
+        for user in filter(has_trace, messages):
+            marker = " ".join(text_of(user.content).split())[:MARKER_CHARS]
+            try:
+                turn = turn_of(messages, user.msg_id)
+            except MisuseError:
+                continue
+            steps = [_step(step.message) for step in turn.steps]
+            recorded = [s for s in steps if s is not None]
+            if turn.damage or not marker or len(recorded) < len(steps) or not any("tool_calls" in s for s in recorded):
+                continue
+            for model in models:
+                stub.state.script_turn(model, marker, recorded)
+            stub.state.script_turn(DIVERGING_MODEL, marker, _diverged(recorded))
+            scripted += 1
+    return scripted
+
+
+def _step(message: Any) -> dict[str, Any] | None:
+    """A recorded step as the stub answers it; None when its arguments are not a JSON object."""
+    calls = []
+    for call in message.tool_calls or ():
+        try:
+            arguments = json.loads(call.arguments or "{}")
+        except ValueError:
+            return None
+        if not isinstance(arguments, dict):
+            return None
+        calls.append({"name": call.name, "arguments": arguments})
+    return {"text": "", "tool_calls": calls} if calls else {"text": str(message.content or "")}
+
+
+def _diverged(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The recorded steps up to the last call, which is made with one argument more (``different_arguments``)."""
+    last = max(i for i, s in enumerate(steps) if "tool_calls" in s)
+    calls = [dict(c) for c in steps[last]["tool_calls"]]
+    calls[0] = {**calls[0], "arguments": {**calls[0]["arguments"], "stub_diverged": True}}
+    return [*steps[:last], {"text": "", "tool_calls": calls}]
 
 
 def seed_step_runs(store: Store, stub: StubServer, environ: Mapping[str, str]) -> list[StepRunView]:

@@ -20,7 +20,10 @@ What it answers is chosen per request, first match wins:
    A step may be a judge's verdict, ``{"verdict": "same" | "different", "reasoning": TEXT}``: its reply is
    the text a judge answers in the documented format (``core.replay.answers.judge_reply_text``), so the
    stub can stand in for a ``--compare judge:PROVIDER/MODEL`` model (scripted by its model or a match);
-4. the model name: ``stub-error-500``, ``stub-error-429``, ``stub-slow-<seconds>``,
+4. the step of a turn scripted for the model with ``POST /__stub/script``
+   ``{"model": M, "match": TEXT, "turn": [Reply, ...]}``: a request whose messages hold TEXT gets the reply
+   of the step it stands at (``web.devtools.stub_turns``); never consumed, so a replay can be repeated;
+5. the model name: ``stub-error-500``, ``stub-error-429``, ``stub-slow-<seconds>``,
    ``stub-tool``, ``stub-malformed``; any other model gets a text reply.
 
 ``GET /__stub/requests`` lists what was received (path, headers, body); ``DELETE`` clears it.
@@ -39,6 +42,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
+from web.devtools.stub_turns import step_of
 from web.settings import LOOPBACK_HOSTS
 
 Dialect = Literal["openai", "openai-responses", "anthropic", "gemini"]
@@ -83,11 +87,13 @@ class StubState:
         self.script: list[Reply] = []
         self.steps: dict[str, list[Reply]] = {}
         self.matched: dict[str, list[Reply]] = {}
+        self.turns: dict[str, dict[str, list[Reply]]] = {}
+        """Turn scripts by model, then by marker (``script_turn``)."""
         self.requests: list[Recorded] = []
         self.in_flight = 0
         self.peak_in_flight = 0
 
-    def next_reply(self, model: str, body_text: str = "") -> Reply:
+    def next_reply(self, model: str, body_text: str = "", dialect: Dialect | None = None, body: Any = None) -> Reply:
         with self.lock:
             if self.script:
                 return self.script.pop(0)
@@ -96,16 +102,22 @@ class StubState:
                     return replies.pop(0)
             if self.steps.get(model):
                 return self.steps[model].pop(0)
+            turns = dict(self.turns.get(model, {}))
+        found = step_of(dialect, body, turns) if turns and dialect is not None else None
+        if found is not None and found[1] < len(turns[found[0]]):
+            return turns[found[0]][found[1]]
         return reply_for_model(model)
+
+    def script_turn(self, model: str, match: str, steps: list[dict[str, Any]]) -> int:
+        """Script the steps of the turn whose user message holds ``match``, for ``model``; how many steps."""
+        replies = _step_replies(steps)
+        with self.lock:
+            self.turns.setdefault(model, {})[match] = replies
+        return len(replies)
 
     def script_steps(self, model: str, steps: list[dict[str, Any]], *, match: str | None = None) -> int:
         """Queue the replies of a step script for ``model`` (or for bodies holding ``match``); how many are queued."""
-        replies = []
-        for k, item in enumerate(steps, start=1):
-            reply = Reply(**_judge_step(item)) if "verdict" in item else Reply(**item)
-            if reply.call_ids is None:
-                reply.call_ids = [f"call_s{k}_{i}" for i in range(len(reply.tool_calls))]
-            replies.append(reply)
+        replies = _step_replies(steps)
         with self.lock:
             queue = self.matched.setdefault(match, []) if match is not None else self.steps.setdefault(model, [])
             queue.extend(replies)
@@ -118,6 +130,17 @@ def _judge_step(item: dict[str, Any]) -> dict[str, Any]:
 
     rest = {k: v for k, v in item.items() if k not in ("verdict", "reasoning")}
     return {**rest, "text": judge_reply_text(str(item["verdict"]), str(item.get("reasoning") or ""))}
+
+
+def _step_replies(steps: list[dict[str, Any]]) -> list[Reply]:
+    """A step script's replies; each step's tool calls get ids of their own (``call_s<k>_<i>``) unless named."""
+    replies = []
+    for k, item in enumerate(steps, start=1):
+        reply = Reply(**_judge_step(item)) if "verdict" in item else Reply(**item)
+        if reply.call_ids is None:
+            reply.call_ids = [f"call_s{k}_{i}" for i in range(len(reply.tool_calls))]
+        replies.append(reply)
+    return replies
 
 
 def reply_for_model(model: str) -> Reply:
@@ -314,6 +337,10 @@ class StubHandler(BaseHTTPRequestHandler):
         except ValueError:
             self._send(400, {"error": {"message": "the request body is not JSON"}})
             return
+        if self.path == "/__stub/script" and isinstance(body, dict) and "turn" in body:
+            count = self.server.state.script_turn(str(body.get("model", "")), str(body["match"]), list(body["turn"]))
+            self._send(200, {"steps": count})
+            return
         if self.path == "/__stub/script" and isinstance(body, dict) and "steps" in body:
             match = body.get("match")
             queued = self.server.state.script_steps(
@@ -337,7 +364,7 @@ class StubHandler(BaseHTTPRequestHandler):
                 Recorded(dialect, path, {k.lower(): v for k, v in self.headers.items()}, body)
             )
         model = model_of(dialect, path, body)
-        reply = self.server.state.next_reply(model, raw.decode("utf-8", "replace"))
+        reply = self.server.state.next_reply(model, raw.decode("utf-8", "replace"), dialect, body)
         state = self.server.state
         with state.lock:
             state.in_flight += 1

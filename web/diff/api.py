@@ -53,5 +53,5 @@ class DiffApiController(Controller):
             diff = diff_requests(usable_result(lbuilt), usable_result(rbuilt))
             return Diff(conversation_id, left, right, upto or None, diff.changes_json(), diff.counts)
 
-        command = diff_command(conversation_id, left, right, upto)
+        command = diff_command(conversation_id, left, right, upto, work.payloads.options.attachments_root)
         return await work.run(build, what=f"the {left} / {right} diff", command=command)

@@ -73,7 +73,7 @@ class DiffController(Controller):
                 links=links,
             )
 
-        page = await work.run(build, what=links.what, command=asked_command(links))
+        page = await work.run(build, what=links.what, command=asked_command(links, work.payloads))
         return Template("diff/diff.html", context={"page": page})
 
     @get("/window", name="diff-window")
@@ -88,7 +88,7 @@ class DiffController(Controller):
             digest = diff_digest(source, payloads, links)
             return {"pane": f"diff-{side}", "n": n, "rendered": diff_window(source, payloads, links, digest, side, n)}
 
-        context = await work.run(build, what=links.what, command=asked_command(links))
+        context = await work.run(build, what=links.what, command=asked_command(links, work.payloads))
         return Template("payloads/_window.html", context=context)
 
     @get("/changes", name="diff-changes")
@@ -100,7 +100,7 @@ class DiffController(Controller):
         def build(_: object) -> ChangesPage:
             return _changes(work.source, work.payloads, links, cause, offset)
 
-        page = await work.run(build, what=links.what, command=asked_command(links))
+        page = await work.run(build, what=links.what, command=asked_command(links, work.payloads))
         template = "diff/_changes.html" if request.htmx else "diff/changes.html"
         return Template(template, context={"page": page}, headers={"Vary": "HX-Request"})
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
+from web.diff.service import diff_command
 
 from core import MESSAGE_ADAPTER
 from core.providers.diff_causes import CAUSES
@@ -154,3 +156,24 @@ def test_cli_api_and_page_all_refuse_a_damaged_conversation(
     assert client.get(f"/api/conversations/{demo_data.INCIDENT}/diff?left=openai&right=anthropic").status_code == 422
     page = client.get(f"/conversations/{demo_data.INCIDENT}/diff?left=openai&right=anthropic").text
     assert "data-contract-error" in page and "data-differences" not in page
+
+
+def test_the_cli_diff_the_page_offers_reads_the_server_s_attachments_and_counts_what_the_page_counts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "attachments"
+    demo_data.write_attachments(root)
+    records = demo_data.every_kind()
+    path = tmp_path / "every-kind.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    messages = [MESSAGE_ADAPTER.validate_python(m) for m in records]
+    with TestClient(create_app(Settings(attachments_root=root), temp_store(messages)), base_url=BASE_URL) as client:
+        api = client.get(f"/api{EK}/diff?left=openai&right=anthropic").json()
+    command = diff_command(demo_data.EVERY_KIND, "openai", "anthropic", None, root)
+    argv = shlex.split(command.split(" | ", 1)[1])
+    assert argv[-2:] == ["--attachments-root", str(root)]
+    _, out = _cli(capsys, *[str(path) if a == "-" else a for a in argv[2:]], "--json")
+    assert masking.mask_value(json.loads(out)) == api
+    _, unread = _cli(capsys, str(path), "--conversation", demo_data.EVERY_KIND, "--left", "openai", "--right",
+                     "anthropic", "--json")  # fmt: skip
+    assert json.loads(unread)["causes"] != api["causes"]  # without the root, attachments degrade: other changes

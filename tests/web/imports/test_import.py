@@ -95,6 +95,27 @@ def test_a_bad_file_stores_nothing_and_names_file_line_and_field(
         ]
 
 
+def test_the_page_lists_every_bad_line_of_a_file_as_the_cli_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = BAD + b"not json\n" + GOOD.replace(b'"i0"', b'"i9"').splitlines(keepends=True)[0] + BAD.splitlines()[-1]
+    _, cli_err = _cli_lines(tmp_path, "bad.jsonl", body, capsys)
+    with TestClient(make_app([]), base_url=BASE_URL) as client:
+        status, html = _post(client, [("bad.jsonl", body)])
+        assert status == 400
+        report = parse(html[html.index('id="import-result"') :])
+        shown = next(t for t in report.text_parts if "bad lines" in t)
+        assert ["traceloupe: " + line for line in shown.splitlines()] == cli_err.splitlines()
+        assert [line.split(" ")[0].rstrip(":") for line in shown.splitlines()] == [
+            "bad.jsonl:5",
+            "bad.jsonl:6",
+            "bad.jsonl:8",
+            "bad.jsonl",
+        ]
+        assert shown.endswith("bad.jsonl: 3 bad lines (nothing from this file was stored)")
+        assert "imp0" not in client.get("/").text  # the good lines were not stored either
+
+
 @upstream_upload_leak
 def test_import_needs_the_csrf_token_and_the_same_origin() -> None:
     with TestClient(make_app([]), base_url=BASE_URL) as client:

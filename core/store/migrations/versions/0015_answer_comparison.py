@@ -12,7 +12,7 @@ from alembic import op
 
 from core.store.migrations.columns import JSON_TYPE
 
-revision = "0015_answer_comparison"
+revision = "0015"
 down_revision = "0014"
 
 
