@@ -98,6 +98,7 @@ def test_steps_judge_final_answers_by_the_chosen_comparison_and_count_the_judges
     assert "not a verdict" in out["error"]
 
 
+@pytest.mark.usefixtures("cli_env")
 def test_the_text_output_shows_the_argument_diff_of_a_different_arguments_step(
     steps_db: str, stub: StubServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
