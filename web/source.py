@@ -24,7 +24,7 @@ from core import MESSAGE_ADAPTER, Message
 from core.errors import UnknownNameError
 from core.jsonio import loads
 from core.messages.door import gc_paused
-from core.reader import Record, RunLine
+from core.reader import Record, StoreLine
 from core.store import ConversationPage, ConversationQuery, ConversationSummary, ImportSummary, RunView, Store
 from core.store.engine import read_transaction
 from core.store.query import summary_select, to_summary
@@ -175,6 +175,8 @@ class StoreSource:
             self.summary(conversation_id)  # an unknown conversation is a 404, not an empty list
         return self.store.list_runs(conversation_id, limit=limit, cursor=cursor)
 
-    def import_records(self, records: Iterable[Record], *, source: str, runs: Sequence[RunLine] = ()) -> ImportSummary:
-        """Store one file's records (and its run lines) all-or-nothing (the CLI's ``import``)."""
-        return self.store.import_records(records, source=source, runs=runs)
+    def import_records(
+        self, records: Iterable[Record], *, source: str, store_lines: Sequence[StoreLine] = ()
+    ) -> ImportSummary:
+        """Store one file's records (and its store lines: runs, suites...) all-or-nothing (the CLI's ``import``)."""
+        return self.store.import_records(records, source=source, store_lines=store_lines)
