@@ -43,7 +43,7 @@ from core.reader import Record
 from core.store.bulk import copy_rows, executemany_rows
 from core.store.derive import derived_msg_id, figures, title_of
 from core.store.engine import write_transaction
-from core.store.export_lines import PreparedLine, write_lines
+from core.store.import_lines import PreparedLine, write_lines
 from core.store.jsonio import RawJSON, dumps
 from core.store.outline import dump_with_outline
 from core.store.pg_search import write_chunks

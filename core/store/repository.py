@@ -20,7 +20,7 @@ from core.errors import UnknownNameError
 from core.jsonio import loads
 from core.messages.union import MESSAGE_ADAPTER, Message
 from core.reader import DEFAULT_LIMITS, ReadLimits, Record, StoreLine, read_path
-from core.store import app_secrets, export_lines, importer, query, runs, step_runs
+from core.store import app_secrets, export_lines, import_lines, importer, query, runs, step_runs
 from core.store.engine import (
     DEFAULT_SETTINGS,
     Backend,
@@ -142,7 +142,7 @@ class Store:
         read), stored after its messages in the same transaction with the same rules (``core.store.export_lines``).
         """
         prepared = importer.prepare(records, postgres=self.backend == "postgresql")
-        checked = export_lines.prepare_lines(store_lines)
+        checked = import_lines.prepare_lines(store_lines)
         return importer.write(
             self.engine, prepared, source=source, progress=progress, replace=replace, store_lines=checked
         )
