@@ -147,11 +147,11 @@ def write_lines(conn: Connection, lines: Sequence[PreparedLine], *, replace: boo
     for kind in KINDS:
         written = 0
         later: list[tuple[PreparedLine, Any]] = []
+        stored_line, _ = line_select(kind)
         for prepared in _one_per_identity([p for p in lines if p.kind is kind]):
             values = _resolved(conn, prepared, deferred=True)
             where = _identity_clause(kind, prepared, values)
-            stmt, _aliases = line_select(kind)
-            found = conn.execute(stmt.where(where)).first()
+            found = conn.execute(stored_line.where(where)).first()
             if found is not None:
                 if _same(dict(found._mapping), prepared.fields):
                     continue

@@ -264,3 +264,22 @@ def _every_record(store: Store) -> tuple[Any, ...]:
     ]  # fmt: skip
     step_runs = sorted(store.list_step_runs(limit=100), key=lambda r: r.run_id)
     return _state(store), _runs_state(store), step_runs, suite_runs, [suites.get(s.name) for s in suites.summaries()]
+
+
+def test_export_of_one_conversation_carries_its_runs_and_step_runs_but_no_suites(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with Store.open(str(tmp_path / "all.db")) as store:
+        fill_every_kind(store)
+        step_run = store.list_step_runs("s21-c0")[0]
+    assert main(["export", "--db", str(tmp_path / "all.db"), "--conversation", "s21-c0"]) == 0
+    lines = [orjson.loads(line) for line in capsys.readouterr().out.splitlines()]
+    others = [line for line in lines if next(iter(line)).startswith("traceloupe_")]
+    assert [next(iter(line)) for line in others] == ["traceloupe_run", "traceloupe_step_run"] + ["traceloupe_step"] * 2
+    assert {line["traceloupe_step"]["step_run_id"] for line in others[2:]} == {step_run.run_id}
+    source = tmp_path / "one.jsonl"
+    source.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    assert main(["import", str(source), "--db", str(tmp_path / "one.db")]) == 0
+    assert "also stored 1 run, 1 step run, 2 steps" in capsys.readouterr().out
+    with Store.open(str(tmp_path / "one.db")) as copy:
+        assert copy.get_step_run(step_run.run_id) == step_run
