@@ -57,19 +57,35 @@ class Record:
     """The message written back through the Message union, when the nesting check already did it."""
 
 
-RUN_LINE_KEY = "traceloupe_run"
-"""The one key of a JSONL line that holds a run, not a message: what ``traceloupe export`` writes after the
-messages (``core.store.run_lines``). Only a reader given ``runs=`` (the import) takes such lines."""
+STORE_LINE_PREFIX = "traceloupe_"
+"""A JSONL line whose one key starts with this holds a stored record that is not a message (a run, a suite...):
+what ``traceloupe export`` writes after the messages (``core.store.export_lines``). A reader given
+``store_lines=`` sets such lines aside (the import stores them; ``check`` and ``payload`` skip them); any
+other reader refuses them."""
 
 
 @dataclass(frozen=True, slots=True)
-class RunLine:
-    """A run line as read, for the import to check and store."""
+class StoreLine:
+    """A store line as read (``{"traceloupe_<kind>": {...}}``), for the import to check and store."""
 
     source: str
     line: int
     path: str
     value: dict[str, Any]
+
+    @property
+    def key(self) -> str:
+        """The line's one key, ``traceloupe_<kind>``."""
+        return next(iter(self.value))
+
+
+def store_line_key(value: Any) -> str | None:
+    """The key of a store line (``traceloupe_<kind>``), None when ``value`` is not one."""
+    if type(value) is dict and len(value) == 1:
+        key = next(iter(value))
+        if isinstance(key, str) and key.startswith(STORE_LINE_PREFIX):
+            return key
+    return None
 
 
 MAX_BAD_MESSAGES = 100
@@ -117,20 +133,22 @@ def read_path(
     *,
     fmt: Format | None = None,
     limits: ReadLimits = DEFAULT_LIMITS,
-    runs: list[RunLine] | None = None,
+    store_lines: list[StoreLine] | None = None,
     bad: BadMessages | None = None,
 ) -> Iterator[Record]:
     """Read messages from a file, or from standard input when ``path`` is ``-``."""
     name = str(path)
     if name == "-":
-        yield from read_stream(sys.stdin.buffer, source="<stdin>", fmt=fmt, limits=limits, runs=runs, bad=bad)
+        yield from read_stream(
+            sys.stdin.buffer, source="<stdin>", fmt=fmt, limits=limits, store_lines=store_lines, bad=bad
+        )
         return
     try:
         handle = Path(path).open("rb")  # noqa: SIM115 - closed below; the generator owns it
     except OSError as exc:
         raise InputError(f"cannot open: {exc.strerror or exc}", source=name) from None
     with handle:
-        yield from read_stream(handle, source=name, fmt=fmt, limits=limits, runs=runs, bad=bad)
+        yield from read_stream(handle, source=name, fmt=fmt, limits=limits, store_lines=store_lines, bad=bad)
 
 
 def read_bytes(
@@ -139,11 +157,11 @@ def read_bytes(
     source: str = "<input>",
     fmt: Format | None = None,
     limits: ReadLimits = DEFAULT_LIMITS,
-    runs: list[RunLine] | None = None,
+    store_lines: list[StoreLine] | None = None,
     bad: BadMessages | None = None,
 ) -> Iterator[Record]:
     """Read messages from bytes already in memory (an upload, a test)."""
-    yield from read_stream(io.BytesIO(data), source=source, fmt=fmt, limits=limits, runs=runs, bad=bad)
+    yield from read_stream(io.BytesIO(data), source=source, fmt=fmt, limits=limits, store_lines=store_lines, bad=bad)
 
 
 def read_stream(
@@ -152,12 +170,12 @@ def read_stream(
     source: str,
     fmt: Format | None = None,
     limits: ReadLimits = DEFAULT_LIMITS,
-    runs: list[RunLine] | None = None,
+    store_lines: list[StoreLine] | None = None,
     bad: BadMessages | None = None,
 ) -> Iterator[Record]:
     """Read messages from a binary stream; the format is detected from the name and first bytes.
 
-    With ``runs``, JSONL run lines (``RUN_LINE_KEY``) are appended there instead of being refused.
+    With ``store_lines``, JSONL store lines (``STORE_LINE_PREFIX``) are appended there instead of being refused.
     With ``bad``, a bad message (a JSONL line, an item of a JSON array) is noted there and skipped.
     """
     head = _peek(stream)
@@ -166,7 +184,7 @@ def read_stream(
         head = head[3:]
     chosen = fmt or detect_format(source, head)
     if chosen == "jsonl":
-        yield from _read_jsonl(stream, source, limits, runs, bad)
+        yield from _read_jsonl(stream, source, limits, store_lines, bad)
     else:
         yield from _read_json(stream, source, limits, bad)
 
@@ -183,7 +201,11 @@ def _peek(stream: IO[bytes]) -> bytes:
 
 
 def _read_jsonl(
-    stream: IO[bytes], source: str, limits: ReadLimits, runs: list[RunLine] | None, bad: BadMessages | None
+    stream: IO[bytes],
+    source: str,
+    limits: ReadLimits,
+    store_lines: list[StoreLine] | None,
+    bad: BadMessages | None,
 ) -> Iterator[Record]:
     index = 0
     line_no = 0
@@ -208,8 +230,16 @@ def _read_jsonl(
             continue
         try:
             value = _loads(line, source, line_no)
-            if runs is not None and type(value) is dict and len(value) == 1 and RUN_LINE_KEY in value:
-                runs.append(RunLine(source=source, line=line_no, path="$", value=value))
+            key = store_line_key(value)
+            if key is not None:
+                if store_lines is None:
+                    raise InputError(
+                        f"a {key} line of an export, not a message: this command reads messages only",
+                        source=source,
+                        line=line_no,
+                        path="$",
+                    )
+                store_lines.append(StoreLine(source=source, line=line_no, path="$", value=value))
                 continue
             record = _record(value, source, line_no, index, "$", may_be_deep=_containers(line) >= NESTING_GATE)
         except InputError as error:

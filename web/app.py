@@ -127,7 +127,12 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
         on_shutdown=[run_service.shutdown, backlog.close],
         template_config=TemplateConfig(engine=JinjaTemplateEngine.from_environment(env)),
         plugins=[HTMXPlugin()],
-        csrf_config=CSRFConfig(secret=settings.csrf_secret, cookie_samesite="strict", cookie_httponly=True),
+        csrf_config=CSRFConfig(
+            secret=settings.csrf_secret,
+            cookie_name=settings.csrf_cookie_name,
+            cookie_samesite="strict",
+            cookie_httponly=True,
+        ),
         exception_handlers=EXCEPTION_HANDLERS,
         before_send=[add_security_headers],
         request_max_body_size=settings.max_body_bytes,

@@ -7,6 +7,7 @@ call site and in one repr (which never shows the CSRF secret).
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from dataclasses import dataclass, field
 from importlib import resources
@@ -33,6 +34,7 @@ LOOPBACK_HOSTS: tuple[str, ...] = ("127.0.0.1", "localhost", "::1")
 """Host names every instance answers to; anything else must be configured by name."""
 
 MiB = 1024 * 1024
+CSRF_COOKIE_PREFIX = "csrftoken_"
 
 IMPORT_PATH = urls.IMPORT
 """The one route with a larger body limit (``Settings.import_max_bytes``): uploads of trace files."""
@@ -103,6 +105,13 @@ class Settings:
             raise ValueError("max_connections must be at least heavy_concurrency")
         if len(self.csrf_secret) < 32:
             raise ValueError("csrf_secret must be at least 32 characters")
+
+    @property
+    def csrf_cookie_name(self) -> str:
+        """The CSRF cookie's name, one per signing key, so one per store: cookies ignore ports, and two dashboards
+        on one host (a demo beside a store's) must not overwrite each other's. A hash: the name reveals no key."""
+        digest = hashlib.sha256(b"traceloupe csrf cookie name\0" + self.csrf_secret.encode()).hexdigest()
+        return f"{CSRF_COOKIE_PREFIX}{digest[:16]}"
 
     @property
     def hosts(self) -> frozenset[str]:

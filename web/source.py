@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from core import MESSAGE_ADAPTER, Message
 from core.jsonio import loads
 from core.messages.door import gc_paused
-from core.reader import BadMessages, Record, RunLine
+from core.reader import BadMessages, Record, StoreLine
 from core.store import ConversationPage, ConversationQuery, ConversationSummary, ImportSummary, RunView, Store
 from web.lru import LruCache
 from web.timeline import Order, Timeline
@@ -171,8 +171,8 @@ class StoreSource:
         records: Iterable[Record],
         *,
         source: str,
-        runs: Sequence[RunLine] = (),
+        store_lines: Sequence[StoreLine] = (),
         bad: BadMessages | None = None,
     ) -> ImportSummary:
-        """Store one file's records (and its run lines) all-or-nothing (the CLI's ``import``)."""
-        return self.store.import_records(records, source=source, runs=runs, bad=bad)
+        """Store one file's records (and its store lines: runs, suites...) all-or-nothing (the CLI's ``import``)."""
+        return self.store.import_records(records, source=source, store_lines=store_lines, bad=bad)

@@ -43,11 +43,11 @@ from core.reader import BadMessages, Record
 from core.store.bulk import copy_rows, executemany_rows
 from core.store.derive import derived_msg_id, figures, title_of
 from core.store.engine import write_transaction
+from core.store.import_lines import PreparedLine, write_lines
 from core.store.jsonio import RawJSON, dumps
 from core.store.outline import dump_with_outline
 from core.store.pg_search import write_chunks
 from core.store.refigure import refigure
-from core.store.run_lines import PreparedRun, write_runs
 from core.store.statistics import analyze_after_import
 from core.store.tables import (
     CONVERSATION_KINDS,
@@ -237,13 +237,13 @@ def write(
     source: str,
     progress: Progress | None = None,
     replace: bool = False,
-    runs: Sequence[PreparedRun] = (),
+    store_lines: Sequence[PreparedLine] = (),
 ) -> ImportSummary:
-    """Store prepared messages (then the file's runs) in one write transaction; InputError (nothing written)
-    on a conflicting version.
+    """Store prepared messages (then the file's other records) in one write transaction; InputError (nothing
+    written) on a conflicting version.
 
-    A message already stored as it is is skipped. A different one under a stored identity refuses
-    the file, or with ``replace`` takes the stored one's place.
+    A message or record already stored as it is is skipped. A different one under a stored identity
+    refuses the file, or with ``replace`` takes the stored one's place.
     """
     unique = _one_per_identity(prepared)
     with gc_paused(), write_transaction(engine, label=f"the import of {source}") as conn:
@@ -253,7 +253,7 @@ def write(
         stored, replaced = _insert_messages(conn, list(unique.values()), pks, created, progress, replace)
         deltas = _deltas(unique, stored)
         _apply_deltas(conn, deltas, pks)
-        runs_stored = write_runs(conn, runs)
+        records_stored = write_lines(conn, store_lines, replace=replace)
         if replaced:
             refigure(conn, sorted({pks[cid] for cid, _ in replaced}))
     analyze_after_import(engine, len(stored))
@@ -266,7 +266,7 @@ def write(
         new_conversations=sum(1 for cid in deltas if pks[cid] in created),
         damaged=sum(d.damaged for d in deltas.values()),
         replaced=len(replaced),
-        runs=runs_stored,
+        records=records_stored,
     )
 
 

@@ -19,8 +19,8 @@ from sqlalchemy.dialects import postgresql
 from core.errors import UnknownNameError
 from core.jsonio import loads
 from core.messages.union import MESSAGE_ADAPTER, Message
-from core.reader import DEFAULT_LIMITS, BadMessages, ReadLimits, Record, RunLine, read_path
-from core.store import app_secrets, importer, query, run_lines, runs, snippets, step_runs
+from core.reader import DEFAULT_LIMITS, BadMessages, ReadLimits, Record, StoreLine, read_path
+from core.store import app_secrets, export_lines, import_lines, importer, query, runs, snippets, step_runs
 from core.store.engine import (
     DEFAULT_SETTINGS,
     Backend,
@@ -141,22 +141,25 @@ class Store:
         source: str,
         progress: importer.Progress | None = None,
         replace: bool = False,
-        runs: Sequence[RunLine] = (),
+        store_lines: Sequence[StoreLine] = (),
         bad: BadMessages | None = None,
     ) -> ImportSummary:
         """Store one file's records all-or-nothing; InputError (nothing written) on bad input.
 
         A message is identified by (conversation_id, msg_id). The same message again is skipped;
         a different one under a stored identity refuses the file, or with ``replace`` takes its place.
-        ``runs`` are the file's run lines (filled by the reader as ``records`` is read), stored after
-        its messages in the same transaction. ``bad``, the reader's, gets the messages that cannot be
-        stored too; what it holds once the file is read refuses the file (InputErrors for several).
+        ``store_lines`` are the file's other records (runs, suites...: filled by the reader as ``records`` is
+        read), stored after its messages in the same transaction with the same rules (``core.store.export_lines``).
+        ``bad``, the reader's, gets the messages that cannot be stored too; what it holds once the file is read
+        refuses the file (InputErrors for several).
         """
         prepared = importer.prepare(records, postgres=self.backend == "postgresql", bad=bad)
         if bad is not None:
             bad.check()
-        checked = run_lines.prepare_runs(runs)
-        return importer.write(self.engine, prepared, source=source, progress=progress, replace=replace, runs=checked)
+        checked = import_lines.prepare_lines(store_lines)
+        return importer.write(
+            self.engine, prepared, source=source, progress=progress, replace=replace, store_lines=checked
+        )
 
     def import_path(
         self,
@@ -166,18 +169,20 @@ class Store:
         progress: importer.Progress | None = None,
         replace: bool = False,
     ) -> ImportSummary:
-        """Import a .json or .jsonl file (``-`` for standard input) all-or-nothing, with its run lines."""
+        """Import a .json or .jsonl file (``-`` for standard input) all-or-nothing, with its store lines."""
         source = "<stdin>" if str(path) == "-" else str(path)
-        runs: list[RunLine] = []
+        lines: list[StoreLine] = []
         bad = BadMessages()
-        records = read_path(path, limits=limits, runs=runs, bad=bad)
-        return self.import_records(records, source=source, progress=progress, replace=replace, runs=runs, bad=bad)
+        records = read_path(path, limits=limits, store_lines=lines, bad=bad)
+        return self.import_records(
+            records, source=source, progress=progress, replace=replace, store_lines=lines, bad=bad
+        )
 
     def export_texts(self, conversation_id: str | None = None) -> Iterator[str]:
         """Every stored message's JSON text as the import wrote it, conversation by conversation, in order.
 
         On PostgreSQL this is the text kept beside the JSONB (``message_texts``), not JSONB's own
-        rendering, which reorders keys. Writing these as JSONL, then ``export_runs``, and importing
+        rendering, which reorders keys. Writing these as JSONL, then ``export_records``, and importing
         that into an empty store gives the same state.
         """
         t = MESSAGE_TEXTS.c
@@ -198,13 +203,12 @@ class Store:
         for text in self.export_texts(conversation_id):
             yield loads(text)
 
-    def export_runs(self, conversation_id: str | None = None) -> Iterator[dict[str, Any]]:
-        """Every run as an export line (``core.store.run_lines``), oldest first."""
+    def export_records(self, conversation_id: str | None = None) -> Iterator[dict[str, Any]]:
+        """Every stored record but the messages as an export line (``core.store.export_lines``): runs, step runs
+        and their steps, then (unless one conversation is asked for) suites, suite runs and their items."""
         with read_transaction(self.engine) as conn:
-            if conversation_id is not None:
-                conversation_pk(conn, conversation_id)
-            for run in runs.all_runs(conn, conversation_id):
-                yield run_lines.export_line(run)
+            pk = None if conversation_id is None else conversation_pk(conn, conversation_id)
+            yield from export_lines.export_lines(conn, pk)
 
     # -- conversations ------------------------------------------------------
 

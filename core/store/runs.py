@@ -254,11 +254,3 @@ def list_runs(
     more = len(rows) > limit
     next_cursor = encode_cursor("runs", rows[limit - 1].started_at, rows[limit - 1].id) if more else None
     return tuple(_view(r) for r in rows[:limit]), next_cursor
-
-
-def all_runs(conn: Connection, conversation_id: str | None = None) -> list[RunView]:
-    """Every run (optionally of one conversation), oldest first: what an export writes."""
-    stmt = _select()
-    if conversation_id is not None:
-        stmt = stmt.where(_C.conversation_id == conversation_id)
-    return [_view(r) for r in conn.execute(stmt.order_by(_R.started_at, _R.id))]

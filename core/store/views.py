@@ -6,7 +6,8 @@ handle, so a template can never open the database by accident.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal, TypeVar, get_args
 
 from core.messages.union import Message
@@ -192,18 +193,20 @@ class ImportSummary:
     """Damaged records among the messages stored now."""
     replaced: int = 0
     """Of the messages stored now, those that took the place of another version (``--replace``)."""
-    runs: int = 0
-    """Runs stored now (an export's run lines; one already stored is skipped)."""
+    records: Mapping[str, int] = field(default_factory=dict)
+    """Records other than messages stored now, by kind (an export's runs, suites...; one already stored is
+    skipped), in the order an export writes them."""
 
     def line(self) -> str:
         """The one-line summary ``traceloupe import`` prints and the dashboard's import page shows."""
         damaged = f", {self.damaged} damaged record{'s' * (self.damaged != 1)}" if self.damaged else ""
         replaced = f"; {self.replaced} replaced (another version was stored)" if self.replaced else ""
-        runs = f"; {self.runs} run{'s' * (self.runs != 1)} stored" if self.runs else ""
+        others = ", ".join(f"{n} {kind}{'s' * (n != 1)}" for kind, n in self.records.items())
+        also = f"; also stored {others}" if others else ""
         return (
             f"{self.source}: imported {self.imported} message{'s' * (self.imported != 1)} into {self.conversations} "
             f"conversation{'s' * (self.conversations != 1)} ({self.new_conversations} new){damaged}; "
-            f"{self.skipped} already stored{replaced}{runs}"
+            f"{self.skipped} already stored{replaced}{also}"
         )
 
     @staticmethod

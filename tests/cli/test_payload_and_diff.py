@@ -165,3 +165,34 @@ def test_payload_model_chooses_the_thinking_form_and_switches_it_off_for_an_unsi
     captured = capsys.readouterr()
     assert json.loads(captured.out)["thinking"] == {"type": "disabled"}  # stdout holds the body alone
     assert "thinking switched off" in captured.err and "tool_use" in captured.err
+
+
+def test_check_payload_and_diff_read_an_export_as_it_is(
+    trace_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An export's lines of runs, step runs and suites were refused as "not a message"; they are skipped with one
+    note, and the commands read its messages."""
+    from core.store import Store
+    from tests.store.every_kind import fill_every_kind
+
+    with Store.open(str(tmp_path / "runs.db")) as store:
+        fill_every_kind(store)
+    assert main(["export", "--db", str(tmp_path / "runs.db"), "-o", str(tmp_path / "all.jsonl")]) == 0
+    others = [line for line in (tmp_path / "all.jsonl").read_bytes().splitlines() if line.startswith(b'{"traceloupe_')]
+    export = tmp_path / "export.jsonl"
+    export.write_bytes(trace_file.read_bytes() + b"".join(line + b"\n" for line in others))
+    note = (
+        f"note: {export}: skipped 24 lines that hold other records, not messages (2 traceloupe_run, "
+        "2 traceloupe_step_run, 4 traceloupe_step, 2 traceloupe_suite, 4 traceloupe_suite_member, "
+        "3 traceloupe_suite_run, 7 traceloupe_suite_run_item); read the messages only"
+    )
+    commands = [
+        ["check", str(export)],
+        ["payload", str(export), "--provider", "openai", "--conversation", "c1"],
+        ["diff", str(export), "--left", "openai", "--right", "openai", "--conversation", "c1"],
+    ]
+    for argv in commands:
+        assert main(argv) == 0, argv
+        err = capsys.readouterr().err.splitlines()
+        assert err[0] == note
+        assert not [line for line in err if line.startswith(("error", "note")) and line != note]

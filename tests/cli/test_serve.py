@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
+from tests.web.web_corpus import csrf_cookie
 from web.cli import main
 from web.cli.serve import is_loopback
 from web.serving import HeaderTimeoutH11Protocol
-from web.settings import Settings
+from web.settings import CSRF_COOKIE_PREFIX, Settings
 
 
 @pytest.fixture
@@ -84,9 +85,11 @@ def _check_post(app: Any, token_from: Any) -> int:
     from litestar.testing import TestClient
 
     with TestClient(token_from, base_url="http://127.0.0.1:8000") as first:
-        token = first.get("/check").cookies["csrftoken"]
+        cookies = first.get("/check").cookies
+        token = csrf_cookie(cookies)
+        (name,) = [n for n in dict(cookies) if n.startswith(CSRF_COOKIE_PREFIX)]
     with TestClient(app, base_url="http://127.0.0.1:8000") as second:
-        second.cookies.set("csrftoken", token)
+        second.cookies.set(name, token)
         # A Re-run without an idempotency key: the form's complaint (400) once the token passed, 403 when it did not.
         headers = {"Origin": "http://127.0.0.1:8000"}
         return second.post("/conversations/c/runs", data={"_csrf_token": token}, headers=headers).status_code

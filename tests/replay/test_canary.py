@@ -25,6 +25,7 @@ from tests.replay.canary import assert_nowhere, dump_database
 from tests.replay.conftest import CANARY_KEY
 from tests.replay.replay_data import CONVERSATION, DAMAGED, ORIGINAL_TEXT, seed_store
 from tests.replay.web_server import replay_app, serving
+from tests.web.web_corpus import csrf_cookie
 from web.devtools.stub_provider import Reply, StubServer
 from web.replays.service import RunService
 
@@ -80,7 +81,7 @@ def test_the_canary_key_appears_nowhere(
                     html = form.group(1)
                 key = re.search(r'name="idempotency_key" value="([^"]+)"', html)
                 assert key is not None
-                fields = {"_csrf_token": client.cookies["csrftoken"], "idempotency_key": key.group(1)}
+                fields = {"_csrf_token": csrf_cookie(client.cookies), "idempotency_key": key.group(1)}
                 response = client.post(
                     f"{path}/{kind}",
                     data={**fields, "provider": provider, "model": model, "model_as_typed": "1"},

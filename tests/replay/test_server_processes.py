@@ -23,7 +23,9 @@ from core.store import Store
 from tests.replay.replay_data import CONVERSATION, seed_store
 from tests.replay.web_server import free_port
 from tests.store.store_pg import BACKENDS, create_pg_database, drop_pg_database, pg_database_url
+from tests.web.web_corpus import csrf_cookie
 from web.devtools.stub_provider import StubServer
+from web.settings import CSRF_COOKIE_PREFIX
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = f"/conversations/{CONVERSATION}"
@@ -88,15 +90,17 @@ def _form(client: httpx.Client, base: str) -> dict[str, str]:
     key = re.search(r'name="idempotency_key" value="([^"]+)"', response.text)
     assert key is not None
     fields = {"idempotency_key": key.group(1), "provider": "openai", "model_as_typed": "1"}
-    return {"_csrf_token": client.cookies["csrftoken"], **fields}
+    (name,) = [n for n in dict(client.cookies) if n.startswith(CSRF_COOKIE_PREFIX)]
+    return {"_csrf_token": csrf_cookie(client.cookies), "_csrf_cookie": name, **fields}
 
 
 def _post(base: str, form: dict[str, str], model: str) -> httpx.Response:
     """The form posted to ``base`` by a browser holding the cookie of the server that served it."""
-    cookies = {"csrftoken": form["_csrf_token"]}
+    fields = dict(form)
+    cookies = {fields.pop("_csrf_cookie"): form["_csrf_token"]}
     with httpx.Client(cookies=cookies, timeout=20) as own:
         headers = {"Origin": base, **HX}
-        return own.post(f"{base}{PAGE}/runs", data={**form, "model": model}, headers=headers)
+        return own.post(f"{base}{PAGE}/runs", data={**fields, "model": model}, headers=headers)
 
 
 def _run_id(response: httpx.Response) -> str:

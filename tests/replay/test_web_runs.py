@@ -13,6 +13,7 @@ import pytest
 from core.store import NewRun, Store
 from tests.replay.replay_data import CONVERSATION, DAMAGED, FIRST_REPLY, ORIGINAL_TEXT
 from tests.replay.web_server import replay_app, serving, settled
+from tests.web.web_corpus import csrf_cookie
 from tests.web.web_html import live_content, parse
 from web.devtools.stub_provider import Reply, StubServer
 from web.replays.service import RunService
@@ -46,7 +47,7 @@ def _form(client: httpx.Client, path: str = f"/conversations/{CONVERSATION}") ->
     html = client.get(path).text
     key = re.search(r'name="idempotency_key" value="([^"]+)"', html)
     assert key is not None
-    return {"_csrf_token": client.cookies["csrftoken"], "idempotency_key": key.group(1)}
+    return {"_csrf_token": csrf_cookie(client.cookies), "idempotency_key": key.group(1)}
 
 
 AS_TYPED = {"model_as_typed": "1"}

@@ -37,7 +37,9 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     url = request.getfixturevalue("pg_session_url")
     engine = make_engine(resolve_url(url))
     with engine.begin() as conn:
-        conn.execute(text("TRUNCATE conversations, messages, conversation_kinds, runs RESTART IDENTITY CASCADE"))
+        conn.execute(
+            text("TRUNCATE conversations, messages, conversation_kinds, runs, suites RESTART IDENTITY CASCADE")
+        )
     engine.dispose()
     yield url
 

@@ -13,7 +13,7 @@ from litestar.testing import TestClient
 
 from core import InputError
 from core.reader import read_bytes
-from tests.web.web_corpus import BASE_URL
+from tests.web.web_corpus import BASE_URL, csrf_cookie
 from tests.web.web_html import parse
 from web.app import HTMX_CONFIG, jinja_environment
 from web.settings import HTMX_VERSION, STATIC_DIR, Settings
@@ -125,7 +125,7 @@ def test_index_lists_conversations(client: TestClient[Litestar]) -> None:
 
 
 def _check(client: TestClient[Litestar], body: bytes, name: str) -> tuple[int, str]:
-    token = client.get("/check").cookies["csrftoken"]
+    token = csrf_cookie(client.get("/check").cookies)
     response = client.post("/check", files={"data": (name, body)}, data={"_csrf_token": token})
     return response.status_code, parse(response.text).text
 

@@ -18,7 +18,7 @@ import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
 
-from tests.web.web_corpus import BASE_URL, drive, make_app
+from tests.web.web_corpus import BASE_URL, csrf_cookie, drive, make_app
 from web.bodies.builder import PayloadBuilder
 from web.heavy import WorkStopped
 
@@ -204,7 +204,7 @@ def test_cpu_dos_import_past_budget_is_rolled_back_and_offers_cli(monkeypatch: p
     app = make_app(import_budget_seconds=0.5)
     jsonl = b'{"role": "user", "msg_type": "text", "content": "hi", "msg_id": "a", "conversation_id": "c-new"}\n'
     with TestClient(app, base_url=BASE_URL) as client:
-        token = client.get("/import").cookies["csrftoken"]
+        token = csrf_cookie(client.get("/import").cookies)
         response = client.post("/import", files={"files": ("new.jsonl", jsonl)}, data={"_csrf_token": token})
         assert response.status_code == 503
         assert "traceloupe import new.jsonl" in response.text

@@ -11,7 +11,7 @@ import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
 
-from tests.web.web_corpus import BASE_URL, drive, make_app
+from tests.web.web_corpus import BASE_URL, csrf_cookie, drive, make_app
 from web.security import SecurityGuard, split_host
 from web.settings import Settings
 
@@ -59,7 +59,7 @@ def client(shared_client: TestClient[Litestar]) -> TestClient[Litestar]:
 def _token(client: TestClient[Litestar]) -> str:
     response = client.get("/check")
     assert response.status_code == 200
-    return response.cookies["csrftoken"]
+    return csrf_cookie(response.cookies)
 
 
 def _upload(client: TestClient[Litestar], headers: dict[str, str] | None = None, token: str | None = "") -> int:
@@ -346,7 +346,7 @@ async def test_slow_body_gets_408_instead_of_holding_the_connection() -> None:
     headers = [
         (b"content-type", b"multipart/form-data; boundary=zzz"),
         (b"x-csrftoken", token),
-        (b"cookie", b"csrftoken=" + token),
+        (b"cookie", Settings(csrf_secret=secret).csrf_cookie_name.encode() + b"=" + token),
     ]
     with anyio.fail_after(10):
         status = await drive(app, "POST", "/check", receive, headers)
@@ -369,7 +369,7 @@ def test_token_in_header_works_for_htmx(client: TestClient[Litestar]) -> None:
 
 def test_page_carries_token_for_htmx_and_forms(client: TestClient[Litestar]) -> None:
     response = client.get("/check")
-    token = response.cookies["csrftoken"]
+    token = csrf_cookie(response.cookies)
     cookie = response.headers["set-cookie"].lower()
     assert "httponly" in cookie and "samesite=strict" in cookie  # scripts cannot read it; other sites never send it
     assert f'hx-headers=\'{{"x-csrftoken": "{token}"}}\'' in response.text
@@ -479,3 +479,11 @@ def test_settings_are_typed_and_checked() -> None:
         Settings(page_size=0)
     assert "csrf_secret" not in repr(Settings())
     assert Settings(allowed_hosts=("Traces.Internal",)).hosts >= {"127.0.0.1", "localhost", "::1", "traces.internal"}
+
+
+def test_the_csrf_cookie_is_named_per_signing_key_without_revealing_it() -> None:
+    """Cookies ignore ports: two dashboards on one host (a demo beside a store's) each keep their own cookie."""
+    one, other = Settings(csrf_secret="a" * 32), Settings(csrf_secret="b" * 32)
+    assert one.csrf_cookie_name != other.csrf_cookie_name
+    assert one.csrf_cookie_name == Settings(csrf_secret="a" * 32).csrf_cookie_name  # every process of one store
+    assert "a" * 8 not in one.csrf_cookie_name

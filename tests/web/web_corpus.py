@@ -25,9 +25,15 @@ from core.messages.refs import looks_like_url
 from core.reader import Record
 from core.store import Store
 from web.app import create_app
-from web.settings import Settings
+from web.settings import CSRF_COOKIE_PREFIX, Settings
 
 BASE_URL = "http://127.0.0.1:8000"
+
+
+def csrf_cookie(cookies: Any) -> str:
+    """The value of the dashboard's CSRF cookie, whose name is one per signing key (``Settings.csrf_cookie_name``)."""
+    (value,) = [v for name, v in dict(cookies).items() if name.startswith(CSRF_COOKIE_PREFIX)]
+    return str(value)
 
 
 def import_messages(store: Store, messages: Iterable[Message], source: str = "corpus.jsonl") -> None:

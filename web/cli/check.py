@@ -17,20 +17,23 @@ def register(parser: argparse.ArgumentParser) -> None:
 def run(ns: argparse.Namespace) -> int:
     from core.errors import InputError
     from core.integrity import find_damage
-    from core.reader import read_path
+    from core.reader import StoreLine, read_path
     from web.cli.terminal import echo
-    from web.cli.where import record_root, where
+    from web.cli.where import record_root, skipped_note, where
 
     status = EXIT_CLEAN
     messages = damaged = unreadable = 0
     for name in ns.files:
+        others: list[StoreLine] = []
         try:
-            for record in read_path(name):
+            for record in read_path(name, store_lines=others):
                 messages += 1
                 for damage in find_damage(record.message, record_root(record)):
                     damaged += 1
                     status = max(status, EXIT_DAMAGED)
                     echo(f"{where(record)}: {damage.explain()}")
+            if others:
+                echo(skipped_note(name, others), file=sys.stderr)
         except InputError as exc:
             echo(f"error: {exc}", file=sys.stderr)
             status = EXIT_UNREADABLE

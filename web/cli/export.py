@@ -1,8 +1,9 @@
 """``traceloupe export``: the whole stored state as JSONL, ready to import again.
 
-Every message's JSON text as the import wrote it, conversation by conversation, then every run
-as a ``{"traceloupe_run": ...}`` line (``--no-runs`` leaves them out). A file written with ``-o``
-is created readable by its owner only: traces hold whatever the agent saw.
+Every message's JSON text as the import wrote it, conversation by conversation, then every other
+record (runs, step runs and their steps, suites, suite runs and their items) as one
+``{"traceloupe_<kind>": ...}`` line each (``core.store.export_lines``; ``--no-runs`` leaves them out).
+A file written with ``-o`` is created readable by its owner only: traces hold whatever the agent saw.
 """
 
 from __future__ import annotations
@@ -26,23 +27,25 @@ def register(parser: argparse.ArgumentParser) -> None:
     """``--db``, ``--conversation``, ``--no-runs`` and ``-o``."""
     add_db_argument(parser)
     parser.add_argument("--conversation", metavar="ID", default=None, help="only this conversation")
-    parser.add_argument("--no-runs", action="store_true", help="messages only, without the recorded runs")
+    parser.add_argument(
+        "--no-runs", action="store_true", help="messages only, without runs, step runs, suites and suite runs"
+    )
     parser.add_argument("-o", "--output", metavar="FILE", default=None, help="write here (mode 0600) instead of stdout")
 
 
 def run(ns: argparse.Namespace) -> int:
-    """Write the JSONL: conversations one after another, each in order, then the runs."""
+    """Write the JSONL: conversations one after another, each in order, then every other record."""
     from core.store.jsonio import dumps
 
     def body(store: Store) -> int:
         texts = store.export_texts(ns.conversation)
-        runs: Iterator[dict[str, Any]] = iter(()) if ns.no_runs else store.export_runs(ns.conversation)
+        others: Iterator[dict[str, Any]] = iter(()) if ns.no_runs else store.export_records(ns.conversation)
         out: BinaryIO = _private_file(ns.output) if ns.output else sys.stdout.buffer
         try:
             for text in texts:
                 out.write(text.encode() + b"\n")
-            for line in runs:
-                out.write(dumps(line) + b"\n")
+            for line in others:
+                out.write(dumps(line, sort_keys=True) + b"\n")  # the same bytes from either backend
             out.flush()
         finally:
             if ns.output:

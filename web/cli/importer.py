@@ -72,7 +72,7 @@ class _Bar:
 
 def _import_one(store: Store, path: str, limits: ReadLimits, quiet: bool, replace: bool) -> ImportSummary:
     from core.errors import InputError
-    from core.reader import BadMessages, RunLine, read_stream
+    from core.reader import BadMessages, StoreLine, read_stream
 
     if path == "-":
         return store.import_path("-", limits=limits, replace=replace)
@@ -89,17 +89,19 @@ def _import_one(store: Store, path: str, limits: ReadLimits, quiet: bool, replac
     except OSError as exc:
         raise InputError(f"cannot open: {exc.strerror or exc}", source=path) from None
     try:
-        runs: list[RunLine] = []
+        lines: list[StoreLine] = []
         bad = BadMessages()
 
         def records() -> Iterator[Record]:
-            for record in read_stream(handle, source=path, limits=limits, runs=runs, bad=bad):
+            for record in read_stream(handle, source=path, limits=limits, store_lines=lines, bad=bad):
                 if bar is not None and record.index % 256 == 0:
                     bar.show("reading", handle.tell(), size)
                 yield record
 
         progress = (lambda done, total: bar.show("writing", done, total)) if bar is not None else None
-        return store.import_records(records(), source=path, progress=progress, replace=replace, runs=runs, bad=bad)
+        return store.import_records(
+            records(), source=path, progress=progress, replace=replace, store_lines=lines, bad=bad
+        )
     finally:
         handle.close()
         if bar is not None:

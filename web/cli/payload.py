@@ -136,14 +136,20 @@ def request_options(ns: argparse.Namespace) -> RequestOptions:
 
 
 def load_conversation(path: str, conversation_id: str | None) -> list[Message]:
-    """The messages of one conversation in FILE, ordered by create_ts then file position (FORMAT.md)."""
+    """The messages of one conversation in FILE, ordered by create_ts then file position (FORMAT.md).
+
+    An export's lines of other records (runs, suites) are skipped, with one note on stderr."""
     from core.errors import UnknownNameError
-    from core.reader import read_path
+    from core.reader import StoreLine, read_path
+    from web.cli.where import skipped_note
 
     groups: dict[str, list[tuple[int, int, Message]]] = {}
-    for position, record in enumerate(read_path(path)):
+    others: list[StoreLine] = []
+    for position, record in enumerate(read_path(path, store_lines=others)):
         msg = record.message
         groups.setdefault(msg.conversation_id, []).append((msg.create_ts, position, msg))
+    if others:
+        echo(skipped_note(path, others), file=sys.stderr)
     if conversation_id is None:
         if len(groups) > 1:
             names = ", ".join(repr(name) for name in sorted(groups))

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import IO
 
 from core.errors import InputError
-from core.reader import BadMessages, MiB, ReadLimits, Record, RunLine, read_stream
+from core.reader import BadMessages, MiB, ReadLimits, Record, StoreLine, read_stream
 from core.store import ImportSummary
 from web.imports.pages import ImportResult
 from web.source import StoreSource
@@ -39,16 +39,16 @@ def import_stream(source: StoreSource, stream: IO[bytes], filename: str | None, 
     """Import one uploaded file; the result holds the CLI's summary line or its error line."""
     name = upload_name(filename)
     seen: dict[str, None] = {}
-    runs: list[RunLine] = []
+    lines: list[StoreLine] = []
     bad = BadMessages()
 
     def records() -> Iterator[Record]:
-        for record in read_stream(stream, source=name, limits=limits, runs=runs, bad=bad):
+        for record in read_stream(stream, source=name, limits=limits, store_lines=lines, bad=bad):
             seen.setdefault(record.message.conversation_id, None)
             yield record
 
     try:
-        summary = source.import_records(records(), source=name, runs=runs, bad=bad)
+        summary = source.import_records(records(), source=name, store_lines=lines, bad=bad)
     except InputError as exc:
         return ImportResult(filename=name, ok=False, line=ImportSummary.failure_line(exc))
     ids = list(seen)

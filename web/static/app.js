@@ -1,7 +1,7 @@
 // Traceloupe's only script besides htmx. It never builds HTML from trace data: it moves focus,
 // toggles <details> and classes, sets an <img> src from an attribute the server already vetted,
 // copies text the page already holds, and asks the server for more cards when a link points at
-// one that is not loaded yet.
+// one that is not loaded yet, and shows the text of a failed request's error answer where it was made.
 (function () {
   "use strict";
 
@@ -328,6 +328,59 @@
       link.textContent = label + ": could not load it here, follow this link";
       link.removeAttribute("data-show-all");
     });
+  });
+
+  // Every htmx request that fails says why where it was made, never nothing: the server's own words (its
+  // error page's heading and detail, read as text from an inert parse) or that it did not answer.
+  var shownErrors = new WeakMap();
+
+  function serverWords(xhr) {
+    var type = xhr.getResponseHeader("content-type") || "";
+    try {
+      if (type.indexOf("json") !== -1) return String(JSON.parse(xhr.responseText).detail || "");
+      var doc = new DOMParser().parseFromString(xhr.responseText || "", "text/html");
+      var error = doc.querySelector("[data-error]");
+      var detail = error && error.querySelector("p");
+      return detail ? detail.textContent.trim() : "";
+    } catch (e) {
+      return "";
+    }
+  }
+
+  function failureText(event) {
+    var xhr = event.detail && event.detail.xhr;
+    if (event.type !== "htmx:responseError" || !xhr || !xhr.status) {
+      return "The server did not answer; nothing was changed. Try again.";
+    }
+    var words = serverWords(xhr);
+    var text = xhr.status + " " + (xhr.statusText || "error") + (words ? ": " + words : "");
+    if (xhr.status === 403) text += " (reload the page for a fresh form, then try again)";
+    return text;
+  }
+
+  function showFailure(event) {
+    var elt = event.detail && event.detail.elt;
+    if (!elt || (elt.matches && elt.matches("[data-next-page]"))) return; // that link says so itself
+    var box = shownErrors.get(elt);
+    if (!box) {
+      box = document.createElement("p");
+      box.className = "warn htmx-error";
+      box.setAttribute("role", "alert");
+      box.setAttribute("data-htmx-error", "");
+      shownErrors.set(elt, box);
+    }
+    box.textContent = failureText(event);
+    var inPage = elt.isConnected && elt !== document.body && elt !== document.documentElement;
+    if (inPage) elt.insertAdjacentElement("afterend", box);
+    else (document.querySelector("[data-htmx-errors]") || document.body).appendChild(box);
+  }
+
+  document.addEventListener("htmx:responseError", showFailure);
+  document.addEventListener("htmx:sendError", showFailure);
+  document.addEventListener("htmx:timeout", showFailure);
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var box = event.detail && event.detail.successful && shownErrors.get(event.detail.elt);
+    if (box) box.remove();
   });
 
   window.addEventListener("hashchange", fromHash);

@@ -14,7 +14,7 @@ from sqlalchemy import select
 from core import MESSAGE_ADAPTER
 from core.store import Store
 from core.store import digests as stored
-from tests.web.web_corpus import BASE_URL, import_messages, long_trace, temp_store
+from tests.web.web_corpus import BASE_URL, csrf_cookie, import_messages, long_trace, temp_store
 from web import app as web_app
 from web.bodies import digest as payload_digest
 from web.bodies import digest_task
@@ -192,7 +192,7 @@ def test_an_import_of_a_large_conversation_fills_its_digests_in_the_background(
     )
     with _client(store) as client:
         client.get("/import")
-        token = client.cookies["csrftoken"]
+        token = csrf_cookie(client.cookies)
         response = client.post("/import", files=[("files", ("big.jsonl", body))], data={"_csrf_token": token})
         assert response.status_code == 200, response.text[:300]
         expected = len(providers()) + 1  # each provider's payload page and the default diff

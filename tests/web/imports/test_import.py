@@ -10,7 +10,7 @@ import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
 
-from tests.web.web_corpus import BASE_URL, make_app
+from tests.web.web_corpus import BASE_URL, csrf_cookie, make_app
 from tests.web.web_html import live_content, parse
 from web.cli import main
 
@@ -36,7 +36,7 @@ upstream_upload_leak = pytest.mark.filterwarnings(
 
 def _post(client: TestClient[Litestar], files: list[tuple[str, bytes]], **kwargs: object) -> tuple[int, str]:
     client.get("/import")
-    token = client.cookies["csrftoken"]
+    token = csrf_cookie(client.cookies)
     data = kwargs.pop("data", {"_csrf_token": token})
     response = client.post("/import", files=[("files", f) for f in files], data=data, **kwargs)  # type: ignore[arg-type]
     gc.collect()
@@ -130,7 +130,7 @@ def test_import_has_its_own_larger_body_limit() -> None:
     big = GOOD + b" " * 5000 + b"\n"
     with TestClient(make_app([], max_body_bytes=2000, import_max_bytes=20_000), base_url=BASE_URL) as client:
         client.get("/check")
-        token = client.cookies["csrftoken"]
+        token = csrf_cookie(client.cookies)
         assert client.post("/check", files={"data": ("t.jsonl", big)}, data={"_csrf_token": token}).status_code == 413
         assert _post(client, [("big.jsonl", big)])[0] == 200  # over the general limit, under the import limit
         assert _post(client, [("huge.jsonl", GOOD + b" " * 30_000 + b"\n")])[0] == 413

@@ -20,7 +20,7 @@ MAX_RETAINED_PER_FILE_BYTE = 3  # parsed records take several times the file; tr
 CHILD = """
 import gc, json, sys
 from litestar.testing import TestClient
-from tests.web.web_corpus import BASE_URL, make_app
+from tests.web.web_corpus import BASE_URL, csrf_cookie, make_app
 
 def rss_kib():
     for line in open("/proc/self/status"):
@@ -38,7 +38,7 @@ while n < size:
 data = "".join(lines).encode()
 del lines
 with TestClient(make_app([]), base_url=BASE_URL) as client:
-    token = client.get("/import").cookies["csrftoken"]
+    token = csrf_cookie(client.get("/import").cookies)
     gc.collect()
     before = rss_kib()
     response = client.post("/import", files={"files": ("big.jsonl", data)}, data={"_csrf_token": token})

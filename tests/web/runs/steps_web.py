@@ -14,6 +14,7 @@ from core.store import Store
 from tests.replay.replay_data import seed_store
 from tests.replay.steps_data import CALLS, FINAL_TEXT, STEPS_CONVERSATION, seed_steps
 from tests.replay.web_server import replay_app, serving, settled
+from tests.web.web_corpus import csrf_cookie
 from web.devtools.stub_provider import StubServer
 from web.replays.service import RunService
 
@@ -53,7 +54,7 @@ def step_form(client: httpx.Client, conversation: str = STEPS_CONVERSATION, *, n
     key = re.search(r'name="idempotency_key" value="([^"]+)"', body)
     turn = re.search(r'name="turn" value="([^"]+)"', body)
     assert key is not None and turn is not None
-    return {"_csrf_token": client.cookies["csrftoken"], "idempotency_key": key.group(1), "turn": turn.group(1)}
+    return {"_csrf_token": csrf_cookie(client.cookies), "idempotency_key": key.group(1), "turn": turn.group(1)}
 
 
 def post_steps(

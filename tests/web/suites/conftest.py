@@ -16,6 +16,7 @@ from core.store import Store
 from tests.replay.conftest import CANARY_KEY
 from tests.replay.web_server import replay_app, serving
 from tests.suites import suite_data
+from tests.web.web_corpus import csrf_cookie
 from web.devtools.stub_provider import StubServer
 from web.replays.service import RunService
 
@@ -85,7 +86,7 @@ def client(base: str) -> Iterator[httpx.Client]:
 def token(client: httpx.Client, path: str = "/") -> str:
     """The CSRF token (the cookie a page set)."""
     client.get(path)
-    return client.cookies["csrftoken"]
+    return csrf_cookie(client.cookies)
 
 
 def form_key(html: str) -> str:
@@ -102,7 +103,7 @@ def save(client: httpx.Client, name: str, **filters: str) -> httpx.Response:
 def start(client: httpx.Client, suite_path: str, **fields: Any) -> httpx.Response:
     """Post the suite's Run form (its key unless one is given): openai, gpt-4o, final mode."""
     html = client.get(suite_path).text
-    data = {"_csrf_token": client.cookies["csrftoken"], "idempotency_key": form_key(html), "provider": "openai",
+    data = {"_csrf_token": csrf_cookie(client.cookies), "idempotency_key": form_key(html), "provider": "openai",
             "model": "gpt-4o", "mode": "final", "concurrency": "4", **fields}  # fmt: skip
     return client.post(f"{suite_path}/runs", data=data)
 

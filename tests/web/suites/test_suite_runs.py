@@ -12,6 +12,7 @@ from core.store import Store
 from core.suites import Suites
 from tests.suites import suite_data
 from tests.web.suites.conftest import COUNT, HOSTILE_TITLES, HX, form_key, save, start, wait
+from tests.web.web_corpus import csrf_cookie
 from tests.web.web_html import live_content, parse
 from web.devtools.stub_provider import StubServer
 
@@ -67,7 +68,7 @@ def test_get_never_starts_a_suite_run(client: httpx.Client, suite: str, store: S
 def test_the_same_key_twice_is_one_suite_run(client: httpx.Client, suite: str, store: Store, stub: StubServer) -> None:
     html = client.get(suite).text
     key = form_key(html)
-    fields = {"_csrf_token": client.cookies["csrftoken"], "idempotency_key": key, "provider": "openai",
+    fields = {"_csrf_token": csrf_cookie(client.cookies), "idempotency_key": key, "provider": "openai",
               "model": "gpt-4o"}  # fmt: skip
     answers: list[httpx.Response] = []
 

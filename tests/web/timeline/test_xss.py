@@ -10,7 +10,7 @@ import pytest
 from litestar.testing import TestClient
 
 from core.providers import dialect_names
-from tests.web.web_corpus import BASE_URL, XSS_PAYLOADS, every_kind, make_app
+from tests.web.web_corpus import BASE_URL, XSS_PAYLOADS, csrf_cookie, every_kind, make_app
 from tests.web.web_html import live_content, parse
 from web.imports.service import upload_name
 from web.timeline import Timeline
@@ -82,7 +82,7 @@ def test_payload_in_an_imported_file_is_inert(payload: str) -> None:
     bad = ('{"role": "user", "content": 1, "msg_id": ' + json.dumps(payload) + "}\n").encode()
     with TestClient(app, base_url=BASE_URL) as client:
         client.get("/import")
-        token = client.cookies["csrftoken"]
+        token = csrf_cookie(client.cookies)
         files = [("files", (payload + ".jsonl", line)), ("files", (payload + "-bad.jsonl", bad))]
         response = client.post("/import", files=files, data={"_csrf_token": token})
     assert response.status_code == 400  # the second file is bad; the first imported
@@ -99,7 +99,7 @@ def test_payload_in_uploaded_file_is_inert(payload: str) -> None:
     app = make_app([])
     bad = ('{"role": "user", "content": ' + __import__("json").dumps(payload) + ', "msg_id": "x"}\n').encode()
     with TestClient(app, base_url=BASE_URL) as client:
-        token = client.get("/check").cookies["csrftoken"]
+        token = csrf_cookie(client.get("/check").cookies)
         response = client.post(
             "/check",
             files={"data": (payload + ".jsonl", bad, "application/json")},
