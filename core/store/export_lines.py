@@ -107,7 +107,7 @@ KINDS: tuple[Kind, ...] = (
     ),
     Kind(
         "step_run", "step run", STEP_RUNS, ("run_id",), (_CONVERSATION,), ("started_at",),
-        per_conversation=True, narrower=_step_run_types,
+        per_conversation=True, narrower=_step_run_types, counted=True,
     ),
     Kind(
         "step", "step", STEPS, ("step_run_id", "position"),

@@ -7,6 +7,7 @@ from typing import Any
 import orjson
 
 from core.reader import read_bytes
+from core.replay.answers import parse_comparison
 from core.store import NewRun, Store, TokenUsage
 from core.store.step_runs import NewStepRun, StepView
 from core.suites import Suites
@@ -49,7 +50,7 @@ def fill_every_kind(store: Store) -> None:
     for n, conversation in enumerate(ids[:2]):
         new = NewStepRun(
             conversation, turn_msg_id=f"turn-{n}", provider="openai", model="gpt-x", recorded_steps=2, max_steps=5,
-            max_cost=1.5, idempotency_key=f"steps-key-{n}",
+            max_cost=1.5, idempotency_key=f"steps-key-{n}", comparison="similar:0.6",
         )  # fmt: skip
         run, _ = store.claim_step_run(new)
         store.add_step(run.run_id, _step(1))
@@ -61,7 +62,14 @@ def fill_every_kind(store: Store) -> None:
     suites.create("one", conversations=[ids[2]])
     first = suites.new_run("nightly", provider="openai", model="gpt-x", mode="steps", concurrency=2, max_cost=3.0)
     _finish_items(suites, first.run_id)
-    second = suites.new_run("nightly", provider="openai", model="gpt-y", baseline=first.run_id)
+    second = suites.new_run(
+        "nightly",
+        provider="openai",
+        model="gpt-y",
+        baseline=first.run_id,
+        comparison=parse_comparison("exact"),
+        cross_baseline=True,
+    )
     _finish_items(suites, second.run_id)
     suites.claim_run("one", provider="gemini", model="g", idempotency_key="form-key")  # left running: item pending
 
@@ -74,6 +82,7 @@ def _finish_items(suites: Suites, run_id: str) -> None:
             outcome="diverged" if position else "matched", run_id=f"replay-{run_id}-{position}", diverged_step=2,
             diverged_at="m2", reason="different_answer", error="none",
             spend=Spend(input_tokens=5, output_tokens=6, cost_usd=0.5, cost_note="list price"),
+            detail={"comparison": "exact", "score": 0.0},
         )  # fmt: skip
         assert finish_item(suites.store.engine, claim, result)
     suites.finish_if_done(run_id)
