@@ -201,7 +201,7 @@ def _walk(
             body = request.body
         estimate: dict[str, Any] | None = None
         if plan.max_cost is not None:
-            tokens, price = estimate_input(prepared.provider, prepared.model, body)
+            tokens, price = estimate_input(prepared.endpoint.provider, prepared.model, body)
             estimate = {"method": ESTIMATE_METHOD, "input_tokens": tokens, "cost_usd": price.usd}
             if price.usd is None:
                 return _End(
@@ -249,8 +249,8 @@ def _send_step(
     response = redactor.json(exchange.response) if isinstance(exchange.response, dict) else None
     if response is None and exchange.response_text is not None:
         response = {"text": exchange.response_text}
-    usage = usage_of(endpoint.wire_dialect, response)
-    price = cost_of(prepared.provider, prepared.model, usage)
+    usage = usage_of(endpoint.wire, response)
+    price = cost_of(endpoint.provider, prepared.model, usage)
     common: dict[str, Any] = {
         "index": k,
         "recorded_msg_id": recorded.msg_id,

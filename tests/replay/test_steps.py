@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from core.providers import get_dialect
 from core.replay.cost import estimate_input
 from core.replay.run import prepare
 from core.replay.steps import replay_steps, step_request
@@ -141,7 +142,7 @@ def test_a_provider_500_at_step_2_fails_the_run_and_keeps_step_1(
 def test_max_cost_stops_before_step_2(store: Store, stub: StubServer, stub_env: dict[str, str], dialect: str) -> None:
     model = MODELS[dialect]
     first = prepare(store, STEPS_CONVERSATION, dialect, model, upto=STEP_MSG_IDS[0], environ=stub_env).body
-    _, estimate = estimate_input(dialect, model, first)
+    _, estimate = estimate_input(get_dialect(dialect), model, first)
     assert estimate.usd is not None
     script(stub, model, identical_steps())
     run = replay_steps(store, STEPS_CONVERSATION, dialect, model, max_cost=estimate.usd * 1.01, environ=stub_env)
