@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from core.providers.dialects import DEFAULT_PROVIDER
 from web import urls
 
 
@@ -74,7 +75,7 @@ class Settings:
     debug: bool = False
     import_max_bytes: int = 256 * MiB
     attachments_root: Path | None = None
-    default_provider: str = "openai"
+    default_provider: str = DEFAULT_PROVIDER
     heavy_budget_seconds: float = 20.0
     heavy_concurrency: int = 4
     heavy_queue_seconds: float = 10.0

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from core.errors import MisuseError
 from core.jobs.queue import JSON
 from core.jobs.registry import JobContext, task
+from core.providers import provider_named
 from core.replay.answers import DEFAULT_COMPARISON, parse_comparison
 from core.replay.endpoints import endpoint_for, unavailable_reason
 from core.replay.run import Prepared, execute
@@ -47,10 +48,11 @@ def run_task(ctx: JobContext, args: Mapping[str, JSON]) -> None:
     run = ctx.store.get_run(str(args["run_id"]))
     if run.status != "running":
         return  # it ended in an earlier attempt, after the send and before the job was marked done
-    endpoint = endpoint_for(run.provider, ctx.environ)
+    provider = provider_named(run.provider)
+    endpoint = endpoint_for(provider, ctx.environ)
     if endpoint is None:
         ctx.store.finish_run(
-            run.run_id, status="error", error=f"the worker cannot send: {unavailable_reason(run.provider, ctx.environ)}"
+            run.run_id, status="error", error=f"the worker cannot send: {unavailable_reason(provider, ctx.environ)}"
         )
         return
     prepared = Prepared(

@@ -2,7 +2,7 @@
 
 ::
 
-    check_body(dialect, body, rules)   the findings, each at a JSON pointer of the body
+    check_body(dialect, body, profile) the findings, each at a JSON pointer of the body
     preflight(result)                  the same for a built request, each finding with its msg_id
 
 A body with no error finding is accepted: the SDK types take it and no rule known to make the
@@ -18,26 +18,15 @@ from dataclasses import dataclass, replace
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
-from core.preflight import anthropic, gemini, openai
 from core.preflight.findings import Finding, Rule, pointer
 from core.preflight.sdk_types import BodyTypeError, Loc, validate_body
 from core.providers.profiles import ModelProfile
 
 if TYPE_CHECKING:
-    from core.providers import RequestResult
+    from core.providers import Dialect, RequestResult
 
 JSON = dict[str, Any]
 
-# The SDK whose request types each dialect's body is checked against (Zhipu and Doubao: OpenAI's Chat types
-# with their documented extensions; providers.md section 8.2).
-SDK_OF = {
-    "openai": "openai",
-    "openai-responses": "openai",
-    "zhipu": "openai",
-    "doubao": "openai",
-    "anthropic": "anthropic",
-    "gemini": "google-genai",
-}
 SDK_RULE = "sdk-types"
 # A body the types reject usually breaks in one place; past this many errors the rest add nothing.
 MAX_TYPE_ERRORS = 10
@@ -79,10 +68,10 @@ class Preflight:
         }
 
 
-def check_body(dialect: str, body: JSON, profile: ModelProfile) -> list[Finding]:
+def check_body(dialect: Dialect, body: JSON, profile: ModelProfile) -> list[Finding]:
     """Every SDK type error and every broken rule of ``body`` for a model of ``profile``, at JSON pointers."""
     findings = list(_type_findings(dialect, body))
-    findings.extend(_rule_findings(dialect, body, profile))
+    findings.extend(dialect.check_rules(body, profile))
     return findings
 
 
@@ -90,29 +79,15 @@ def preflight(result: RequestResult, profile: ModelProfile | None = None) -> Pre
     """Check a built request against the profile it was built for (or ``profile``); each finding names the
     message whose node broke the rule, where one did."""
     profile = profile or result.profile
-    findings = check_body(result.dialect, result.body, profile)
+    findings = check_body(result.provider, result.body, profile)
     if findings:
         owners = _owners(result.provenance)
         findings = [replace(f, msg_id=_owner(f.pointer, owners)) for f in findings]
     return Preflight(result.dialect, result.model, profile.name, tuple(findings))
 
 
-def _rule_findings(dialect: str, body: JSON, profile: ModelProfile) -> Iterator[Finding]:
-    match dialect:
-        case "anthropic":
-            yield from anthropic.check(body, profile)
-        case "gemini":
-            yield from gemini.check(body, profile)
-        case "openai-responses":
-            yield from openai.check_responses(body, profile)
-        case "openai" | "zhipu" | "doubao":
-            yield from openai.check_chat(body, profile, dialect)
-        case _:
-            raise KeyError(f"no preflight rules for dialect {dialect!r}")
-
-
-def _type_findings(dialect: str, body: JSON) -> Iterator[Finding]:
-    sdk = SDK_OF[dialect]
+def _type_findings(dialect: Dialect, body: JSON) -> Iterator[Finding]:
+    sdk = dialect.sdk_types
     rule = Rule(SDK_RULE, "error", "the SDK request types reject the body", f"{sdk} {_version(sdk)} request types")
     try:
         validate_body(dialect, body)

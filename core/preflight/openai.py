@@ -81,9 +81,10 @@ REASONING_REJECTS = {
 REASONING_ONLY = {"chat": ("reasoning_effort",), "responses": ("reasoning",)}
 
 
-def check_chat(body: JSON, profile: ModelProfile, dialect: str) -> Iterator[Finding]:
-    """Every rule a Chat Completions-shaped body breaks, in body order."""
-    if dialect == "openai":
+def check_chat(body: JSON, profile: ModelProfile, *, reasoning_params: bool) -> Iterator[Finding]:
+    """Every rule a Chat Completions-shaped body breaks, in body order (OpenAI's reasoning parameters too when
+    ``reasoning_params``: the compatible vendors switch reasoning with their own parameter)."""
+    if reasoning_params:
         yield from _params(body, profile, "chat")
     msgs: list[JSON] = body.get("messages") or []
     seen: set[str] = set()

@@ -20,12 +20,16 @@ import functools
 import types
 import typing
 from collections.abc import Iterator
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
 
 import typing_extensions
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from core.sdk_imports import SDK_IMPORT_LOCK
+
+if TYPE_CHECKING:
+    from core.providers.base import Dialect
+    from core.providers.dialects.chat_completions import Extensions
 
 _STRICT = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 _LISTLIKE = {
@@ -225,48 +229,40 @@ def gemini_body(body: dict[str, Any]) -> None:
             gt.GenerationConfig.model_validate(body["generationConfig"])
 
 
-# Zhipu has no typed request params (the zhipuai SDK's messages are untyped) and Doubao's Ark types are a
-# modified copy of OpenAI's: both are validated as OpenAI Chat bodies after their documented extensions are
-# checked and removed (providers.md section 8.2: "OpenAI/Ark types plus a small custom schema").
-_EXTENSION_PARTS = {
-    "zhipu": {"video_url": {"url"}, "file_url": {"url"}},
-    "doubao": {"video_url": {"url", "fps"}},
-}
-_EXTENSION_PARAMS = {"zhipu": {"thinking", "clear_thinking"}, "doubao": {"thinking"}}
-
-
-def compat_body(dialect: str, body: dict[str, Any]) -> None:
-    """Validate a zhipu or doubao body: extensions checked by hand, the rest as strict OpenAI Chat."""
-    stripped = {k: v for k, v in body.items() if k not in _EXTENSION_PARAMS[dialect]}
+def compat_body(extensions: Extensions, body: dict[str, Any]) -> None:
+    """Validate an OpenAI-compatible vendor's body: its extensions checked by hand, the rest as strict OpenAI Chat."""
+    stripped = {k: v for k, v in body.items() if k not in extensions.params}
     thinking = body.get("thinking")
     if thinking is not None and thinking != {"type": "enabled"} and thinking != {"type": "disabled"}:
         raise BodyTypeError([(("thinking",), f"bad thinking param {thinking!r}")])
     messages = []
     for i, msg in enumerate(body["messages"]):
         with _located("messages", i):
-            messages.append(_compat_message(dialect, msg))
+            messages.append(_compat_message(extensions, msg))
     openai_chat_body({**stripped, "messages": messages})
 
 
-def _compat_message(dialect: str, msg: dict[str, Any]) -> dict[str, Any]:
+def _compat_message(extensions: Extensions, msg: dict[str, Any]) -> dict[str, Any]:
     msg = dict(msg)
     if "reasoning_content" in msg:
-        if dialect != "zhipu" or msg["role"] != "assistant" or not isinstance(msg["reasoning_content"], str):
+        reasoning = msg["reasoning_content"]
+        if not extensions.reasoning_content_back or msg["role"] != "assistant" or not isinstance(reasoning, str):
             raise ValueError(f"reasoning_content not allowed here: {msg!r}")
         del msg["reasoning_content"]
     if isinstance(msg.get("content"), list):
-        msg["content"] = [_check_extension_part(dialect, part) for part in msg["content"]]
+        msg["content"] = [_check_extension_part(extensions, part) for part in msg["content"]]
         if msg["role"] != "user" and any(p["type"] != "text" for p in msg["content"]):
             raise ValueError("media parts outside a user message")
-    if msg["role"] in ("tool", "assistant") and dialect == "zhipu" and not isinstance(msg.get("content"), str):
-        raise ValueError("GLM tool/assistant content must be a string")
+    text_only = extensions.string_tool_content and msg["role"] in ("tool", "assistant")
+    if text_only and not isinstance(msg.get("content"), str):
+        raise ValueError("tool/assistant content must be a string here")
     return msg
 
 
-def _check_extension_part(dialect: str, part: dict[str, Any]) -> dict[str, Any]:
-    allowed = _EXTENSION_PARTS[dialect].get(part["type"])
+def _check_extension_part(extensions: Extensions, part: dict[str, Any]) -> dict[str, Any]:
+    allowed = extensions.parts.get(part["type"])
     if allowed is None:
-        if dialect == "doubao" and part["type"] == "input_audio" and "url" in part["input_audio"]:
+        if extensions.audio_url and part["type"] == "input_audio" and "url" in part["input_audio"]:
             audio = part["input_audio"]
             if set(audio) - {"url", "format"} or not isinstance(audio["url"], str):
                 raise ValueError(f"bad input_audio {audio!r}")
@@ -280,19 +276,7 @@ def _check_extension_part(dialect: str, part: dict[str, Any]) -> dict[str, Any]:
     return {"type": "text", "text": f"({part['type']} checked)"}
 
 
-def validate_body(dialect: str, body: dict[str, Any]) -> None:
-    """Validate ``body`` strictly against the official SDK types for ``dialect``; BodyTypeError on any mistake."""
+def validate_body(dialect: Dialect, body: dict[str, Any]) -> None:
+    """Validate ``body`` strictly against the official SDK types of ``dialect``; BodyTypeError on any mistake."""
     with _located():
-        match dialect:
-            case "openai":
-                openai_chat_body(body)
-            case "openai-responses":
-                openai_responses_body(body)
-            case "anthropic":
-                anthropic_body(body)
-            case "gemini":
-                gemini_body(body)
-            case "zhipu" | "doubao":
-                compat_body(dialect, body)
-            case _:
-                raise KeyError(f"no validator for dialect {dialect!r}")
+        dialect.validate_types(body)

@@ -10,7 +10,15 @@ from core.providers.base import (
 )
 from core.providers.chat_llm import PHASES, ChatLLM, RequestResult
 from core.providers.profiles import ModelProfile, ProfileChoice, profile_for
-from core.providers.registry import dialect_names, dialects, get_dialect
+from core.providers.registry import (
+    all_providers,
+    default_pair,
+    default_provider,
+    dialect_names,
+    dialects,
+    get_dialect,
+    provider_named,
+)
 
 __all__ = [
     "PHASES",
@@ -23,9 +31,13 @@ __all__ = [
     "RequestOptions",
     "RequestResult",
     "ToolSpec",
+    "all_providers",
+    "default_pair",
+    "default_provider",
     "dialect_names",
     "dialects",
     "expand_trace_for_msg",
     "get_dialect",
     "profile_for",
+    "provider_named",
 ]

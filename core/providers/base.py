@@ -8,10 +8,10 @@ attachments root) and records everything it could not map as a :class:`Degradati
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import orjson
 
@@ -28,6 +28,10 @@ from core.llm.messages import (
 )
 from core.providers.media import MediaReader, ResolvedMedia, fallback_text
 from core.providers.profiles import ModelProfile, ToolNameRule, profile_for
+from core.providers.wire import Wire
+
+if TYPE_CHECKING:
+    from core.preflight.findings import Finding
 
 JSON = dict[str, Any]
 
@@ -171,11 +175,43 @@ class RequestContext:
 
 
 class Dialect:
-    """One provider's request format. Subclasses set the class constants and implement the three hooks."""
+    """One provider: its request format (the three hooks) and every fact about it (the class constants).
+
+    The dialect module is the provider's one home; registries, replay, preflight and the pages read these
+    facts from the dialect object and never branch on its name.
+    """
 
     name: ClassVar[str]
     default_model: ClassVar[str]
     description: ClassVar[str] = ""
+    key_var: ClassVar[str]
+    """The environment variable holding the API key (read at the moment of sending, never stored)."""
+    base_url_var: ClassVar[str]
+    """The environment variable that points the SDK elsewhere (a proxy, a stub)."""
+    default_base_url: ClassVar[str | None] = None
+    """The endpoint when the variable is unset; None: the SDK's own default."""
+    wire: ClassVar[Wire]
+    """The API its send speaks: its own, or the one it is compatible with."""
+    price_id: ClassVar[str | None] = None
+    """genai-prices' provider id; None when the price table has none."""
+    profiles: ClassVar[tuple[tuple[str, ModelProfile], ...]] = ()
+    """Model-name patterns (searched, first match wins) and what those models accept."""
+    conservative: ClassVar[ModelProfile]
+    """The profile of a model no pattern matches."""
+    suggested_models: ClassVar[tuple[str, ...]] = ()
+    """The payload page's model suggestions: one model of each profile."""
+    model_families: ClassVar[tuple[str, ...]] = ()
+    """Model-name prefixes of this provider; the Re-run form refuses others unless sent as typed."""
+    sdk_types: ClassVar[str]
+    """The distribution whose request types preflight checks a body against (named in its findings)."""
+
+    def validate_types(self, body: JSON) -> None:
+        """Check ``body`` strictly against the SDK's request types; BodyTypeError on any mistake."""
+        raise NotImplementedError
+
+    def check_rules(self, body: JSON, profile: ModelProfile) -> Iterator[Finding]:
+        """Every request-time rule of the provider that ``body`` breaks for a model of ``profile``."""
+        raise NotImplementedError
 
     def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         """Phase 2 hook: the request parameters other than messages and tools (model, limits, reasoning).
@@ -186,7 +222,7 @@ class Dialect:
 
     def profile(self, options: RequestOptions) -> ModelProfile:
         """The profile of the model ``options`` name (the default model when none): what it accepts."""
-        return profile_for(self.name, options.model or self.default_model).profile
+        return profile_for(self, options.model or self.default_model).profile
 
     def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
         """Phase 5 hook: the neutral messages as this provider's body fragments (messages, system, ...)."""

@@ -89,18 +89,19 @@ class Expanded:
 class RequestResult:
     """A built request: the body, each phase's output, the warnings, and where each message went."""
 
-    __slots__ = ("_ctx", "_phase_data", "_warnings", "body", "dialect", "model", "profile")
+    __slots__ = ("_ctx", "_phase_data", "_warnings", "body", "dialect", "model", "profile", "provider")
 
     def __init__(
         self,
-        dialect: str,
+        provider: Dialect,
         model: str,
         body: JSON,
         ctx: RequestContext,
         phase_data: dict[str, Any],
         profile: ModelProfile,
     ):
-        self.dialect = dialect
+        self.provider = provider
+        self.dialect = provider.name  # the provider's name, as pages, diffs and stored runs show it
         self.model = model
         self.profile = profile  # what the model accepts, chosen by name (core.providers.profiles)
         self.body = body
@@ -230,7 +231,7 @@ class ChatLLM:
         if upto is not None:
             expanded = expanded.cut(_index_of(expanded.messages, upto))
         ctx = RequestContext(self.options)
-        choice = profile_for(self.dialect.name, self.options.model or self.dialect.default_model)
+        choice = profile_for(self.dialect, self.options.model or self.dialect.default_model)
         if choice.warning:
             ctx.warn(None, "model", choice.warning)
         params = self._configure_api_params(ctx)
@@ -245,7 +246,7 @@ class ChatLLM:
             "to_list": flat,
             "reformat_request_msg_to_api": fragments,
         }
-        return RequestResult(self.dialect.name, choice.model, body, ctx, phase_data, choice.profile)
+        return RequestResult(self.dialect, choice.model, body, ctx, phase_data, choice.profile)
 
 
 def _index_of(msgs: list[Message], msg_id: str) -> int:

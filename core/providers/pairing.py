@@ -89,89 +89,144 @@ def to_list(formatted: Iterable[LLMMessage | list[LLMMessage]], ctx: RequestCont
     unnamed, unknown, a second one, a legacy result, something to defer) opens a :class:`_Block`
     holding what was placed so far, and the block settles the turn by the rules above.
     """
-    out: list[LLMMessage] = []
-    turn: _Step | None = None  # the calls that are open
-    answered = 0  # how many of its results were placed in call order, without a block
-    block: _Block | None = None  # the open turn's bookkeeping, once it needs some
-    synthetic = 0
-    # The call id the last result named ("" for none; None when the last message was no result) and the one it
-    # was kept under (None: dropped), so the attachments that follow it stay with it, move with a positional
-    # pairing, or become a plain user turn. Two names, not a pair: no tuple per result.
-    named: str | None = None
-    kept: str | None = None
-    used: set[str] = set()  # every call id of the output so far
-    renamed: dict[str, str] = {}  # the open turn's repeated call ids -> the ids they were renamed to
-    use = used.add
-    append = out.append
+    merge = _Merge(ctx)
+    place = merge.place
     for item in formatted:
-        for msg in item if isinstance(item, list) else (item,):
-            if named is not None:
-                if type(msg) is LLMUserMessage and msg.attachment_of == named and kept != named:
-                    msg = replace(msg, attachment_of=kept)
-                    if kept is None and block is not None:
-                        named = None
-                        block.defer(msg)  # a dropped result's attachments: a plain user turn after the block
-                        continue
-                named = None
-            # Exact types, hot cases first: a trace is mostly assistant turns and tool results.
-            if type(msg) is LLMToolMessage:
-                call_id = named = msg.tool_call_id
-                if renamed and call_id in renamed:
-                    call_id = renamed[call_id]
-                    msg = replace(msg, tool_call_id=call_id)
-                if block is None and turn is not None:
-                    calls = turn.calls
-                    if (
-                        answered < len(calls)
-                        and call_id
-                        and calls[answered].id == call_id
-                        and msg.name == calls[answered].name
-                    ):
-                        append(msg)  # the next call's result: placed as it comes
-                        answered += 1
-                        kept = call_id
-                        continue
-                    block = _Block(turn, out[len(out) - answered :])
-                named, kept = named or "", _answer(block, msg, ctx)
-            elif type(msg) is LLMAssistantMessage:
-                joins = turn is not None and _joins(turn, answered, block, msg)
-                if turn is not None and not joins:
-                    if block is not None or answered != len(turn.calls):  # else nothing to settle (no call)
-                        _settle(turn, answered, block, out, ctx)
-                    block = None
-                made = msg.tool_calls
-                if renamed and not joins:
-                    renamed = {}
-                if len(made) == 1 and (call_id := made[0].id) and call_id not in used and msg.function_call is None:
-                    use(call_id)  # the usual turn: one call with an id of its own
-                elif made or msg.function_call is not None:
-                    msg, synthetic = _modernise(msg, synthetic, used, renamed, ctx)  # the uncommon cases
-                append(msg)
-                if joins:
-                    assert turn is not None
-                    turn.calls.extend(msg.tool_calls)  # one block for both records
-                else:
-                    turn = _Step(msg) if msg.tool_calls else None
-                    answered = 0
-            elif type(msg) is LLMFunctionMessage:
-                if block is None and turn is not None:
-                    block = _Block(turn, out[len(out) - answered :])
-                _answer_legacy(block, msg, ctx)
-            elif turn is None:
-                if type(msg) is LLMUserMessage and msg.attachment_of not in (None, "console"):
-                    msg = replace(msg, attachment_of=None)  # the attachments of a dropped (orphan) result
-                out.append(msg)
-            elif type(msg) is not LLMUserMessage or msg.attachment_of is not None:
-                if block is None:
-                    block = _Block(turn, out[len(out) - answered :])
-                block.defer(msg)  # output that arrived inside the tool block goes after its results
-            else:
-                _settle(turn, answered, block, out, ctx)
-                turn, block = None, None
-                out.append(msg)
-    if turn is not None:
-        _settle(turn, answered, block, out, ctx)
-    return out
+        if isinstance(item, list):
+            for msg in item:
+                place(msg)
+        else:
+            place(item)
+    return merge.finish()
+
+
+class _Merge:
+    """The state of one ``to_list`` pass, and one named step per kind of message it meets."""
+
+    __slots__ = ("answered", "block", "ctx", "kept", "named", "out", "renamed", "synthetic", "turn", "used")
+
+    def __init__(self, ctx: RequestContext) -> None:
+        self.ctx = ctx
+        self.out: list[LLMMessage] = []
+        self.turn: _Step | None = None  # the calls that are open
+        self.answered = 0  # how many of its results were placed in call order, without a block
+        self.block: _Block | None = None  # the open turn's bookkeeping, once it needs some
+        self.synthetic = 0
+        # The call id the last result named ("" for none; None when the last message was no result) and the one
+        # it was kept under (None: dropped), so the attachments that follow it stay with it, move with a
+        # positional pairing, or become a plain user turn.
+        self.named: str | None = None
+        self.kept: str | None = None
+        self.used: set[str] = set()  # every call id of the output so far
+        self.renamed: dict[str, str] = {}  # the open turn's repeated call ids -> the ids they were renamed to
+
+    def place(self, msg: LLMMessage) -> None:
+        """Place one message: a result, an assistant turn, a legacy result, or anything else."""
+        if self.named is not None:
+            follows = self._follow_result(msg)
+            if follows is None:
+                return
+            msg = follows
+        # Exact types, hot cases first: a trace is mostly assistant turns and tool results.
+        if type(msg) is LLMToolMessage:
+            self._result(msg)
+        elif type(msg) is LLMAssistantMessage:
+            self._assistant(msg)
+        elif type(msg) is LLMFunctionMessage:
+            self._legacy_result(msg)
+        elif self.turn is None:
+            self._outside_step(msg)
+        else:
+            self._inside_step(msg)
+
+    def finish(self) -> list[LLMMessage]:
+        """Settle the step still open and return the merged list."""
+        if self.turn is not None:
+            _settle(self.turn, self.answered, self.block, self.out, self.ctx)
+        return self.out
+
+    def _follow_result(self, msg: LLMMessage) -> LLMMessage | None:
+        """An attachment of the result just placed names the id that result was kept under; when the result was
+        dropped from a block, the attachment waits for the block's end as a plain user turn (None: deferred)."""
+        named, kept = self.named, self.kept
+        self.named = None
+        if type(msg) is LLMUserMessage and msg.attachment_of == named and kept != named:
+            msg = replace(msg, attachment_of=kept)
+            if kept is None and self.block is not None:
+                self.block.defer(msg)
+                return None
+        return msg
+
+    def _result(self, msg: LLMToolMessage) -> None:
+        """A tool result: straight to the output when it answers the next call in order, else to the block."""
+        named = call_id = msg.tool_call_id
+        renamed = self.renamed
+        if renamed and call_id in renamed:
+            call_id = renamed[call_id]
+            msg = replace(msg, tool_call_id=call_id)
+        turn = self.turn
+        if self.block is None and turn is not None:
+            calls = turn.calls
+            answered = self.answered
+            if answered < len(calls) and call_id and calls[answered].id == call_id and msg.name == calls[answered].name:
+                self.out.append(msg)  # the next call's result: placed as it comes
+                self.answered = answered + 1
+                self.named, self.kept = named, call_id
+                return
+            self.block = self._open_block(turn)
+        self.named, self.kept = named or "", _answer(self.block, msg, self.ctx)
+
+    def _assistant(self, msg: LLMAssistantMessage) -> None:
+        """An assistant turn: it joins the open step's calls, or settles that step and opens its own."""
+        turn = self.turn
+        joins = turn is not None and _joins(turn, self.answered, self.block, msg)
+        if turn is not None and not joins:
+            if self.block is not None or self.answered != len(turn.calls):  # else nothing to settle (no call)
+                _settle(turn, self.answered, self.block, self.out, self.ctx)
+            self.block = None
+        made = msg.tool_calls
+        if self.renamed and not joins:
+            self.renamed = {}
+        if len(made) == 1 and (call_id := made[0].id) and call_id not in self.used and msg.function_call is None:
+            self.used.add(call_id)  # the usual turn: one call with an id of its own
+        elif made or msg.function_call is not None:
+            msg, self.synthetic = _modernise(msg, self.synthetic, self.used, self.renamed, self.ctx)
+        self.out.append(msg)
+        if joins:
+            assert turn is not None
+            turn.calls.extend(msg.tool_calls)  # one block for both records
+        else:
+            self.turn = _Step(msg) if msg.tool_calls else None
+            self.answered = 0
+
+    def _legacy_result(self, msg: LLMFunctionMessage) -> None:
+        """A legacy function result: always through the block (legacy calls pair by position)."""
+        if self.block is None and self.turn is not None:
+            self.block = self._open_block(self.turn)
+        _answer_legacy(self.block, msg, self.ctx)
+
+    def _outside_step(self, msg: LLMMessage) -> None:
+        """Anything else while no call is open: placed as it is (an orphan result's attachments as a user turn)."""
+        if type(msg) is LLMUserMessage and msg.attachment_of not in (None, "console"):
+            msg = replace(msg, attachment_of=None)  # the attachments of a dropped (orphan) result
+        self.out.append(msg)
+
+    def _inside_step(self, msg: LLMMessage) -> None:
+        """Anything else while calls are open: a user turn settles the step; other output waits for its results."""
+        assert self.turn is not None
+        if type(msg) is not LLMUserMessage or msg.attachment_of is not None:
+            if self.block is None:
+                self.block = self._open_block(self.turn)
+            self.block.defer(msg)  # output that arrived inside the tool block goes after its results
+            return
+        _settle(self.turn, self.answered, self.block, self.out, self.ctx)
+        self.turn, self.block = None, None
+        self.out.append(msg)
+
+    def _open_block(self, turn: _Step) -> _Block:
+        """The open step's block, holding the results already placed in order."""
+        out = self.out
+        return _Block(turn, out[len(out) - self.answered :])
 
 
 def _joins(turn: _Step, answered: int, block: _Block | None, msg: LLMAssistantMessage) -> bool:

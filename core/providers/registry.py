@@ -13,6 +13,10 @@ import threading
 
 from core.errors import UnknownNameError
 from core.providers.base import Dialect
+from core.providers.dialects import DEFAULT_PAIR, DEFAULT_PROVIDER
+
+PACKAGE = "core.providers.dialects"
+"""The package whose modules are the providers."""
 
 _lock = threading.Lock()
 _found: dict[str, Dialect] | None = None
@@ -28,7 +32,7 @@ def dialects() -> dict[str, Dialect]:
 
 
 def _discover() -> dict[str, Dialect]:
-    import core.providers.dialects as package
+    package = importlib.import_module(PACKAGE)  # by name: ``core.providers.dialects`` is also a function here
 
     found: dict[str, Dialect] = {}
     for info in pkgutil.iter_modules(package.__path__):
@@ -49,9 +53,30 @@ def dialect_names() -> list[str]:
     return list(dialects())
 
 
-def get_dialect(name: str) -> Dialect:
-    """The dialect named ``name``; UnknownNameError (listing the known ones) otherwise."""
+def all_providers() -> tuple[Dialect, ...]:
+    """Every provider, sorted by name: the one list of known providers (payload page, replay, suites, CLI)."""
+    return tuple(dialects().values())
+
+
+def provider_named(name: str) -> Dialect:
+    """The provider named ``name`` (as a URL, a CLI argument or a stored run names it); UnknownNameError listing
+    the known ones otherwise. The one lookup by name: everything past it passes the object."""
     dialect = dialects().get(name)
     if dialect is None:
         raise UnknownNameError(f"unknown provider {name!r}; known: {', '.join(dialect_names())}")
     return dialect
+
+
+get_dialect = provider_named
+"""The lookup under its first name (the payload and diff commands use it)."""
+
+
+def default_provider() -> Dialect:
+    """The provider a page shows first when none is asked for."""
+    return provider_named(DEFAULT_PROVIDER)
+
+
+def default_pair() -> tuple[Dialect, Dialect]:
+    """The two providers the diff page compares when none are asked for."""
+    left, right = DEFAULT_PAIR
+    return provider_named(left), provider_named(right)

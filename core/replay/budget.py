@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from core.messages.union import MESSAGE_ADAPTER, Message
+from core.providers import Dialect
 from core.replay.cost import ESTIMATE_METHOD, StepUsage, estimate_call, expected_output
 
 
@@ -74,7 +75,7 @@ class Hold:
 
 def hold(
     budget: Budget,
-    provider: str,
+    provider: Dialect,
     model: str,
     body: dict[str, Any],
     *,

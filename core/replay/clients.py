@@ -49,38 +49,9 @@ def tls_context() -> ssl.SSLContext:
 
 
 def build_client(endpoint: Endpoint, timeout: float) -> Any:
-    """A new SDK client for the endpoint's wire dialect: no retries, no redirects, ``timeout`` seconds per call."""
-    if endpoint.wire_dialect in ("openai", "openai-responses"):
-        with SDK_IMPORT_LOCK:
-            import openai
+    """A new SDK client for the endpoint's wire: no retries, no redirects, ``timeout`` seconds per call."""
+    return endpoint.wire.client(endpoint.base_url, endpoint.key, timeout, FOLLOW_REDIRECTS, tls_context())
 
-        return openai.OpenAI(
-            api_key=endpoint.key, base_url=endpoint.base_url, max_retries=0, timeout=timeout,
-            http_client=openai.DefaultHttpxClient(follow_redirects=FOLLOW_REDIRECTS, verify=tls_context()),
-        )  # fmt: skip
-    if endpoint.wire_dialect == "anthropic":
-        with SDK_IMPORT_LOCK:
-            import anthropic
-
-        return anthropic.Anthropic(
-            api_key=endpoint.key, base_url=endpoint.base_url, max_retries=0, timeout=timeout,
-            http_client=anthropic.DefaultHttpxClient(follow_redirects=FOLLOW_REDIRECTS, verify=tls_context()),
-        )  # fmt: skip
-    with SDK_IMPORT_LOCK:
-        from google import genai
-        from google.genai import types
-
-    options = types.HttpOptions(
-        base_url=endpoint.base_url,
-        timeout=int(timeout * 1000),
-        retry_options=types.HttpRetryOptions(attempts=1),
-        client_args={"follow_redirects": FOLLOW_REDIRECTS, "verify": tls_context()},
-        async_client_args={"follow_redirects": FOLLOW_REDIRECTS},
-    )
-    return genai.Client(api_key=endpoint.key, http_options=options)
-
-
-_SDK_OF = {"openai": "openai", "openai-responses": "openai", "anthropic": "anthropic", "gemini": "gemini"}
 
 _Key = tuple[str, str | None, str, float]
 
@@ -102,7 +73,7 @@ class ClientCache:
     @contextmanager
     def client(self, endpoint: Endpoint, timeout: float) -> Iterator[Any]:
         """The endpoint's client for the block; built on first use (outside the lock: a build is slow)."""
-        key = (_SDK_OF[endpoint.wire_dialect], endpoint.base_url, _digest(endpoint.key), timeout)
+        key = (endpoint.wire.sdk_module, endpoint.base_url, _digest(endpoint.key), timeout)
         with self._lock:
             kept = self._kept.get(key)
             if kept is not None:

@@ -17,18 +17,21 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from core.errors import UnknownNameError
 from core.jsonio import dumps
-from core.replay.endpoints import PROVIDER_ENV, WireDialect
+from core.providers import Dialect, provider_named
+from core.providers.wire import StepUsage, Wire
 
-PRICE_PROVIDER: dict[str, str | None] = {
-    "openai": "openai",
-    "openai-responses": "openai",
-    "anthropic": "anthropic",
-    "gemini": "google",
-    "zhipu": "zhipuai",
-    "doubao": None,  # genai-prices has no Volcengine table
-}
-"""Traceloupe's provider name -> genai-prices' provider id."""
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "ESTIMATE_METHOD",
+    "Price",
+    "StepUsage",
+    "cost_of",
+    "estimate_call",
+    "run_cost",
+    "usage_of",
+]
 
 CHARS_PER_TOKEN = 4
 """The body-size estimate: about four characters of JSON per token (OpenAI's rule of thumb for English)."""
@@ -50,17 +53,6 @@ Gemini's is ``generationConfig.maxOutputTokens``."""
 
 
 @dataclass(frozen=True, slots=True)
-class StepUsage:
-    """A step's token counts (None where the provider did not report them)."""
-
-    input: int | None = None
-    output: int | None = None
-    cached: int | None = None
-    reasoning: int | None = None
-    cache_write: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class Price:
     """A cost in US dollars, or None with the reason."""
 
@@ -68,41 +60,14 @@ class Price:
     note: str | None = None
 
 
-_OPENAI_USAGE_KEYS = {
-    "openai": ("prompt_tokens", "completion_tokens"),
-    "openai-responses": ("input_tokens", "output_tokens"),
-}
-"""The two OpenAI APIs' names for the tokens sent and answered; each has its details under ``<name>_details``."""
-
-
-def usage_of(wire_dialect: WireDialect, response: Any) -> StepUsage:
-    """The usage object of a provider's answer, read in that provider's terms."""
+def usage_of(wire: Wire, response: Any) -> StepUsage:
+    """The usage object of a provider's answer, read in its wire's terms."""
     if not isinstance(response, dict):
         return StepUsage()
-    if wire_dialect == "gemini":
-        raw = response.get("usageMetadata") or response.get("usage_metadata") or {}
-        answer, thoughts = _int(raw.get("candidatesTokenCount")), _int(raw.get("thoughtsTokenCount"))
-        output = None if answer is None and thoughts is None else (answer or 0) + (thoughts or 0)
-        return StepUsage(_int(raw.get("promptTokenCount")), output, _int(raw.get("cachedContentTokenCount")), thoughts)
-    raw = response.get("usage") or {}
-    if not isinstance(raw, dict):
-        return StepUsage()
-    if wire_dialect == "anthropic":
-        uncached, read = _int(raw.get("input_tokens")), _int(raw.get("cache_read_input_tokens"))
-        write = _int(raw.get("cache_creation_input_tokens"))
-        total = None if uncached is None else uncached + (read or 0) + (write or 0)
-        return StepUsage(total, _int(raw.get("output_tokens")), read, None, write)
-    sent, answered = _OPENAI_USAGE_KEYS[wire_dialect]
-    sent_details, answered_details = raw.get(f"{sent}_details") or {}, raw.get(f"{answered}_details") or {}
-    return StepUsage(
-        _int(raw.get(sent)),
-        _int(raw.get(answered)),
-        _int(sent_details.get("cached_tokens")),
-        _int(answered_details.get("reasoning_tokens")),
-    )
+    return wire.usage(response)
 
 
-def cost_of(provider: str, model: str, usage: StepUsage) -> Price:
+def cost_of(provider: Dialect, model: str, usage: StepUsage) -> Price:
     """What the usage cost at genai-prices' current rates; None with a note for an unknown model or no usage."""
     if usage.input is None and usage.output is None:
         return Price(None, "the provider reported no token usage")
@@ -110,12 +75,18 @@ def cost_of(provider: str, model: str, usage: StepUsage) -> Price:
 
 
 def run_cost(provider: str, model: str, response_body: dict[str, Any] | None) -> tuple[StepUsage, Price]:
-    """A recorded reply run's usage and cost, read from its stored response (None with a note when unknown)."""
-    spec = PROVIDER_ENV.get(provider)
-    if spec is None or response_body is None:
+    """A recorded reply run's usage and cost, read from its stored response (None with a note when unknown).
+
+    Takes the provider's name as the run stored it: a run of a provider this build does not know has no cost.
+    """
+    try:
+        known = provider_named(provider)
+    except UnknownNameError:
+        known = None
+    if known is None or response_body is None:
         return StepUsage(), Price(None, "no provider answer to price")
-    usage = usage_of(spec.wire_dialect, response_body)
-    return usage, cost_of(provider, model, usage)
+    usage = usage_of(known.wire, response_body)
+    return usage, cost_of(known, model, usage)
 
 
 def output_limit(body: dict[str, Any]) -> int | None:
@@ -128,7 +99,7 @@ def output_limit(body: dict[str, Any]) -> int | None:
 
 
 def estimate_call(
-    provider: str,
+    provider: Dialect,
     model: str,
     body: dict[str, Any],
     *,
@@ -154,12 +125,12 @@ def expected_output(recorded: Any) -> int:
     return math.ceil(len(dumps(recorded)) / CHARS_PER_TOKEN)
 
 
-def _price(provider: str, model: str, inp: int, out: int, cached: int | None, write: int | None) -> Price:
+def _price(provider: Dialect, model: str, inp: int, out: int, cached: int | None, write: int | None) -> Price:
     from genai_prices import Usage, calc_price  # the price table loads on first use, not on import
 
-    provider_id = PRICE_PROVIDER.get(provider)
+    provider_id = provider.price_id
     if provider_id is None:
-        return Price(None, f"no price table for provider {provider!r}")
+        return Price(None, f"no price table for provider {provider.name!r}")
     if not _priced(provider_id, model):
         return Price(None, f"genai-prices has no price for model {model!r} of {provider_id}")
     usage = Usage(input_tokens=inp, output_tokens=out, cache_read_tokens=cached, cache_write_tokens=write)

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from core.errors import ContractError, MisuseError
+from core.errors import ContractError, MisuseError, UnknownNameError
 from core.messages.union import MESSAGE_ADAPTER, Message
 from core.preflight import preflight
-from core.providers import ChatLLM, RequestOptions
+from core.providers import ChatLLM, Dialect, RequestOptions, provider_named
 from core.replay.answers import (
     RUBRIC,
     AnswerComparison,
@@ -29,7 +29,7 @@ from core.replay.answers import (
 )
 from core.replay.compare import text_diff
 from core.replay.cost import cost_of, usage_of
-from core.replay.endpoints import PROVIDER_ENV, endpoint_for, unavailable_reason
+from core.replay.endpoints import endpoint_for, unavailable_reason
 from core.replay.parse import MalformedReply, parse_reply
 from core.replay.redact import Redactor
 from core.replay.send import Sender, send
@@ -54,14 +54,19 @@ def answer_judge(
 
 def check_judge(comparison: AnswerComparison, environ: Mapping[str, str] | None = None) -> None:
     """MisuseError (nothing recorded yet) for a judge whose provider is unknown or has no key here."""
-    provider = comparison.provider or ""
-    if provider not in PROVIDER_ENV:
-        raise MisuseError(f"judge: unknown provider {provider!r}; known: {', '.join(PROVIDER_ENV)}")
+    provider = _judge_provider(comparison)
     if endpoint_for(provider, environ) is None:
-        raise MisuseError(f"judge: {provider} is unavailable: {unavailable_reason(provider, environ)}")
+        raise MisuseError(f"judge: {provider.name} is unavailable: {unavailable_reason(provider, environ)}")
 
 
-def judge_request(provider: str, model: str, recorded: str, replayed: str) -> dict[str, Any]:
+def _judge_provider(comparison: AnswerComparison) -> Dialect:
+    try:
+        return provider_named(comparison.provider or "")
+    except UnknownNameError as exc:
+        raise MisuseError(f"judge: {exc}") from None
+
+
+def judge_request(provider: Dialect, model: str, recorded: str, replayed: str) -> dict[str, Any]:
     """The body the judge is sent: the rubric, then both answers (built and preflighted as a replay's)."""
     messages: list[Message] = [
         MESSAGE_ADAPTER.validate_python(
@@ -92,10 +97,10 @@ def ask_judge(
     timeout: float,
 ) -> AnswerVerdict:
     """Send the two answers to the judge and read its verdict; JudgeFailed (with what it cost) when it gives none."""
-    provider, model = comparison.provider or "", comparison.model or ""
+    provider, model = _judge_provider(comparison), comparison.model or ""
     endpoint = endpoint_for(provider, environ)
     if endpoint is None:
-        raise JudgeFailed(f"judge: {provider} is unavailable: {unavailable_reason(provider, environ)}")
+        raise JudgeFailed(f"judge: {provider.name} is unavailable: {unavailable_reason(provider, environ)}")
     detail: dict[str, Any] = {
         "comparison": str(comparison), **text_diff(recorded, replayed), "similarity": similarity(recorded, replayed),
         "score": None,
@@ -103,16 +108,16 @@ def ask_judge(
     body = judge_request(provider, model, recorded, replayed)
     exchange = sender(endpoint, model, body, timeout=timeout)
     redactor = Redactor(endpoint.key)
-    usage = usage_of(endpoint.wire_dialect, exchange.response)
+    usage = usage_of(endpoint.wire, exchange.response)
     price = cost_of(provider, model, usage)
     spend = JudgeSpend(usage.input, usage.output, price.usd, price.note)
-    judged: dict[str, Any] = {"provider": provider, "model": model, "tokens": {"input": usage.input,
+    judged: dict[str, Any] = {"provider": provider.name, "model": model, "tokens": {"input": usage.input,
                               "output": usage.output}, "cost_usd": price.usd, "cost_note": price.note}  # fmt: skip
     if exchange.status != "ok":
         error = redactor.text(exchange.error or exchange.status)
         raise JudgeFailed(f"the judge failed: {error}", spend, {**detail, "judge": judged})
     try:
-        parsed = parse_reply(endpoint.wire_dialect, exchange.response, msg_id="judge", conversation_id="judge",
+        parsed = parse_reply(endpoint.wire, exchange.response, msg_id="judge", conversation_id="judge",
                              create_ts=0)  # fmt: skip
         text = parsed.message.content if isinstance(parsed.message.content, str) else ""
         same, reasoning = read_judge_reply(text)

@@ -106,9 +106,10 @@ class Redactor:
 
 HTTP_LOGGERS = (
     *(f"{pkg}.{part}" for pkg in ("httpcore", "httpcore2") for part in ("connection", "http11", "http2", "proxy")),
-    *("httpx", "httpx2", "openai", "anthropic", "google_genai"),
+    *("httpx", "httpx2"),
 )
-"""Loggers that, at DEBUG, write the provider's response headers and bodies (httpcore's trace hooks)."""
+"""Loggers that, at DEBUG, write the provider's response headers and bodies (httpcore's trace hooks); each send
+adds its SDK's own logger (``Wire.logger``)."""
 HTTP_PACKAGES = frozenset(name.split(".")[0] for name in HTTP_LOGGERS)
 
 
@@ -120,6 +121,7 @@ class _InFlightKeys(logging.Filter):
         self._lock = threading.Lock()
         self._redactors: dict[int, Redactor] = {}
         self._loggers_seen = 0
+        self._packages = set(HTTP_PACKAGES)
 
     def filter(self, record: logging.LogRecord) -> bool:
         with self._lock:
@@ -132,13 +134,15 @@ class _InFlightKeys(logging.Filter):
         return True
 
     @contextmanager
-    def keep_out(self, key: str) -> Iterator[None]:
+    def keep_out(self, key: str, sdk_logger: str) -> Iterator[None]:
         token = object()
         with self._lock:
             loggers = logging.root.manager.loggerDict
-            if len(loggers) != self._loggers_seen:  # loggers appear as SDKs load; addFilter keeps one copy
-                known = [name for name in list(loggers) if name.split(".")[0] in HTTP_PACKAGES]
-                for name in {*HTTP_LOGGERS, *known}:
+            new_sdk = sdk_logger not in self._packages
+            if new_sdk or len(loggers) != self._loggers_seen:  # loggers appear as SDKs load; addFilter keeps one
+                self._packages.add(sdk_logger)
+                known = [name for name in list(loggers) if name.split(".")[0] in self._packages]
+                for name in {*HTTP_LOGGERS, sdk_logger, *known}:
                     logging.getLogger(name).addFilter(self)
                 self._loggers_seen = len(loggers)
             self._redactors[id(token)] = Redactor(key)
@@ -150,4 +154,4 @@ class _InFlightKeys(logging.Filter):
 
 
 IN_FLIGHT = _InFlightKeys()
-"""``with IN_FLIGHT.keep_out(key):`` around a send keeps the key out of the HTTP libraries' debug logs."""
+"""``with IN_FLIGHT.keep_out(key, sdk_logger):`` around a send keeps the key out of the HTTP libraries' debug logs."""

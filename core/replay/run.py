@@ -43,8 +43,8 @@ from core.errors import ContractError, MisuseError, UnknownNameError
 from core.messages.assistant import AssistantTextMessage
 from core.messages.union import MESSAGE_ADAPTER, Message
 from core.preflight import Preflight, preflight
-from core.providers import ChatLLM, RequestOptions, get_dialect
-from core.replay.endpoints import PROVIDER_ENV, Endpoint, endpoint_for, unavailable_reason
+from core.providers import ChatLLM, RequestOptions, default_provider, provider_named
+from core.replay.endpoints import Endpoint, endpoint_for, unavailable_reason
 from core.replay.parse import MalformedReply, ParsedReply, parse_reply
 from core.replay.redact import Redactor
 from core.replay.send import Exchange, Sender, send
@@ -80,7 +80,7 @@ class Prepared:
 
 def expanded_history(messages: Sequence[Message]) -> list[Message]:
     """The conversation as ChatLLM reads it: each user message's trace placed around it."""
-    return ChatLLM("openai").construct_prompt_context(messages).messages
+    return ChatLLM(default_provider()).construct_prompt_context(messages).messages
 
 
 def default_upto(history: Sequence[Message]) -> str | None:
@@ -105,18 +105,16 @@ def prepare(
 
     A body that fails preflight is prepared as refused unless ``force``.
     """
-    get_dialect(provider)  # UnknownNameError naming the known dialects
-    if provider not in PROVIDER_ENV:
-        raise UnknownNameError(f"no replay endpoint for {provider!r}; known: {', '.join(PROVIDER_ENV)}")
+    dialect = provider_named(provider)  # UnknownNameError naming the known providers
     model = model.strip()
     if not model:
         raise MisuseError("a model name is needed (e.g. the provider's default)")
-    endpoint = endpoint_for(provider, environ)
+    endpoint = endpoint_for(dialect, environ)
     if endpoint is None:
-        var = PROVIDER_ENV[provider].key_var
+        var = dialect.key_var
         env = os.environ if environ is None else environ
         if env.get(var, "").strip():
-            raise ProviderUnavailable(f"{provider} is unavailable: {unavailable_reason(provider, env)}")
+            raise ProviderUnavailable(f"{provider} is unavailable: {unavailable_reason(dialect, env)}")
         raise ProviderUnavailable(
             f"{provider} is unavailable: set {var} in the environment of the process that replays"
         )
@@ -136,7 +134,7 @@ def prepare(
             "(--upto names the reply to ask for again)"
         )
     try:
-        result = ChatLLM(provider, RequestOptions(model=model)).construct_request_params(typed, upto=upto)
+        result = ChatLLM(dialect, RequestOptions(model=model)).construct_request_params(typed, upto=upto)
     except ContractError as exc:
         refusal = f"the request cannot be built: a damaged record is in the history (TFROB-299): {exc}"
         return Prepared(conversation_id, provider, model, upto, {}, endpoint, original, refusal)
@@ -284,7 +282,7 @@ def read_reply(
     redacting first could rewrite the very fields that say what each part is.
     """
     parsed = parse_reply(
-        prepared.endpoint.wire_dialect,
+        prepared.endpoint.wire,
         exchange.response,
         msg_id=msg_id,
         conversation_id=prepared.conversation_id,

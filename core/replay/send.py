@@ -14,78 +14,19 @@ from __future__ import annotations
 import functools
 import json
 import time
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from core.providers.wire import ErrorTable, Status, Wire
 from core.replay.clients import CLIENTS
-from core.replay.endpoints import Endpoint, WireDialect
+from core.replay.endpoints import Endpoint
 from core.replay.redact import IN_FLIGHT, MIN_KEY_CHARS, Redactor
-from core.sdk_imports import SDK_IMPORT_LOCK, import_sdk
+from core.sdk_imports import import_sdk
 
 ERROR_DETAIL_CHARS = 300
 STORED_TEXT_CHARS = 10_000
 RETRY_AFTER_CHARS = 40
-
-SDK_MODULES: dict[WireDialect, str] = {
-    "openai": "openai",
-    "openai-responses": "openai",
-    "anthropic": "anthropic",
-    "gemini": "google.genai",
-}
-
-Status = Literal["ok", "http_error", "rate_limited", "timeout", "connection_error", "malformed", "refused"]
-
-ErrorTable = Mapping[type[BaseException], Status]
-"""An SDK's exception types and the outcome each stands for; the most specific type in an exception's MRO wins.
-``http_error`` and ``rate_limited`` carry the provider's answer, whose status decides between them."""
-
-
-def _openai_errors() -> ErrorTable:
-    with SDK_IMPORT_LOCK:
-        import openai
-
-    return {
-        openai.APIStatusError: "http_error",  # any answer outside 2xx, a 3xx included
-        openai.RateLimitError: "rate_limited",
-        openai.APITimeoutError: "timeout",  # a subclass of APIConnectionError
-        openai.APIConnectionError: "connection_error",
-    }
-
-
-def _anthropic_errors() -> ErrorTable:
-    with SDK_IMPORT_LOCK:
-        import anthropic
-
-    return {
-        anthropic.APIStatusError: "http_error",
-        anthropic.RateLimitError: "rate_limited",
-        anthropic.APITimeoutError: "timeout",
-        anthropic.APIConnectionError: "connection_error",
-    }
-
-
-def _genai_errors() -> ErrorTable:
-    with SDK_IMPORT_LOCK:
-        import httpx2  # google-genai sends through httpx2, a fork of httpx under its own name, and lets its errors out
-        from google.genai import errors
-
-    return {
-        errors.APIError: "http_error",  # a status outside 4xx and 5xx (a 3xx)
-        errors.ClientError: "http_error",  # 4xx; a 429 among them is rate_limited by its status (no own class)
-        errors.ServerError: "http_error",
-        httpx2.TimeoutException: "timeout",
-        httpx2.TransportError: "connection_error",
-        json.JSONDecodeError: "malformed",  # google-genai parses the answer itself
-    }
-
-
-SDK_ERRORS: dict[str, Callable[[], ErrorTable]] = {
-    "openai": _openai_errors,
-    "anthropic": _anthropic_errors,
-    "google.genai": _genai_errors,
-}
 
 # What a failure outside any SDK table stands for: the request read back into the SDK's types (ValueError, TypeError)
 # or a socket error that escaped unwrapped.
@@ -98,9 +39,9 @@ OTHER_ERRORS: ErrorTable = {
 
 
 @functools.cache
-def error_table(sdk_module: str) -> ErrorTable:
-    """The exception table of one SDK (a key of SDK_MODULES' values), over the errors any send may meet."""
-    return {**OTHER_ERRORS, **SDK_ERRORS[sdk_module]()}
+def error_table(wire: Wire) -> ErrorTable:
+    """The exception table of a wire's SDK, over the errors any send may meet."""
+    return {**OTHER_ERRORS, **wire.errors()}
 
 
 def outcome_of(exc: BaseException, table: ErrorTable) -> Status | None:
@@ -137,8 +78,8 @@ def send(endpoint: Endpoint, model: str, body: dict[str, Any], *, timeout: float
     if len(endpoint.key) < MIN_KEY_CHARS:  # endpoint_for never builds one; a hand-made Endpoint could
         return Exchange("refused", 0, error=f"a key needs at least {MIN_KEY_CHARS} characters; nothing was sent")
     try:
-        import_sdk(SDK_MODULES[endpoint.wire_dialect])  # its loggers exist before keep_out looks for them
-        with IN_FLIGHT.keep_out(endpoint.key):
+        import_sdk(endpoint.wire.sdk_module)  # its loggers exist before keep_out looks for them
+        with IN_FLIGHT.keep_out(endpoint.key, endpoint.wire.logger):
             status_code, text, headers = _dispatch(endpoint, model, body, timeout)
     except Exception as exc:  # every SDK failure becomes a recorded outcome, by design
         return _failure(endpoint, exc, _ms(started))
@@ -155,49 +96,10 @@ def send(endpoint: Endpoint, model: str, body: dict[str, Any], *, timeout: float
     return Exchange("ok", latency, status_code, parsed, None)
 
 
-# The path each SDK's typed ``create`` posts to (relative to the client's base URL).
-SDK_PATHS: dict[WireDialect, str] = {
-    "openai": "/chat/completions",
-    "openai-responses": "/responses",
-    "anthropic": "/v1/messages",
-}
-
-
 def _dispatch(endpoint: Endpoint, model: str, body: dict[str, Any], timeout: float) -> tuple[int, str, dict[str, str]]:
-    """The SDK call for the endpoint's wire dialect: (HTTP status, body text, headers).
-
-    The body is the provider's JSON already, so it goes through the SDK's own ``post`` (its documented way
-    to send a body as it is): the same client, auth, headers and errors as the typed ``create``, without
-    ``create`` rebuilding the JSON it was given through the SDK's typed transform.
-    """
+    """The SDK call of the endpoint's wire: (HTTP status, body text, headers)."""
     with CLIENTS.client(endpoint, timeout) as client:
-        if endpoint.wire_dialect == "gemini":
-            return _send_gemini(client, model, body)
-        with SDK_IMPORT_LOCK:
-            import httpx2  # the transport the OpenAI and Anthropic SDKs send through
-
-        # Sent as built: the Anthropic dialect always sets the max_tokens the Messages API requires.
-        sent = {**body, "model": model}
-        response = client.post(SDK_PATHS[endpoint.wire_dialect], cast_to=httpx2.Response, body=sent)
-        return response.status_code, response.text, dict(response.headers)
-
-
-def _send_gemini(client: Any, model: str, body: dict[str, Any]) -> tuple[int, str, dict[str, str]]:
-    """google-genai takes typed objects, so the REST body is read back into its types first."""
-    with SDK_IMPORT_LOCK:
-        from google.genai import types
-
-    contents = [types.Content.model_validate(c) for c in body.get("contents", [])]
-    config: dict[str, Any] = dict(body.get("generationConfig") or {})
-    for key in ("systemInstruction", "tools", "toolConfig", "safetySettings"):
-        if key in body:
-            config[key] = body[key]
-    response = client.models.generate_content(
-        model=model, contents=contents, config=types.GenerateContentConfig.model_validate(config)
-    )
-    dumped = response.model_dump(mode="json", by_alias=True, exclude_none=True)
-    dumped.pop("sdkHttpResponse", None)
-    return 200, json.dumps(dumped), {}
+        return endpoint.wire.call(client, model, body)
 
 
 def _http_error(endpoint: Endpoint, status_code: int, text: str, headers: dict[str, str], latency: int) -> Exchange:
@@ -243,7 +145,7 @@ def _failure(endpoint: Endpoint, exc: Exception, latency: int) -> Exchange:
     """Classify an SDK exception by its type: the answer it carries, a timeout, a failed connection, unreadable."""
     redactor = Redactor(endpoint.key)
     name = type(exc).__name__
-    outcome = outcome_of(exc, error_table(SDK_MODULES[endpoint.wire_dialect]))
+    outcome = outcome_of(exc, error_table(endpoint.wire))
     if outcome in ("http_error", "rate_limited"):
         response = getattr(exc, "response", None)
         status_code = getattr(response, "status_code", None) or getattr(exc, "code", None)

@@ -224,7 +224,7 @@ def _walk(
             body = request.body
         held = None
         if budget is not None:
-            held = hold(budget, prepared.provider, prepared.model, body, recorded=recorded.message,
+            held = hold(budget, prepared.endpoint.provider, prepared.model, body, recorded=recorded.message,
                         previous=previous, what=f"step {k}")  # fmt: skip
             if held.refusal is not None:
                 return _End("capped", held.reason, error=held.refusal)
@@ -270,8 +270,8 @@ def _send_step(
     response = redactor.json(exchange.response) if isinstance(exchange.response, dict) else None
     if response is None and exchange.response_text is not None:
         response = {"text": exchange.response_text}
-    usage = usage_of(endpoint.wire_dialect, response)
-    price = cost_of(prepared.provider, prepared.model, usage)
+    usage = usage_of(endpoint.wire, response)
+    price = cost_of(endpoint.provider, prepared.model, usage)
     common: dict[str, Any] = {
         "index": k,
         "recorded_msg_id": recorded.msg_id,

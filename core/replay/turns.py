@@ -20,6 +20,7 @@ from core.messages.trace import IntermediateTrace
 from core.messages.union import Message
 from core.messages.user import UserMessage
 from core.providers.chat_llm import ChatLLM
+from core.providers.registry import default_provider
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +64,7 @@ def default_turn(messages: Sequence[Message]) -> str:
 
 def turn_of(messages: Sequence[Message], turn_msg_id: str) -> Turn:
     """The turn of user message ``turn_msg_id``; UnknownNameError / MisuseError when there is none to replay."""
-    expanded = ChatLLM("openai").construct_prompt_context(messages)
+    expanded = ChatLLM(default_provider()).construct_prompt_context(messages)
     history = expanded.messages
     top = next((a for a, _, p, _ in expanded.segments if p == "top" and history[a].msg_id == turn_msg_id), None)
     if top is None:

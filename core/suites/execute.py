@@ -116,7 +116,7 @@ def _final(store: Store, claim: Claim, sending: _Sending) -> ItemResult:
     budget = None if claim.max_cost is None else SuiteBudget(store.engine, claim, claim.max_cost)
     held = None
     if budget is not None and prepared.refusal is None:  # a refused body is not sent
-        held = hold(budget, claim.provider, claim.model, prepared.body, recorded=original, what="the reply")
+        held = hold(budget, prepared.endpoint.provider, claim.model, prepared.body, recorded=original, what="the reply")
         if held.refusal is not None:
             return ItemResult("cancelled", reason=held.reason, error=held.refusal)
     run, created = start(store, prepared, idempotency_key=claim.replay_key)

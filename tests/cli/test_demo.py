@@ -14,7 +14,8 @@ from litestar.testing import TestClient
 
 from core import MESSAGE_ADAPTER
 from core.integrity import find_damage
-from core.replay.endpoints import PROVIDER_ENV, endpoint_for
+from core.providers import all_providers, get_dialect
+from core.replay.endpoints import endpoint_for
 from tests.web.web_html import live_content, parse
 from web.cli import main
 from web.cli.demo import PLACEHOLDER_KEY
@@ -25,7 +26,7 @@ from web.timeline import CARD_KINDS, Timeline
 @pytest.fixture
 def real_keys_in_the_shell(monkeypatch: pytest.MonkeyPatch) -> None:
     """A real key for every provider in the environment, which the demo must not use: it points them at its stub."""
-    for spec in PROVIDER_ENV.values():
+    for spec in all_providers():
         monkeypatch.setenv(spec.key_var, "sk-real-key-must-not-be-used")
         monkeypatch.delenv(spec.base_url_var, raising=False)
 
@@ -66,7 +67,7 @@ def test_demo_builds_serves_and_points_replays_at_the_stub(
             hostile = client.get(f"/conversations/{demo_data.HOSTILE}")
             seen["hostile"] = (hostile.status_code, live_content(hostile.text), len(hostile.content))
             seen["image"] = client.get("/attachments/photos/tram.png?inline=1").status_code
-        endpoint = endpoint_for("openai")
+        endpoint = endpoint_for(get_dialect("openai"))
         assert endpoint is not None
         seen["endpoint"] = endpoint
         request = urllib.request.Request(

@@ -16,13 +16,15 @@ ROOT = Path(__file__).resolve().parents[2]
 FIRST_USES_AT_ONCE = """
 import threading
 from core.preflight import sdk_types
+from core.providers import provider_named
 from core.replay import send
 
+openai_wire, anthropic_wire = provider_named("openai").wire, provider_named("anthropic").wire
 uses = [
     lambda: sdk_types.openai_chat_body({"model": "m", "messages": []}),
-    lambda: send.error_table("openai"),
+    lambda: send.error_table(openai_wire),
     lambda: sdk_types.anthropic_body({"model": "m", "max_tokens": 1, "messages": []}),
-    lambda: send.error_table("anthropic"),
+    lambda: send.error_table(anthropic_wire),
 ]
 barrier = threading.Barrier(len(uses))
 failures = []

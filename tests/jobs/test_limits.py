@@ -11,6 +11,7 @@ import pytest
 from core.errors import MisuseError
 from core.jobs import parse_limits
 from core.jobs.limits import limited_sender, retry_delay
+from core.providers import get_dialect
 from core.replay.endpoints import Endpoint
 from core.replay.send import Exchange
 
@@ -64,7 +65,7 @@ def test_the_sender_holds_a_slot_per_call_and_waits_out_429s_up_to_the_budget() 
         assert slots.held == 0
         waits.append(seconds)
 
-    endpoint = Endpoint("openai", "openai-chat", None, "sk-0123456789")
+    endpoint = Endpoint(get_dialect("openai"), None, "sk-0123456789")
     sender = limited_sender(slots, "openai", max_wait=5.0, sleep=sleep, base=base)
     assert sender(endpoint, "m", {}).status == "ok"
     assert waits == [2.0, 3.0] and slots.taken == 3

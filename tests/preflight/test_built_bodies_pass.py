@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from core.messages.union import Message
 from core.preflight import preflight
-from core.providers import ChatLLM, RequestOptions, dialect_names
-from core.providers.profiles import CONSERVATIVE, PROFILES, profile_for
+from core.providers import ChatLLM, RequestOptions, dialect_names, get_dialect
+from core.providers.profiles import profile_for
 from tests.providers.cases import CASES
 from tests.providers.test_rules import histories
 
@@ -31,8 +31,9 @@ THINKING = (None, True, False)
 
 def test_every_profile_has_a_model_here() -> None:
     for dialect in dialect_names():
-        reached = {profile_for(dialect, model).profile for model in MODELS[dialect]}
-        assert reached == {p for _, p in PROFILES[dialect]} | {CONSERVATIVE[dialect]}, dialect
+        provider = get_dialect(dialect)
+        reached = {profile_for(provider, model).profile for model in MODELS[dialect]}
+        assert reached == {p for _, p in provider.profiles} | {provider.conservative}, dialect
 
 
 def _errors(msgs: list[Message], dialect: str, model: str, thinking: bool | None, options: Any = None) -> list[str]:

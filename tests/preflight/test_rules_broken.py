@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from core.preflight import preflight
-from core.providers import RequestResult, dialect_names
+from core.providers import RequestResult, dialect_names, get_dialect
 from core.providers.profiles import profile_for
 from tests.providers.cases import build
 
@@ -20,7 +20,7 @@ CALL_HOLDERS = {"anthropic": "messages", "gemini": "contents", "openai-responses
 def _findings(result: RequestResult, model: str | None = None) -> dict[str, list[str | None]]:
     """rule id -> the msg_ids of its findings, for the body's own model or for ``model``."""
     out: dict[str, list[str | None]] = {}
-    profile = profile_for(result.dialect, model).profile if model else None
+    profile = profile_for(result.provider, model).profile if model else None
     for finding in preflight(result, profile).findings:
         out.setdefault(finding.rule, []).append(finding.msg_id)
     return out
@@ -160,8 +160,8 @@ def test_anthropic_thinking_type_follows_the_model() -> None:
 def test_the_adaptive_only_profile_is_the_one_preflight_refuses_budget_thinking_for() -> None:
     from core.preflight.anthropic import ADAPTIVE_ONLY_PROFILE
 
-    assert profile_for("anthropic", "claude-opus-4-7").profile.name == ADAPTIVE_ONLY_PROFILE
-    assert profile_for("anthropic", "claude-sonnet-4-6").profile.name != ADAPTIVE_ONLY_PROFILE
+    assert profile_for(get_dialect("anthropic"), "claude-opus-4-7").profile.name == ADAPTIVE_ONLY_PROFILE
+    assert profile_for(get_dialect("anthropic"), "claude-sonnet-4-6").profile.name != ADAPTIVE_ONLY_PROFILE
 
 
 def test_gemini_function_response_parts_follow_the_model() -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from core import AudioPart, FilePart, ImageMessage, ImagePart, Message, MultiPartMessage, VideoPart
-from core.providers import ChatLLM, RequestOptions, RequestResult, dialect_names
+from core.providers import ChatLLM, RequestOptions, RequestResult, dialect_names, get_dialect
 from core.providers.media import MediaReader, normalise_media_type, sniff
 from tests.providers.builders import ASSETS
 
@@ -155,7 +155,7 @@ def test_every_dialect_handles_every_part_kind_from_every_source(dialect: str, k
         part = KINDS[kind](detail=f"the {kind}", **fields)
         msgs: list[Message] = [MultiPartMessage(content=[part], msg_id="u1", create_ts=1)]
         result = ChatLLM(dialect, RequestOptions(attachments_root=ASSETS)).construct_request_params(msgs)
-        validate_body(dialect, result.body)
+        validate_body(get_dialect(dialect), result.body)
         degraded = f"[{kind}: the {kind}]" in json.dumps(result.body)
         warned = any(w.msg_id == "u1" and w.element == kind for w in result.warnings)
         assert degraded == warned, (source, result.body, result.warnings)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -19,6 +20,7 @@ from core import (
     UnknownNameError,
 )
 from core.providers import PHASES, ChatLLM, Dialect, dialect_names, expand_trace_for_msg, get_dialect
+from core.providers.profiles import ModelProfile, ToolNameRule
 from tests.providers.builders import BASE_OPTIONS, call, reply, tool, user
 from tests.providers.cases import CASES, build
 
@@ -137,6 +139,7 @@ def test_a_new_dialect_is_one_class_and_no_change_elsewhere() -> None:
     class Echo(Dialect):
         name = "echo"
         default_model = "echo-1"
+        conservative = ModelProfile("echo", "echo", "a test", ToolNameRule(re.compile(r"\w+"), 64, "a test"))
 
         def reformat(self, messages, ctx):  # type: ignore[no-untyped-def]
             return {"roles": [m.role for m in messages]}

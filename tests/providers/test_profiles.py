@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core import TextMessage
-from core.providers import ChatLLM, RequestOptions, dialect_names, profile_for
-from core.providers.profiles import CONSERVATIVE, PROFILES
+from core.providers import ChatLLM, RequestOptions, all_providers, dialect_names, get_dialect, profile_for
 
 # (dialect, model, profile name): two families per model-dependent rule, plus provider-prefixed ids.
 KNOWN = [
@@ -40,20 +39,20 @@ KNOWN = [
 
 @pytest.mark.parametrize(("dialect", "model", "expected"), KNOWN)
 def test_a_known_model_finds_its_profile_without_a_warning(dialect: str, model: str, expected: str) -> None:
-    choice = profile_for(dialect, model)
+    choice = profile_for(get_dialect(dialect), model)
     assert (choice.profile.name, choice.profile.dialect, choice.warning) == (expected, dialect, None)
 
 
 @pytest.mark.parametrize("dialect", dialect_names())
 def test_the_default_model_of_every_dialect_is_known(dialect: str) -> None:
-    choice = profile_for(dialect, None)
+    choice = profile_for(get_dialect(dialect), None)
     assert choice.warning is None and choice.model
 
 
 @pytest.mark.parametrize("dialect", dialect_names())
 def test_an_unknown_model_gets_the_conservative_profile_and_a_warning(dialect: str) -> None:
-    choice = profile_for(dialect, "mystery-model-9")
-    assert choice.profile == CONSERVATIVE[dialect]
+    choice = profile_for(get_dialect(dialect), "mystery-model-9")
+    assert choice.profile == get_dialect(dialect).conservative
     assert choice.warning is not None and "mystery-model-9" in choice.warning
 
 
@@ -65,15 +64,15 @@ def test_the_warning_for_an_unknown_model_reaches_the_request() -> None:
 
 
 def test_every_profile_names_its_evidence_and_its_dialect() -> None:
-    for dialect, table in PROFILES.items():
-        for _, profile in table:
-            assert profile.evidence and profile.dialect == dialect
-        assert CONSERVATIVE[dialect].dialect == dialect
+    for provider in all_providers():
+        for _, profile in provider.profiles:
+            assert profile.evidence and profile.dialect == provider.name
+        assert provider.conservative.dialect == provider.name
 
 
 @pytest.mark.parametrize("dialect", dialect_names())
 def test_tool_name_rewrites_are_accepted_and_keep_distinct_names_apart(dialect: str) -> None:
-    rule = profile_for(dialect, None).profile.tool_names
+    rule = profile_for(get_dialect(dialect), None).profile.tool_names
     names = ["get weather", "get.weather", "get/weather", "1st", "x" * 200, "ok_name"]
     sent = [rule.rewrite(n) for n in names]
     assert all(rule.accepts(s) for s in sent)

@@ -28,7 +28,7 @@ from core import (
     ToolReturn,
 )
 from core.preflight.sdk_types import validate_body
-from core.providers import ChatLLM, RequestOptions, dialect_names
+from core.providers import ChatLLM, RequestOptions, dialect_names, get_dialect
 from tests.providers.builders import BASE_OPTIONS, PNG_B64, call, reply, tool, user
 
 # "c.1" and "c 1" differ only in characters Anthropic rejects in a tool id; "c_1" is what both would become.
@@ -198,7 +198,7 @@ def test_any_history_gives_valid_rule_abiding_bodies(msgs: list[Message]) -> Non
     for dialect in dialect_names():
         for thinking in (None, True, False):
             body = ChatLLM(dialect, RequestOptions(thinking=thinking)).construct_request_params(msgs).body
-            validate_body(dialect, body)
+            validate_body(get_dialect(dialect), body)
             check_rules(dialect, body)
 
 
@@ -219,7 +219,7 @@ def test_any_history_gives_valid_rule_abiding_bodies_for_every_profile(msgs: lis
             for thinking in (None, True, False):
                 options = RequestOptions(model=model, thinking=thinking)
                 body = ChatLLM(dialect, options).construct_request_params(msgs).body
-                validate_body(dialect, body)
+                validate_body(get_dialect(dialect), body)
                 check_rules(dialect, body)
 
 
@@ -296,7 +296,7 @@ def _sent_ids(dialect: str, body: dict[str, Any]) -> tuple[list[str], list[str]]
 @pytest.mark.parametrize("dialect", dialect_names())
 def test_a_call_id_repeated_in_a_later_turn_is_renamed_and_its_results_follow(dialect: str) -> None:
     result = ChatLLM(dialect, BASE_OPTIONS).construct_request_params(REPEATED_IDS)
-    validate_body(dialect, result.body)
+    validate_body(get_dialect(dialect), result.body)
     check_rules(dialect, result.body)
     assert _sent_ids(dialect, result.body) == (RENAMED_CALLS, RENAMED_CALLS)
     flat = result.phases["to_list"]

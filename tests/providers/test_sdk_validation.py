@@ -13,14 +13,14 @@ import pytest
 from pydantic import ValidationError
 
 from core.preflight.sdk_types import validate_body
-from core.providers import dialect_names
+from core.providers import dialect_names, get_dialect
 from tests.providers.cases import CASES, build
 
 
 @pytest.mark.parametrize("dialect", dialect_names())
 @pytest.mark.parametrize("case", list(CASES))
 def test_body_validates_strictly(case: str, dialect: str) -> None:
-    validate_body(dialect, build(case, dialect).body)
+    validate_body(get_dialect(dialect), build(case, dialect).body)
 
 
 def _mutated(case: str, dialect: str, mutate: Any) -> dict[str, Any]:
@@ -129,4 +129,4 @@ MISTAKES = [
 def test_validator_rejects_known_mistake(dialect: str, case: str, mutate: Any, what: str) -> None:
     body = _mutated(case, dialect, mutate)
     with pytest.raises((ValidationError, ValueError)):
-        validate_body(dialect, body)
+        validate_body(get_dialect(dialect), body)

@@ -19,7 +19,7 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from core.replay.endpoints import PROVIDER_ENV
+from core.providers import dialect_names
 from core.store import Store
 from tests.replay.canary import assert_nowhere, dump_database
 from tests.replay.conftest import CANARY_KEY
@@ -99,7 +99,7 @@ def test_the_canary_key_appears_nowhere(
             rerun, step_run = partial(start, "runs"), partial(start, "step-runs")
 
             stub.state.script.append(Reply(text=f"echo {CANARY_KEY}"))  # a provider that echoes the key
-            run_ids = [rerun(dialect, "model-x") for dialect in PROVIDER_ENV]
+            run_ids = [rerun(dialect, "model-x") for dialect in dialect_names()]
             stub.state.script.append(Reply(text="x", tool_calls=[{"name": "t"}], thought_signature="c2ln"))
             run_ids.append(rerun("gemini", "g"))
             for model in ("stub-error-500", "stub-error-429", "stub-slow-3", "stub-malformed"):

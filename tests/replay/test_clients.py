@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import core.replay.send as send_module
+from core.providers import get_dialect
 from core.replay import clients
 from core.replay.clients import ClientCache
 from core.replay.endpoints import Endpoint, endpoint_for
@@ -20,7 +21,7 @@ from web.devtools.stub_provider import StubServer
 
 
 def _endpoint(stub_env: dict[str, str], dialect: str = "openai", key: str = CANARY_KEY) -> Endpoint:
-    endpoint = endpoint_for(dialect, {**stub_env, "OPENAI_API_KEY": key})
+    endpoint = endpoint_for(get_dialect(dialect), {**stub_env, "OPENAI_API_KEY": key})
     assert endpoint is not None
     return endpoint
 

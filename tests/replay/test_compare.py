@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from core.messages.objects import ToolCall
+from core.providers import get_dialect
 from core.replay.compare import compare_step, json_diff, json_equal, text_diff
 from core.replay.cost import StepUsage, cost_of, usage_of
 
@@ -81,18 +82,18 @@ def test_two_final_answers_are_the_same_final_step_with_a_word_diff_and_a_simila
 def test_usage_counts_every_input_token_and_reasoning_as_output() -> None:
     anthropic = {"usage": {"input_tokens": 10, "cache_read_input_tokens": 90, "cache_creation_input_tokens": 5,
                            "output_tokens": 7}}  # fmt: skip
-    assert usage_of("anthropic", anthropic) == StepUsage(105, 7, 90, None, 5)
+    assert usage_of(get_dialect("anthropic").wire, anthropic) == StepUsage(105, 7, 90, None, 5)
     gemini = {"usageMetadata": {"promptTokenCount": 50, "candidatesTokenCount": 8, "thoughtsTokenCount": 30,
                                 "cachedContentTokenCount": 20}}  # fmt: skip
-    assert usage_of("gemini", gemini) == StepUsage(50, 38, 20, 30)
+    assert usage_of(get_dialect("gemini").wire, gemini) == StepUsage(50, 38, 20, 30)
     chat = {"usage": {"prompt_tokens": 40, "completion_tokens": 9, "prompt_tokens_details": {"cached_tokens": 32},
                       "completion_tokens_details": {"reasoning_tokens": 4}}}  # fmt: skip
-    assert usage_of("openai", chat) == StepUsage(40, 9, 32, 4)
+    assert usage_of(get_dialect("openai").wire, chat) == StepUsage(40, 9, 32, 4)
 
 
 def test_cost_comes_from_the_price_table_and_an_unknown_model_gives_none_with_a_note() -> None:
-    known = cost_of("openai", "gpt-4o", StepUsage(1_000_000, 0))
+    known = cost_of(get_dialect("openai"), "gpt-4o", StepUsage(1_000_000, 0))
     assert known.usd is not None and known.usd > 0 and known.note is None
-    unknown = cost_of("openai", "house-model", StepUsage(1000, 10))
+    unknown = cost_of(get_dialect("openai"), "house-model", StepUsage(1000, 10))
     assert unknown.usd is None and unknown.note is not None and "house-model" in unknown.note
-    assert cost_of("doubao", "doubao-seed", StepUsage(1000, 10)).usd is None
+    assert cost_of(get_dialect("doubao"), "doubao-seed", StepUsage(1000, 10)).usd is None

@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 
 from core import AssistantTextMessage, UnknownNameError
-from core.providers import ChatLLM, RequestOptions
-from core.replay.endpoints import PROVIDER_ENV
+from core.providers import ChatLLM, RequestOptions, dialect_names
 from core.replay.run import ProviderUnavailable, prepare, replay, reply_message
 from core.store import NewRun, Store
 from tests.replay.conftest import CANARY_KEY
@@ -46,7 +45,7 @@ def _adapter_body(store: Store, dialect: str, model: str, upto: str | None) -> d
     return ChatLLM(dialect, RequestOptions(model=model)).construct_request_params(messages, upto=upto).body
 
 
-@pytest.mark.parametrize("dialect", list(PROVIDER_ENV))
+@pytest.mark.parametrize("dialect", dialect_names())
 @pytest.mark.parametrize("upto", [None, FIRST_REPLY])
 def test_the_stub_receives_the_adapters_body_and_the_run_holds_the_reply(
     dialect: str, upto: str | None, store: Store, stub: StubServer, stub_env: dict[str, str]
@@ -191,7 +190,7 @@ def test_a_key_shorter_than_eight_characters_is_refused_before_anything_is_sent(
     assert stub.state.requests == [] and store.list_runs() == ((), None)
 
 
-@pytest.mark.parametrize("dialect", list(PROVIDER_ENV))
+@pytest.mark.parametrize("dialect", dialect_names())
 def test_a_key_that_is_a_word_of_the_answer_leaves_the_reply_readable(
     dialect: str, store: Store, stub: StubServer, stub_env: dict[str, str], tmp_path: Path
 ) -> None:

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from core import AssistantTextMessage
+from core.providers import dialect_names, get_dialect
 from core.replay.clients import CLIENTS
-from core.replay.endpoints import PROVIDER_ENV, availability, endpoint_for
+from core.replay.endpoints import availability, endpoint_for
 from core.replay.parse import parse_reply
 from core.replay.send import send
 from tests.replay.conftest import CANARY_KEY, Listener
@@ -39,9 +40,9 @@ def _script(stub: StubServer, replies: list[dict[str, Any]]) -> None:
     urllib.request.urlopen(req).close()
 
 
-@pytest.mark.parametrize("dialect", list(PROVIDER_ENV))
+@pytest.mark.parametrize("dialect", dialect_names())
 def test_body_arrives_as_built_and_the_reply_parses(dialect: str, stub: StubServer, stub_env: dict[str, str]) -> None:
-    endpoint = endpoint_for(dialect, stub_env)
+    endpoint = endpoint_for(get_dialect(dialect), stub_env)
     assert endpoint is not None
     _script(stub, [{"text": "forty-two", "tool_calls": [{"name": "lookup", "arguments": {"q": "x"}}]}])
     exchange = send(endpoint, "model-under-test", BODIES[dialect], timeout=10)
@@ -59,7 +60,7 @@ def test_body_arrives_as_built_and_the_reply_parses(dialect: str, stub: StubServ
     leaked = {k: v for k, v in seen.headers.items() if CANARY_KEY in v and k != header}
     assert leaked == {}, "the key may travel only in the auth header"
     assert CANARY_KEY not in json.dumps(seen.body)
-    reply = parse_reply(endpoint.wire_dialect, exchange.response, msg_id="r1", conversation_id="c", create_ts=1)
+    reply = parse_reply(endpoint.wire, exchange.response, msg_id="r1", conversation_id="c", create_ts=1)
     assert isinstance(reply.message, AssistantTextMessage)
     assert reply.message.content == "forty-two"
     assert [c.name for c in reply.message.tool_calls or []] == ["lookup"]
@@ -79,7 +80,7 @@ def test_body_arrives_as_built_and_the_reply_parses(dialect: str, stub: StubServ
 def test_failures_become_outcomes_with_clear_errors(
     dialect: str, model: str, status: str, words: str, stub: StubServer, stub_env: dict[str, str]
 ) -> None:
-    endpoint = endpoint_for(dialect, stub_env)
+    endpoint = endpoint_for(get_dialect(dialect), stub_env)
     assert endpoint is not None
     if dialect == "gemini" and status == "rate_limited":
         words = "HTTP 429"  # google-genai drops response headers from its errors
@@ -97,7 +98,7 @@ def test_no_connection_outlives_its_client(
 ) -> None:
     # A leaked pooled socket surfaces later as a ResourceWarning in whatever runs
     # when the collector happens by (a server's file descriptors run out the same way).
-    endpoint = endpoint_for(dialect, stub_env)
+    endpoint = endpoint_for(get_dialect(dialect), stub_env)
     assert endpoint is not None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -109,15 +110,17 @@ def test_no_connection_outlives_its_client(
 
 def test_a_missing_key_is_unavailable_and_names_the_variable() -> None:
     env = {"ANTHROPIC_API_KEY": CANARY_KEY}
-    assert endpoint_for("openai", env) is None
-    table = {a.provider: a for a in availability(env)}
+    assert endpoint_for(get_dialect("openai"), env) is None
+    table = {a.provider.name: a for a in availability(env)}
     assert table["anthropic"].available and not table["openai"].available
     assert "OPENAI_API_KEY" in table["openai"].reason
-    assert CANARY_KEY not in repr(table) and CANARY_KEY not in repr(endpoint_for("anthropic", env))
+    assert CANARY_KEY not in repr(table) and CANARY_KEY not in repr(endpoint_for(get_dialect("anthropic"), env))
 
 
 def test_an_unreachable_provider_is_a_connection_error() -> None:
-    endpoint = endpoint_for("openai", {"OPENAI_API_KEY": CANARY_KEY, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
+    endpoint = endpoint_for(
+        get_dialect("openai"), {"OPENAI_API_KEY": CANARY_KEY, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+    )
     assert endpoint is not None
     exchange = send(endpoint, "m", BODIES["openai"], timeout=2)
     assert exchange.status == "connection_error"
@@ -132,7 +135,7 @@ def test_a_key_straddling_a_cut_leaves_no_fragment(
     status: int, limit: int, stub: StubServer, stub_env: dict[str, str]
 ) -> None:
     # The text is not JSON, so it is kept as text, cut to a limit; the key starts 5 characters before the cut.
-    endpoint = endpoint_for("openai", stub_env)
+    endpoint = endpoint_for(get_dialect("openai"), stub_env)
     assert endpoint is not None
     stub.state.script.append(Reply(status=status, raw_body="." * (limit - 5) + CANARY_KEY + " tail"))
     exchange = send(endpoint, "m", BODIES["openai"], timeout=10)
@@ -152,7 +155,7 @@ ENCODED_ECHOES = {
 def test_an_encoded_echo_of_the_key_in_an_error_is_removed(
     form: str, stub: StubServer, stub_env: dict[str, str]
 ) -> None:
-    endpoint = endpoint_for("anthropic", stub_env)
+    endpoint = endpoint_for(get_dialect("anthropic"), stub_env)
     assert endpoint is not None
     echo = ENCODED_ECHOES[form]
     stub.state.script.append(Reply(status=401, raw_body=f"denied for {echo}"))
@@ -162,7 +165,7 @@ def test_an_encoded_echo_of_the_key_in_an_error_is_removed(
 
 
 def test_a_key_echoed_in_retry_after_is_removed(stub: StubServer, stub_env: dict[str, str]) -> None:
-    endpoint = endpoint_for("openai", stub_env)
+    endpoint = endpoint_for(get_dialect("openai"), stub_env)
     assert endpoint is not None
     stub.state.script.append(Reply(status=429, headers={"retry-after": f"{CANARY_KEY}"}))
     exchange = send(endpoint, "m", BODIES["openai"], timeout=10)
@@ -173,12 +176,12 @@ def test_a_key_echoed_in_retry_after_is_removed(stub: StubServer, stub_env: dict
 # -- credential forwarding on a redirect -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("dialect", list(PROVIDER_ENV))
+@pytest.mark.parametrize("dialect", dialect_names())
 @pytest.mark.parametrize("code", [301, 302, 307, 308])
 def test_no_sdk_follows_a_redirect_to_another_origin(
     dialect: str, code: int, stub: StubServer, stub_env: dict[str, str], listener: Listener
 ) -> None:
-    endpoint = endpoint_for(dialect, stub_env)
+    endpoint = endpoint_for(get_dialect(dialect), stub_env)
     assert endpoint is not None
     for _ in range(2):  # were a retry to happen, it must not follow either
         stub.state.script.append(Reply(status=code, headers={"location": f"{listener.base_url}/v1/steal?k=1"}))

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from core.messages.union import MESSAGE_ADAPTER
+from core.providers import get_dialect
 from core.replay.cost import estimate_call, expected_output
 from core.replay.run import prepare
 from core.replay.steps import replay_steps, step_request
@@ -144,7 +145,7 @@ def _first_estimate(store: Store, dialect: str, model: str, env: dict[str, str])
     typed = [m.message for m in store.get_conversation(STEPS_CONVERSATION).messages]
     recorded = turn_of(typed, TURN).steps[0].message
     expected = expected_output(MESSAGE_ADAPTER.dump_python(recorded, mode="json"))
-    _, _, estimate = estimate_call(dialect, model, first, expected_output=expected)
+    _, _, estimate = estimate_call(get_dialect(dialect), model, first, expected_output=expected)
     assert estimate.usd is not None
     return estimate.usd
 
@@ -169,7 +170,7 @@ def test_a_step_whose_output_limit_could_pass_max_cost_is_not_sent(
     """Anthropic's body sets max_tokens: the step's worst case is known, and the cap is never passed."""
     model = MODELS["anthropic"]
     body = prepare(store, STEPS_CONVERSATION, "anthropic", model, upto=STEP_MSG_IDS[0], environ=stub_env).body
-    _, _, input_only = estimate_call("anthropic", model, {**body, "max_tokens": 0}, expected_output=0)
+    _, _, input_only = estimate_call(get_dialect("anthropic"), model, {**body, "max_tokens": 0}, expected_output=0)
     assert input_only.usd is not None
     cap = input_only.usd * 3  # the input fits; its max_tokens of output at 15 USD per million does not
     script(stub, model, [{"text": "x" * 40_000, "tool_calls": CALLS[0]}, *identical_steps()[1:]])

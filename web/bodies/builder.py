@@ -43,18 +43,6 @@ class Damaged:
     anchor: str
 
 
-# Suggestions for the payload page's model selector: one model of each profile in core.providers.profiles
-# (any other name may be typed in the URL; an unknown one gets its dialect's conservative profile).
-MODEL_CHOICES: dict[str, tuple[str, ...]] = {
-    "anthropic": ("claude-opus-4-7", "claude-sonnet-4-6", "claude-sonnet-4-5", "claude-3-5-haiku"),
-    "gemini": ("gemini-3-pro", "gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.0-flash"),
-    "openai": ("gpt-5.1", "gpt-5", "gpt-5-chat", "o3", "gpt-4.1"),
-    "openai-responses": ("gpt-5.1", "gpt-5", "gpt-5-chat", "o3", "gpt-4.1"),
-    "zhipu": ("glm-4.6v",),
-    "doubao": ("doubao-seed-1-6",),
-}
-
-
 @dataclass(frozen=True, slots=True)
 class FindingView:
     """A preflight finding with the anchor of the card of the message it came from."""

@@ -9,6 +9,7 @@ from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
 from litestar.params import FromQuery, QueryParameter, SkipValidation
 
+from core.providers.dialects import DEFAULT_PAIR as PROVIDERS_COMPARED
 from core.store.digests import part_numbers
 from web import urls
 from web.bodies.asked import DiffLinks
@@ -86,7 +87,7 @@ def side_of(side: str) -> str:
 
 SIDES = ("left", "right")
 
-DEFAULT_PAIR = ("openai", "anthropic")
+DEFAULT_PAIR = PROVIDERS_COMPARED
 """The diff a conversation's links open when no pair is asked for."""
 
 

@@ -15,7 +15,6 @@ from core.store.digests import part_numbers
 from web import masking, urls
 from web.bodies.asked import RequestChoice
 from web.bodies.builder import (
-    MODEL_CHOICES,
     Built,
     Choices,
     PayloadBuilder,
@@ -102,6 +101,7 @@ def request_choice(
     The replies are ``listed`` (as a digest keeps them), or found: kept per conversation version with ``payloads``.
     """
     replies, total = listed if listed is not None else reply_choices(loaded, payloads)
+    dialect = get_dialect(provider)
     choices = [(msg_id, masking.mask(label)) for msg_id, label in replies]
     return RequestChoice(
         conversation_id=loaded.summary.conversation_id,
@@ -112,8 +112,8 @@ def request_choice(
         choices=choices,
         choices_total=total,
         model=model or None,
-        default_model=get_dialect(provider).default_model,
-        models=MODEL_CHOICES.get(provider, ()),
+        default_model=dialect.default_model,
+        models=dialect.suggested_models,
     )
 
 

@@ -46,13 +46,12 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def point_providers_at(base_url: str, environ: dict[str, str] | os._Environ[str] = os.environ) -> dict[str, str]:
     """Set every provider's base URL to the stub and its key to a placeholder; returns what was set."""
-    from core.replay.endpoints import PROVIDER_ENV
+    from core.providers import all_providers
 
     values: dict[str, str] = {}
-    for spec in PROVIDER_ENV.values():
-        openai_style = spec.wire_dialect in ("openai", "openai-responses")
-        values[spec.base_url_var] = f"{base_url}/v1" if openai_style else base_url
-        values[spec.key_var] = PLACEHOLDER_KEY
+    for provider in all_providers():
+        values[provider.base_url_var] = base_url + provider.wire.base_url_suffix
+        values[provider.key_var] = PLACEHOLDER_KEY
     environ.update(values)
     return values
 

@@ -146,13 +146,13 @@ def _run(store: Store, ns: argparse.Namespace) -> int:
 
 def _check_provider(provider: str) -> None:
     """Refuse before anything is recorded when the provider is unknown or its key is not set here."""
-    from core.errors import MisuseError, UnknownNameError
-    from core.replay.endpoints import PROVIDER_ENV, endpoint_for, unavailable_reason
+    from core.errors import MisuseError
+    from core.providers import provider_named
+    from core.replay.endpoints import endpoint_for, unavailable_reason
 
-    if provider not in PROVIDER_ENV:
-        raise UnknownNameError(f"unknown provider {provider!r}; known: {', '.join(PROVIDER_ENV)}")
-    if endpoint_for(provider, os.environ) is None:
-        raise MisuseError(f"{provider} is unavailable: {unavailable_reason(provider, os.environ)}")
+    known = provider_named(provider)  # UnknownNameError listing the known providers
+    if endpoint_for(known, os.environ) is None:
+        raise MisuseError(f"{provider} is unavailable: {unavailable_reason(known, os.environ)}")
 
 
 def _print_report(report: Report, ns: argparse.Namespace, stream: Any) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from core.providers.dialects import DEFAULT_PROVIDER
 from core.store import ConversationSummary
 from web import masking, urls
 from web.conversations.listing import KIND_FILTERS, SORT_LABELS, ListQuery
@@ -71,7 +72,7 @@ class ConversationPage(urls.ConversationLinks):
     steps: StepForms | None = None
     """The Replay steps controls (the conversation's last turn and each user card that has trace records)."""
     runs: int = 0
-    provider: str = "openai"
+    provider: str = DEFAULT_PROVIDER
     kind: str = ""
     """The role the timeline is filtered to ("" for every card)."""
     at: str | None = None

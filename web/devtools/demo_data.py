@@ -388,6 +388,7 @@ def build(folder: Path, *, db: Path | None = None, attachments: Path | None = No
     """Write the demo JSONL (and attachments) under ``folder``, import it into ``db`` (default ``folder/demo.db``)
     through the store, and record two runs."""
     from core import MESSAGE_ADAPTER
+    from core.providers import provider_named
     from core.replay.parse import parse_reply
     from core.store import NewRun, Store, TokenUsage
 
@@ -406,7 +407,7 @@ def build(folder: Path, *, db: Path | None = None, attachments: Path | None = No
             )
             response = {"choices": [{"message": {"role": "assistant", "content": "A stub reply."}}]}
             # The reply as a replay stores it: read from the response by the replays' own parser.
-            reply = parse_reply("openai", response, msg_id=f"run-{run.run_id}", conversation_id=EVERY_KIND,
+            reply = parse_reply(provider_named("openai").wire, response, msg_id=f"run-{run.run_id}", conversation_id=EVERY_KIND,
                                 create_ts=T0 + 420).message  # fmt: skip
             store.finish_run(
                 run.run_id,

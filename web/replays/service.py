@@ -16,12 +16,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
-from core.errors import MisuseError
+from core.errors import MisuseError, UnknownNameError
 from core.jobs import JobQueue, JobSettings, env_limits, queue_for
 from core.jobs.replay_tasks import RUN_TASK, STEP_RUN_TASK
-from core.providers import get_dialect
+from core.providers import provider_named
 from core.replay.answers import DEFAULT_COMPARISON, parse_comparison
-from core.replay.endpoints import PROVIDER_ENV, availability
+from core.replay.endpoints import availability
 from core.replay.run import DEFAULT_TIMEOUT, prepare, start
 from core.replay.steps import plan_steps, start_steps
 from core.store import RunView, Store
@@ -105,7 +105,7 @@ class RunService:
     def choices(self) -> list[ProviderChoice]:
         """Every replayable provider, with whether its key is set and a default model."""
         return [
-            ProviderChoice(a.provider, a.available, a.key_var, get_dialect(a.provider).default_model, a.reason)
+            ProviderChoice(a.provider.name, a.available, a.key_var, a.provider.default_model, a.reason)
             for a in availability(self._environ())
         ]
 
@@ -215,7 +215,9 @@ def _check_form(provider: str, model: str, idempotency_key: str, model_as_typed:
     """What every replay form must carry before anything is built: a well-formed key, a known provider and model."""
     if not IDEMPOTENCY_KEY.match(idempotency_key):
         raise MisuseError("the form's idempotency key is missing or malformed; reload the page and try again")
-    if provider not in PROVIDER_ENV:
-        raise MisuseError(f"unknown provider {provider!r}; known: {', '.join(PROVIDER_ENV)}")
-    if not model_as_typed and not known_model(provider, model):
-        raise UnknownModel(unknown_model_message(provider, model))
+    try:
+        known = provider_named(provider)
+    except UnknownNameError as exc:
+        raise MisuseError(str(exc)) from None
+    if not model_as_typed and not known_model(known, model):
+        raise UnknownModel(unknown_model_message(known, model))

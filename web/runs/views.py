@@ -18,6 +18,8 @@ from core.messages.assistant import AssistantTextMessage
 from core.messages.base import now_ms
 from core.messages.convert import text_of
 from core.messages.union import Message
+from core.providers import provider_named
+from core.providers.dialects import DEFAULT_PROVIDER
 from core.providers.diffing import format_change, structural_diff
 from core.replay.run import DEFAULT_TIMEOUT, reply_message
 from core.store import RunSummary, RunView
@@ -105,8 +107,10 @@ def rerun_form(choices: Sequence[ProviderChoice], conversation_id: str, upto: st
 
 
 def preselected(choices: Sequence[ProviderChoice]) -> tuple[str, str]:
-    """The provider and model a replay form opens with: the first provider whose key is set, else the first."""
-    first = next((c for c in choices if c.available), choices[0] if choices else None)
+    """The provider and model a replay form opens with: the default provider when its key is set, else the first
+    provider whose key is set, else the first."""
+    ready = sorted((c for c in choices if c.available), key=lambda c: c.provider != DEFAULT_PROVIDER)
+    first = ready[0] if ready else (choices[0] if choices else None)
     return (first.provider, first.default_model) if first else ("", "")
 
 
@@ -264,7 +268,7 @@ class RunPanel(RunRegion):
     @property
     def model_warning(self) -> str | None:
         """Set when the model is outside the provider's families (it was typed on purpose)."""
-        return model_warning(self.run.provider, self.run.model)
+        return model_warning(provider_named(self.run.provider), self.run.model)
 
 
 def run_panel(

@@ -13,10 +13,10 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from core.errors import MisuseError
+from core.errors import MisuseError, UnknownNameError
 from core.jobs import JobQueue
+from core.providers import provider_named
 from core.replay.answers import DEFAULT_COMPARISON, AnswerComparison, parse_comparison
-from core.replay.endpoints import PROVIDER_ENV
 from core.replay.judge import check_judge
 from core.store import ConversationQuery, Store
 from core.suites import BASELINE_LAST, MODES, Mode, SuiteRunView, Suites
@@ -116,16 +116,18 @@ class SuiteStarts:
         return run
 
     def _check_provider(self, request: RunRequest) -> None:
-        if request.provider not in PROVIDER_ENV:
-            raise MisuseError(f"unknown provider {request.provider!r}; known: {', '.join(PROVIDER_ENV)}")
+        try:
+            provider = provider_named(request.provider)
+        except UnknownNameError as exc:
+            raise MisuseError(str(exc)) from None
         choice = next((c for c in self.choices() if c.provider == request.provider), None)
         if choice is None or not choice.available:
             reason = choice.reason if choice is not None else "it cannot replay"
             raise MisuseError(f"{request.provider} is unavailable: {reason}")
         if not request.model:
             raise MisuseError("a model is needed")
-        if not request.model_as_typed and not known_model(request.provider, request.model):
-            raise MisuseError(unknown_model_message(request.provider, request.model))
+        if not request.model_as_typed and not known_model(provider, request.model):
+            raise MisuseError(unknown_model_message(provider, request.model))
         if request.comparison.kind == "judge":
             check_judge(request.comparison)
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import re
+import ssl
 import string
-from collections.abc import Sequence
-from typing import assert_never
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, assert_never
 
 from core.llm.messages import (
     LLMAssistantMessage,
@@ -21,6 +23,7 @@ from core.llm.messages import (
     LLMUserMessage,
     LLMUserPart,
 )
+from core.messages.objects import RedactedThinkingBlock, ThinkingBlock, ToolCall
 from core.providers.base import (
     EMPTY_TURN_PLACEHOLDER,
     JSON,
@@ -33,8 +36,13 @@ from core.providers.base import (
     map_parts,
     tool_spec,
 )
-from core.providers.profiles import ModelProfile
+from core.providers.profiles import ModelProfile, ThinkingMode, ToolNameRule
 from core.providers.turns import Turns
+from core.providers.wire import ErrorTable, ReplyFields, StepUsage, Usage, Wire, int_or_none, posting
+from core.sdk_imports import SDK_IMPORT_LOCK
+
+if TYPE_CHECKING:
+    from core.preflight.findings import Finding
 
 # max_tokens is Required on every request [SDK: MessageCreateParamsBase].
 DEFAULT_MAX_TOKENS = 4096
@@ -61,6 +69,45 @@ THINKING_OFF_REASON = (
 )
 
 
+# -- model profiles ----------------------------------------------------------------------------------------------
+# 400 "tools.N.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'"
+# (modelcontextprotocol/modelcontextprotocol#1345, home-assistant/core#147760, anthropics/claude-code#96152).
+ANTHROPIC_TOOL_NAMES = ToolNameRule(
+    re.compile(r"[A-Za-z0-9_-]+"), 128, "Anthropic 400 '^[a-zA-Z0-9_-]{1,128}$' (claude-code#96152)"
+)
+
+
+def _anthropic(name: str, thinking: ThinkingMode, evidence: str) -> ModelProfile:
+    return ModelProfile(name, "anthropic", evidence, ANTHROPIC_TOOL_NAMES, thinking=thinking)
+
+
+_PYDANTIC_AI_ANTHROPIC = "pydantic-ai profiles/anthropic.py"
+ANTHROPIC: tuple[tuple[str, ModelProfile], ...] = (
+    # "Claude Opus 4.7+ requires adaptive thinking and returns a 400 for {'type': 'enabled', 'budget_tokens'}"
+    # (anthropic_disallows_budget_thinking); later generations likewise (claude-sonnet-5, claude-haiku-5-5).
+    (
+        r"claude-opus-4-(?:[7-9]|\d\d)|claude-(?:opus|sonnet|haiku)-(?:[5-9]|\d\d)",
+        _anthropic(
+            "claude-adaptive-only", "adaptive", f"{_PYDANTIC_AI_ANTHROPIC}: anthropic_disallows_budget_thinking"
+        ),
+    ),
+    # Sonnet 4.6 and Opus 4.6 take adaptive thinking (budget is deprecated there).
+    (
+        r"claude-(?:opus|sonnet)-4-6",
+        _anthropic("claude-adaptive", "adaptive", f"{_PYDANTIC_AI_ANTHROPIC}: anthropic_supports_adaptive_thinking"),
+    ),
+    # Extended thinking with a token budget: Claude 4 / 4.1 / 4.5 and 3.7 Sonnet [docs: extended thinking models].
+    (
+        r"claude-(?:opus|sonnet|haiku)-4(?!-[6-9])|claude-3-7-sonnet",
+        _anthropic("claude-budget", "budget", "Anthropic docs, extended thinking: supported models"),
+    ),
+    # Claude 3 and 3.5 have no extended thinking [docs].
+    (r"claude-3", _anthropic("claude-no-thinking", "none", "Anthropic docs, extended thinking: supported models")),
+)
+# Budget thinking is what every Claude with extended thinking took before Opus 4.7.
+ANTHROPIC_CONSERVATIVE = _anthropic("claude-conservative", "budget", "the long-standing form, for an unknown model")
+
+
 def tool_id(call_id: str | None) -> str:
     """A tool id Anthropic accepts: the same id when it already does; else its invalid characters as ``_``
     followed by a short digest of the id as it was.
@@ -77,6 +124,79 @@ def tool_id(call_id: str | None) -> str:
         return text
     digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=TOOL_ID_DIGEST_BYTES).hexdigest()
     return f"{TOOL_ID_INVALID.sub('_', text)}_{digest}"
+
+
+# -- the wire: the anthropic SDK's client, errors, and the answer read back --------------------------------------
+
+
+def _client(base_url: str | None, key: str, timeout: float, follow_redirects: bool, verify: ssl.SSLContext) -> Any:
+    with SDK_IMPORT_LOCK:
+        import anthropic
+
+    return anthropic.Anthropic(
+        api_key=key, base_url=base_url, max_retries=0, timeout=timeout,
+        http_client=anthropic.DefaultHttpxClient(follow_redirects=follow_redirects, verify=verify),
+    )  # fmt: skip
+
+
+def _errors() -> ErrorTable:
+    with SDK_IMPORT_LOCK:
+        import anthropic
+
+    return {
+        anthropic.APIStatusError: "http_error",
+        anthropic.RateLimitError: "rate_limited",
+        anthropic.APITimeoutError: "timeout",
+        anthropic.APIConnectionError: "connection_error",
+    }
+
+
+def parse_reply(data: JSON) -> ReplyFields:
+    """A Messages answer: text, thinking blocks (signed or redacted) and tool_use as the stored reply's fields."""
+    texts: list[str] = []
+    blocks: list[ThinkingBlock | RedactedThinkingBlock] = []
+    calls: list[ToolCall] = []
+    for block in data["content"]:
+        kind = block["type"]
+        if kind == "text":
+            texts.append(block["text"])
+        elif kind == "thinking":
+            blocks.append(ThinkingBlock(thinking=block.get("thinking", ""), signature=block.get("signature", "")))
+        elif kind == "redacted_thinking":
+            blocks.append(RedactedThinkingBlock(data=block.get("data", "")))
+        elif kind == "tool_use":
+            calls.append(ToolCall(id=block["id"], name=block["name"], arguments=json.dumps(block.get("input", {}))))
+    usage = data.get("usage") or {}
+    inp, out = usage.get("input_tokens"), usage.get("output_tokens")
+    total = inp + out if isinstance(inp, int) and isinstance(out, int) else None
+    return (
+        {"content": "".join(texts), "reasoning_content": blocks or None, "tool_calls": calls or None},
+        Usage(inp, out, total),
+        data.get("stop_reason"),
+    )
+
+
+def step_usage(response: JSON) -> StepUsage:
+    """The usage of an answer; ``input_tokens`` is the uncached part alone, so cache reads and writes are added."""
+    raw = response.get("usage") or {}
+    if not isinstance(raw, dict):
+        return StepUsage()
+    uncached, read = int_or_none(raw.get("input_tokens")), int_or_none(raw.get("cache_read_input_tokens"))
+    write = int_or_none(raw.get("cache_creation_input_tokens"))
+    total = None if uncached is None else uncached + (read or 0) + (write or 0)
+    return StepUsage(total, int_or_none(raw.get("output_tokens")), read, None, write)
+
+
+WIRE = Wire(
+    name="anthropic",
+    sdk_module="anthropic",
+    logger="anthropic",
+    client=_client,
+    call=posting("/v1/messages"),  # sent as built: the dialect always sets the max_tokens Messages requires
+    errors=_errors,
+    parse=parse_reply,
+    usage=step_usage,
+)
 
 
 class _Turns(Turns):
@@ -117,6 +237,26 @@ class AnthropicDialect(Dialect):
     name = "anthropic"
     default_model = "claude-sonnet-4-6"
     description = "Anthropic Messages"
+    key_var = "ANTHROPIC_API_KEY"
+    base_url_var = "ANTHROPIC_BASE_URL"
+    wire = WIRE
+    price_id = "anthropic"
+    profiles = ANTHROPIC
+    conservative = ANTHROPIC_CONSERVATIVE
+    suggested_models = ("claude-opus-4-7", "claude-sonnet-4-6", "claude-sonnet-4-5", "claude-3-5-haiku")
+    # docs.anthropic.com/en/docs/about-claude/models: every model id starts with claude-.
+    model_families = ("claude-",)
+    sdk_types = "anthropic"
+
+    def validate_types(self, body: JSON) -> None:
+        from core.preflight.sdk_types import anthropic_body
+
+        anthropic_body(body)
+
+    def check_rules(self, body: JSON, profile: ModelProfile) -> Iterator[Finding]:
+        from core.preflight import anthropic as rules
+
+        return rules.check(body, profile)
 
     def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         max_tokens = options.max_tokens or DEFAULT_MAX_TOKENS

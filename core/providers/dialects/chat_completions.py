@@ -16,8 +16,11 @@ What they share (providers.md sections 1, 5, 6):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import ClassVar, assert_never
+import re
+import ssl
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, assert_never
 
 from core.llm.messages import (
     LLMAssistantMessage,
@@ -30,6 +33,7 @@ from core.llm.messages import (
     LLMToolMessage,
     LLMUserMessage,
 )
+from core.messages.objects import ToolCall
 from core.providers.base import (
     EMPTY_TURN_PLACEHOLDER,
     JSON,
@@ -45,13 +49,169 @@ from core.providers.base import (
     tool_spec,
 )
 from core.providers.media import ResolvedMedia
-from core.providers.profiles import ToolNameRule
+from core.providers.profiles import ModelProfile, ToolNameRule
+from core.providers.wire import ErrorTable, ReplyFields, StepUsage, Usage, Wire, int_or_none, posting
+from core.sdk_imports import SDK_IMPORT_LOCK
+
+if TYPE_CHECKING:
+    from core.preflight.findings import Finding
 
 # Tool messages have no is_error field in this shape: the error is said in the text (providers.md section 1).
 ERROR_PREFIX = "Error: "
 # Reasoning text sent on an assistant turn that recorded none, where the provider requires the field once
 # thinking is on and tools are in the history (BerriAI/litellm#37636, #28045; bug 10). Empty: never invented.
 REASONING_PLACEHOLDER = ""
+
+
+# -- model profiles of the OpenAI models (and the OpenAI-compatible vendors' helper) --------------------------
+# [SDK: openai FunctionDefinition.name] "a-z, A-Z, 0-9, or contain underscores and dashes, with a maximum
+# length of 64". Zhipu and Doubao copy OpenAI's schema [unverified]; they use the same rule.
+OPENAI_TOOL_NAMES = ToolNameRule(re.compile(r"[A-Za-z0-9_-]+"), 64, "openai SDK FunctionDefinition.name")
+
+
+def openai_profile(
+    dialect: str, name: str, evidence: str, reasoning: bool = False, effort_off: str = "low", thinking_off: bool = True
+) -> ModelProfile:
+    """A profile of a model sent through OpenAI's request shapes (OpenAI's tool-name rule)."""
+    return ModelProfile(
+        name,
+        dialect,
+        evidence,
+        OPENAI_TOOL_NAMES,
+        reasoning_model=reasoning,
+        effort_off=effort_off,
+        thinking_off=thinking_off,
+    )
+
+
+_PYDANTIC_AI_OPENAI = "pydantic-ai profiles/openai.py"
+
+
+def openai_profiles(dialect: str) -> tuple[tuple[str, ModelProfile], ...]:
+    """The OpenAI model profiles, for the dialect ``dialect`` (Chat Completions or Responses)."""
+    return (
+        # Chat variants of GPT-5 do not reason (pydantic-ai: thinking_always_enabled excludes '-chat').
+        (r"gpt-5[.\d]*-chat", openai_profile(dialect, "gpt-5-chat", f"{_PYDANTIC_AI_OPENAI}: '-chat' variants")),
+        # GPT-5.1 and later take reasoning_effort "none" (pydantic-ai: is_gpt_5_1_plus).
+        (
+            r"gpt-5\.\d",
+            openai_profile(
+                dialect, "gpt-5.1+", f"{_PYDANTIC_AI_OPENAI}: is_gpt_5_1_plus", reasoning=True, effort_off="none"
+            ),
+        ),
+        # GPT-5 always reasons; its lowest effort is "minimal" [docs: reasoning].
+        (
+            r"gpt-5",
+            openai_profile(dialect, "gpt-5", f"{_PYDANTIC_AI_OPENAI}: is_gpt_5", reasoning=True, effort_off="minimal"),
+        ),
+        # o-series always reason and reject sampling settings (pydantic-ai openai_unsupported_model_settings).
+        (
+            r"(?:^|[/.])o\d",
+            openai_profile(
+                dialect, "o-series", f"{_PYDANTIC_AI_OPENAI}: is_o_series", reasoning=True, thinking_off=False
+            ),
+        ),
+        (r"gpt-4|gpt-3\.5", openai_profile(dialect, "gpt-4", "no reasoning parameters (OpenAI docs)")),
+    )
+
+
+# An unknown OpenAI model gets no reasoning parameters: a model without reasoning rejects reasoning_effort.
+UNKNOWN_OPENAI_MODEL = "no reasoning parameters, for an unknown model"
+
+
+@dataclass(frozen=True, slots=True)
+class Extensions:
+    """What an OpenAI-compatible vendor adds to OpenAI's Chat request types (checked by hand, then removed)."""
+
+    params: frozenset[str]
+    parts: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """Content-part types of its own -> the keys each takes (a ``url`` among them)."""
+    reasoning_content_back: bool = False
+    """Takes ``reasoning_content`` (a string) on assistant messages."""
+    string_tool_content: bool = False
+    """Tool and assistant ``content`` must be a string."""
+    audio_url: bool = False
+    """``input_audio`` may name a ``url`` instead of inline data."""
+
+
+# -- the wire: the openai SDK's client and errors, Chat Completions' answer read back ------------------------
+
+
+def openai_client(
+    base_url: str | None, key: str, timeout: float, follow_redirects: bool, verify: ssl.SSLContext
+) -> Any:
+    """An openai SDK client (Chat Completions and Responses alike)."""
+    with SDK_IMPORT_LOCK:
+        import openai
+
+    return openai.OpenAI(
+        api_key=key, base_url=base_url, max_retries=0, timeout=timeout,
+        http_client=openai.DefaultHttpxClient(follow_redirects=follow_redirects, verify=verify),
+    )  # fmt: skip
+
+
+def openai_errors() -> ErrorTable:
+    """The openai SDK's exceptions and the outcome each stands for."""
+    with SDK_IMPORT_LOCK:
+        import openai
+
+    return {
+        openai.APIStatusError: "http_error",  # any answer outside 2xx, a 3xx included
+        openai.RateLimitError: "rate_limited",
+        openai.APITimeoutError: "timeout",  # a subclass of APIConnectionError
+        openai.APIConnectionError: "connection_error",
+    }
+
+
+def openai_usage(sent: str, answered: str) -> Callable[[JSON], StepUsage]:
+    """The usage reader of an OpenAI API naming the tokens sent and answered so (details: ``<name>_details``)."""
+
+    def usage(response: JSON) -> StepUsage:
+        raw = response.get("usage") or {}
+        if not isinstance(raw, dict):
+            return StepUsage()
+        sent_details, answered_details = raw.get(f"{sent}_details") or {}, raw.get(f"{answered}_details") or {}
+        return StepUsage(
+            int_or_none(raw.get(sent)),
+            int_or_none(raw.get(answered)),
+            int_or_none(sent_details.get("cached_tokens")),
+            int_or_none(answered_details.get("reasoning_tokens")),
+        )
+
+    return usage
+
+
+def parse_reply(data: JSON) -> ReplyFields:
+    """A Chat Completions answer's first choice: content, reasoning_content and tool_calls."""
+    choice = data["choices"][0]
+    msg = choice["message"]
+    calls = [
+        ToolCall(id=c["id"], name=c["function"]["name"], arguments=c["function"].get("arguments") or "")
+        for c in msg.get("tool_calls") or []
+    ]
+    usage = data.get("usage") or {}
+    return (
+        {
+            "content": msg.get("content") or "",
+            "reasoning_content": msg.get("reasoning_content"),
+            "tool_calls": calls or None,
+        },
+        Usage(usage.get("prompt_tokens"), usage.get("completion_tokens"), usage.get("total_tokens")),
+        choice.get("finish_reason"),
+    )
+
+
+CHAT_WIRE = Wire(
+    name="openai",
+    sdk_module="openai",
+    logger="openai",
+    client=openai_client,
+    call=posting("/chat/completions"),
+    errors=openai_errors,
+    parse=parse_reply,
+    usage=openai_usage("prompt_tokens", "completion_tokens"),
+    base_url_suffix="/v1",
+)
 
 
 class ChatCompletionsDialect(Dialect):
@@ -64,6 +224,25 @@ class ChatCompletionsDialect(Dialect):
     REASONING_ON_EVERY_TOOL_TURN: ClassVar[bool] = False
     # ``content`` of an assistant turn that only calls tools: None (OpenAI) or "" (GLM wants a string).
     EMPTY_TOOL_TURN_CONTENT: ClassVar[str | None] = None
+    # Does preflight check OpenAI's reasoning parameters (``reasoning_effort``, what reasoning models reject)?
+    SENDS_REASONING_EFFORT: ClassVar[bool] = False
+    # What the vendor adds to OpenAI's Chat types; None: the body is OpenAI's Chat as it is.
+    EXTENSIONS: ClassVar[Extensions | None] = None
+    wire = CHAT_WIRE
+    sdk_types = "openai"
+
+    def validate_types(self, body: JSON) -> None:
+        from core.preflight.sdk_types import compat_body, openai_chat_body
+
+        if self.EXTENSIONS is None:
+            openai_chat_body(body)
+        else:
+            compat_body(self.EXTENSIONS, body)
+
+    def check_rules(self, body: JSON, profile: ModelProfile) -> Iterator[Finding]:
+        from core.preflight import openai as rules
+
+        return rules.check_chat(body, profile, reasoning_params=self.SENDS_REASONING_EFFORT)
 
     def media_part(self, part: LLMMediaPart, msg_id: str | None, ctx: RequestContext) -> JSON | str:
         """The content part for a medium, or the text that replaces it (after recording a warning)."""

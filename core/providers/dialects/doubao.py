@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from core.llm.messages import LLMMediaPart
 from core.providers.base import JSON, RequestContext, RequestOptions
-from core.providers.dialects.chat_completions import ChatCompletionsDialect, audio_format, data_url_part
+from core.providers.dialects.chat_completions import (
+    ChatCompletionsDialect,
+    Extensions,
+    audio_format,
+    data_url_part,
+    openai_profile,
+)
 
 # Image formats commonly cited for Ark [unverified]: jpeg/png/gif/webp/bmp/tiff/heic; URL or data URL.
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp", "image/tiff", "image/heic"})
@@ -24,6 +30,21 @@ class DoubaoDialect(ChatCompletionsDialect):
     name = "doubao"
     default_model = "doubao-seed-1-6"
     description = "Doubao on Volcengine Ark chat completions"
+    key_var = "DOUBAO_API_KEY"
+    base_url_var = "DOUBAO_BASE_URL"
+    default_base_url = "https://ark.cn-beijing.volces.com/api/v3"
+    price_id = None  # genai-prices has no Volcengine table
+    # Doubao switches reasoning with its own ``thinking`` parameter (configure_api_params).
+    profiles = ((r"doubao-", openai_profile("doubao", "doubao", "Volcengine Ark chat (providers.md section 6)")),)
+    conservative = openai_profile("doubao", "doubao-conservative", "OpenAI-compatible, for an unknown model")
+    suggested_models = ("doubao-seed-1-6",)
+    # volcengine.com/docs/82379 (Ark): doubao-* model ids, the deepseek-* and kimi-* models it hosts, and
+    # inference endpoint ids (ep-...), which Ark accepts in the model field.
+    model_families = ("doubao-", "deepseek-", "kimi-", "ep-")
+    # The Ark SDK's types are a modified copy of OpenAI's: OpenAI's Chat types plus these.
+    EXTENSIONS = Extensions(
+        params=frozenset({"thinking"}), parts={"video_url": frozenset({"url", "fps"})}, audio_url=True
+    )
 
     def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         params = super().configure_api_params(options, ctx)

@@ -5,8 +5,11 @@ The model is part of the URL (``/models/<model>:generateContent``), not of the b
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import assert_never
+import json
+import re
+import ssl
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, assert_never
 
 from core.llm.messages import (
     LLMAssistantMessage,
@@ -20,6 +23,7 @@ from core.llm.messages import (
     LLMUserMessage,
     LLMUserPart,
 )
+from core.messages.objects import ToolCall
 from core.providers.base import (
     EMPTY_TURN_PLACEHOLDER,
     JSON,
@@ -33,8 +37,13 @@ from core.providers.base import (
     map_parts,
     tool_spec,
 )
-from core.providers.profiles import ModelProfile
+from core.providers.profiles import GeminiThinking, ModelProfile, ToolNameRule, ToolResultMedia
 from core.providers.turns import Turns
+from core.providers.wire import ErrorTable, ReplyFields, StepUsage, Usage, Wire, int_or_none
+from core.sdk_imports import SDK_IMPORT_LOCK
+
+if TYPE_CHECKING:
+    from core.preflight.findings import Finding
 
 # Accepted MIME types per kind [docs; list partly unverified]; anything else degrades to text.
 MIME_TYPES: dict[str, frozenset[str]] = {
@@ -70,6 +79,160 @@ LOWEST_THINKING_LEVEL = "LOW"
 REASONING_DROPPED = "Gemini takes no reasoning text back (thought summaries are not replayed); dropped"
 
 
+# -- model profiles --------------------------------------------------------------------------------------------
+# [SDK: google-genai FunctionDeclaration.name] "Must start with a letter or an underscore. Must be a-z, A-Z,
+# 0-9, or contain underscores, dots, colons and dashes, with a maximum length of 128."
+GEMINI_TOOL_NAMES = ToolNameRule(
+    re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]*"), 128, "google-genai SDK FunctionDeclaration.name"
+)
+
+
+def _gemini(
+    name: str,
+    evidence: str,
+    thinking: GeminiThinking = "none",
+    thinking_off: bool = True,
+    media: ToolResultMedia = "sibling_parts",
+) -> ModelProfile:
+    return ModelProfile(
+        name,
+        "gemini",
+        evidence,
+        GEMINI_TOOL_NAMES,
+        gemini_thinking=thinking,
+        thinking_off=thinking_off,
+        tool_result_media=media,
+    )
+
+
+GEMINI: tuple[tuple[str, ModelProfile], ...] = (
+    # functionResponse.parts is Gemini 3+ only: 400 "function_response.parts is not supported for this model"
+    # on 2.5 (google-gemini/gemini-cli#19436); Vercel ai sets supportsFunctionResponseParts for Gemini 3.
+    # Gemini 3 takes thinkingLevel and cannot switch thinking off [docs: Gemini 3 thinking].
+    (
+        r"gemini-[3-9]",
+        _gemini(
+            "gemini-3",
+            "gemini-cli#19436; Vercel ai supportsFunctionResponseParts; Gemini docs thinkingLevel",
+            thinking="level",
+            thinking_off=False,
+            media="function_response_parts",
+        ),
+    ),
+    # 2.5 Pro: thinkingBudget 128..32768, thinking cannot be turned off [docs: thinking budgets].
+    (
+        r"gemini-2\.5-pro",
+        _gemini("gemini-2.5-pro", "Gemini docs, thinking budgets", thinking="budget", thinking_off=False),
+    ),
+    # 2.5 Flash / Flash-Lite: thinkingBudget 0 switches thinking off [docs: thinking budgets].
+    (r"gemini-2\.5", _gemini("gemini-2.5-flash", "Gemini docs, thinking budgets", thinking="budget")),
+    # 2.0 and 1.5 are not thinking models: no thinkingConfig [docs].
+    (r"gemini-(?:2\.0|1\.)", _gemini("gemini-no-thinking", "Gemini docs, thinking: supported models")),
+)
+# Sibling media parts are what every Gemini accepts (Vercel's fallback for supportsFunctionResponseParts=false).
+GEMINI_CONSERVATIVE = _gemini("gemini-conservative", "what every Gemini accepts", thinking="budget")
+
+
+# -- the wire: the google-genai SDK's client, errors, typed call, and the answer read back ---------------------
+
+
+def _client(base_url: str | None, key: str, timeout: float, follow_redirects: bool, verify: ssl.SSLContext) -> Any:
+    with SDK_IMPORT_LOCK:
+        from google import genai
+        from google.genai import types
+
+    options = types.HttpOptions(
+        base_url=base_url,
+        timeout=int(timeout * 1000),
+        retry_options=types.HttpRetryOptions(attempts=1),
+        client_args={"follow_redirects": follow_redirects, "verify": verify},
+        async_client_args={"follow_redirects": follow_redirects},
+    )
+    return genai.Client(api_key=key, http_options=options)
+
+
+def _call(client: Any, model: str, body: JSON) -> tuple[int, str, dict[str, str]]:
+    """google-genai takes typed objects, so the REST body is read back into its types first."""
+    with SDK_IMPORT_LOCK:
+        from google.genai import types
+
+    contents = [types.Content.model_validate(c) for c in body.get("contents", [])]
+    config: dict[str, Any] = dict(body.get("generationConfig") or {})
+    for key in ("systemInstruction", "tools", "toolConfig", "safetySettings"):
+        if key in body:
+            config[key] = body[key]
+    response = client.models.generate_content(
+        model=model, contents=contents, config=types.GenerateContentConfig.model_validate(config)
+    )
+    dumped = response.model_dump(mode="json", by_alias=True, exclude_none=True)
+    dumped.pop("sdkHttpResponse", None)
+    return 200, json.dumps(dumped), {}
+
+
+def _errors() -> ErrorTable:
+    with SDK_IMPORT_LOCK:
+        import httpx2  # google-genai sends through httpx2, a fork of httpx under its own name, and lets its errors out
+        from google.genai import errors
+
+    return {
+        errors.APIError: "http_error",  # a status outside 4xx and 5xx (a 3xx)
+        errors.ClientError: "http_error",  # 4xx; a 429 among them is rate_limited by its status (no own class)
+        errors.ServerError: "http_error",
+        httpx2.TimeoutException: "timeout",
+        httpx2.TransportError: "connection_error",
+        json.JSONDecodeError: "malformed",  # google-genai parses the answer itself
+    }
+
+
+def parse_reply(data: JSON) -> ReplyFields:
+    """A generateContent answer's first candidate: text, thoughts and function calls (with their signatures)."""
+    candidate = data["candidates"][0]
+    texts: list[str] = []
+    thoughts: list[str] = []
+    calls: list[ToolCall] = []
+    for i, part in enumerate((candidate.get("content") or {}).get("parts") or []):
+        call = part.get("functionCall") or part.get("function_call")
+        if call:
+            call_id = call.get("id") or f"gemini-call-{i}"
+            # The signature goes back with this call on the next request (the dialect reads it).
+            signature = part.get("thoughtSignature") or part.get("thought_signature")
+            extra = {THOUGHT_SIGNATURE_KEY: signature} if isinstance(signature, str) and signature else {}
+            arguments = json.dumps(call.get("args") or {})
+            calls.append(ToolCall(id=call_id, name=call["name"], arguments=arguments, **extra))
+        elif part.get("thought"):
+            thoughts.append(part.get("text", ""))
+        elif "text" in part:
+            texts.append(part["text"])
+    usage = data.get("usageMetadata") or data.get("usage_metadata") or {}
+    return (
+        {"content": "".join(texts), "reasoning_content": "\n".join(thoughts) or None, "tool_calls": calls or None},
+        Usage(usage.get("promptTokenCount"), usage.get("candidatesTokenCount"), usage.get("totalTokenCount")),
+        candidate.get("finishReason") or candidate.get("finish_reason"),
+    )
+
+
+def step_usage(response: JSON) -> StepUsage:
+    """The usage of an answer; thoughts are reported apart from the answer and count as output."""
+    raw = response.get("usageMetadata") or response.get("usage_metadata") or {}
+    answer, thoughts = int_or_none(raw.get("candidatesTokenCount")), int_or_none(raw.get("thoughtsTokenCount"))
+    output = None if answer is None and thoughts is None else (answer or 0) + (thoughts or 0)
+    return StepUsage(
+        int_or_none(raw.get("promptTokenCount")), output, int_or_none(raw.get("cachedContentTokenCount")), thoughts
+    )
+
+
+WIRE = Wire(
+    name="gemini",
+    sdk_module="google.genai",
+    logger="google_genai",
+    client=_client,
+    call=_call,
+    errors=_errors,
+    parse=parse_reply,
+    usage=step_usage,
+)
+
+
 class _Contents(Turns):
     """Gemini's contents list. A functionResponse content does not merge with other user content: it stays on
     its own directly after its functionCall content (langchain-ai/langchain#27799)."""
@@ -101,6 +264,26 @@ class GeminiDialect(Dialect):
     name = "gemini"
     default_model = "gemini-2.5-flash"
     description = "Google Gemini generateContent (REST JSON)"
+    key_var = "GEMINI_API_KEY"
+    base_url_var = "GEMINI_BASE_URL"
+    wire = WIRE
+    price_id = "google"
+    profiles = GEMINI
+    conservative = GEMINI_CONSERVATIVE
+    suggested_models = ("gemini-3-pro", "gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.0-flash")
+    # ai.google.dev/gemini-api/docs/models: gemini-* and the open gemma-* models, with or without "models/".
+    model_families = ("gemini-", "gemma-", "models/gemini-", "models/gemma-")
+    sdk_types = "google-genai"
+
+    def validate_types(self, body: JSON) -> None:
+        from core.preflight.sdk_types import gemini_body
+
+        gemini_body(body)
+
+    def check_rules(self, body: JSON, profile: ModelProfile) -> Iterator[Finding]:
+        from core.preflight import gemini as rules
+
+        return rules.check(body, profile)
 
     def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         config: JSON = {}

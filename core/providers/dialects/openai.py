@@ -9,7 +9,12 @@ from typing import ClassVar
 
 from core.llm.messages import LLMMediaPart
 from core.providers.base import JSON, RequestContext, RequestOptions, reasoning_effort
-from core.providers.dialects.chat_completions import ChatCompletionsDialect
+from core.providers.dialects.chat_completions import (
+    UNKNOWN_OPENAI_MODEL,
+    ChatCompletionsDialect,
+    openai_profile,
+    openai_profiles,
+)
 
 # Image formats Chat Completions takes (PNG, JPEG, WEBP, non-animated GIF) [docs].
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/webp", "image/gif"})
@@ -27,6 +32,15 @@ class OpenAIChatDialect(ChatCompletionsDialect):
     default_model = "gpt-4.1"
     description = "OpenAI Chat Completions"
     SYSTEM_ROLE: ClassVar[str] = "system"
+    SENDS_REASONING_EFFORT: ClassVar[bool] = True
+    key_var = "OPENAI_API_KEY"
+    base_url_var = "OPENAI_BASE_URL"
+    price_id = "openai"
+    profiles = openai_profiles("openai")
+    conservative = openai_profile("openai", "openai-conservative", UNKNOWN_OPENAI_MODEL)
+    suggested_models = ("gpt-5.1", "gpt-5", "gpt-5-chat", "o3", "gpt-4.1")
+    # platform.openai.com/docs/models: gpt-*, the o-series reasoning models, chatgpt-*, codex-*.
+    model_families = ("gpt-", "o1", "o3", "o4", "chatgpt-", "codex-")
 
     def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         params: JSON = {"model": options.model or self.default_model}

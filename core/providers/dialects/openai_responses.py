@@ -12,8 +12,8 @@ providers is dropped with a warning.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import assert_never
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, assert_never
 
 from core.llm.messages import (
     LLMAssistantMessage,
@@ -26,6 +26,7 @@ from core.llm.messages import (
     LLMUserMessage,
     LLMUserPart,
 )
+from core.messages.objects import ToolCall
 from core.providers.base import (
     EMPTY_TURN_PLACEHOLDER,
     JSON,
@@ -41,7 +42,19 @@ from core.providers.base import (
     reasoning_effort,
     tool_spec,
 )
-from core.providers.profiles import ToolNameRule
+from core.providers.dialects.chat_completions import (
+    UNKNOWN_OPENAI_MODEL,
+    openai_client,
+    openai_errors,
+    openai_profile,
+    openai_profiles,
+    openai_usage,
+)
+from core.providers.profiles import ModelProfile, ToolNameRule
+from core.providers.wire import ReplyFields, Usage, Wire, posting
+
+if TYPE_CHECKING:
+    from core.preflight.findings import Finding
 
 # input_image.detail is Required in the SDK type [SDK: ResponseInputImageParam]; "auto" leaves it to the API.
 IMAGE_DETAIL = "auto"
@@ -52,12 +65,66 @@ NO_PART_KINDS = frozenset({"audio", "video"})
 ERROR_PREFIX = "Error: "
 
 
+def parse_reply(data: JSON) -> ReplyFields:
+    """A Responses answer's output items: message text, function calls and reasoning summaries."""
+    texts: list[str] = []
+    reasoning: list[str] = []
+    calls: list[ToolCall] = []
+    for item in data["output"]:
+        kind = item.get("type")
+        if kind == "message":
+            texts += [c.get("text", "") for c in item.get("content", []) if c.get("type") == "output_text"]
+        elif kind == "function_call":
+            calls.append(ToolCall(id=item["call_id"], name=item["name"], arguments=item.get("arguments") or ""))
+        elif kind == "reasoning":
+            reasoning += [s.get("text", "") for s in item.get("summary", [])]
+    usage = data.get("usage") or {}
+    return (
+        {"content": "".join(texts), "reasoning_content": "\n".join(reasoning) or None, "tool_calls": calls or None},
+        Usage(usage.get("input_tokens"), usage.get("output_tokens"), usage.get("total_tokens")),
+        data.get("status"),
+    )
+
+
+WIRE = Wire(
+    name="openai-responses",
+    sdk_module="openai",
+    logger="openai",
+    client=openai_client,
+    call=posting("/responses"),
+    errors=openai_errors,
+    parse=parse_reply,
+    usage=openai_usage("input_tokens", "output_tokens"),
+    base_url_suffix="/v1",
+)
+
+
 class OpenAIResponsesDialect(Dialect):
     """OpenAI Responses: a flat timeline of message, function_call and function_call_output items."""
 
     name = "openai-responses"
     default_model = "gpt-4.1"
     description = "OpenAI Responses API (input items)"
+    key_var = "OPENAI_API_KEY"
+    base_url_var = "OPENAI_BASE_URL"
+    wire = WIRE
+    price_id = "openai"
+    profiles = openai_profiles("openai-responses")
+    conservative = openai_profile("openai-responses", "openai-conservative", UNKNOWN_OPENAI_MODEL)
+    suggested_models = ("gpt-5.1", "gpt-5", "gpt-5-chat", "o3", "gpt-4.1")
+    # platform.openai.com/docs/models: as Chat Completions, plus the computer-use-* models of Responses.
+    model_families = ("gpt-", "o1", "o3", "o4", "chatgpt-", "codex-", "computer-use-")
+    sdk_types = "openai"
+
+    def validate_types(self, body: JSON) -> None:
+        from core.preflight.sdk_types import openai_responses_body
+
+        openai_responses_body(body)
+
+    def check_rules(self, body: JSON, profile: ModelProfile) -> Iterator[Finding]:
+        from core.preflight import openai as rules
+
+        return rules.check_responses(body, profile)
 
     def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         params: JSON = {"model": options.model or self.default_model}

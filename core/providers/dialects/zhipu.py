@@ -9,7 +9,7 @@ from typing import ClassVar
 
 from core.llm.messages import LLMMediaPart
 from core.providers.base import JSON, RequestContext, RequestOptions
-from core.providers.dialects.chat_completions import ChatCompletionsDialect, data_url_part
+from core.providers.dialects.chat_completions import ChatCompletionsDialect, Extensions, data_url_part, openai_profile
 
 # GLM-4V image formats: jpg/png/jpeg [docs, old]; URL or base64 data URL.
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg"})
@@ -25,6 +25,23 @@ class ZhipuDialect(ChatCompletionsDialect):
     name = "zhipu"
     default_model = "glm-4.6v"
     description = "Zhipu AI GLM v4 chat completions"
+    key_var = "ZHIPU_API_KEY"
+    base_url_var = "ZHIPU_BASE_URL"
+    default_base_url = "https://open.bigmodel.cn/api/paas/v4/"
+    price_id = "zhipuai"
+    # GLM switches reasoning with its own ``thinking`` parameter (configure_api_params).
+    profiles = ((r"glm-", openai_profile("zhipu", "glm", "Zhipu GLM v4 chat (providers.md section 5)")),)
+    conservative = openai_profile("zhipu", "glm-conservative", "OpenAI-compatible, for an unknown model")
+    suggested_models = ("glm-4.6v",)
+    # docs.bigmodel.cn model list: glm-* chat models (plus the charglm/codegeex/cogview families).
+    model_families = ("glm-", "charglm-", "codegeex-", "cogview-")
+    # No typed request params (the zhipuai SDK's messages are untyped): OpenAI's Chat types plus these.
+    EXTENSIONS = Extensions(
+        params=frozenset({"thinking", "clear_thinking"}),
+        parts={"video_url": frozenset({"url"}), "file_url": frozenset({"url"})},
+        reasoning_content_back=True,
+        string_tool_content=True,
+    )
     # GLM-4.5+ interleaved thinking: "reasoning content must be explicitly kept and returned" [docs].
     TAKES_REASONING_CONTENT: ClassVar[bool] = True
     REASONING_ON_EVERY_TOOL_TURN: ClassVar[bool] = True
