@@ -105,10 +105,9 @@ def _with_acme(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_new_provider_is_one_module_and_no_change_elsewhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from web.payloads.builder import providers
-
     from core.preflight import preflight
     from core.replay.endpoints import availability, endpoint_for
+    from web.bodies.builder import providers
 
     _with_acme(tmp_path, monkeypatch)
     try:

@@ -8,7 +8,6 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
-from web.runs.service import RunService
 
 from core.store import Store
 from tests.replay.conftest import stub_env  # noqa: F401 - a fixture
@@ -18,6 +17,7 @@ from tests.web.test_browser import ARTIFACTS, _shot, _until, browser  # noqa: F4
 from web.app import create_app
 from web.devtools.stub_provider import Reply, StubServer
 from web.processes import with_shared_secret
+from web.replays.service import RunService
 from web.settings import Settings
 
 pytestmark = pytest.mark.browser

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
-from web.diff.service import diff_command
 
 from core import MESSAGE_ADAPTER
 from core.providers.diff_causes import CAUSES
@@ -19,6 +18,7 @@ from tests.web.web_corpus import BASE_URL, temp_store
 from tests.web.web_html import live_content, parse
 from web import masking
 from web.app import create_app
+from web.bodies.diffs import diff_command
 from web.cli import main
 from web.devtools import demo_data
 from web.settings import Settings
