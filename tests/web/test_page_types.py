@@ -139,3 +139,63 @@ def test_narrow_pages_are_centred_and_wide_pages_use_the_window(
         assert {k: [v[0] // 2, v[1]] for k, v in found.items()} == {k: [v[0] // 2, v[1]] for k, v in expected.items()}
     finally:
         context.close()
+
+
+# Every element with text of its own that is rendered, its text colour over the backgrounds behind it composited
+# from the root down (each element's opacity fades its text into them); those under MIN_CONTRAST.
+LOW_CONTRAST = """(least) => {
+  const rgba = c => { const v = c.match(/[\\d.]+/g).map(Number); return [v[0], v[1], v[2], v.length > 3 ? v[3] : 1]; };
+  const over = (top, under) => [0, 1, 2].map(i => top[i] * top[3] + under[i] * (1 - top[3])).concat([1]);
+  const lum = c => c.slice(0, 3).map(v => { v /= 255; return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
+    .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
+  const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+  const owns = el => [...el.childNodes].some(n => n.nodeType === 3 && n.data.trim()) ||
+    (['INPUT', 'SELECT', 'TEXTAREA'].includes(el.tagName) && !['checkbox', 'hidden'].includes(el.type) && el.value);
+  const low = [];
+  for (const el of document.querySelectorAll('body *')) {
+    if (['SCRIPT', 'STYLE', 'OPTION', 'NOSCRIPT', 'TEMPLATE'].includes(el.tagName) || !owns(el)) continue;
+    if (el.closest(':disabled')) continue;  // an inactive control: WCAG 1.4.3 asks nothing of it
+    const box = el.getBoundingClientRect();
+    if (!box.width || !box.height || !el.checkVisibility({visibilityProperty: true})) continue;
+    const chain = []; for (let e = el; e; e = e.parentElement) chain.unshift(e);
+    let behind = [255, 255, 255, 1], opacity = 1;
+    for (const e of chain) {
+      const s = getComputedStyle(e);
+      behind = over(rgba(s.backgroundColor), behind);
+      opacity *= Number(s.opacity);
+    }
+    const ink = rgba(getComputedStyle(el).color);
+    const shown = over([ink[0], ink[1], ink[2], ink[3] * opacity], behind);
+    const r = ratio(shown, behind);
+    if (r < least) low.push(`${r.toFixed(2)} ${el.tagName.toLowerCase()}.${[...el.classList].join('.')} ` +
+      `"${(el.value || el.textContent).trim().slice(0, 40)}" ${getComputedStyle(el).color} ` +
+      `on rgb(${behind.slice(0, 3).map(Math.round)})`);
+  }
+  return low;
+}"""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_text_on_every_page_type_has_enough_contrast(
+    browser: Any,  # noqa: F811
+    every_page: tuple[str, dict[str, str]],
+    scheme: str,
+) -> None:
+    base_url, pages = every_page
+    context = _open(browser, scheme)
+    try:
+        pg = context.new_page()
+        low: dict[str, list[str]] = {}
+        for name, path in pages.items():
+            pg.goto(base_url + path)
+            pg.wait_for_load_state("networkidle")
+            pg.evaluate("document.querySelectorAll('main details').forEach(d => { d.open = true; })")  # all of it
+            found = pg.evaluate(LOW_CONTRAST, MIN_CONTRAST)
+            if found:
+                low[name] = found
+            if name in ("diff", "step run"):
+                pg.screenshot(path=str(ARTIFACTS / f"contrast-{scheme}-{name.replace(' ', '-')}.png"), full_page=True)
+        assert low == {}, "\n".join(f"{name}: {line}" for name, lines in low.items() for line in lines)
+    finally:
+        context.close()
