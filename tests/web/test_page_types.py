@@ -93,8 +93,11 @@ def every_page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
                 "runs compared": f"/runs/compare?a={other.run_id}&b={run.run_id}",
                 "step run": f"/step-runs/{diverged.run_id}",
                 "step runs compared": f"/runs/compare?a={matched.run_id}&b={diverged.run_id}",
+                "request bodies": f"/runs/compare/requests?a={other.run_id}&b={run.run_id}",
                 "payload": f"{ek}/payload/anthropic",
+                "phases": f"{ek}/payload/anthropic/phases",
                 "diff": f"{ek}/diff?left=openai&right=anthropic",
+                "a cause's changes": f"{ek}/diff/changes?left=openai&right=anthropic&cause=format&offset=0",
             }
             settings = Settings(attachments_root=demo.attachments)
             with serving(create_app(settings, store)) as base_url:
