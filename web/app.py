@@ -22,6 +22,7 @@ from litestar.template.config import TemplateConfig
 from core.providers import dialect_names
 from core.store import Store
 from web import masking, urls
+from web.apidocs import routes as apidocs_routes
 from web.assets import Assets
 from web.attachments import routes as attachments_routes
 from web.backlog import Backlog
@@ -56,6 +57,7 @@ PAGE_ROUTES = [
     *attachments_routes.ROUTES,
     *check_routes.ROUTES,
     *suites_routes.ROUTES,
+    *apidocs_routes.ROUTES,
 ]
 """Every slice's handlers but the imports', which ``create_app`` mounts under the upload's body limit."""
 
@@ -142,6 +144,7 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
             title="Traceloupe",
             version=__version__,
             path=urls.SCHEMA,
+            use_handler_docstrings=True,  # the API page (web/apidocs) says what each operation does
             render_plugins=[JsonRenderPlugin(path=["/", "/openapi.json"])],
         ),
     )

@@ -77,6 +77,7 @@ IMPORT = "/import"
 CHECK = "/check"
 SUITES = "/suites"
 SCHEMA = "/schema"
+API_DOCS = "/api-docs"
 STATIC = "/static"
 ATTACHMENTS = "/attachments/"
 
@@ -89,6 +90,7 @@ class SitePaths:
     upload: str = IMPORT
     check: str = CHECK
     schema: str = SCHEMA
+    api_docs: str = API_DOCS
     suites: str = SUITES
 
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.errors import MisuseError, UnknownNameError
-from core.integrity import find_damage
+from core.integrity import Damage, find_damage
 from core.messages.base import BaseMessage
 from core.messages.objects import ToolReturn
 from core.messages.trace import IntermediateTrace
@@ -125,7 +125,17 @@ def _emptied(message: Message) -> Message:
 
 
 def _damage(messages: Sequence[BaseMessage]) -> str | None:
-    found = [d for m in messages for d in find_damage(m)]
+    # A trace record is found twice, in its user message's trace and as a record of the turn: once per msg_id.
+    first: dict[str, Damage] = {}
+    for message in messages:
+        for damage in find_damage(message):
+            first.setdefault(damage.msg_id, damage)
+    found = list(first.values())
     if not found:
         return None
-    return f"the turn holds {len(found)} damaged record(s) (TFROB-299): " + "; ".join(d.explain() for d in found[:3])
+    said = "; ".join(
+        f"{d.msg_id} ({d.role} record at {d.path} lost {', '.join(d.lost)}; repair reads it as {d.inferred})"
+        for d in found[:3]
+    )
+    more = f"; and {len(found) - 3} more" if len(found) > 3 else ""
+    return f"the turn holds {len(found)} damaged record{'' if len(found) == 1 else 's'} (TFROB-299): {said}{more}"

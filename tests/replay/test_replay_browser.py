@@ -159,3 +159,22 @@ def test_the_runs_table_fits_the_window_with_a_long_error_and_a_long_model(
     )
     assert heights == [1, 1], heights  # each model name on one line
     assert not (watch.dialogs or watch.foreign or watch.errors), watch
+
+
+def test_the_run_count_in_the_header_follows_each_rerun_in_place(visit: Visit, stub: StubServer) -> None:  # noqa: F811
+    pg, watch = visit(f"/conversations/{CONVERSATION}")
+    assert pg.locator(".convhead [data-runs]").count() == 0  # type: ignore[attr-defined]  # no run yet
+    stub.state.script.append(Reply(text="Sunny."))
+    pg.click("#rerun-form [data-rerun-submit]")  # type: ignore[attr-defined]
+    _until(lambda: pg.locator(".convhead [data-runs]").count() == 1)  # type: ignore[attr-defined]
+    assert pg.inner_text(".convhead [data-runs]") == "1 run"  # type: ignore[attr-defined]
+    stub.state.script.append(Reply(text="Warm."))
+    pg.click("#msg-a-1 [data-card-rerun] summary")  # type: ignore[attr-defined]
+    pg.click("#msg-a-1 [data-rerun-submit]")  # type: ignore[attr-defined]
+    _until(lambda: pg.inner_text(".convhead [data-runs]") == "2 runs")  # type: ignore[attr-defined]
+    pg.evaluate("window.scrollTo(0, 0)")  # type: ignore[attr-defined]
+    _shot(pg, "replay-run-count.png")
+    pg.click(".convhead [data-runs]")  # type: ignore[attr-defined]
+    pg.wait_for_url("**/replays")  # type: ignore[attr-defined]
+    assert pg.locator("[data-run-row]").count() == 2  # type: ignore[attr-defined]
+    assert not (watch.dialogs or watch.foreign or watch.errors), watch

@@ -86,3 +86,25 @@ def test_max_cost_cancels_what_has_not_started_and_the_report_says_so(
     assert f"spent ${sent * 0.00011:.6f} of --max-cost $0.0015" in out
     assert main([*args, "--max-cost", "0"]) == 1  # nothing could run
     assert "0 matched, 0 diverged, 0 failed, 0 refused, 6 cancelled" in capsys.readouterr().out
+
+
+def test_a_refused_conversation_names_each_damaged_record_once(
+    tmp_path: Path, stub: StubServer, stub_env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "damaged.db")
+    with Store.open(db) as store:
+        suite_data.seed(store, tmp_path, 1, damaged=frozenset({0}))
+    damaged = f"{suite_data.conversation_id(0)}-step"  # the trace's assistant step, also expanded into the history
+    assert main(["suite", "create", "one", "--search", "weather", "--db", db]) == 0
+    junit = tmp_path / "one.xml"
+    args = ["suite", "run", "one", "--provider", "openai", "--model", "gpt-4o", "--mode", "steps", "--db", db]
+    assert main([*args, "--junit", str(junit)]) == 1
+    out = capsys.readouterr().out
+    said = [line for line in out.splitlines() if " refused: " in line]
+    assert len(said) == 2 and all("1 damaged record " in line and line.count(damaged) == 1 for line in said), out
+    (case,) = next(iter(JUnitXml.fromfile(str(junit))))
+    (skipped,) = case.result
+    assert skipped.message.count(damaged) == 1, skipped.message
+    assert main(["suite", "show", "one", "--json", "--db", db]) == 0
+    (item,) = json.loads(capsys.readouterr().out)["report"]["items"]
+    assert item["outcome"] == "refused" and item["error"].count(damaged) == 1, item["error"]

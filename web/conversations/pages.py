@@ -10,6 +10,7 @@ from core.store import ConversationSummary
 from web import masking, urls
 from web.conversations.listing import KIND_FILTERS, SORT_LABELS, ListQuery
 from web.conversations.snippets import Snippet
+from web.runs.starts import RunCount
 from web.runs.step_forms import StepForms, step_forms
 from web.runs.views import RerunForms
 from web.settings import Settings
@@ -129,6 +130,10 @@ class ConversationPage(urls.ConversationLinks):
     @property
     def runs_api_url(self) -> str:
         return urls.api_runs(self.conversation_id)
+
+    @property
+    def run_count(self) -> RunCount:
+        return RunCount(self.runs, urls.replays(self.conversation_id))
 
     def field_url(self, msg_id: str, field: str) -> str:
         """Where a card's clipped field is read whole."""

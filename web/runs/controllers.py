@@ -119,7 +119,7 @@ class RunsController(Controller):
                 model_as_typed=data.as_typed,
             )
 
-        return answer_start(request, submit, urls.run, ("runs/_run.html", lambda run: _panel(source, run)))
+        return answer_start(request, submit, urls.run, ("runs/_run.html", lambda run: _panel(source, run)), source)
 
     @get("/runs/{run_id:str}", name="run", sync_to_thread=True)
     def run(self, request: HTMXRequest, run_id: urls.PathId, run_service: RunsDep, source: SourceDep) -> Template:

@@ -27,7 +27,7 @@ from core.replay.turns import RecordedStep, turn_of
 from core.store import Store
 from core.store.step_runs import StepRunView
 from web import masking, urls
-from web.deps import FORM, ReplayFields, RunsDep
+from web.deps import FORM, ReplayFields, RunsDep, SourceDep
 from web.runs.starts import answer_start
 from web.runs.step_compare import StepComparePage, step_compare_page
 from web.runs.step_views import StepRunPanel, step_run_panel
@@ -102,6 +102,7 @@ class StepRunsController(Controller):
         request: HTMXRequest,
         conversation_id: urls.PathId,
         run_service: RunsDep,
+        source: SourceDep,
         data: Annotated[StepRunData, FORM],
     ) -> Template | Redirect:
         """Record a step run and send it off the request thread; answer at once with its live region."""
@@ -123,7 +124,7 @@ class StepRunsController(Controller):
 
         # Answered with the compact region: it appears on the timeline.
         region = ("runs/_step_run.html", lambda run: step_panel(run_service.store, run, compact=True))
-        return answer_start(request, submit, urls.step_run, region)
+        return answer_start(request, submit, urls.step_run, region, source)
 
     @get("/step-runs/{run_id:str}", name="step-run", sync_to_thread=True)
     def step_run(

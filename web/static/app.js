@@ -208,7 +208,7 @@
     });
   });
 
-  // Cards whose message is not in the request shown (after the cut, or dropped) are dimmed.
+  // Cards whose message is not in the request shown (after the cut, or dropped) are shown hollow.
   function markAbsent() {
     var body = document.querySelector("#payload-json[data-json-complete='true']");
     if (!body) return;

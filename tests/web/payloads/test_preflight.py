@@ -3,6 +3,7 @@ cannot carry, the model selector; and the same per side in the diff summary."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -32,15 +33,17 @@ def _with(html: str, attr: str) -> list[Any]:
     return [el for el in parse(html).elements if el.has(attr)]
 
 
-def test_an_accepted_body_shows_the_badge_for_its_model_and_what_it_cannot_carry(
+def test_an_accepted_body_shows_the_badge_for_its_model_and_what_it_cannot_carry_once(
     client: TestClient[Litestar],
 ) -> None:
     html = client.get(f"{EK}/payload/anthropic").text
     (badge,) = _with(html, "data-preflight")
     assert badge.get("data-preflight") == "accepted"
     assert "accepted by the SDK types and provider rules for claude-sonnet-4-6" in html
-    kinds = {el.get("data-kind") for el in _with(html, "data-kind")}
-    assert {"audio", "video", "reasoning"} <= kinds
+    # Said once, beside the body: each degradation linked to its card, not again by kind above it.
+    elements = set(re.findall(r'<code class="warnings__element">([^<]*)</code>', html))
+    assert {"audio", "video", "reasoning"} <= elements
+    assert _with(html, "data-cannot-carry") == []
     assert _with(html, "data-findings") == []
 
 

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from core.store import Store
+from core.suites import Suites, run_item
 from tests.replay.web_server import replay_app, serving
 from tests.suites import suite_data
-from tests.web.suites.conftest import COUNT
+from tests.web.suites.conftest import COUNT, add
 from tests.web.test_browser import Visit, Watch, _shot, _until, browser, page, visit  # noqa: F401 - fixtures
 from web.devtools.stub_provider import StubServer
 from web.replays.service import RunService
@@ -147,3 +149,40 @@ def test_the_suite_form_chooses_the_comparison_and_the_run_page_says_which_judge
     pg.wait_for_selector("[data-suite-run-form]")
     assert pg.inner_text("[data-suite-run-comparison]") == "exact"
     assert not (watch.dialogs or watch.foreign or watch.errors), watch
+
+
+# Rows whose title runs out of its cell or under its outcome and badges: some line of the title's link reaches past
+# the cell's right edge or meets the outcome cell's badges.
+UNDER_THE_BADGES = """() => [...document.querySelectorAll('[data-item]')].filter(row => {
+    const cell = row.querySelector('.suite-outcomes__conv').getBoundingClientRect();
+    const badges = [...row.querySelectorAll('.outcome, .badge')].map(b => b.getBoundingClientRect());
+    return [...row.querySelector('.suite-outcomes__conv a').getClientRects()].some(r => r.right > cell.right + 1 ||
+      badges.some(b => r.left < b.right && r.right > b.left && r.top < b.bottom && r.bottom > b.top));
+  }).map(row => row.dataset.item)"""
+
+
+@pytest.mark.parametrize("width", [1280, 900])
+def test_a_suite_runs_long_titles_wrap_in_their_cell_and_a_refused_item_names_its_damaged_record_once(
+    visit: Visit,  # noqa: F811 - the fixture imported above
+    store: Store,
+    env: dict[str, str],
+    tmp_path: Path,
+    width: int,
+) -> None:
+    long_title = " ".join(["Refund for a damaged parcel, then the weather in Lisbon for the weekend"] * 3)
+    add(store, tmp_path / "long.jsonl", {70: ("long-title", long_title), 71: ("long-word", "Refund" + "x" * 90)})
+    (tmp_path / "damaged").mkdir()
+    suite_data.seed(store, tmp_path / "damaged", COUNT + 1, damaged=frozenset({COUNT}))
+    damaged = suite_data.conversation_id(COUNT)
+    suites = Suites(store)
+    suites.create("long", conversations=["long-title", "long-word", damaged])
+    run = suites.new_run("long", provider="openai", model="gpt-4o", mode="steps")
+    for pk in suites.open_items(run.run_id):
+        run_item(store, pk, environ=env)
+    pg, watch = visit(f"/suite-runs/{run.run_id}", viewport={"width": width, "height": 900})
+    assert pg.locator("[data-item]").count() == 3
+    assert pg.evaluate(UNDER_THE_BADGES) == []
+    why = pg.inner_text(f"[data-item='{damaged}'] .suite-outcomes__why")
+    assert why.count(f"{damaged}-step") == 1, why
+    _shot(pg, f"suite-run-long-titles-{width}.png")
+    assert watch.clean(), watch

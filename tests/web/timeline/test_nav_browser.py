@@ -155,3 +155,21 @@ def test_an_unknown_seek_or_kind_is_refused_with_the_valid_names(base_url: str, 
     assert refused.value.code == 400
     body = refused.value.read().decode()
     assert "banana" in body and ("divergence" in body or "console" in body)
+
+
+def test_a_seek_that_finds_nothing_says_so_where_the_reader_can_see_it(visit: Visit) -> None:  # noqa: F811
+    pg, watch = visit(f"/conversations/{CONVERSATION}?at=msg-r{DAMAGED[1]}#msg-r{DAMAGED[1]}")
+    _land(pg, f"r{DAMAGED[1]}")
+    pg.click("[data-seek='damaged']")  # type: ignore[attr-defined]
+    pg.wait_for_selector("[data-seek-notice]")  # type: ignore[attr-defined]
+    _land(pg, f"r{DAMAGED[1]}")
+    # In the window and not under the sticky bars: the point at its middle is the notice itself.
+    seen = pg.evaluate(  # type: ignore[attr-defined]
+        """() => { const el = document.querySelector('[data-seek-notice]'); const r = el.getBoundingClientRect();
+                   const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+                   return r.top >= 0 && r.bottom <= window.innerHeight && !!hit && el.contains(hit); }"""
+    )
+    assert seen
+    assert pg.inner_text("[data-seek-notice]") == "No damaged record after this card."  # type: ignore[attr-defined]
+    _shot(pg, "timeline-seek-none.png")
+    assert watch.clean(), watch
