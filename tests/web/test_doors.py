@@ -116,9 +116,9 @@ def test_max_cost_out_of_range_is_refused_with_400(client: TestClient[Litestar],
 )
 def test_a_replay_form_string_with_nul_or_too_long_is_refused_with_400_and_nothing_stored(
     client: TestClient[Litestar],
-    store: Store,
+    store: Store,  # noqa: F811
     field: str,
-    value: str,  # noqa: F811
+    value: str,
 ) -> None:
     routes = {"runs": CONVERSATION, "step-runs": STEPS_CONVERSATION}
     for route, cid in routes.items():
