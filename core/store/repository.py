@@ -141,8 +141,9 @@ class Store:
         ``runs`` are the file's run lines (filled by the reader as ``records`` is read), stored after
         its messages in the same transaction.
         """
-        prepared = importer.prepare(records, postgres=self.backend == "postgresql")
-        checked = run_lines.prepare_runs(runs)
+        postgres = self.backend == "postgresql"
+        prepared = importer.prepare(records, postgres=postgres)
+        checked = run_lines.prepare_runs(runs, postgres=postgres)
         return importer.write(self.engine, prepared, source=source, progress=progress, replace=replace, runs=checked)
 
     def import_path(

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import Connection, func, insert, select, update
 
 from core.errors import InputError
+from core.fields import IDEMPOTENCY_KEY, MODEL, PROVIDER
 from core.reader import RUN_LINE_KEY, RunLine, describe_validation_error
 from core.store.tables import CONVERSATIONS, MAX_ID_CHARS, RUNS
 from core.store.views import RunStatus, RunView
@@ -24,6 +25,11 @@ from core.store.views import RunStatus, RunView
 RUN_KEY = RUN_LINE_KEY
 
 _Id = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS)]
+_Key = Annotated[str, Field(min_length=1, max_length=IDEMPOTENCY_KEY.max_chars)]
+_Provider = Annotated[str, Field(max_length=PROVIDER.max_chars)]
+_Model = Annotated[str, Field(max_length=MODEL.max_chars)]
+MAX_LEVELS = 255
+"""A run line nests no deeper than a message may (``core.reader``: what pydantic's serialiser writes back)."""
 _BigInt = Annotated[int, Field(ge=-(2**63), lt=2**63)]
 _Int = Annotated[int, Field(ge=-(2**31), lt=2**31)]  # INTEGER columns: 32 bits on PostgreSQL
 
@@ -35,9 +41,9 @@ class _Run(BaseModel):
 
     run_id: _Id
     conversation_id: _Id
-    up_to_msg_id: str | None = None
-    provider: str
-    model: str
+    up_to_msg_id: _Id | None = None
+    provider: _Provider
+    model: _Model
     status: RunStatus
     request_body: dict[str, Any]
     response_body: dict[str, Any] | None = None
@@ -49,7 +55,7 @@ class _Run(BaseModel):
     output_tokens: _Int | None = None
     total_tokens: _Int | None = None
     usage: dict[str, Any] | None = None
-    idempotency_key: str | None = None
+    idempotency_key: _Key | None = None
     reply: dict[str, Any] | None = None
 
 
@@ -86,11 +92,27 @@ class PreparedRun:
     line: RunLine
 
 
-def prepare_runs(lines: Sequence[RunLine]) -> list[PreparedRun]:
-    """Check every run line; InputError naming the file, the line and the field on the first bad one."""
+def prepare_runs(lines: Sequence[RunLine], *, postgres: bool = False) -> list[PreparedRun]:
+    """Check every run line; InputError naming the file, the line and the field on the first bad one.
+
+    The limits of messages hold: at most ``MAX_LEVELS`` levels, ids of at most ``MAX_ID_CHARS``, and with
+    ``postgres`` no U+0000 anywhere (JSONB and text columns cannot hold it).
+    """
     out: list[PreparedRun] = []
     for line in lines:
         body = line.value.get(RUN_KEY)
+        root = f"{line.path}.{RUN_KEY}"
+        if _levels(line.value) > MAX_LEVELS:
+            raise InputError(
+                f"a run nested too deeply to store (at most {MAX_LEVELS} levels, as a message)",
+                source=line.source,
+                line=line.line,
+                path=root,
+            )
+        nul = _nul_at(body, root) if postgres else None
+        if nul is not None:
+            raise InputError("contains U+0000, which PostgreSQL cannot store", source=line.source, line=line.line,
+                             path=nul)  # fmt: skip
         try:
             run = _Run.model_validate(body)
         except ValidationError as exc:
@@ -98,6 +120,39 @@ def prepare_runs(lines: Sequence[RunLine]) -> list[PreparedRun]:
             raise InputError(f"not a run: {reason}", source=line.source, line=line.line, path=path) from None
         out.append(PreparedRun(fields=run.model_dump(), line=line))
     return out
+
+
+def _levels(value: Any) -> int:
+    """How deep ``value`` nests (a scalar is 0), without recursion: a hostile line may nest a thousand levels."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        if depth <= MAX_LEVELS:
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _nul_at(value: Any, root: str) -> str | None:
+    """The JSON path of the first string or key holding U+0000, or None."""
+    stack: list[tuple[Any, str]] = [(value, root)]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return path
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                if "\x00" in key:
+                    return path
+                stack.append((child, f"{path}.{key}"))
+        elif isinstance(item, list):
+            stack.extend((child, f"{path}[{i}]") for i, child in enumerate(item))
+    return None
 
 
 def write_runs(conn: Connection, runs: Sequence[PreparedRun]) -> int:

@@ -20,6 +20,7 @@ from core.providers.registry import dialect_names
 from core.store import SORTS, Store
 from tests.replay.steps_data import STEPS_CONVERSATION, seed_steps
 from tests.store.conftest import db_url, pg_session_url, store  # noqa: F401  (each backend's store)
+from tests.store.test_store_run_lines import nested_text, run_line
 from tests.web.web_corpus import BASE_URL
 from web.app import create_app
 from web.conversations.listing import KIND_FILTERS
@@ -197,3 +198,31 @@ def test_the_api_schema_lists_exactly_the_values_the_code_takes(client: TestClie
     for kind in ("", *KIND_FILTERS):
         assert client.get(f"/api/conversations?kind={quote(kind)}").status_code == 200
     assert client.get("/api/conversations?kind=not-a-kind").status_code == 400
+
+
+@pytest.mark.parametrize("hostile", ["nested", "long-key", "nul"])
+def test_an_upload_with_one_hostile_run_line_file_stores_the_others_and_says_one_error_line(
+    client: TestClient[Litestar],
+    store: Store,  # noqa: F811
+    hostile: str,
+) -> None:
+    good = [(f"good{i}.jsonl", _conversation(f"up{i}")) for i in range(2)]
+    bad_fields: dict[str, Any] = {
+        "nested": {"request_body": {"__body__": 0}},
+        "long-key": {"idempotency_key": "k" * 5000},
+        "nul": {"error": "x\x00" if store.backend == "postgresql" else "x" * 600, "up_to_msg_id": "m" * 600},
+    }[hostile]
+    line = run_line(conversation_id="c1", **bad_fields).replace(b'{"__body__":0}', nested_text(1010).encode())
+    files = [("files", (name, body)) for name, body in good[:1]]
+    files += [("files", ("bad.jsonl", _conversation("upbad") + line))]
+    files += [("files", (name, body)) for name, body in good[1:]]
+    response = client.post("/import", files=files, data={"_csrf_token": _token(client)}, headers=ORIGIN)
+    assert response.status_code == 400
+    assert response.text.count("nothing from this file") == 1 and "bad.jsonl" in response.text
+    stored = {c.conversation_id for c in store.list_conversations().items}
+    assert {"up0", "up1"} <= stored and "upbad" not in stored
+    assert store.counts()["runs"] == 0
+
+
+def _conversation(cid: str) -> bytes:
+    return (LINES[0].replace('"c1"', f'"{cid}"') + "\n").encode()
