@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from core.suites import Report
 
 DEFAULT_CONCURRENCY = 4
+JUNIT_NOT_WRITTEN = 7
+"""Exit code when nothing regressed but the --junit file could not be written (a regression's 6 wins)."""
 JUNIT_RULE = (
     "JUnit XML (--junit FILE): one test case per conversation. With a baseline, a test case fails only for a "
     "regression (matched in the baseline, diverged or failed now), so a run with 3 regressions has 3 failures; "
@@ -37,8 +39,8 @@ def register(actions: Any) -> None:
         "run",
         help="replay every conversation of a suite on the job queue and report regressions",
         description=(
-            "Exit 0: no regression; 6: at least one regression against the baseline; 1: nothing could run. "
-            + JUNIT_RULE
+            "Exit 0: no regression; 6: at least one regression against the baseline; 1: nothing could run; "
+            f"{JUNIT_NOT_WRITTEN}: no regression but the --junit file could not be written. " + JUNIT_RULE
         ),
     )
     parser.add_argument("name", metavar="NAME")
@@ -60,7 +62,11 @@ def register(actions: Any) -> None:
     parser.add_argument(
         "--baseline", metavar="RUN_ID|last", help="compare with this suite run (last: the newest finished one)"
     )
-    parser.add_argument("--junit", metavar="FILE", help="write the report as JUnit XML (see the rule above)")
+    parser.add_argument(
+        "--junit", metavar="FILE",
+        help="write the report as JUnit XML (see the rule above); written whole or not at all, never through a "
+        f"symlink or into anything but a regular file; exit {JUNIT_NOT_WRITTEN} when it cannot be (unless 6)",
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print the report as JSON (progress goes to stderr)")
     parser.add_argument(
         "--resume", action="store_true",
@@ -122,8 +128,7 @@ def _run(store: Store, ns: argparse.Namespace) -> int:
     printer.close()
     queue.stop()
     report = suites.report(run.run_id)
-    _print_report(report, ns, stream)
-    return report.exit_code()
+    return _print_report(report, ns, stream)
 
 
 def _check_provider(provider: str) -> None:
@@ -137,18 +142,33 @@ def _check_provider(provider: str) -> None:
         raise MisuseError(f"{provider} is unavailable: {unavailable_reason(provider, os.environ)}")
 
 
-def _print_report(report: Report, ns: argparse.Namespace, stream: Any) -> None:
+def _print_report(report: Report, ns: argparse.Namespace, stream: Any) -> int:
+    """Print the report (and write its JUnit file); the exit code: the report's, or JUNIT_NOT_WRITTEN when the
+    file could not be written and nothing regressed."""
+    import xml.etree.ElementTree as ET
+
     import orjson
 
-    from core.suites import write_junit
+    from core.suites.junit import junit_tree
+    from web.cli.output_file import OutputFileError, write_file
     from web.cli.suite_output import report_lines
 
+    junit_error: str | None = None
     if ns.junit:
-        write_junit(report, ns.junit)
+        tree = junit_tree(report)
+        try:
+            write_file(ns.junit, ET.tostring(tree.getroot(), encoding="utf-8", xml_declaration=True))
+        except OutputFileError as exc:
+            junit_error = str(exc)
     if ns.json:
         sys.stdout.buffer.write(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2) + b"\n")
     else:
         for line in report_lines(report, every_item=False):
             print(printable(line), file=stream)
+    code = report.exit_code()
+    if junit_error is not None:
+        echo(f"traceloupe suite run: {junit_error}", file=sys.stderr)
+        return code or JUNIT_NOT_WRITTEN
     if ns.junit:
         echo(f"JUnit XML written to {ns.junit}", file=sys.stderr)
+    return code
