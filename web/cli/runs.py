@@ -7,6 +7,7 @@ import dataclasses
 import sys
 from typing import TYPE_CHECKING
 
+from web.cli import flags
 from web.cli.db import add_db_argument, run_with_store
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     add_db_argument(parser)
     parser.add_argument("--conversation", metavar="ID", default=None, help="only the runs of this conversation")
     parser.add_argument("--json", action="store_true", help="print a JSON array (for scripts)")
-    parser.add_argument("--limit", type=int, default=100, help="at most this many (default: %(default)s)")
+    parser.add_argument("--limit", type=flags.LIMIT, default=100, help="at most this many (default: %(default)s)")
 
 
 def run(ns: argparse.Namespace) -> int:

@@ -16,6 +16,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from web.cli import flags
 from web.cli.db import add_db_argument, run_with_store
 from web.cli.terminal import echo, printable
 
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
     from core.suites import Report
 
 DEFAULT_CONCURRENCY = 4
+MAX_CONCURRENCY = 64
+"""As the dashboard's Run form (``web.suites.service``): lanes of the queue, not threads of this process only."""
 JUNIT_NOT_WRITTEN = 7
 """Exit code when nothing regressed but the --junit file could not be written (a regression's 6 wins)."""
 JUNIT_RULE = (
@@ -45,7 +48,7 @@ def register(actions: Any) -> None:
     )
     parser.add_argument("name", metavar="NAME")
     parser.add_argument("--provider", metavar="P", help="dialect: openai, openai-responses, anthropic, gemini, ...")
-    parser.add_argument("--model", metavar="M", help="the model to ask")
+    parser.add_argument("--model", type=flags.MODEL, metavar="M", help="the model to ask")
     parser.add_argument(
         "--mode", choices=("final", "steps"), default="final",
         help="final: regenerate the final reply (as Re-run); steps: the agent replay of the last turn (default: final)",
@@ -56,7 +59,7 @@ def register(actions: Any) -> None:
         f"(default: {DEFAULT_CONCURRENCY}; --resume: the run's own)",
     )  # fmt: skip
     parser.add_argument(
-        "--max-cost", type=float, metavar="USD",
+        "--max-cost", type=flags.MAX_COST, metavar="USD",
         help="once the run has spent USD, conversations not started yet are cancelled (those running finish)",
     )  # fmt: skip
     parser.add_argument(
@@ -72,7 +75,9 @@ def register(actions: Any) -> None:
         "--resume", action="store_true",
         help="finish the suite's newest unfinished run (its provider, model and options) instead of starting one",
     )  # fmt: skip
-    parser.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per provider request")
+    parser.add_argument(
+        "--timeout", type=flags.SECONDS, default=120.0, metavar="S", help="seconds per provider request"
+    )
     add_db_argument(parser)
 
 
@@ -84,8 +89,9 @@ def run(ns: argparse.Namespace) -> int:
     if not ns.resume and not (ns.provider and ns.model):
         echo("traceloupe suite run: --provider and --model are needed (or --resume)", file=sys.stderr)
         return 2
-    if (ns.concurrency is not None and ns.concurrency < 1) or ns.timeout <= 0:
-        echo("traceloupe suite run: --concurrency must be at least 1 and --timeout positive", file=sys.stderr)
+    if (ns.concurrency is not None and not 1 <= ns.concurrency <= MAX_CONCURRENCY) or ns.timeout <= 0:
+        echo(f"traceloupe suite run: --concurrency must be between 1 and {MAX_CONCURRENCY} and --timeout positive",
+             file=sys.stderr)  # fmt: skip
         return 2
     return run_with_store(ns, lambda store: _run(store, ns))
 
