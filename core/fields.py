@@ -108,6 +108,7 @@ SUITE_NAME = TextRule("the suite name", 200)
 SEARCH = TextRule("the search", 256)
 
 MAX_STEPS = IntRule("max steps", 1, 10_000)
-MAX_COST = FloatRule("max cost (US dollars)", 0.0, 1_000_000.0)
+MAX_COST = FloatRule("max cost", 0.0, 1_000_000.0)
+"""In US dollars."""
 OFFSET = IntRule("offset", 0, MAX_INT32)
 LIMIT = IntRule("limit", 1, MAX_INT32)
