@@ -44,12 +44,18 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
         return value
 
 
-def dumps(value: Any, *, sort_keys: bool = False) -> bytes:
-    """Compact UTF-8 JSON of ``value``."""
+def dumps(value: Any, *, sort_keys: bool = False, indent: bool = False) -> bytes:
+    """Compact UTF-8 JSON of ``value`` (``indent``: two spaces per level, for a reader)."""
+    option = (orjson.OPT_SORT_KEYS if sort_keys else 0) | (orjson.OPT_INDENT_2 if indent else 0)
     try:
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS if sort_keys else 0)
+        return orjson.dumps(value, option=option)
     except TypeError as exc:
         message = str(exc)
         if "Recursion" not in message and "64-bit" not in message:
             raise
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=sort_keys).encode()
+    if indent:
+        try:
+            return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=sort_keys).encode()
+        except RecursionError:  # the indenting encoder is Python's, a few frames a level: the C one goes deeper
+            pass
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=sort_keys).encode()

@@ -121,7 +121,9 @@ def error_response(
 
 def _http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
     detail = exc.detail if exc.detail and exc.detail != HTTPStatus(exc.status_code).phrase else ""
-    return error_response(request, exc.status_code, detail or _DETAILS.get(exc.status_code, ""))
+    # A 405 names the methods the address takes (RFC 9110 section 15.5.6): Litestar's router puts them in ``allow``.
+    headers = {k: v for k, v in (exc.headers or {}).items() if k.lower() == "allow"} or None
+    return error_response(request, exc.status_code, detail or _DETAILS.get(exc.status_code, ""), headers=headers)
 
 
 def _core_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:

@@ -13,7 +13,9 @@ Idempotency keys and runs need nothing here: both are rows of the shared databas
 
 from __future__ import annotations
 
+import math
 import os
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -30,16 +32,35 @@ ALLOWED_HOSTS_ENV = "TRACELOUPE_ALLOWED_HOSTS"
 ATTACHMENTS_ROOT_ENV = "TRACELOUPE_ATTACHMENTS_ROOT"
 CSRF_SECRET_NAME = "csrf"  # noqa: S105 - the row's name, not a secret
 MIN_SECRET_CHARS = 32
+MIN_SECRET_BITS = 80
+"""Shannon entropy of the secret's own characters times its length: 32 random hex digits give about 110 bits
+(never under 90), ``secrets.token_urlsafe(32)`` about 220; 32 spaces, one letter or ``abcd`` repeated 64 or less."""
+
+
+def secret_bits(secret: str) -> float:
+    """An estimate of a secret's entropy in bits, from how often each of its characters occurs."""
+    n = len(secret)
+    return -sum(c * math.log2(c / n) for c in Counter(secret).values())
 
 
 def csrf_secret(store: Store, environ: Mapping[str, str]) -> str:
-    """``$TRACELOUPE_SECRET``, else the database's shared CSRF secret (made now if no process made it yet)."""
-    given = environ.get(SECRET_ENV, "")
-    if given:
-        if len(given) < MIN_SECRET_CHARS:
-            raise ValueError(f"{SECRET_ENV} must be at least {MIN_SECRET_CHARS} characters")
-        return given
-    return store.shared_secret(CSRF_SECRET_NAME)
+    """``$TRACELOUPE_SECRET``, else the database's shared CSRF secret (made now if no process made it yet).
+
+    A set variable is used or refused, never ignored: empty, short or low-entropy values are a ValueError.
+    """
+    if SECRET_ENV not in environ:
+        return store.shared_secret(CSRF_SECRET_NAME)
+    given = environ[SECRET_ENV]
+    if not given.strip():
+        raise ValueError(f"{SECRET_ENV} is set but empty; unset it to use the database's secret, or set a random one")
+    if len(given) < MIN_SECRET_CHARS:
+        raise ValueError(f"{SECRET_ENV} must be at least {MIN_SECRET_CHARS} characters")
+    if secret_bits(given) < MIN_SECRET_BITS:
+        raise ValueError(
+            f"{SECRET_ENV} is too predictable (about {secret_bits(given):.0f} bits; at least {MIN_SECRET_BITS}): "
+            "use a random value, such as `python -c 'import secrets; print(secrets.token_urlsafe(32))'`"
+        )
+    return given
 
 
 def with_shared_secret(settings: Settings, store: Store, environ: Mapping[str, str] | None = None) -> Settings:

@@ -42,6 +42,10 @@ def segment(value: str) -> str:
 def from_segment(text: str) -> str:
     """The id a path segment names (404 when it is not an encoding of one).
 
+    No stored id holds a lone surrogate (UTF-8 cannot encode one, so neither backend can store it) or U+0000
+    (PostgreSQL cannot, and both backends keep the same rules for what a path may name): such a path names
+    nothing, and this is the one place ids are decoded, so every route answers 404 for it.
+
     Characters outside the escape are taken as they are, so a link written with percent-encoding
     before this encoding existed still opens when its id has no ``/``.
     """
@@ -55,9 +59,12 @@ def from_segment(text: str) -> str:
         pos = match.end()
     out += text[pos:].encode("utf-8", "surrogatepass")
     try:
-        return out.decode("utf-8", "surrogatepass")
+        value = out.decode("utf-8")
     except UnicodeDecodeError:
         raise NotFoundException("The id in this path is not valid UTF-8.") from None
+    if "\x00" in value:
+        raise NotFoundException("The id in this path holds U+0000, which no stored id holds.")
+    return value
 
 
 def query(**params: str | None) -> str:

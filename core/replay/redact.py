@@ -2,7 +2,10 @@
 
 A provider may echo the key in its answer or its errors, and not always verbatim: URL-encoded in
 a quoted URL, ``\\uXXXX``-escaped in a JSON string, inside base64 (an ``Authorization: Basic``
-header echoed back), or cut short by a length limit. :class:`Redactor` finds all of these.
+header echoed back), or cut short by a length limit. :class:`Redactor` finds all of these. It also
+matches on a normalised reading of the text (case folded, HTML entities decoded, zero-width characters
+dropped) any 8 characters in a row of the key, or of its hex, beyond the provider's public prefix
+(``sk-proj-``, ``AIza``), and a masked echo (``sk-pr****ab12``: a start and an end of the key around stars).
 
 Structured answers are redacted value by value after parsing (:meth:`Redactor.json`), never as
 raw text, so the JSON keeps its shape and still parses; free text (an error line, a body that is
@@ -14,12 +17,15 @@ from __future__ import annotations
 
 import base64
 import functools
+import html
 import logging
 import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+
+from core.store.casefold import fold
 
 REDACTED = "[redacted]"
 
@@ -59,6 +65,95 @@ def _base64_fragments(key: bytes) -> list[str]:
     return fragments
 
 
+PUBLIC_PREFIXES = ("sk-ant-api03-", "sk-ant-admin01-", "sk-ant-", "sk-proj-", "sk-svcacct-", "sk-admin-", "sk-", "AIza")
+"""The starts of keys that providers print in their docs (OpenAI ``sk-``/``sk-proj-``, Anthropic ``sk-ant-``, Google
+``AIza``): the most a text may show of a key. Longest first."""
+WINDOW = MIN_KEY_CHARS
+"""Any run of this many characters of the key (past its public prefix) is the key, wherever it stands."""
+_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
+_ENTITY = re.compile(r"&(?:#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[a-zA-Z][a-zA-Z0-9]{1,31});")
+_MASK = r"(?:\*{2,}|\u2026|\.{3,}|x{4,}|X{4,})"
+
+
+def public_prefix(key: str) -> str:
+    """The start of ``key`` its provider publishes (``sk-proj-``), or ''."""
+    return next((p for p in PUBLIC_PREFIXES if key.startswith(p)), "")
+
+
+def _windows(secret: str, skip: int) -> list[str]:
+    """Every ``WINDOW``-character run of ``secret`` that reaches past its first ``skip`` characters."""
+    first = max(0, skip - WINDOW + 1)
+    return sorted({secret[i : i + WINDOW] for i in range(first, len(secret) - WINDOW + 1)}, key=len, reverse=True)
+
+
+@functools.lru_cache(maxsize=8)
+def _folded_pattern(key: str) -> re.Pattern[str] | None:
+    """Windows of the key and of its hex, and its masked forms, as one pattern over the normalised text."""
+    folded = fold(key)
+    skip = len(public_prefix(key))
+    windows = _windows(folded, skip) + _windows(key.encode().hex(), 2 * skip + WINDOW)
+    starts = [re.escape(folded[:n]) for n in range(len(folded) - 1, 1, -1)]
+    ends = [re.escape(folded[-n:]) for n in range(len(folded) - 1, 1, -1)]
+    alternatives = [re.escape(w) for w in windows]
+    if len(folded) >= WINDOW:
+        alternatives.append(f"(?:{'|'.join(starts)}){_MASK}(?:{'|'.join(ends)})")
+    # A lookahead finds overlapping matches: a key's windows overlap, and together they cover all of it.
+    return re.compile(f"(?=({'|'.join(alternatives)}))") if alternatives else None
+
+
+def _normalised(value: str) -> tuple[str, list[int] | None]:
+    """``value`` case-folded, entities decoded, invisible characters dropped; and where each character came
+    from (None when every character is where it was)."""
+    if "&" not in value and not _INVISIBLE.search(value):
+        return fold(value), None
+    chars: list[str] = []
+    origin: list[int] = []
+    pos = 0
+    for match in re.finditer(f"{_ENTITY.pattern}|{_INVISIBLE.pattern}", value):
+        for i in range(pos, match.start()):
+            chars.append(value[i])
+            origin.append(i)
+        token = match.group()
+        if token.startswith("&"):
+            for char in html.unescape(token):
+                chars.append(char)
+                origin.append(match.start())
+        pos = match.end()
+    for i in range(pos, len(value)):
+        chars.append(value[i])
+        origin.append(i)
+    origin.append(len(value))
+    return fold("".join(chars)), origin
+
+
+def _redact_folded(value: str, pattern: re.Pattern[str] | None) -> str:
+    """``value`` with every span whose normalised reading ``pattern`` matches replaced."""
+    if pattern is None:
+        return value
+    normal, origin = _normalised(value)
+    spans: list[tuple[int, int]] = []
+    for match in pattern.finditer(normal):
+        start, end = match.start(1), match.end(1)
+        if origin is not None:
+            last = origin[end - 1]
+            start, end = origin[start], last + 1
+            entity = _ENTITY.match(value, last)
+            if entity is not None:
+                end = max(end, entity.end())
+        if spans and start <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
+        else:
+            spans.append((start, end))
+    if not spans:
+        return value
+    out, pos = [], 0
+    for start, end in spans:
+        out += [value[pos:start], REDACTED]
+        pos = end
+    out.append(value[pos:])
+    return "".join(out)
+
+
 @functools.lru_cache(maxsize=8)
 def _key_pattern(key: str) -> re.Pattern[str]:
     """Every form of ``key`` as one pattern, built once per key: each send and each answer redacts with it."""
@@ -73,12 +168,13 @@ class Redactor:
     def __init__(self, key: str) -> None:
         self._key = key
         self._pattern = _key_pattern(key)
+        self._folded = _folded_pattern(key) if len(key) >= MIN_KEY_CHARS else None
 
     def text(self, value: str) -> str:
         """``value`` with every form of the key replaced, and a trailing prefix of 8+ characters too."""
         if not self._key:
             return value
-        cleaned = self._pattern.sub(REDACTED, value)
+        cleaned = _redact_folded(self._pattern.sub(REDACTED, value), self._folded)
         length = self._tail_length(cleaned)
         return cleaned[:-length] + REDACTED if length else cleaned
 

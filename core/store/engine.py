@@ -30,6 +30,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, DisconnectionError, IntegrityError
 
 from core.jsonio import loads
+from core.store.casefold import fold
 from core.store.errors import StoreError
 from core.store.jsonio import dumps_text
 
@@ -162,12 +163,12 @@ def ping_when_idle(engine: Engine, idle_seconds: float = PING_AFTER_IDLE_SECONDS
 
 
 LOWER_FUNCTION = "traceloupe_lower"
-"""SQLite: Python's ``str.lower`` as an SQL function. SQLite's own ``lower()`` and ``LIKE`` fold ASCII
-letters only, so ``é`` would not find "École"; PostgreSQL's ``ILIKE`` folds every letter."""
+"""SQLite: search's case fold (``core.store.casefold``) as an SQL function. SQLite's own ``lower()`` and
+``LIKE`` fold ASCII letters only, so ``é`` would not find "École"; PostgreSQL's chunks fold every letter."""
 
 
 def _lower(value: object) -> object:
-    return value.lower() if isinstance(value, str) else value
+    return fold(value) if isinstance(value, str) else value
 
 
 PRIVATE_FILE_MODE = 0o600

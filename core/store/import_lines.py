@@ -34,6 +34,7 @@ from sqlalchemy import (
 )
 
 from core.errors import InputError
+from core.fields import IDEMPOTENCY_KEY, MODEL, PROVIDER
 from core.reader import StoreLine, describe_validation_error
 from core.store.export_lines import BY_KEY, KINDS, Kind, Reference, line_columns, line_select, target_of
 from core.store.refigure import refigure
@@ -42,6 +43,15 @@ from core.store.tables import CONVERSATIONS, MAX_ID_CHARS
 _Id = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS)]
 _BigInt = Annotated[int, Field(ge=-(2**63), lt=2**63)]
 _Int = Annotated[int, Field(ge=-(2**31), lt=2**31)]  # INTEGER columns: 32 bits on PostgreSQL
+_BOUNDED: dict[str, Any] = {
+    "idempotency_key": Annotated[str, Field(min_length=1, max_length=IDEMPOTENCY_KEY.max_chars)],
+    "provider": Annotated[str, Field(max_length=PROVIDER.max_chars)],
+    "model": Annotated[str, Field(max_length=MODEL.max_chars)],
+    "up_to_msg_id": _Id,
+}
+"""Strings typed elsewhere by a person (a form, a flag): a line holds them to the same rules (``core.fields``)."""
+MAX_LEVELS = 255
+"""A line nests no deeper than a message may (``core.reader``: what pydantic's serialiser writes back)."""
 
 
 # -- check ------------------------------------------------------------------
@@ -56,7 +66,7 @@ def _model(kind: Kind) -> tuple[type[BaseModel], frozenset[str]]:
     for column in line_columns(kind.table):
         ref = kind.reference(column.name)
         name = column.name if ref is None else ref.field
-        kind_of: Any = narrower.get(name) or _type_of(column)
+        kind_of: Any = narrower.get(name) or _BOUNDED.get(name) or _type_of(column)
         if ref is not None or (name in kind.identity and kind_of is str):
             kind_of = _Id  # a name other records are found by: an indexed, bounded string
         if column.nullable:
@@ -110,9 +120,13 @@ class PreparedLine:
         return InputError(reason, source=self.line.source, line=self.line.line, path=path)
 
 
-def prepare_lines(lines: Sequence[StoreLine]) -> list[PreparedLine]:
+def prepare_lines(lines: Sequence[StoreLine], *, postgres: bool = False) -> list[PreparedLine]:
     """Check every store line, whatever its kind; InputError naming the file, the line and the field on the first
-    bad one."""
+    bad one.
+
+    The limits of messages hold: at most ``MAX_LEVELS`` levels, ids of at most ``MAX_ID_CHARS``, and with
+    ``postgres`` no U+0000 anywhere (JSONB and text columns cannot hold it).
+    """
     out: list[PreparedLine] = []
     for line in lines:
         kind = BY_KEY.get(line.key)
@@ -123,6 +137,18 @@ def prepare_lines(lines: Sequence[StoreLine]) -> list[PreparedLine]:
             )
         model, defaulted = _model(kind)
         body = line.value[line.key]
+        root = f"{line.path}.{kind.key}"
+        if _levels(line.value) > MAX_LEVELS:
+            raise InputError(
+                f"a {kind.label} nested too deeply to store (at most {MAX_LEVELS} levels, as a message)",
+                source=line.source,
+                line=line.line,
+                path=root,
+            )
+        nul = _nul_at(body, root) if postgres else None
+        if nul is not None:
+            raise InputError("contains U+0000, which PostgreSQL cannot store", source=line.source, line=line.line,
+                             path=nul)  # fmt: skip
         try:
             checked = model.model_validate(body)
         except ValidationError as exc:
@@ -133,6 +159,39 @@ def prepare_lines(lines: Sequence[StoreLine]) -> list[PreparedLine]:
             del fields[name]
         out.append(PreparedLine(kind=kind, fields=fields, line=line))
     return out
+
+
+def _levels(value: Any) -> int:
+    """How deep ``value`` nests (a scalar is 0), without recursion: a hostile line may nest a thousand levels."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        if depth <= MAX_LEVELS:
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _nul_at(value: Any, root: str) -> str | None:
+    """The JSON path of the first string or key holding U+0000, or None."""
+    stack: list[tuple[Any, str]] = [(value, root)]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return path
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                if "\x00" in key:
+                    return path
+                stack.append((child, f"{path}.{key}"))
+        elif isinstance(item, list):
+            stack.extend((child, f"{path}[{i}]") for i, child in enumerate(item))
+    return None
 
 
 # -- write ------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""PostgreSQL's substring search: every message's text, case-folded and cut into overlapping chunks.
+"""PostgreSQL's substring search: every message's text, case-folded (``core.store.casefold``) and cut into
+overlapping chunks.
 
 ``ILIKE`` over ``messages.search_text`` lowercased each candidate's whole text on every search, a
 long trace's 2 MB included, and read it out of the wide ``messages`` rows. Here the text is folded
@@ -12,12 +13,12 @@ chunk gives its position in ``messages.search_text``, where the snippet around i
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from functools import cache
 from typing import Any
 
 from sqlalchemy import Column, Connection, ForeignKey, Integer, MetaData, Table, Text
 
 from core.store.bulk import copy_rows
+from core.store.casefold import fold as fold  # re-exported: the chunks and their readers fold alike
 from core.store.tables import MESSAGES
 
 STRIDE = 4096
@@ -33,25 +34,6 @@ SEARCH_CHUNKS = Table(
     Column("conversation_pk", Integer, nullable=False),
     Column("folded", Text, nullable=False),
 )
-
-
-@cache
-def _lower_table() -> dict[int, str]:
-    """Every character whose lowercase is one other character, mapped to it: a fold with no context."""
-    table = {}
-    for point in range(0x110000):
-        lowered = chr(point).lower()
-        if len(lowered) == 1 and lowered != chr(point):
-            table[point] = lowered
-    return table
-
-
-def fold(text: str) -> str:
-    """``text`` lowercased character by character, so it keeps its length and every character's place.
-
-    ``str.lower`` alone may not: "İ" becomes two characters and a final "Σ" depends on its neighbours.
-    """
-    return text.lower() if text.isascii() else text.translate(_lower_table())
 
 
 def chunk_rows(message_pk: int, conversation_pk: int, text: str) -> Iterator[dict[str, Any]]:

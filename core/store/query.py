@@ -25,6 +25,7 @@ from sqlalchemy import ColumnElement, Connection, Select, exists, func, literal_
 from sqlalchemy.sql.elements import UnaryExpression
 
 from core.errors import UnknownNameError
+from core.store.casefold import fold
 from core.store.engine import LOWER_FUNCTION
 from core.store.errors import InvalidQueryError
 from core.store.pg_search import MAX_NEEDLE, SEARCH_CHUNKS, contains_pattern, like_pattern
@@ -148,7 +149,7 @@ def search_condition(conn: Connection, needle: str) -> ColumnElement[bool]:
         matching = select(m.conversation_pk).where(m.search_text.like(contains_pattern(needle), escape="\\"))
     else:  # SQLite's LIKE folds ASCII letters only: fold both sides in Python (still a scan, as LIKE is)
         folded = getattr(func, LOWER_FUNCTION)(m.search_text)
-        matching = select(m.conversation_pk).where(func.instr(folded, needle.lower()) > 0)
+        matching = select(m.conversation_pk).where(func.instr(folded, fold(needle)) > 0)
     return or_(_C.id.in_(matching), *(_holds(conn, column, needle) for column in (_C.conversation_id, _C.title)))
 
 
@@ -158,7 +159,7 @@ def _holds(conn: Connection, column: ColumnElement[str], needle: str) -> ColumnE
         return func.lower(column).like(like_pattern(needle), escape="\\")
     if needle.isascii():  # SQLite's LIKE folds ASCII letters
         return column.like(contains_pattern(needle), escape="\\")
-    return func.instr(getattr(func, LOWER_FUNCTION)(column), needle.lower()) > 0
+    return func.instr(getattr(func, LOWER_FUNCTION)(column), fold(needle)) > 0
 
 
 def _narrowed(conn: Connection, stmt: Select[Any], query: ConversationQuery) -> Select[Any] | None:

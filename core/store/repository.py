@@ -153,10 +153,11 @@ class Store:
         ``bad``, the reader's, gets the messages that cannot be stored too; what it holds once the file is read
         refuses the file (InputErrors for several).
         """
-        prepared = importer.prepare(records, postgres=self.backend == "postgresql", bad=bad)
+        postgres = self.backend == "postgresql"
+        prepared = importer.prepare(records, postgres=postgres, bad=bad)
         if bad is not None:
             bad.check()
-        checked = import_lines.prepare_lines(store_lines)
+        checked = import_lines.prepare_lines(store_lines, postgres=postgres)
         return importer.write(
             self.engine, prepared, source=source, progress=progress, replace=replace, store_lines=checked
         )

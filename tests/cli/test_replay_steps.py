@@ -52,7 +52,7 @@ def test_the_cli_prints_the_issue_json_and_exits_by_outcome(
 
     script(stub, "gpt-4o", [{"status": 500}])
     assert main(_cli(db)) == 3
-    assert main([*_cli(db), "--max-steps", "0"]) == 1
+    assert main([*_cli(db), "--max-steps", "0"]) == 2  # out of the flag's range: a usage error
     assert main([*_cli(db), "--turn", "no-such-message"]) == 1
     assert main([*_cli(db), "--turn", STEP_MSG_IDS[0]]) == 1  # an assistant record does not start a turn
     assert "no-such-message" in capsys.readouterr().err

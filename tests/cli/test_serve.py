@@ -64,6 +64,9 @@ def test_bad_attachments_root_is_one_line(served: list[dict[str, Any]], tmp_path
     assert "not a directory" in capsys.readouterr().err
 
 
+STRONG_SECRET = "q7Zk2Vx9Lm4Rt8Wp1Ns6Bd3Hf5Jc0Gy-Ue_Ao"
+"""A secret with the entropy of a random one (the weak ones are refused)."""
+
 LOOPBACK_CASES = [
     ("127.0.0.1", True),
     ("127.0.0.2", True),
@@ -124,7 +127,7 @@ def test_servers_on_different_databases_refuse_each_others_forms(
 def test_the_secret_from_the_environment_signs_the_forms(
     served: list[dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("TRACELOUPE_SECRET", "s" * 40)
+    monkeypatch.setenv("TRACELOUPE_SECRET", STRONG_SECRET)
     assert main(["serve", "--db", str(tmp_path / "a.db"), "--create"]) == 0
     assert main(["serve", "--db", str(tmp_path / "b.db"), "--create"]) == 0
     assert _check_post(served[1]["app"], token_from=served[0]["app"]) == 400
@@ -139,6 +142,20 @@ def test_a_short_secret_in_the_environment_is_refused_in_one_line(
     assert (
         served == [] and "TRACELOUPE_SECRET must be at least 32 characters" in err and "short" not in err.split(":")[-1]
     )
+
+
+@pytest.mark.parametrize(
+    "secret", [" " * 32, "s" * 40, "abcd" * 8, "", "   "], ids=["spaces", "one-letter", "abcd", "empty", "blank"]
+)
+def test_a_weak_or_empty_secret_in_the_environment_is_refused_in_one_line(
+    served: list[dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any, secret: str
+) -> None:
+    monkeypatch.setenv("TRACELOUPE_SECRET", secret)
+    assert main(["serve", "--db", str(tmp_path / "a.db"), "--create"]) == 2
+    err = capsys.readouterr().err
+    refusals = [line for line in err.splitlines() if "TRACELOUPE_SECRET" in line]
+    assert served == [] and len(refusals) == 1 and refusals[0].startswith("traceloupe serve: ")
+    assert (secret.strip() or "<none>") not in err
 
 
 def test_workers_must_be_positive(served: list[dict[str, Any]], capsys: Any) -> None:

@@ -130,3 +130,24 @@ def test_export_into_a_closed_pipe_stops_quietly(db_url: str, tmp_path: Path) ->
     proc.stderr.close()
     assert proc.wait(timeout=60) == 0
     assert b"Traceback" not in err and err == b""
+
+
+def _nested(levels: int) -> dict[str, Any]:
+    value: dict[str, Any] = {"text": "bottom"}
+    for _ in range(levels - 1):
+        value = {"a": [value]} if len(value) == 1 else {"a": value}
+    return value
+
+
+def test_runs_json_prints_a_stored_provider_answer_nested_300_levels(
+    db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _write(tmp_path / "a.jsonl", 34, 1)
+    answer = {"id": "r1", "choices": [{"message": {"content": "x", "extra": _nested(300)}}]}
+    with Store.open(db_url) as store:
+        store.import_path(tmp_path / "a.jsonl")
+        run = store.start_run(NewRun("s34-c0", provider="openai", model="gpt-x", request_body={"model": "gpt-x"}))
+        store.finish_run(run.run_id, status="ok", response_body=answer)
+    assert main(["runs", "--json", "--db", db_url]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["response_body"] == answer

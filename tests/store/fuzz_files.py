@@ -10,6 +10,7 @@ import orjson
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
+from core.jsonio import dumps
 from tests.strategies import messages
 
 _WIDER = os.environ.get("TRACELOUPE_FUZZ_EXAMPLES")
@@ -44,6 +45,8 @@ def mutated_files(draw: st.DrawFn) -> bytes:
         if draw(st.booleans()):
             item["conversation_id"] = draw(st.sampled_from(["c1", "c2", "x" * 513]))
     data = bytearray(_jsonl(items))
+    if draw(st.booleans()):
+        data += draw(run_lines(str(items[0].get("conversation_id", "c1"))))
     for _ in range(draw(st.integers(0, 3))):
         edit = draw(st.sampled_from(["flip", "cut", "insert", "repeat", "nest", "number", "nul"]))
         at = draw(st.integers(0, max(0, len(data) - 1)))
@@ -64,6 +67,38 @@ def mutated_files(draw: st.DrawFn) -> bytes:
         else:
             data[at:at] = b"\\u0000"
     return bytes(data)
+
+
+@st.composite
+def run_lines(draw: st.DrawFn, conversation_id: str) -> bytes:
+    """One or two export run lines (``{"traceloupe_run": ...}``) with the fields hostile files give them."""
+    lines = b""
+    for _ in range(draw(st.integers(1, 2))):
+        run: dict[str, Any] = {
+            "run_id": draw(st.sampled_from(["r1", "r2", "x" * 513])),
+            "conversation_id": draw(st.sampled_from([conversation_id, "elsewhere"])),
+            "provider": draw(st.sampled_from(["openai", "p" * 41])),
+            "model": draw(st.sampled_from(["gpt-4o", "g" * 201])),
+            "status": draw(st.sampled_from(["ok", "error", "running", "nope"])),
+            "request_body": {"__body__": 0},
+            "started_at": draw(st.sampled_from([1, 2**63, -(2**63) - 1])),
+        }
+        extra = draw(st.sampled_from(["", "idempotency_key", "error", "input_tokens", "response_body", "up_to_msg_id"]))
+        if extra == "idempotency_key":
+            run[extra] = draw(st.sampled_from(["k" * 16, "k" * 5000, "k\x00ey"]))
+        elif extra == "error":
+            run[extra] = draw(st.sampled_from(["bad\x00", "e" * 10_000]))
+        elif extra == "input_tokens":
+            run[extra] = draw(st.sampled_from([10, 2**31, -1]))
+        elif extra == "response_body":
+            run[extra] = draw(st.sampled_from([{"id": "x"}, [], {"k\x00": 1}]))
+        elif extra == "up_to_msg_id":
+            run[extra] = draw(st.sampled_from(["m1", "x" * 513, "m\x00"]))
+        depth = draw(st.sampled_from([1, 10, 254, 300, 900, 1010]))
+        body = b'{"a":' * (depth - 1) + b'{"model":"gpt-4o"}' + b"}" * (depth - 1)
+        line = dumps({"traceloupe_run": run}) + b"\n"  # orjson cannot write the integers past 64 bits
+        lines += line.replace(b'{"__body__":0}', body)
+    return lines
 
 
 FILES = st.binary(max_size=300) | mutated_files()

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from litestar import Litestar
+from litestar.exceptions import NotFoundException
 from litestar.testing import TestClient
 
 from core import MESSAGE_ADAPTER, Message
@@ -30,12 +31,18 @@ HOSTILE_IDS = (
 )
 
 
-@given(st.text(st.characters(blacklist_categories=())))  # lone surrogates included: JSON can carry them
-def test_segment_round_trips_any_string(value: str) -> None:
+@given(st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")))
+def test_segment_round_trips_any_string_an_id_can_be(value: str) -> None:
     encoded = urls.segment(value)
     assert urls.from_segment(encoded) == value
     assert re.fullmatch(r"[A-Za-z0-9._~-]*", encoded)  # only characters no server or browser rewrites
     assert not encoded.startswith(".")  # never a dot segment a browser would resolve
+
+
+@pytest.mark.parametrize("value", ["\ud800", "a\udfffb", "\x00", "id\x00"])
+def test_a_segment_of_a_lone_surrogate_or_nul_names_nothing(value: str) -> None:
+    with pytest.raises(NotFoundException):
+        urls.from_segment(urls.segment(value))
 
 
 def test_plain_ids_read_as_themselves() -> None:

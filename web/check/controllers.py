@@ -6,9 +6,13 @@ nothing is stored: importing into the store arrives with the store.
 
 from __future__ import annotations
 
+from typing import Annotated, Any
+
 from litestar import Controller, get, post
 from litestar.datastructures import UploadFile
-from litestar.params import MultipartBody
+from litestar.enums import RequestEncodingType
+from litestar.exceptions import ClientException
+from litestar.params import Body
 from litestar.response import Template
 
 from core import InputError, UserMessage
@@ -34,15 +38,21 @@ class CheckController(Controller):
     @post("/", name="check-upload", status_code=200)
     async def upload(
         self,
-        data: MultipartBody[UploadFile],
+        data: Annotated[dict[str, Any], Body(media_type=RequestEncodingType.MULTI_PART)],
         settings: SettingsDep,
     ) -> Template:
-        """Read the uploaded file and list every record that lost its type."""
-        name = data.filename or "<upload>"
+        """Read the uploaded file and list every record that lost its type (one file per check)."""
+        values = [v for value in data.values() for v in (value if isinstance(value, list) else [value])]
+        files = [f for f in values if isinstance(f, UploadFile)]
         try:
-            raw = await data.read()
+            if len(files) != 1:
+                raise ClientException(f"Check one file at a time ({len(files)} were sent).")
+            upload = files[0]
+            name = upload.filename or "<upload>"
+            raw = await upload.read()
         finally:
-            await data.close()
+            for upload in files:
+                await upload.close()
         page = check_bytes(raw, name, settings.max_body_bytes)
         return Template("check/check.html", context={"page": page}, status_code=200 if page.error is None else 400)
 

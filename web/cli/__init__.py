@@ -60,7 +60,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         module = importlib.import_module(COMMANDS[args[0]][0])
         parser = argparse.ArgumentParser(prog=f"traceloupe {args[0]}", description=COMMANDS[args[0]][1])
         module.register(parser)
-        ns = parser.parse_args(args[1:])
+        try:
+            ns = parser.parse_args(args[1:])
+        except SystemExit as exited:  # argparse printed the usage and its one line (a bad flag), or the help
+            return exited.code if isinstance(exited.code, int) else 2
         code: int = module.run(ns)
     except KeyboardInterrupt:
         print(f"traceloupe {args[0]}: interrupted", file=sys.stderr)

@@ -7,6 +7,7 @@ import dataclasses
 import sys
 from typing import TYPE_CHECKING
 
+from web.cli import flags
 from web.cli.db import add_db_argument, run_with_store
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--damaged", action="store_true", default=None, help="only those with damaged records")
     parser.add_argument("--with-runs", action="store_true", default=None, help="only those with runs")
     parser.add_argument("--sort", choices=tuple(SORTS), default="recent")
-    parser.add_argument("--limit", type=int, default=None, help="at most this many (default: all)")
+    parser.add_argument("--limit", type=flags.LIMIT, default=None, help="at most this many (default: all)")
 
 
 def run(ns: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
+from web.cli import flags
 from web.cli.payload import add_request_arguments
 
 if TYPE_CHECKING:
@@ -26,7 +27,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     add_request_arguments(parser)
     parser.add_argument("--left", required=True, metavar="P", help="provider of the left body")
     parser.add_argument("--right", required=True, metavar="Q", help="provider of the right body")
-    parser.add_argument("--width", type=int, default=100, metavar="N", help="shorten values to N characters (0: never)")
+    parser.add_argument(
+        "--width", type=flags.WIDTH, default=100, metavar="N", help="shorten values to N characters (0: never)"
+    )
     parser.add_argument("--json", action="store_true", help="print the diff as the API gives it (JSON)")
 
 

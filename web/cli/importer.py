@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+from web.cli import flags
 from web.cli.db import add_db_argument, run_with_store
 
 if TYPE_CHECKING:
@@ -27,13 +28,13 @@ def register(parser: argparse.ArgumentParser) -> None:
     add_db_argument(parser)
     parser.add_argument(
         "--max-file-mib",
-        type=int,
+        type=flags.MIB,
         default=DEFAULT_LIMITS.max_file_bytes // MiB,
         help="largest .json file accepted, in MiB (default: %(default)s)",
     )
     parser.add_argument(
         "--max-line-mib",
-        type=int,
+        type=flags.MIB,
         default=DEFAULT_LIMITS.max_record_bytes // MiB,
         help="largest .jsonl line accepted, in MiB (default: %(default)s)",
     )

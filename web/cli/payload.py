@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from web.cli import flags
 from web.cli.terminal import echo, printable
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ def add_request_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model", help="model name (default: the provider's); it chooses the profile of rules the body follows"
     )
-    parser.add_argument("--max-tokens", type=int, metavar="N", help="output token limit")
+    parser.add_argument("--max-tokens", type=flags.MAX_TOKENS, metavar="N", help="output token limit")
     parser.add_argument("--thinking", choices=("on", "off"), help="switch provider reasoning on or off")
     parser.add_argument(
         "--attachments-root",

@@ -19,7 +19,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from web.cli import replay_steps
+from web.cli import flags, replay_steps
 from web.cli.db import add_db_argument, run_with_store
 
 if TYPE_CHECKING:
@@ -37,9 +37,13 @@ def register(parser: argparse.ArgumentParser) -> None:
         metavar="P",
         help="provider: openai, openai-responses, anthropic, gemini, zhipu, doubao",
     )
-    parser.add_argument("--model", required=True, metavar="M", help="the model to ask")
-    parser.add_argument("--upto", metavar="MSG_ID", help="regenerate this message (default: the final assistant reply)")
-    parser.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds to wait (default: 120)")
+    parser.add_argument("--model", required=True, type=flags.MODEL, metavar="M", help="the model to ask")
+    parser.add_argument(
+        "--upto", type=flags.ID, metavar="MSG_ID", help="regenerate this message (default: the final assistant reply)"
+    )
+    parser.add_argument(
+        "--timeout", type=flags.SECONDS, default=120.0, metavar="S", help="seconds to wait (default: 120)"
+    )
     parser.add_argument(
         "--force", action="store_true", help="send a body that fails preflight anyway (to reproduce the 400)"
     )

@@ -14,6 +14,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from web.cli import flags
 from web.cli.db import run_with_store
 from web.cli.terminal import cell, echo
 
@@ -34,10 +35,14 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--steps", action="store_true", help="replay one turn step by step on its recorded tool outputs"
     )
-    parser.add_argument("--turn", metavar="USER_MSG_ID", help="the turn (default: the last user message with a trace)")
-    parser.add_argument("--max-steps", type=int, metavar="N", help="stop after N steps (default: recorded steps + 2)")
     parser.add_argument(
-        "--max-cost", type=float, metavar="USD",
+        "--turn", type=flags.ID, metavar="USER_MSG_ID", help="the turn (default: the last user message with a trace)"
+    )
+    parser.add_argument(
+        "--max-steps", type=flags.MAX_STEPS, metavar="N", help="stop after N steps (default: recorded steps + 2)"
+    )
+    parser.add_argument(
+        "--max-cost", type=flags.MAX_COST, metavar="USD",
         help="do not send a step whose estimated cost (input, and output up to the request's limit) would pass USD",
     )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print the step run as JSON (with --steps)")

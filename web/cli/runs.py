@@ -7,6 +7,7 @@ import dataclasses
 import sys
 from typing import TYPE_CHECKING
 
+from web.cli import flags
 from web.cli.db import add_db_argument, run_with_store
 
 if TYPE_CHECKING:
@@ -20,13 +21,12 @@ def register(parser: argparse.ArgumentParser) -> None:
     add_db_argument(parser)
     parser.add_argument("--conversation", metavar="ID", default=None, help="only the runs of this conversation")
     parser.add_argument("--json", action="store_true", help="print a JSON array (for scripts)")
-    parser.add_argument("--limit", type=int, default=100, help="at most this many (default: %(default)s)")
+    parser.add_argument("--limit", type=flags.LIMIT, default=100, help="at most this many (default: %(default)s)")
 
 
 def run(ns: argparse.Namespace) -> int:
     """Print the runs."""
-    import orjson
-
+    from core.jsonio import dumps
     from web.cli.terminal import cell
 
     def body(store: Store) -> int:
@@ -42,11 +42,11 @@ def run(ns: argparse.Namespace) -> int:
         step_runs = store.list_step_runs(ns.conversation, limit=min(500, max(1, ns.limit)))
         if ns.json:
             # Replies and step runs in one list, newest first; a step run says so with "kind": "steps".
-            items = [(r.started_at, {**dataclasses.asdict(r), **_cost(r)}) for r in found]
+            items = [(r.started_at, {**_fields(r), **_cost(r)}) for r in found]
             items += [(s.started_at, s.to_json()) for s in step_runs]
             items.sort(key=lambda item: -item[0])
             listed = [item for _, item in items[: ns.limit]]
-            sys.stdout.buffer.write(orjson.dumps(listed, option=orjson.OPT_INDENT_2))
+            sys.stdout.buffer.write(dumps(listed, indent=True))  # a stored answer may nest past orjson's 254 levels
             sys.stdout.buffer.write(b"\n")
             return 0
         print(
@@ -73,6 +73,17 @@ def run(ns: argparse.Namespace) -> int:
         return 0
 
     return run_with_store(ns, body)
+
+
+def _fields(run: RunView) -> dict[str, object]:
+    """A run's fields as JSON values; its bodies as stored, not copied level by level (``dataclasses.asdict``
+    recurses once a level, and a provider's answer may nest deeper than Python's recursion limit allows)."""
+    out: dict[str, object] = {}
+    for field in dataclasses.fields(run):
+        value = getattr(run, field.name)
+        is_row = dataclasses.is_dataclass(value) and not isinstance(value, type)
+        out[field.name] = dataclasses.asdict(value) if is_row else value
+    return out
 
 
 def _cost(run: RunView) -> dict[str, object]:

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from web.cli import flags
 from web.cli.db import add_db_argument
 from web.settings import LOOPBACK_HOSTS
 
@@ -38,7 +39,7 @@ DEFAULT_MAX_CONNECTIONS = 100
 def add_server_arguments(parser: argparse.ArgumentParser, *, port: int = 8000) -> None:
     """The options ``serve`` and ``demo`` share: where to listen and how the dashboard behaves."""
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, this machine only)")
-    parser.add_argument("--port", type=int, default=port, help=f"port to listen on (default: {port})")
+    parser.add_argument("--port", type=flags.PORT, default=port, help=f"port to listen on (default: {port})")
     parser.add_argument(
         "--allowed-host", dest="allowed_hosts", action="append", default=[], metavar="NAME",
         help="a host name the browser uses to reach the dashboard, besides localhost (repeatable)",
@@ -52,20 +53,20 @@ def add_server_arguments(parser: argparse.ArgumentParser, *, port: int = 8000) -
         help="the only directory Path attachments are read from (payloads) and served from (downloads)",
     )  # fmt: skip
     parser.add_argument(
-        "--import-max-mib", type=int, default=DEFAULT_IMPORT_MIB, metavar="N",
+        "--import-max-mib", type=flags.MIB, default=DEFAULT_IMPORT_MIB, metavar="N",
         help="largest upload the import page accepts, in MiB (default: %(default)s; every other request: 16 MiB)",
     )  # fmt: skip
     parser.add_argument(
-        "--build-seconds", type=float, default=DEFAULT_BUILD_SECONDS, metavar="S",
+        "--build-seconds", type=flags.SECONDS, default=DEFAULT_BUILD_SECONDS, metavar="S",
         help="stop a payload, phases, diff or compare build after S seconds; the page then gives the CLI command "
         "(default: %(default)s)",
     )  # fmt: skip
     parser.add_argument(
-        "--build-concurrency", type=int, default=DEFAULT_BUILD_CONCURRENCY, metavar="N",
+        "--build-concurrency", type=flags.CONCURRENCY, default=DEFAULT_BUILD_CONCURRENCY, metavar="N",
         help="at most N builds and imports at once; more get 503 (default: %(default)s)",
     )  # fmt: skip
     parser.add_argument(
-        "--max-connections", type=int, default=DEFAULT_MAX_CONNECTIONS, metavar="N",
+        "--max-connections", type=flags.COUNT, default=DEFAULT_MAX_CONNECTIONS, metavar="N",
         help="at most N open connections; more get 503 (default: %(default)s)",
     )  # fmt: skip
 

@@ -7,9 +7,13 @@ import json
 import sys
 from pathlib import Path
 
+from web.cli import flags
+
 
 def register(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (default 8765; 0 picks a free one)")
+    parser.add_argument(
+        "--port", type=flags.PORT, default=8765, help="port on 127.0.0.1 (default 8765; 0 picks a free one)"
+    )
     parser.add_argument(
         "--script",
         metavar="FILE",

@@ -16,6 +16,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from web.cli import flags
 from web.cli.db import add_db_argument, run_with_store
 from web.cli.terminal import echo, printable
 
@@ -24,6 +25,10 @@ if TYPE_CHECKING:
     from core.suites import Report
 
 DEFAULT_CONCURRENCY = 4
+MAX_CONCURRENCY = 64
+"""As the dashboard's Run form (``web.suites.service``): lanes of the queue, not threads of this process only."""
+JUNIT_NOT_WRITTEN = 7
+"""Exit code when nothing regressed but the --junit file could not be written (a regression's 6 wins)."""
 JUNIT_RULE = (
     "JUnit XML (--junit FILE): one test case per conversation. With a baseline, a test case fails only for a "
     "regression (matched in the baseline, diverged or failed now), so a run with 3 regressions has 3 failures; "
@@ -38,13 +43,13 @@ def register(actions: Any) -> None:
         "run",
         help="replay every conversation of a suite on the job queue and report regressions",
         description=(
-            "Exit 0: no regression; 6: at least one regression against the baseline; 1: nothing could run. "
-            + JUNIT_RULE
+            "Exit 0: no regression; 6: at least one regression against the baseline; 1: nothing could run; "
+            f"{JUNIT_NOT_WRITTEN}: no regression but the --junit file could not be written. " + JUNIT_RULE
         ),
     )
     parser.add_argument("name", metavar="NAME")
     parser.add_argument("--provider", metavar="P", help="dialect: openai, openai-responses, anthropic, gemini, ...")
-    parser.add_argument("--model", metavar="M", help="the model to ask")
+    parser.add_argument("--model", type=flags.MODEL, metavar="M", help="the model to ask")
     parser.add_argument(
         "--mode", choices=("final", "steps"), default="final",
         help="final: regenerate the final reply (as Re-run); steps: the agent replay of the last turn (default: final)",
@@ -55,7 +60,7 @@ def register(actions: Any) -> None:
         f"(default: {DEFAULT_CONCURRENCY}; --resume: the run's own)",
     )  # fmt: skip
     parser.add_argument(
-        "--max-cost", type=float, metavar="USD",
+        "--max-cost", type=flags.MAX_COST, metavar="USD",
         help="do not send a call (a reply, a step) whose estimated cost would take the run past USD",
     )  # fmt: skip
     parser.add_argument(
@@ -71,13 +76,19 @@ def register(actions: Any) -> None:
         "--cross-baseline", action="store_true",
         help="accept a --baseline RUN_ID of another mode or comparison (the report labels it)",
     )  # fmt: skip
-    parser.add_argument("--junit", metavar="FILE", help="write the report as JUnit XML (see the rule above)")
+    parser.add_argument(
+        "--junit", metavar="FILE",
+        help="write the report as JUnit XML (see the rule above); written whole or not at all, never through a "
+        f"symlink or into anything but a regular file; exit {JUNIT_NOT_WRITTEN} when it cannot be (unless 6)",
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print the report as JSON (progress goes to stderr)")
     parser.add_argument(
         "--resume", action="store_true",
         help="finish the suite's newest unfinished run (its provider, model and options) instead of starting one",
     )  # fmt: skip
-    parser.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per provider request")
+    parser.add_argument(
+        "--timeout", type=flags.SECONDS, default=120.0, metavar="S", help="seconds per provider request"
+    )
     add_db_argument(parser)
 
 
@@ -90,8 +101,9 @@ def run(ns: argparse.Namespace) -> int:
     if not ns.resume and not (ns.provider and ns.model):
         echo("traceloupe suite run: --provider and --model are needed (or --resume)", file=sys.stderr)
         return 2
-    if (ns.concurrency is not None and ns.concurrency < 1) or ns.timeout <= 0:
-        echo("traceloupe suite run: --concurrency must be at least 1 and --timeout positive", file=sys.stderr)
+    if (ns.concurrency is not None and not 1 <= ns.concurrency <= MAX_CONCURRENCY) or ns.timeout <= 0:
+        echo(f"traceloupe suite run: --concurrency must be between 1 and {MAX_CONCURRENCY} and --timeout positive",
+             file=sys.stderr)  # fmt: skip
         return 2
     return run_with_store(ns, lambda store: _run(store, ns))
 
@@ -140,8 +152,7 @@ def _run(store: Store, ns: argparse.Namespace) -> int:
     printer.close()
     queue.stop()
     report = suites.report(run.run_id)
-    _print_report(report, ns, stream)
-    return report.exit_code()
+    return _print_report(report, ns, stream)
 
 
 def _check_provider(provider: str) -> None:
@@ -155,18 +166,33 @@ def _check_provider(provider: str) -> None:
         raise MisuseError(f"{provider} is unavailable: {unavailable_reason(known, os.environ)}")
 
 
-def _print_report(report: Report, ns: argparse.Namespace, stream: Any) -> None:
+def _print_report(report: Report, ns: argparse.Namespace, stream: Any) -> int:
+    """Print the report (and write its JUnit file); the exit code: the report's, or JUNIT_NOT_WRITTEN when the
+    file could not be written and nothing regressed."""
+    import xml.etree.ElementTree as ET
+
     import orjson
 
-    from core.suites import write_junit
+    from core.suites.junit import junit_tree
+    from web.cli.output_file import OutputFileError, write_file
     from web.cli.suite_output import report_lines
 
+    junit_error: str | None = None
     if ns.junit:
-        write_junit(report, ns.junit)
+        tree = junit_tree(report)
+        try:
+            write_file(ns.junit, ET.tostring(tree.getroot(), encoding="utf-8", xml_declaration=True))
+        except OutputFileError as exc:
+            junit_error = str(exc)
     if ns.json:
         sys.stdout.buffer.write(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2) + b"\n")
     else:
         for line in report_lines(report, every_item=False):
             print(printable(line), file=stream)
+    code = report.exit_code()
+    if junit_error is not None:
+        echo(f"traceloupe suite run: {junit_error}", file=sys.stderr)
+        return code or JUNIT_NOT_WRITTEN
     if ns.junit:
         echo(f"JUnit XML written to {ns.junit}", file=sys.stderr)
+    return code

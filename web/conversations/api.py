@@ -14,9 +14,10 @@ from litestar import Controller, get
 from litestar.params import FromQuery, QueryParameter
 
 from core import MESSAGES_ADAPTER
-from core.store import ConversationSummary
+from core.fields import MAX_INT32
+from core.store import SORTS, ConversationSummary
 from web import masking, urls
-from web.conversations.listing import ListQuery
+from web.conversations.listing import KIND_FILTERS, ListQuery
 from web.deps import SourceDep
 
 MAX_LIMIT = 500
@@ -26,6 +27,9 @@ Limit = Annotated[int, QueryParameter(ge=1, le=MAX_LIMIT)]
 
 
 Cursor = Annotated[str | None, QueryParameter(max_length=300)]
+# The schema names exactly the values the list takes (``web.conversations.listing`` checks them); "" is no filter.
+KindParam = Annotated[str, QueryParameter(max_length=40, schema_extra={"enum": ["", *KIND_FILTERS]})]
+SortParam = Annotated[str, QueryParameter(max_length=20, schema_extra={"enum": list(SORTS)})]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,8 +65,8 @@ class ConversationApiController(Controller):
         q: Annotated[str, QueryParameter(max_length=200)] = "",
         damaged: FromQuery[bool] = False,
         runs: FromQuery[bool] = False,
-        kind: Annotated[str, QueryParameter(max_length=40)] = "",
-        sort: Annotated[str, QueryParameter(max_length=20)] = "recent",
+        kind: KindParam = "",
+        sort: SortParam = "recent",
         cursor: Cursor = None,
         limit: Limit = 50,
     ) -> ConversationList:
@@ -76,7 +80,7 @@ class ConversationApiController(Controller):
         self,
         conversation_id: urls.PathId,
         source: SourceDep,
-        offset: Annotated[int, QueryParameter(ge=0)] = 0,
+        offset: Annotated[int, QueryParameter(ge=0, le=MAX_INT32)] = 0,
         limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
     ) -> ConversationMessages:
         """Top-level messages ``[offset, offset + limit)`` of one conversation, in order, with its figures."""

@@ -12,6 +12,7 @@ from litestar.params import FromQuery, QueryParameter
 from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Redirect, Template
 
+from core.fields import MAX_INT32
 from web import masking, urls
 from web.conversations.listing import COUNT_CAP, ListQuery
 from web.conversations.pages import IndexPage, SaveControl, conversation_page, save_control
@@ -83,7 +84,7 @@ class ConversationController(Controller):
         source: SourceDep,
         settings: SettingsDep,
         run_service: RunsDep,
-        offset: Annotated[int, QueryParameter(ge=0)] = 0,
+        offset: Annotated[int, QueryParameter(ge=0, le=MAX_INT32)] = 0,
         through: Cursor = None,
         at: Cursor = None,
         kind: Annotated[str, QueryParameter(max_length=20)] = "",

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from litestar import Controller, get
 from litestar.params import FromQuery, QueryParameter
 
+from core.providers.registry import dialect_names
 from core.providers.request_diff import diff_requests
 from web import masking, urls
 from web.bodies.builder import usable_result
@@ -15,6 +16,9 @@ from web.bodies.diffs import build_both, diff_command
 from web.bodies.requests import MsgId
 from web.deps import WorkDep
 from web.errors import error_responses
+
+ProviderParam = Annotated[str, QueryParameter(max_length=40, schema_extra={"enum": dialect_names()})]
+"""A dialect's name: the schema lists every one the registry found."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +44,8 @@ class DiffApiController(Controller):
         self,
         work: WorkDep,
         conversation_id: urls.PathId,
-        left: Annotated[str, QueryParameter(max_length=40)],
-        right: Annotated[str, QueryParameter(max_length=40)],
+        left: ProviderParam,
+        right: ProviderParam,
         upto: MsgId = None,
         repair: FromQuery[bool] = False,
     ) -> Diff:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
+from core import fields
 from core.errors import MisuseError, UnknownNameError
 from core.jobs import JobQueue, JobSettings, env_limits, queue_for
 from core.jobs.replay_tasks import RUN_TASK, STEP_RUN_TASK
@@ -127,7 +128,7 @@ class RunService:
         Raises (nothing recorded): UnknownNameError, ProviderUnavailable, ReplayBusy, KeyConflict,
         UnknownModel, MisuseError for a malformed key.
         """
-        _check_form(provider, model, idempotency_key, model_as_typed)
+        _check_form(provider, model, idempotency_key, model_as_typed, upto)
         prepared = prepare(self.store, conversation_id, provider, model, upto=upto, environ=self._environ())
         self._check_room()
         run, created = start(self.store, prepared, idempotency_key=idempotency_key)
@@ -155,7 +156,7 @@ class RunService:
         The same rules as :meth:`submit`: the recorded run when the key was used already, nothing
         recorded when it raises (the same errors, and MisuseError for a turn that cannot be replayed).
         """
-        _check_form(provider, model, idempotency_key, model_as_typed)
+        _check_form(provider, model, idempotency_key, model_as_typed, turn)
         comparison = parse_comparison(compare) if compare.strip() else DEFAULT_COMPARISON
         plan = plan_steps(
             self.store, conversation_id, provider, model,
@@ -211,9 +212,16 @@ class RunService:
             self.queue.stop(wait=True)
 
 
-def _check_form(provider: str, model: str, idempotency_key: str, model_as_typed: bool) -> None:
-    """What every replay form must carry before anything is built: a well-formed key, a known provider and model."""
-    if not IDEMPOTENCY_KEY.match(idempotency_key):
+def _check_form(
+    provider: str, model: str, idempotency_key: str, model_as_typed: bool, msg_id: str | None = None
+) -> None:
+    """What every replay form must carry before anything is built: a well-formed key, a known provider and model
+    (``msg_id``: the message or turn it names), each within its length and character rule (``core.fields``)."""
+    fields.PROVIDER.check(provider)
+    fields.MODEL.check(model)
+    if msg_id is not None:
+        fields.ID.check(msg_id)
+    if not IDEMPOTENCY_KEY.fullmatch(idempotency_key):
         raise MisuseError("the form's idempotency key is missing or malformed; reload the page and try again")
     try:
         known = provider_named(provider)

@@ -22,6 +22,7 @@ from litestar.params import FromQuery, QueryParameter
 from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Redirect, Template
 
+from core import fields
 from core.errors import MisuseError, UnknownNameError
 from core.replay.turns import RecordedStep, turn_of
 from core.store import Store
@@ -46,16 +47,8 @@ class StepRunData(ReplayFields):
 
 
 def _limits(data: StepRunData) -> tuple[int | None, float | None]:
-    """The form's max steps and max cost; MisuseError (said in place) when one is not a number."""
-    try:
-        steps = int(data.max_steps) if data.max_steps.strip() else None
-    except ValueError:
-        raise MisuseError(f"max steps must be a whole number, not {data.max_steps[:40]!r}") from None
-    try:
-        cost = float(data.max_cost) if data.max_cost.strip() else None
-    except ValueError:
-        raise MisuseError(f"max cost must be a number of US dollars, not {data.max_cost[:40]!r}") from None
-    return steps, cost
+    """The form's max steps and max cost; MisuseError (said in place) when one is not a number in its range."""
+    return fields.MAX_STEPS.parse(data.max_steps), fields.MAX_COST.parse(data.max_cost)
 
 
 def get_step_run(store: Store, run_id: str) -> StepRunView:

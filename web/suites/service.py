@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from core import fields
 from core.errors import MisuseError, UnknownNameError
 from core.jobs import JobQueue
 from core.providers import provider_named
@@ -27,6 +28,7 @@ from web.replays.service import IDEMPOTENCY_KEY, KeyConflict, ProviderChoice
 DEFAULT_CONCURRENCY = 4
 """As ``traceloupe suite run``'s default."""
 MAX_CONCURRENCY = 64
+CONCURRENCY = fields.IntRule("concurrency", 1, MAX_CONCURRENCY)
 _RUN_ID = re.compile(r"^[0-9a-f]{32}$")
 
 
@@ -59,20 +61,11 @@ def parse_run_request(
     comparison = parse_comparison(compare) if compare.strip() else DEFAULT_COMPARISON
     if mode not in MODES:
         raise MisuseError(f"mode is one of: {', '.join(MODES)}")
-    try:
-        workers = int(concurrency.strip() or DEFAULT_CONCURRENCY)
-    except ValueError:
-        raise MisuseError("concurrency is a whole number") from None
-    if not 1 <= workers <= MAX_CONCURRENCY:
-        raise MisuseError(f"concurrency is between 1 and {MAX_CONCURRENCY}")
-    cap: float | None = None
-    if max_cost.strip():
-        try:
-            cap = float(max_cost)
-        except ValueError:
-            raise MisuseError("max cost is a number of US dollars") from None
-        if not 0 <= cap < float("inf"):
-            raise MisuseError("max cost is a non-negative number of US dollars")
+    fields.PROVIDER.check(provider)
+    fields.MODEL.check(model)
+    fields.ID.check(baseline)
+    workers = CONCURRENCY.parse(concurrency) or DEFAULT_CONCURRENCY
+    cap = fields.MAX_COST.parse(max_cost)
     chosen = baseline.strip() or None
     if chosen is not None and chosen != BASELINE_LAST and not _RUN_ID.match(chosen):
         raise MisuseError("the baseline is 'last' or the id of one of this suite's runs")
@@ -91,6 +84,7 @@ class SuiteStarts:
 
     def create(self, name: str, query: ConversationQuery) -> str:
         """Save the conversations ``query`` matches now as suite ``name`` (the engine's create); its name."""
+        fields.SUITE_NAME.check(name)
         return self.suites.create(name, query=query).name
 
     def start(self, name: str, request: RunRequest, idempotency_key: str) -> SuiteRunView:
@@ -99,7 +93,7 @@ class SuiteStarts:
         Raises (nothing recorded): MisuseError for a bad key, provider, model or baseline,
         UnknownNameError for an unknown suite or baseline, KeyConflict for a key of another suite.
         """
-        if not IDEMPOTENCY_KEY.match(idempotency_key):
+        if not IDEMPOTENCY_KEY.fullmatch(idempotency_key):
             raise MisuseError("the form's idempotency key is missing or malformed; reload the page and try again")
         self._check_provider(request)
         self.suites.get(name)  # 404 for an unknown suite before anything else is said

@@ -1,0 +1,68 @@
+"""Search folds case the same way on both backends: Unicode case folding, so a final sigma is any sigma."""
+
+from __future__ import annotations
+
+import pytest
+from alembic import command
+from sqlalchemy import text
+
+from core.store import ConversationQuery, Store
+from core.store.casefold import fold
+from core.store.engine import make_engine, write_transaction
+from core.store.schema import _config, upgrade
+from tests.store.store_factory import import_texts
+from tests.store.store_pg import pg_database
+
+TEXTS = {"upper": "Ο ΣΟΦΟΣ λέει", "lower": "ο σοφος λέει", "long-s": "Meſſage", "micro": "5 µs", "other": "nothing"}
+
+
+def _found(store: Store, needle: str) -> set[str]:
+    return {c.conversation_id for c in store.iter_conversations(ConversationQuery(search=needle))}
+
+
+@pytest.mark.parametrize(
+    "needle,expected",
+    [
+        ("ς", {"upper", "lower"}),
+        ("σοφος", {"upper", "lower"}),
+        ("ΣΟΦΟΣ", {"upper", "lower"}),
+        ("σοφοσ", {"upper", "lower"}),
+        ("φος", {"upper", "lower"}),
+        ("message", {"long-s"}),
+        ("μs", {"micro"}),
+    ],
+)
+def test_search_finds_a_word_whatever_its_sigmas_and_case_on_both_backends(
+    store: Store, needle: str, expected: set[str]
+) -> None:
+    import_texts(store, TEXTS)
+    assert _found(store, needle) == expected
+
+
+def test_the_fold_is_unicode_case_folding_that_keeps_every_place() -> None:
+    assert fold("ΣΟΦΟΣ σοφος") == "σοφοσ σοφοσ"
+    assert fold("Straße") == "straße"  # "ss" would move every later character: lowercased instead
+    assert len(fold("ẞİ")) == 2
+
+
+@pytest.mark.postgres
+def test_an_upgrade_from_0014_refolds_the_chunks_stored_before() -> None:
+    with pg_database() as url:
+        with Store.open(url) as store:
+            import_texts(store, TEXTS)
+        engine = make_engine(url)
+        try:
+            with write_transaction(engine) as conn:
+                command.downgrade(_config(conn), "0014")
+                # The chunks as 0014's fold wrote them: each character lowercased, "ς" and "ſ" left as they were.
+                conn.execute(text("UPDATE search_chunks SET folded = lower(folded)"))
+                conn.execute(text("UPDATE search_chunks SET folded = replace(folded, 'σοφοσ', 'σοφος')"))
+                conn.execute(text("UPDATE search_chunks SET folded = replace(folded, 'message', 'meſſage')"))
+            with Store.open(url, migrate=False) as old:
+                assert _found(old, "ΣΟΦΟΣ") == set()
+            assert upgrade(engine).before == "0014"
+        finally:
+            engine.dispose()
+        with Store.open(url) as store:
+            assert _found(store, "ΣΟΦΟΣ") == _found(store, "ς") == {"upper", "lower"}
+            assert _found(store, "MESSAGE") == {"long-s"}

@@ -1,0 +1,73 @@
+"""Command-line flags read through ``core.fields`` rules: a value out of range is argparse's one line and exit 2.
+
+Without a range an integer flag reached the database as it was typed (``--max-steps 2147483648`` is past
+PostgreSQL's INTEGER) and came back as "internal error".
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from core.errors import MisuseError
+from core.fields import MAX_INT32, FloatRule, IntRule, TextRule
+
+
+def ranged_int(rule: IntRule) -> Callable[[str], int]:
+    """An argparse ``type`` reading a whole number within ``rule``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = rule.parse(text)
+        except MisuseError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        if value is None:
+            raise argparse.ArgumentTypeError(f"{rule.name} needs a whole number")
+        return value
+
+    parse.__name__ = "whole number"  # argparse names the type in its message
+    return parse
+
+
+def ranged_float(rule: FloatRule) -> Callable[[str], float]:
+    """An argparse ``type`` reading a finite number within ``rule``."""
+
+    def parse(text: str) -> float:
+        try:
+            value = rule.parse(text)
+        except MisuseError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        if value is None:
+            raise argparse.ArgumentTypeError(f"{rule.name} needs a number")
+        return value
+
+    parse.__name__ = "number"
+    return parse
+
+
+def checked_text(rule: TextRule) -> Callable[[str], str]:
+    """An argparse ``type`` for a name or id within ``rule`` (length, no control character)."""
+
+    def parse(text: str) -> str:
+        try:
+            return rule.check(text)
+        except MisuseError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    parse.__name__ = "text"
+    return parse
+
+
+LIMIT = ranged_int(IntRule("--limit", 1, MAX_INT32))
+PORT = ranged_int(IntRule("--port", 0, 65_535))
+SECONDS = ranged_float(FloatRule("seconds", 0.001, 86_400.0))
+MAX_STEPS = ranged_int(IntRule("--max-steps", 1, 10_000))
+MAX_COST = ranged_float(FloatRule("--max-cost (US dollars)", 0.0, 1_000_000.0))
+MAX_TOKENS = ranged_int(IntRule("--max-tokens", 1, MAX_INT32))
+WIDTH = ranged_int(IntRule("--width", 0, 1_000_000))
+MIB = ranged_int(IntRule("MiB", 1, 1_048_576))
+CONCURRENCY = ranged_int(IntRule("--concurrency", 1, 64))
+COUNT = ranged_int(IntRule("count", 1, 100_000))
+MODEL = checked_text(TextRule("--model", 200))
+PROVIDER = checked_text(TextRule("--provider", 40))
+ID = checked_text(TextRule("an id", 512))
