@@ -15,17 +15,17 @@ from urllib.parse import quote
 import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
-from web.runs.service import RunService
 
 from core.providers.registry import dialect_names
 from core.store import SORTS, Store
 from tests.replay.steps_data import STEPS_CONVERSATION, seed_steps
 from tests.store.conftest import db_url, pg_session_url, store  # noqa: F401  (each backend's store)
 from tests.store.test_store_run_lines import nested_text, run_line
-from tests.web.web_corpus import BASE_URL
+from tests.web.web_corpus import BASE_URL, csrf_cookie
 from web.app import create_app
 from web.conversations.listing import KIND_FILTERS
-from web.settings import Settings
+from web.replays.service import RunService
+from web.settings import CSRF_COOKIE_PREFIX, Settings
 
 CONVERSATION = "c1"
 LINES = (
@@ -55,9 +55,9 @@ def client(store: Store, tmp_path: Path) -> Iterator[TestClient[Litestar]]:  # n
 
 
 def _token(client: TestClient[Litestar]) -> str:
-    if "csrftoken" not in client.cookies:
+    if not any(name.startswith(CSRF_COOKIE_PREFIX) for name in dict(client.cookies)):
         assert client.get("/check").status_code == 200
-    return str(client.cookies["csrftoken"])
+    return csrf_cookie(client.cookies)
 
 
 def _id_routes(app: Litestar) -> list[tuple[str, str]]:
