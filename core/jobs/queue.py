@@ -74,13 +74,18 @@ class JobSettings:
             raise MisuseError("a provider limit is at least 1")
 
 
+MAX_LIMIT = 10_000
+"""The most calls a provider limit lets be in flight: past any provider's own concurrency."""
+
+
 def parse_limits(text: str) -> dict[str, int]:
     """``openai=4,anthropic=2`` (the ``--provider-limit`` values or ``$TRACELOUPE_PROVIDER_LIMITS``) as a dict."""
     limits: dict[str, int] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, sep, count = item.partition("=")
-        if not sep or not name.strip() or not count.strip().isdigit() or int(count) < 1:
-            raise MisuseError(f"a provider limit reads PROVIDER=N with N >= 1, not {item!r}")
+        count = count.strip()
+        if not sep or not name.strip() or not count.isdigit() or len(count) > 6 or not 1 <= int(count) <= MAX_LIMIT:
+            raise MisuseError(f"a provider limit reads PROVIDER=N with N from 1 to {MAX_LIMIT:,}, not {item[:80]!r}")
         limits[name.strip()] = int(count)
     return limits
 

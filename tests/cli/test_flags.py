@@ -43,6 +43,11 @@ def _cases(db: str) -> list[tuple[list[str], str]]:
         (["payload", "x.jsonl", "--provider", "openai", "--max-tokens"], "--max-tokens"),
         (["diff", "x.jsonl", "--left", "openai", "--right", "anthropic", "--width"], "--width"),
         (["stub-provider", "--port"], "--port"),
+        (["worker", "--db", db, "--concurrency"], "--concurrency"),
+        (["worker", "--db", db, "--stalled-after"], "seconds"),
+        (["worker", "--db", db, "--max-attempts"], "--max-attempts"),
+        (["worker", "--db", db, "--rate-limit-wait"], "seconds"),
+        (["serve", "--db", db, "--workers"], "--workers"),
     ]
 
 
@@ -75,3 +80,12 @@ def test_a_name_flag_with_a_control_character_or_megabytes_long_is_refused(
     code = _exit_code([*args, flag, value])
     err = capsys.readouterr().err
     assert code == 2 and flag in err and len(err) < 2000
+
+
+@pytest.mark.parametrize("limit", ["openai=0", f"openai={2**63}", "openai=1e9", "openai"])
+def test_a_provider_limit_out_of_range_is_one_line_and_no_worker_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], limit: str
+) -> None:
+    code = _exit_code(["worker", "--db", str(tmp_path / "never.db"), "--provider-limit", limit])
+    err = capsys.readouterr().err
+    assert code in (1, 2) and "provider limit" in err and "internal error" not in err, err

@@ -9,6 +9,7 @@ from urllib.parse import quote
 
 import pytest
 
+from core.providers import provider_named
 from core.replay.redact import IN_FLIGHT, REDACTED, Redactor
 from tests.replay.conftest import CANARY_KEY
 
@@ -106,7 +107,10 @@ def test_the_public_prefix_alone_is_left_alone() -> None:
 
 def test_a_debug_log_never_shows_more_of_the_key_than_its_public_prefix(caplog: pytest.LogCaptureFixture) -> None:
     logger = logging.getLogger("httpx")
-    with caplog.at_level(logging.DEBUG, logger="httpx"), IN_FLIGHT.keep_out(PROJECT_KEY):
+    with (
+        caplog.at_level(logging.DEBUG, logger="httpx"),
+        IN_FLIGHT.keep_out(PROJECT_KEY, provider_named("openai").wire.logger),
+    ):
         logger.debug("sending with key prefix %s", PROJECT_KEY[:20])
         logger.debug("Authorization: Bearer %s", PROJECT_KEY.upper())
     logged = " ".join(r.getMessage() for r in caplog.records)

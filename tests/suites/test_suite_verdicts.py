@@ -15,6 +15,7 @@ import httpx
 import pytest
 from junitparser import Failure, JUnitXml
 
+from core.providers import provider_named
 from core.replay.cost import StepUsage, cost_of
 from web.cli import main
 from web.devtools import demo_data
@@ -116,9 +117,13 @@ def test_a_judge_on_the_stub_decides_and_its_cost_counts_in_the_run(
     # The judge's call is priced as a replay's and added to the item's cost, and so to the run's.
     judge = refund["comparison"]["judge"]
     assert judge["cost_usd"] > 0 and judge["tokens"]["input"] > 0
-    expected = cost_of("openai", "gpt-4o-mini", StepUsage(judge["tokens"]["input"], judge["tokens"]["output"]))
+    expected = cost_of(
+        provider_named("openai"), "gpt-4o-mini", StepUsage(judge["tokens"]["input"], judge["tokens"]["output"])
+    )
     assert judge["cost_usd"] == pytest.approx(expected.usd)
-    replay = cost_of("openai", "gpt-4o", StepUsage(refund["tokens"]["input"], refund["tokens"]["output"]))
+    replay = cost_of(
+        provider_named("openai"), "gpt-4o", StepUsage(refund["tokens"]["input"], refund["tokens"]["output"])
+    )
     assert refund["cost_usd"] == pytest.approx((replay.usd or 0) + judge["cost_usd"])
     judged = [i for i in report["items"] if i["comparison"] and "judge" in i["comparison"]]
     assert len(judged) >= 3

@@ -58,6 +58,17 @@ def checked_text(rule: TextRule) -> Callable[[str], str]:
     return parse
 
 
+def provider_limit(text: str) -> str:
+    """An argparse ``type`` for ``--provider-limit P=N[,Q=M]``: each N within ``core.jobs.queue.MAX_LIMIT``."""
+    from core.jobs.queue import parse_limits  # the queue's modules load only for the commands that need them
+
+    try:
+        parse_limits(text)
+    except MisuseError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 LIMIT = ranged_int(IntRule("--limit", 1, MAX_INT32))
 PORT = ranged_int(IntRule("--port", 0, 65_535))
 SECONDS = ranged_float(FloatRule("seconds", 0.001, 86_400.0))
@@ -67,6 +78,9 @@ MAX_TOKENS = ranged_int(IntRule("--max-tokens", 1, MAX_INT32))
 WIDTH = ranged_int(IntRule("--width", 0, 1_000_000))
 MIB = ranged_int(IntRule("MiB", 1, 1_048_576))
 CONCURRENCY = ranged_int(IntRule("--concurrency", 1, 64))
+WORKERS = ranged_int(IntRule("--workers", 1, 64))
+ATTEMPTS = ranged_int(IntRule("--max-attempts", 1, 100))
+WAIT = ranged_float(FloatRule("seconds", 0.0, 86_400.0))
 COUNT = ranged_int(IntRule("count", 1, 100_000))
 MODEL = checked_text(TextRule("--model", 200))
 PROVIDER = checked_text(TextRule("--provider", 40))

@@ -79,7 +79,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
     add_server_arguments(parser)
     parser.add_argument(
-        "--workers", type=int, default=1, metavar="N",
+        "--workers", type=flags.WORKERS, default=1, metavar="N",
         help="serve from N processes sharing the port and the database (default: %(default)s)",
     )  # fmt: skip
 

@@ -55,7 +55,7 @@ def register(actions: Any) -> None:
         help="final: regenerate the final reply (as Re-run); steps: the agent replay of the last turn (default: final)",
     )  # fmt: skip
     parser.add_argument(
-        "--concurrency", type=int, metavar="N",
+        "--concurrency", type=flags.CONCURRENCY, metavar="N",
         help=f"conversations replayed at once, across every process running the database's jobs "
         f"(default: {DEFAULT_CONCURRENCY}; --resume: the run's own)",
     )  # fmt: skip

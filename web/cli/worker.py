@@ -17,6 +17,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from web.cli import flags
 from web.cli.db import add_db_argument, run_with_store
 
 if TYPE_CHECKING:
@@ -31,23 +32,25 @@ SQLITE_MESSAGE = (
 def register(parser: argparse.ArgumentParser) -> None:
     """The worker's options."""
     add_db_argument(parser)
-    parser.add_argument("--concurrency", type=int, default=4, metavar="N", help="jobs run at once (default: 4)")
     parser.add_argument(
-        "--provider-limit", action="append", default=[], metavar="P=N",
+        "--concurrency", type=flags.CONCURRENCY, default=4, metavar="N", help="jobs run at once (default: 4)"
+    )
+    parser.add_argument(
+        "--provider-limit", action="append", default=[], metavar="P=N", type=flags.provider_limit,
         help="at most N calls to provider P in flight across every worker (repeatable; "
         "default: $TRACELOUPE_PROVIDER_LIMITS, e.g. openai=4,anthropic=2)",
     )  # fmt: skip
     parser.add_argument(
-        "--stalled-after", type=float, default=30.0, metavar="S",
+        "--stalled-after", type=flags.SECONDS, default=30.0, metavar="S",
         help="this worker counts as gone once its host has not answered the database for S seconds; "
         "its jobs are then taken back (a killed process's at once) (default: 30)",
     )  # fmt: skip
     parser.add_argument(
-        "--max-attempts", type=int, default=3, metavar="N",
+        "--max-attempts", type=flags.ATTEMPTS, default=3, metavar="N",
         help="runs of a job before it is recorded as failed (default: 3)",
     )  # fmt: skip
     parser.add_argument(
-        "--rate-limit-wait", type=float, default=60.0, metavar="S",
+        "--rate-limit-wait", type=flags.WAIT, default=60.0, metavar="S",
         help="seconds a job may spend waiting out 429s, each for the provider's retry-after (default: 60)",
     )  # fmt: skip
 
