@@ -1,4 +1,4 @@
-"""Anthropic Messages: the request-time rules the SDK types cannot express (providers.md section 3)."""
+"""Anthropic Messages: the request-time rules the SDK types cannot express (docs/providers.md section 3)."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ RESULTS_FIRST = Rule(
     "error",
     "a tool_result block follows other content in its user turn",
     "Anthropic tool-use docs (platform.claude.com/docs/en/agents-and-tools/tool-use/overview): tool_result "
-    "blocks come first in the user message; providers.md section 3",
+    "blocks come first in the user message; docs/providers.md section 3",
 )
 # Thinking after a tool_use is the interleaved order of merged records ([thinking1, tool_use1, thinking2,
 # tool_use2]), which Anthropic forbids reordering; thinking after text comes from no response.

@@ -131,7 +131,7 @@ def _readable(loc: Loc) -> str:
 
 @functools.cache
 def _version(dist: str) -> str:
-    """An installed SDK's version, read once per process (reading the package metadata takes ~8 ms)."""
+    """An installed SDK's version, read once per process: reading package metadata is slow (bench/PERFORMANCE.md)."""
     try:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:

@@ -1,4 +1,4 @@
-"""Gemini generateContent: the request-time rules the SDK types cannot express (providers.md section 4)."""
+"""Gemini generateContent: the request-time rules the SDK types cannot express (docs/providers.md section 4)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ FIRST_USER = Rule(
     "first-message-user",
     "warning",
     "the first content is not a user turn",
-    "providers.md section 7: a model-first history is unsafe on Gemini",
+    "docs/providers.md section 7: a model-first history is unsafe on Gemini",
 )
 EMPTY = Rule(
     "non-empty-content",
@@ -44,7 +44,7 @@ RESPONSE_NAME = Rule(
     "response-names-its-call",
     "error",
     "a functionResponse's name is not the name of the call it answers",
-    "providers.md section 4: functionResponse.name must equal the call's name",
+    "docs/providers.md section 4: functionResponse.name must equal the call's name",
 )
 RESPONSE_PARTS = Rule(
     "function-response-parts",

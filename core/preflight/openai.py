@@ -1,5 +1,5 @@
 """OpenAI Chat Completions (and the Zhipu and Doubao bodies of its shape) and OpenAI Responses: request-time
-rules the SDK types cannot express (providers.md sections 1, 2, 5, 6)."""
+rules the SDK types cannot express (docs/providers.md sections 1, 2, 5, 6)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Strict validation of request bodies against the official SDKs' own request types (providers.md section 8).
+"""Strict validation of request bodies against the official SDKs' own request types (docs/providers.md section 8).
 
 Preflight's first check, and the tests' oracle for every built body.
 

@@ -24,7 +24,7 @@ GeminiThinking = Literal["none", "budget", "level"]
 """Gemini's ``thinkingConfig``: none (no thinking model), ``thinkingBudget`` (2.5) or ``thinkingLevel`` (3)."""
 ToolResultMedia = Literal["function_response_parts", "sibling_parts"]
 """Where Gemini takes a tool result's media: inside ``functionResponse.parts``, or as parts of a user content
-after the responses (providers.md: the response content holds only the responses, langchain#27799)."""
+after the responses (docs/providers.md: the response content holds only the responses, langchain#27799)."""
 
 
 @dataclass(frozen=True, slots=True)

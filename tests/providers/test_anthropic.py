@@ -24,7 +24,7 @@ from tests.providers.builders import blocks_of, body, call, reply, run, signed, 
 def test_thinking_blocks_stay_on_the_tool_call_turn() -> None:
     """BerriAI/litellm#15601 (#8961), pydantic/pydantic-ai#2075: "Expected thinking ... but found tool_use".
 
-    providers.md section 9, conversion bug 2.
+    docs/providers.md section 9, conversion bug 2.
     """
     reasoning = [
         ThinkingBlock(thinking="Plan: call the tool.", signature="sig-1"),
@@ -45,7 +45,7 @@ def test_thinking_off_strips_thinking_from_the_final_assistant_message_only() ->
     """BerriAI/litellm#18926: "When thinking is disabled, an assistant message in the final position cannot
     contain thinking".
 
-    providers.md section 9, conversion bug 3.
+    docs/providers.md section 9, conversion bug 3.
     """
     think = [ThinkingBlock(thinking="hmm", signature="s")]
     msgs: list[Message] = [
@@ -66,7 +66,7 @@ def test_thinking_off_strips_thinking_from_the_final_assistant_message_only() ->
 def test_image_media_types_are_normalised_sniffed_or_degraded() -> None:
     """anthropics/claude-code#8184 and #12015, NousResearch/hermes-agent#55432: image/jpg, SVG, mismatch.
 
-    providers.md section 9, conversion bug 13.
+    docs/providers.md section 9, conversion bug 13.
     """
     msgs: list[Message] = [
         ImageMessage(content="data:image/jpg;base64,/9j/4AAQSkZJRgABAQAAAQABAAD/2Q==", msg_id="u1", create_ts=1),

@@ -1,4 +1,4 @@
-"""The conversion bugs of providers.md section 9 that several dialects could repeat; the single-dialect ones are in
+"""The conversion bugs of docs/providers.md section 9 that several dialects could repeat; the single-dialect ones are in
 tests/providers/test_<dialect>.py. Each docstring names the issue or thread."""
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def parallel_history() -> list[Message]:
 def test_parallel_tool_results_become_one_user_message() -> None:
     """pydantic/pydantic-ai#741 (fix #653): N tool messages -> one user message, results in call order, first.
 
-    providers.md section 9, conversion bug 1.
+    docs/providers.md section 9, conversion bug 1.
     """
     msgs = body("anthropic", parallel_history())["messages"]
     assert [m["role"] for m in msgs] == ["user", "assistant", "user"]
@@ -54,7 +54,7 @@ def test_parallel_tool_results_become_one_user_message() -> None:
 def test_no_empty_text_is_sent_and_empty_turns_keep_a_placeholder(dialect: str) -> None:
     """langchainjs PR #9987 (#9922), langchain PR #20535/#20566, BerriAI/litellm#19061: empty text/parts.
 
-    providers.md section 9, conversion bug 6.
+    docs/providers.md section 9, conversion bug 6.
     """
     msgs: list[Message] = [
         user("Hi", 1),
@@ -79,7 +79,7 @@ def test_no_empty_text_is_sent_and_empty_turns_keep_a_placeholder(dialect: str) 
 def test_orphan_calls_get_an_error_result_and_orphan_results_are_dropped(dialect: str) -> None:
     """BerriAI/litellm#19061 ("unexpected tool_use_id"): interrupted runs leave calls and results unpaired.
 
-    providers.md section 9, conversion bug 7.
+    docs/providers.md section 9, conversion bug 7.
     """
     msgs: list[Message] = [
         user("Weather?", 1),
@@ -102,7 +102,7 @@ def test_orphan_calls_get_an_error_result_and_orphan_results_are_dropped(dialect
 def test_provider_blocks_in_stored_content_are_refused_never_silently_dropped() -> None:
     """BerriAI/litellm#25669: Anthropic tool_use/tool_result blocks inside an OpenAI-format history ignored.
 
-    providers.md section 9, conversion bug 8.
+    docs/providers.md section 9, conversion bug 8.
     """
     record = {
         "role": "user",
@@ -124,7 +124,7 @@ def test_provider_blocks_in_stored_content_are_refused_never_silently_dropped() 
 def test_reasoning_content_is_passed_back_only_where_the_provider_takes_it() -> None:
     """BerriAI/litellm#37636 (#28045, PR #28057), openai/openai-agents-python#2155.
 
-    providers.md section 9, conversion bug 10.
+    docs/providers.md section 9, conversion bug 10.
     """
     msgs: list[Message] = [
         user("Weather?", 1),
@@ -145,7 +145,7 @@ def test_reasoning_content_is_passed_back_only_where_the_provider_takes_it() -> 
 def test_images_inside_tool_results_reach_every_provider() -> None:
     """BerriAI/litellm#2898, langchain-ai/langchain-google#1591, pydantic/pydantic-ai#1267.
 
-    providers.md section 9, conversion bug 12.
+    docs/providers.md section 9, conversion bug 12.
     """
     msgs: list[Message] = [
         user("Plot", 1),
@@ -177,7 +177,7 @@ def test_images_inside_tool_results_reach_every_provider() -> None:
 def test_a_history_starting_with_the_assistant_gets_a_user_turn_first(dialect: str, key: str) -> None:
     """anthropics/anthropic-sdk-typescript#622, lobehub/lobehub#1601: first message not user.
 
-    providers.md section 9, conversion bug 14.
+    docs/providers.md section 9, conversion bug 14.
     """
     result = run(dialect, [reply("Welcome back.", 0), user("Continue", 1)])
     turns = result.body[key]
@@ -190,7 +190,7 @@ def test_a_history_starting_with_the_assistant_gets_a_user_turn_first(dialect: s
 def test_no_system_message_is_dropped() -> None:
     """autogenhub/autogen PR #5 (only the last system message kept), biocypher/biochatter PR #292.
 
-    providers.md section 9, conversion bug 15.
+    docs/providers.md section 9, conversion bug 15.
     """
     msgs: list[Message] = [
         BaseMessage(role="system", content="one", msg_id="s1", create_ts=1),

@@ -47,7 +47,7 @@ def test_records_written_one_per_call_deliver_every_real_result(dialect: str) ->
 @pytest.mark.parametrize("dialect", ["openai", "zhipu", "doubao"])
 def test_chat_completions_sends_the_records_as_one_assistant_message(dialect: str) -> None:
     """OpenAI: "An assistant message with 'tool_calls' must be followed by tool messages responding to each
-    'tool_call_id'" (providers.md section 1): the two records become one message with both calls."""
+    'tool_call_id'" (docs/providers.md section 1): the two records become one message with both calls."""
     msgs = run(dialect, two_records()).body["messages"]
     assert [m["role"] for m in msgs] == ["user", "assistant", "tool", "tool"]
     assert [c["id"] for c in msgs[1]["tool_calls"]] == ["call_x", "call_y"]

@@ -21,7 +21,7 @@ from tests.providers.builders import body, call, reply, run, tool, two_records, 
 def test_thought_signature_survives_storage_and_foreign_calls_get_the_dummy() -> None:
     """BerriAI/litellm#16893 (PR #16895): signature lost between response, history and request.
 
-    providers.md section 9, conversion bug 4.
+    docs/providers.md section 9, conversion bug 4.
     """
     signed = ToolCall(id="fc_1", name="get_weather", arguments='{"city":"Paris"}', thought_signature="c2ln")
     stored = reply("", 1, tool_calls=[signed, call("fc_2", "Rome")])
@@ -45,7 +45,7 @@ def test_thought_signature_survives_storage_and_foreign_calls_get_the_dummy() ->
 def test_function_responses_directly_follow_their_call_turn() -> None:
     """langchain-ai/langchain#27799: "function response turn comes immediately after a function call turn".
 
-    providers.md section 9, conversion bug 5.
+    docs/providers.md section 9, conversion bug 5.
     """
     msgs: list[Message] = [
         user("Two cities", 1),
@@ -105,7 +105,7 @@ def test_gemini_3_keeps_tool_result_media_inside_the_function_response() -> None
 
 
 def test_gemini_function_response_takes_the_name_of_the_call_it_answers() -> None:
-    """providers.md section 4: functionResponse.name must equal the functionCall's name (found by call id)."""
+    """docs/providers.md section 4: functionResponse.name must equal the functionCall's name (found by call id)."""
     msgs: list[Message] = [
         user("Weather?", 1),
         reply("", 1, tool_calls=[call("c1")]),

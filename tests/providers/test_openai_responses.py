@@ -13,7 +13,7 @@ from tests.providers.builders import call, reply, run, tool, user
 def test_no_reasoning_item_is_sent_without_the_item_it_belongs_to() -> None:
     """pydantic/pydantic-ai#2861, #3230 (PR #2869, #2881): reasoning item without its following item.
 
-    providers.md section 9, conversion bug 11.
+    docs/providers.md section 9, conversion bug 11.
     """
     msgs: list[Message] = [
         user("Weather?", 1),

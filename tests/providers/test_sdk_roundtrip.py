@@ -1,6 +1,6 @@
 """Each body goes through its real SDK client to a loopback stub; the received body equals the produced one.
 
-Normalisation (providers.md section 8.3): null-valued keys dropped (the Ark and OpenAI clients may
+Normalisation (docs/providers.md section 8.3): null-valued keys dropped (the Ark and OpenAI clients may
 add explicit nulls); for Gemini, keys compared in camelCase (the SDK mixes camel and snake on the
 wire) and base64 fields (``data``, ``thoughtSignature``) compared as decoded bytes (the SDK re-encodes
 them in the URL-safe alphabet). ``max_retries=0`` everywhere; only 127.0.0.1 is ever contacted.

@@ -1,4 +1,4 @@
-"""Every produced body validates against the official SDKs' own request types, strictly (providers.md 8).
+"""Every produced body validates against the official SDKs' own request types, strictly (docs/providers.md 8).
 
 The validators are strict mirrors (lazy Iterables forced, extra keys forbidden); the negative tests
 below prove each one rejects the mistakes section 8 says a plain TypeAdapter lets through.

@@ -9,7 +9,7 @@ from tests.providers.builders import body, call, reply, tool, user, with_image
 def test_tool_and_assistant_content_are_strings() -> None:
     """BerriAI/litellm#25868: list-form tool content silently dropped by GLM's chat template.
 
-    providers.md section 9, conversion bug 9.
+    docs/providers.md section 9, conversion bug 9.
     """
     msgs: list[Message] = [
         user("Plot", 1),

@@ -26,7 +26,7 @@ def _camel(key: str) -> str:
 
 
 def normalise_gemini(value: Any, key: str = "") -> Any:
-    """providers.md 8.3: drop nulls, camelCase keys, base64 (either alphabet) of data/thoughtSignature to bytes.
+    """docs/providers.md 8.3: drop nulls, camelCase keys, base64 (either alphabet) of data/thoughtSignature to bytes.
 
     Also drops empty objects: google-genai sends ``generationConfig: {}`` where the body has none.
     """

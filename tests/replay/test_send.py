@@ -32,7 +32,7 @@ BODIES: dict[str, dict[str, Any]] = {
         "generationConfig": {"temperature": 0.5},
     },
 }
-AUTH_HEADER = {"gemini": "x-goog-api-key"}  # this anthropic SDK sends a bearer token (providers.md 8.3)
+AUTH_HEADER = {"gemini": "x-goog-api-key"}  # this anthropic SDK sends a bearer token (docs/providers.md 8.3)
 
 
 def _script(stub: StubServer, replies: list[dict[str, Any]]) -> None:

@@ -1,4 +1,4 @@
-"""Anthropic Messages (``POST /v1/messages``): providers.md section 3. Translation only."""
+"""Anthropic Messages (``POST /v1/messages``): docs/providers.md section 3. Translation only."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 PDF = "application/pdf"
 # Audio and video have no block: they degrade to text [SDK: no audio/video block in ContentBlockParam].
 NO_BLOCK_KINDS = frozenset({"audio", "video"})
-# tool_use ids should match this [unverified; providers.md section 3]; others are rewritten consistently.
+# tool_use ids should match this [unverified; docs/providers.md section 3]; others are rewritten consistently.
 TOOL_ID_CHARS = string.ascii_letters + string.digits + "_-"
 TOOL_ID_INVALID = re.compile(r"[^A-Za-z0-9_-]")
 TOOL_ID_DIGEST_BYTES = 4  # 8 hex digits after a rewritten id
@@ -114,12 +114,12 @@ def tool_id(call_id: str | None) -> str:
 
     The digest keeps two ids apart that differ only in rejected characters (``a.b``, ``a b``): rewritten
     alike they would be two tool_use blocks with one id, which Anthropic rejects, and each result must still
-    pair with its own call. Not cached: the usual id costs about 0.1 us to check, and a process-wide cache
-    would make the first build of a trace (the one a reader waits for) slower than the builds after it.
+    pair with its own call. Not cached: the check is cheaper than a lookup, and a process-wide cache would
+    make the first build of a trace (the one a reader waits for) slower than the builds after it.
     """
     text = call_id or "call"
-    # Stripping the accepted characters leaves nothing exactly when the regex [A-Za-z0-9_-]+ would match the
-    # whole id (text is never empty here), at about half the cost of fullmatch.
+    # Stripping the accepted characters leaves nothing exactly when [A-Za-z0-9_-]+ would match the whole id
+    # (text is never empty here); cheaper than fullmatch (bench/PERFORMANCE.md).
     if not text.lstrip(TOOL_ID_CHARS):
         return text
     digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=TOOL_ID_DIGEST_BYTES).hexdigest()

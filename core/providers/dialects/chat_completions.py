@@ -2,7 +2,7 @@
 
 Not a provider module itself: ``openai``, ``zhipu`` and ``doubao`` each subclass
 :class:`ChatCompletionsDialect`, set its quirk constants and map media parts their own way.
-What they share (providers.md sections 1, 5, 6):
+What they share (docs/providers.md sections 1, 5, 6):
 
 * system fragments stay ``system`` messages in place (any number, anywhere);
 * tool calls are ``tool_calls`` on the assistant message, ``arguments`` the model's JSON text;
@@ -56,10 +56,11 @@ from core.sdk_imports import SDK_IMPORT_LOCK
 if TYPE_CHECKING:
     from core.preflight.findings import Finding
 
-# Tool messages have no is_error field in this shape: the error is said in the text (providers.md section 1).
+# Tool messages have no is_error field in this shape: the error is said in the text (docs/providers.md section 1).
 ERROR_PREFIX = "Error: "
 # Reasoning text sent on an assistant turn that recorded none, where the provider requires the field once
-# thinking is on and tools are in the history (BerriAI/litellm#37636, #28045; bug 10). Empty: never invented.
+# thinking is on and tools are in the history (BerriAI/litellm#37636, #28045; docs/providers.md section 9,
+# bug 10). Empty: never invented.
 REASONING_PLACEHOLDER = ""
 
 

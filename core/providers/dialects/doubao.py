@@ -1,4 +1,4 @@
-"""Doubao on Volcengine Ark chat completions (``/api/v3/chat/completions``): providers.md section 6.
+"""Doubao on Volcengine Ark chat completions (``/api/v3/chat/completions``): docs/providers.md section 6.
 
 OpenAI-compatible (the Ark SDK's types are a modified copy of OpenAI's); the shared shape is in
 :mod:`core.providers.dialects.chat_completions`.
@@ -21,7 +21,7 @@ IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "
 # video_url {url} takes a URL or a base64 data URL [SDK: ChatCompletionContentPartVideoParam].
 # input_audio {url | data, format} [SDK]. No file/PDF part in Ark Chat [SDK]: files degrade to text.
 # Reasoning: the request AssistantMessageParam has no reasoning_content [SDK]; whether Ark wants it back is
-# [unverified], so it is not sent (providers.md: "default: do not send it").
+# [unverified], so it is not sent (docs/providers.md: "default: do not send it").
 
 
 class DoubaoDialect(ChatCompletionsDialect):
@@ -35,7 +35,7 @@ class DoubaoDialect(ChatCompletionsDialect):
     default_base_url = "https://ark.cn-beijing.volces.com/api/v3"
     price_id = None  # genai-prices has no Volcengine table
     # Doubao switches reasoning with its own ``thinking`` parameter (configure_api_params).
-    profiles = ((r"doubao-", openai_profile("doubao", "doubao", "Volcengine Ark chat (providers.md section 6)")),)
+    profiles = ((r"doubao-", openai_profile("doubao", "doubao", "Volcengine Ark chat (docs/providers.md section 6)")),)
     conservative = openai_profile("doubao", "doubao-conservative", "OpenAI-compatible, for an unknown model")
     suggested_models = ("doubao-seed-1-6",)
     # volcengine.com/docs/82379 (Ark): doubao-* model ids, the deepseek-* and kimi-* models it hosts, and

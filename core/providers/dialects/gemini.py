@@ -1,4 +1,4 @@
-"""Google Gemini ``generateContent`` as REST JSON (camelCase): providers.md section 4. Translation only.
+"""Google Gemini ``generateContent`` as REST JSON (camelCase): docs/providers.md section 4. Translation only.
 
 The model is part of the URL (``/models/<model>:generateContent``), not of the body.
 """

@@ -1,4 +1,4 @@
-"""OpenAI Chat Completions (``POST /v1/chat/completions``): providers.md section 1.
+"""OpenAI Chat Completions (``POST /v1/chat/completions``): docs/providers.md section 1.
 
 Translation only; the shared Chat Completions shape is in :mod:`core.providers.dialects.chat_completions`.
 """

@@ -1,4 +1,4 @@
-"""OpenAI Responses API (``POST /v1/responses``), history as ``input`` items: providers.md section 2.
+"""OpenAI Responses API (``POST /v1/responses``), history as ``input`` items: docs/providers.md section 2.
 
 Translation only. Tool calls and results are items of their own, not message fields; tool results
 can carry images and files (``output`` parts), so attachments stay with their result.
@@ -6,8 +6,8 @@ can carry images and files (``output`` parts), so attachments stay with their re
 Reasoning items (``rs_...`` with ``encrypted_content``) are bound to the OpenAI model that produced
 them and must sit directly before their following item (pydantic/pydantic-ai#2861, #3230). The stored
 format has no such items, so none is ever emitted, and function_call items carry no item ``id``
-(an ``fc_...`` id would demand its reasoning item): bug 11 cannot arise. Reasoning from other
-providers is dropped with a warning.
+(an ``fc_...`` id would demand its reasoning item): bug 11 of docs/providers.md section 9 cannot arise.
+Reasoning from other providers is dropped with a warning.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Zhipu AI GLM v4 chat completions (``/api/paas/v4/chat/completions``): providers.md section 5.
+"""Zhipu AI GLM v4 chat completions (``/api/paas/v4/chat/completions``): docs/providers.md section 5.
 
 OpenAI-compatible with GLM's own rules; the shared shape is in :mod:`core.providers.dialects.chat_completions`.
 """
@@ -30,7 +30,7 @@ class ZhipuDialect(ChatCompletionsDialect):
     default_base_url = "https://open.bigmodel.cn/api/paas/v4/"
     price_id = "zhipuai"
     # GLM switches reasoning with its own ``thinking`` parameter (configure_api_params).
-    profiles = ((r"glm-", openai_profile("zhipu", "glm", "Zhipu GLM v4 chat (providers.md section 5)")),)
+    profiles = ((r"glm-", openai_profile("zhipu", "glm", "Zhipu GLM v4 chat (docs/providers.md section 5)")),)
     conservative = openai_profile("zhipu", "glm-conservative", "OpenAI-compatible, for an unknown model")
     suggested_models = ("glm-4.6v",)
     # docs.bigmodel.cn model list: glm-* chat models (plus the charglm/codegeex/cogview families).
