@@ -66,3 +66,11 @@ def test_only_the_store_imports_sqlalchemy_in_core() -> None:
         if m == "sqlalchemy" or m.startswith("sqlalchemy.")
     ]
     assert offenders == []
+
+
+def test_templates_and_static_sit_at_the_top_level_as_the_project_card_draws_them() -> None:
+    from web.settings import STATIC_DIR, TEMPLATES_DIR
+
+    root = CORE.parent
+    assert (root / "templates", root / "static") == (TEMPLATES_DIR, STATIC_DIR)
+    assert not (root / "web" / "templates").exists() and not (root / "web" / "static").exists()

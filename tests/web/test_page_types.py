@@ -22,7 +22,7 @@ from web.devtools.demo_steps import seed_step_runs
 from web.devtools.stub_provider import StubServer
 from web.settings import Settings
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "web" / "templates"
+TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 WIDE_SLICES = frozenset({"suites", "runs", "payloads", "diff"})
 """Workbenches use the whole window; every other page (the list, a timeline, forms, errors, the API) is narrow."""
 NARROW_MAX = 1100

@@ -1,7 +1,7 @@
 """Typed card contexts: what a card template may read, and nothing else.
 
 One card per top-level message and per trace record. ``kind`` picks the partial
-``web/templates/timeline/cards/_<kind>.html``; ``body`` is the matching dataclass below. Every
+``templates/timeline/cards/_<kind>.html``; ``body`` is the matching dataclass below. Every
 string here is trace data and is rendered through autoescaping only.
 """
 
