@@ -115,7 +115,14 @@ def _operation(method: str, path: str, op: Mapping[str, Any]) -> Operation:
         for p in op.get("parameters", [])
     )
     answers = tuple(_answer(status, a) for status, a in sorted(op.get("responses", {}).items()))
-    return Operation(method.upper(), path, op.get("summary", ""), op.get("description", ""), parameters, answers)
+    return Operation(
+        method.upper(), path, op.get("summary", ""), _prose(op.get("description", "")), parameters, answers
+    )
+
+
+def _prose(docstring: str) -> str:
+    """A handler's docstring as a reader sees it: reStructuredText's ``code`` marks dropped."""
+    return docstring.replace("``", "")
 
 
 def _schema(name: str, body: Mapping[str, Any]) -> Schema:

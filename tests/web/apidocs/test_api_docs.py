@@ -33,6 +33,7 @@ def test_the_api_page_lists_every_operation_its_parameters_and_the_schemas(clien
     assert {"q", "cursor", "limit", "conversation_id", "pointer"} <= parameters
     assert "integer 1–500 (default 50)" in shown.text  # the list's limit, in words
     assert "One run: request and response bodies" in shown.text  # what the operation does, from its docstring
+    assert "``" not in shown.text  # docstrings read as prose, not reStructuredText
     back = [el.get("href") for el in shown.elements if el.has("data-back")]
     assert back == ["/"]
     assert not [el for el in shown.elements if el.tag == "script" and "vendor/htmx" not in (el.get("src") or "")
