@@ -159,8 +159,8 @@ def test_a_weak_or_empty_secret_in_the_environment_is_refused_in_one_line(
 
 
 def test_workers_must_be_positive(served: list[dict[str, Any]], capsys: Any) -> None:
-    assert main(["serve", "--workers", "0"]) == 2
-    assert served == [] and "--workers must be at least 1" in capsys.readouterr().err
+    assert main(["serve", "--workers", "0"]) == 2  # argparse's refusal: one line naming the flag and its range
+    assert served == [] and "--workers is between 1 and 64, not 0" in capsys.readouterr().err
 
 
 def test_the_uvicorn_factory_serves_the_database_from_the_environment_with_its_shared_secret(

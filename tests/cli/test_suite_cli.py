@@ -43,7 +43,7 @@ def db(tmp_path: Path) -> str:
 )
 def test_usage_errors_exit_2_and_record_nothing(db: str, args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*args, "--db", db]) == 2
-    assert len([line for line in capsys.readouterr().err.splitlines() if "traceloupe" in line]) == 1
+    assert len([line for line in capsys.readouterr().err.splitlines() if line.startswith("traceloupe")]) == 1
     with Store.open(db) as store:
         assert Suites(store).summaries() == ()
 
