@@ -8,40 +8,35 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import TypeVar
 
 from core.errors import MisuseError
 from core.fields import MAX_INT32, FloatRule, IntRule, TextRule
 
+_N = TypeVar("_N", int, float)
+
 
 def ranged_int(rule: IntRule) -> Callable[[str], int]:
     """An argparse ``type`` reading a whole number within ``rule``."""
-
-    def parse(text: str) -> int:
-        try:
-            value = rule.parse(text)
-        except MisuseError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-        if value is None:
-            raise argparse.ArgumentTypeError(f"{rule.name} needs a whole number")
-        return value
-
-    parse.__name__ = "whole number"  # argparse names the type in its message
-    return parse
+    return _ranged(rule.parse, f"{rule.name} needs a whole number", "whole number")
 
 
 def ranged_float(rule: FloatRule) -> Callable[[str], float]:
     """An argparse ``type`` reading a finite number within ``rule``."""
+    return _ranged(rule.parse, f"{rule.name} needs a number", "number")
 
-    def parse(text: str) -> float:
+
+def _ranged(read: Callable[[str], _N | None], blank: str, noun: str) -> Callable[[str], _N]:
+    def parse(text: str) -> _N:
         try:
-            value = rule.parse(text)
+            value = read(text)
         except MisuseError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
         if value is None:
-            raise argparse.ArgumentTypeError(f"{rule.name} needs a number")
+            raise argparse.ArgumentTypeError(blank)
         return value
 
-    parse.__name__ = "number"
+    parse.__name__ = noun  # argparse names the type in its message
     return parse
 
 
