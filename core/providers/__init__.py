@@ -4,9 +4,13 @@ from core.messages.placement import expand_trace_for_msg
 from core.providers.base import (
     Degradation,
     Dialect,
+    GenerationParams,
+    NamedToolChoice,
     RequestContext,
     RequestOptions,
+    ToolChoice,
     ToolSpec,
+    ToolsSource,
 )
 from core.providers.chat_llm import PHASES, ChatLLM, RequestResult
 from core.providers.profiles import ModelProfile, ProfileChoice, profile_for
@@ -25,12 +29,16 @@ __all__ = [
     "ChatLLM",
     "Degradation",
     "Dialect",
+    "GenerationParams",
     "ModelProfile",
+    "NamedToolChoice",
     "ProfileChoice",
     "RequestContext",
     "RequestOptions",
     "RequestResult",
+    "ToolChoice",
     "ToolSpec",
+    "ToolsSource",
     "all_providers",
     "default_pair",
     "default_provider",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
 import orjson
 
@@ -61,6 +61,32 @@ class ToolSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class NamedToolChoice:
+    """A tool choice that forces one tool, by its name."""
+
+    name: str
+
+
+ToolChoice = Literal["auto", "none", "required"] | NamedToolChoice
+"""Whether the model may, must not, or must call a tool, or which one it must call (neutral form)."""
+
+ToolsSource = Literal["stored", "given", "inferred", "none"]
+"""Where a request's tool definitions came from: the stored request context, a ``--tools`` file or form,
+inferred from the recorded calls, or nowhere (the history has no tool calls and none were given)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationParams:
+    """The sampling and length parameters a request carried; None leaves the provider's default."""
+
+    max_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    stop: tuple[str, ...] = ()
+    thinking: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class RequestOptions:
     """Everything a request needs besides the messages.
 
@@ -76,6 +102,11 @@ class RequestOptions:
     tools: tuple[ToolSpec, ...] = ()
     attachments_root: Path | None = None
     max_attachment_bytes: int = 20 * MiB
+    tool_choice: ToolChoice | None = None
+    tools_source: ToolsSource = "none"
+    temperature: float | None = None
+    top_p: float | None = None
+    stop: tuple[str, ...] = ()
 
 
 class Degradation(NamedTuple):
