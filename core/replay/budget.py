@@ -6,7 +6,7 @@
     budget.settle(estimate, actual)     # after the call: the hold becomes the real cost (kept when unknown)
 
 A step replay's own ``--max-cost`` is a :class:`LocalBudget`; a suite run's is held in the store across
-every item and process (``core.suites.items.SuiteBudget``). The estimate is ``core.replay.cost.estimate_call``.
+every item and process (``core.store.suite_items.SuiteBudget``). The estimate is ``core.replay.cost.estimate_call``.
 """
 
 from __future__ import annotations

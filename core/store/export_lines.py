@@ -95,7 +95,7 @@ def _step_types() -> dict[str, Any]:
 
 
 def _suite_types() -> dict[str, Any]:
-    from core.suites.views import Mode, Outcome, SuiteRunStatus  # here: core.suites imports the store
+    from core.store.suite_views import Mode, Outcome, SuiteRunStatus
 
     return {"mode": Mode, "status": SuiteRunStatus, "outcome": Outcome}
 

@@ -5,11 +5,22 @@
 run with a baseline run; ``write_junit`` writes the report for CI.
 """
 
-from core.suites.api import BASELINE_LAST, Suites
+from core.store.suite_views import (
+    MODES,
+    OUTCOMES,
+    ItemView,
+    Mode,
+    Outcome,
+    Progress,
+    SuiteRunView,
+    SuiteSummary,
+    SuiteView,
+)
+from core.store.suites import BASELINE_LAST
+from core.suites.api import Suites
 from core.suites.execute import run_item
 from core.suites.junit import write_junit
 from core.suites.report import EXIT_NOTHING_RAN, EXIT_OK, EXIT_REGRESSION, Report, build_report
-from core.suites.views import MODES, OUTCOMES, ItemView, Mode, Outcome, Progress, SuiteRunView, SuiteSummary, SuiteView
 
 __all__ = [
     "BASELINE_LAST",

@@ -5,20 +5,15 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from sqlalchemy import Connection
-
 from core.errors import MisuseError, UnknownNameError
 from core.replay.answers import DEFAULT_COMPARISON, AnswerComparison
 from core.store import ConversationQuery, Store
-from core.store.engine import claim_by_key, read_transaction, write_transaction
+from core.store import suites as stored
 from core.store.filters import ConversationFilter
 from core.store.query import MAX_PAGE
-from core.suites import storage
+from core.store.suite_views import MODES, ItemView, Mode, Progress, SuiteRunView, SuiteSummary, SuiteView
+from core.store.suites import NewSuiteRun
 from core.suites.report import Report, build_report
-from core.suites.views import MODES, ItemView, Mode, Progress, SuiteRunView, SuiteSummary, SuiteView
-
-BASELINE_LAST = "last"
-"""``--baseline last``: the newest finished run of the same suite, mode and comparison before this one."""
 
 
 class Suites:
@@ -45,24 +40,19 @@ class Suites:
             filter = chosen.to_json()
         if not ids:
             raise MisuseError("no conversation matches: a suite needs at least one; nothing saved")
-        with write_transaction(self.store.engine) as conn:
-            return storage.create_suite(conn, name, filter, ids)
+        return stored.create_suite(self.store.engine, name, filter, ids)
 
     def get(self, name: str) -> SuiteView:
         """A suite and its conversations; UnknownNameError if there is none."""
-        with read_transaction(self.store.engine) as conn:
-            return storage.get_suite(conn, name)
+        return stored.get_suite(self.store.engine, name)
 
     def summaries(self) -> tuple[SuiteSummary, ...]:
         """Every suite by name."""
-        with read_transaction(self.store.engine) as conn:
-            return storage.list_suites(conn)
+        return stored.list_suites(self.store.engine)
 
     def runs(self, name: str) -> tuple[SuiteRunView, ...]:
         """A suite's runs, newest first (without their items); UnknownNameError for an unknown suite."""
-        with read_transaction(self.store.engine) as conn:
-            storage.get_suite(conn, name)
-            return storage.runs_of(conn, name)
+        return stored.runs_of(self.store.engine, name)
 
     def new_run(
         self,
@@ -99,10 +89,8 @@ class Suites:
     ) -> tuple[SuiteRunView, bool]:
         """As :meth:`new_run`, and True when this call recorded the run: False returns the run the key names.
 
-        The key column is unique, so two processes posting one form record one run: the loser of the
-        race on the constraint reads the winner's run. A baseline is a run of the same mode and comparison
-        (``last`` finds the newest such); another one is refused unless ``cross_baseline`` (then the report
-        labels it).
+        A baseline is a run of the same mode and comparison (``last`` finds the newest such); another one
+        is refused unless ``cross_baseline`` (then the report labels it).
         """
         if mode not in MODES:
             raise MisuseError(f"--mode is one of: {', '.join(MODES)}")
@@ -110,79 +98,36 @@ class Suites:
             raise MisuseError("--concurrency must be at least 1")
         if max_cost is not None and not max_cost >= 0:
             raise MisuseError("--max-cost must be a non-negative number of US dollars")
-
-        def claim(conn: Connection) -> tuple[SuiteRunView, bool]:
-            known = None if idempotency_key is None else storage.run_by_key(conn, idempotency_key)
-            if known is not None:
-                return known, False
-            how = str(comparison)
-            if baseline == BASELINE_LAST:
-                baseline_id = storage.last_finished(conn, name, mode=mode, comparison=how)
-                if baseline_id is None:
-                    storage.get_suite(conn, name)
-                    raise MisuseError(
-                        f"--baseline last: suite {name!r} has no finished run in mode {mode} compared by {how} yet"
-                    )
-            else:
-                baseline_id = baseline
-                if baseline is not None and not cross_baseline:
-                    _same_kind(storage.get_run(conn, baseline, items=False), mode, how)
-            run = storage.create_run(
-                conn, name, provider=provider, model=model.strip(), mode=mode, concurrency=concurrency,
-                max_cost=max_cost, baseline_run_id=baseline_id, idempotency_key=idempotency_key, comparison=how,
-            )  # fmt: skip
-            return run, True
-
-        return claim_by_key(self.store.engine, claim, idempotency_key, storage.run_by_key)
+        new = NewSuiteRun(name, provider, model.strip(), mode, concurrency, max_cost, str(comparison), idempotency_key)
+        return stored.claim_run(self.store.engine, new, baseline=baseline, cross_baseline=cross_baseline)
 
     def run(self, run_id: str) -> SuiteRunView:
         """A suite run with its items; UnknownNameError if there is none."""
-        with read_transaction(self.store.engine) as conn:
-            return storage.get_run(conn, run_id)
+        return stored.get_run(self.store.engine, run_id)
 
     def unfinished(self, name: str) -> str | None:
         """The newest run of the suite still running (to resume), or None."""
-        with read_transaction(self.store.engine) as conn:
-            storage.get_suite(conn, name)
-            return storage.unfinished(conn, name)
+        return stored.unfinished(self.store.engine, name)
 
     def open_items(self, run_id: str) -> list[int]:
         """The items of a run without an outcome yet."""
-        with read_transaction(self.store.engine) as conn:
-            return storage.open_items(conn, run_id)
+        return stored.open_items(self.store.engine, run_id)
 
     def items_done(self, run_id: str, *, exclude: Collection[int] = ()) -> tuple[ItemView, ...]:
         """The items of a run that have an outcome, but those in ``exclude`` (already shown), in suite order."""
-        with read_transaction(self.store.engine) as conn:
-            return storage.items_done(conn, run_id, exclude)
+        return stored.items_done(self.store.engine, run_id, exclude)
 
     def progress(self, run_id: str) -> Progress:
         """Item counts by outcome and the cost so far."""
-        with read_transaction(self.store.engine) as conn:
-            return storage.progress(conn, run_id)
+        return stored.progress(self.store.engine, run_id)
 
     def finish_if_done(self, run_id: str) -> None:
         """Mark the run finished when every item has an outcome (a worker may have died just before doing it)."""
-        with write_transaction(self.store.engine) as conn:
-            storage.finish_run_if_done(conn, run_id)
+        stored.finish_run_if_done(self.store.engine, run_id)
 
     def report(self, run_id: str) -> Report:
         """The run's report, compared with the baseline it was started with."""
-        with read_transaction(self.store.engine) as conn:
-            run = storage.get_run(conn, run_id)
-            baseline = None if run.baseline_run_id is None else storage.get_run(conn, run.baseline_run_id)
-        return build_report(run, baseline)
-
-
-def _same_kind(baseline: SuiteRunView, mode: str, comparison: str) -> None:
-    """MisuseError (one line) when a chosen baseline was made in another mode or with another comparison."""
-    if baseline.mode == mode and baseline.comparison == comparison:
-        return
-    raise MisuseError(
-        f"baseline {baseline.run_id} is mode {baseline.mode} compared by {baseline.comparison_text}, this run mode "
-        f"{mode} compared by {comparison}: outcomes compare only within one mode and comparison "
-        "(--cross-baseline compares them anyway, labelled)"
-    )
+        return build_report(*stored.run_and_baseline(self.store.engine, run_id))
 
 
 def resolve_run(suites: Suites, name: str, run_id: str | None) -> SuiteRunView:

@@ -20,7 +20,7 @@ Outcomes:
   ``matched``, ``diverged`` (at step k), ``failed`` or ``refused`` as that run ends; a run stopped
   by ``--max-steps`` is ``failed`` with the limit as its reason.
 - With a cost cap, every provider call holds its estimated cost in the run's budget before it is
-  sent (``core.suites.items.SuiteBudget``): a call that could pass the cap is not sent, and the item
+  sent (``core.store.suite_items.SuiteBudget``): a call that could pass the cap is not sent, and the item
   is ``cancelled`` with reason ``max_cost`` (a step replay stopped midway keeps its run).
 - A provider failure is ``failed`` with the provider's error; a history holding a damaged record,
   a body that fails preflight, or a conversation with nothing to replay is ``refused``.
@@ -43,10 +43,9 @@ from core.replay.run import DEFAULT_TIMEOUT, execute, expanded_history, prepare,
 from core.replay.send import Sender, send
 from core.replay.steps import execute_steps, plan_steps, start_steps
 from core.store import RunView, Store
-from core.store.engine import one_statement_write, read_transaction, write_transaction
+from core.store import suite_items as items
 from core.store.step_runs import StepRunView
-from core.suites import items
-from core.suites.items import Claim, ItemResult, Spend, SuiteBudget
+from core.store.suite_items import Claim, ItemResult, Spend, SuiteBudget
 
 log = logging.getLogger("traceloupe.suites")
 
@@ -71,7 +70,7 @@ def run_item(
     claim = items.claim_item(store.engine, item_pk)
     if claim is None:
         # Ended already (its worker may have died before finishing the run) or cancelled by the cost cap just now.
-        _finish_run_if_done(store, item_pk)
+        items.finish_run_of_item_if_done(store.engine, item_pk)
         return False
     ended = None if claim.interrupted_key is None else _close_interrupted(store, claim.mode, claim.interrupted_key)
     sending = _Sending(environ, timeout, sender)
@@ -87,15 +86,14 @@ def run_item(
         log.exception("suite item %s failed inside Traceloupe", item_pk)
         result = ItemResult("failed", reason="internal_error", error=f"Traceloupe failed ({type(exc).__name__})")
     recorded = items.finish_item(store.engine, claim, result)
-    _finish_run_if_done(store, item_pk)
+    items.finish_run_of_item_if_done(store.engine, item_pk)  # after the item's transaction committed
     return recorded
 
 
 def give_up(store: Store, item_pk: int, why: str) -> None:
     """The queue will not run this item's job again: its replay, if one was left running, and the item end failed."""
-    with write_transaction(store.engine) as conn:
-        left = items.give_up_item(conn, item_pk, why)
-    _finish_run_if_done(store, item_pk)
+    left = items.give_up_item(store.engine, item_pk, why)
+    items.finish_run_of_item_if_done(store.engine, item_pk)
     if left is not None and left.interrupted_key is not None:
         _close_interrupted(store, left.mode, left.interrupted_key)
 
@@ -215,17 +213,10 @@ def step_result(run: StepRunView) -> ItemResult:
     return ItemResult("failed", run.run_id, reason=reason, error=run.error, spend=spent)
 
 
-def _finish_run_if_done(store: Store, item_pk: int) -> None:
-    """After the item's transaction committed (see ``items.finish_run_if_done``), never inside it."""
-    with one_statement_write(store.engine) as conn:
-        items.finish_run_of_item_if_done(conn, item_pk)
-
-
 def _close_interrupted(store: Store, mode: str, key: str) -> str | None:
     """End the replay an interrupted attempt left ``running`` (found by its key), so none shows as running forever;
     the replay's id when it had ended already (None: there was none, or it was cut short)."""
-    with read_transaction(store.engine) as conn:
-        run_id = items.replay_by_key(conn, mode, key)
+    run_id = items.replay_by_key(store.engine, mode, key)
     if run_id is None:
         return None  # the attempt stopped before its replay was recorded
     if mode == "steps":

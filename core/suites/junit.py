@@ -22,8 +22,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from core.store.suite_views import BROKEN, ItemView
 from core.suites.report import Report
-from core.suites.views import BROKEN, ItemView
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 """Characters XML 1.0 cannot carry at all, even escaped: shown as ``\\xNN`` (ids and errors are untrusted)."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.messages.base import now_ms
-from core.suites.views import BROKEN, OUTCOMES, SENT, ItemView, SuiteRunView
+from core.store.suite_views import BROKEN, OUTCOMES, SENT, ItemView, SuiteRunView
 
 EXIT_OK = 0
 EXIT_NOTHING_RAN = 1

@@ -15,9 +15,9 @@ import time
 from collections.abc import Callable
 
 from core.jobs.queue import OPEN_STATUSES, JobQueue, NewJob
+from core.store.suite_views import ItemView, Progress, SuiteRunView
 from core.suites.api import Suites
 from core.suites.tasks import SUITE_ITEM_TASK, lane_of, lock_of, lock_prefix
-from core.suites.views import ItemView, Progress, SuiteRunView
 
 POLL_SECONDS = 0.2
 LOST_CHECK_SECONDS = 5.0

@@ -10,8 +10,8 @@ from core.reader import read_bytes
 from core.replay.answers import parse_comparison
 from core.store import NewRun, Store, TokenUsage
 from core.store.step_runs import NewStepRun, StepView
+from core.store.suite_items import ItemResult, Spend, claim_item, finish_item
 from core.suites import Suites
-from core.suites.items import ItemResult, Spend, claim_item, finish_item
 from tests.store.store_factory import dataset
 
 

@@ -11,9 +11,10 @@ import pytest
 from core.errors import MisuseError, UnknownNameError
 from core.jobs import JobSettings, queue_for
 from core.store import ConversationQuery, Store
-from core.suites import Suites, items, run_item
+from core.store import suite_items as items
+from core.store.suite_views import Progress, SuiteRunView
+from core.suites import Suites, run_item
 from core.suites.runner import watch
-from core.suites.views import Progress, SuiteRunView
 from tests.suites import suite_data
 from web.devtools.stub_provider import StubServer
 

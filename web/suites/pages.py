@@ -12,9 +12,9 @@ from typing import Any
 
 from core.replay.answers import DEFAULT_COMPARISON
 from core.store.filters import ConversationFilter, describe
+from core.store.suite_views import ItemView
 from core.suites import BASELINE_LAST, MODES, OUTCOMES, Progress, Report, SuiteRunView, SuiteSummary, SuiteView
 from core.suites.junit import answer_text
-from core.suites.views import ItemView
 from web import masking, urls
 from web.conversations.listing import ListQuery
 from web.replays.service import ProviderChoice

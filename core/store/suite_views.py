@@ -1,4 +1,5 @@
-"""What the suites API returns: frozen dataclasses holding no connection, and the closed sets of names they use."""
+"""What the store gives of suites (``core.store.suites``): frozen dataclasses holding no connection, and the closed
+sets of names they use."""
 
 from __future__ import annotations
 

@@ -1,14 +1,13 @@
 """A suite run's items in the store: an attempt claims one, records its outcome, or the queue gives it up.
 
-An attempt's claim and its outcome take the engine and choose their transaction: one statement each
-in the common case (no cost cap). The others take a connection inside the caller's transaction.
-With a cost cap, an item's ``cost_usd`` is its share of the run's budget while it runs
-(:class:`SuiteBudget`): each provider call holds its estimate there before it is sent and settles to
-its real cost after, so the run's spend read by every other item includes the calls in flight.
-An item moves ``pending`` -> ``running`` -> one outcome of ``DONE``. Claiming an item counts an
-attempt, and only the attempt that holds the item may record its outcome, so a job delivered
-twice (a worker presumed dead that was not) records once. A suite run is ``finished`` when its
-last item has an outcome, set by whoever records that outcome.
+Each public function chooses its transaction: an attempt's claim and its outcome are one statement
+each in the common case (no cost cap). With a cost cap, an item's ``cost_usd`` is its share of the
+run's budget while it runs (:class:`SuiteBudget`): each provider call holds its estimate there before
+it is sent and settles to its real cost after, so the run's spend read by every other item includes
+the calls in flight. An item moves ``pending`` -> ``running`` -> one outcome of ``DONE``. Claiming an
+item counts an attempt, and only the attempt that holds the item may record its outcome, so a job
+delivered twice (a worker presumed dead that was not) records once. A suite run is ``finished`` when
+its last item has an outcome, set by whoever records that outcome.
 
 Every item of a suite run passes through the same few statements, so they are built once
 (``_statements``) and run with bound values: building one costs more than running it.
@@ -24,9 +23,9 @@ from sqlalchemy import Connection, Engine, bindparam, exists, func, select, upda
 
 from core.errors import MisuseError
 from core.messages.base import now_ms
-from core.store.engine import one_statement_read, one_statement_write, write_transaction
+from core.store.engine import one_statement_read, one_statement_write, read_transaction, write_transaction
+from core.store.suite_views import DONE, Mode, Outcome
 from core.store.tables import CONVERSATIONS, RUNS, STEP_RUNS, SUITE_RUN_ITEMS, SUITE_RUNS
-from core.suites.views import DONE, Mode, Outcome
 
 _R = SUITE_RUNS.c
 _I = SUITE_RUN_ITEMS.c
@@ -79,7 +78,7 @@ def claim_item(engine: Engine, item_pk: int) -> Claim | None:
             attempt = conn.execute(statements.claim, {"item_pk": item_pk, "now": now}).scalar()
     else:
         with write_transaction(engine) as conn:
-            if spent(conn, row.suite_run_pk) >= row.max_cost:
+            if _spent(conn, row.suite_run_pk) >= row.max_cost:
                 _lock_run(conn, row.suite_run_pk)
                 _cancel_pending(conn, row.suite_run_pk, row.max_cost, item_pk)
                 return None
@@ -134,7 +133,7 @@ def finish_item(engine: Engine, claim: Claim, result: ItemResult) -> bool:
     with write_transaction(engine) as conn:
         _lock_run(conn, claim.suite_run_pk)  # the spend read below includes every outcome recorded before this one
         recorded = _record(conn, claim, result, charged=True)
-        if recorded and spent(conn, claim.suite_run_pk) >= claim.max_cost:
+        if recorded and _spent(conn, claim.suite_run_pk) >= claim.max_cost:
             _cancel_pending(conn, claim.suite_run_pk, claim.max_cost, None)
         return recorded
 
@@ -175,7 +174,7 @@ class SuiteBudget:
     def reserve(self, usd: float) -> float | None:
         with write_transaction(self._engine) as conn:
             _lock_run(conn, self._claim.suite_run_pk)
-            total = spent(conn, self._claim.suite_run_pk)
+            total = _spent(conn, self._claim.suite_run_pk)
             if total + usd > self._cap:
                 return total
             conn.execute(_statements().charge, {"item_pk": self._claim.item_pk, "usd": usd})
@@ -195,11 +194,16 @@ class Left:
     interrupted_key: str | None
 
 
-def give_up_item(conn: Connection, item_pk: int, why: str) -> Left | None:
+def give_up_item(engine: Engine, item_pk: int, why: str) -> Left | None:
     """An item whose job will not run again: ``failed`` with the queue's reason, unless it has an outcome.
 
     The caller runs :func:`finish_run_of_item_if_done` after this transaction.
     """
+    with write_transaction(engine) as conn:
+        return _give_up(conn, item_pk, why)
+
+
+def _give_up(conn: Connection, item_pk: int, why: str) -> Left | None:
     row = conn.execute(
         select(_I.suite_run_pk, _I.outcome, _I.attempt, _R.run_id, _R.mode)
         .join(SUITE_RUNS, _R.id == _I.suite_run_pk)
@@ -216,13 +220,14 @@ def give_up_item(conn: Connection, item_pk: int, why: str) -> Left | None:
     return Left(row.mode, replay_key(row.run_id, item_pk, row.attempt) if row.outcome == "running" else None)
 
 
-def replay_by_key(conn: Connection, mode: str, key: str) -> str | None:
+def replay_by_key(engine: Engine, mode: str, key: str) -> str | None:
     """The run (``final``) or step run (``steps``) recorded under an attempt's key, or None."""
     table = STEP_RUNS if mode == "steps" else RUNS
-    return conn.execute(select(table.c.run_id).where(table.c.idempotency_key == key)).scalar()
+    with read_transaction(engine) as conn:
+        return conn.execute(select(table.c.run_id).where(table.c.idempotency_key == key)).scalar()
 
 
-def spent(conn: Connection, run_pk: int) -> float:
+def _spent(conn: Connection, run_pk: int) -> float:
     """What a suite run's items have cost so far (those of unknown cost count as nothing)."""
     return float(
         conn.execute(select(func.coalesce(func.sum(_I.cost_usd), 0.0)).where(_I.suite_run_pk == run_pk)).scalar_one()
@@ -231,7 +236,7 @@ def spent(conn: Connection, run_pk: int) -> float:
 
 def _cancel_pending(conn: Connection, run_pk: int, cap: float, item_pk: int | None) -> None:
     """Every item not started yet (and ``item_pk``, about to start) is cancelled: the spend reached the cap."""
-    total = spent(conn, run_pk)
+    total = _spent(conn, run_pk)
     waiting = _I.outcome == "pending" if item_pk is None else ((_I.outcome == "pending") | (_I.id == item_pk))
     conn.execute(
         update(SUITE_RUN_ITEMS)
@@ -260,9 +265,10 @@ def finish_run_if_done(conn: Connection, run_pk: int) -> None:
     conn.execute(_statements().finish_run_if_done, {"run_pk": run_pk, "now": now_ms()})
 
 
-def finish_run_of_item_if_done(conn: Connection, item_pk: int) -> None:
+def finish_run_of_item_if_done(engine: Engine, item_pk: int) -> None:
     """:func:`finish_run_if_done` for the run an item belongs to, in one statement (after the item's end)."""
-    conn.execute(_statements().finish_run_of_item_if_done, {"item_pk": item_pk, "now": now_ms()})
+    with one_statement_write(engine) as conn:
+        conn.execute(_statements().finish_run_of_item_if_done, {"item_pk": item_pk, "now": now_ms()})
 
 
 @dataclass(frozen=True, slots=True)
