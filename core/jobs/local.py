@@ -16,21 +16,18 @@ import threading
 import time
 import uuid
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any, Literal
-
-from sqlalchemy import Connection, Select, and_, delete, func, insert, or_, select, update
+from typing import Literal
 
 from core.errors import MisuseError
 from core.jobs.limits import LocalLimiter, limited_sender
-from core.jobs.queue import JSON, OPEN_STATUSES, JobId, JobInfo, JobSettings, JobStatus, NewJob
+from core.jobs.queue import JSON, JobId, JobInfo, JobSettings, JobStatus, NewJob
 from core.jobs.registry import JobContext, Task, find_task
 from core.store import Store
-from core.store.engine import read_transaction, write_transaction
-from core.store.tables import JOBS
+from core.store import job_queue as stored
+from core.store.job_queue import StoredJob
 
 log = logging.getLogger("traceloupe.jobs")
 
-_J = JOBS.c
 RETRY_BACKOFF_MS = 1_000
 """A job that raised waits this long times its attempts before it runs again."""
 KEEP_FINISHED_MS = 7 * 24 * 3600 * 1000
@@ -71,39 +68,13 @@ class LocalQueue:
 
     def enqueue_many(self, task: str, jobs: Sequence[NewJob], *, provider: str) -> list[JobId]:
         find_task(task)
-        now = _now_ms()
-        ids: list[JobId] = []
-        with write_transaction(self.store.engine) as conn:  # the write lock makes check-then-insert atomic
-            for job in jobs:
-                ids.append(self._insert(conn, task, job, provider, now))
+        max_attempts = self.settings.max_attempts
+        ids = stored.insert_jobs(
+            self.store.engine, task, jobs, provider=provider, max_attempts=max_attempts, now=_now_ms()
+        )
         with self._wake:
             self._wake.notify(len(ids))
-        return ids
-
-    def _insert(self, conn: Connection, task: str, job: NewJob, provider: str, now: int) -> JobId:
-        if job.lock is not None:
-            open_id = conn.execute(
-                select(_J.id).where(_J.lock == job.lock, _J.status.in_(OPEN_STATUSES)).order_by(_J.id).limit(1)
-            ).scalar()
-            if open_id is not None:
-                return str(open_id)
-        job_id = conn.execute(
-            insert(JOBS)
-            .values(
-                task=task,
-                args=dict(job.args),
-                provider=provider,
-                lock=job.lock,
-                lane=job.lane,
-                status="pending",
-                attempts=0,
-                max_attempts=self.settings.max_attempts,
-                run_after=now,
-                created_at=now,
-            )
-            .returning(_J.id)
-        ).scalar_one()
-        return str(job_id)
+        return [str(i) for i in ids]
 
     def start(self) -> None:
         if self._threads:
@@ -129,54 +100,25 @@ class LocalQueue:
         self._threads = []
 
     def pending(self, provider: str | None = None, *, task: str | None = None) -> int:
-        stmt = select(func.count()).select_from(JOBS).where(_J.status.in_(OPEN_STATUSES))
-        if provider is not None:
-            stmt = stmt.where(_J.provider == provider)
-        if task is not None:
-            stmt = stmt.where(_J.task == task)
-        with read_transaction(self.store.engine) as conn:
-            return int(conn.execute(stmt).scalar_one())
+        return stored.count_open(self.store.engine, provider=provider, task=task)
 
     def jobs(self, *, lock_prefix: str | None = None, statuses: Collection[JobStatus] | None = None) -> list[JobInfo]:
-        stmt = select(JOBS).order_by(_J.id)
-        if lock_prefix is not None:
-            stmt = stmt.where(func.substr(_J.lock, 1, len(lock_prefix)) == lock_prefix)
-        if statuses is not None:
-            stmt = stmt.where(_J.status.in_(list(statuses)))
-        with read_transaction(self.store.engine) as conn:
-            return [_info(row) for row in conn.execute(stmt).mappings()]
+        return [_info(job) for job in stored.list_jobs(self.store.engine, lock_prefix=lock_prefix, statuses=statuses)]
 
     def cancel(self, job_id: JobId) -> bool:
-        with write_transaction(self.store.engine) as conn:
-            done = conn.execute(
-                update(JOBS)
-                .where(_J.id == int(job_id), _J.status == "pending")
-                .values(status="cancelled", finished_at=_now_ms())
-            )
-        return done.rowcount == 1
+        return stored.cancel_pending(self.store.engine, int(job_id), now=_now_ms())
 
     # -- the workers -------------------------------------------------------
 
     def _prune(self) -> None:
-        with write_transaction(self.store.engine) as conn:
-            conn.execute(
-                delete(JOBS).where(
-                    _J.status.in_(("succeeded", "cancelled")), _J.finished_at < _now_ms() - KEEP_FINISHED_MS
-                )
-            )
+        stored.prune_ended(self.store.engine, before=_now_ms() - KEEP_FINISHED_MS)
 
     def expire_dead_leases(self) -> int:
         """Expire at once the leases of running jobs whose process on this host is gone (a killed ``serve``
         restarted: its jobs resume now rather than when their lease runs out); how many."""
         host = socket.gethostname()
-        with read_transaction(self.store.engine) as conn:
-            owners = conn.execute(select(_J.worker).where(_J.status == "running").distinct()).scalars().all()
-        dead = [w for w in owners if w is not None and _dead_here(w, host)]
-        if not dead:
-            return 0
-        with write_transaction(self.store.engine) as conn:
-            done = conn.execute(update(JOBS).where(_J.status == "running", _J.worker.in_(dead)).values(lease_until=0))
-        return int(done.rowcount)
+        dead = [w for w in stored.running_workers(self.store.engine) if _dead_here(w, host)]
+        return stored.expire_leases(self.store.engine, dead) if dead else 0
 
     def run_one(self) -> bool:
         """Claim and run one due job in this thread; False when none was due (tests and the workers' loop)."""
@@ -197,119 +139,71 @@ class LocalQueue:
             with self._wake:
                 self._wake.wait(self.settings.poll_seconds)
 
-    def _claim(self) -> tuple[dict[str, Any], Task] | None:
+    def _claim(self) -> tuple[StoredJob, Task] | None:
         """The oldest due job, marked running for this worker; a job whose attempts are spent is given up first."""
+        lease_ms = int(self.settings.lease_seconds * 1000)
         while True:
-            now = _now_ms()
-            with read_transaction(self.store.engine) as conn:  # an idle worker never takes the write lock
-                if conn.execute(self._due(now).with_only_columns(_J.id)).first() is None:
-                    return None
-            with write_transaction(self.store.engine) as conn:
-                row = conn.execute(self._due(now)).mappings().first()
-                if row is None:
-                    return None
-                job = dict(row)
-                lost = job["status"] == "running"
-                if lost and job["attempts"] >= job["max_attempts"]:
-                    why = f"its worker ({job['worker']}) stopped while running it, {job['attempts']} time(s)"
-                    conn.execute(
-                        update(JOBS).where(_J.id == job["id"]).values(status="failed", error=why, finished_at=now)
-                    )
-                    give_up = job
-                else:
-                    give_up = None
-                    conn.execute(
-                        update(JOBS)
-                        .where(_J.id == job["id"])
-                        .values(
-                            status="running",
-                            attempts=job["attempts"] + 1,
-                            worker=self.worker,
-                            lease_until=now + int(self.settings.lease_seconds * 1000),
-                        )
-                    )
-                    job["attempts"] += 1
-            if give_up is not None:
-                log.warning("job %s (%s) given up: %s", give_up["id"], give_up["task"], why)
-                self._give_up(give_up, why)
+            due = stored.claim_due(self.store.engine, self.worker, now=_now_ms(), lease_ms=lease_ms)
+            if due is None:
+                return None
+            job = due.job
+            if due.given_up is not None:
+                log.warning("job %s (%s) given up: %s", job.id, job.task, due.given_up)
+                self._give_up(job, due.given_up)
                 continue
-            if lost:
-                log.warning("job %s (%s) taken back from %s", job["id"], job["task"], row["worker"])
+            if due.taken_from is not None:
+                log.warning("job %s (%s) taken back from %s", job.id, job.task, due.taken_from)
             with self._lock:
-                self._running.add(job["id"])
+                self._running.add(job.id)
             try:
-                return job, find_task(job["task"])
+                return job, find_task(job.task)
             except MisuseError as exc:
-                self._finish(job["id"], "failed", str(exc))
+                self._finish(job.id, "failed", str(exc))
                 with self._lock:
-                    self._running.discard(job["id"])
+                    self._running.discard(job.id)
 
-    @staticmethod
-    def _due(now: int) -> Select[Any]:
-        """The oldest job due at ``now``: pending, past its back-off and first in its lane, or running with its
-        lease expired."""
-        pending = and_(_J.status == "pending", _J.run_after <= now)
-        due = or_(
-            and_(pending, _J.lane.is_(None)),
-            and_(_J.id.in_(_lane_heads()), _J.run_after <= now),  # heads are pending: looked up by id
-            and_(_J.status == "running", _J.lease_until < now),
-        )
-        return select(JOBS).where(due).order_by(_J.id).limit(1)
-
-    def _context(self, job: dict[str, Any]) -> JobContext:
+    def _context(self, job: StoredJob) -> JobContext:
         settings = self.settings
         return JobContext(
             store=self.store,
-            job_id=str(job["id"]),
-            attempt=int(job["attempts"]),
-            max_attempts=int(job["max_attempts"]),
-            provider=job["provider"],
-            send=limited_sender(self._limiter, job["provider"], max_wait=settings.max_rate_limit_wait),
+            job_id=str(job.id),
+            attempt=job.attempts,
+            max_attempts=job.max_attempts,
+            provider=job.provider,
+            send=limited_sender(self._limiter, job.provider, max_wait=settings.max_rate_limit_wait),
             limiter=self._limiter,
             environ=settings.environ(),
             timeout=settings.send_timeout,
         )
 
-    def _run(self, job: dict[str, Any], task: Task) -> None:
+    def _run(self, job: StoredJob, task: Task) -> None:
         try:
-            task.run(self._context(job), job["args"])
+            task.run(self._context(job), job.args)
         except Exception as exc:
-            log.exception("job %s (%s) raised", job["id"], job["task"])
+            log.exception("job %s (%s) raised", job.id, job.task)
             error = f"{type(exc).__name__}: {exc}"[:2000]
-            if job["attempts"] < job["max_attempts"]:
-                self._retry(job["id"], error, _now_ms() + RETRY_BACKOFF_MS * int(job["attempts"]))
+            if job.attempts < job.max_attempts:
+                run_after = _now_ms() + RETRY_BACKOFF_MS * job.attempts
+                stored.retry_job(self.store.engine, job.id, self.worker, error=error, run_after=run_after)
             else:
-                self._finish(job["id"], "failed", error)
+                self._finish(job.id, "failed", error)
                 self._give_up(job, error)
         else:
-            self._finish(job["id"], "succeeded", None)
+            self._finish(job.id, "succeeded", None)
         finally:
             with self._lock:
-                self._running.discard(job["id"])
+                self._running.discard(job.id)
 
-    def _give_up(self, job: dict[str, Any], why: str) -> None:
+    def _give_up(self, job: StoredJob, why: str) -> None:
         try:
-            task = find_task(job["task"])
+            task = find_task(job.task)
             if task.on_give_up is not None:
-                task.on_give_up(self._context(job), job["args"], why)
+                task.on_give_up(self._context(job), job.args, why)
         except Exception:
-            log.exception("job %s (%s): recording its end failed", job["id"], job["task"])
+            log.exception("job %s (%s): recording its end failed", job.id, job.task)
 
     def _finish(self, job_id: int, status: JobStatus, error: str | None) -> None:
-        with write_transaction(self.store.engine) as conn:
-            conn.execute(
-                update(JOBS)
-                .where(_J.id == job_id, _J.worker == self.worker, _J.status == "running")
-                .values(status=status, error=error, finished_at=_now_ms(), lease_until=None)
-            )
-
-    def _retry(self, job_id: int, error: str, run_after: int) -> None:
-        with write_transaction(self.store.engine) as conn:
-            conn.execute(
-                update(JOBS)
-                .where(_J.id == job_id, _J.worker == self.worker, _J.status == "running")
-                .values(status="pending", error=error, run_after=run_after, lease_until=None)
-            )
+        stored.end_job(self.store.engine, job_id, self.worker, status=status, error=error, now=_now_ms())
 
     def _renew(self) -> None:
         """Extend the lease of this process's running jobs, a third of a lease apart."""
@@ -320,26 +214,9 @@ class LocalQueue:
             if not ids:
                 continue
             try:
-                with write_transaction(self.store.engine) as conn:
-                    conn.execute(
-                        update(JOBS)
-                        .where(_J.id.in_(ids), _J.worker == self.worker, _J.status == "running")
-                        .values(lease_until=_now_ms() + lease_ms)
-                    )
+                stored.renew_leases(self.store.engine, ids, self.worker, until=_now_ms() + lease_ms)
             except Exception:
                 log.exception("could not renew the job leases")
-
-
-def _lane_heads() -> Any:
-    """The oldest pending job of each lane with no job running: the only job of a lane a worker may take.
-
-    Read once per claim (uncorrelated, over the covering index ``ix_jobs_lane``): a check per pending job
-    made an idle worker's poll walk every job of a large suite run whose lanes were all busy.
-    """
-    mate = JOBS.alias("lane_mate")
-    busy = select(mate.c.lane).where(mate.c.status == "running", mate.c.lane.is_not(None))
-    heads = select(func.min(mate.c.id)).where(mate.c.status == "pending", mate.c.lane.is_not(None))
-    return heads.group_by(mate.c.lane).having(mate.c.lane.not_in(busy))
 
 
 def _dead_here(worker: str, host: str) -> bool:
@@ -356,14 +233,14 @@ def _dead_here(worker: str, host: str) -> bool:
     return False
 
 
-def _info(row: Any) -> JobInfo:
+def _info(job: StoredJob) -> JobInfo:
     return JobInfo(
-        job_id=str(row["id"]),
-        task=row["task"],
-        provider=row["provider"],
-        status=row["status"],
-        attempts=int(row["attempts"]),
-        lock=row["lock"],
-        args=dict(row["args"]),
-        error=row["error"],
+        job_id=str(job.id),
+        task=job.task,
+        provider=job.provider,
+        status=job.status,
+        attempts=job.attempts,
+        lock=job.lock,
+        args=job.args,
+        error=job.error,
     )

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Protocol
 
 from core.errors import MisuseError
+from core.store.job_queue import OPEN_STATUSES as OPEN_STATUSES  # a job's states are the store's (both backends)
+from core.store.job_queue import JobStatus as JobStatus
 
 JSON = Any
 """A JSON value (``None``, bool, number, str, list, str-keyed dict): what a job's arguments hold."""
@@ -21,8 +23,6 @@ JSON = Any
 JobId = str
 """A job's id, unique within its backend (the row id as text)."""
 
-JobStatus = Literal["pending", "running", "succeeded", "failed", "cancelled"]
-OPEN_STATUSES: tuple[JobStatus, ...] = ("pending", "running")
 
 LIMITS_VAR = "TRACELOUPE_PROVIDER_LIMITS"
 """``openai=4,anthropic=2``: provider calls in flight at once, per provider, across the workers that read it."""
