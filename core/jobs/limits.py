@@ -17,10 +17,9 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from email.utils import parsedate_to_datetime
 from typing import Any, Protocol
 
-from sqlalchemy import Engine, text
-
 from core.replay.endpoints import Endpoint
 from core.replay.send import Exchange, Sender, send
+from core.store.advisory_locks import SessionLocks
 
 _LOCK_SPACE = 0x746C_6A6F  # "tljo": the first key of every slot lock; Procrastinate's locks use the one-key form
 SLOT_POLL_SECONDS = 0.05
@@ -56,8 +55,8 @@ def slot_key(provider: str, index: int) -> int:
 class AdvisoryLimiter:
     """Slots as PostgreSQL session advisory locks, shared by every worker of the database."""
 
-    def __init__(self, engine: Engine, limits: Mapping[str, int], *, poll: float = SLOT_POLL_SECONDS) -> None:
-        self._engine = engine
+    def __init__(self, locks: SessionLocks, limits: Mapping[str, int], *, poll: float = SLOT_POLL_SECONDS) -> None:
+        self._locks = locks
         self._limits = dict(limits)
         self._poll = poll
 
@@ -67,26 +66,9 @@ class AdvisoryLimiter:
 
     @contextmanager
     def _hold(self, provider: str, limit: int) -> Iterator[None]:
-        with self._engine.connect() as conn:
-            held = None
-            while held is None:
-                for index in range(limit):
-                    key = slot_key(provider, index)
-                    taken = conn.execute(
-                        text("SELECT pg_try_advisory_lock(:space, :key)"), {"space": _LOCK_SPACE, "key": key}
-                    ).scalar()
-                    conn.commit()  # no transaction stays open while the call runs
-                    if taken:
-                        held = key
-                        break
-                else:
-                    time.sleep(self._poll)
-            try:
-                yield
-            finally:
-                # Unlocked before the connection returns to the pool, where another caller would inherit it.
-                conn.execute(text("SELECT pg_advisory_unlock(:space, :key)"), {"space": _LOCK_SPACE, "key": held})
-                conn.commit()
+        keys = [slot_key(provider, index) for index in range(limit)]
+        with self._locks.hold_first_free(_LOCK_SPACE, keys, poll=self._poll):
+            yield
 
 
 def retry_delay(retry_after: str | None, *, now: Callable[[], float] = time.time) -> float | None:

@@ -234,13 +234,4 @@ def _dead_here(worker: str, host: str) -> bool:
 
 
 def _info(job: StoredJob) -> JobInfo:
-    return JobInfo(
-        job_id=str(job.id),
-        task=job.task,
-        provider=job.provider,
-        status=job.status,
-        attempts=job.attempts,
-        lock=job.lock,
-        args=job.args,
-        error=job.error,
-    )
+    return JobInfo(str(job.id), job.task, job.provider, job.status, job.attempts, job.lock, job.args, job.error)

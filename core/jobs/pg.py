@@ -30,14 +30,15 @@ import procrastinate
 import psycopg_pool
 from procrastinate import exceptions as pexc
 from procrastinate.jobs import Status
-from sqlalchemy import Engine, create_engine, text
 
 from core.jobs.limits import AdvisoryLimiter, Limiter, limited_sender
 from core.jobs.pg_liveness import LiveJobManager, open_liveness
 from core.jobs.queue import JSON, JobId, JobInfo, JobSettings, JobStatus, NewJob
 from core.jobs.registry import TASKS, JobContext, Task, find_task, load_tasks
 from core.store import Store
-from core.store.engine import PING_AFTER_IDLE_SECONDS, ping_when_idle
+from core.store import procrastinate_tables as beneath
+from core.store.advisory_locks import SessionLocks
+from core.store.engine import PING_AFTER_IDLE_SECONDS
 
 log = logging.getLogger("traceloupe.jobs")
 
@@ -66,11 +67,8 @@ class ProcrastinateQueue:
     def __init__(self, store: Store, settings: JobSettings | None = None) -> None:
         self.store = store
         self.settings = settings or JobSettings()
-        self._limits_engine: Engine = create_engine(
-            store.engine.url, pool_size=self.settings.concurrency, max_overflow=self.settings.concurrency
-        )  # slots hold a connection for a whole call: not the store's pool
-        ping_when_idle(self._limits_engine)
-        self._limiter: Limiter = AdvisoryLimiter(self._limits_engine, self.settings.provider_limits)
+        self._slots = SessionLocks(store.engine, self.settings.concurrency)
+        self._limiter: Limiter = AdvisoryLimiter(self._slots, self.settings.provider_limits)
         self._sync_app = self._app(procrastinate.SyncPsycopgConnector(conninfo=conninfo(store)))
         self._sync_app.open()
         self._thread: threading.Thread | None = None
@@ -130,42 +128,23 @@ class ProcrastinateQueue:
             self._thread.join()
         self._thread = None
         self._sync_app.close()
-        self._limits_engine.dispose()
+        self._slots.close()
 
     def pending(self, provider: str | None = None, *, task: str | None = None) -> int:
-        sql = "SELECT count(*) FROM procrastinate_jobs WHERE status::text IN ('todo', 'doing', 'aborting')"
-        params: dict[str, Any] = {}
-        if provider is not None:
-            sql += " AND queue_name = :provider"
-            params["provider"] = provider
-        if task is not None:
-            sql += " AND task_name = :task"
-            params["task"] = task
-        with self.store.engine.connect() as conn:
-            return int(conn.execute(text(sql), params).scalar_one())
+        return beneath.count_open_jobs(self.store.engine, queue=provider, task=task)
 
     def jobs(self, *, lock_prefix: str | None = None, statuses: Collection[JobStatus] | None = None) -> list[JobInfo]:
-        sql = (
-            "SELECT id, task_name, queue_name, status::text AS status, attempts, queueing_lock, args"
-            " FROM procrastinate_jobs"
-        )
-        params: dict[str, Any] = {}
-        if lock_prefix is not None:
-            sql += " WHERE left(queueing_lock, :n) = :prefix"
-            params.update(n=len(lock_prefix), prefix=lock_prefix)
-        with self.store.engine.connect() as conn:
-            rows = conn.execute(text(sql + " ORDER BY id"), params).mappings().all()
         found = [
             JobInfo(
-                job_id=str(r["id"]),
-                task=r["task_name"],
-                provider=r["queue_name"],
-                status=STATUS_OF[r["status"]],
-                attempts=int(r["attempts"]),
-                lock=r["queueing_lock"],
-                args=dict((r["args"] or {}).get("args") or {}),
+                job_id=str(job.id),
+                task=job.task_name,
+                provider=job.queue_name,
+                status=STATUS_OF[job.status],
+                attempts=job.attempts,
+                lock=job.queueing_lock,
+                args=dict(job.args.get("args") or {}),
             )
-            for r in rows
+            for job in beneath.jobs_by_lock_prefix(self.store.engine, lock_prefix)
         ]
         return found if statuses is None else [j for j in found if j.status in statuses]
 
@@ -297,17 +276,7 @@ class ProcrastinateQueue:
 
     def _open_jobs(self, locks: Collection[str]) -> dict[str, JobId]:
         """The open job of each lock that has one."""
-        if not locks:
-            return {}
-        with self.store.engine.connect() as conn:
-            rows = conn.execute(
-                text(
-                    "SELECT queueing_lock, min(id) FROM procrastinate_jobs WHERE queueing_lock = ANY(:locks)"
-                    " AND status::text IN ('todo', 'doing', 'aborting') GROUP BY queueing_lock"
-                ),
-                {"locks": list(locks)},
-            ).all()
-        return {lock: str(job_id) for lock, job_id in rows}
+        return {lock: str(job_id) for lock, job_id in beneath.open_jobs_by_lock(self.store.engine, locks).items()}
 
 
 class _IdleCheck:

@@ -18,24 +18,7 @@ import psycopg
 from procrastinate.jobs import Job
 from procrastinate.manager import JobManager
 
-# A worker's lock: 1953265526 (0x746C7776, "tlwv": the limits' slots use "tljo") and its id (a bigint; ids never
-# repeat) as a signed 32-bit integer.
-REGISTER = (
-    "SELECT w.worker_id, pg_advisory_lock(1953265526, (mod(w.worker_id, 4294967296) - 2147483648)::integer)"
-    " FROM procrastinate_register_worker_v1() AS w"
-)
-PRUNE_GONE = (
-    "DELETE FROM procrastinate_workers"
-    " WHERE pg_try_advisory_xact_lock(1953265526, (mod(id, 4294967296) - 2147483648)::integer)"
-    " RETURNING id AS worker_id"
-)
-"""Rows of workers whose lock is free; the locks this takes end with the statement (autocommit)."""
-ABANDONED_JOBS = (
-    "SELECT id, status, task_name, priority, lock, queueing_lock, args, scheduled_at, queue_name, attempts,"
-    " worker_id FROM procrastinate_jobs WHERE status = 'doing' AND (worker_id IS NULL"
-    " OR pg_try_advisory_xact_lock(1953265526, (mod(worker_id, 4294967296) - 2147483648)::integer))"
-)
-"""Jobs ``doing`` whose worker is gone (or was removed from ``procrastinate_workers``)."""
+from core.store.procrastinate_tables import ABANDONED_JOBS, PRUNE_GONE_WORKERS, REGISTER_WORKER
 
 
 async def open_liveness(conninfo: str, lease_seconds: float) -> psycopg.AsyncConnection[Any]:
@@ -60,14 +43,14 @@ class LiveJobManager(JobManager):
         self._liveness = liveness
 
     async def register_worker(self) -> int:
-        cursor = await self._liveness.execute(REGISTER)
+        cursor = await self._liveness.execute(REGISTER_WORKER)
         row = await cursor.fetchone()
         assert row is not None
         return int(row[0])
 
     async def prune_stalled_workers(self, seconds_since_heartbeat: float) -> list[int]:
         """The workers whose process is gone, whatever ``seconds_since_heartbeat`` this process chose."""
-        rows = await self.connector.execute_query_all_async(query=PRUNE_GONE)
+        rows = await self.connector.execute_query_all_async(query=PRUNE_GONE_WORKERS)
         return [row["worker_id"] for row in rows]
 
     async def abandoned_jobs(self) -> list[Job]:

@@ -37,7 +37,7 @@ class UpgradeResult:
     outlined: int = 0
     """Messages stored before revision 0003 given an outline by this upgrade (``core.store.backfill``)."""
     queue_schema: bool = False
-    """PostgreSQL: this upgrade applied the job queue's schema (Procrastinate's tables, ``core.jobs.pg_schema``)."""
+    """PostgreSQL: this upgrade applied the job queue's schema (``core.store.procrastinate_tables``)."""
 
 
 def _config(conn: Connection | None = None) -> Config:
@@ -74,7 +74,7 @@ def upgrade(engine: Engine) -> UpgradeResult:
                 outlined = backfill_outlines(conn)
         queue_schema = False
         if conn.dialect.name == "postgresql":
-            from core.jobs.pg_schema import ensure_queue_schema  # the queue's schema, not the store's tables
+            from core.store.procrastinate_tables import ensure_queue_schema
 
             queue_schema = ensure_queue_schema(conn)
     return UpgradeResult(before=before, after=head_revision(), outlined=outlined, queue_schema=queue_schema)

@@ -39,20 +39,6 @@ BASELINE_LAST = "last"
 """``--baseline last``: the newest finished run of the same suite, mode and comparison before this one."""
 
 
-@dataclass(frozen=True, slots=True)
-class NewSuiteRun:
-    """A suite run to record: its suite, what it replays against, and how its outcomes are judged."""
-
-    suite: str
-    provider: str
-    model: str
-    mode: Mode
-    concurrency: int
-    max_cost: float | None
-    comparison: str
-    idempotency_key: str | None = None
-
-
 def create_suite(engine: Engine, name: str, filter: dict[str, Any], conversation_ids: list[str]) -> SuiteView:
     """Save a suite of these conversations (in this order); MisuseError for a bad or taken name."""
     if not name.strip() or len(name) > MAX_NAME_CHARS or name != name.strip():
@@ -106,6 +92,20 @@ def list_suites(engine: Engine) -> tuple[SuiteSummary, ...]:
             .order_by(_S.name)
         ).all()  # fmt: skip
     return tuple(SuiteSummary(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows)
+
+
+@dataclass(frozen=True, slots=True)
+class NewSuiteRun:
+    """A suite run to record: its suite, what it replays against, and how its outcomes are judged."""
+
+    suite: str
+    provider: str
+    model: str
+    mode: Mode
+    comparison: str
+    concurrency: int
+    max_cost: float | None
+    idempotency_key: str | None = None
 
 
 def claim_run(

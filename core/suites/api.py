@@ -98,7 +98,7 @@ class Suites:
             raise MisuseError("--concurrency must be at least 1")
         if max_cost is not None and not max_cost >= 0:
             raise MisuseError("--max-cost must be a non-negative number of US dollars")
-        new = NewSuiteRun(name, provider, model.strip(), mode, concurrency, max_cost, str(comparison), idempotency_key)
+        new = NewSuiteRun(name, provider, model.strip(), mode, str(comparison), concurrency, max_cost, idempotency_key)
         return stored.claim_run(self.store.engine, new, baseline=baseline, cross_baseline=cross_baseline)
 
     def run(self, run_id: str) -> SuiteRunView:

@@ -128,7 +128,7 @@ def test_the_next_job_of_a_lane_starts_when_the_lane_frees_not_at_the_next_poll(
     pg_url: str, stub: StubServer, stub_env: dict[str, str]
 ) -> None:
     """The worker's second fetch finds the lane busy and sleeps for its poll (a minute here): only the lane's
-    wake-up (``core.jobs.pg_schema``) can start the second job before that."""
+    wake-up (``core.store.procrastinate_tables``) can start the second job before that."""
     with Store.open(pg_url) as store:
         queue = ProcrastinateQueue(store, JobSettings(concurrency=2, environ=lambda: stub_env, poll_seconds=60))
         run_ids = []
