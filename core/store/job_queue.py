@@ -13,7 +13,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from sqlalchemy import Connection, Engine, Select, and_, delete, func, insert, or_, select, update
+from sqlalchemy import ColumnElement, Connection, Engine, Select, and_, delete, func, insert, or_, select, update
 
 from core.store.engine import read_transaction, write_transaction
 from core.store.tables import JOBS
@@ -168,23 +168,23 @@ def claim_due(engine: Engine, worker: str, *, now: int, lease_ms: int) -> DueJob
 
 def end_job(engine: Engine, job_id: int, worker: str, *, status: JobStatus, error: str | None, now: int) -> None:
     """Record how a job ``worker`` holds ended."""
-    _update_held(engine, job_id, worker, status=status, error=error, finished_at=now, lease_until=None)
+    _update_held(engine, _J.id == job_id, worker, status=status, error=error, finished_at=now, lease_until=None)
 
 
 def retry_job(engine: Engine, job_id: int, worker: str, *, error: str, run_after: int) -> None:
     """Put a job ``worker`` holds back to pending, to run again at ``run_after``."""
-    _update_held(engine, job_id, worker, status="pending", error=error, run_after=run_after, lease_until=None)
+    _update_held(engine, _J.id == job_id, worker, status="pending", error=error, run_after=run_after, lease_until=None)
 
 
 def renew_leases(engine: Engine, job_ids: Collection[int], worker: str, *, until: int) -> None:
     """Extend the leases of the jobs ``worker`` holds among ``job_ids``."""
-    _update_held(engine, job_ids, worker, lease_until=until)
+    _update_held(engine, _J.id.in_(list(job_ids)), worker, lease_until=until)
 
 
-def _update_held(engine: Engine, job_ids: int | Collection[int], worker: str, **values: Any) -> None:
-    ids = [job_ids] if isinstance(job_ids, int) else list(job_ids)
+def _update_held(engine: Engine, jobs: ColumnElement[bool], worker: str, **values: Any) -> None:
+    """``values`` set on the ``jobs`` that ``worker`` runs (a job taken back from it meanwhile is left alone)."""
     with write_transaction(engine) as conn:
-        conn.execute(update(JOBS).where(_J.id.in_(ids), _J.worker == worker, _J.status == "running").values(**values))
+        conn.execute(update(JOBS).where(jobs, _J.worker == worker, _J.status == "running").values(**values))
 
 
 def _due(now: int) -> Select[Any]:
