@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from core.errors import MisuseError
+from core.errors import InputError
 from core.providers.base import NamedToolChoice, ToolChoice, ToolSpec
 
 TOOL_CHOICE_WORDS: tuple[str, ...] = ("auto", "none", "required")
@@ -32,13 +32,13 @@ _SCHEMA_LISTS: tuple[str, ...] = ("anyOf", "oneOf", "allOf", "prefixItems")
 EMPTY_PARAMETERS: Mapping[str, Any] = {"type": "object", "properties": {}}
 
 
-class RequestFieldError(MisuseError):
-    """A request context field that cannot be read; ``field`` is its path inside the context (``tools[1].name``)."""
+class RequestFieldError(InputError):
+    """A request context field that cannot be read; ``field`` (also ``path``) is its path inside the context
+    (``tools[1].name``), which the reader of a file or a line places after its own."""
 
     def __init__(self, field: str, reason: str) -> None:
         self.field = field
-        self.reason = reason
-        super().__init__(f"{field}: {reason}")
+        super().__init__(reason, source="request context", path=field)
 
 
 def read_tools(value: Any, field: str = "tools") -> tuple[ToolSpec, ...]:

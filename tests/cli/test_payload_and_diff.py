@@ -182,8 +182,8 @@ def test_check_payload_and_diff_read_an_export_as_it_is(
     export = tmp_path / "export.jsonl"
     export.write_bytes(trace_file.read_bytes() + b"".join(line + b"\n" for line in others))
     note = (
-        f"note: {export}: skipped 24 lines that hold other records, not messages (2 traceloupe_run, "
-        "2 traceloupe_step_run, 4 traceloupe_step, 2 traceloupe_suite, 4 traceloupe_suite_member, "
+        f"note: {export}: skipped 26 lines that hold other records, not messages (2 traceloupe_request, "
+        "2 traceloupe_run, 2 traceloupe_step_run, 4 traceloupe_step, 2 traceloupe_suite, 4 traceloupe_suite_member, "
         "3 traceloupe_suite_run, 7 traceloupe_suite_run_item); read the messages only"
     )
     commands = [
