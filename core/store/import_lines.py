@@ -306,12 +306,17 @@ def _check_user_message(conn: Connection, prepared: PreparedLine, field: str, va
     where = (m.conversation_pk == values["conversation_pk"], m.msg_id == msg_id)
     role = conn.execute(select(m.role).where(*where)).scalar()
     if role != "user":
-        what = "no message" if role is None else f"a message of role {role!r}"
-        raise prepared.refused(
-            f"{prepared.named()}: its {field} must be a user message of conversation "
-            f"{prepared.fields['conversation_id']!r}, and {msg_id!r} is {what} there",
-            field,
-        )
+        raise refuse_user_message(prepared, field, role)
+
+
+def refuse_user_message(prepared: PreparedLine, field: str, role: str | None) -> InputError:
+    """The refusal of a record whose ``field`` names no user message of its conversation (``role``: what it names)."""
+    what = "no message" if role is None else f"a message of role {role!r}"
+    return prepared.refused(
+        f"{prepared.named()}: its {field} must be a user message of conversation "
+        f"{prepared.fields['conversation_id']!r}, and {prepared.fields[field]!r} is {what} there",
+        field,
+    )
 
 
 def _pk_of(conn: Connection, prepared: PreparedLine, ref: Reference, given: Any) -> int:
