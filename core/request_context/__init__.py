@@ -7,6 +7,7 @@ from core.request_context.shapes import (
     read_tools,
     tool_choice_json,
     tool_json,
+    tools_of_json,
 )
 from core.request_context.stored import (
     REQUEST_FIELDS,
@@ -34,4 +35,5 @@ __all__ = [
     "to_options",
     "tool_choice_json",
     "tool_json",
+    "tools_of_json",
 ]

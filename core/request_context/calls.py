@@ -69,6 +69,21 @@ class TurnTracker:
         return RecordedCalls(message.conversation_id, self._turns.get(message.conversation_id), tuple(found), where)
 
 
+def request_turn(messages: Sequence[BaseMessage], upto: str | None = None) -> str | None:
+    """The turn a request is built in: the one that holds ``upto`` (the request that produced that message comes
+    before it), or with ``upto`` None the conversation's last turn (the next request). None before any turn."""
+    turn: str | None = None
+    for message in messages:
+        if message.msg_id == upto:
+            return turn
+        if message.role == "user":
+            turn = message.msg_id
+        records = message.intermediate_trace.records if isinstance(message, UserMessage) else ()
+        if upto is not None and any(record.msg_id == upto for record in records):
+            return turn
+    return turn
+
+
 def applying(contexts: Sequence[StoredRequest], conversation_id: str, turn: str | None) -> StoredRequest | None:
     """The context that applies to a turn: its own, else its conversation's (as the store picks it)."""
     mine = [c for c in contexts if c.conversation_id == conversation_id]

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.errors import InputError
+from core.jsonio import loads
 from core.providers.base import NamedToolChoice, ToolChoice, ToolSpec
 
 TOOL_CHOICE_WORDS: tuple[str, ...] = ("auto", "none", "required")
@@ -65,6 +66,25 @@ def read_tools(value: Any, field: str = "tools") -> tuple[ToolSpec, ...]:
                 raise RequestFieldError(f"{at}.name", f"tool {spec.name!r} is defined twice (first at {seen})")
             tools.append(spec)
     return tuple(tools)
+
+
+MAX_TOOLS_FILE_BYTES = 16 * 1024 * 1024
+"""A tools file larger than this is refused before it is parsed: tool lists are kilobytes."""
+
+
+def tools_of_json(data: bytes, source: str) -> tuple[ToolSpec, ...]:
+    """The tools of a JSON file's text (``--tools FILE``), in any shape ``read_tools`` reads; InputError naming the
+    file and the JSON path of what is wrong."""
+    if len(data) > MAX_TOOLS_FILE_BYTES:
+        raise InputError(f"a tools file is at most {MAX_TOOLS_FILE_BYTES // (1024 * 1024)} MiB", source=source)
+    try:
+        value = loads(data)
+    except ValueError as exc:
+        raise InputError(f"not JSON: {exc}", source=source) from None
+    try:
+        return read_tools(value, "$")
+    except RequestFieldError as exc:
+        raise InputError(exc.reason, source=source, path=exc.field) from None
 
 
 def _read_item(item: Any, at: str) -> list[tuple[str, ToolSpec]]:

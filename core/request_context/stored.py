@@ -69,10 +69,8 @@ def read_request(body: Any) -> StoredRequest:
 def check_tool_choice(tools: tuple[ToolSpec, ...], choice: ToolChoice | None, field: str = "tool_choice") -> None:
     """Refuse a tool choice that forces a tool the tools do not define (every provider refuses the body)."""
     if isinstance(choice, NamedToolChoice) and all(t.name != choice.name for t in tools):
-        defined = ", ".join(repr(t.name) for t in tools) or "none"
-        raise RequestFieldError(
-            f"{field}.name", f"names tool {choice.name!r}, which is not defined (defined: {defined})"
-        )
+        defined = ", ".join(repr(t.name) for t in tools) or "there are none"
+        raise RequestFieldError(f"{field}.name", f"names tool {choice.name!r}, not among the tools ({defined})")
 
 
 def read_params(value: Any, field: str = "params") -> GenerationParams:

@@ -26,7 +26,7 @@ def test_all_is_pinned() -> None:
     assert set(core.request_context.__all__) == {
         "REQUEST_FIELDS", "RequestFieldError", "StoredRequest", "check_parameters", "check_tool_choice",
         "params_json", "read_params", "read_request", "read_tool_choice", "read_tools", "request_json",
-        "to_options", "tool_choice_json", "tool_json",
+        "to_options", "tool_choice_json", "tool_json", "tools_of_json",
     }  # fmt: skip
 
 
