@@ -13,13 +13,15 @@ conversation's page (templates compiled):
   conversation's, and under 1 MB.
 - before the digest: the same pages of another pair (gemini; gemini / openai), no digest stored: the
   large one answers with the "being prepared" panel (``web.bodies.preparing``); the bound: under 1 s.
-  Measured last, since each starts the digest's preparation in the background.
+  Each measured in a process of its own, since each starts the digest's preparation in the background.
 - timeline: ``GET /conversations/<id>``, ``--records`` against 10,000; the bound: at most 2x.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -65,10 +67,11 @@ def _exists(store: Store, conversation_id: str) -> bool:
 
 
 def make_digests(store: Store, conversation_id: str) -> None:
-    """The digests the ``AFTER`` pages read, every window written (kept in the store for the next run)."""
+    """The digests the ``AFTER`` pages read, as far as their first response reads them: head, first windows and
+    listings (kept in the store for the next run; the later windows do not change a first response)."""
     source, payloads = StoreSource(store), PayloadBuilder(None)
-    payload_digest(source, payloads, AskedRequest(conversation_id, "openai", None, False, None), every_window=True)
-    diff_digest(source, payloads, DiffLinks(conversation_id, "openai", "anthropic", None, False), every_window=True)
+    payload_digest(source, payloads, AskedRequest(conversation_id, "openai", None, False, None))
+    diff_digest(source, payloads, DiffLinks(conversation_id, "openai", "anthropic", None, False))
 
 
 def first_response(store: Store, url: str, settings: Settings) -> tuple[float, int, str]:
@@ -91,14 +94,37 @@ def best(figures: dict[str, float], name: str, value: float) -> None:
     figures[name] = min(figures.get(name, float("inf")), value)
 
 
+def measure_before(store: Store, url: str, settings: Settings) -> tuple[float, int, bool]:
+    """ms, bytes of ``url``'s first response with no digest stored, and whether it is the preparing panel."""
+    with client_for(create_app(settings, StoreSource(store))) as client:
+        client.get(url_of(WARM_UP))
+        answer: list[Any] = []
+        ms = timed(lambda: answer.append(client.get(url)))
+        client.app.state.backlog.close()
+        return ms, len(answer[0].content), "digest-preparing" in answer[0].text
+
+
+def _before_in_a_child(ns: argparse.Namespace, name: str) -> tuple[float, int, bool]:
+    """``measure_before`` in a process of its own: the preparation it starts types the trace on a thread, which
+    holds the interpreter while it types, and must not weigh on the next figure."""
+    argv = [sys.executable, __file__, "--store", str(ns.store), "--records", str(ns.records), "--before", name]
+    out = subprocess.run(argv, check=True, capture_output=True, text=True).stdout.split()
+    return float(out[-3]), int(out[-2]), out[-1] == "True"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--store", type=Path, required=True, help="the store file (made when missing, then reused)")
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--before", choices=sorted(BEFORE), help=argparse.SUPPRESS)  # one child's figure
     ns = parser.parse_args()
     store, ids = open_store(ns.store, ns.records)
     settings = Settings(heavy_budget_seconds=600)
+    if ns.before:
+        ms, size_bytes, panel = measure_before(store, url_of(ids["large"]) + BEFORE[ns.before], settings)
+        print(ms, size_bytes, panel)
+        os._exit(0)  # the preparation's thread is not waited for
     for size in ("small", "large"):
         print(f"making the digests of {ids[size]}", flush=True)
         make_digests(store, ids[size])
@@ -115,14 +141,7 @@ def main() -> None:
             if round_:
                 best(figures[size], "timeline", ms)
                 figures[size]["timeline_bytes"] = size_bytes
-    before: dict[str, tuple[float, int, bool]] = {}
-    for name, path in BEFORE.items():  # last: each starts a preparation in the background
-        with client_for(create_app(settings, StoreSource(store))) as client:
-            client.get(url_of(WARM_UP))
-            answer: list[Any] = []
-            ms = timed(lambda: answer.append(client.get(url_of(ids["large"]) + path)))  # noqa: B023
-            before[name] = (ms, len(answer[0].content), "digest-preparing" in answer[0].text)
-            client.app.state.backlog.close()
+    before = {name: _before_in_a_child(ns, name) for name in BEFORE}
     small, large, mid = figures["small"], figures["large"], figures["mid"]
     print(f"records: small {SIZES['small']:,}, mid {SIZES['mid']:,}, large {ns.records:,}")
     for name in AFTER:
