@@ -27,6 +27,7 @@ from web.assets import Assets
 from web.attachments import routes as attachments_routes
 from web.backlog import Backlog
 from web.bodies.builder import PayloadBuilder
+from web.bodies.preparations import Preparations
 from web.check import routes as check_routes
 from web.conversations import routes as conversations_routes
 from web.deps import REQUEST_WORK
@@ -105,7 +106,8 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
     use_web_tasks()
     source = store if isinstance(store, StoreSource) else StoreSource(store)
     backlog = Backlog()
-    payloads = PayloadBuilder(settings.attachments_root, backlog=backlog)
+    preparations = Preparations(backlog, settings.prepare_min_records)
+    payloads = PayloadBuilder(settings.attachments_root, backlog=backlog, preparations=preparations)
     run_service = runs if runs is not None else RunService(source.store)
     heavy = HeavyWork(Limits(settings.heavy_budget_seconds, settings.heavy_concurrency, settings.heavy_queue_seconds))
     assets = Assets(settings.static_dir)

@@ -65,6 +65,10 @@ class Settings:
     request body that stops arriving for ``body_timeout_seconds`` is given up (408). The server
     closes a connection whose request headers take longer than ``header_timeout_seconds`` and
     keeps at most ``max_connections`` open (503 beyond; ``web.serving``).
+
+    The payload and diff pages of a conversation of at least ``prepare_min_records`` records are
+    not built on a request when their digest is missing: the page shows how far its digest is made
+    in the background (``web.bodies.preparing``).
     """
 
     allowed_hosts: tuple[str, ...] = ()
@@ -83,6 +87,7 @@ class Settings:
     body_timeout_seconds: float = 30.0
     header_timeout_seconds: float = 10.0
     max_connections: int = 100
+    prepare_min_records: int = 20_000
     templates_dir: Path = TEMPLATES_DIR
     static_dir: Path = STATIC_DIR
 
@@ -100,6 +105,8 @@ class Settings:
             raise ValueError("time budgets and timeouts must be positive")
         if self.heavy_queue_seconds < 0:
             raise ValueError("heavy_queue_seconds must not be negative")
+        if self.prepare_min_records < 0:
+            raise ValueError("prepare_min_records must not be negative")
         if self.heavy_concurrency < 1:
             raise ValueError("heavy_concurrency must be at least 1")
         if self.max_connections < self.heavy_concurrency:

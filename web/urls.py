@@ -157,6 +157,13 @@ def payload_windows_map(
     return _payload_part("windows", conversation_id, provider, upto, repair, model)
 
 
+def payload_preparing(
+    conversation_id: str, provider: str, *, upto: str | None = None, repair: bool = False, model: str | None = None
+) -> str:
+    """How far the payload page's digest is made: the panel that polls it, or a refresh once it is ready."""
+    return _payload_part("preparing", conversation_id, provider, upto, repair, model)
+
+
 def payload_download(
     conversation_id: str, provider: str, *, upto: str | None = None, repair: bool = False, model: str | None = None
 ) -> str:
@@ -182,6 +189,14 @@ def diff_window(
     """Window ``n`` of one side's body on the diff page, its changes marked: an HTML fragment."""
     base = f"{conversation(conversation_id)}/diff/window"
     return base + query(left=left, right=right, side=side, n=str(n), upto=upto, repair=_flag(repair))
+
+
+def diff_preparing(
+    conversation_id: str, left: str, right: str, *, upto: str | None = None, repair: bool = False
+) -> str:
+    """How far the diff page's digest is made: the panel that polls it, or a refresh once it is ready."""
+    base = f"{conversation(conversation_id)}/diff/preparing"
+    return base + query(left=left, right=right, upto=upto, repair=_flag(repair))
 
 
 def diff_changes(

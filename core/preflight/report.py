@@ -80,19 +80,18 @@ class CapabilityReport:
 
 def cannot_carry(warnings: list[Degradation]) -> tuple[Uncarried, ...]:
     """The build's losses counted by kind, in the order each kind first happened."""
-    ids: dict[str, list[str]] = {}
-    reasons: dict[str, list[str]] = {}
+    # Dicts as ordered sets: a long trace warns once a record, and a list's membership test would make it quadratic.
+    ids: dict[str, dict[str, None]] = {}
+    reasons: dict[str, dict[str, None]] = {}
     for warning in warnings:
         kind = KIND_OF_ELEMENT.get(warning.element)
         if kind is None or warning.reason.startswith(CARRIED_NOTES):
             continue
-        held = ids.setdefault(kind, [])
-        if warning.msg_id is not None and warning.msg_id not in held:
-            held.append(warning.msg_id)
-        seen = reasons.setdefault(kind, [])
-        if warning.reason not in seen:
-            seen.append(warning.reason)
-    return tuple(Uncarried(kind, tuple(ids[kind]), _summary(reasons[kind])) for kind in ids)
+        held = ids.setdefault(kind, {})
+        if warning.msg_id is not None:
+            held[warning.msg_id] = None
+        reasons.setdefault(kind, {})[warning.reason] = None
+    return tuple(Uncarried(kind, tuple(ids[kind]), _summary(list(reasons[kind]))) for kind in ids)
 
 
 def capability_report(result: RequestResult, profile: ModelProfile | None = None) -> CapabilityReport:

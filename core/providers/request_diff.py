@@ -8,6 +8,7 @@ each cause beside them.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any
 
@@ -124,9 +125,10 @@ def aligned_diff(left: RequestResult, right: RequestResult, lside: Side, rside: 
     rest_right = {k: v for k, v in right.body.items() if k != rkey}
     changes = structural_diff(rest_left, rest_right)
     lown, rown = _turn_owners(lside, lkey, len(lturns)), _turn_owners(rside, rkey, len(rturns))
+    turns_of = _turns_by_owner(rown)
     j = 0  # the first right turn not yet paired or added
     for i, turn in enumerate(lturns):
-        match = next((k for k in range(j, len(rturns)) if lown[i] & rown[k]), None) if lown[i] else None
+        match = _partner(lown[i], turns_of, j)
         if match is None and not lown[i] and j < len(rturns) and not rown[j]:
             match = j  # two untagged turns (placeholders) at the same place
         if match is None:
@@ -137,3 +139,24 @@ def aligned_diff(left: RequestResult, right: RequestResult, lside: Side, rside: 
         j = match + 1
     changes.extend(Change("add", f"/{rkey}/{k}", right=rturns[k]) for k in range(j, len(rturns)))
     return changes
+
+
+def _turns_by_owner(owners: list[set[str]]) -> dict[str, list[int]]:
+    """Message id -> the turns holding it, in order: a turn's partner is looked up, not searched for."""
+    turns_of: dict[str, list[int]] = {}
+    for k, held in enumerate(owners):
+        for owner in held:
+            turns_of.setdefault(owner, []).append(k)
+    return turns_of
+
+
+def _partner(owners: set[str], turns_of: dict[str, list[int]], first: int) -> int | None:
+    """The first turn at or after ``first`` holding one of ``owners`` (None: none does)."""
+    found: int | None = None
+    for owner in owners:
+        turns = turns_of.get(owner)
+        if turns:
+            at = bisect_left(turns, first)
+            if at < len(turns) and (found is None or turns[at] < found):
+                found = turns[at]
+    return found

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.preflight import capability_report
+from core.preflight import cannot_carry, capability_report
+from core.providers import Degradation
 from tests.providers.cases import build
 
 
@@ -33,3 +34,29 @@ def test_the_report_json_has_exactly_the_documented_keys() -> None:
     assert (report["provider"], report["model"]) == ("anthropic", "claude-sonnet-4-6")
     assert all(list(entry) == ["kind", "msg_ids", "what_happens"] for entry in report["cannot_carry"])
     assert all(list(entry) == ["rule", "severity", "authority", "msg_id"] for entry in report["preflight"])
+
+
+class _CountedId(str):
+    """A msg_id that counts how often it is compared for equality (a list's membership test compares each item)."""
+
+    comparisons = 0
+
+    def __eq__(self, other: object) -> bool:
+        _CountedId.comparisons += 1
+        return str.__eq__(self, other)
+
+    __hash__ = str.__hash__
+
+
+def _comparisons_per_warning(n: int) -> float:
+    warnings = [Degradation(_CountedId(f"a{i}"), "reasoning", f"reasoning of a{i} dropped") for i in range(n)]
+    _CountedId.comparisons = 0
+    (entry,) = cannot_carry(warnings)
+    assert len(entry.msg_ids) == n
+    return _CountedId.comparisons / n
+
+
+def test_a_long_trace_s_report_compares_each_warning_a_constant_number_of_times() -> None:
+    """One warning a record, on a 100,000-record trace: the report must not compare each with all before it."""
+    small, large = _comparisons_per_warning(500), _comparisons_per_warning(2_000)
+    assert large <= small * 1.1 + 1, f"{large:.1f} comparisons a warning at 2,000 against {small:.1f} at 500"

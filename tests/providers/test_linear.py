@@ -11,13 +11,15 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
-from types import FrameType
+from types import FrameType, SimpleNamespace
 from typing import Any
 
 import pytest
 
 from core import Message, ToolReturn
 from core.providers import ChatLLM, dialect_names
+from core.providers.diff_causes import Side
+from core.providers.request_diff import aligned_diff
 from tests.providers.builders import call, reply, tool, user
 
 
@@ -107,3 +109,33 @@ def test_time_per_message_stays_within_twice_over_sizes(dialect: str, shape: Cal
             return
     report = ", ".join(f"{n:,}: {t * 1e6:.1f} us" for n, t in best.items())
     raise AssertionError(f"time per message grows with the history: {report}")
+
+
+def _lines_per_turn_of_a_diff(n: int) -> float:
+    """Lines a diff executes per turn when the left body has a turn the right lacks after every shared one (a
+    message one dialect drops and the other keeps): each such turn's partner search must not scan ahead."""
+    left_turns = [{"role": "user", "content": f"m{i // 2}" if i % 2 == 0 else f"only left {i}"} for i in range(2 * n)]
+    right_turns = [{"role": "user", "content": f"m{i}"} for i in range(n)]
+    left = SimpleNamespace(body={"messages": left_turns}, provenance={}, warnings=[], dialect="left")
+    right = SimpleNamespace(body={"messages": right_turns}, provenance={}, warnings=[], dialect="right")
+    lside = Side(left, owner_at={f"/messages/{i}": f"m{i // 2}" if i % 2 == 0 else f"x{i}" for i in range(2 * n)})
+    rside = Side(right, owner_at={f"/messages/{i}": f"m{i}" for i in range(n)})
+    count = 0
+
+    def trace(frame: FrameType, event: str, arg: Any) -> Any:
+        nonlocal count
+        count += 1
+        return trace
+
+    sys.settrace(trace)
+    try:
+        changes = aligned_diff(left, right, lside, rside)  # type: ignore[arg-type]
+    finally:
+        sys.settrace(None)
+    assert len(changes) == n  # every left-only turn removed, the shared ones equal
+    return count / n
+
+
+def test_lines_a_diff_executes_per_turn_do_not_grow_with_the_history() -> None:
+    small, large = _lines_per_turn_of_a_diff(500), _lines_per_turn_of_a_diff(2_000)
+    assert large <= small * 1.1, f"{large:.1f} lines per turn at 2,000 against {small:.1f} at 500"

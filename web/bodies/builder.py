@@ -25,6 +25,7 @@ from core.integrity import repair
 from core.preflight import CapabilityReport, Finding, capability_report
 from core.providers import ChatLLM, RequestOptions, RequestResult, dialect_names, get_dialect
 from web.backlog import Backlog
+from web.bodies.preparations import Preparations
 from web.lru import LruCache
 from web.source import Loaded, version_of
 from web.timeline.order import flatten, msg_anchor
@@ -121,10 +122,13 @@ class PayloadBuilder:
         max_items: int = 256,
         *,
         backlog: Backlog | None = None,
+        preparations: Preparations | None = None,
     ) -> None:
         self.options = RequestOptions(attachments_root=attachments_root)
         self.backlog = backlog
         """Where a page leaves the rest of a digest it started, to be made from the build it holds (None: nowhere)."""
+        self.preparations = preparations
+        """Where a long trace's page digests are made before its pages open (None: on the request, as for all)."""
         self._built: LruCache[tuple[object, ...], Built] = LruCache(
             max_items, weight=lambda built: built.size, max_weight=max_records
         )

@@ -10,6 +10,7 @@ from litestar.exceptions import NotFoundException
 from litestar.params import FromQuery, QueryParameter, SkipValidation
 
 from core.providers.dialects import DEFAULT_PAIR as PROVIDERS_COMPARED
+from core.store import Store
 from core.store.digests import part_numbers
 from web import urls
 from web.bodies.asked import DiffLinks
@@ -20,11 +21,13 @@ from web.bodies.diff_digest import (
     DiffDigest,
     chunk_count,
     diff_asked,
+    diff_parts,
     listing_chunk,
     listing_of,
     make_diff_digest,
     read_diff_digest,
 )
+from web.bodies.digest import StoredParts, write_missing_parts
 from web.bodies.facts import encode_rendered
 from web.bodies.jsonview import Rendered
 from web.bodies.requests import MsgId, body_view, digest_key
@@ -131,22 +134,28 @@ def diff_digest(
     hit = read_diff_digest(store, key)
     if hit is None:
         _, lbuilt, rbuilt = build_asked(source, payloads, asked)
-        made = make_diff_digest(store, payloads, key, lbuilt, rbuilt, every_window=every_window)
-        if not every_window and not made.head.whole_on_first_page:
-            _complete_later(source, payloads, asked)
+        made = make_diff_digest(store, payloads, key, lbuilt, rbuilt)
+        if not every_window:
+            if not made.head.whole_on_first_page:
+                _complete_later(source, payloads, asked)
+            return made
+        write_missing_parts(StoredParts(key.key, store), diff_parts(payloads, lbuilt, rbuilt, every_window=True)[1])
         return made
-    if every_window:
-        for group in hit.head.groups:
-            held = part_numbers(store.engine, key.key, f"c:{group.cause}")
-            if len(held) < chunk_count(group):
-                diff_listing(source, payloads, asked, hit, group.cause, 0, every=True)
-        for side in SIDES:
-            plan = hit.head.plan(side)
-            held = part_numbers(store.engine, key.key, SIDE_PARTS[side])
-            for n in range(plan.count if plan is not None else 0):
-                if n not in held:
-                    diff_window(source, payloads, asked, hit, side, n)
+    if every_window and not _holds_every_part(hit, store, key.key):
+        _, lbuilt, rbuilt = build_asked(source, payloads, asked)
+        write_missing_parts(StoredParts(key.key, store), diff_parts(payloads, lbuilt, rbuilt, every_window=True)[1])
     return hit
+
+
+def _holds_every_part(digest: DiffDigest, store: Store, key: str) -> bool:
+    for group in digest.head.groups:
+        if len(part_numbers(store.engine, key, f"c:{group.cause}")) < chunk_count(group):
+            return False
+    for side in SIDES:
+        plan = digest.head.plan(side)
+        if plan is not None and len(part_numbers(store.engine, key, SIDE_PARTS[side])) < plan.count:
+            return False
+    return True
 
 
 def diff_window(

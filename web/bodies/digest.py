@@ -223,6 +223,13 @@ class StoredParts:
         return decode_rendered(value)
 
 
+def write_missing_parts(target: StoredParts, parts: Iterator[tuple[str, int, Any]]) -> None:
+    """Store each part the digest lacks as it is made, holding none: a long trace's windows never sit in memory
+    at once (``put`` skips a part already stored)."""
+    for name, n, value in parts:
+        target.put(name, n, value)
+
+
 @dataclass(frozen=True, slots=True)
 class PayloadDigest:
     """A payload digest as read: its head and its parts."""

@@ -217,6 +217,7 @@ def payload_digest(
             if not hit.head.whole_on_first_page:
                 _complete_later(source, payloads, asked)
             return hit
+        hit = read_payload_digest(store, key) or hit  # the windows below written as they are made, not kept
     if every_window and hit.head.plan is not None:
         held = part_numbers(store.engine, key.key, "w")
         for n in range(hit.head.plan.count):

@@ -13,13 +13,14 @@ from litestar import Controller, get
 from litestar.di import Provide
 from litestar.exceptions import NotFoundException
 from litestar.params import Parameter, QueryParameter
-from litestar.plugins.htmx import HTMXRequest
-from litestar.response import Template
+from litestar.plugins.htmx import ClientRefresh, HTMXRequest
+from litestar.response import Redirect, Template
 
-from web import masking
+from web import masking, urls
 from web.bodies.asked import DiffLinks
 from web.bodies.builder import PayloadBuilder
 from web.bodies.diffs import AskedDiffDep, asked_command, asked_diff, diff_digest, diff_listing, diff_window, side_of
+from web.bodies.preparing import PreparingPage, diff_preparing, preparing_page
 from web.bodies.requests import request_choice
 from web.bodies.windows import windowed_from
 from web.deps import WorkDep
@@ -40,10 +41,14 @@ class DiffController(Controller):
 
     @get("/", name="diff")
     async def diff(self, work: WorkDep, links: AskedDiffDep) -> Template:
-        """Both bodies highlighted by windows, each change marked in both panes and listed under its cause."""
+        """Both bodies highlighted by windows, each change marked in both panes and listed under its cause; a long
+        trace whose digest is not made yet gets the panel that shows how far it is (``web.bodies.preparing``)."""
         source, payloads = work.source, work.payloads
 
-        def build(_: object) -> DiffPage:
+        def build(_: object) -> DiffPage | PreparingPage:
+            progress = diff_preparing(source, payloads, links)
+            if progress is not None:
+                return preparing_page(source, links.conversation_id, links.what, _preparing_url(links), progress)
             digest = diff_digest(source, payloads, links)
             loaded = source.load(links.conversation_id)
             head = digest.head
@@ -74,7 +79,26 @@ class DiffController(Controller):
             )
 
         page = await work.run(build, what=links.what, command=asked_command(links, work.payloads))
+        if isinstance(page, PreparingPage):
+            return Template("payloads/preparing.html", context={"page": page})
         return Template("diff/diff.html", context={"page": page})
+
+    @get("/preparing", name="diff-preparing")
+    async def preparing(
+        self, request: HTMXRequest, work: WorkDep, links: AskedDiffDep
+    ) -> Template | ClientRefresh | Redirect:
+        """How far the page's digest is made (``#digest-preparing``, polled); once it is, a refresh into the page."""
+
+        def build(_: object) -> PreparingPage | None:
+            progress = diff_preparing(work.source, work.payloads, links)
+            if progress is None:
+                return None
+            return preparing_page(work.source, links.conversation_id, links.what, _preparing_url(links), progress)
+
+        page = await work.run(build, what=links.what, command=asked_command(links, work.payloads))
+        if page is None:
+            return ClientRefresh() if request.htmx else Redirect(links.diff_url)
+        return Template("payloads/_preparing.html", context={"page": page})
 
     @get("/window", name="diff-window")
     async def window(
@@ -103,6 +127,10 @@ class DiffController(Controller):
         page = await work.run(build, what=links.what, command=asked_command(links, work.payloads))
         template = "diff/_changes.html" if request.htmx else "diff/changes.html"
         return Template(template, context={"page": page}, headers={"Vary": "HX-Request"})
+
+
+def _preparing_url(links: DiffLinks) -> str:
+    return urls.diff_preparing(links.conversation_id, links.left, links.right, upto=links.upto, repair=links.repair)
 
 
 def _changes(source: StoreSource, payloads: PayloadBuilder, links: DiffLinks, cause: str, offset: int) -> ChangesPage:

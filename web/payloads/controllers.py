@@ -8,11 +8,12 @@ from typing import Annotated, Any
 from litestar import Controller, get
 from litestar.di import Provide
 from litestar.params import Parameter
-from litestar.plugins.htmx import HTMXRequest
-from litestar.response import Stream, Template
+from litestar.plugins.htmx import ClientRefresh, HTMXRequest
+from litestar.response import Redirect, Stream, Template
 
-from web import masking
+from web import masking, urls
 from web.bodies.builder import PayloadBuilder
+from web.bodies.preparing import PreparingPage, payload_preparing, preparing_page
 from web.bodies.requests import (
     AskedDep,
     AskedRequest,
@@ -37,6 +38,16 @@ PANE = "payload-json"
 MAX_PHASE_CHARS = 200_000
 
 
+def _preparing_url(asked: AskedRequest) -> str:
+    return urls.payload_preparing(
+        asked.conversation_id, asked.provider, upto=asked.upto, repair=asked.repair, model=asked.model
+    )
+
+
+def _page_url(asked: AskedRequest) -> str:
+    return urls.payload(asked.conversation_id, asked.provider, upto=asked.upto, repair=asked.repair, model=asked.model)
+
+
 def _pretty(name: str, value: Any) -> PhaseView:
     text = masking.mask(json.dumps(value, indent=2, ensure_ascii=False, default=repr))
     cut = len(text) > MAX_PHASE_CHARS
@@ -55,11 +66,16 @@ class PayloadController(Controller):
         self, work: WorkDep, settings: SettingsDep, run_service: RunsDep, asked: AskedDep, at: MsgId = None
     ) -> Template:
         """The body pretty-printed and highlighted, the warnings, the preflight verdict and what the model cannot
-        carry, the cards beside it (hover links the two); ``at`` (a card's anchor) opens the cards at its page."""
+        carry, the cards beside it (hover links the two); ``at`` (a card's anchor) opens the cards at its page.
+        A long trace whose digest is not made yet gets the panel that shows how far it is (``web.bodies.preparing``).
+        """
         conversation_id = asked.conversation_id
         source, payloads = work.source, work.payloads
 
-        def build(_: object) -> PayloadPage:
+        def build(_: object) -> PayloadPage | PreparingPage:
+            progress = payload_preparing(source, payloads, asked)
+            if progress is not None:
+                return preparing_page(source, conversation_id, asked.what, _preparing_url(asked), progress)
             digest = payload_digest(source, payloads, asked)
             loaded = source.load(conversation_id)
             choice = asked.choice(loaded, payloads, digest.choices())
@@ -86,7 +102,26 @@ class PayloadController(Controller):
             )
 
         page = await work.run(build, what=asked.what, command=asked.command())
+        if isinstance(page, PreparingPage):
+            return Template("payloads/preparing.html", context={"page": page})
         return Template("payloads/payload.html", context={"page": page})
+
+    @get("/preparing", name="payload-preparing")
+    async def preparing(
+        self, request: HTMXRequest, work: WorkDep, asked: AskedDep
+    ) -> Template | ClientRefresh | Redirect:
+        """How far the page's digest is made (``#digest-preparing``, polled); once it is, a refresh into the page."""
+
+        def build(_: object) -> PreparingPage | None:
+            progress = payload_preparing(work.source, work.payloads, asked)
+            if progress is None:
+                return None
+            return preparing_page(work.source, asked.conversation_id, asked.what, _preparing_url(asked), progress)
+
+        page = await work.run(build, what=asked.what, command=asked.command())
+        if page is None:
+            return ClientRefresh() if request.htmx else Redirect(_page_url(asked))
+        return Template("payloads/_preparing.html", context={"page": page})
 
     @get("/window", name="payload-window")
     async def window(self, work: WorkDep, n: WindowNumber, asked: AskedDep) -> Template:
