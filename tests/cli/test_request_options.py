@@ -150,3 +150,17 @@ def test_every_step_of_a_step_replay_sends_the_flags(
     assert main(argv) == 0, capsys.readouterr().err
     sent = [r.body for r in stub.state.requests]
     assert len(sent) > 1 and all(body["max_completion_tokens"] == 555 for body in sent)
+
+
+def test_the_flags_ranges_are_the_stored_contexts() -> None:
+    """A value a flag takes is one a ``traceloupe_request`` line may hold, and the other way round."""
+    from core.request_context import stored
+    from web.cli import flags
+
+    assert (flags.TEMPERATURE("0"), flags.TEMPERATURE("2")) == stored.TEMPERATURE_RANGE
+    assert (flags.TOP_P("0"), flags.TOP_P("1")) == stored.TOP_P_RANGE
+    assert flags.MAX_STOP_SEQUENCES == stored.MAX_STOP_SEQUENCES
+    assert flags.MAX_TOKENS(str(stored.MAX_TOKENS_LIMIT)) == stored.MAX_TOKENS_LIMIT
+    for parse, past in ((flags.TEMPERATURE, "2.0001"), (flags.TOP_P, "1.0001"), (flags.MAX_TOKENS, "0")):
+        with pytest.raises(argparse.ArgumentTypeError):
+            parse(past)
