@@ -34,7 +34,7 @@ import logging
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
@@ -43,7 +43,7 @@ from core.errors import ContractError, MisuseError, UnknownNameError
 from core.messages.assistant import AssistantTextMessage
 from core.messages.union import MESSAGE_ADAPTER, Message
 from core.preflight import Preflight, preflight
-from core.providers import ChatLLM, RequestOptions, default_provider, provider_named
+from core.providers import ChatLLM, GenerationParams, RequestOptions, default_provider, provider_named
 from core.replay.endpoints import Endpoint, endpoint_for, unavailable_reason
 from core.replay.parse import MalformedReply, ParsedReply, parse_reply
 from core.replay.redact import Redactor
@@ -76,6 +76,16 @@ class Prepared:
     endpoint: Endpoint
     original: Message | None
     refusal: str | None = None
+    params: GenerationParams = field(default_factory=GenerationParams)
+    """The sampling and length parameters given for the replay (``--max-tokens`` and the like): every step's."""
+
+
+def options_for(model: str, params: GenerationParams) -> RequestOptions:
+    """The request options of a replay to ``model`` with the given parameters."""
+    return RequestOptions(
+        model=model, max_tokens=params.max_tokens, temperature=params.temperature, top_p=params.top_p,
+        stop=params.stop, thinking=params.thinking,
+    )  # fmt: skip
 
 
 def expanded_history(messages: Sequence[Message]) -> list[Message]:
@@ -100,11 +110,13 @@ def prepare(
     upto: str | None = None,
     environ: Mapping[str, str] | None = None,
     force: bool = False,
+    params: GenerationParams | None = None,
 ) -> Prepared:
     """Build the request for a replay; raises UnknownNameError or ProviderUnavailable (nothing is recorded).
 
-    A body that fails preflight is prepared as refused unless ``force``.
+    A body that fails preflight is prepared as refused unless ``force``. ``params`` are sent as given.
     """
+    params = params or GenerationParams()
     dialect = provider_named(provider)  # UnknownNameError naming the known providers
     model = model.strip()
     if not model:
@@ -134,13 +146,13 @@ def prepare(
             "(--upto names the reply to ask for again)"
         )
     try:
-        result = ChatLLM(dialect, RequestOptions(model=model)).construct_request_params(typed, upto=upto)
+        result = ChatLLM(dialect, options_for(model, params)).construct_request_params(typed, upto=upto)
     except ContractError as exc:
         refusal = f"the request cannot be built: a damaged record is in the history (TFROB-299): {exc}"
-        return Prepared(conversation_id, provider, model, upto, {}, endpoint, original, refusal)
+        return Prepared(conversation_id, provider, model, upto, {}, endpoint, original, refusal, params)
     verdict = preflight(result)
     refused = None if force or verdict.accepted else preflight_refusal(verdict)
-    return Prepared(conversation_id, provider, model, upto, result.body, endpoint, original, refused)
+    return Prepared(conversation_id, provider, model, upto, result.body, endpoint, original, refused, params)
 
 
 def preflight_refusal(verdict: Preflight) -> str:
@@ -212,12 +224,14 @@ def replay(
     idempotency_key: str | None = None,
     environ: Mapping[str, str] | None = None,
     force: bool = False,
+    params: GenerationParams | None = None,
 ) -> RunView:
     """Prepare, record and send one replay; the finished run (a repeated key returns the recorded run).
 
-    ``force`` sends a body that fails preflight (for reproducing the provider's 400).
+    ``force`` sends a body that fails preflight (for reproducing the provider's 400); ``params`` are sent as given.
     """
-    prepared = prepare(store, conversation_id, provider, model, upto=upto, environ=environ, force=force)
+    prepared = prepare(store, conversation_id, provider, model, upto=upto, environ=environ, force=force,
+                       params=params)  # fmt: skip
     run, created = start(store, prepared, idempotency_key=idempotency_key)
     if not created:
         return run

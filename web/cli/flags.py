@@ -15,7 +15,7 @@ from core.errors import MisuseError
 from core.fields import MAX_INT32, FloatRule, IntRule, TextRule
 
 if TYPE_CHECKING:
-    from core.providers.base import ToolChoice, ToolSpec
+    from core.providers.base import GenerationParams, ToolChoice, ToolSpec
 
 _N = TypeVar("_N", int, float)
 
@@ -74,6 +74,10 @@ SECONDS = ranged_float(FloatRule("seconds", 0.001, 86_400.0))
 MAX_STEPS = ranged_int(IntRule("--max-steps", 1, 10_000))
 MAX_COST = ranged_float(FloatRule("--max-cost (US dollars)", 0.0, 1_000_000.0))
 MAX_TOKENS = ranged_int(IntRule("--max-tokens", 1, MAX_INT32))
+# The stored request context's ranges (core/request_context/stored.py): every provider's range lies within them,
+# and the builder clamps a value inside them to the model's own.
+TEMPERATURE = ranged_float(FloatRule("--temperature", 0.0, 2.0))
+TOP_P = ranged_float(FloatRule("--top-p", 0.0, 1.0))
 WIDTH = ranged_int(IntRule("--width", 0, 1_000_000))
 MIB = ranged_int(IntRule("MiB", 1, 1_048_576))
 CONCURRENCY = ranged_int(IntRule("--concurrency", 1, 64))
@@ -132,3 +136,60 @@ def add_tool_arguments(parser: argparse.ArgumentParser) -> None:
 
 TOOL_CHOICE_WORDS = ("auto", "none", "required")
 TOOL_NAME = TextRule("--tool-choice", 200)
+
+
+STOP_RULE = TextRule("--stop", 1000, multiline=True)  # a stop sequence is often a line break
+MAX_STOP_SEQUENCES = 16  # the stored context's limit (core/request_context/stored.py)
+
+
+def stop_sequence(text: str) -> str:
+    """An argparse ``type`` for one ``--stop SEQ``: non-empty text, line breaks allowed."""
+    if not text:
+        raise argparse.ArgumentTypeError("--stop needs a non-empty sequence")
+    try:
+        return STOP_RULE.check(text)
+    except MisuseError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+stop_sequence.__name__ = "stop sequence"
+
+
+class _AppendStop(argparse.Action):
+    """``--stop`` repeated, refused past ``MAX_STOP_SEQUENCES`` as argparse's one line."""
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, ns: argparse.Namespace, value: object, option: object = None
+    ) -> None:
+        given: list[str] = list(getattr(ns, self.dest) or ())
+        if len(given) >= MAX_STOP_SEQUENCES:
+            raise argparse.ArgumentError(self, f"at most {MAX_STOP_SEQUENCES} stop sequences")
+        setattr(ns, self.dest, [*given, value])
+
+
+def add_generation_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--max-tokens``, ``--temperature``, ``--top-p``, ``--stop`` and ``--thinking``: set or override the stored."""
+    parser.add_argument("--max-tokens", type=MAX_TOKENS, metavar="N", help="output token limit")
+    parser.add_argument("--temperature", type=TEMPERATURE, metavar="X", help="sampling temperature, 0 to 2")
+    parser.add_argument("--top-p", type=TOP_P, metavar="X", help="nucleus sampling mass, 0 to 1")
+    parser.add_argument(
+        "--stop",
+        type=stop_sequence,
+        action=_AppendStop,
+        metavar="SEQ",
+        help=f"a stop sequence (repeat for more, at most {MAX_STOP_SEQUENCES})",
+    )
+    parser.add_argument("--thinking", choices=("on", "off"), help="switch provider reasoning on or off")
+
+
+def generation_params(ns: argparse.Namespace) -> GenerationParams:
+    """The parameters the flags of ``add_generation_arguments`` give (None or empty where a flag is absent)."""
+    from core.providers.base import GenerationParams
+
+    return GenerationParams(
+        max_tokens=ns.max_tokens,
+        temperature=ns.temperature,
+        top_p=ns.top_p,
+        stop=tuple(ns.stop or ()),
+        thinking=None if ns.thinking is None else ns.thinking == "on",
+    )

@@ -46,8 +46,7 @@ def add_request_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model", help="model name (default: the provider's); it chooses the profile of rules the body follows"
     )
-    parser.add_argument("--max-tokens", type=flags.MAX_TOKENS, metavar="N", help="output token limit")
-    parser.add_argument("--thinking", choices=("on", "off"), help="switch provider reasoning on or off")
+    flags.add_generation_arguments(parser)
     parser.add_argument(
         "--attachments-root",
         type=Path,
@@ -144,11 +143,14 @@ def request_options(
     from core.providers import RequestOptions
     from core.request_context import RequestFieldError, check_tool_choice, to_options
 
-    thinking = None if ns.thinking is None else ns.thinking == "on"
+    params = flags.generation_params(ns)
     options = RequestOptions(
         model=ns.model,
-        max_tokens=ns.max_tokens,
-        thinking=thinking,
+        max_tokens=params.max_tokens,
+        thinking=params.thinking,
+        temperature=params.temperature,
+        top_p=params.top_p,
+        stop=params.stop,
         attachments_root=ns.attachments_root,
         tools=ns.tools or (),
         tools_source="given" if ns.tools is not None else "none",

@@ -88,6 +88,7 @@ def run(ns: argparse.Namespace) -> int:
             timeout=ns.timeout,
             force=ns.force,
             comparison=comparison,
+            params=flags.generation_params(ns),
         )
         if ns.json:
             sys.stdout.buffer.write(orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2) + b"\n")
