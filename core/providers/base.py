@@ -233,6 +233,10 @@ class Dialect:
     """The payload page's model suggestions: one model of each profile."""
     model_families: ClassVar[tuple[str, ...]] = ()
     """Model-name prefixes of this provider; the Re-run form refuses others unless sent as typed."""
+    model_table_slice: ClassVar[tuple[str, ...]] = ()
+    """LiteLLM's provider ids whose models are this provider's, its own first (see :mod:`core.models.table`)."""
+    model_table_extra: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
+    """Hand-verified entries, in the model map's shape with a ``source``, for models no dataset lists."""
     sdk_types: ClassVar[str]
     """The distribution whose request types preflight checks a body against (named in its findings)."""
 

@@ -246,6 +246,8 @@ class AnthropicDialect(Dialect):
     suggested_models = ("claude-opus-4-7", "claude-sonnet-4-6", "claude-sonnet-4-5", "claude-3-5-haiku")
     # docs.anthropic.com/en/docs/about-claude/models: every model id starts with claude-.
     model_families = ("claude-",)
+    # Anthropic's own entries first; Vertex AI's keep the retired models the dashboard still offers.
+    model_table_slice = ("anthropic", "vertex_ai-anthropic_models")
     sdk_types = "anthropic"
 
     def validate_types(self, body: JSON) -> None:

@@ -114,6 +114,7 @@ class OpenAIResponsesDialect(Dialect):
     suggested_models = ("gpt-5.1", "gpt-5", "gpt-5-chat", "o3", "gpt-4.1")
     # platform.openai.com/docs/models: as Chat Completions, plus the computer-use-* models of Responses.
     model_families = ("gpt-", "o1", "o3", "o4", "chatgpt-", "codex-", "computer-use-")
+    model_table_slice = ("openai",)
     sdk_types = "openai"
 
     def validate_types(self, body: JSON) -> None:

@@ -19,6 +19,22 @@ AUDIO_TYPES = frozenset({"audio/wav", "audio/mpeg"})
 URL_ONLY_KINDS = {"video": "video_url", "file": "file_url"}
 
 
+# LiteLLM lists GLM-4.6V only as hosted by Novita (novita/zai-org/glm-4.6v): the same model's limits.
+HAND_VERIFIED_MODELS: dict[str, dict[str, object]] = {
+    "glm-4.6v": {
+        "litellm_provider": "zai",
+        "max_input_tokens": 131072,
+        "max_output_tokens": 32768,
+        "supports_function_calling": True,
+        "supports_tool_choice": True,
+        "supports_vision": True,
+        "supports_reasoning": True,
+        "supports_system_messages": True,
+        "source_note": "LiteLLM model map, novita/zai-org/glm-4.6v (the same model on another host)",
+    }
+}
+
+
 class ZhipuDialect(ChatCompletionsDialect):
     """Zhipu GLM chat: reasoning_content goes back, tool and assistant content are strings."""
 
@@ -35,6 +51,8 @@ class ZhipuDialect(ChatCompletionsDialect):
     suggested_models = ("glm-4.6v",)
     # docs.bigmodel.cn model list: glm-* chat models (plus the charglm/codegeex/cogview families).
     model_families = ("glm-", "charglm-", "codegeex-", "cogview-")
+    model_table_slice = ("zai",)
+    model_table_extra = HAND_VERIFIED_MODELS
     # No typed request params (the zhipuai SDK's messages are untyped): OpenAI's Chat types plus these.
     EXTENSIONS = Extensions(
         params=frozenset({"thinking", "clear_thinking"}),
