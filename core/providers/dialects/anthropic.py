@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 # max_tokens is Required on every request [SDK: MessageCreateParamsBase].
 DEFAULT_MAX_TOKENS = 4096
 THINKING_BUDGET_TOKENS = 2048  # must stay below max_tokens [docs]
+THINKING_BUDGET_MIN = 1024  # anthropic SDK, ThinkingConfigEnabledParam.budget_tokens: "Must be ≥1024"
 THINKING_DISABLED = {"type": "disabled"}  # [SDK: ThinkingConfigDisabledParam]
 # Exactly these four image types; image/jpg, SVG, BMP are rejected [SDK: Base64ImageSourceParam.media_type].
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
@@ -274,7 +275,7 @@ class AnthropicDialect(Dialect):
         elif mode == "adaptive":
             params["thinking"] = {"type": "adaptive"}
         elif mode == "budget":
-            params["thinking"] = {"type": "enabled", "budget_tokens": min(THINKING_BUDGET_TOKENS, max_tokens - 1)}
+            params["thinking"] = {"type": "enabled", "budget_tokens": _thinking_budget(params, ctx)}
         else:
             assert_never(mode)
         return params
@@ -309,6 +310,7 @@ class AnthropicDialect(Dialect):
             else:
                 assert_never(msg)
         out = turns.finish()
+        _fill_blank_text(out, ctx)
         fragments: JSON = {}
         thinking_on = ctx.options.thinking is True and profile.thinking != "none"
         if thinking_on and not _tool_turn_leads_with_thinking(out):
@@ -432,6 +434,45 @@ def _tool_turn_leads_with_thinking(turns: list[JSON]) -> bool:
         if turn["role"] == "assistant" and any(block["type"] == "tool_use" for block in turn["content"]):
             return bool(turn["content"][0]["type"] in THINKING_TYPES)
     return True
+
+
+def _thinking_budget(params: JSON, ctx: RequestContext) -> int:
+    """A budget Anthropic takes: "Must be ≥1024 and less than `max_tokens`" (the SDK's ThinkingConfigEnabledParam).
+    When the asked ``max_tokens`` leaves no room, the budget is added to it, so the answer keeps the room asked."""
+    asked: int = params["max_tokens"]
+    budget = max(THINKING_BUDGET_MIN, min(THINKING_BUDGET_TOKENS, asked - 1))
+    if budget >= asked:
+        params["max_tokens"] = asked + budget
+        ctx.warn(
+            None,
+            "max_tokens",
+            f"max_tokens {asked:,} leaves no room for thinking's smallest budget ({THINKING_BUDGET_MIN:,}); sent "
+            f"as {asked + budget:,}, the budget plus the {asked:,} asked for",
+        )
+    return budget
+
+
+def _fill_blank_text(turns: list[JSON], ctx: RequestContext) -> None:
+    """Anthropic 400 "messages: text content blocks must contain non-whitespace text" (anthropics/claude-code#23440):
+    a whitespace-only text block is dropped from a turn that holds something else, or becomes placeholder text."""
+    for turn in turns:
+        content: list[JSON] = turn["content"]
+        blank = [b for b in content if b["type"] == "text" and b["text"] and not b["text"].strip()]
+        if not blank:
+            continue
+        owner = ctx.tag_of(blank[0])
+        kept = [b for b in content if not any(b is x for x in blank)]
+        ctx.warn(
+            owner if isinstance(owner, str) else _msg_id_of(turn, ctx),
+            turn["role"],
+            "a text block held only whitespace, which Anthropic refuses; "
+            + ("dropped" if kept else "placeholder text sent"),
+        )
+        if kept:
+            content[:] = kept
+        else:
+            blank[0]["text"] = EMPTY_TURN_PLACEHOLDER
+            content[:] = [blank[0]]
 
 
 def _strip_final_thinking(turn: JSON, ctx: RequestContext) -> None:

@@ -99,6 +99,11 @@ WIRE = Wire(
 )
 
 
+# 400 "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got 10 instead."
+# (vectorize-io/hindsight#58; braintrustdata/lingua#186 clamps to 16 likewise).
+MIN_OUTPUT_TOKENS = 16
+
+
 class OpenAIResponsesDialect(Dialect):
     """OpenAI Responses: a flat timeline of message, function_call and function_call_output items."""
 
@@ -130,7 +135,14 @@ class OpenAIResponsesDialect(Dialect):
     def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         params: JSON = {"model": options.model or self.default_model}
         if options.max_tokens is not None:
-            params["max_output_tokens"] = options.max_tokens
+            params["max_output_tokens"] = max(options.max_tokens, MIN_OUTPUT_TOKENS)
+            if options.max_tokens < MIN_OUTPUT_TOKENS:
+                ctx.warn(
+                    None,
+                    "max_tokens",
+                    f"max_tokens {options.max_tokens} is below the Responses API's minimum of {MIN_OUTPUT_TOKENS}; "
+                    f"sent as {MIN_OUTPUT_TOKENS}",
+                )
         effort = reasoning_effort(options.thinking, self.profile(options), ctx)
         if effort is not None:
             params["reasoning"] = {"effort": effort}
