@@ -105,9 +105,17 @@ NO_MESSAGES = Rule(
     "the body has no message (a system prompt alone is not a conversation)",
     'Anthropic 400 "messages must have at least one element" (Helicone/helicone#5257)',
 )
+NO_PREFILL = Rule(
+    "no-prefill",
+    "error",
+    "the conversation ends with an assistant turn (a prefill), which this model does not take",
+    'Anthropic 400 "This model does not support assistant message prefill. The conversation must end with a user '
+    "message.\" (langchain-ai/deepagents#1585); the model table's supports_assistant_prefill",
+)
 
 RULES = (
     FIRST_USER,
+    NO_PREFILL,
     THINKING_BUDGET,
     NO_MESSAGES,
     ALTERNATION,
@@ -124,8 +132,8 @@ RULES = (
 )
 
 
-def check(body: JSON, profile: ModelProfile) -> Iterator[Finding]:
-    """Every rule ``body`` breaks, in body order."""
+def check(body: JSON, profile: ModelProfile, *, prefill: bool = True) -> Iterator[Finding]:
+    """Every rule ``body`` breaks, in body order (``prefill``: whether the model takes a final assistant turn)."""
     turns: list[JSON] = body.get("messages") or []
     thinking = body.get("thinking")
     mode = thinking.get("type") if isinstance(thinking, dict) else None
@@ -140,6 +148,8 @@ def check(body: JSON, profile: ModelProfile) -> Iterator[Finding]:
             yield THINKING_BUDGET.at("/thinking/budget_tokens", f"budget_tokens {budget} with max_tokens {limit}")
     if not turns:
         yield NO_MESSAGES.at("/messages")
+    elif not prefill and turns[-1].get("role") == "assistant":
+        yield NO_PREFILL.at(pointer("messages", len(turns) - 1))
     yield from _order(turns)
     yield from _tool_pairs(turns)
     yield from _thinking(turns, thinking_on)

@@ -24,6 +24,7 @@ from core.llm.messages import (
     LLMUserPart,
 )
 from core.messages.objects import RedactedThinkingBlock, ThinkingBlock, ToolCall
+from core.models.table import facts_for
 from core.providers.base import (
     EMPTY_TURN_PLACEHOLDER,
     JSON,
@@ -47,6 +48,8 @@ if TYPE_CHECKING:
 # max_tokens is Required on every request [SDK: MessageCreateParamsBase].
 DEFAULT_MAX_TOKENS = 4096
 THINKING_BUDGET_TOKENS = 2048  # must stay below max_tokens [docs]
+# The user turn added after a final assistant turn for a model that takes no prefill.
+CONTINUE_TEXT = "(continue)"
 THINKING_BUDGET_MIN = 1024  # anthropic SDK, ThinkingConfigEnabledParam.budget_tokens: "Must be ≥1024"
 THINKING_DISABLED = {"type": "disabled"}  # [SDK: ThinkingConfigDisabledParam]
 # Exactly these four image types; image/jpg, SVG, BMP are rejected [SDK: Base64ImageSourceParam.media_type].
@@ -259,7 +262,7 @@ class AnthropicDialect(Dialect):
     def check_rules(self, body: JSON, profile: ModelProfile) -> Iterator[Finding]:
         from core.preflight import anthropic as rules
 
-        return rules.check(body, profile)
+        return rules.check(body, profile, prefill=takes_prefill(self, body.get("model")))
 
     def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         max_tokens = options.max_tokens or DEFAULT_MAX_TOKENS
@@ -318,9 +321,12 @@ class AnthropicDialect(Dialect):
             fragments["thinking"] = THINKING_DISABLED
             thinking_on = False
         if out and out[-1]["role"] == "assistant":
-            if not thinking_on:
-                _strip_final_thinking(out[-1], ctx)
-            _trim_final_text(out[-1], ctx)
+            if not takes_prefill(self, ctx.options.model):
+                _end_with_user(out, ctx)
+            else:
+                if not thinking_on:
+                    _strip_final_thinking(out[-1], ctx)
+                _trim_final_text(out[-1], ctx)
         if turns.system:
             fragments["system"] = turns.system
         fragments["messages"] = out
@@ -450,6 +456,25 @@ def _thinking_budget(params: JSON, ctx: RequestContext) -> int:
             f"as {asked + budget:,}, the budget plus the {asked:,} asked for",
         )
     return budget
+
+
+def takes_prefill(dialect: Dialect, model: str | None) -> bool:
+    """Whether the model takes a final assistant turn (a prefill), as the model table says; True when it says
+    nothing or does not know the model (the long-standing behaviour)."""
+    choice = facts_for(dialect, model)
+    return choice.facts is None or choice.match == "dialect" or choice.facts.says("assistant_prefill") is not False
+
+
+def _end_with_user(turns: list[JSON], ctx: RequestContext) -> None:
+    """Claude 4.6 and later answer 400 "This model does not support assistant message prefill. The conversation
+    must end with a user message." (langchain-ai/deepagents#1585; livekit/agents#7217 adds a user turn)."""
+    ctx.warn(
+        _msg_id_of(turns[-1], ctx),
+        "history",
+        f"{ctx.options.model or 'the model'} takes no prefill (a final assistant turn); a user turn asking to "
+        "continue was added",
+    )
+    turns.append({"role": "user", "content": [_text(CONTINUE_TEXT)]})
 
 
 def _fill_blank_text(turns: list[JSON], ctx: RequestContext) -> None:

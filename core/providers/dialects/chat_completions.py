@@ -134,6 +134,8 @@ class Extensions:
     """Tool and assistant ``content`` must be a string."""
     audio_url: bool = False
     """``input_audio`` may name a ``url`` instead of inline data."""
+    thinking_keys: frozenset[str] = frozenset()
+    """Keys its ``thinking`` object takes besides ``type`` (``enabled`` or ``disabled``)."""
 
 
 # -- the wire: the openai SDK's client and errors, Chat Completions' answer read back ------------------------

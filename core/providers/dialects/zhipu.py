@@ -55,7 +55,8 @@ class ZhipuDialect(ChatCompletionsDialect):
     model_table_extra = HAND_VERIFIED_MODELS
     # No typed request params (the zhipuai SDK's messages are untyped): OpenAI's Chat types plus these.
     EXTENSIONS = Extensions(
-        params=frozenset({"thinking", "clear_thinking"}),
+        params=frozenset({"thinking"}),
+        thinking_keys=frozenset({"clear_thinking"}),
         parts={"video_url": frozenset({"url"}), "file_url": frozenset({"url"})},
         reasoning_content_back=True,
         string_tool_content=True,
@@ -71,8 +72,10 @@ class ZhipuDialect(ChatCompletionsDialect):
         if options.thinking is not None:
             params["thinking"] = {"type": "enabled" if options.thinking else "disabled"}
             if options.thinking:
-                # Preserved thinking: we return the complete reasoning_content sequence [docs].
-                params["clear_thinking"] = False
+                # Preserved thinking: we return the complete reasoning_content sequence. The switch is a field of
+                # ``thinking`` (zai-rs ThinkingType {mode, clear_thinking}; docs.z.ai thinking-mode "Preserved
+                # thinking"); at the top level GLM ignores it and clears the reasoning anyway.
+                params["thinking"]["clear_thinking"] = False
         return params
 
     def media_part(self, part: LLMMediaPart, msg_id: str | None, ctx: RequestContext) -> JSON | str:

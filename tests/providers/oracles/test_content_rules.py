@@ -91,3 +91,24 @@ def test_preflight_calls_an_over_long_tool_call_id_an_error() -> None:
         ],
     }
     assert "tool-call-id-length" in _errors("openai", body, "gpt-4.1")
+
+
+# Oracle: GLM's preserved thinking is a field of ``thinking``: zai-rs ThinkingType {mode, clear_thinking}
+# (docs.rs/zai-rs, ThinkingType::enabled().with_clear_thinking(false)); docs.z.ai, Thinking Mode, "Preserved
+# thinking". At the top level it is not a parameter of the API.
+def test_zhipu_preserved_thinking_is_asked_for_inside_thinking() -> None:
+    body = run("zhipu", [user("think", 1)], thinking=True).body
+    assert body["thinking"] == {"type": "enabled", "clear_thinking": False}
+    assert "clear_thinking" not in body
+
+
+def test_preflight_refuses_a_zhipu_clear_thinking_at_the_top_level() -> None:
+    body = {
+        "model": "glm-4.6v",
+        "thinking": {"type": "enabled"},
+        "clear_thinking": False,
+        "messages": [{"role": "user", "content": "hi"}],
+    }
+    dialect = provider_named("zhipu")
+    found = check_body(dialect, body, dialect.profile(RequestOptions(model="glm-4.6v")))
+    assert any("clear_thinking" in f.detail for f in found)
