@@ -132,6 +132,8 @@ def test_the_installed_wheel_runs_from_its_own_files(installed: Path, tmp_path: 
         cwd=tmp_path,
     )
     assert shipped.startswith("# The stored message format")  # the format's documentation travels with the wheel
+    table = _run(installed / "python", "-c", "import core.models as m; print(m.model_table().source)", cwd=tmp_path)
+    assert "LiteLLM model map" in table  # the model table's data travels with the wheel
 
 
 @pytest.mark.slow

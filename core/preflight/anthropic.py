@@ -17,6 +17,7 @@ THINKING_ON = ("enabled", "adaptive")
 # (pydantic-ai anthropic_disallows_budget_thinking).
 THINKING_TYPES_OF_MODE = {"none": (), "budget": ("enabled",), "adaptive": ("adaptive", "enabled")}
 ADAPTIVE_ONLY_PROFILE = "claude-adaptive-only"
+BUDGET_MIN = 1024
 
 FIRST_USER = Rule(
     "first-message-user",
@@ -92,9 +93,31 @@ THINKING_MODE = Rule(
     "the thinking type is not one this model accepts",
     "Anthropic extended-thinking docs; pydantic-ai Anthropic profile (Opus 4.7+ answers 400 to budget thinking)",
 )
+THINKING_BUDGET = Rule(
+    "thinking-budget-range",
+    "error",
+    "thinking.budget_tokens is below 1,024 or not below max_tokens",
+    'anthropic SDK ThinkingConfigEnabledParam.budget_tokens: "Must be ≥1024 and less than `max_tokens`"',
+)
+NO_MESSAGES = Rule(
+    "messages-required",
+    "error",
+    "the body has no message (a system prompt alone is not a conversation)",
+    'Anthropic 400 "messages must have at least one element" (Helicone/helicone#5257)',
+)
+NO_PREFILL = Rule(
+    "no-prefill",
+    "error",
+    "the conversation ends with an assistant turn (a prefill), which this model does not take",
+    'Anthropic 400 "This model does not support assistant message prefill. The conversation must end with a user '
+    "message.\" (langchain-ai/deepagents#1585); the model table's supports_assistant_prefill",
+)
 
 RULES = (
     FIRST_USER,
+    NO_PREFILL,
+    THINKING_BUDGET,
+    NO_MESSAGES,
     ALTERNATION,
     EMPTY,
     UNIQUE_IDS,
@@ -109,8 +132,8 @@ RULES = (
 )
 
 
-def check(body: JSON, profile: ModelProfile) -> Iterator[Finding]:
-    """Every rule ``body`` breaks, in body order."""
+def check(body: JSON, profile: ModelProfile, *, prefill: bool = True) -> Iterator[Finding]:
+    """Every rule ``body`` breaks, in body order (``prefill``: whether the model takes a final assistant turn)."""
     turns: list[JSON] = body.get("messages") or []
     thinking = body.get("thinking")
     mode = thinking.get("type") if isinstance(thinking, dict) else None
@@ -119,6 +142,14 @@ def check(body: JSON, profile: ModelProfile) -> Iterator[Finding]:
     if mode in THINKING_ON and mode not in accepted:
         takes = " or ".join(repr(t) for t in accepted) or "no extended thinking"
         yield THINKING_MODE.at("/thinking", f"thinking type {mode!r}; {profile.name} takes {takes}")
+    if mode == "enabled" and isinstance(thinking, dict):
+        budget, limit = thinking.get("budget_tokens"), body.get("max_tokens")
+        if isinstance(budget, int) and (budget < BUDGET_MIN or (isinstance(limit, int) and budget >= limit)):
+            yield THINKING_BUDGET.at("/thinking/budget_tokens", f"budget_tokens {budget} with max_tokens {limit}")
+    if not turns:
+        yield NO_MESSAGES.at("/messages")
+    elif not prefill and turns[-1].get("role") == "assistant":
+        yield NO_PREFILL.at(pointer("messages", len(turns) - 1))
     yield from _order(turns)
     yield from _tool_pairs(turns)
     yield from _thinking(turns, thinking_on)
@@ -145,8 +176,10 @@ def _order(turns: list[JSON]) -> Iterator[Finding]:
         if not blocks:
             yield EMPTY.at(pointer("messages", i, "content"), "empty turn")
         for j, block in enumerate(blocks):
-            if block.get("type") == "text" and not block.get("text"):
-                yield EMPTY.at(pointer("messages", i, "content", j), "empty text block")
+            if block.get("type") == "text" and not str(block.get("text") or "").strip():
+                # "text content blocks must contain non-whitespace text" (anthropics/claude-code#23440).
+                detail = "whitespace-only text block" if block.get("text") else "empty text block"
+                yield EMPTY.at(pointer("messages", i, "content", j), detail)
 
 
 def _tool_pairs(turns: list[JSON]) -> Iterator[Finding]:

@@ -67,8 +67,16 @@ NO_THINKING = Rule(
     "a thinkingConfig sent to a model without thinking",
     "Gemini docs, thinking: supported models (2.0 and 1.5 do not think)",
 )
+NO_CONTENTS = Rule(
+    "contents-required",
+    "error",
+    "the body has no content (a system instruction alone is not a conversation)",
+    "Gemini API reference, models.generateContent (ai.google.dev/api/generate-content#request-body): "
+    '"contents[] Required"',
+)
 
 RULES = (
+    NO_CONTENTS,
     FIRST_USER,
     EMPTY,
     UNIQUE_IDS,
@@ -85,7 +93,9 @@ def check(body: JSON, profile: ModelProfile) -> Iterator[Finding]:
     """Every rule ``body`` breaks, in body order."""
     yield from _thinking_config(body, profile)
     contents: list[JSON] = body.get("contents") or []
-    if contents and contents[0].get("role") != "user":
+    if not contents:
+        yield NO_CONTENTS.at("/contents")
+    elif contents[0].get("role") != "user":
         yield FIRST_USER.at(pointer("contents", 0))
     seen: set[str] = set()
     for i, content in enumerate(contents):

@@ -62,9 +62,25 @@ NOT_REASONING_PARAMS = Rule(
     "a reasoning parameter sent to a model without reasoning",
     "OpenAI 400 'Unrecognized request argument' / 'reasoning_effort is not supported with this model'",
 )
+CALL_ID_LENGTH = Rule(
+    "tool-call-id-length",
+    "error",
+    "a tool call id is longer than 40 characters",
+    "OpenAI 400 \"Invalid 'messages[2].tool_calls[0].id': string too long. Expected a string with maximum length "
+    '40" (microsoft/autogen#6377, camel-ai/camel#2215)',
+)
+MIN_OUTPUT = Rule(
+    "max-output-tokens-minimum",
+    "error",
+    "max_output_tokens is below 16",
+    "OpenAI 400 \"Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16\" "
+    "(vectorize-io/hindsight#58)",
+)
 
 RULES = (
     UNIQUE_IDS,
+    CALL_ID_LENGTH,
+    MIN_OUTPUT,
     CHAT_RESULT_BEFORE_CALL,
     CHAT_CALL_ANSWERED,
     RESPONSES_RESULT_BEFORE_CALL,
@@ -72,6 +88,8 @@ RULES = (
     REASONING_ITEM_FOLLOWED,
     REASONING_PARAMS,
 )
+MAX_CALL_ID = 40
+MIN_OUTPUT_TOKENS = 16
 # Parameters a reasoning model answers 400 to, and what to send instead.
 REASONING_REJECTS = {
     "max_tokens": "use max_completion_tokens",
@@ -108,6 +126,9 @@ def check_chat(body: JSON, profile: ModelProfile, *, reasoning_params: bool) -> 
             call_id = call.get("id")
             if call_id in seen:
                 yield UNIQUE_IDS.at(pointer("messages", i, "tool_calls", j), f"tool call id {call_id!r} is used twice")
+            if isinstance(call_id, str) and len(call_id) > MAX_CALL_ID:
+                where = pointer("messages", i, "tool_calls", j, "id")
+                yield CALL_ID_LENGTH.at(where, f"tool call id of {len(call_id)} characters")
             seen.add(str(call_id))
             open_calls.append(str(call_id))
     yield from _unanswered(open_calls, msgs, len(msgs))
@@ -126,6 +147,9 @@ def _unanswered(open_calls: list[str], msgs: list[JSON], end: int) -> Iterator[F
 def check_responses(body: JSON, profile: ModelProfile) -> Iterator[Finding]:
     """Every rule a Responses body breaks, in body order."""
     yield from _params(body, profile, "responses")
+    limit = body.get("max_output_tokens")
+    if isinstance(limit, int) and limit < MIN_OUTPUT_TOKENS:
+        yield MIN_OUTPUT.at(pointer("max_output_tokens"), f"max_output_tokens is {limit}")
     raw = body.get("input")
     items: list[JSON] = raw if isinstance(raw, list) else []
     calls: dict[str, int] = {}

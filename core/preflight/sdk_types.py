@@ -233,13 +233,20 @@ def compat_body(extensions: Extensions, body: dict[str, Any]) -> None:
     """Validate an OpenAI-compatible vendor's body: its extensions checked by hand, the rest as strict OpenAI Chat."""
     stripped = {k: v for k, v in body.items() if k not in extensions.params}
     thinking = body.get("thinking")
-    if thinking is not None and thinking != {"type": "enabled"} and thinking != {"type": "disabled"}:
+    if thinking is not None and not _thinking_param(extensions, thinking):
         raise BodyTypeError([(("thinking",), f"bad thinking param {thinking!r}")])
     messages = []
     for i, msg in enumerate(body["messages"]):
         with _located("messages", i):
             messages.append(_compat_message(extensions, msg))
     openai_chat_body({**stripped, "messages": messages})
+
+
+def _thinking_param(extensions: Extensions, thinking: Any) -> bool:
+    """Whether ``thinking`` is ``{"type": "enabled"|"disabled"}`` with only the vendor's own keys besides."""
+    if not isinstance(thinking, dict) or thinking.get("type") not in ("enabled", "disabled"):
+        return False
+    return set(thinking) - {"type"} <= extensions.thinking_keys
 
 
 def _compat_message(extensions: Extensions, msg: dict[str, Any]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ attachments root) and records everything it could not map as a :class:`Degradati
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
 import orjson
 
-from core.jsonio import loads
+from core.jsonio import dumps, loads
 from core.llm.messages import (
     LLMAssistantMessage,
     LLMMediaPart,
@@ -233,6 +234,10 @@ class Dialect:
     """The payload page's model suggestions: one model of each profile."""
     model_families: ClassVar[tuple[str, ...]] = ()
     """Model-name prefixes of this provider; the Re-run form refuses others unless sent as typed."""
+    model_table_slice: ClassVar[tuple[str, ...]] = ()
+    """LiteLLM's provider ids whose models are this provider's, its own first (see :mod:`core.models.table`)."""
+    model_table_extra: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
+    """Hand-verified entries, in the model map's shape with a ``source``, for models no dataset lists."""
     sdk_types: ClassVar[str]
     """The distribution whose request types preflight checks a body against (named in its findings)."""
 
@@ -339,7 +344,9 @@ def arguments_object(call: LLMToolCall, msg_id: str | None, ctx: RequestContext)
     try:
         parsed = orjson.loads(text)
     except orjson.JSONDecodeError:
-        parsed = parse_arguments(text)
+        parsed = _finite_arguments(call, msg_id, ctx)
+        if parsed is None:
+            parsed = parse_arguments(text)
     else:
         # orjson alone is exact unless it made a float of a long integer, and a flat object without floats
         # shows it did not: the common arguments skip the exact reader's digit scan (a third of the parse).
@@ -362,6 +369,33 @@ def arguments_object(call: LLMToolCall, msg_id: str | None, ctx: RequestContext)
     return {RAW_ARGUMENTS_KEY: call.arguments}
 
 
+NON_FINITE_LITERALS = frozenset({"NaN", "Infinity", "-Infinity"})
+"""What Python's and JavaScript's encoders write for non-finite numbers; not JSON (RFC 8259 section 6)."""
+
+
+def _finite_arguments(call: LLMToolCall, msg_id: str | None, ctx: RequestContext) -> dict[str, Any] | None:
+    """Arguments holding NaN or Infinity as an object with each such number as the string it was written as
+    (a body must be JSON, and a provider answers 400 to one that is not); None when there is none."""
+    seen: list[str] = []
+
+    def constant(literal: str) -> str:
+        seen.append(literal)
+        return literal
+
+    try:
+        parsed = json.loads(call.arguments, parse_constant=constant)
+    except (ValueError, RecursionError):
+        return None
+    if not seen or type(parsed) is not dict:
+        return None
+    ctx.warn(
+        msg_id,
+        "tool_call.arguments",
+        f"call {call.id}: {', '.join(sorted(set(seen)))} in the arguments is not JSON; sent as a string",
+    )
+    return parsed
+
+
 def check_arguments_text(call: LLMToolCall, msg_id: str | None, ctx: RequestContext) -> str:
     """Tool-call arguments as text for dialects that want a string: the model's text, verbatim.
 
@@ -372,7 +406,9 @@ def check_arguments_text(call: LLMToolCall, msg_id: str | None, ctx: RequestCont
         if type(orjson.loads(text)) is dict:
             return text
     except orjson.JSONDecodeError:
-        pass
+        finite = _finite_arguments(call, msg_id, ctx)
+        if finite is not None:
+            return dumps(finite).decode()
     if parse_arguments(text) is None:
         ctx.warn(msg_id, "tool_call.arguments", f"call {call.id}: arguments are not a JSON object; sent verbatim")
     elif not text.strip():

@@ -27,6 +27,8 @@ from core.llm.messages import LLMMessage
 from core.messages.door import gc_paused
 from core.messages.placement import Side, place_messages
 from core.messages.union import Message
+from core.models.limits import fit_to_model
+from core.models.table import facts_for
 from core.providers.base import JSON, Degradation, Dialect, RequestContext, RequestOptions
 from core.providers.jsonable import llm_message_json, provenance_map
 from core.providers.pairing import to_list
@@ -179,7 +181,7 @@ class ChatLLM:
     # -- phase 2 ---------------------------------------------------------------------------------------------
     def _configure_api_params(self, ctx: RequestContext) -> JSON:
         """Provider hook: the request parameters other than messages and tools."""
-        return self.dialect.configure_api_params(self.options, ctx)
+        return self.dialect.configure_api_params(ctx.options, ctx)
 
     # -- phase 3 ---------------------------------------------------------------------------------------------
     @staticmethod
@@ -230,10 +232,13 @@ class ChatLLM:
         expanded = self.construct_prompt_context(conversation, intermediate_msgs)
         if upto is not None:
             expanded = expanded.cut(_index_of(expanded.messages, upto))
-        ctx = RequestContext(self.options)
-        choice = profile_for(self.dialect, self.options.model or self.dialect.default_model)
+        options, limited = fit_to_model(self.options, facts_for(self.dialect, self.options.model))
+        ctx = RequestContext(options)
+        choice = profile_for(self.dialect, options.model or self.dialect.default_model)
         if choice.warning:
             ctx.warn(None, "model", choice.warning)
+        for warning in limited:
+            ctx.warn(None, "max_tokens", warning)
         params = self._configure_api_params(ctx)
         formatted = self.format_to_request_msgs(expanded.messages)
         flat = self.to_list(formatted, ctx)

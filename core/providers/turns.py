@@ -76,7 +76,12 @@ class Turns:
         """The turns, starting with the user (Anthropic/Bedrock "first message must use the user role",
         anthropic-sdk-typescript#622; Gemini: model-first is unsafe)."""
         turns = self.turns
-        if turns and turns[0]["role"] != "user":
+        if not turns:
+            # Anthropic 400 "messages must have at least one element" (Helicone/helicone#5257); Gemini's
+            # generateContent "contents[] Required" [API reference]: system text alone still needs a user turn.
+            self.ctx.warn(None, "history", "no turn besides the system prompt; a placeholder user turn was sent")
+            turns.append({"role": "user", self.KEY: [self.text(EMPTY_TURN_PLACEHOLDER)]})
+        elif turns[0]["role"] != "user":
             self.ctx.warn(
                 self.msg_id_of(turns[0]),
                 "history",

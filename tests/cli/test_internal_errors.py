@@ -24,6 +24,7 @@ CASES: dict[str, tuple[list[str], str]] = {
     "conversations": (["--db", "{db}"], "core.store.Store.open"),
     "runs": (["--db", "{db}"], "core.store.Store.open"),
     "replay": (["--db", "{db}", "--conversation", "c", "--provider", "p", "--model", "m"], "core.store.Store.open"),
+    "models": (["--json"], "core.models.model_table"),
     "db": (["status", "--db", "{db}"], "core.store.Store.open"),
     "worker": (["--db", "{db}"], "core.store.Store.open"),
     "suite": (["list", "--db", "{db}"], "core.store.Store.open"),

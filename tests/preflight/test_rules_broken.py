@@ -141,9 +141,9 @@ def test_anthropic_final_turn_with_thinking_when_thinking_is_off_is_reported() -
 
 
 def test_anthropic_final_assistant_text_ending_in_whitespace_is_reported() -> None:
-    result = build("tool_calls_parallel", "anthropic")
+    result = build("bug5_final_text_trailing_whitespace", "anthropic")  # a model that takes a prefill
     result.body["messages"][-1]["content"][-1]["text"] += "\n"
-    assert _findings(result)["final-no-trailing-whitespace"] == ["a2"]
+    assert _findings(result)["final-no-trailing-whitespace"] == ["a1"]
 
 
 def test_anthropic_thinking_type_follows_the_model() -> None:

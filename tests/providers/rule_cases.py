@@ -78,8 +78,7 @@ def bug3_merged_records_thinking_leads() -> Case:
     return msgs, replace(BASE_OPTIONS, thinking=True)
 
 
-@case
-def bug4_final_thinking_without_thinking_parameter() -> list[Message]:
+def _final_thinking() -> list[Message]:
     """No thinking parameter: the final assistant turn (a prefill) loses its thinking blocks."""
     return [
         user("Finish my sentence: the sky is", 1),
@@ -87,10 +86,15 @@ def bug4_final_thinking_without_thinking_parameter() -> list[Message]:
     ]
 
 
-@case
-def bug5_final_text_trailing_whitespace() -> list[Message]:
+def _final_trailing_whitespace() -> list[Message]:
     """A prefill ending in whitespace is trimmed for Anthropic."""
     return [user("Write a haiku.", 1), reply("Here it is:\n  ", 1)]
+
+
+# The prefill rules hold for a model that takes a prefill; Claude 4.6 and later take none (a user turn is added).
+model_case("bug4_final_thinking_without_thinking_parameter", _final_thinking, anthropic="claude-sonnet-4-5")
+model_case("bug5_final_text_trailing_whitespace", _final_trailing_whitespace, anthropic="claude-sonnet-4-5")
+model_case("final_assistant_turn_no_prefill_models", _final_trailing_whitespace, anthropic="claude-opus-4-7")
 
 
 def _thinking_on() -> Case:

@@ -20,6 +20,9 @@ from core.preflight import preflight
 from core.providers.dialects import anthropic
 from tests.providers.builders import blocks_of, body, call, reply, run, signed, tool, two_records, user
 
+# The final-turn rules are a prefill's: Claude 4.6 and later take none (tests/providers/oracles/test_turn_rules.py).
+PREFILL_MODEL = "claude-sonnet-4-5"
+
 
 def test_thinking_blocks_stay_on_the_tool_call_turn() -> None:
     """BerriAI/litellm#15601 (#8961), pydantic/pydantic-ai#2075: "Expected thinking ... but found tool_use".
@@ -54,7 +57,7 @@ def test_thinking_off_strips_thinking_from_the_final_assistant_message_only() ->
         user("b", 2),
         reply("second", 2, reasoning_content=think),
     ]
-    off = run("anthropic", msgs, thinking=False)
+    off = run("anthropic", msgs, thinking=False, model=PREFILL_MODEL)
     turns = off.body["messages"]
     assert blocks_of(turns[1]) == ["thinking", "text"]  # not final: kept verbatim
     assert blocks_of(turns[3]) == ["text"]
@@ -141,7 +144,7 @@ def test_final_assistant_thinking_is_stripped_unless_thinking_is_on(thinking: bo
 
 def test_final_assistant_text_is_trimmed_of_trailing_whitespace() -> None:
     """Anthropic 400 "final assistant content cannot end with trailing whitespace"."""
-    result = run("anthropic", [user("Write a haiku", 1), reply("Here it is:\n  ", 1)])
+    result = run("anthropic", [user("Write a haiku", 1), reply("Here it is:\n  ", 1)], model=PREFILL_MODEL)
     assert result.body["messages"][-1]["content"][-1] == {"type": "text", "text": "Here it is:"}
     assert any(w.msg_id == "a1" and "whitespace" in w.reason for w in result.warnings)
 

@@ -40,6 +40,17 @@ def _exact(call: LLMToolCall, ctx: RequestContext) -> dict[str, Any]:
     try:
         parsed = loads(call.arguments)
     except orjson.JSONDecodeError:
+        seen: list[str] = []
+        try:  # NaN and Infinity are not JSON: they travel as the strings they were written as
+            parsed = json.loads(call.arguments, parse_constant=lambda literal: seen.append(literal) or literal)
+        except ValueError:
+            parsed = None
+        if type(parsed) is dict and seen:
+            listed = ", ".join(sorted(set(seen)))
+            ctx.warn(
+                "m", "tool_call.arguments", f"call {call.id}: {listed} in the arguments is not JSON; sent as a string"
+            )
+            return parsed
         parsed = parse_arguments(call.arguments)
     if type(parsed) is dict:
         return parsed

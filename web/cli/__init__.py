@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "runs": ("web.cli.runs", "list recorded replays"),
     "replay": ("web.cli.replay", "re-run a stored conversation against a provider and record the run"),
     "suite": ("web.cli.suite", "save a set of conversations as a suite, replay it in bulk and report regressions"),
+    "models": ("web.cli.models", "list what the model table says about each provider's models (limits, capabilities)"),
     "db": ("web.cli.db", "upgrade the database schema or show its status"),
     "worker": ("web.cli.worker", "run queued replay jobs from a PostgreSQL store (start one per machine or more)"),
 }

@@ -24,6 +24,7 @@ from core.llm.messages import (
     LLMUserPart,
 )
 from core.messages.objects import RedactedThinkingBlock, ThinkingBlock, ToolCall
+from core.models.table import facts_for
 from core.providers.base import (
     EMPTY_TURN_PLACEHOLDER,
     JSON,
@@ -47,6 +48,9 @@ if TYPE_CHECKING:
 # max_tokens is Required on every request [SDK: MessageCreateParamsBase].
 DEFAULT_MAX_TOKENS = 4096
 THINKING_BUDGET_TOKENS = 2048  # must stay below max_tokens [docs]
+# The user turn added after a final assistant turn for a model that takes no prefill.
+CONTINUE_TEXT = "(continue)"
+THINKING_BUDGET_MIN = 1024  # anthropic SDK, ThinkingConfigEnabledParam.budget_tokens: "Must be ≥1024"
 THINKING_DISABLED = {"type": "disabled"}  # [SDK: ThinkingConfigDisabledParam]
 # Exactly these four image types; image/jpg, SVG, BMP are rejected [SDK: Base64ImageSourceParam.media_type].
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
@@ -246,6 +250,8 @@ class AnthropicDialect(Dialect):
     suggested_models = ("claude-opus-4-7", "claude-sonnet-4-6", "claude-sonnet-4-5", "claude-3-5-haiku")
     # docs.anthropic.com/en/docs/about-claude/models: every model id starts with claude-.
     model_families = ("claude-",)
+    # Anthropic's own entries first; Vertex AI's keep the retired models the dashboard still offers.
+    model_table_slice = ("anthropic", "vertex_ai-anthropic_models")
     sdk_types = "anthropic"
 
     def validate_types(self, body: JSON) -> None:
@@ -256,7 +262,7 @@ class AnthropicDialect(Dialect):
     def check_rules(self, body: JSON, profile: ModelProfile) -> Iterator[Finding]:
         from core.preflight import anthropic as rules
 
-        return rules.check(body, profile)
+        return rules.check(body, profile, prefill=takes_prefill(self, body.get("model")))
 
     def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         max_tokens = options.max_tokens or DEFAULT_MAX_TOKENS
@@ -272,7 +278,7 @@ class AnthropicDialect(Dialect):
         elif mode == "adaptive":
             params["thinking"] = {"type": "adaptive"}
         elif mode == "budget":
-            params["thinking"] = {"type": "enabled", "budget_tokens": min(THINKING_BUDGET_TOKENS, max_tokens - 1)}
+            params["thinking"] = {"type": "enabled", "budget_tokens": _thinking_budget(params, ctx)}
         else:
             assert_never(mode)
         return params
@@ -307,6 +313,7 @@ class AnthropicDialect(Dialect):
             else:
                 assert_never(msg)
         out = turns.finish()
+        _fill_blank_text(out, ctx)
         fragments: JSON = {}
         thinking_on = ctx.options.thinking is True and profile.thinking != "none"
         if thinking_on and not _tool_turn_leads_with_thinking(out):
@@ -314,9 +321,12 @@ class AnthropicDialect(Dialect):
             fragments["thinking"] = THINKING_DISABLED
             thinking_on = False
         if out and out[-1]["role"] == "assistant":
-            if not thinking_on:
-                _strip_final_thinking(out[-1], ctx)
-            _trim_final_text(out[-1], ctx)
+            if not takes_prefill(self, ctx.options.model):
+                _end_with_user(out, ctx)
+            else:
+                if not thinking_on:
+                    _strip_final_thinking(out[-1], ctx)
+                _trim_final_text(out[-1], ctx)
         if turns.system:
             fragments["system"] = turns.system
         fragments["messages"] = out
@@ -430,6 +440,64 @@ def _tool_turn_leads_with_thinking(turns: list[JSON]) -> bool:
         if turn["role"] == "assistant" and any(block["type"] == "tool_use" for block in turn["content"]):
             return bool(turn["content"][0]["type"] in THINKING_TYPES)
     return True
+
+
+def _thinking_budget(params: JSON, ctx: RequestContext) -> int:
+    """A budget Anthropic takes: "Must be ≥1024 and less than `max_tokens`" (the SDK's ThinkingConfigEnabledParam).
+    When the asked ``max_tokens`` leaves no room, the budget is added to it, so the answer keeps the room asked."""
+    asked: int = params["max_tokens"]
+    budget = max(THINKING_BUDGET_MIN, min(THINKING_BUDGET_TOKENS, asked - 1))
+    if budget >= asked:
+        params["max_tokens"] = asked + budget
+        ctx.warn(
+            None,
+            "max_tokens",
+            f"max_tokens {asked:,} leaves no room for thinking's smallest budget ({THINKING_BUDGET_MIN:,}); sent "
+            f"as {asked + budget:,}, the budget plus the {asked:,} asked for",
+        )
+    return budget
+
+
+def takes_prefill(dialect: Dialect, model: str | None) -> bool:
+    """Whether the model takes a final assistant turn (a prefill), as the model table says; True when it says
+    nothing or does not know the model (the long-standing behaviour)."""
+    choice = facts_for(dialect, model)
+    return choice.facts is None or choice.match == "dialect" or choice.facts.says("assistant_prefill") is not False
+
+
+def _end_with_user(turns: list[JSON], ctx: RequestContext) -> None:
+    """Claude 4.6 and later answer 400 "This model does not support assistant message prefill. The conversation
+    must end with a user message." (langchain-ai/deepagents#1585; livekit/agents#7217 adds a user turn)."""
+    ctx.warn(
+        _msg_id_of(turns[-1], ctx),
+        "history",
+        f"{ctx.options.model or 'the model'} takes no prefill (a final assistant turn); a user turn asking to "
+        "continue was added",
+    )
+    turns.append({"role": "user", "content": [_text(CONTINUE_TEXT)]})
+
+
+def _fill_blank_text(turns: list[JSON], ctx: RequestContext) -> None:
+    """Anthropic 400 "messages: text content blocks must contain non-whitespace text" (anthropics/claude-code#23440):
+    a whitespace-only text block is dropped from a turn that holds something else, or becomes placeholder text."""
+    for turn in turns:
+        content: list[JSON] = turn["content"]
+        blank = [b for b in content if b["type"] == "text" and b["text"] and not b["text"].strip()]
+        if not blank:
+            continue
+        owner = ctx.tag_of(blank[0])
+        kept = [b for b in content if not any(b is x for x in blank)]
+        ctx.warn(
+            owner if isinstance(owner, str) else _msg_id_of(turn, ctx),
+            turn["role"],
+            "a text block held only whitespace, which Anthropic refuses; "
+            + ("dropped" if kept else "placeholder text sent"),
+        )
+        if kept:
+            content[:] = kept
+        else:
+            blank[0]["text"] = EMPTY_TURN_PLACEHOLDER
+            content[:] = [blank[0]]
 
 
 def _strip_final_thinking(turn: JSON, ctx: RequestContext) -> None:

@@ -16,6 +16,7 @@ What they share (docs/providers.md sections 1, 5, 6):
 
 from __future__ import annotations
 
+import hashlib
 import re
 import ssl
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -133,6 +134,8 @@ class Extensions:
     """Tool and assistant ``content`` must be a string."""
     audio_url: bool = False
     """``input_audio`` may name a ``url`` instead of inline data."""
+    thinking_keys: frozenset[str] = frozenset()
+    """Keys its ``thinking`` object takes besides ``type`` (``enabled`` or ``disabled``)."""
 
 
 # -- the wire: the openai SDK's client and errors, Chat Completions' answer read back ------------------------
@@ -215,6 +218,20 @@ CHAT_WIRE = Wire(
 )
 
 
+# 400 "Invalid 'messages[2].tool_calls[0].id': string too long. Expected a string with maximum length 40"
+# (microsoft/autogen#6377, camel-ai/camel#2215; openclaw/openclaw#875 shortens them the same way).
+MAX_CALL_ID = 40
+
+
+def fitted_call_id(call_id: str | None) -> str | None:
+    """A call id OpenAI takes: itself when short enough, else its start and a digest of the whole (the same in the
+    call and its result, and two long ids sharing a start stay apart)."""
+    if call_id is None or len(call_id) <= MAX_CALL_ID:
+        return call_id
+    digest = hashlib.blake2b(call_id.encode("utf-8", "surrogatepass"), digest_size=4).hexdigest()
+    return f"{call_id[: MAX_CALL_ID - len(digest) - 1]}_{digest}"
+
+
 class ChatCompletionsDialect(Dialect):
     """A Chat-Completions-shaped dialect; subclasses implement :meth:`media_part` and set the quirks."""
 
@@ -279,7 +296,7 @@ class ChatCompletionsDialect(Dialect):
                 step = None
             if isinstance(msg, LLMToolMessage):
                 text = ERROR_PREFIX + msg.content if msg.is_error else msg.content
-                node = {"role": "tool", "tool_call_id": msg.tool_call_id, "content": text}
+                node = {"role": "tool", "tool_call_id": fitted_call_id(msg.tool_call_id), "content": text}
             elif isinstance(msg, LLMAssistantMessage):
                 node = self._assistant(msg, names, ctx, reasoning_required, dropped)
                 if step is not None:
@@ -322,7 +339,14 @@ class ChatCompletionsDialect(Dialect):
             for call in calls:
                 name = ctx.tool_name(call.name, names, msg_id)
                 function = {"name": name, "arguments": check_arguments_text(call, msg_id, ctx)}
-                tool_calls.append({"id": call.id, "type": "function", "function": function})
+                call_id = fitted_call_id(call.id)
+                if call_id != call.id:
+                    ctx.warn(
+                        msg_id,
+                        "tool_call.id",
+                        f"call id {call.id!r} is longer than {MAX_CALL_ID} characters; sent as {call_id!r}",
+                    )
+                tool_calls.append({"id": call_id, "type": "function", "function": function})
             out["tool_calls"] = tool_calls
         elif text:
             out["content"] = text

@@ -24,6 +24,21 @@ IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "
 # [unverified], so it is not sent (docs/providers.md: "default: do not send it").
 
 
+# LiteLLM's map has no Doubao Seed 1.6 entry.
+HAND_VERIFIED_MODELS: dict[str, dict[str, object]] = {
+    "doubao-seed-1-6": {
+        "litellm_provider": "volcengine",
+        "max_input_tokens": 256000,
+        "max_output_tokens": 16000,
+        "supports_function_calling": True,
+        "supports_vision": True,
+        "supports_reasoning": True,
+        "source_note": "https://www.volcengine.com/docs/82379/1330310 (as quoted by lobehub/lobe-chat "
+        "src/config/aiModels/volcengine.ts: 256k context, 16k output)",
+    }
+}
+
+
 class DoubaoDialect(ChatCompletionsDialect):
     """Doubao (Volcengine Ark) chat."""
 
@@ -41,6 +56,8 @@ class DoubaoDialect(ChatCompletionsDialect):
     # volcengine.com/docs/82379 (Ark): doubao-* model ids, the deepseek-* and kimi-* models it hosts, and
     # inference endpoint ids (ep-...), which Ark accepts in the model field.
     model_families = ("doubao-", "deepseek-", "kimi-", "ep-")
+    model_table_slice = ("volcengine",)
+    model_table_extra = HAND_VERIFIED_MODELS
     # The Ark SDK's types are a modified copy of OpenAI's: OpenAI's Chat types plus these.
     EXTENSIONS = Extensions(
         params=frozenset({"thinking"}), parts={"video_url": frozenset({"url", "fps"})}, audio_url=True

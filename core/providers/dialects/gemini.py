@@ -233,6 +233,20 @@ WIRE = Wire(
 )
 
 
+# LiteLLM's only gemini-2.0-flash entry (Vertex AI) has no limits.
+HAND_VERIFIED_MODELS: dict[str, dict[str, object]] = {
+    "gemini-2.0-flash": {
+        "litellm_provider": "gemini",
+        "max_input_tokens": 1_048_576,
+        "max_output_tokens": 8_192,
+        "supports_function_calling": True,
+        "supports_vision": True,
+        "supports_system_messages": True,
+        "source_note": "https://ai.google.dev/gemini-api/docs/models#gemini-2.0-flash (token limits)",
+    }
+}
+
+
 class _Contents(Turns):
     """Gemini's contents list. A functionResponse content does not merge with other user content: it stays on
     its own directly after its functionCall content (langchain-ai/langchain#27799)."""
@@ -273,6 +287,9 @@ class GeminiDialect(Dialect):
     suggested_models = ("gemini-3-pro", "gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.0-flash")
     # ai.google.dev/gemini-api/docs/models: gemini-* and the open gemma-* models, with or without "models/".
     model_families = ("gemini-", "gemma-", "models/gemini-", "models/gemma-")
+    # The Gemini API's own entries first; Vertex AI lists the same models, and some the Gemini API has retired.
+    model_table_slice = ("gemini", "vertex_ai-language-models", "vertex_ai")
+    model_table_extra = HAND_VERIFIED_MODELS
     sdk_types = "google-genai"
 
     def validate_types(self, body: JSON) -> None:

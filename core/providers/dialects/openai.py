@@ -41,6 +41,7 @@ class OpenAIChatDialect(ChatCompletionsDialect):
     suggested_models = ("gpt-5.1", "gpt-5", "gpt-5-chat", "o3", "gpt-4.1")
     # platform.openai.com/docs/models: gpt-*, the o-series reasoning models, chatgpt-*, codex-*.
     model_families = ("gpt-", "o1", "o3", "o4", "chatgpt-", "codex-")
+    model_table_slice = ("openai",)
 
     def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         params: JSON = {"model": options.model or self.default_model}

@@ -99,6 +99,11 @@ WIRE = Wire(
 )
 
 
+# 400 "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got 10 instead."
+# (vectorize-io/hindsight#58; braintrustdata/lingua#186 clamps to 16 likewise).
+MIN_OUTPUT_TOKENS = 16
+
+
 class OpenAIResponsesDialect(Dialect):
     """OpenAI Responses: a flat timeline of message, function_call and function_call_output items."""
 
@@ -114,6 +119,7 @@ class OpenAIResponsesDialect(Dialect):
     suggested_models = ("gpt-5.1", "gpt-5", "gpt-5-chat", "o3", "gpt-4.1")
     # platform.openai.com/docs/models: as Chat Completions, plus the computer-use-* models of Responses.
     model_families = ("gpt-", "o1", "o3", "o4", "chatgpt-", "codex-", "computer-use-")
+    model_table_slice = ("openai",)
     sdk_types = "openai"
 
     def validate_types(self, body: JSON) -> None:
@@ -129,7 +135,14 @@ class OpenAIResponsesDialect(Dialect):
     def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         params: JSON = {"model": options.model or self.default_model}
         if options.max_tokens is not None:
-            params["max_output_tokens"] = options.max_tokens
+            params["max_output_tokens"] = max(options.max_tokens, MIN_OUTPUT_TOKENS)
+            if options.max_tokens < MIN_OUTPUT_TOKENS:
+                ctx.warn(
+                    None,
+                    "max_tokens",
+                    f"max_tokens {options.max_tokens} is below the Responses API's minimum of {MIN_OUTPUT_TOKENS}; "
+                    f"sent as {MIN_OUTPUT_TOKENS}",
+                )
         effort = reasoning_effort(options.thinking, self.profile(options), ctx)
         if effort is not None:
             params["reasoning"] = {"effort": effort}

@@ -19,6 +19,22 @@ AUDIO_TYPES = frozenset({"audio/wav", "audio/mpeg"})
 URL_ONLY_KINDS = {"video": "video_url", "file": "file_url"}
 
 
+# LiteLLM lists GLM-4.6V only as hosted by Novita (novita/zai-org/glm-4.6v): the same model's limits.
+HAND_VERIFIED_MODELS: dict[str, dict[str, object]] = {
+    "glm-4.6v": {
+        "litellm_provider": "zai",
+        "max_input_tokens": 131072,
+        "max_output_tokens": 32768,
+        "supports_function_calling": True,
+        "supports_tool_choice": True,
+        "supports_vision": True,
+        "supports_reasoning": True,
+        "supports_system_messages": True,
+        "source_note": "LiteLLM model map, novita/zai-org/glm-4.6v (the same model on another host)",
+    }
+}
+
+
 class ZhipuDialect(ChatCompletionsDialect):
     """Zhipu GLM chat: reasoning_content goes back, tool and assistant content are strings."""
 
@@ -35,9 +51,12 @@ class ZhipuDialect(ChatCompletionsDialect):
     suggested_models = ("glm-4.6v",)
     # docs.bigmodel.cn model list: glm-* chat models (plus the charglm/codegeex/cogview families).
     model_families = ("glm-", "charglm-", "codegeex-", "cogview-")
+    model_table_slice = ("zai",)
+    model_table_extra = HAND_VERIFIED_MODELS
     # No typed request params (the zhipuai SDK's messages are untyped): OpenAI's Chat types plus these.
     EXTENSIONS = Extensions(
-        params=frozenset({"thinking", "clear_thinking"}),
+        params=frozenset({"thinking"}),
+        thinking_keys=frozenset({"clear_thinking"}),
         parts={"video_url": frozenset({"url"}), "file_url": frozenset({"url"})},
         reasoning_content_back=True,
         string_tool_content=True,
@@ -53,8 +72,10 @@ class ZhipuDialect(ChatCompletionsDialect):
         if options.thinking is not None:
             params["thinking"] = {"type": "enabled" if options.thinking else "disabled"}
             if options.thinking:
-                # Preserved thinking: we return the complete reasoning_content sequence [docs].
-                params["clear_thinking"] = False
+                # Preserved thinking: we return the complete reasoning_content sequence. The switch is a field of
+                # ``thinking`` (zai-rs ThinkingType {mode, clear_thinking}; docs.z.ai thinking-mode "Preserved
+                # thinking"); at the top level GLM ignores it and clears the reasoning anyway.
+                params["thinking"]["clear_thinking"] = False
         return params
 
     def media_part(self, part: LLMMediaPart, msg_id: str | None, ctx: RequestContext) -> JSON | str:
