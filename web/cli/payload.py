@@ -113,9 +113,9 @@ def report_text(report: CapabilityReport) -> str:
 
 def build_request(ns: argparse.Namespace, provider: str) -> RequestResult:
     """Read the file, pick the conversation and build one provider's request (raises MisuseError subclasses)."""
-    from core.providers import ChatLLM, get_dialect
+    from core.providers import ChatLLM, provider_named
 
-    dialect = get_dialect(provider)  # an unknown provider fails before the file is read
+    dialect = provider_named(provider)  # an unknown provider fails before the file is read
     messages = load_conversation(ns.file, ns.conversation)
     return ChatLLM(dialect, request_options(ns)).construct_request_params(messages, upto=ns.upto)
 
