@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.timing import best_of_rounds
 from bench.trace_fixture import build_trace_message
 from core import MESSAGE_ADAPTER
-from core.providers import ChatLLM, dialect_names
+from core.providers import ChatLLM, dialect_names, provider_named
 
 TARGET_RATIO = 0.75
 
@@ -34,7 +34,7 @@ def contenders(records: int, seed: int) -> tuple[bytes, dict[str, Callable[[], A
     message = MESSAGE_ADAPTER.validate_json(data)
     runs: dict[str, Callable[[], Any]] = {"load": lambda: MESSAGE_ADAPTER.validate_json(data)}
     for name in dialect_names():
-        runs[name] = partial(ChatLLM(name).construct_request_params, [message])
+        runs[name] = partial(ChatLLM(provider_named(name)).construct_request_params, [message])
     return data, runs
 
 

@@ -36,6 +36,7 @@ from web.errors import EXCEPTION_HANDLERS, document_api_errors
 from web.heavy import HeavyWork, Limits
 from web.imports import routes as imports_routes
 from web.payloads import routes as payloads_routes
+from web.records import routes as records_routes
 from web.replays.service import RunService
 from web.runs import routes as runs_routes
 from web.security import SecurityGuard, add_security_headers
@@ -43,7 +44,6 @@ from web.settings import HTMX_VERSION, Settings
 from web.source import StoreSource
 from web.suites import routes as suites_routes
 from web.tasks import use_web_tasks
-from web.timeline import routes as timeline_routes
 from web.timeline.build import format_ts
 from web.timeline.fields import collapses
 
@@ -51,7 +51,7 @@ __version__ = "0.1.0"
 
 PAGE_ROUTES = [
     *conversations_routes.ROUTES,
-    *timeline_routes.ROUTES,
+    *records_routes.ROUTES,
     *payloads_routes.ROUTES,
     *diff_routes.ROUTES,
     *runs_routes.ROUTES,

@@ -62,7 +62,7 @@ FORM = Body(media_type=RequestEncodingType.URL_ENCODED)
 
 @dataclass
 class ReplayFields:
-    """The fields every replay form posts (``web.runs.views.ReplayForm`` renders them), as text."""
+    """The fields every replay form posts (``web.replays.forms.ReplayForm`` renders them), as text."""
 
     provider: str = ""
     model: str = ""

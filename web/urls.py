@@ -21,6 +21,7 @@ from litestar.params import PathParameter
 
 _KEPT = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
 _ESCAPE = re.compile(r"~(?:([0-9A-Fa-f]{2})|)")
+_DRIVE = re.compile(r"^[A-Za-z]:")
 
 SEGMENT_RULE = (
     "Ids in a path are UTF-8 with `~XX` escapes: letters, digits, `-`, `_` and `.` as they are, "
@@ -312,9 +313,22 @@ def api_step_run(run_id: str) -> str:
     return f"/api/step-runs/{segment(run_id)}"
 
 
-def attachment(relative_path: str) -> str:
-    """``/attachments/<path>`` for a path already checked to be plain and relative (``web.attachments.files``)."""
-    return ATTACHMENTS + quote(relative_path)
+def checked_relative(path: str) -> str | None:
+    """``path`` when it is a plain relative path (no dot segments, not absolute), else None."""
+    if not path or len(path) > 4096 or "\x00" in path or "\\" in path:
+        return None
+    if path.startswith(("/", "~")) or _DRIVE.match(path):
+        return None
+    if any(part in ("", ".", "..") for part in path.split("/")):
+        return None
+    return path
+
+
+def attachment(path: str) -> str | None:
+    """``/attachments/<path>`` for a trace path, when it is plain and relative; whether the file exists is decided
+    on request (``web.attachments.files``)."""
+    checked = checked_relative(path)
+    return None if checked is None else ATTACHMENTS + quote(checked)
 
 
 # Suites: named sets of conversations replayed in bulk (``core.suites``).

@@ -33,7 +33,6 @@ from core.providers.base import JSON, Degradation, Dialect, RequestContext, Requ
 from core.providers.jsonable import llm_message_json, provenance_map
 from core.providers.pairing import to_list
 from core.providers.profiles import ModelProfile, profile_for
-from core.providers.registry import get_dialect
 
 Formatted = LLMMessage | list[LLMMessage]
 """What ``to_llm_request`` returns for one stored message."""
@@ -149,8 +148,8 @@ class RequestResult:
 class ChatLLM:
     """Builds one provider's request body from a conversation; the dialect supplies the three hooks."""
 
-    def __init__(self, dialect: str | Dialect, options: RequestOptions | None = None) -> None:
-        self.dialect = get_dialect(dialect) if isinstance(dialect, str) else dialect
+    def __init__(self, dialect: Dialect, options: RequestOptions | None = None) -> None:
+        self.dialect = dialect
         self.options = options or RequestOptions()
 
     # -- phase 1 ---------------------------------------------------------------------------------------------

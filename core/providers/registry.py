@@ -68,7 +68,7 @@ def provider_named(name: str) -> Dialect:
 
 
 get_dialect = provider_named
-"""The lookup under its first name (the payload and diff commands use it)."""
+"""The lookup under its first name, as the tests still call it; code calls :func:`provider_named`."""
 
 
 def default_provider() -> Dialect:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 from core.messages.objects import ToolCall
 
 if TYPE_CHECKING:
+    from core.messages.union import Message
     from core.replay.answers import AnswerJudge
 
 Verdict = Literal["same", "same_final", "diverged"]
@@ -84,6 +85,17 @@ def compare_step(
     if not left_replayed and not left_recorded:
         return Comparison("same", call_ids={rec.id: rep.id for rep, rec in pairs})
     return _divergence(replayed_calls, recorded_calls, left_replayed, left_recorded)
+
+
+def compare_messages(replayed: Message, recorded: Message, *, answers: AnswerJudge | None = None) -> Comparison:
+    """:func:`compare_step` of two stored messages: their tool calls, and their text when it is a string."""
+    return compare_step(
+        replayed.tool_calls or [], _text(replayed), recorded.tool_calls or [], _text(recorded), answers=answers
+    )
+
+
+def _text(message: Message) -> str:
+    return message.content if isinstance(message.content, str) else ""
 
 
 def arguments_value(call: ToolCall) -> Any:

@@ -31,16 +31,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from core.errors import MisuseError
 from core.messages.union import MESSAGE_ADAPTER, Message
 from core.preflight import preflight
-from core.providers import ChatLLM, GenerationParams
+from core.providers import ChatLLM, Dialect, GenerationParams
 from core.providers.chat_llm import RequestResult
 from core.replay.answers import DEFAULT_COMPARISON, AnswerComparison, AnswerJudge, JudgeFailed
 from core.replay.budget import Budget, LocalBudget, hold
-from core.replay.compare import compare_step
+from core.replay.compare import compare_messages
 from core.replay.cost import StepUsage, cost_of, usage_of
 from core.replay.judge import answer_judge, check_judge
 from core.replay.parse import MalformedReply
@@ -83,6 +83,18 @@ class _End:
 
 EXTRA_STEPS = 2
 """``--max-steps`` defaults to the recorded step count plus this."""
+
+
+class StepPlanning(TypedDict, total=False):
+    """What :func:`plan_steps` takes besides the conversation, provider and model (its defaults apply)."""
+
+    turn: str | None
+    max_steps: int | None
+    max_cost: float | None
+    environ: Mapping[str, str] | None
+    force: bool
+    comparison: AnswerComparison
+    params: GenerationParams | None
 
 
 def plan_steps(
@@ -175,21 +187,12 @@ def replay_steps(
     provider: str,
     model: str,
     *,
-    turn: str | None = None,
-    max_steps: int | None = None,
-    max_cost: float | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     idempotency_key: str | None = None,
-    environ: Mapping[str, str] | None = None,
-    force: bool = False,
-    comparison: AnswerComparison = DEFAULT_COMPARISON,
-    params: GenerationParams | None = None,
+    **planned: Unpack[StepPlanning],
 ) -> StepRunView:
     """Plan, record and run a step replay; the finished run (a repeated key returns the recorded run)."""
-    plan = plan_steps(
-        store, conversation_id, provider, model, turn=turn, max_steps=max_steps, max_cost=max_cost,
-        environ=environ, force=force, comparison=comparison, params=params,
-    )  # fmt: skip
+    plan = plan_steps(store, conversation_id, provider, model, **planned)
     run, created = start_steps(store, plan, idempotency_key=idempotency_key)
     if not created:
         return run
@@ -197,7 +200,7 @@ def replay_steps(
 
 
 def step_request(
-    provider: str, model: str, history: list[Message], params: GenerationParams | None = None
+    provider: Dialect, model: str, history: list[Message], params: GenerationParams | None = None
 ) -> RequestResult:
     """The request for a history already expanded (traces placed), built by ChatLLM as replay builds it."""
     return ChatLLM(provider, options_for(model, params or GenerationParams())).construct_request_params(history)
@@ -224,7 +227,7 @@ def _walk(
         if k == 1:
             body = prepared.body  # preflight already passed (or forced) in prepare()
         else:
-            request = step_request(prepared.provider, prepared.model, history, prepared.params)
+            request = step_request(prepared.endpoint.provider, prepared.model, history, prepared.params)
             verdict = preflight(request)
             if not (plan.force or verdict.accepted):
                 return _End("refused", "preflight", error=f"step {k} {preflight_refusal(verdict)}")
@@ -305,12 +308,8 @@ def _send_step(
         return StepView(verdict="failed", reason="malformed", detail=None, status="malformed", error=error,
                         reply=None, **common), None  # fmt: skip
     message = MESSAGE_ADAPTER.validate_python(reply)
-    recorded_text = recorded.content if isinstance(recorded.content, str) else ""
-    replayed_text = message.content if isinstance(message.content, str) else ""
     try:
-        comparison = compare_step(
-            message.tool_calls or [], replayed_text, recorded.tool_calls or [], recorded_text, answers=answers
-        )
+        comparison = compare_messages(message, recorded, answers=answers)
     except JudgeFailed as exc:
         return StepView(verdict="failed", reason="judge_failed", detail=exc.detail or None, status="ok",
                         error=str(exc), reply=reply, **common), None  # fmt: skip

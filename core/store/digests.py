@@ -34,7 +34,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Field, SQLModel
 
 from core.store.engine import read_transaction, write_transaction
-from core.store.tables import CONVERSATIONS, MESSAGES, table_of
+from core.store.tables import CONVERSATIONS, MESSAGES, conversation_key, table_of
 
 
 class DigestRow(SQLModel, table=True):
@@ -44,9 +44,7 @@ class DigestRow(SQLModel, table=True):
     __table_args__ = (Index("ix_digests_conversation", "conversation_pk", "basis"),)
 
     key: str = Field(sa_column=Column(String, primary_key=True))
-    conversation_pk: int = Field(
-        sa_column=Column(Integer, ForeignKey("conversations.id", ondelete="CASCADE"), nullable=False)
-    )
+    conversation_pk: int = Field(sa_column=conversation_key())
     kind: str = Field(sa_column=Column(String, nullable=False))
     basis: str = Field(sa_column=Column(String, nullable=False))
     created_at: int = Field(sa_column=Column(BigInteger, nullable=False))

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from sqlalchemy import Engine, Integer, Text, bindparam, cast, func, select
 from sqlalchemy.dialects import postgresql
@@ -55,11 +56,9 @@ from core.store.views import (
     ConversationSummary,
     ImportSummary,
     NewRun,
-    RunStatus,
     RunSummary,
     RunView,
     StoredMessage,
-    TokenUsage,
     from_row,
 )
 
@@ -275,15 +274,7 @@ class Store:
             yield from page.items
             if page.next_cursor is None:
                 return
-            q = ConversationQuery(
-                search=q.search,
-                has_damaged=q.has_damaged,
-                has_runs=q.has_runs,
-                kind=q.kind,
-                sort=q.sort,
-                limit=q.limit,
-                cursor=page.next_cursor,
-            )
+            q = replace(q, cursor=page.next_cursor)
 
     def get_conversation(self, conversation_id: str) -> ConversationDetail:
         """A conversation with all its messages, typed through the Message union; UnknownNameError if absent."""
@@ -435,34 +426,13 @@ class Store:
             writing=runs.claim_writing(self.engine.dialect.name),
         )
 
-    def finish_run(
-        self,
-        run_id: str,
-        *,
-        status: RunStatus,
-        response_body: dict[str, Any] | None = None,
-        error: str | None = None,
-        usage: TokenUsage | None = None,
-        finished_at: int | None = None,
-        reply: dict[str, Any] | None = None,
-        request_body: dict[str, Any] | None = None,
-    ) -> RunView:
+    def finish_run(self, run_id: str, **ending: Unpack[runs.RunEnding]) -> RunView:
         """Record how a run ended (any RunStatus but ``running``), with the parsed reply when there is one.
 
         ``request_body``: the body the run started with, when the caller holds it (it is not read back then).
         """
         with one_statement_write(self.engine) as conn:
-            return runs.finish_run(
-                conn,
-                run_id,
-                status=status,
-                response_body=response_body,
-                error=error,
-                usage=usage,
-                finished_at=finished_at,
-                reply=reply,
-                request_body=request_body,
-            )
+            return runs.finish_run(conn, run_id, **ending)
 
     def get_run(self, run_id: str) -> RunView:
         """One run by id; UnknownNameError if there is none."""

@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Required, TypedDict
 
 from sqlalchemy import Connection, Engine, bindparam, func, literal_column, select, tuple_, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -124,6 +124,18 @@ def claim_run(conn: Connection, new: NewRun) -> tuple[RunView, bool]:
 def claim_writing(dialect: str) -> Callable[[Engine], AbstractContextManager[Connection]]:
     """How :func:`claim_run` writes: on PostgreSQL its write is one statement (see ``_statements``), in autocommit."""
     return one_statement_write if dialect == "postgresql" else write_transaction
+
+
+class RunEnding(TypedDict, total=False):
+    """How a run ended, as :func:`finish_run` takes it: the status, and what came with it."""
+
+    status: Required[RunStatus]
+    response_body: dict[str, Any] | None
+    error: str | None
+    usage: TokenUsage | None
+    finished_at: int | None
+    reply: dict[str, Any] | None
+    request_body: dict[str, Any] | None
 
 
 def finish_run(

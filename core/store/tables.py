@@ -37,6 +37,11 @@ _JSON: TypeEngine[Any] = JSON().with_variant(JSONB(), "postgresql")
 """JSON text on SQLite, JSONB on PostgreSQL."""
 
 
+def conversation_key() -> Column[int]:
+    """The column naming the conversation a row belongs to: deleting the conversation deletes the row."""
+    return Column(Integer, ForeignKey("conversations.id", ondelete="CASCADE"), nullable=False)
+
+
 class ConversationRow(SQLModel, table=True):
     """One conversation and the figures its list-page row shows, kept current by every import and run."""
 
@@ -74,9 +79,7 @@ class MessageRow(SQLModel, table=True):
     )
 
     id: int | None = Field(default=None, primary_key=True)
-    conversation_pk: int = Field(
-        sa_column=Column(Integer, ForeignKey("conversations.id", ondelete="CASCADE"), nullable=False)
-    )
+    conversation_pk: int = Field(sa_column=conversation_key())
     msg_id: str = Field(sa_column=Column(String, nullable=False))
     role: str = Field(sa_column=Column(String, nullable=False))
     msg_type: str | None = Field(default=None, sa_column=Column(String, nullable=True))
@@ -149,9 +152,7 @@ class RunRow(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     run_id: str = Field(sa_column=Column(String, nullable=False, unique=True))
     idempotency_key: str | None = Field(default=None, sa_column=Column(String, nullable=True, unique=True))
-    conversation_pk: int = Field(
-        sa_column=Column(Integer, ForeignKey("conversations.id", ondelete="CASCADE"), nullable=False)
-    )
+    conversation_pk: int = Field(sa_column=conversation_key())
     up_to_msg_id: str | None = Field(default=None, sa_column=Column(String, nullable=True))
     provider: str = Field(sa_column=Column(String, nullable=False))
     model: str = Field(sa_column=Column(String, nullable=False))
@@ -179,9 +180,7 @@ class StepRunRow(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     run_id: str = Field(sa_column=Column(String, nullable=False, unique=True))
     idempotency_key: str | None = Field(default=None, sa_column=Column(String, nullable=True, unique=True))
-    conversation_pk: int = Field(
-        sa_column=Column(Integer, ForeignKey("conversations.id", ondelete="CASCADE"), nullable=False)
-    )
+    conversation_pk: int = Field(sa_column=conversation_key())
     turn_msg_id: str = Field(sa_column=Column(String, nullable=False))
     provider: str = Field(sa_column=Column(String, nullable=False))
     model: str = Field(sa_column=Column(String, nullable=False))
@@ -292,9 +291,7 @@ class SuiteMemberRow(SQLModel, table=True):
         sa_column=Column(Integer, ForeignKey("suites.id", ondelete="CASCADE"), primary_key=True, autoincrement=False)
     )
     position: int = Field(sa_column=Column(Integer, primary_key=True, autoincrement=False))
-    conversation_pk: int = Field(
-        sa_column=Column(Integer, ForeignKey("conversations.id", ondelete="CASCADE"), nullable=False)
-    )
+    conversation_pk: int = Field(sa_column=conversation_key())
 
 
 class SuiteRunRow(SQLModel, table=True):
@@ -336,9 +333,7 @@ class SuiteRunItemRow(SQLModel, table=True):
     suite_run_pk: int = Field(
         sa_column=Column(Integer, ForeignKey("suite_runs.id", ondelete="CASCADE"), nullable=False)
     )
-    conversation_pk: int = Field(
-        sa_column=Column(Integer, ForeignKey("conversations.id", ondelete="CASCADE"), nullable=False)
-    )
+    conversation_pk: int = Field(sa_column=conversation_key())
     position: int = Field(sa_column=Column(Integer, nullable=False))
     outcome: str = Field(sa_column=Column(String, nullable=False))
     attempt: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default="0"))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import Any
+from typing import Any, Required, TypedDict, Unpack
 
 from core.errors import MisuseError, UnknownNameError
 from core.replay.answers import DEFAULT_COMPARISON, AnswerComparison
@@ -14,6 +14,19 @@ from core.store.query import MAX_PAGE
 from core.store.suite_views import MODES, ItemView, Mode, Progress, SuiteRunView, SuiteSummary, SuiteView
 from core.store.suites import NewSuiteRun
 from core.suites.report import Report, build_report
+
+
+class RunSettings(TypedDict, total=False):
+    """What a suite run is asked for, as :meth:`Suites.claim_run` takes it (its defaults apply to the rest)."""
+
+    provider: Required[str]
+    model: Required[str]
+    mode: Mode
+    concurrency: int
+    max_cost: float | None
+    baseline: str | None
+    comparison: AnswerComparison
+    cross_baseline: bool
 
 
 class Suites:
@@ -54,24 +67,9 @@ class Suites:
         """A suite's runs, newest first (without their items); UnknownNameError for an unknown suite."""
         return stored.runs_of(self.store.engine, name)
 
-    def new_run(
-        self,
-        name: str,
-        *,
-        provider: str,
-        model: str,
-        mode: Mode = "final",
-        concurrency: int = 4,
-        max_cost: float | None = None,
-        baseline: str | None = None,
-        comparison: AnswerComparison = DEFAULT_COMPARISON,
-        cross_baseline: bool = False,
-    ) -> SuiteRunView:
+    def new_run(self, name: str, **settings: Unpack[RunSettings]) -> SuiteRunView:
         """Record a suite run, every conversation ``pending``; ``baseline`` is a suite run id or ``last``."""
-        return self.claim_run(
-            name, provider=provider, model=model, mode=mode, concurrency=concurrency, max_cost=max_cost,
-            baseline=baseline, idempotency_key=None, comparison=comparison, cross_baseline=cross_baseline,
-        )[0]  # fmt: skip
+        return self.claim_run(name, idempotency_key=None, **settings)[0]
 
     def claim_run(
         self,

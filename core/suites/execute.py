@@ -36,7 +36,7 @@ from core.errors import MisuseError
 from core.messages.union import Message
 from core.replay.answers import DEFAULT_COMPARISON, AnswerComparison, AnswerJudge, JudgeFailed, parse_comparison
 from core.replay.budget import hold
-from core.replay.compare import compare_step
+from core.replay.compare import compare_messages
 from core.replay.cost import run_cost
 from core.replay.judge import answer_judge
 from core.replay.run import DEFAULT_TIMEOUT, execute, expanded_history, prepare, reply_message, start
@@ -150,12 +150,8 @@ def final_result(run: RunView, original: Message, answers: AnswerJudge) -> ItemR
     reply = reply_message(run)
     if run.status != "ok" or reply is None:
         return ItemResult("failed", run.run_id, reason=run.status, error=run.error, spend=spent)
-    text = reply.content if isinstance(reply.content, str) else ""
-    recorded_text = original.content if isinstance(original.content, str) else ""
     try:
-        comparison = compare_step(
-            reply.tool_calls or [], text, original.tool_calls or [], recorded_text, answers=answers
-        )
+        comparison = compare_messages(reply, original, answers=answers)
     except JudgeFailed as exc:
         spent = _with_judge(spent, exc.detail)
         return ItemResult("failed", run.run_id, reason="judge_failed", error=str(exc), spend=spent,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from web.cli import main
-from web.conversations.listing import KIND_FILTERS
+from web.list_query import KIND_FILTERS
 
 READ_ONLY = {
     "conversations": [],

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from core.messages.union import Message
 from core.preflight import preflight
-from core.providers import ChatLLM, RequestOptions, dialect_names, get_dialect
+from core.providers import ChatLLM, RequestOptions, dialect_names, get_dialect, provider_named
 from core.providers.profiles import profile_for
 from tests.providers.cases import CASES
 from tests.providers.test_rules import histories
@@ -39,7 +39,7 @@ def test_every_profile_has_a_model_here() -> None:
 def _errors(msgs: list[Message], dialect: str, model: str, thinking: bool | None, options: Any = None) -> list[str]:
     base = options or RequestOptions()
     opts = RequestOptions(model=model, thinking=thinking, tools=base.tools, attachments_root=base.attachments_root)
-    result = ChatLLM(dialect, opts).construct_request_params(msgs)
+    result = ChatLLM(provider_named(dialect), opts).construct_request_params(msgs)
     return [str(f) for f in preflight(result).errors]
 
 

@@ -19,7 +19,7 @@ from core import (
     ToolCall,
     ToolReturn,
 )
-from core.providers import ChatLLM, RequestOptions, RequestResult, ToolSpec
+from core.providers import ChatLLM, RequestOptions, RequestResult, ToolSpec, provider_named
 
 ASSETS = Path(__file__).parent / "assets"
 PNG_B64 = base64.b64encode((ASSETS / "cat.png").read_bytes()).decode()
@@ -59,7 +59,7 @@ def with_image(call_id: str, result: str, name: str = "get_weather") -> ToolRetu
 
 def run(dialect: str, msgs: list[Message], **options: Any) -> RequestResult:
     """The request for a history built in a test, with the cases' options changed by ``options``."""
-    return ChatLLM(dialect, replace(BASE_OPTIONS, **options)).construct_request_params(msgs)
+    return ChatLLM(provider_named(dialect), replace(BASE_OPTIONS, **options)).construct_request_params(msgs)
 
 
 def body(dialect: str, msgs: list[Message], **options: Any) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any
 from core import (
     Message,
 )
-from core.providers import ChatLLM, RequestOptions, RequestResult
+from core.providers import ChatLLM, RequestOptions, RequestResult, provider_named
 from tests.providers.builders import BASE_OPTIONS
 
 Case = tuple[list[Message], RequestOptions]
@@ -47,7 +47,7 @@ def build(name: str, dialect: str) -> RequestResult:
     model = MODELS.get(name, {}).get(dialect)
     if model is not None:
         options = replace(options, model=model)
-    return ChatLLM(dialect, options).construct_request_params(messages)
+    return ChatLLM(provider_named(dialect), options).construct_request_params(messages)
 
 
 def golden_view(result: RequestResult) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from core import Message, ToolReturn
-from core.providers import ChatLLM, dialect_names
+from core.providers import ChatLLM, dialect_names, provider_named
 from core.providers.diff_causes import Side
 from core.providers.request_diff import aligned_diff
 from tests.providers.builders import call, reply, tool, user
@@ -64,7 +64,7 @@ def _lines_per_message(dialect: str, msgs: list[Message]) -> float:
         count += 1  # the call event, then one per line executed
         return trace
 
-    llm = ChatLLM(dialect)
+    llm = ChatLLM(provider_named(dialect))
     sys.settrace(trace)
     try:
         llm.construct_request_params(msgs)
@@ -101,7 +101,7 @@ def test_time_per_message_stays_within_twice_over_sizes(dialect: str, shape: Cal
     time (4x from 10,000 to 40,000) and noise does not. 1,000 messages fit in the CPU caches and build faster
     per message than any linear build keeps up at 40,000 (about 3x here), so the bound compares 10,000 with
     40,000; 1,000 is reported."""
-    llm = ChatLLM(dialect)
+    llm = ChatLLM(provider_named(dialect))
     histories = {n: shape(n) for n in SIZES}
     for _ in range(3):
         best = _best_time_per_message(llm, histories)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from core import AudioPart, FilePart, ImageMessage, ImagePart, Message, MultiPartMessage, VideoPart
-from core.providers import ChatLLM, RequestOptions, RequestResult, dialect_names, get_dialect
+from core.providers import ChatLLM, RequestOptions, RequestResult, dialect_names, get_dialect, provider_named
 from core.providers.media import MediaReader, normalise_media_type, sniff
 from tests.providers.builders import ASSETS
 
@@ -56,7 +56,7 @@ def request(dialect: str, root: Path | None, *paths: str) -> RequestResult:
     parts = [ImagePart(path=p) for p in paths]
     msg = MultiPartMessage(content=parts, msg_id="u1", create_ts=1)
     options = RequestOptions(attachments_root=root, max_attachment_bytes=4096)
-    return ChatLLM(dialect, options).construct_request_params([msg])
+    return ChatLLM(provider_named(dialect), options).construct_request_params([msg])
 
 
 @pytest.mark.parametrize("dialect", dialect_names())
@@ -112,7 +112,7 @@ def test_hostile_urls_are_never_sent() -> None:
         msg_id="u1",
     )
     for dialect in dialect_names():
-        result = ChatLLM(dialect).construct_request_params([msg])
+        result = ChatLLM(provider_named(dialect)).construct_request_params([msg])
         text = json.dumps(result.body)
         assert 'file:///etc/passwd"' not in text.replace("not included: file:///etc/passwd", "")
         assert "<script>" not in text and "not base64!!" not in text
@@ -154,7 +154,9 @@ def test_every_dialect_handles_every_part_kind_from_every_source(dialect: str, k
     for source, fields in sources(kind).items():
         part = KINDS[kind](detail=f"the {kind}", **fields)
         msgs: list[Message] = [MultiPartMessage(content=[part], msg_id="u1", create_ts=1)]
-        result = ChatLLM(dialect, RequestOptions(attachments_root=ASSETS)).construct_request_params(msgs)
+        result = ChatLLM(provider_named(dialect), RequestOptions(attachments_root=ASSETS)).construct_request_params(
+            msgs
+        )
         validate_body(get_dialect(dialect), result.body)
         degraded = f"[{kind}: the {kind}]" in json.dumps(result.body)
         warned = any(w.msg_id == "u1" and w.element == kind for w in result.warnings)
@@ -166,6 +168,7 @@ def test_image_message_path_and_url_both_map() -> None:
         ImageMessage(content="cat.png", msg_id="u1", create_ts=1),
         ImageMessage(content="https://example.com/x.webp", msg_id="u2", create_ts=2),
     ]
-    body = ChatLLM("openai-responses", RequestOptions(attachments_root=ASSETS)).construct_request_params(msgs).body
+    llm = ChatLLM(provider_named("openai-responses"), RequestOptions(attachments_root=ASSETS))
+    body = llm.construct_request_params(msgs).body
     assert body["input"][0]["content"][0]["image_url"].startswith("data:image/png;base64,")
     assert body["input"][1]["content"][0]["image_url"] == "https://example.com/x.webp"

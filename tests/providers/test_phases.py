@@ -19,7 +19,7 @@ from core import (
     ToolReturn,
     UnknownNameError,
 )
-from core.providers import PHASES, ChatLLM, Dialect, dialect_names, expand_trace_for_msg, get_dialect
+from core.providers import PHASES, ChatLLM, Dialect, dialect_names, expand_trace_for_msg, get_dialect, provider_named
 from core.providers.profiles import ModelProfile, ToolNameRule
 from tests.providers.builders import BASE_OPTIONS, call, reply, tool, user
 from tests.providers.cases import CASES, build
@@ -45,7 +45,7 @@ def test_phases_are_named_in_seed_order_and_json_able() -> None:
         "_assemble_api_request",
     )
     for dialect in dialect_names():
-        result = ChatLLM(dialect, BASE_OPTIONS).construct_request_params(traced())
+        result = ChatLLM(provider_named(dialect), BASE_OPTIONS).construct_request_params(traced())
         phases = result.phases
         assert tuple(phases) == PHASES
         json.dumps(phases)  # every phase output is JSON
@@ -57,12 +57,12 @@ def test_construct_prompt_context_places_records_by_create_ts() -> None:
     pre, post = expand_trace_for_msg(msgs[0])
     assert [m.msg_id for m in pre] == ["k0"]
     assert [m.msg_id for m in post] == ["a1", "t1", "a2"]
-    expanded = ChatLLM("openai").construct_prompt_context(Conversation(msgs=msgs), [reply("now", 9)])
+    expanded = ChatLLM(provider_named("openai")).construct_prompt_context(Conversation(msgs=msgs), [reply("now", 9)])
     assert [m.msg_id for m in expanded.messages] == ["k0", "u1", "a1", "t1", "a2", "u3", "a9"]
     ctx = expanded.to_prompt_context()
     assert [m.msg_id for m in ctx.conversation.msgs] == ["k0", "u1", "a1", "t1", "a2", "u3"]
     assert [m.msg_id for m in ctx.intermediate_msgs or []] == ["a9"]
-    placed = ChatLLM("openai").construct_request_params(msgs).phases["construct_prompt_context"]
+    placed = ChatLLM(provider_named("openai")).construct_request_params(msgs).phases["construct_prompt_context"]
     assert [(p["msg_id"], p["placement"], p["of"]) for p in placed] == [
         ("k0", "pre", "u1"),
         ("u1", "top", None),
@@ -74,7 +74,7 @@ def test_construct_prompt_context_places_records_by_create_ts() -> None:
 
 
 def test_upto_builds_the_request_that_produced_a_message() -> None:
-    llm = ChatLLM("openai")
+    llm = ChatLLM(provider_named("openai"))
     body = llm.construct_request_params(traced(), upto="a2").body
     assert [m["role"] for m in body["messages"]] == ["user", "user", "assistant", "tool"]
     assert llm.construct_request_params(traced(), upto="k0").body["messages"] == []
@@ -88,7 +88,7 @@ def test_damaged_record_stops_assembly_with_the_seed_contract_error(dialect: str
     damaged = BaseMessage(role=role, content="lost its subclass", msg_id="bad-1")  # type: ignore[arg-type]
     msg = user("hi", 1, intermediate_trace=IntermediateTrace(records=[damaged]))
     with pytest.raises(ContractError, match="bad-1") as err:
-        ChatLLM(dialect).construct_request_params([msg])
+        ChatLLM(provider_named(dialect)).construct_request_params([msg])
     assert err.value.msg_id == "bad-1"
     assert str(err.value).startswith(
         "助理消息需要子类实现转换过程" if role == "assistant" else "用户消息需要子类实现转换过程"
@@ -98,11 +98,11 @@ def test_damaged_record_stops_assembly_with_the_seed_contract_error(dialect: str
 def test_damaged_record_inside_a_forwarded_history_also_stops_assembly() -> None:
     nested = HistoryMessage(content=[BaseMessage(role="assistant", content="x", msg_id="bad-2")], msg_id="u1")
     with pytest.raises(ContractError, match="bad-2"):
-        ChatLLM("anthropic").construct_request_params([nested])
+        ChatLLM(provider_named("anthropic")).construct_request_params([nested])
 
 
 def test_provenance_maps_every_message_to_json_pointers() -> None:
-    result = ChatLLM("anthropic", BASE_OPTIONS).construct_request_params(traced())
+    result = ChatLLM(provider_named("anthropic"), BASE_OPTIONS).construct_request_params(traced())
     prov = result.provenance
     body = result.body
     for msg_id, pointers in prov.items():
@@ -173,7 +173,7 @@ def test_attachments_follow_their_result_through_pairing() -> None:
         tool(2, ToolReturn(call_id="c1", result="duplicate", attachments=[image])),  # dropped
         tool(3, ToolReturn(call_id="", result="by position", attachments=[image])),  # pairs with c2
     ]
-    result = ChatLLM("anthropic").construct_request_params(msgs)
+    result = ChatLLM(provider_named("anthropic")).construct_request_params(msgs)
     turns = result.body["messages"]
     results = turns[2]["content"]
     assert [b.get("tool_use_id") for b in results] == ["c1", "c2", None]

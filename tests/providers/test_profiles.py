@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from core import TextMessage
-from core.providers import ChatLLM, RequestOptions, all_providers, dialect_names, get_dialect, profile_for
+from core.providers import (
+    ChatLLM,
+    RequestOptions,
+    all_providers,
+    dialect_names,
+    get_dialect,
+    profile_for,
+    provider_named,
+)
 
 # (dialect, model, profile name): two families per model-dependent rule, plus provider-prefixed ids.
 KNOWN = [
@@ -58,7 +66,7 @@ def test_an_unknown_model_gets_the_conservative_profile_and_a_warning(dialect: s
 
 def test_the_warning_for_an_unknown_model_reaches_the_request() -> None:
     msgs = [TextMessage(content="Hi", msg_id="u1", create_ts=1)]
-    result = ChatLLM("gemini", RequestOptions(model="mystery-model-9")).construct_request_params(msgs)
+    result = ChatLLM(provider_named("gemini"), RequestOptions(model="mystery-model-9")).construct_request_params(msgs)
     assert result.profile.name == "gemini-conservative"
     assert [(w.msg_id, w.element) for w in result.warnings] == [(None, "model")]
 

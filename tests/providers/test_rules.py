@@ -28,7 +28,7 @@ from core import (
     ToolReturn,
 )
 from core.preflight.sdk_types import validate_body
-from core.providers import ChatLLM, RequestOptions, dialect_names, get_dialect
+from core.providers import ChatLLM, RequestOptions, dialect_names, get_dialect, provider_named
 from tests.providers.builders import BASE_OPTIONS, PNG_B64, call, reply, tool, user
 
 # "c.1" and "c 1" differ only in characters Anthropic rejects in a tool id; "c_1" is what both would become.
@@ -197,7 +197,9 @@ def check_rules(dialect: str, body: dict[str, Any]) -> None:
 def test_any_history_gives_valid_rule_abiding_bodies(msgs: list[Message]) -> None:
     for dialect in dialect_names():
         for thinking in (None, True, False):
-            body = ChatLLM(dialect, RequestOptions(thinking=thinking)).construct_request_params(msgs).body
+            body = (
+                ChatLLM(provider_named(dialect), RequestOptions(thinking=thinking)).construct_request_params(msgs).body
+            )
             validate_body(get_dialect(dialect), body)
             check_rules(dialect, body)
 
@@ -218,7 +220,7 @@ def test_any_history_gives_valid_rule_abiding_bodies_for_every_profile(msgs: lis
         for model in models:
             for thinking in (None, True, False):
                 options = RequestOptions(model=model, thinking=thinking)
-                body = ChatLLM(dialect, options).construct_request_params(msgs).body
+                body = ChatLLM(provider_named(dialect), options).construct_request_params(msgs).body
                 validate_body(get_dialect(dialect), body)
                 check_rules(dialect, body)
 
@@ -244,7 +246,7 @@ def test_integers_past_64_bits_in_tool_arguments_are_sent_exactly(dialect: str) 
         reply("", 1, tool_calls=[ToolCall(id="call_1", name="lookup", arguments=BIG_ARGUMENTS)]),
         tool(1, ToolReturn(call_id="call_1", name="lookup", result="shipped")),
     ]
-    sent = _sent_arguments(dialect, ChatLLM(dialect, BASE_OPTIONS).construct_request_params(msgs).body)
+    sent = _sent_arguments(dialect, ChatLLM(provider_named(dialect), BASE_OPTIONS).construct_request_params(msgs).body)
     if isinstance(sent, str):  # the model's text, verbatim
         assert sent == BIG_ARGUMENTS
     else:  # an object: the integer exact, not the float orjson alone would make of it
@@ -295,7 +297,7 @@ def _sent_ids(dialect: str, body: dict[str, Any]) -> tuple[list[str], list[str]]
 
 @pytest.mark.parametrize("dialect", dialect_names())
 def test_a_call_id_repeated_in_a_later_turn_is_renamed_and_its_results_follow(dialect: str) -> None:
-    result = ChatLLM(dialect, BASE_OPTIONS).construct_request_params(REPEATED_IDS)
+    result = ChatLLM(provider_named(dialect), BASE_OPTIONS).construct_request_params(REPEATED_IDS)
     validate_body(get_dialect(dialect), result.body)
     check_rules(dialect, result.body)
     assert _sent_ids(dialect, result.body) == (RENAMED_CALLS, RENAMED_CALLS)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from core import AssistantTextMessage, UnknownNameError
-from core.providers import ChatLLM, RequestOptions, dialect_names
+from core.providers import ChatLLM, RequestOptions, dialect_names, provider_named
 from core.replay.run import ProviderUnavailable, prepare, replay, reply_message
 from core.store import NewRun, Store
 from tests.replay.conftest import CANARY_KEY
@@ -42,7 +42,9 @@ def normalise_gemini(value: Any, key: str = "") -> Any:
 
 def _adapter_body(store: Store, dialect: str, model: str, upto: str | None) -> dict[str, Any]:
     messages = [m.message for m in store.get_conversation(CONVERSATION).messages]
-    return ChatLLM(dialect, RequestOptions(model=model)).construct_request_params(messages, upto=upto).body
+    return (
+        ChatLLM(provider_named(dialect), RequestOptions(model=model)).construct_request_params(messages, upto=upto).body
+    )
 
 
 @pytest.mark.parametrize("dialect", dialect_names())
@@ -126,7 +128,7 @@ def test_gemini_thought_signatures_are_kept_and_sent_back(
     assert base64.b64decode(stored_signature) == b"\x00\xffsigned"
     # The reply, stored as history, sends its signature back on the same part (core.providers.dialects.gemini).
     history = [m.message for m in store.get_conversation(CONVERSATION).messages]
-    body = ChatLLM("gemini").construct_request_params([*history, reply]).body
+    body = ChatLLM(provider_named("gemini")).construct_request_params([*history, reply]).body
     model_parts = [p for c in body["contents"] if c["role"] == "model" for p in c["parts"]]
     assert model_parts[-1]["thoughtSignature"] == stored_signature
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from core.messages.union import MESSAGE_ADAPTER
-from core.providers import get_dialect
+from core.providers import get_dialect, provider_named
 from core.replay.cost import estimate_call, expected_output
 from core.replay.run import prepare
 from core.replay.steps import replay_steps, step_request
@@ -239,7 +239,7 @@ def test_the_next_steps_history_builds_step_1s_body_when_nothing_is_appended(sto
            "GEMINI_API_KEY": "sk-test-12345678", "ZHIPU_API_KEY": "sk-test-12345678"}  # fmt: skip
     turn = turn_of(typed, TURN)
     expected = prepare(store, STEPS_CONVERSATION, dialect, "m", upto=STEP_MSG_IDS[0], environ=env).body
-    assert step_request(dialect, "m", list(turn.before)).body == expected
+    assert step_request(provider_named(dialect), "m", list(turn.before)).body == expected
     assert [len(s.outputs) for s in turn.steps] == [1, 1, 1, 0]
 
 

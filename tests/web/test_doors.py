@@ -23,7 +23,7 @@ from tests.store.conftest import db_url, pg_session_url, store  # noqa: F401  (e
 from tests.store.test_store_run_lines import nested_text, run_line
 from tests.web.web_corpus import BASE_URL, csrf_cookie
 from web.app import create_app
-from web.conversations.listing import KIND_FILTERS
+from web.list_query import KIND_FILTERS
 from web.replays.service import RunService
 from web.settings import CSRF_COOKIE_PREFIX, Settings
 

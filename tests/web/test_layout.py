@@ -15,7 +15,7 @@ import web
 WEB = Path(web.__file__).parent
 SLICES = (
     "conversations",
-    "timeline",
+    "records",
     "payloads",
     "diff",
     "runs",
@@ -25,23 +25,17 @@ SLICES = (
     "suites",
     "apidocs",
 )
-HANDLER_MODULES = ("controllers", "api", "routes")
-"""A slice's route handlers: another slice may use its services and page contexts, never these."""
-SHARED = (
-    "deps.py",
-    "errors.py",
-    "source.py",
-    "urls.py",
-    "heavy.py",
-    "backlog.py",
-    "masking.py",
-    "tasks.py",
-    "bodies",
-    "replays",
+NOT_SHARED = ("app.py", "cli", "devtools", "templates", "static")
+"""The app that assembles the slices, the CLI and the dev tools above them, and the packaged data folders."""
+SHARED = tuple(
+    sorted(
+        path.name
+        for path in WEB.iterdir()
+        if path.name not in (*SLICES, *NOT_SHARED) and (path.suffix == ".py" or (path / "__init__.py").is_file())
+    )
 )
-"""Modules and packages every slice may stand on; they import no slice but the card engine's."""
-CARD_ENGINE = "timeline"
-"""The slice whose card engine (order, outlines, cards) every page and the shared conversation reader draw with."""
+"""Every other module and package of ``web/`` (the card engine ``timeline``, ``bodies``, ``replays``, ``source.py``):
+what the slices stand on; they import no slice."""
 STORE_INSIDES = (
     "sqlalchemy",
     "core.store.tables",
@@ -64,6 +58,11 @@ def _imported_modules(path: Path) -> set[str]:
     return found
 
 
+def _slice_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) >= 2 and parts[0] == "web" and parts[1] in SLICES else None
+
+
 def test_importing_the_app_loads_no_cli_and_no_devtools_module() -> None:
     code = "import sys, web.app; print('\\n'.join(m for m in sys.modules if m.startswith(('web.cli', 'web.devtools'))))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -76,16 +75,20 @@ def test_every_slice_is_a_package_with_routes() -> None:
         assert (WEB / name / "routes.py").is_file(), name
 
 
-def test_no_slice_imports_another_slices_handlers() -> None:
-    crossings = []
-    for name in SLICES:
-        for path in (WEB / name).rglob("*.py"):
-            for module in _imported_modules(path):
-                parts = module.split(".")
-                other_slice = len(parts) >= 3 and parts[0] == "web" and parts[1] in SLICES and parts[1] != name
-                if other_slice and parts[2] in HANDLER_MODULES:
-                    crossings.append(f"{path.relative_to(WEB)} imports {module}")
+def test_no_slice_imports_another_slice() -> None:
+    crossings = [
+        f"{path.relative_to(WEB)} imports {module}"
+        for name in SLICES
+        for path in (WEB / name).rglob("*.py")
+        for module in _imported_modules(path)
+        if _slice_of(module) not in (None, name)
+    ]
     assert crossings == []
+
+
+def test_every_package_with_routes_is_a_listed_slice() -> None:
+    unlisted = [path.parent.name for path in WEB.glob("*/routes.py") if path.parent.name not in SLICES]
+    assert unlisted == []
 
 
 def test_only_the_app_assembles_the_slices_routes() -> None:
@@ -111,50 +114,15 @@ def test_nothing_outside_the_cli_imports_the_cli_or_the_devtools() -> None:
     assert offenders == []
 
 
-def _slice_of(module: str) -> str | None:
-    parts = module.split(".")
-    return parts[1] if len(parts) >= 2 and parts[0] == "web" and parts[1] in SLICES else None
-
-
-def _slice_graph() -> dict[str, set[str]]:
-    graph: dict[str, set[str]] = {name: set() for name in SLICES}
-    for name in SLICES:
-        for path in (WEB / name).rglob("*.py"):
-            for module in _imported_modules(path):
-                other = _slice_of(module)
-                if other is not None and other != name:
-                    graph[name].add(other)
-    return graph
-
-
-def _reaches(graph: dict[str, set[str]], start: str) -> set[str]:
-    seen: set[str] = set()
-    todo = list(graph[start])
-    while todo:
-        here = todo.pop()
-        if here not in seen:
-            seen.add(here)
-            todo.extend(graph[here])
-    return seen
-
-
-def test_no_import_cycle_between_slices() -> None:
-    graph = _slice_graph()
-    cycles = sorted(f"{a} <-> {b}" for a in SLICES for b in graph[a] if a < b and a in _reaches(graph, b))
-    assert cycles == []
-
-
 def test_shared_modules_import_no_slice() -> None:
-    offenders = []
-    for shared in SHARED:
-        paths = [WEB / shared] if shared.endswith(".py") else sorted((WEB / shared).rglob("*.py"))
-        paths = [path for path in paths if path.is_file()]
-        for path in paths:
-            offenders += [
-                f"{path.relative_to(WEB)} imports {m}"
-                for m in _imported_modules(path)
-                if _slice_of(m) not in (None, CARD_ENGINE)
-            ]
+    assert {"timeline", "bodies", "replays", "source.py"} <= set(SHARED)
+    offenders = [
+        f"{path.relative_to(WEB)} imports {m}"
+        for shared in SHARED
+        for path in ([WEB / shared] if shared.endswith(".py") else sorted((WEB / shared).rglob("*.py")))
+        for m in _imported_modules(path)
+        if _slice_of(m) is not None
+    ]
     assert offenders == []
 
 

@@ -16,7 +16,6 @@ is a raster image a browser decodes without running anything (SVG never).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -28,25 +27,6 @@ PREFIX = urls.ATTACHMENTS
 INLINE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 MAX_BYTES = 20 * 1024 * 1024
 ATTACHMENT_CSP = "sandbox; default-src 'none'; frame-ancestors 'none'"
-
-_DRIVE = re.compile(r"^[A-Za-z]:")
-
-
-def checked_relative(path: str) -> str | None:
-    """``path`` when it is a plain relative path (no dot segments, not absolute), else None."""
-    if not path or len(path) > 4096 or "\x00" in path or "\\" in path:
-        return None
-    if path.startswith(("/", "~")) or _DRIVE.match(path):
-        return None
-    if any(part in ("", ".", "..") for part in path.split("/")):
-        return None
-    return path
-
-
-def attachment_url(path: str) -> str | None:
-    """The dashboard URL that serves a trace path (whether the file exists is decided on request)."""
-    checked = checked_relative(path)
-    return None if checked is None else urls.attachment(checked)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +43,7 @@ def serve(root: Path | None, path: str, *, inline: bool) -> Served | None:
 
     Raises ``ValueError`` when an inline view is asked of a file that is not a raster image.
     """
-    checked = checked_relative(path)
+    checked = urls.checked_relative(path)
     if root is None or checked is None:
         return None
     data, _reason = MediaReader(root, MAX_BYTES).read(checked)

@@ -23,7 +23,7 @@ from litestar.exceptions import HTTPException
 from core import ContractError, Message
 from core.integrity import repair
 from core.preflight import CapabilityReport, Finding, capability_report
-from core.providers import ChatLLM, RequestOptions, RequestResult, dialect_names, get_dialect
+from core.providers import ChatLLM, RequestOptions, RequestResult, dialect_names, provider_named
 from web.backlog import Backlog
 from web.bodies.preparations import Preparations
 from web.lru import LruCache
@@ -87,7 +87,7 @@ class Built:
 
 def check_provider(name: str) -> str:
     """The dialect name, or UnknownNameError listing the known ones (a 404)."""
-    get_dialect(name)
+    provider_named(name)
     return name
 
 
@@ -165,7 +165,7 @@ class PayloadBuilder:
         healed: tuple[str, ...] = ()
         if repair:
             messages, healed = _repaired(messages)
-        llm = ChatLLM(provider, replace(self.options, model=model))
+        llm = ChatLLM(provider_named(provider), replace(self.options, model=model))
         try:
             result = llm.construct_request_params(messages, upto=upto)
         except ContractError as exc:

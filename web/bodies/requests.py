@@ -10,7 +10,7 @@ from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
 from litestar.params import FromQuery, QueryParameter, SkipValidation
 
-from core.providers import get_dialect
+from core.providers import provider_named
 from core.store.digests import part_numbers
 from web import masking, urls
 from web.bodies.asked import RequestChoice
@@ -101,7 +101,7 @@ def request_choice(
     The replies are ``listed`` (as a digest keeps them), or found: kept per conversation version with ``payloads``.
     """
     replies, total = listed if listed is not None else reply_choices(loaded, payloads)
-    dialect = get_dialect(provider)
+    dialect = provider_named(provider)
     choices = [(msg_id, masking.mask(label)) for msg_id, label in replies]
     return RequestChoice(
         conversation_id=loaded.summary.conversation_id,

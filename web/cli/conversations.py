@@ -38,7 +38,7 @@ def run(ns: argparse.Namespace) -> int:
 
     from core.store import ConversationQuery
     from web.cli.terminal import cell, echo, timestamp
-    from web.conversations.listing import KIND_FILTERS
+    from web.list_query import KIND_FILTERS
 
     if ns.kind is not None and ns.kind not in KIND_FILTERS:  # the dashboard's 400 says the same
         echo(

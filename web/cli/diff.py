@@ -35,13 +35,13 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def run(ns: argparse.Namespace) -> int:
     from core.errors import MisuseError
-    from core.providers import ChatLLM, get_dialect
+    from core.providers import ChatLLM, provider_named
     from core.providers.request_diff import diff_requests
     from web.cli.payload import load_conversation, request_options, say_request_error
     from web.cli.terminal import echo
 
     try:
-        dialects = get_dialect(ns.left), get_dialect(ns.right)  # an unknown provider fails before the file is read
+        dialects = provider_named(ns.left), provider_named(ns.right)  # an unknown name fails before the file is read
         trace = load_conversation(ns.file, ns.conversation)
         messages, stored = trace.messages, trace.context(ns.upto)
         left, right = (

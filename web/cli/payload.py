@@ -119,9 +119,9 @@ def report_text(report: CapabilityReport) -> str:
 
 def build_request(ns: argparse.Namespace, provider: str) -> RequestResult:
     """Read the file, pick the conversation and build one provider's request (raises MisuseError subclasses)."""
-    from core.providers import ChatLLM, get_dialect
+    from core.providers import ChatLLM, provider_named
 
-    dialect = get_dialect(provider)  # an unknown provider fails before the file is read
+    dialect = provider_named(provider)  # an unknown provider fails before the file is read
     trace = load_conversation(ns.file, ns.conversation)
     options = request_options(ns, trace.context(ns.upto), provider)
     return ChatLLM(dialect, options).construct_request_params(trace.messages, upto=ns.upto)

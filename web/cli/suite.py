@@ -63,7 +63,7 @@ def run(ns: argparse.Namespace) -> int:
 
 
 def _check_create(ns: argparse.Namespace) -> int | None:
-    from web.conversations.listing import KIND_FILTERS
+    from web.list_query import KIND_FILTERS
 
     filtered = ns.search is not None or ns.kind is not None or ns.damaged
     if bool(filtered) == bool(ns.conversation):

@@ -17,8 +17,8 @@ from core import MESSAGES_ADAPTER
 from core.fields import MAX_INT32
 from core.store import SORTS, ConversationSummary
 from web import masking, urls
-from web.conversations.listing import KIND_FILTERS, ListQuery
 from web.deps import SourceDep
+from web.list_query import KIND_FILTERS, ListQuery
 
 MAX_LIMIT = 500
 
@@ -27,7 +27,7 @@ Limit = Annotated[int, QueryParameter(ge=1, le=MAX_LIMIT)]
 
 
 Cursor = Annotated[str | None, QueryParameter(max_length=300)]
-# The schema names exactly the values the list takes (``web.conversations.listing`` checks them); "" is no filter.
+# The schema names exactly the values the list takes (``web.list_query`` checks them); "" is no filter.
 KindParam = Annotated[str, QueryParameter(max_length=40, schema_extra={"enum": ["", *KIND_FILTERS]})]
 SortParam = Annotated[str, QueryParameter(max_length=20, schema_extra={"enum": list(SORTS)})]
 

@@ -14,11 +14,13 @@ from litestar.response import Redirect, Template
 
 from core.fields import MAX_INT32
 from web import masking, urls
-from web.conversations.listing import COUNT_CAP, ListQuery
-from web.conversations.pages import IndexPage, SaveControl, conversation_page, save_control
+from web.conversation_page import conversation_page
+from web.conversations.pages import IndexPage, SaveControl, save_control
 from web.conversations.snippets import snippets
 from web.deps import RunsDep, SettingsDep, SourceDep
-from web.runs.views import RerunForms, diverged_replies
+from web.list_query import COUNT_CAP, ListQuery
+from web.replays.forms import RerunForms
+from web.replays.reply_diff import diverged_replies
 from web.source import Loaded, StoreSource
 from web.timeline.seek import ROLE_FILTERS, SEEK_LABELS, SEEK_TARGETS, SeekTarget, anchor_at, next_position
 

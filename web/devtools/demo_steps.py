@@ -50,10 +50,10 @@ def script_turns(store: Store, stub: StubServer) -> int:
     """Script ``stub`` with every agent turn in ``store`` (a turn with a tool call); how many turns."""
     from core.errors import MisuseError
     from core.messages.convert import text_of
-    from core.providers import dialect_names, get_dialect
+    from core.providers import dialect_names, provider_named
     from core.replay.turns import has_trace, turn_of
 
-    models = {get_dialect(name).default_model for name in dialect_names()}
+    models = {provider_named(name).default_model for name in dialect_names()}
     scripted = 0
     for summary in store.iter_conversations():
         messages = [m.message for m in store.get_conversation(summary.conversation_id).messages]

@@ -26,10 +26,10 @@ from web.bodies.requests import (
     payload_digest,
 )
 from web.bodies.windows import windowed_from
-from web.conversations.pages import conversation_page
+from web.conversation_page import conversation_page
 from web.deps import RunsDep, SettingsDep, WorkDep
 from web.payloads.pages import PayloadPage, PhasesPanel, PhaseView
-from web.runs.views import RerunForms
+from web.replays.forms import RerunForms
 from web.source import StoreSource
 
 WindowNumber = Annotated[int, Parameter(ge=0, le=1_000_000)]

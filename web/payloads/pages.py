@@ -9,7 +9,7 @@ from web.bodies.asked import RequestChoice, WarningView
 from web.bodies.builder import Built
 from web.bodies.facts import BuildFacts
 from web.bodies.windows import WindowedBody
-from web.conversations.pages import ConversationPage
+from web.conversation_page import ConversationPage
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ from core.store import RunSummary, RunView, Store
 from web import masking, urls
 from web.deps import FORM, ReplayFields, RunsDep, SourceDep, WorkDep
 from web.heavy import shell_command
+from web.replays.forms import rerun_form
 from web.runs.starts import answer_start
 from web.runs.step_compare import StepComparePage
 from web.runs.step_controllers import step_compare
@@ -42,7 +43,6 @@ from web.runs.views import (
     RunPanel,
     compare_page,
     request_diff,
-    rerun_form,
     run_panel,
 )
 from web.source import StoreSource

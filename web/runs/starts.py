@@ -10,30 +10,18 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Redirect, Template
 
 from core.errors import MisuseError
-from web import masking, urls
+from web import masking
+from web.conversation_page import RunCount
 from web.source import StoreSource
 
 NEXT_KEY_HEADER = "X-Next-Idempotency-Key"
 """A fresh key for the form's next press (static/runs.js puts it in the form): a new press is a new run."""
-
-
-@dataclass(frozen=True)
-class RunCount:
-    """The conversation header's run count (``runs/_run_count.html``, id ``run-count``) and the page listing them."""
-
-    runs: int
-    url: str
-
-    @classmethod
-    def of(cls, source: StoreSource, conversation_id: str) -> RunCount:
-        return cls(source.summary(conversation_id).runs, urls.replays(conversation_id))
 
 
 class _Started(Protocol):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from core.messages.union import MESSAGE_ADAPTER
 from core.replay.answers import DEFAULT_COMPARISON, AnswerComparison, AnswerJudge, parse_comparison, plain_judge
-from core.replay.compare import Comparison, compare_step
+from core.replay.compare import Comparison, compare_messages
 from core.store.step_runs import StepRunView, StepView
 from web.runs.step_views import (
     REASON_LABELS,
@@ -108,6 +108,4 @@ def _agreement(a: StepView, b: StepView, answers: AnswerJudge) -> Comparison | N
     if a.reply is None or b.reply is None:
         return None
     ma, mb = MESSAGE_ADAPTER.validate_python(a.reply), MESSAGE_ADAPTER.validate_python(b.reply)
-    text_a = ma.content if isinstance(ma.content, str) else ""
-    text_b = mb.content if isinstance(mb.content, str) else ""
-    return compare_step(mb.tool_calls or [], text_b, ma.tool_calls or [], text_a, answers=answers)
+    return compare_messages(mb, ma, answers=answers)

@@ -15,7 +15,8 @@ from typing import Any, Literal
 from core.replay.turns import RecordedStep
 from core.store.step_runs import StepRunView, StepView
 from web import masking, urls
-from web.runs.views import STALE_AFTER_MS, RunRegion, TextSegment
+from web.replays.reply_diff import TextSegment
+from web.runs.views import STALE_AFTER_MS, RunRegion
 from web.timeline import msg_anchor
 
 STATUS_LABELS: dict[str, str] = {

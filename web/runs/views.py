@@ -1,4 +1,4 @@
-"""Typed contexts of the run templates: the Re-run form, a run's live panel, the runs page, a comparison.
+"""Typed contexts of the run templates: a run's live panel, the runs page, a comparison.
 
 The replayed reply and the original are shown through the timeline's own card view model
 (``web.timeline``), so they look exactly like the cards of the conversation; their anchors
@@ -7,25 +7,21 @@ are prefixed with the run id, so a panel on the conversation page never repeats 
 
 from __future__ import annotations
 
-import difflib
-import json
-import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, Self
+from typing import TYPE_CHECKING, Protocol
 
 from core.messages.assistant import AssistantTextMessage
 from core.messages.base import now_ms
-from core.messages.convert import text_of
 from core.messages.union import Message
 from core.providers import provider_named
-from core.providers.dialects import DEFAULT_PROVIDER
 from core.providers.diffing import format_change, structural_diff
-from core.replay.run import DEFAULT_TIMEOUT, reply_message
+from core.replay.run import DEFAULT_TIMEOUT
 from core.store import RunSummary, RunView
 from web import masking, urls
+from web.replays.forms import RerunForm
 from web.replays.models import model_warning
-from web.replays.service import ProviderChoice
+from web.replays.reply_diff import ReplyDiff, reply_diff
 from web.timeline import Card, Timeline, msg_anchor
 from web.timeline.build import build_card, format_ts
 from web.timeline.cards import AssistantBody
@@ -46,127 +42,6 @@ FAILED_LABELS: dict[str, str] = {
     "refused": "refused",
     "error": "failed",
 }
-
-
-@dataclass(frozen=True, slots=True)
-class ReplayForm:
-    """What every replay form offers: where it posts, the providers to pick from, the one picked, a fresh key.
-
-    The Re-run, Replay steps and suite Run forms add their own fields; ``fresh`` makes any of them.
-    """
-
-    action: str
-    providers: Sequence[ProviderChoice]
-    selected: str
-    model: str
-    idempotency_key: str
-
-    @classmethod
-    def fresh(cls, action: str, choices: Sequence[ProviderChoice], **fields: Any) -> Self:
-        """A new form (a new key on every render: each press is a new run) opening on ``preselected``'s choice."""
-        selected, model = preselected(choices)
-        return cls(action, choices, selected, model, secrets.token_urlsafe(18), **fields)
-
-    @property
-    def any_available(self) -> bool:
-        return any(p.available for p in self.providers)
-
-
-@dataclass(frozen=True, slots=True)
-class RerunForm(ReplayForm):
-    """The Re-run control: a replay form for the reply up to ``upto`` (the final one when None)."""
-
-    kind: ClassVar[str] = "reply"
-    submit_label: ClassVar[str] = "Re-run"
-
-    conversation_id: str
-    upto: str | None
-    enabled: bool = True
-    reason: str = ""
-
-    @property
-    def hidden(self) -> tuple[tuple[str, str], ...]:
-        """The form's hidden fields besides the token and the key."""
-        return (("upto", self.upto),) if self.upto else ()
-
-
-@dataclass(frozen=True, slots=True)
-class RerunForms:
-    """The Re-run forms of one page: one per control, each with a fresh idempotency key."""
-
-    conversation_id: str
-    choices: Sequence[ProviderChoice]
-
-    def form(self, upto: str | None = None) -> RerunForm:
-        return rerun_form(self.choices, self.conversation_id, upto)
-
-
-def rerun_form(choices: Sequence[ProviderChoice], conversation_id: str, upto: str | None = None) -> RerunForm:
-    """A new form (new key on every render)."""
-    return RerunForm.fresh(urls.run_start(conversation_id), choices, conversation_id=conversation_id, upto=upto)
-
-
-def preselected(choices: Sequence[ProviderChoice]) -> tuple[str, str]:
-    """The provider and model a replay form opens with: the default provider when its key is set, else the first
-    provider whose key is set, else the first."""
-    ready = sorted((c for c in choices if c.available), key=lambda c: c.provider != DEFAULT_PROVIDER)
-    first = ready[0] if ready else (choices[0] if choices else None)
-    return (first.provider, first.default_model) if first else ("", "")
-
-
-@dataclass(frozen=True, slots=True)
-class TextSegment:
-    """A piece of a word-level text diff: kept, removed (original only) or added (replay only)."""
-
-    op: Literal["same", "removed", "added"]
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class ReplyDiff:
-    """Original versus replayed reply: the text word by word, the tool calls structurally (ids ignored)."""
-
-    left_label: str
-    right_label: str
-    text: tuple[TextSegment, ...]
-    text_same: bool
-    calls: tuple[str, ...]
-    calls_same: bool
-
-
-def reply_diff(left: Message | None, right: Message | None, left_label: str, right_label: str) -> ReplyDiff:
-    """The differences a reviewer reads first: what the model said, and which tools it called with what."""
-    a, b = _text(left), _text(right)
-    segments: list[TextSegment] = []
-    words_a, words_b = a.split(" "), b.split(" ")
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=words_a, b=words_b, autojunk=False).get_opcodes():
-        if op == "equal":
-            segments.append(TextSegment("same", " ".join(words_a[i1:i2])))
-            continue
-        if i2 > i1:
-            segments.append(TextSegment("removed", " ".join(words_a[i1:i2])))
-        if j2 > j1:
-            segments.append(TextSegment("added", " ".join(words_b[j1:j2])))
-    changes = structural_diff(_calls(left), _calls(right))
-    return ReplyDiff(
-        left_label, right_label, tuple(segments), a == b, tuple(format_change(c) for c in changes), not changes
-    )
-
-
-def _text(msg: Message | None) -> str:
-    return "" if msg is None else text_of(msg.content)
-
-
-def _calls(msg: Message | None) -> list[dict[str, Any]]:
-    """Tool calls by name and arguments (parsed when JSON): call ids are new on every run."""
-    out: list[dict[str, Any]] = []
-    for call in (msg.tool_calls if msg is not None else None) or ():
-        try:
-            arguments: Any = json.loads(call.arguments) if call.arguments.strip() else {}
-        except ValueError:
-            arguments = call.arguments
-        out.append({"name": call.name, "arguments": arguments})
-    return out
 
 
 def detached_card(message: Message, prefix: str, timeline: Timeline | None = None, page_url: str = "") -> Card:
@@ -291,22 +166,6 @@ def run_panel(
     reply_card = detached_card(reply, f"{prefix}-replay") if reply is not None else None
     diff = reply_diff(original, reply, "original", f"{run.provider} {run.model}") if reply is not None else None
     return RunPanel(run, original_card, reply_card, diff)
-
-
-def diverged_replies(runs: Iterable[RunView], timeline: Timeline) -> set[str]:
-    """The msg_ids of the replies a finished run regenerated differently (its text or its tool calls)."""
-    out: set[str] = set()
-    for run in runs:
-        reply = reply_message(run)
-        if reply is None or run.up_to_msg_id is None or run.up_to_msg_id in out:
-            continue
-        position = timeline.position(msg_anchor(run.up_to_msg_id))
-        if position is None:
-            continue
-        diff = reply_diff(timeline.message(position), reply, "original", "replay")
-        if not (diff.text_same and diff.calls_same):
-            out.add(run.up_to_msg_id)
-    return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,8 +24,8 @@ from litestar.response import Redirect, Template
 
 from core.suites import OUTCOMES
 from web import masking, urls
-from web.conversations.listing import ListQuery
 from web.deps import FORM, ReplayFields
+from web.list_query import ListQuery
 from web.suites.deps import SUITES_PROVIDER, SuitesDep
 from web.suites.pages import (
     ORDERS,

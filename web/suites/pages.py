@@ -16,9 +16,9 @@ from core.store.suite_views import ItemView
 from core.suites import BASELINE_LAST, MODES, OUTCOMES, Progress, Report, SuiteRunView, SuiteSummary, SuiteView
 from core.suites.junit import answer_text
 from web import masking, urls
-from web.conversations.listing import ListQuery
+from web.list_query import ListQuery
+from web.replays.forms import ReplayForm
 from web.replays.service import ProviderChoice
-from web.runs.views import ReplayForm
 from web.suites.service import DEFAULT_CONCURRENCY, MAX_CONCURRENCY
 from web.timeline.build import format_ts
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from core.messages.refs import looks_like_url
-from web.attachments.files import attachment_url
+from web import urls
 
 LocationKind = Literal["remote", "data", "path", "inert"]
 
@@ -48,7 +48,7 @@ def location_view(text: str, *, media_type: str | None = None) -> LocationView:
     """Classify a path or URL from a trace (FORMAT.md's scheme rule decides which it is)."""
     if not looks_like_url(text):
         return LocationView(
-            kind="path", text=_preview(text, MAX_LINK_CHARS), media_type=media_type, attachment=attachment_url(text)
+            kind="path", text=_preview(text, MAX_LINK_CHARS), media_type=media_type, attachment=urls.attachment(text)
         )
     # Browsers drop control characters and spaces inside schemes ("java\tscript:"), so judge the cleaned text.
     cleaned = _CONTROL.sub("", text)

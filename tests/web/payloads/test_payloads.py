@@ -11,7 +11,7 @@ from litestar import Litestar
 from litestar.testing import TestClient
 
 from core import MESSAGE_ADAPTER
-from core.providers import PHASES, ChatLLM, RequestOptions, dialect_names
+from core.providers import PHASES, ChatLLM, RequestOptions, dialect_names, provider_named
 from tests.web.web_corpus import BASE_URL, temp_store
 from tests.web.web_html import live_content, parse
 from web.app import create_app
@@ -61,7 +61,9 @@ def test_payload_page_shows_the_exact_body(demo_client: TestClient[Litestar], pr
     assert 'data-json-complete="true"' in html
     # ... and the body is the adapters' own, with the settings' attachments root.
     messages = [MESSAGE_ADAPTER.validate_python(m) for m in demo_data.every_kind()]
-    expected = ChatLLM(provider, RequestOptions(attachments_root=attachments)).construct_request_params(messages)
+    expected = ChatLLM(provider_named(provider), RequestOptions(attachments_root=attachments)).construct_request_params(
+        messages
+    )
     assert api["body"] == expected.body
     assert api["provenance"] == expected.provenance
     # Every provenance pointer is a marked node linked to its card's anchor; every card on the page is one.

@@ -11,8 +11,8 @@ from core.store import Store
 from core.suites import Suites
 from tests.web.suites.conftest import COUNT, HOSTILE_TITLES, add, hostile_id, save, token
 from tests.web.web_html import live_content, parse
-from web.conversations.listing import COUNT_CAP, ListQuery
 from web.conversations.pages import save_control
+from web.list_query import COUNT_CAP, ListQuery
 
 
 def test_a_filtered_list_offers_to_save_what_it_matches(client: httpx.Client) -> None:

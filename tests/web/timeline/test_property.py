@@ -17,8 +17,8 @@ from core.integrity import infer_class, is_damaged
 from tests.strategies import messages
 from tests.web.web_html import live_content, parse
 from web.app import jinja_environment
-from web.conversations.pages import ConversationPage
-from web.runs.views import RerunForms
+from web.conversation_page import ConversationPage
+from web.replays.forms import RerunForms
 from web.settings import Settings
 from web.timeline import CARD_KINDS, Timeline
 

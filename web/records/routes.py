@@ -1,9 +1,9 @@
-"""The timeline slice's route handlers: what ``web.app`` registers for it."""
+"""The records slice's route handlers: what ``web.app`` registers for it."""
 
 from __future__ import annotations
 
 from litestar.types import ControllerRouterHandler
 
-from web.timeline.controllers import RecordApiController, RecordController
+from web.records.controllers import RecordApiController, RecordController
 
 ROUTES: list[ControllerRouterHandler] = [RecordController, RecordApiController]

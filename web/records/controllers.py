@@ -81,7 +81,7 @@ class RecordController(Controller):
         """The field whole, secrets masked (each revealed on a click), escaped like every card."""
         conversation_id, msg_id = urls.from_segment(conversation_id), urls.from_segment(msg_id)
         text = _whole(source, conversation_id, msg_id, pointer)
-        return Template("timeline/field.html", context={"page": FieldPage(conversation_id, msg_id, pointer, text)})
+        return Template("records/field.html", context={"page": FieldPage(conversation_id, msg_id, pointer, text)})
 
 
 class RecordApiController(Controller):
