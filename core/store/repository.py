@@ -8,24 +8,21 @@ dataclasses (``core.store.views``); nothing returned holds a connection.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, Integer, Text, bindparam, cast, func, select
-from sqlalchemy.dialects import postgresql
+from sqlalchemy import Engine, Text, bindparam, cast, func, select
 
 from core.errors import UnknownNameError
 from core.jsonio import loads
 from core.messages.union import MESSAGE_ADAPTER, Message
 from core.reader import DEFAULT_LIMITS, BadMessages, ReadLimits, Record, StoreLine, read_path
 from core.store import app_secrets, export_lines, import_lines, importer, query, runs, snippets, step_runs
+from core.store.backend import Backend, BackendName, backend_of
 from core.store.engine import (
     DEFAULT_SETTINGS,
-    Backend,
     EngineSettings,
-    backend_of,
     claim_by_key,
     make_engine,
     one_statement_read,
@@ -72,36 +69,13 @@ _MESSAGE_BODIES = (
 )
 
 
-def _pg_substrings(conn: Any, spans: list[tuple[int, int, int]]) -> list[bytes]:
-    """PostgreSQL: every span's bytes of ``message_texts`` in one statement (the spans as array parameters)."""
-    if not spans:
-        return []
-    t = MESSAGE_TEXTS.c
-    wanted = (
-        func.unnest(
-            bindparam("rows", [s[0] for s in spans], type_=postgresql.ARRAY(Integer)),
-            bindparam("starts", [s[1] + 1 for s in spans], type_=postgresql.ARRAY(Integer)),  # SQL counts from 1
-            bindparam("lengths", [s[2] - s[1] for s in spans], type_=postgresql.ARRAY(Integer)),
-        )
-        .table_valued("row", "start", "length", with_ordinality="position")
-        .render_derived()
-    )
-    stmt = (
-        select(wanted.c.position, func.substring(t.text, wanted.c.start, wanted.c.length))
-        .select_from(wanted.join(MESSAGE_TEXTS, t.message_pk == wanted.c.row))
-        .order_by(wanted.c.position)
-    )
-    found = conn.execute(stmt).all()
-    if len(found) != len(spans):
-        raise UnknownNameError("a stored message's text is gone (deleted since its outline was read)")
-    return [bytes(piece) for _, piece in found]
-
-
 class Store:
     """Conversations, their messages and their runs, in SQLite or PostgreSQL."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        self.db: Backend = backend_of(engine)
+        """What differs between SQLite and PostgreSQL (``core.store.backend``)."""
 
     @classmethod
     def open(
@@ -118,9 +92,9 @@ class Store:
         return cls(engine)
 
     @property
-    def backend(self) -> Backend:
+    def backend(self) -> BackendName:
         """``sqlite`` or ``postgresql``."""
-        return backend_of(self.engine)
+        return self.db.name
 
     def close(self) -> None:
         """Release every pooled connection."""
@@ -153,11 +127,10 @@ class Store:
         ``bad``, the reader's, gets the messages that cannot be stored too; what it holds once the file is read
         refuses the file (InputErrors for several).
         """
-        postgres = self.backend == "postgresql"
-        prepared = importer.prepare(records, postgres=postgres, bad=bad)
+        prepared = importer.prepare(records, postgres=self.db.refuses_nul, bad=bad)
         if bad is not None:
             bad.check()
-        checked = import_lines.prepare_lines(store_lines, postgres=postgres)
+        checked = import_lines.prepare_lines(store_lines, postgres=self.db.refuses_nul)
         return importer.write(
             self.engine, prepared, source=source, progress=progress, replace=replace, store_lines=checked
         )
@@ -357,26 +330,7 @@ class Store:
         """
         wanted = list(spans)
         with read_transaction(self.engine) as conn:
-            if conn.dialect.name == "postgresql":
-                return _pg_substrings(conn, wanted)
-            driver = conn.connection.driver_connection
-            assert isinstance(driver, sqlite3.Connection)
-            out: list[bytes] = []
-            blob: sqlite3.Blob | None = None
-            blob_row = -1
-            try:
-                for row, start, end in wanted:
-                    if row != blob_row:
-                        if blob is not None:
-                            blob.close()
-                        blob, blob_row = driver.blobopen(MESSAGES.name, "body", row, readonly=True), row
-                    assert blob is not None
-                    blob.seek(start)
-                    out.append(blob.read(end - start))
-            finally:
-                if blob is not None:
-                    blob.close()
-            return out
+            return self.db.read_spans(conn, wanted)
 
     def messages(self, conversation_id: str) -> tuple[Message, ...] | None:
         """A conversation's top-level messages in order, typed; None when there is no such conversation.
@@ -414,7 +368,7 @@ class Store:
             lambda conn: runs.claim_run(conn, new),
             new.idempotency_key,
             runs.run_by_key,
-            writing=runs.claim_writing(self.engine.dialect.name),
+            writing=runs.claim_writing(self.db),
         )
 
     def finish_run(
