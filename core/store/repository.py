@@ -16,7 +16,7 @@ from sqlalchemy import Engine, Text, bindparam, cast, func, select
 
 from core.errors import UnknownNameError
 from core.jsonio import loads
-from core.messages.union import MESSAGE_ADAPTER, Message
+from core.messages.union import MESSAGE_ADAPTER
 from core.reader import DEFAULT_LIMITS, BadMessages, ReadLimits, Record, StoreLine, read_path
 from core.store import app_secrets, export_lines, import_lines, importer, query, runs, snippets, step_runs
 from core.store.backend import Backend, BackendName, backend_of
@@ -25,7 +25,6 @@ from core.store.engine import (
     EngineSettings,
     claim_by_key,
     make_engine,
-    one_statement_read,
     one_statement_write,
     read_transaction,
     resolve_url,
@@ -61,12 +60,11 @@ from core.store.views import (
 
 _M = MESSAGES.c
 _C = CONVERSATIONS.c
-_MESSAGE_BODIES = (
-    select(_M.body)
-    .join(CONVERSATIONS, _C.id == _M.conversation_pk)
-    .where(_C.conversation_id == bindparam("conversation_id"))
-    .order_by(_M.create_ts, _M.id)
-)
+_O = MESSAGE_OUTLINES.c
+_STORED_COLUMNS = (
+    _M.msg_id, _M.role, _M.msg_type, _M.kind, _M.create_ts, _M.records, _M.damaged, _M.source, _M.line, _M.body,
+)  # fmt: skip
+"""What a StoredMessage holds of its row."""
 
 
 class Store:
@@ -240,33 +238,29 @@ class Store:
                 cursor=page.next_cursor,
             )
 
-    def get_conversation(self, conversation_id: str) -> ConversationDetail:
-        """A conversation with all its messages, typed through the Message union; UnknownNameError if absent."""
+    def _read_conversation(
+        self, conversation_id: str, *columns: Any, outlines: bool = False
+    ) -> tuple[ConversationSummary, Sequence[Any]]:
+        """The one read of a conversation: its figures and ``columns`` of each of its messages in order
+        (``create_ts``, then import position), in one snapshot; ``outlines`` joins each message's outline
+        (None where it has none). UnknownNameError if there is no such conversation."""
+        stmt = select(*columns).where(_M.conversation_pk == bindparam("pk")).order_by(_M.create_ts, _M.id)
+        if outlines:
+            stmt = stmt.select_from(MESSAGES.outerjoin(MESSAGE_OUTLINES, _O.message_pk == _M.id))
         with read_transaction(self.engine) as conn:
             row = conn.execute(query.summary_select().where(_C.conversation_id == conversation_id)).first()
             if row is None:
                 raise UnknownNameError(f"no conversation {conversation_id!r}")
-            rows = conn.execute(
-                select(
-                    _M.msg_id,
-                    _M.role,
-                    _M.msg_type,
-                    _M.kind,
-                    _M.create_ts,
-                    _M.records,
-                    _M.damaged,
-                    _M.source,
-                    _M.line,
-                    _M.body,
-                )
-                .where(_M.conversation_pk == row.id)
-                .order_by(_M.create_ts, _M.id)
-            ).all()
+            return query.to_summary(row), conn.execute(stmt, {"pk": row.id}).all()
+
+    def get_conversation(self, conversation_id: str) -> ConversationDetail:
+        """A conversation with all its messages, typed through the Message union; UnknownNameError if absent."""
+        summary, rows = self._read_conversation(conversation_id, *_STORED_COLUMNS)
         messages = tuple(
             from_row(StoredMessage, r, conversation_id=conversation_id, message=MESSAGE_ADAPTER.validate_python(r.body))
             for r in rows
         )
-        return ConversationDetail(summary=query.to_summary(row), messages=messages)
+        return ConversationDetail(summary=summary, messages=messages)
 
     def get_conversation_json(self, conversation_id: str) -> ConversationJSON:
         """A conversation's figures and its messages' JSON text, unparsed; UnknownNameError if absent.
@@ -274,14 +268,8 @@ class Store:
         The body is cast to text in SQL, so neither the JSON column's deserialiser nor psycopg's
         JSONB loader runs: on PostgreSQL the text is JSONB's own rendering (keys in JSONB order).
         """
-        with read_transaction(self.engine) as conn:
-            row = conn.execute(query.summary_select().where(_C.conversation_id == conversation_id)).first()
-            if row is None:
-                raise UnknownNameError(f"no conversation {conversation_id!r}")
-            bodies = conn.execute(
-                select(cast(_M.body, Text)).where(_M.conversation_pk == row.id).order_by(_M.create_ts, _M.id)
-            ).scalars()
-            return ConversationJSON(summary=query.to_summary(row), bodies=tuple(bodies))
+        summary, rows = self._read_conversation(conversation_id, cast(_M.body, Text))
+        return ConversationJSON(summary=summary, bodies=tuple(body for (body,) in rows))
 
     def get_conversation_outline(self, conversation_id: str) -> ConversationOutline | None:
         """A conversation's figures and its messages' outlines, in the order of ``get_conversation_json``.
@@ -290,20 +278,10 @@ class Store:
         by ``db upgrade``): the caller then reads the JSON whole. UnknownNameError if there is no such
         conversation.
         """
-        o = MESSAGE_OUTLINES.c
-        with read_transaction(self.engine) as conn:
-            row = conn.execute(query.summary_select().where(_C.conversation_id == conversation_id)).first()
-            if row is None:
-                raise UnknownNameError(f"no conversation {conversation_id!r}")
-            found = conn.execute(
-                select(_M.id, o.outline)
-                .select_from(MESSAGES.outerjoin(MESSAGE_OUTLINES, o.message_pk == _M.id))
-                .where(_M.conversation_pk == row.id)
-                .order_by(_M.create_ts, _M.id)
-            ).all()
+        summary, found = self._read_conversation(conversation_id, _M.id, _O.outline, outlines=True)
         if any(outline is None for _, outline in found):
             return None
-        return ConversationOutline(summary=query.to_summary(row), outlines=tuple((pk, text) for pk, text in found))
+        return ConversationOutline(summary=summary, outlines=tuple((pk, text) for pk, text in found))
 
     def get_bodies(self, rows: Sequence[int]) -> tuple[str, ...]:
         """The stored JSON text of the messages with these row ids (one conversation's), in the order given."""
@@ -331,17 +309,6 @@ class Store:
         wanted = list(spans)
         with read_transaction(self.engine) as conn:
             return self.db.read_spans(conn, wanted)
-
-    def messages(self, conversation_id: str) -> tuple[Message, ...] | None:
-        """A conversation's top-level messages in order, typed; None when there is no such conversation.
-
-        What a replay builds its request from.
-        """
-        with one_statement_read(self.engine) as conn:  # a second statement only tells "empty" from "absent"
-            bodies = conn.execute(_MESSAGE_BODIES, {"conversation_id": conversation_id}).scalars().all()
-            if not bodies and conn.execute(select(_C.id).where(_C.conversation_id == conversation_id)).first() is None:
-                return None
-        return tuple(MESSAGE_ADAPTER.validate_python(body) for body in bodies)
 
     def counts(self) -> dict[str, int]:
         """Row counts of each table (for ``db`` status and tests)."""
