@@ -1,5 +1,4 @@
-"""Where the database is and how to talk to it: URL resolution, engines, and the transactions every write and read
-runs in.
+"""Where the database is and how to talk to it: URL resolution, engines, and the transactions reads and writes run in.
 
 What each backend does differently (connection settings, how a transaction begins) is the backend's
 (``core.store.backend``): SQLite begins every write transaction IMMEDIATE, PostgreSQL runs a lone
