@@ -13,7 +13,13 @@ import core
 
 CORE = Path(core.__file__).parent
 STORE = CORE / "store"
+ROOT = CORE.parent
 WEB_MODULE = re.compile(r"web(\.\w+)*")
+BACKEND = STORE / "backend"
+"""The one package that knows which database the store runs on (with the migrations, written per database)."""
+DATABASE_NAMES = {"sqlite", "postgresql"}
+COLUMN_TYPES = STORE / "tables.py"
+"""Declares a column type per database (JSONB on PostgreSQL): a schema, as the migrations are."""
 
 
 def _imports(path: Path) -> set[str]:
@@ -32,6 +38,52 @@ def _strings(path: Path) -> list[str]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
         if isinstance(node, ast.Constant) and isinstance(node.value, str)
     ]
+
+
+def _asks_which_database(path: Path) -> list[str]:
+    """Where a module asks which database it runs on: a dialect's or URL's backend name, a comparison with one,
+    or an import of a database's own SQL constructs."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Attribute) and node.attr == "name":
+            if isinstance(node.value, ast.Attribute) and node.value.attr == "dialect":
+                found.append(f"line {line}: .dialect.name")
+        elif isinstance(node, ast.Attribute) and node.attr == "get_backend_name":
+            found.append(f"line {line}: get_backend_name()")
+        elif isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            if any(isinstance(side, ast.Constant) and side.value in DATABASE_NAMES for side in sides):
+                found.append(f"line {line}: compared with a database's name")
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("sqlalchemy.dialects"):
+            found.append(f"line {line}: imports {node.module}")
+    return found
+
+
+def _outside_the_backend() -> list[Path]:
+    return [
+        path
+        for top in (CORE, ROOT / "web")
+        for path in sorted(top.rglob("*.py"))
+        if BACKEND not in path.parents and STORE / "migrations" not in path.parents and path != COLUMN_TYPES
+    ]
+
+
+JOB_QUEUE = CORE / "jobs" / "__init__.py"
+
+
+def test_no_module_outside_the_store_backend_asks_which_database_it_runs_on() -> None:
+    offenders = [
+        f"{path.relative_to(ROOT)} {where}"
+        for path in _outside_the_backend()
+        if path != JOB_QUEUE
+        for where in _asks_which_database(path)
+    ]
+    assert offenders == []
+
+
+def test_the_job_queue_is_chosen_by_what_the_backend_serves() -> None:
+    assert _asks_which_database(JOB_QUEUE) == []
 
 
 def test_core_never_imports_web() -> None:

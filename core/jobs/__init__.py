@@ -80,7 +80,7 @@ def env_limits() -> dict[str, int]:
 
 def queue_for(store: Store, settings: JobSettings | None = None) -> JobQueue:
     """The queue of ``store``'s backend: the in-process pool on SQLite, Procrastinate on PostgreSQL."""
-    if store.backend == "postgresql":
+    if store.db.serves_job_queue:
         from core.jobs.pg import ProcrastinateQueue  # imports Procrastinate only where it is used
 
         return ProcrastinateQueue(store, settings)

@@ -111,10 +111,12 @@ def prepare(
     environ: Mapping[str, str] | None = None,
     force: bool = False,
     params: GenerationParams | None = None,
+    history: Sequence[Message] | None = None,
 ) -> Prepared:
     """Build the request for a replay; raises UnknownNameError or ProviderUnavailable (nothing is recorded).
 
     A body that fails preflight is prepared as refused unless ``force``. ``params`` are sent as given.
+    ``history``: the conversation's messages, when the caller has read them already (else they are read here).
     """
     params = params or GenerationParams()
     dialect = provider_named(provider)  # UnknownNameError naming the known providers
@@ -130,10 +132,7 @@ def prepare(
         raise ProviderUnavailable(
             f"{provider} is unavailable: set {var} in the environment of the process that replays"
         )
-    stored = store.messages(conversation_id)
-    if stored is None:
-        raise UnknownNameError(f"no conversation {conversation_id!r}")
-    typed = list(stored)
+    typed = list(store.get_conversation(conversation_id).typed if history is None else history)
     history = expanded_history(typed)
     if upto is None:
         upto = default_upto(history)

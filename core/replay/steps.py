@@ -120,10 +120,12 @@ def plan_steps(
         raise MisuseError("--max-steps must be at least 1")
     if max_cost is not None and not max_cost >= 0:
         raise MisuseError("--max-cost must be a non-negative number of US dollars")
-    typed = [m.message for m in store.get_conversation(conversation_id).messages]
+    typed = store.get_conversation(conversation_id).typed
     found = turn_of(typed, turn if turn is not None else default_turn(typed))
-    prepared = prepare(store, conversation_id, provider, model, upto=found.steps[0].message.msg_id, environ=environ,
-                       params=params)  # fmt: skip
+    upto = found.steps[0].message.msg_id
+    prepared = prepare(
+        store, conversation_id, provider, model, upto=upto, environ=environ, params=params, history=typed
+    )
     limit = max_steps if max_steps is not None else len(found.steps) + EXTRA_STEPS
     refusal = found.damage or prepared.refusal
     # prepare() refuses a damaged history with an empty body, and a body that fails preflight with the body.

@@ -10,9 +10,9 @@ from __future__ import annotations
 import secrets
 
 from sqlalchemy import Connection, select
-from sqlalchemy.dialects import postgresql, sqlite
 
 from core.messages.base import now_ms
+from core.store.backend import backend_of
 from core.store.tables import APP_SECRETS
 
 _S = APP_SECRETS.c
@@ -22,8 +22,7 @@ SECRET_BYTES = 32
 
 def shared_secret(conn: Connection, name: str) -> str:
     """The secret called ``name``, created (random, 64 hex characters) when no process made it yet."""
-    insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
     fresh = {"name": name, "value": secrets.token_hex(SECRET_BYTES), "created_at": now_ms()}
-    conn.execute(insert(APP_SECRETS).values(fresh).on_conflict_do_nothing(index_elements=["name"]))
+    conn.execute(backend_of(conn).insert(APP_SECRETS).values(fresh).on_conflict_do_nothing(index_elements=["name"]))
     value = conn.execute(select(_S.value).where(_S.name == name)).scalar_one()
     return str(value)

@@ -15,6 +15,7 @@ from sqlalchemy import Connection, Text, cast, exists, insert, select
 
 from core.jsonio import dumps, loads
 from core.messages.union import MESSAGE_ADAPTER
+from core.store.backend import backend_of
 from core.store.outline import dump_with_outline
 from core.store.tables import MESSAGE_OUTLINES, MESSAGE_TEXTS, MESSAGES
 
@@ -24,7 +25,7 @@ CHUNK = 500
 
 def backfill_outlines(conn: Connection) -> int:
     """Write the outline of every message that has none (and whose text allows one); returns how many."""
-    postgres = conn.dialect.name == "postgresql"
+    keeps_texts = backend_of(conn).keeps_texts
     m, o = MESSAGES.c, MESSAGE_OUTLINES.c
     missing = list(conn.execute(select(m.id).where(~exists().where(o.message_pk == m.id)).order_by(m.id)).scalars())
     written = 0
@@ -37,13 +38,13 @@ def backfill_outlines(conn: Connection) -> int:
             if made is None:
                 continue
             text, outline = made
-            if not postgres and text != body.encode("utf-8", "surrogatepass"):
+            if not keeps_texts and text != body.encode("utf-8", "surrogatepass"):
                 continue
             outlines.append({"message_pk": pk, "outline": outline})
             texts.append({"message_pk": pk, "text": text})
         if outlines:
             conn.execute(insert(MESSAGE_OUTLINES), outlines)
-            if postgres:
+            if keeps_texts:
                 conn.execute(insert(MESSAGE_TEXTS), texts)
             written += len(outlines)
     return written

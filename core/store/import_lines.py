@@ -36,6 +36,7 @@ from sqlalchemy import (
 from core.errors import InputError
 from core.fields import IDEMPOTENCY_KEY, MODEL, PROVIDER
 from core.reader import StoreLine, describe_validation_error
+from core.store.backend import backend_of
 from core.store.export_lines import BY_KEY, KINDS, Kind, Reference, line_columns, line_select, target_of
 from core.store.refigure import refigure
 from core.store.tables import CONVERSATIONS, MAX_ID_CHARS, MESSAGES
@@ -381,8 +382,7 @@ def _count_run(conn: Connection, values: dict[str, Any]) -> None:
     """A run stored now counts on its conversation's list row, as a replay does (``core.store.runs``)."""
     c = CONVERSATIONS.c
     started = values["started_at"]
-    later = func.max if conn.dialect.name == "sqlite" else func.greatest  # both: NULL when last_activity is
-    last = later(c.last_activity, started)
+    last = backend_of(conn).greatest(c.last_activity, started)  # NULL when last_activity is
     conn.execute(
         update(CONVERSATIONS)
         .where(c.id == values["conversation_pk"])

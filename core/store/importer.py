@@ -25,36 +25,29 @@ from sqlalchemy import (
     Integer,
     Text,
     and_,
-    bindparam,
     case,
     delete,
-    func,
     or_,
     select,
-    text,
     update,
 )
-from sqlalchemy.dialects import postgresql, sqlite
 
 from core.errors import InputError
 from core.messages.door import gc_paused
 from core.messages.union import MESSAGE_ADAPTER
 from core.reader import BadMessages, Record
-from core.store.bulk import copy_rows, executemany_rows
+from core.store.backend import backend_of
 from core.store.derive import derived_msg_id, figures, title_of
 from core.store.engine import write_transaction
 from core.store.import_lines import PreparedLine, write_lines
 from core.store.jsonio import RawJSON, dumps
 from core.store.outline import dump_with_outline
-from core.store.pg_search import write_chunks
 from core.store.refigure import refigure
 from core.store.statistics import analyze_after_import
 from core.store.tables import (
     CONVERSATION_KINDS,
     CONVERSATIONS,
     MAX_ID_CHARS,
-    MESSAGE_OUTLINES,
-    MESSAGE_TEXTS,
     MESSAGES,
 )
 from core.store.versions import Identity, conflict_in_file, conflict_with_stored, same_message, stored_versions
@@ -247,8 +240,7 @@ def write(
     """
     unique = _one_per_identity(prepared)
     with gc_paused(), write_transaction(engine, label=f"the import of {source}") as conn:
-        if conn.dialect.name == "postgresql":
-            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": IMPORT_LOCK})
+        backend_of(conn).lock(conn, IMPORT_LOCK)
         pks, created = _conversation_pks(conn, list(dict.fromkeys(p.conversation_id for p in unique.values())))
         stored, replaced = _insert_messages(conn, list(unique.values()), pks, created, progress, replace)
         deltas = _deltas(unique, stored)
@@ -287,7 +279,7 @@ def _one_per_identity(prepared: Sequence[PreparedMessage]) -> dict[Identity, Pre
 
 
 def _dialect_insert(conn: Connection) -> Any:
-    return postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+    return backend_of(conn).insert
 
 
 def _conversation_pks(conn: Connection, ids: list[str]) -> tuple[dict[str, int], set[int]]:
@@ -364,12 +356,7 @@ def _executemany_messages(
     the table's own sequence. The ids are taken before the stale rows go (their outlines and texts
     go with them), so no id is used twice: an outline read before stays a description of its row.
     """
-    postgres = conn.dialect.name == "postgresql"
-    if postgres:
-        ids = list(conn.execute(_NEXT_MESSAGE_IDS, {"n": len(rows)}).scalars())
-    else:
-        first = conn.execute(select(func.coalesce(func.max(MESSAGES.c.id), 0))).scalar_one() + 1
-        ids = list(range(first, first + len(rows)))
+    ids = backend_of(conn).message_ids(conn, len(rows))
     if stale:
         conn.execute(delete(MESSAGES).where(MESSAGES.c.id.in_(stale)))
     for pk, row in zip(ids, rows, strict=True):
@@ -379,20 +366,7 @@ def _executemany_messages(
         for row, outline in zip(rows, outlines, strict=True)
         if outline is not None
     ]
-    if not postgres:
-        executemany_rows(conn, MESSAGES, rows)
-        if outline_rows:
-            executemany_rows(conn, MESSAGE_OUTLINES, outline_rows)
-        return
-    copy_rows(conn, MESSAGES, rows)
-    if outline_rows:
-        copy_rows(conn, MESSAGE_OUTLINES, outline_rows)
-    # Every text, outlined or not: an export writes these, byte for byte, not JSONB's rendering.
-    copy_rows(conn, MESSAGE_TEXTS, [{"message_pk": row["id"], "text": str(row["body"]).encode()} for row in rows])
-    write_chunks(conn, [(row["id"], row["conversation_pk"], row["search_text"]) for row in rows])
-
-
-_NEXT_MESSAGE_IDS = text("SELECT nextval(pg_get_serial_sequence('messages', 'id')) FROM generate_series(1, :n)")
+    backend_of(conn).write_messages(conn, rows, outline_rows)
 
 
 def _deltas(unique: dict[Identity, PreparedMessage], stored: set[Identity]) -> dict[str, _Delta]:
@@ -464,34 +438,7 @@ def _apply_deltas(conn: Connection, deltas: dict[str, _Delta], pks: dict[str, in
         }
         for cid, d in deltas.items()
     ]
-    if conn.dialect.name == "postgresql":
-        # One statement over arrays: an UPDATE per conversation took about a tenth of a 100,000-message import.
-        arrays = {
-            name: bindparam(name, [row[name] for row in rows], type_=postgresql.ARRAY(type_))
-            for name, type_ in _DELTA_TYPES.items()
-        }
-        source = func.unnest(*arrays.values()).table_valued(*_DELTA_TYPES, name="d").render_derived()
-        conn.execute(_delta_update(source.c).where(CONVERSATIONS.c.id == source.c.d_pk))
-    else:
-        fields = {name: bindparam(name, type_=type_) for name, type_ in _DELTA_TYPES.items()}
-        conn.execute(_delta_update(fields).where(CONVERSATIONS.c.id == fields["d_pk"]), rows)
+    backend = backend_of(conn)
+    backend.update_each(conn, lambda d: _delta_update(d).where(CONVERSATIONS.c.id == d["d_pk"]), _DELTA_TYPES, rows)
     kinds = [{"conversation_pk": pks[cid], "kind": kind} for cid, d in deltas.items() for kind in sorted(d.kinds)]
-    if conn.dialect.name == "postgresql":
-        # INSERT ... SELECT over arrays: one statement for every (conversation, kind) pair.
-        pairs = (
-            func.unnest(
-                bindparam("k_pk", [k["conversation_pk"] for k in kinds], type_=postgresql.ARRAY(Integer)),
-                bindparam("k_kind", [k["kind"] for k in kinds], type_=postgresql.ARRAY(Text)),
-            )
-            .table_valued("k_pk", "k_kind", name="k")
-            .render_derived()
-        )
-        chosen = select(pairs.c.k_pk, pairs.c.k_kind)
-        conn.execute(
-            postgresql.insert(CONVERSATION_KINDS)
-            .from_select(["conversation_pk", "kind"], chosen)
-            .on_conflict_do_nothing()
-        )
-    else:
-        # executemany, not multi-row VALUES: the driver parses every distinct long statement (slower here).
-        conn.execute(sqlite.insert(CONVERSATION_KINDS).on_conflict_do_nothing(), kinds)
+    backend.insert_new(conn, CONVERSATION_KINDS, kinds)

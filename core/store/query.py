@@ -21,15 +21,14 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import orjson
-from sqlalchemy import ColumnElement, Connection, Select, exists, func, literal_column, or_, select, text, tuple_
+from sqlalchemy import ColumnElement, Connection, Select, exists, func, or_, select, tuple_
 from sqlalchemy.sql.elements import UnaryExpression
 
 from core.errors import UnknownNameError
-from core.store.casefold import fold
-from core.store.engine import LOWER_FUNCTION
+from core.store.backend import backend_of
 from core.store.errors import InvalidQueryError
-from core.store.pg_search import MAX_NEEDLE, SEARCH_CHUNKS, contains_pattern, like_pattern
-from core.store.tables import CONVERSATION_KINDS, CONVERSATIONS, MESSAGES
+from core.store.pg_search import MAX_NEEDLE
+from core.store.tables import CONVERSATION_KINDS, CONVERSATIONS
 from core.store.views import ConversationPage, ConversationSummary, from_row
 
 SortName = Literal["recent", "oldest", "newest", "damaged"]
@@ -136,30 +135,9 @@ def _fits(value: object, bound: int) -> bool:
 
 def search_condition(conn: Connection, needle: str) -> ColumnElement[bool]:
     """Conversations whose id or title, or a message's searchable text, contains ``needle`` (bound, literal)."""
-    m = MESSAGES.c
-    if conn.dialect.name == "postgresql":
-        chunk = SEARCH_CHUNKS.c
-        matching = select(chunk.conversation_pk).where(chunk.folded.like(like_pattern(needle), escape="\\"))
-    elif len(needle) >= 3:
-        phrase = '"' + needle.replace('"', '""') + '"'
-        match = text("message_fts MATCH :phrase").bindparams(phrase=phrase)
-        fts: Select[Any] = select(literal_column("rowid")).select_from(text("message_fts")).where(match)
-        matching = select(m.conversation_pk).where(m.id.in_(fts))
-    elif needle.isascii():
-        matching = select(m.conversation_pk).where(m.search_text.like(contains_pattern(needle), escape="\\"))
-    else:  # SQLite's LIKE folds ASCII letters only: fold both sides in Python (still a scan, as LIKE is)
-        folded = getattr(func, LOWER_FUNCTION)(m.search_text)
-        matching = select(m.conversation_pk).where(func.instr(folded, fold(needle)) > 0)
-    return or_(_C.id.in_(matching), *(_holds(conn, column, needle) for column in (_C.conversation_id, _C.title)))
-
-
-def _holds(conn: Connection, column: ColumnElement[str], needle: str) -> ColumnElement[bool]:
-    """``column`` contains ``needle``, case-insensitively as the message search: a scan of one short column."""
-    if conn.dialect.name == "postgresql":
-        return func.lower(column).like(like_pattern(needle), escape="\\")
-    if needle.isascii():  # SQLite's LIKE folds ASCII letters
-        return column.like(contains_pattern(needle), escape="\\")
-    return func.instr(getattr(func, LOWER_FUNCTION)(column), fold(needle)) > 0
+    backend = backend_of(conn)
+    matching = backend.matching_conversations(needle)
+    return or_(_C.id.in_(matching), *(backend.contains(column, needle) for column in (_C.conversation_id, _C.title)))
 
 
 def _narrowed(conn: Connection, stmt: Select[Any], query: ConversationQuery) -> Select[Any] | None:

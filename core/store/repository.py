@@ -8,28 +8,24 @@ dataclasses (``core.store.views``); nothing returned holds a connection.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
-from sqlalchemy import Engine, Integer, Text, bindparam, cast, func, select
-from sqlalchemy.dialects import postgresql
+from sqlalchemy import Engine, Text, bindparam, cast, func, select
 
 from core.errors import UnknownNameError
 from core.jsonio import loads
-from core.messages.union import MESSAGE_ADAPTER, Message
+from core.messages.union import MESSAGE_ADAPTER
 from core.reader import DEFAULT_LIMITS, BadMessages, ReadLimits, Record, StoreLine, read_path
 from core.store import app_secrets, export_lines, import_lines, importer, query, runs, snippets, step_runs
+from core.store.backend import Backend, BackendName, backend_of
 from core.store.engine import (
     DEFAULT_SETTINGS,
-    Backend,
     EngineSettings,
-    backend_of,
     claim_by_key,
     make_engine,
-    one_statement_read,
     one_statement_write,
     read_transaction,
     resolve_url,
@@ -67,37 +63,11 @@ if TYPE_CHECKING:
 
 _M = MESSAGES.c
 _C = CONVERSATIONS.c
-_MESSAGE_BODIES = (
-    select(_M.body)
-    .join(CONVERSATIONS, _C.id == _M.conversation_pk)
-    .where(_C.conversation_id == bindparam("conversation_id"))
-    .order_by(_M.create_ts, _M.id)
-)
-
-
-def _pg_substrings(conn: Any, spans: list[tuple[int, int, int]]) -> list[bytes]:
-    """PostgreSQL: every span's bytes of ``message_texts`` in one statement (the spans as array parameters)."""
-    if not spans:
-        return []
-    t = MESSAGE_TEXTS.c
-    wanted = (
-        func.unnest(
-            bindparam("rows", [s[0] for s in spans], type_=postgresql.ARRAY(Integer)),
-            bindparam("starts", [s[1] + 1 for s in spans], type_=postgresql.ARRAY(Integer)),  # SQL counts from 1
-            bindparam("lengths", [s[2] - s[1] for s in spans], type_=postgresql.ARRAY(Integer)),
-        )
-        .table_valued("row", "start", "length", with_ordinality="position")
-        .render_derived()
-    )
-    stmt = (
-        select(wanted.c.position, func.substring(t.text, wanted.c.start, wanted.c.length))
-        .select_from(wanted.join(MESSAGE_TEXTS, t.message_pk == wanted.c.row))
-        .order_by(wanted.c.position)
-    )
-    found = conn.execute(stmt).all()
-    if len(found) != len(spans):
-        raise UnknownNameError("a stored message's text is gone (deleted since its outline was read)")
-    return [bytes(piece) for _, piece in found]
+_O = MESSAGE_OUTLINES.c
+_STORED_COLUMNS = (
+    _M.msg_id, _M.role, _M.msg_type, _M.kind, _M.create_ts, _M.records, _M.damaged, _M.source, _M.line, _M.body,
+)  # fmt: skip
+"""What a StoredMessage holds of its row."""
 
 
 class Store:
@@ -105,6 +75,8 @@ class Store:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        self.db: Backend = backend_of(engine)
+        """What differs between SQLite and PostgreSQL (``core.store.backend``)."""
 
     @classmethod
     def open(
@@ -121,9 +93,9 @@ class Store:
         return cls(engine)
 
     @property
-    def backend(self) -> Backend:
+    def backend(self) -> BackendName:
         """``sqlite`` or ``postgresql``."""
-        return backend_of(self.engine)
+        return self.db.name
 
     def close(self) -> None:
         """Release every pooled connection."""
@@ -156,11 +128,10 @@ class Store:
         ``bad``, the reader's, gets the messages that cannot be stored too; what it holds once the file is read
         refuses the file (InputErrors for several).
         """
-        postgres = self.backend == "postgresql"
-        prepared = importer.prepare(records, postgres=postgres, bad=bad)
+        prepared = importer.prepare(records, postgres=self.db.refuses_nul, bad=bad)
         if bad is not None:
             bad.check()
-        checked = import_lines.prepare_lines(store_lines, postgres=postgres)
+        checked = import_lines.prepare_lines(store_lines, postgres=self.db.refuses_nul)
         return importer.write(
             self.engine, prepared, source=source, progress=progress, replace=replace, store_lines=checked
         )
@@ -276,33 +247,29 @@ class Store:
                 return
             q = replace(q, cursor=page.next_cursor)
 
-    def get_conversation(self, conversation_id: str) -> ConversationDetail:
-        """A conversation with all its messages, typed through the Message union; UnknownNameError if absent."""
+    def _read_conversation(
+        self, conversation_id: str, *columns: Any, outlines: bool = False
+    ) -> tuple[ConversationSummary, Sequence[Any]]:
+        """The one read of a conversation: its figures and ``columns`` of each of its messages in order
+        (``create_ts``, then import position), in one snapshot; ``outlines`` joins each message's outline
+        (None where it has none). UnknownNameError if there is no such conversation."""
+        stmt = select(*columns).where(_M.conversation_pk == bindparam("pk")).order_by(_M.create_ts, _M.id)
+        if outlines:
+            stmt = stmt.select_from(MESSAGES.outerjoin(MESSAGE_OUTLINES, _O.message_pk == _M.id))
         with read_transaction(self.engine) as conn:
             row = conn.execute(query.summary_select().where(_C.conversation_id == conversation_id)).first()
             if row is None:
                 raise UnknownNameError(f"no conversation {conversation_id!r}")
-            rows = conn.execute(
-                select(
-                    _M.msg_id,
-                    _M.role,
-                    _M.msg_type,
-                    _M.kind,
-                    _M.create_ts,
-                    _M.records,
-                    _M.damaged,
-                    _M.source,
-                    _M.line,
-                    _M.body,
-                )
-                .where(_M.conversation_pk == row.id)
-                .order_by(_M.create_ts, _M.id)
-            ).all()
+            return query.to_summary(row), conn.execute(stmt, {"pk": row.id}).all()
+
+    def get_conversation(self, conversation_id: str) -> ConversationDetail:
+        """A conversation with all its messages, typed through the Message union; UnknownNameError if absent."""
+        summary, rows = self._read_conversation(conversation_id, *_STORED_COLUMNS)
         messages = tuple(
             from_row(StoredMessage, r, conversation_id=conversation_id, message=MESSAGE_ADAPTER.validate_python(r.body))
             for r in rows
         )
-        return ConversationDetail(summary=query.to_summary(row), messages=messages)
+        return ConversationDetail(summary=summary, messages=messages)
 
     def get_conversation_json(self, conversation_id: str) -> ConversationJSON:
         """A conversation's figures and its messages' JSON text, unparsed; UnknownNameError if absent.
@@ -310,14 +277,8 @@ class Store:
         The body is cast to text in SQL, so neither the JSON column's deserialiser nor psycopg's
         JSONB loader runs: on PostgreSQL the text is JSONB's own rendering (keys in JSONB order).
         """
-        with read_transaction(self.engine) as conn:
-            row = conn.execute(query.summary_select().where(_C.conversation_id == conversation_id)).first()
-            if row is None:
-                raise UnknownNameError(f"no conversation {conversation_id!r}")
-            bodies = conn.execute(
-                select(cast(_M.body, Text)).where(_M.conversation_pk == row.id).order_by(_M.create_ts, _M.id)
-            ).scalars()
-            return ConversationJSON(summary=query.to_summary(row), bodies=tuple(bodies))
+        summary, rows = self._read_conversation(conversation_id, cast(_M.body, Text))
+        return ConversationJSON(summary=summary, bodies=tuple(body for (body,) in rows))
 
     def get_conversation_outline(self, conversation_id: str) -> ConversationOutline | None:
         """A conversation's figures and its messages' outlines, in the order of ``get_conversation_json``.
@@ -326,20 +287,10 @@ class Store:
         by ``db upgrade``): the caller then reads the JSON whole. UnknownNameError if there is no such
         conversation.
         """
-        o = MESSAGE_OUTLINES.c
-        with read_transaction(self.engine) as conn:
-            row = conn.execute(query.summary_select().where(_C.conversation_id == conversation_id)).first()
-            if row is None:
-                raise UnknownNameError(f"no conversation {conversation_id!r}")
-            found = conn.execute(
-                select(_M.id, o.outline)
-                .select_from(MESSAGES.outerjoin(MESSAGE_OUTLINES, o.message_pk == _M.id))
-                .where(_M.conversation_pk == row.id)
-                .order_by(_M.create_ts, _M.id)
-            ).all()
+        summary, found = self._read_conversation(conversation_id, _M.id, _O.outline, outlines=True)
         if any(outline is None for _, outline in found):
             return None
-        return ConversationOutline(summary=query.to_summary(row), outlines=tuple((pk, text) for pk, text in found))
+        return ConversationOutline(summary=summary, outlines=tuple((pk, text) for pk, text in found))
 
     def get_bodies(self, rows: Sequence[int]) -> tuple[str, ...]:
         """The stored JSON text of the messages with these row ids (one conversation's), in the order given."""
@@ -366,37 +317,7 @@ class Store:
         """
         wanted = list(spans)
         with read_transaction(self.engine) as conn:
-            if conn.dialect.name == "postgresql":
-                return _pg_substrings(conn, wanted)
-            driver = conn.connection.driver_connection
-            assert isinstance(driver, sqlite3.Connection)
-            out: list[bytes] = []
-            blob: sqlite3.Blob | None = None
-            blob_row = -1
-            try:
-                for row, start, end in wanted:
-                    if row != blob_row:
-                        if blob is not None:
-                            blob.close()
-                        blob, blob_row = driver.blobopen(MESSAGES.name, "body", row, readonly=True), row
-                    assert blob is not None
-                    blob.seek(start)
-                    out.append(blob.read(end - start))
-            finally:
-                if blob is not None:
-                    blob.close()
-            return out
-
-    def messages(self, conversation_id: str) -> tuple[Message, ...] | None:
-        """A conversation's top-level messages in order, typed; None when there is no such conversation.
-
-        What a replay builds its request from.
-        """
-        with one_statement_read(self.engine) as conn:  # a second statement only tells "empty" from "absent"
-            bodies = conn.execute(_MESSAGE_BODIES, {"conversation_id": conversation_id}).scalars().all()
-            if not bodies and conn.execute(select(_C.id).where(_C.conversation_id == conversation_id)).first() is None:
-                return None
-        return tuple(MESSAGE_ADAPTER.validate_python(body) for body in bodies)
+            return self.db.read_spans(conn, wanted)
 
     def counts(self) -> dict[str, int]:
         """Row counts of each table (for ``db`` status and tests)."""
@@ -423,7 +344,7 @@ class Store:
             lambda conn: runs.claim_run(conn, new),
             new.idempotency_key,
             runs.run_by_key,
-            writing=runs.claim_writing(self.engine.dialect.name),
+            writing=runs.claim_writing(self.db),
         )
 
     def finish_run(self, run_id: str, **ending: Unpack[runs.RunEnding]) -> RunView:

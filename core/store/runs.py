@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from typing import Any, Required, TypedDict
 
 from sqlalchemy import Connection, Engine, bindparam, func, literal_column, select, tuple_, update
-from sqlalchemy.dialects import postgresql, sqlite
 
 from core.errors import UnknownNameError
 from core.messages.base import now_ms
+from core.store.backend import Backend, backend_of
 from core.store.engine import one_statement_write, write_transaction
 from core.store.errors import InvalidQueryError
 from core.store.query import MAX_PAGE, decode_cursor, encode_cursor
@@ -95,7 +95,7 @@ def claim_run(conn: Connection, new: NewRun) -> tuple[RunView, bool]:
     inserts and the other gets that run: on SQLite the write lock serialises them; on PostgreSQL the second
     insert waits for the first's transaction and, once it commits, reads its run.
     """
-    statements = _statements(conn.dialect.name)
+    statements = _statements(backend_of(conn))
     started = now_ms() if new.started_at is None else new.started_at
     row = conn.execute(
         statements.insert,
@@ -121,9 +121,9 @@ def claim_run(conn: Connection, new: NewRun) -> tuple[RunView, bool]:
     return _view(row, conversation_id=new.conversation_id, request_body=new.request_body), True
 
 
-def claim_writing(dialect: str) -> Callable[[Engine], AbstractContextManager[Connection]]:
-    """How :func:`claim_run` writes: on PostgreSQL its write is one statement (see ``_statements``), in autocommit."""
-    return one_statement_write if dialect == "postgresql" else write_transaction
+def claim_writing(backend: Backend) -> Callable[[Engine], AbstractContextManager[Connection]]:
+    """How :func:`claim_run` writes: one statement where the backend writes in CTEs (see ``_statements``)."""
+    return one_statement_write if backend.writes_in_ctes else write_transaction
 
 
 class RunEnding(TypedDict, total=False):
@@ -158,7 +158,7 @@ def finish_run(
     if status not in RUN_STATUSES or status == "running":
         raise InvalidQueryError(f"a run ends as one of: {', '.join(s for s in RUN_STATUSES if s != 'running')}")
     usage = usage or TokenUsage()
-    statements = _statements(conn.dialect.name)
+    statements = _statements(backend_of(conn))
     row = conn.execute(
         statements.finish if request_body is None else statements.finish_without_body,
         {
@@ -195,11 +195,10 @@ class _Statements:
 
 
 @functools.cache
-def _statements(dialect: str) -> _Statements:
-    dialect_insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+def _statements(backend: Backend) -> _Statements:
     given = [_R[name] for name in _STARTED_COLUMNS]
     insert = (
-        dialect_insert(RUNS)
+        backend.insert(RUNS)
         .from_select(
             [*given, _R.conversation_pk],
             select(*(bindparam(c.name, type_=c.type) for c in given), _C.id).where(
@@ -213,18 +212,18 @@ def _statements(dialect: str) -> _Statements:
     end = (
         update(RUNS)
         .where(_R.run_id == bindparam("ended_run_id"))
-        .values(**ended, latency_ms=greatest(dialect, ended["finished_at"] - _R.started_at, 0))
+        .values(**ended, latency_ms=backend.greatest(ended["finished_at"] - _R.started_at, 0))
     )
     finish = end.returning(*RUNS.c, _conversation_id_of_run())
     finish_without_body = end.returning(*(c for c in RUNS.c if c.name != "request_body"), _conversation_id_of_run())
     started: Any = bindparam("started_at")
     count_run = update(CONVERSATIONS).values(
         runs=_C.runs + literal_column("1"),
-        last_activity=func.coalesce(greatest(dialect, _C.last_activity, started), started),
+        last_activity=func.coalesce(backend.greatest(_C.last_activity, started), started),
     )
-    # One round trip on PostgreSQL: the count is a data-modifying CTE beside the insert it reads. No value the
+    # One round trip where the count can be a data-modifying CTE beside the insert it reads. No value the
     # statement binds may be named after a column of conversations: SQLAlchemy would add it to the UPDATE's SET.
-    if dialect == "postgresql":
+    if backend.writes_in_ctes:
         inserted = insert.cte("inserted")
         counted = count_run.where(_C.id == inserted.c.conversation_pk).cte("counted")
         return _Statements(select(inserted).add_cte(counted), None, finish, finish_without_body)
@@ -243,11 +242,6 @@ _ENDED_COLUMNS = (
 def _conversation_id_of_run() -> Any:
     """The updated run's conversation id, for a RETURNING clause (a view carries it)."""
     return select(_C.conversation_id).where(_C.id == _R.conversation_pk).scalar_subquery().label("conversation_id")
-
-
-def greatest(dialect: str, *values: Any) -> Any:
-    """SQL's larger of its arguments: ``max`` is scalar on SQLite, an aggregate on PostgreSQL."""
-    return func.max(*values) if dialect == "sqlite" else func.greatest(*values)
 
 
 def list_runs(

@@ -16,8 +16,9 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Connection, Engine, text
+from sqlalchemy import Connection, Engine
 
+from core.store.backend import backend_of
 from core.store.backfill import backfill_outlines
 from core.store.engine import read_transaction, write_transaction
 from core.store.errors import SchemaOutOfDate
@@ -25,7 +26,7 @@ from core.store.errors import SchemaOutOfDate
 SCRIPT_LOCATION = "core.store:migrations"
 _OUTLINES_REVISION = "0003"
 """The revision that made message outlines: messages stored before it get theirs when the upgrade passes it."""
-_PG_MIGRATION_LOCK = 0x7472_6C75  # "trlu": an arbitrary constant shared by every Traceloupe process
+_MIGRATION_LOCK = 0x7472_6C75  # "trlu": an arbitrary constant shared by every Traceloupe process
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,8 +65,8 @@ def current_revision(conn: Connection) -> str | None:
 def upgrade(engine: Engine) -> UpgradeResult:
     """Bring the database to the newest schema (``traceloupe db upgrade``)."""
     with write_transaction(engine, rebuilds_tables=True) as conn:
-        if conn.dialect.name == "postgresql":
-            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_MIGRATION_LOCK})
+        backend = backend_of(conn)
+        backend.lock(conn, _MIGRATION_LOCK)
         before = current_revision(conn)
         outlined = 0
         if before != head_revision():
@@ -73,8 +74,8 @@ def upgrade(engine: Engine) -> UpgradeResult:
             if before is not None and before < _OUTLINES_REVISION:  # four-digit revision ids compare as text
                 outlined = backfill_outlines(conn)
         queue_schema = False
-        if conn.dialect.name == "postgresql":
-            from core.store.procrastinate_tables import ensure_queue_schema
+        if backend.serves_job_queue:
+            from core.store.procrastinate_tables import ensure_queue_schema  # the queue's schema, not the store's
 
             queue_schema = ensure_queue_schema(conn)
     return UpgradeResult(before=before, after=head_revision(), outlined=outlined, queue_schema=queue_schema)

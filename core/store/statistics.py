@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from sqlalchemy import Engine, text
 
+from core.store.backend import backend_of
 from core.store.engine import write_transaction
 
 MIN_ROWS = 1000
@@ -30,7 +31,7 @@ IMPORTED_TABLES = (
 
 def analyze_after_import(engine: Engine, new_messages: int) -> bool:
     """``ANALYZE`` the imported tables when ``new_messages`` is a large share of the store; True when it did."""
-    if engine.dialect.name != "postgresql" or new_messages < MIN_ROWS:
+    if not backend_of(engine).analyzes_after_import or new_messages < MIN_ROWS:
         return False
     with write_transaction(engine, label="the statistics after an import") as conn:
         counted = conn.execute(text("SELECT reltuples FROM pg_class WHERE oid = 'messages'::regclass")).scalar_one()

@@ -17,9 +17,9 @@ from sqlalchemy import Connection, delete, func, insert, literal_column, select,
 
 from core.errors import UnknownNameError
 from core.messages.base import now_ms
+from core.store.backend import backend_of
 from core.store.errors import InvalidQueryError
 from core.store.query import MAX_PAGE, conversation_pk
-from core.store.runs import greatest
 from core.store.tables import CONVERSATIONS, STEP_RUNS, STEPS
 from core.store.views import from_row, values_of
 
@@ -227,7 +227,7 @@ def claim_step_run(conn: Connection, new: NewStepRun) -> tuple[StepRunView, bool
             comparison=new.comparison,
         )
     )
-    later = greatest(conn.dialect.name, _C.last_activity, started)
+    later = backend_of(conn).greatest(_C.last_activity, started)
     conn.execute(
         update(CONVERSATIONS)
         .where(_C.id == pk)

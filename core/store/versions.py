@@ -14,14 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
-from sqlalchemy import Connection, Integer, Text, and_, bindparam, cast, column, func, select, values
-from sqlalchemy.dialects import postgresql
+from sqlalchemy import Connection, Integer, Text, and_, cast, select
 
 from core.errors import InputError
 from core.jsonio import dumps, loads
-from core.store.tables import MESSAGE_TEXTS, MESSAGES
+from core.store.backend import backend_of
+from core.store.tables import MESSAGES
 
 Identity = tuple[str, str]
 """(conversation_id, msg_id): unique in the store."""
@@ -72,6 +71,10 @@ def conflict_with_stored(
     )
 
 
+_KEY_TYPES = {"w_pk": Integer, "w_id": Text}
+"""The identities looked up: a conversation's row id and a msg_id."""
+
+
 def stored_versions(conn: Connection, wanted: Iterable[tuple[int, Identity]]) -> dict[Identity, StoredVersion]:
     """The stored version of each identity that has one; ``wanted`` gives each with its conversation's row id.
 
@@ -85,34 +88,17 @@ def stored_versions(conn: Connection, wanted: Iterable[tuple[int, Identity]]) ->
         return {}
     names = {(pk, identity[1]): identity for pk, identity in pairs}
     columns = (m.id, m.conversation_pk, m.msg_id, m.source, m.line)
-    keys: Any
-    if conn.dialect.name == "postgresql":  # arrays, not a parameter per value: much less to parse
-        keys = (
-            func.unnest(
-                bindparam("w_pk", [pk for pk, _ in pairs], type_=postgresql.ARRAY(Integer)),
-                bindparam("w_id", [identity[1] for _, identity in pairs], type_=postgresql.ARRAY(Text)),
-            )
-            .table_valued("w_pk", "w_id", name="w")
-            .render_derived()
-        )
-    else:  # a CTE of VALUES joined on the index: a row-value IN would scan the whole index
-        keys = (
-            values(column("w_pk", Integer), column("w_id", Text), name="w")
-            .data([(pk, identity[1]) for pk, identity in pairs])
-            .cte("w")
-        )
+    backend = backend_of(conn)
+    keys = backend.row_set("w", _KEY_TYPES, [{"w_pk": pk, "w_id": identity[1]} for pk, identity in pairs])
     on = and_(m.conversation_pk == keys.c.w_pk, m.msg_id == keys.c.w_id)
     found = conn.execute(select(*columns).select_from(keys.join(MESSAGES, on))).all()
     if not found:
         return {}
-    t = MESSAGE_TEXTS.c
     rows = [r.id for r in found]
     texts: dict[int, str] = {
         pk: text for pk, text in conn.execute(select(m.id, cast(m.body, Text)).where(m.id.in_(rows)))
     }
-    if conn.dialect.name == "postgresql":
-        exact = conn.execute(select(t.message_pk, t.text).where(t.message_pk.in_(list(texts)))).all()
-        texts.update((pk, bytes(text).decode()) for pk, text in exact)
+    texts.update(backend.exact_texts(conn, list(texts)))
     return {
         names[(r.conversation_pk, r.msg_id)]: StoredVersion(row=r.id, text=texts[r.id], source=r.source, line=r.line)
         for r in found

@@ -75,6 +75,11 @@ class ConversationDetail:
     summary: ConversationSummary
     messages: tuple[StoredMessage, ...]
 
+    @property
+    def typed(self) -> tuple[Message, ...]:
+        """The messages alone, typed through the Message union, in order: what a replay builds its request from."""
+        return tuple(m.message for m in self.messages)
+
 
 @dataclass(frozen=True, slots=True)
 class ConversationJSON:

@@ -16,7 +16,8 @@ from sqlalchemy import insert, text
 from core.jobs import JobSettings
 from core.jobs.pg import ProcrastinateQueue
 from core.reader import read_bytes
-from core.store import ConversationQuery, NewRun, Store, head_revision, importer, make_engine, resolve_url
+from core.store import ConversationQuery, NewRun, Store, head_revision, make_engine, resolve_url
+from core.store.backend import postgres
 from core.store.engine import write_transaction
 from core.store.schema import _config
 from core.store.tables import METADATA, STEP_RUNS
@@ -47,7 +48,7 @@ def test_db_upgrade_command(fresh_url: str, capsys: pytest.CaptureFixture[str]) 
 def test_db_upgrade_from_0003_keys_messages_by_conversation(
     fresh_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(importer, "write_chunks", lambda conn, rows: None)  # as Traceloupe 0003 wrote
+    monkeypatch.setattr(postgres, "write_chunks", lambda conn, rows: None)  # as Traceloupe 0003 wrote
     engine = make_engine(resolve_url(fresh_url))
     with write_transaction(engine) as conn:
         command.upgrade(_config(conn), "0003")

@@ -111,7 +111,8 @@ def test_every_replay_outcome_can_be_recorded(with_conversation: Store) -> None:
         assert store.finish_run(run.run_id, status=status).status == status
 
 
-def test_messages_in_the_web_sources_shape(with_conversation: Store) -> None:
-    (only,) = with_conversation.messages("c") or ()
+def test_a_conversation_reads_as_its_typed_messages_and_an_unknown_one_is_an_error(with_conversation: Store) -> None:
+    (only,) = with_conversation.get_conversation("c").typed
     assert only.msg_id == "u"
-    assert with_conversation.messages("nope") is None
+    with pytest.raises(UnknownNameError):
+        with_conversation.get_conversation("nope")

@@ -23,16 +23,15 @@ def add_db_argument(parser: argparse.ArgumentParser) -> None:
 def missing_sqlite_file(db: str | None) -> Path | None:
     """The SQLite file ``--db`` names when it does not exist yet; None for an existing file or a server URL."""
     from core.store import StoreError
+    from core.store.backend import backend_for_url
     from core.store.engine import resolve_url
 
     try:
         url = resolve_url(db)
+        path = backend_for_url(url).database_file(url)
     except StoreError:
         return None  # Store.open says why, in its own words
-    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
-        return None
-    path = Path(url.database)
-    return None if path.exists() else path
+    return None if path is None or path.exists() else path
 
 
 def run_with_store(
@@ -126,12 +125,12 @@ def run(ns: argparse.Namespace) -> int:
         if revision == head_revision():
             for table, count in store.counts().items():
                 print(f"{table}: {count}")
-        if store.backend == "sqlite":
-            with store.engine.connect() as conn:
-                check = [str(row[0]) for row in conn.exec_driver_sql("PRAGMA quick_check")]
-            print(f"quick_check: {'; '.join(check)}")
-            return 0 if check == ["ok"] else 1
-        return 0
+        with store.engine.connect() as conn:
+            check = store.db.integrity_check(conn)
+        if check is None:
+            return 0
+        print(f"quick_check: {'; '.join(check)}")
+        return 0 if check == ["ok"] else 1
 
     upgrading = ns.action == "upgrade"
     return run_with_store(ns, do_upgrade if upgrading else do_status, migrate=False, create=upgrading)

@@ -67,7 +67,7 @@ def run(ns: argparse.Namespace) -> int:
     from web.tasks import use_web_tasks
 
     def body(store: Store) -> int:
-        if store.backend != "postgresql":
+        if not store.db.serves_job_queue:
             echo(SQLITE_MESSAGE, file=sys.stderr)
             return 1
         limits = parse_limits(",".join(ns.provider_limit)) if ns.provider_limit else env_limits()

@@ -71,7 +71,7 @@ def test_records_placed_before_and_after_their_user_message() -> None:
     )
     other = _msg(role="user", msg_type="text", msg_id="u2", create_ts=150, content="second")
     store = temp_store([other, user])  # out of order on purpose
-    cards = Timeline(store.messages("c") or []).page(0, 100).cards
+    cards = Timeline(store.get_conversation("c").typed).page(0, 100).cards
     assert [c.msg_id for c in cards] == ["earliest", "early", "u", "same", "mid", "late", "u2"]
     assert [c.placement for c in cards] == ["before", "before", "message", "after", "after", "after", "message"]
     assert cards[0].parent_anchor == "msg-u"
@@ -79,7 +79,7 @@ def test_records_placed_before_and_after_their_user_message() -> None:
 
 def test_equal_timestamps_keep_file_order() -> None:
     msgs = [_msg(role="system", msg_id=f"s{i}", create_ts=5, content=str(i)) for i in range(5)]
-    assert [c.msg_id for c in Timeline(temp_store(msgs).messages("c") or []).page(0, 9).cards] == [
+    assert [c.msg_id for c in Timeline(temp_store(msgs).get_conversation("c").typed).page(0, 9).cards] == [
         f"s{i}" for i in range(5)
     ]
 

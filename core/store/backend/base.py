@@ -1,0 +1,126 @@
+"""What a database backend answers: the protocol both backends implement, and the types it speaks in."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from sqlalchemy import ColumnElement, Connection, Engine, Executable, FromClause, Select, Table
+from sqlalchemy.dialects import postgresql as pg_dialect
+from sqlalchemy.dialects import sqlite as sqlite_dialect
+from sqlalchemy.engine import URL
+from sqlalchemy.types import TypeEngine
+
+from core.store.settings import EngineSettings
+
+BackendName = Literal["sqlite", "postgresql"]
+Insert = sqlite_dialect.Insert | pg_dialect.Insert
+"""An INSERT that can do nothing on a conflict (each backend's own)."""
+ColumnTypes = Mapping[str, TypeEngine[Any] | type[TypeEngine[Any]]]
+Rows = Sequence[Mapping[str, Any]]
+WRITE_OPTION = "traceloupe_write"
+"""The execution option that marks a connection as a writer's (SQLite begins its transactions IMMEDIATE)."""
+
+
+class Backend(Protocol):
+    """What differs between the databases a store runs on; one instance per backend, shared by every engine."""
+
+    def __hash__(self) -> int:
+        """Backends key the caches of statements built for them."""
+
+    @property
+    def name(self) -> BackendName:
+        """``sqlite`` or ``postgresql`` (for messages and tests; code asks the flags and methods below)."""
+
+    # -- what it can do ------------------------------------------------------
+
+    @property
+    def serves_job_queue(self) -> bool:
+        """A separate ``traceloupe worker`` can serve its job queue (Procrastinate, whose tables it holds)."""
+
+    @property
+    def autocommits_one_statement(self) -> bool:
+        """A write or read of one statement runs in autocommit: atomic alone, two round trips fewer."""
+
+    @property
+    def refuses_nul(self) -> bool:
+        """Its text and JSON columns cannot hold U+0000, so an import refuses a string that contains it."""
+
+    @property
+    def keeps_texts(self) -> bool:
+        """A message's exact JSON text is kept beside its body (``message_texts``): the body is not that text."""
+
+    @property
+    def writes_in_ctes(self) -> bool:
+        """A statement can write in a CTE beside its main write (two writes, one round trip)."""
+
+    @property
+    def analyzes_after_import(self) -> bool:
+        """Its planner reads statistics that a bulk import makes stale until they are refreshed."""
+
+    # -- connecting ----------------------------------------------------------
+
+    def driver_url(self, url: URL) -> URL:
+        """``url`` with the driver Traceloupe talks to this backend with."""
+
+    def database_file(self, url: URL) -> Path | None:
+        """The file the database lives in; None for a server."""
+
+    def make_engine(self, url: URL, settings: EngineSettings) -> Engine:
+        """An engine for ``url`` with ``settings`` applied on every connection."""
+
+    def rebuilding_tables(self, conn: Connection) -> AbstractContextManager[None]:
+        """A transaction on ``conn`` in which a migration may drop and rebuild tables."""
+
+    def integrity_check(self, conn: Connection) -> list[str] | None:
+        """The database's own check of its file (``["ok"]`` when sound); None where it has none."""
+
+    def lock(self, conn: Connection, key: int) -> None:
+        """Hold the lock ``key`` until the transaction ends (writers of one kind one at a time)."""
+
+    # -- statements ------------------------------------------------------------
+
+    def insert(self, table: Table) -> Insert:
+        """An INSERT into ``table`` that can do nothing on a conflict."""
+
+    def greatest(self, *values: Any) -> ColumnElement[Any]:
+        """SQL's larger of its arguments (NULL when one is)."""
+
+    def row_set(self, name: str, types: ColumnTypes, rows: Rows) -> FromClause:
+        """``rows`` (at least one) as a table ``name`` with the columns ``types`` names, to join in a query."""
+
+    def update_each(
+        self, conn: Connection, statement: Callable[[Any], Executable], types: ColumnTypes, rows: Rows
+    ) -> None:
+        """Run ``statement(columns)`` for every row, ``columns`` giving the row's values by name."""
+
+    def insert_new(self, conn: Connection, table: Table, rows: Rows) -> None:
+        """INSERT ``rows`` into ``table``, each one that conflicts with a stored row left out."""
+
+    # -- messages --------------------------------------------------------------
+
+    def message_ids(self, conn: Connection, n: int) -> list[int]:
+        """``n`` unused message row ids (taken under the import lock)."""
+
+    def write_messages(self, conn: Connection, rows: list[dict[str, Any]], outlines: list[dict[str, Any]]) -> None:
+        """Insert message rows (with their ids) and their outlines, and what the backend keeps beside them."""
+
+    def exact_texts(self, conn: Connection, rows: Sequence[int]) -> dict[int, str]:
+        """The exact JSON text an import wrote for these message rows, where it is kept apart from the body."""
+
+    def read_spans(self, conn: Connection, spans: Sequence[tuple[int, int, int]]) -> list[bytes]:
+        """Byte ranges ``(row, start, end)`` of stored messages' JSON text, in order."""
+
+    # -- search ----------------------------------------------------------------
+
+    def matching_conversations(self, needle: str) -> Select[Any]:
+        """The row ids of conversations a message of which contains ``needle`` (case-insensitive, literal)."""
+
+    def contains(self, column: ColumnElement[str], needle: str) -> ColumnElement[bool]:
+        """``column`` contains ``needle``, case-insensitively as the message search: a scan of one short column."""
+
+    def match_windows(self, conversation_ids: Sequence[str], needle: str, reach: int, width: int) -> Select[Any]:
+        """(conversation id, position, window start, window) of each conversation's first match of ``needle``
+        (at least), the window ``width`` characters from ``reach`` before it (positions count from 1)."""

@@ -1,0 +1,264 @@
+"""SQLite: one file, WAL mode, a transaction begun by hand, FTS5 search, message bodies read in place.
+
+The file runs in WAL mode with a busy timeout, foreign keys on and ``synchronous=NORMAL``.
+Python's sqlite3 begins transactions lazily and DEFERRED, and a deferred transaction that later
+writes fails at once with "database is locked" whatever the busy timeout (the bug t8y2/dbx PR
+#6990 fixed); so the driver's own transaction handling is switched off and every transaction is
+begun here: ``BEGIN IMMEDIATE`` on a write connection (it waits for the lock up front, within the
+busy timeout), plain ``BEGIN`` on a read connection (WAL readers never block).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Engine,
+    Executable,
+    FromClause,
+    Select,
+    Table,
+    bindparam,
+    case,
+    column,
+    create_engine,
+    event,
+    func,
+    literal_column,
+    select,
+    text,
+    values,
+)
+from sqlalchemy.dialects import sqlite as sqlite_dialect
+from sqlalchemy.engine import URL
+
+from core.jsonio import loads
+from core.store.backend.base import WRITE_OPTION, BackendName, ColumnTypes, Rows
+from core.store.bulk import executemany_rows
+from core.store.casefold import fold
+from core.store.errors import StoreError
+from core.store.jsonio import dumps_text
+from core.store.pg_search import contains_pattern
+from core.store.settings import EngineSettings
+from core.store.tables import CONVERSATIONS, MESSAGE_OUTLINES, MESSAGES
+
+log = logging.getLogger("traceloupe.store")
+
+LOWER_FUNCTION = "traceloupe_lower"
+"""Search's case fold (``core.store.casefold``) as an SQL function. SQLite's own ``lower()`` and ``LIKE``
+fold ASCII letters only, so ``é`` would not find "École"; PostgreSQL's chunks fold every letter."""
+
+PRIVATE_FILE_MODE = 0o600
+"""A new database file is readable by its owner only (traces hold whatever the agent saw);
+SQLite gives its -wal and -shm files the database file's mode."""
+
+_M = MESSAGES.c
+_C = CONVERSATIONS.c
+
+
+def sqlite_file_url(path: Path) -> URL:
+    """The URL of the SQLite database in the file ``path``."""
+    return URL.create("sqlite", database=str(path))
+
+
+class SqliteBackend:
+    """SQLite, through Python's sqlite3."""
+
+    name: BackendName = "sqlite"
+    serves_job_queue = False
+    autocommits_one_statement = False  # every write begins IMMEDIATE, to wait for the lock up front
+    refuses_nul = False
+    keeps_texts = False  # the body column holds the text as imported
+    writes_in_ctes = False
+    analyzes_after_import = False
+
+    # -- connecting ----------------------------------------------------------
+
+    def driver_url(self, url: URL) -> URL:
+        return url.set(drivername="sqlite")
+
+    def database_file(self, url: URL) -> Path | None:
+        return None if url.database in (None, "", ":memory:") else Path(url.database)
+
+    def make_engine(self, url: URL, settings: EngineSettings) -> Engine:
+        if url.database in (None, "", ":memory:"):
+            raise StoreError("an in-memory SQLite database cannot be shared between connections; use a file")
+        _create_private(url.database)
+        engine = create_engine(
+            url,
+            connect_args={"timeout": settings.busy_timeout_ms / 1000, "check_same_thread": False},
+            json_serializer=dumps_text,
+            json_deserializer=loads,
+        )
+        _connection_events(engine, settings)
+        return engine
+
+    @contextmanager
+    def rebuilding_tables(self, conn: Connection) -> Iterator[None]:
+        # Foreign keys off for the transaction, as SQLite's procedure for rebuilding a table requires
+        # (dropping a parent table would cascade), and checked before it commits.
+        driver = conn.connection.driver_connection
+        assert isinstance(driver, sqlite3.Connection)
+        driver.execute("PRAGMA foreign_keys=OFF")
+        try:
+            with conn.begin():
+                yield
+                broken = conn.exec_driver_sql("PRAGMA foreign_key_check").first()
+                if broken is not None:
+                    raise StoreError(f"the migration left a row of {broken[0]} without its {broken[2]} row")
+        finally:
+            driver.execute("PRAGMA foreign_keys=ON")
+
+    def integrity_check(self, conn: Connection) -> list[str] | None:
+        return [str(row[0]) for row in conn.exec_driver_sql("PRAGMA quick_check")]
+
+    def lock(self, conn: Connection, key: int) -> None:
+        """Nothing to take: a write transaction holds the database's one write lock already."""
+
+    # -- statements ------------------------------------------------------------
+
+    def insert(self, table: Table) -> sqlite_dialect.Insert:
+        return sqlite_dialect.insert(table)
+
+    def greatest(self, *values: Any) -> ColumnElement[Any]:
+        return func.max(*values)  # scalar with several arguments (an aggregate with one)
+
+    def row_set(self, name: str, types: ColumnTypes, rows: Rows) -> FromClause:
+        # A CTE of VALUES joined on an index: a row-value IN would scan the whole index.
+        columns = [column(key, type_) for key, type_ in types.items()]
+        return values(*columns, name=name).data([tuple(row[key] for key in types) for row in rows]).cte(name)
+
+    def update_each(
+        self, conn: Connection, statement: Callable[[Any], Executable], types: ColumnTypes, rows: Rows
+    ) -> None:
+        fields = {key: bindparam(key, type_=type_) for key, type_ in types.items()}
+        conn.execute(statement(fields), list(rows))
+
+    def insert_new(self, conn: Connection, table: Table, rows: Rows) -> None:
+        # executemany, not multi-row VALUES: the driver parses every distinct long statement.
+        if rows:
+            conn.execute(sqlite_dialect.insert(table).on_conflict_do_nothing(), list(rows))
+
+    # -- messages --------------------------------------------------------------
+
+    def message_ids(self, conn: Connection, n: int) -> list[int]:
+        first = conn.execute(select(func.coalesce(func.max(_M.id), 0))).scalar_one() + 1
+        return list(range(first, first + n))
+
+    def write_messages(self, conn: Connection, rows: list[dict[str, Any]], outlines: list[dict[str, Any]]) -> None:
+        executemany_rows(conn, MESSAGES, rows)
+        if outlines:
+            executemany_rows(conn, MESSAGE_OUTLINES, outlines)
+
+    def exact_texts(self, conn: Connection, rows: Sequence[int]) -> dict[int, str]:
+        return {}
+
+    def read_spans(self, conn: Connection, spans: Sequence[tuple[int, int, int]]) -> list[bytes]:
+        # Incremental blob I/O: only the pages that hold a range are read.
+        driver = conn.connection.driver_connection
+        assert isinstance(driver, sqlite3.Connection)
+        out: list[bytes] = []
+        blob: sqlite3.Blob | None = None
+        blob_row = -1
+        try:
+            for row, start, end in spans:
+                if row != blob_row:
+                    if blob is not None:
+                        blob.close()
+                    blob, blob_row = driver.blobopen(MESSAGES.name, "body", row, readonly=True), row
+                assert blob is not None
+                blob.seek(start)
+                out.append(blob.read(end - start))
+        finally:
+            if blob is not None:
+                blob.close()
+        return out
+
+    # -- search ----------------------------------------------------------------
+
+    def matching_conversations(self, needle: str) -> Select[Any]:
+        if len(needle) >= 3:
+            phrase = '"' + needle.replace('"', '""') + '"'
+            match = text("message_fts MATCH :phrase").bindparams(phrase=phrase)
+            fts: Select[Any] = select(literal_column("rowid")).select_from(text("message_fts")).where(match)
+            return select(_M.conversation_pk).where(_M.id.in_(fts))
+        if needle.isascii():
+            return select(_M.conversation_pk).where(_M.search_text.like(contains_pattern(needle), escape="\\"))
+        # LIKE folds ASCII letters only: fold both sides in Python (still a scan, as LIKE is)
+        folded = getattr(func, LOWER_FUNCTION)(_M.search_text)
+        return select(_M.conversation_pk).where(func.instr(folded, fold(needle)) > 0)
+
+    def contains(self, column: ColumnElement[str], needle: str) -> ColumnElement[bool]:
+        if needle.isascii():  # LIKE folds ASCII letters
+            return column.like(contains_pattern(needle), escape="\\")
+        return func.instr(getattr(func, LOWER_FUNCTION)(column), fold(needle)) > 0
+
+    def match_windows(self, conversation_ids: Sequence[str], needle: str, reach: int, width: int) -> Select[Any]:
+        position = func.instr(getattr(func, LOWER_FUNCTION)(_M.search_text), needle.lower())  # lower(): ASCII only
+        start = case((position > reach, position - reach), else_=1)
+        return (
+            select(_C.conversation_id, position, start, func.substr(_M.search_text, start, width))
+            .join(CONVERSATIONS, _C.id == _M.conversation_pk)
+            .where(_C.conversation_id.in_(conversation_ids), position > 0)
+            .order_by(_M.id)
+        )
+
+
+SQLITE = SqliteBackend()
+
+
+def _lower(value: object) -> object:
+    return fold(value) if isinstance(value, str) else value
+
+
+def _create_private(path: str) -> None:
+    """Create an empty database file with mode 0600 unless it exists (an existing file keeps its mode)."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE_MODE))
+    except FileExistsError:
+        pass
+    except OSError:
+        pass  # a directory that does not exist, no permission: SQLite's own error says it on connect
+
+
+def _connection_events(engine: Engine, settings: EngineSettings) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Autocommit at the driver level: SQLAlchemy's "begin" event below issues BEGIN itself.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA busy_timeout={int(settings.busy_timeout_ms)}")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+        dbapi_connection.create_function(LOWER_FUNCTION, 1, _lower, deterministic=True)
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        dbapi_connection = conn.connection.driver_connection
+        assert dbapi_connection is not None
+        if not conn.get_execution_options().get(WRITE_OPTION):
+            dbapi_connection.execute("BEGIN")
+            return
+        deadline = time.monotonic() + settings.write_wait_ms / 1000
+        while True:
+            try:
+                dbapi_connection.execute("BEGIN IMMEDIATE")  # waits up to busy_timeout for the lock
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc):
+                    raise
+                if time.monotonic() >= deadline:
+                    waited = (settings.busy_timeout_ms + settings.write_wait_ms) / 1000
+                    raise StoreError(f"database is locked: another writer held it for over {waited:g} s") from None
+                log.info("still waiting for the SQLite write lock (%s)", exc)
