@@ -4,7 +4,7 @@
         [--no-pg] [--no-sqlite] [--no-trace] [--no-bulk]
 
 Figures, not assertions. Each import runs ``traceloupe import`` in a child process of its own, so its
-peak RSS (``ru_maxrss``) is the import's alone; the parent then reads back the rows it stored and
+peak RSS (``VmHWM``) is the import's alone; the parent then reads back the rows it stored and
 times bench_store.py's floor (a bare executemany of exactly those rows into a fresh database).
 
 1. Trace: one message whose trace holds ``--records`` records (``bench/trace_fixture.py``; 100,000
@@ -76,8 +76,17 @@ def child_import(url: str, path: str) -> None:
     with contextlib.redirect_stdout(io.StringIO()) as said:
         code = main(["import", path, "--db", url, "--max-line-mib", str(MAX_LINE_MIB)])
     elapsed = time.perf_counter() - start
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak_mb = peak_rss_mb()
     print(json.dumps({"code": code, "seconds": elapsed, "peak_mb": peak_mb, "said": said.getvalue()}))
+
+
+def peak_rss_mb() -> float:
+    """This process's peak RSS since it started its program: ``VmHWM``. Not ``ru_maxrss``, which a child keeps
+    from the parent it was forked from (the parent holds the generated trace)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # not Linux: an upper bound
 
 
 def run_import(url: str, path: Path) -> dict[str, Any]:
@@ -111,11 +120,13 @@ def bench(label: str, new_url: Callable[[], str], path: Path, messages: int) -> 
     assert not JSON_COLUMNS - set(MESSAGE_COLUMNS)
     floor = floor_rate(new_url(), rows, conversations, outlines, texts)
     del rows, outlines, texts
-    rate = messages / result["seconds"]
+    seconds, floor_seconds = result["seconds"], messages / floor
+    mb = path.stat().st_size / 1e6
     print(
-        f"[{backend}] {label}: {messages:,} messages in {result['seconds']:.2f} s ({rate:,.0f} msg/s), "
-        f"peak RSS {result['peak_mb']:.0f} MB; floor {floor:,.0f} msg/s ({messages / floor:.2f} s); "
-        f"import/floor time {floor / rate:.2f} (target <= 2)"
+        f"[{backend}] {label}: {messages:,} messages in {seconds:.2f} s ({messages / seconds:,.0f} msg/s, "
+        f"{mb / seconds:.1f} MB/s), peak RSS {result['peak_mb']:.0f} MB (target < 400); "
+        f"floor {floor_seconds:.2f} s ({floor:,.0f} msg/s); import/floor time {seconds / floor_seconds:.2f} "
+        "(target <= 2)"
     )
 
 
