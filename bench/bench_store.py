@@ -83,6 +83,7 @@ def floor_rate(
                 start = time.perf_counter()
                 cur.execute("BEGIN IMMEDIATE")
             else:
+                cur.execute("SET statement_timeout = 0")  # as the import does: the engine's is for requests
                 marks = ", ".join("%s::jsonb" if c in JSON_COLUMNS else "%s" for c in MESSAGE_COLUMNS)
                 sql = f"INSERT INTO messages ({cols}) VALUES ({marks})"
                 start = time.perf_counter()

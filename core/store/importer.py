@@ -123,9 +123,7 @@ def prepared_messages(
     now = time.time_ns() // 1_000_000
     for record in records:
         try:
-            # A large message makes many objects at once: the cyclic GC would rescan them again and again.
-            with gc_paused():
-                prepared = _prepare(record, postgres, now)
+            prepared = _prepare(record, postgres, now)
         except InputError as error:
             if bad is None:
                 raise
@@ -271,7 +269,9 @@ def write(
     records, whose pages are worth making ahead.
     """
     done = _Written(source=source)
-    with write_transaction(engine, label=f"the import of {source}") as conn:
+    # The cyclic GC would rescan a large message's many objects again and again while it is prepared; what a
+    # message leaves behind is freed by reference counting, so memory stays bounded with the collector paused.
+    with gc_paused(), write_transaction(engine, label=f"the import of {source}") as conn:
         if conn.dialect.name == "postgresql":
             conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": IMPORT_LOCK})
             # An import runs as long as its file needs: the engine's statement_timeout is for requests.
