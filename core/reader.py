@@ -245,7 +245,10 @@ def _read_jsonl(
         except InputError as error:
             _note(bad, error)
             continue
-        yield record
+        # Nothing of a line (which can be hundreds of MB) stays in this frame while the consumer stores it.
+        handed = [record]
+        del line, value, record
+        yield handed.pop()
         index += 1
 
 
@@ -259,18 +262,24 @@ def _read_json(stream: IO[bytes], source: str, limits: ReadLimits, bad: BadMessa
         raise InputError("file is empty: expected a message object or an array of them", source=source)
     value = _loads(data, source, None)
     deep = _containers(data) >= NESTING_GATE
+    del data
     if isinstance(value, dict):
-        yield _record(value, source, 1, 0, "$", may_be_deep=deep)
+        handed = [_record(value, source, 1, 0, "$", may_be_deep=deep)]
+        del value
+        yield handed.pop()
         return
     if not isinstance(value, list):
         raise InputError(f"expected a message object or an array of them, found {_json_type(value)}", source=source)
-    for index, item in enumerate(value):
+    for index in range(len(value)):
+        item, value[index] = value[index], None  # the array lets go of each message once it is read
         try:
             record = _record(item, source, None, index, f"$[{index}]", may_be_deep=deep)
         except InputError as error:
             _note(bad, error)
             continue
-        yield record
+        handed = [record]  # as in _read_jsonl: no reference left here while the consumer stores it
+        del item, record
+        yield handed.pop()
 
 
 def _loads(data: bytes, source: str, line: int | None) -> Any:

@@ -190,6 +190,9 @@ class StoreSource:
         source: str,
         store_lines: Sequence[StoreLine] = (),
         bad: BadMessages | None = None,
+        digest_min_records: int | None = None,
     ) -> ImportSummary:
         """Store one file's records (and its store lines: runs, suites...) all-or-nothing (the CLI's ``import``)."""
-        return self.store.import_records(records, source=source, store_lines=store_lines, bad=bad)
+        return self.store.import_records(
+            records, source=source, store_lines=store_lines, bad=bad, digest_min_records=digest_min_records
+        )

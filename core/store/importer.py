@@ -1,20 +1,20 @@
 """Importing messages: each file is all-or-nothing and importing the same messages again is a no-op.
 
-Two phases. *Prepare* reads and validates the whole file and derives every row
-(figures, search text, serialised JSON) outside any transaction; bad input raises
-InputError before anything is written. *Write* stores the rows in one short write
-transaction. Imports are serialised (one writer path): SQLite's BEGIN IMMEDIATE
-takes the database's write lock, PostgreSQL takes a transaction-scoped advisory
-lock. Inside it, the identities (conversation_id, msg_id) already stored are looked
-up: the same message is skipped, a different one refuses the file unless ``replace``
-(``core.store.versions``). The conversation figures grow by exactly the messages
-stored now, and a plain ``executemany`` (the fastest path on both drivers) inserts them.
+Streamed. Each message is validated and its row derived (figures, search text, serialised JSON) as
+the reader yields it (``prepared_messages``); rows are written in batches as they come (``write``),
+all in one write transaction, so memory holds one batch whatever the file's size and bad input or
+an interruption anywhere leaves nothing behind. Imports are serialised (one writer path): SQLite's
+BEGIN IMMEDIATE takes the database's write lock for the whole import (readers go on, WAL), PostgreSQL
+takes a transaction-scoped advisory lock. In each batch, the identities (conversation_id, msg_id)
+already stored are looked up: the same message is skipped, a different one refuses the file unless
+``replace`` (``core.store.versions``). The conversation figures grow by exactly the messages stored
+now, and COPY (PostgreSQL) or a plain ``executemany`` (SQLite) inserts them.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,9 +62,6 @@ _MIN_BIGINT = -(2**63)
 IMPORT_LOCK = 0x7472_6C76
 """PostgreSQL advisory lock key that serialises imports (any constant unique to Traceloupe)."""
 
-Progress = Callable[[int, int], None]
-"""Called as ``(rows written, rows to write)`` after each batch of the write phase."""
-
 
 @dataclass(slots=True)
 class PreparedMessage:
@@ -105,10 +102,11 @@ class _Delta:
     kinds: set[str] = field(default_factory=set)
 
 
-def prepare(
+def prepared_messages(
     records: Iterable[Record], *, postgres: bool = False, bad: BadMessages | None = None
-) -> list[PreparedMessage]:
-    """Validate and derive every row of one file; raises InputError (naming file and line) on bad input.
+) -> Iterator[PreparedMessage]:
+    """Validate and derive the row of each message as it is read; raises InputError (naming file and line) on bad
+    input.
 
     With ``bad`` (the reader's), a message that cannot be stored is noted there and the others are
     still prepared, so that every bad line of the file is reported at once. PostgreSQL's JSONB cannot
@@ -116,74 +114,69 @@ def prepare(
     failing the transaction later.
     """
     now = time.time_ns() // 1_000_000
-    out: list[PreparedMessage] = []
-    # The whole file's objects stay alive until the write: with the cyclic GC running, every few
-    # thousand allocations it would rescan all of them, which makes a large read several times slower.
-    with gc_paused():
-        for record in records:
-            try:
-                out.extend(_prepare((record,), postgres, now))
-            except InputError as error:
-                if bad is None:
-                    raise
-                bad.note(error)
-    return out
-
-
-def _prepare(records: Iterable[Record], postgres: bool, now: int) -> list[PreparedMessage]:
-    out: list[PreparedMessage] = []
     for record in records:
-        message = record.message
-        raw = record.raw
-        # The text and its outline's byte spans: SQLite stores the text as ``body``; PostgreSQL keeps JSONB
-        # (its own rendering) in ``body`` and this text beside it, in ``message_texts``.
         try:
-            body, outline = dump_with_outline(raw, message)
-        except RecursionError:  # the reader's nesting limit keeps this out; a net, not a path
-            raise InputError("nested too deeply to store", source=record.source, line=record.line, path="$") from None
-        if postgres and b"\\u0000" in body:
-            _refuse_nul(raw, record)
-        raw_id = raw.get("msg_id")
-        msg_id = raw_id if isinstance(raw_id, str) else derived_msg_id(raw)
-        _check_id_length("msg_id", msg_id, record)
-        _check_id_length("conversation_id", message.conversation_id, record)
-        fig = figures(message)
-        if not (message.create_ts >= _MIN_BIGINT and fig.last_ts <= _MAX_BIGINT):
-            raise InputError(
-                "create_ts is outside the 64-bit range of a millisecond timestamp",
-                source=record.source,
-                line=record.line,
-                path="$.create_ts",
-            )
-        msg_type = getattr(message, "msg_type", None)
-        search_text = fig.search_text.replace("\x00", "") if postgres else fig.search_text
-        row = {
-            "msg_id": msg_id,
-            "role": message.role,
-            "msg_type": msg_type if isinstance(msg_type, str) else None,
-            "kind": message.tag,
-            "create_ts": message.create_ts,
-            "records": fig.records,
-            "damaged": fig.damaged,
-            "body": RawJSON(body.decode()),
-            "parsed": _parsed_json(record),
-            "search_text": search_text,
-            "source": record.source,
-            "line": record.line,
-            "imported_at": now,
-        }
-        out.append(
-            PreparedMessage(
-                conversation_id=message.conversation_id,
-                row=row,
-                kinds=fig.kinds,
-                last_ts=fig.last_ts,
-                title=title_of(message),
-                outline=None if outline is None else dumps(outline).decode(),
-                root="$" if record.line is not None else f"$[{record.index}]",
-            )
+            prepared = _prepare(record, postgres, now)
+        except InputError as error:
+            if bad is None:
+                raise
+            bad.note(error)
+            continue
+        del record  # the parsed message is garbage once its row is made: only the row stays for the batch
+        yield prepared
+
+
+def _prepare(record: Record, postgres: bool, now: int) -> PreparedMessage:
+    message = record.message
+    raw = record.raw
+    # The text and its outline's byte spans: SQLite stores the text as ``body``; PostgreSQL keeps JSONB
+    # (its own rendering) in ``body`` and this text beside it, in ``message_texts``.
+    try:
+        body, outline = dump_with_outline(raw, message)
+    except RecursionError:  # the reader's nesting limit keeps this out; a net, not a path
+        raise InputError("nested too deeply to store", source=record.source, line=record.line, path="$") from None
+    if postgres and b"\\u0000" in body:
+        _refuse_nul(raw, record)
+    text = RawJSON(body.decode())
+    del body  # a large message's text is held once, as the row's
+    raw_id = raw.get("msg_id")
+    msg_id = raw_id if isinstance(raw_id, str) else derived_msg_id(raw)
+    _check_id_length("msg_id", msg_id, record)
+    _check_id_length("conversation_id", message.conversation_id, record)
+    fig = figures(message)
+    if not (message.create_ts >= _MIN_BIGINT and fig.last_ts <= _MAX_BIGINT):
+        raise InputError(
+            "create_ts is outside the 64-bit range of a millisecond timestamp",
+            source=record.source,
+            line=record.line,
+            path="$.create_ts",
         )
-    return out
+    msg_type = getattr(message, "msg_type", None)
+    search_text = fig.search_text.replace("\x00", "") if postgres else fig.search_text
+    row = {
+        "msg_id": msg_id,
+        "role": message.role,
+        "msg_type": msg_type if isinstance(msg_type, str) else None,
+        "kind": message.tag,
+        "create_ts": message.create_ts,
+        "records": fig.records,
+        "damaged": fig.damaged,
+        "body": text,
+        "parsed": _parsed_json(record),
+        "search_text": search_text,
+        "source": record.source,
+        "line": record.line,
+        "imported_at": now,
+    }
+    return PreparedMessage(
+        conversation_id=message.conversation_id,
+        row=row,
+        kinds=fig.kinds,
+        last_ts=fig.last_ts,
+        title=title_of(message),
+        outline=None if outline is None else dumps(outline).decode(),
+        root="$" if record.line is not None else f"$[{record.index}]",
+    )
 
 
 def _check_id_length(key: str, value: str, record: Record) -> None:
@@ -223,47 +216,120 @@ def _refuse_nul(raw: dict[str, Any], record: Record) -> None:
             stack.extend((item, f"{path}[{i}]") for i, item in enumerate(value))
 
 
+@dataclass(slots=True)
+class _Written:
+    """What a streamed import has done so far, across its batches: no row is kept, only counts and keys."""
+
+    source: str
+    read: int = 0
+    imported: int = 0
+    damaged: int = 0
+    replaced: int = 0
+    first_row: int | None = None
+    """The first message row id this import gave: a stored version from this row on was read from this file."""
+    seen: dict[int, int] = field(default_factory=dict)
+    """Each identity read so far (its hash) and its place in the file (line, or index in a JSON array), to find a
+    repeat in a later batch: a few dozen bytes a message."""
+    created: set[int] = field(default_factory=set)
+    """Conversations this import created: they hold only what it stored."""
+    changed: set[int] = field(default_factory=set)
+    """Conversations that received at least one message."""
+    refigured: set[int] = field(default_factory=set)
+    """Conversations of which a message was replaced: their figures are counted again at the end."""
+    digest_due: dict[str, None] = field(default_factory=dict)
+
+
 def write(
     engine: Engine,
-    prepared: Sequence[PreparedMessage],
+    prepared: Iterable[PreparedMessage],
     *,
     source: str,
-    progress: Progress | None = None,
     replace: bool = False,
-    store_lines: Sequence[PreparedLine] = (),
+    store_lines: Callable[[], Sequence[PreparedLine]] = tuple,
+    bad: BadMessages | None = None,
+    digest_min_records: int | None = None,
 ) -> ImportSummary:
-    """Store prepared messages (then the file's other records) in one write transaction; InputError (nothing
-    written) on a conflicting version.
+    """Store prepared messages as they come (then the file's other records) in one write transaction; InputError
+    (nothing written) on a conflicting version.
 
-    A message or record already stored as it is is skipped. A different one under a stored identity
-    refuses the file, or with ``replace`` takes the stored one's place.
+    Messages are written in batches (at most CHUNK of them, BATCH_BYTES of text) as they are read, so
+    memory holds one batch, whatever the file's size; the transaction makes the file all-or-nothing
+    all the same, an exception or Ctrl-C anywhere rolling it back. A message or record already stored as
+    it is is skipped. A different one under a stored identity refuses the file, or with ``replace``
+    takes the stored one's place. ``store_lines`` gives the file's other records once its messages are
+    read; ``bad`` is checked then too (once a bad message is noted, no more batches are written).
+    ``digest_min_records``: the summary names the conversations changed that hold at least that many
+    records, whose pages are worth making ahead.
     """
-    unique = _one_per_identity(prepared)
+    done = _Written(source=source)
+    # The cyclic GC would rescan a large message's many objects again and again while it is prepared; what a
+    # message leaves behind is freed by reference counting, so memory stays bounded with the collector paused.
     with gc_paused(), write_transaction(engine, label=f"the import of {source}") as conn:
-        backend_of(conn).lock(conn, IMPORT_LOCK)
-        pks, created = _conversation_pks(conn, list(dict.fromkeys(p.conversation_id for p in unique.values())))
-        stored, replaced = _insert_messages(conn, list(unique.values()), pks, created, progress, replace)
-        deltas = _deltas(unique, stored)
-        _apply_deltas(conn, deltas, pks)
-        records_stored = write_lines(conn, store_lines, replace=replace)
-        if replaced:
-            refigure(conn, sorted({pks[cid] for cid, _ in replaced}))
-    analyze_after_import(engine, len(stored))
+        backend = backend_of(conn)
+        backend.lock(conn, IMPORT_LOCK)
+        backend.unbounded_statements(conn)  # an import runs as long as its file needs
+        batch: list[PreparedMessage] = []
+        size = 0
+        for item in prepared:
+            done.read += 1
+            if bad is not None and bad.errors:
+                continue  # the file is refused at the end: read on only to report every bad line
+            batch.append(item)
+            size += len(item.row["body"])
+            if len(batch) >= CHUNK or size >= BATCH_BYTES:
+                _write_batch(conn, batch, done, replace, digest_min_records)
+                batch, size = [], 0
+        if bad is not None:
+            bad.check()
+        if batch:
+            _write_batch(conn, batch, done, replace, digest_min_records)
+        del batch
+        records_stored = write_lines(conn, store_lines(), replace=replace)
+        if done.refigured:
+            refigure(conn, sorted(done.refigured))
+    analyze_after_import(engine, done.imported)
     return ImportSummary(
         source=source,
-        read=len(prepared),
-        imported=len(stored),
-        skipped=len(prepared) - len(stored),
-        conversations=len(deltas),
-        new_conversations=sum(1 for cid in deltas if pks[cid] in created),
-        damaged=sum(d.damaged for d in deltas.values()),
-        replaced=len(replaced),
+        read=done.read,
+        imported=done.imported,
+        skipped=done.read - done.imported,
+        conversations=len(done.changed),
+        new_conversations=len(done.changed & done.created),
+        damaged=done.damaged,
+        replaced=done.replaced,
         records=records_stored,
+        digest_due=tuple(done.digest_due),
     )
 
 
+BATCH_BYTES = 8 * 1024 * 1024
+"""Message text per batch at most (a batch of one message may hold more): memory holds one batch."""
+
+
+def _write_batch(
+    conn: Connection, batch: list[PreparedMessage], done: _Written, replace: bool, digest_min_records: int | None
+) -> None:
+    """Store one batch of the file's messages: its conversations, the messages not stored yet, their figures."""
+    unique = _one_per_identity(batch)
+    pks, created = _conversation_pks(conn, list(dict.fromkeys(p.conversation_id for p in unique.values())))
+    done.created |= created
+    stored, replaced = _insert_messages(conn, list(unique.values()), pks, done, replace)
+    deltas = _deltas(unique, stored)
+    _apply_deltas(conn, deltas, pks)
+    changed = {pks[cid] for cid in deltas}
+    done.changed |= changed
+    done.imported += len(stored)
+    done.damaged += sum(d.damaged for d in deltas.values())
+    done.replaced += len(replaced)
+    done.refigured.update(pks[cid] for cid, _ in replaced)
+    if digest_min_records is not None and changed:
+        c = CONVERSATIONS.c
+        large = select(c.conversation_id).where(c.id.in_(changed), c.records >= digest_min_records)
+        done.digest_due.update(dict.fromkeys(conn.execute(large).scalars()))
+
+
 def _one_per_identity(prepared: Sequence[PreparedMessage]) -> dict[Identity, PreparedMessage]:
-    """The file's messages by identity; a repeat is dropped when it is the same message, refused when not."""
+    """The batch's messages by identity; a repeat is dropped when it is the same message, refused when not."""
     unique: dict[Identity, PreparedMessage] = {}
     for item in prepared:
         first = unique.setdefault(item.identity, item)
@@ -299,52 +365,63 @@ def _conversation_pks(conn: Connection, ids: list[str]) -> tuple[dict[str, int],
 
 
 def _insert_messages(
-    conn: Connection,
-    items: list[PreparedMessage],
-    pks: dict[str, int],
-    created: set[int],
-    progress: Progress | None,
-    replace: bool,
+    conn: Connection, items: list[PreparedMessage], pks: dict[str, int], done: _Written, replace: bool
 ) -> tuple[set[Identity], set[Identity]]:
     """Insert the messages not stored yet (with ``replace``, also those stored in another version).
 
     Returns the identities stored now and, among them, those that replaced a stored version. Runs
     under the import lock, so the look-up and the insert see the same state. A conversation created
-    by this import holds nothing yet, so its messages are not looked up.
+    by this import holds only what it stored, so its messages are looked up only when read before.
     """
     stored: set[Identity] = set()
     replaced: set[Identity] = set()
-    for start in range(0, len(items), CHUNK):
-        chunk = items[start : start + CHUNK]
-        wanted = ((pks[p.conversation_id], p.identity) for p in chunk if pks[p.conversation_id] not in created)
-        existing = stored_versions(conn, wanted)
-        fresh: list[PreparedMessage] = []
-        stale: list[int] = []
-        for p in chunk:
-            version = existing.get(p.identity)
-            if version is not None:
-                if same_message(version.text, p.row["body"]):
-                    continue
-                if not replace:
-                    raise conflict_with_stored(
-                        p.identity, version, source=p.row["source"], line=p.row["line"], path=f"{p.root}.msg_id"
-                    )
-                stale.append(version.row)
-                replaced.add(p.identity)
-            fresh.append(p)
+
+    def may_be_stored(p: PreparedMessage) -> bool:
+        return pks[p.conversation_id] not in done.created or hash(p.identity) in done.seen
+
+    existing = stored_versions(conn, ((pks[p.conversation_id], p.identity) for p in items if may_be_stored(p)))
+    fresh: list[PreparedMessage] = []
+    stale: list[int] = []
+    for p in items:
+        version = existing.get(p.identity)
+        if version is not None:
+            if same_message(version.text, p.row["body"]):
+                continue
+            path = f"{p.root}.msg_id"
+            first = done.seen.get(hash(p.identity))
+            if first is not None or (done.first_row is not None and version.row >= done.first_row):
+                where = "an earlier message" if first is None else _place(first, json_array=p.row["line"] is None)
+                raise conflict_in_file(p.identity, source=p.row["source"], line=p.row["line"], path=path, first=where)
+            if not replace:
+                raise conflict_with_stored(p.identity, version, source=p.row["source"], line=p.row["line"], path=path)
+            stale.append(version.row)
+            replaced.add(p.identity)
+        fresh.append(p)
+    for p in items:
+        done.seen.setdefault(hash(p.identity), p.row["line"] if p.row["line"] is not None else _index(p.root))
+    if fresh:
         rows = [{**p.row, "conversation_pk": pks[p.conversation_id]} for p in fresh]
-        if rows:
-            _executemany_messages(conn, rows, [p.outline for p in fresh], stale)
-        stored.update(p.identity for p in fresh)
-        if progress is not None:
-            progress(start + len(chunk), len(items))
+        first_row = _executemany_messages(conn, rows, [p.outline for p in fresh], stale)
+        if done.first_row is None:
+            done.first_row = first_row
+    stored.update(p.identity for p in fresh)
     return stored, replaced
+
+
+def _index(root: str) -> int:
+    """The index in ``$[i]``: where a message of a JSON array is."""
+    return int(root[2:-1])
+
+
+def _place(position: int, *, json_array: bool) -> str:
+    return f"$[{position}]" if json_array else f"line {position}"
 
 
 def _executemany_messages(
     conn: Connection, rows: list[dict[str, Any]], outlines: list[str | None], stale: list[int]
-) -> None:
-    """INSERT message rows and their outlines (on PostgreSQL also their texts) in bulk, in place of ``stale`` rows.
+) -> int:
+    """INSERT message rows and their outlines (on PostgreSQL also their texts) in bulk, in place of ``stale`` rows;
+    the first row id given.
 
     SQLite: the driver's own executemany. PostgreSQL: COPY (``core.store.bulk``). The statements are
     compiled from the Tables (no hand-written SQL; values stay bound or travel in COPY's stream).
@@ -367,6 +444,7 @@ def _executemany_messages(
         if outline is not None
     ]
     backend_of(conn).write_messages(conn, rows, outline_rows)
+    return ids[0]
 
 
 def _deltas(unique: dict[Identity, PreparedMessage], stored: set[Identity]) -> dict[str, _Delta]:

@@ -30,6 +30,7 @@ keeps JSONB and renders its own text, so no outline is stored there.
 
 from __future__ import annotations
 
+import io
 import secrets
 from typing import Any
 
@@ -53,10 +54,12 @@ def dump_with_outline(raw: Any, message: BaseMessage) -> tuple[bytes, OutlineNod
     The outline is None only when the text cannot be assembled with known offsets (a safety net; the
     dashboard then reads that conversation's text whole).
     """
+    out = io.BytesIO()  # one buffer the whole text is written into: no copy of a large text per level
     try:
-        return _dump(raw, message, 0)
+        outline = _dump(out, raw, message)
     except (_NoOutline, RecursionError):
         return dumps(raw), None
+    return out.getvalue(), outline
 
 
 class _NoOutline(Exception):
@@ -66,32 +69,34 @@ class _NoOutline(Exception):
 _PLACEHOLDER = "\ue000traceloupe:records\ue000"
 
 
-def _dump(raw: Any, message: BaseMessage, start: int) -> tuple[bytes, OutlineNode]:
-    """The text of ``raw`` and its outline, the text placed at byte ``start`` of the stored text."""
+def _dump(out: io.BytesIO, raw: Any, message: BaseMessage) -> OutlineNode:
+    """Write the text of ``raw`` at the end of ``out``; its outline, with offsets in ``out``."""
+    start = out.tell()
     records = message.intermediate_trace.records if isinstance(message, UserMessage) else None
     trace = raw.get("intermediate_trace") if records and type(raw) is dict else None
     raw_records = trace.get("records") if type(trace) is dict else None
     if not records or type(trace) is not dict or type(raw_records) is not list or len(raw_records) != len(records):
-        text = dumps(raw)
-        return text, [start, start + len(text), *_facts(raw, message)]
+        out.write(dumps(raw))
+        return [start, out.tell(), *_facts(raw, message)]
     # The message without its records, a placeholder standing where the array goes: the text before
     # it and after it do not depend on the records, so every record's offset is known as it is written.
     shell, quoted, at = _shell(raw, trace)
-    pieces: list[bytes] = []
+    out.write(shell[:at])
+    records_at = out.tell()
+    out.write(b"[")
     children: list[OutlineNode] = []
-    end = start + at  # each record starts one byte (the "[" or a ",") after the end of the one before
     for item, record in zip(raw_records, records, strict=True):
-        piece, child = _dump(item, record, end + 1)
-        pieces.append(piece)
-        children.append(child)
-        end = child[1]
+        if children:
+            out.write(b",")
+        children.append(_dump(out, item, record))
+    out.write(b"]")
     tail = shell[at + len(quoted) :]
-    text = b"".join((shell[:at], b"[", b",".join(pieces), b"]", tail))
-    return text, [
+    out.write(tail)
+    return [
         start,
-        start + len(text),
+        out.tell(),
         *_facts(raw, message),
-        start + at,
+        records_at,
         children,
         tail.decode() if len(tail) <= TAIL_LIMIT else None,
     ]

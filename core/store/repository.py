@@ -114,26 +114,29 @@ class Store:
         records: Iterable[Record],
         *,
         source: str,
-        progress: importer.Progress | None = None,
         replace: bool = False,
         store_lines: Sequence[StoreLine] = (),
         bad: BadMessages | None = None,
+        digest_min_records: int | None = None,
     ) -> ImportSummary:
-        """Store one file's records all-or-nothing; InputError (nothing written) on bad input.
+        """Store one file's records all-or-nothing, as they are read; InputError (nothing written) on bad input.
 
         A message is identified by (conversation_id, msg_id). The same message again is skipped;
         a different one under a stored identity refuses the file, or with ``replace`` takes its place.
         ``store_lines`` are the file's other records (runs, suites...: filled by the reader as ``records`` is
         read), stored after its messages in the same transaction with the same rules (``core.store.export_lines``).
         ``bad``, the reader's, gets the messages that cannot be stored too; what it holds once the file is read
-        refuses the file (InputErrors for several).
+        refuses the file (InputErrors for several). ``digest_min_records``: see ``ImportSummary.digest_due``.
         """
-        prepared = importer.prepare(records, postgres=self.db.refuses_nul, bad=bad)
-        if bad is not None:
-            bad.check()
-        checked = import_lines.prepare_lines(store_lines, postgres=self.db.refuses_nul)
+        postgres = self.db.refuses_nul
         return importer.write(
-            self.engine, prepared, source=source, progress=progress, replace=replace, store_lines=checked
+            self.engine,
+            importer.prepared_messages(records, postgres=postgres, bad=bad),
+            source=source,
+            replace=replace,
+            store_lines=lambda: import_lines.prepare_lines(store_lines, postgres=postgres),
+            bad=bad,
+            digest_min_records=digest_min_records,
         )
 
     def import_path(
@@ -141,8 +144,8 @@ class Store:
         path: str | Path,
         *,
         limits: ReadLimits = DEFAULT_LIMITS,
-        progress: importer.Progress | None = None,
         replace: bool = False,
+        digest_min_records: int | None = None,
     ) -> ImportSummary:
         """Import a .json or .jsonl file (``-`` for standard input) all-or-nothing, with its store lines."""
         source = "<stdin>" if str(path) == "-" else str(path)
@@ -150,7 +153,7 @@ class Store:
         bad = BadMessages()
         records = read_path(path, limits=limits, store_lines=lines, bad=bad)
         return self.import_records(
-            records, source=source, progress=progress, replace=replace, store_lines=lines, bad=bad
+            records, source=source, replace=replace, store_lines=lines, bad=bad, digest_min_records=digest_min_records
         )
 
     def export_texts(self, conversation_id: str | None = None) -> Iterator[str]:

@@ -201,6 +201,9 @@ class ImportSummary:
     records: Mapping[str, int] = field(default_factory=dict)
     """Records other than messages stored now, by kind (an export's runs, suites...; one already stored is
     skipped), in the order an export writes them."""
+    digest_due: tuple[str, ...] = ()
+    """Conversations that received messages and hold at least the records asked for (``digest_min_records``):
+    those whose pages are worth making ahead, in the background."""
 
     def line(self) -> str:
         """The one-line summary ``traceloupe import`` prints and the dashboard's import page shows."""

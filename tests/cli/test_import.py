@@ -196,3 +196,29 @@ def test_import_stores_a_file_whole_or_refuses_it_naming_its_bad_lines(
 def _identity(raw: dict[str, Any], conversation_id: str) -> tuple[str, str]:
     msg_id = raw.get("msg_id")
     return conversation_id, msg_id if isinstance(msg_id, str) else derived_msg_id(raw)
+
+
+def test_an_import_queues_the_digest_job_of_each_large_conversation(
+    db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """So that the first opening of a large conversation's payload and diff pages finds them made (by ``serve`` or
+    ``traceloupe worker``) instead of building them in the request."""
+    from core.jobs import queue_for
+    from web.bodies import digest_task
+
+    monkeypatch.setattr(digest_task, "DIGEST_MIN_RECORDS", 3)
+    trace = {"records": [_msg("big", f"r{i}", f"step {i}", role="assistant") for i in range(3)]}
+    path = _write(
+        tmp_path / "two.jsonl", [{**_msg("big", "m1", "go"), "intermediate_trace": trace}, _msg("small", "m1", "hi")]
+    )
+    code, out, err = _import(db_url, capsys, str(path))
+    assert code == 0, err
+    assert "queued the payload and diff pages of 1 large conversation" in out
+    with Store.open(db_url) as store:
+        queue = queue_for(store)
+        try:
+            jobs = queue.jobs(lock_prefix="digest:")
+        finally:
+            queue.stop()
+    assert [(job.task, job.args["conversation_id"], job.status) for job in jobs] == [("digest", "big", "pending")]
+    assert _import(db_url, capsys, str(path))[1].count("queued") == 0  # nothing changed: nothing to make again

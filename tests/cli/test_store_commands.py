@@ -108,7 +108,7 @@ def test_progress_bar_on_a_terminal(
     monkeypatch.setattr(sys, "stderr", terminal)
     assert main(["import", str(path), "--db", db_url]) == 0
     drawn = terminal.getvalue()
-    assert "reading" in drawn and "100%" in drawn and "\r" in drawn
+    assert "importing" in drawn and "100%" in drawn and "\r" in drawn
     assert drawn.endswith("\r\033[K")  # the bar erases itself; the summary goes to stdout
     assert "imported 480 messages" in capsys.readouterr().out
     terminal.seek(0)

@@ -15,10 +15,13 @@ import random
 import sys
 import time
 import traceback
+from collections.abc import Iterator
 from typing import Any
 
 from core.errors import InputError
+from core.reader import Record, read_path
 from core.store import ConversationQuery, NewRun, Store, TokenUsage
+from core.store.importer import CHUNK
 
 
 def importer(url: str, seed: int, seconds: float, files: list[str]) -> dict[str, Any]:
@@ -96,12 +99,15 @@ def reader(url: str, seed: int, seconds: float) -> dict[str, Any]:
 
 
 def slow(url: str, path: str) -> dict[str, Any]:
-    def pause(done: int, total: int) -> None:
-        print(f"writing {done}/{total}", flush=True)
-        time.sleep(0.3)
+    def paused() -> Iterator[Record]:
+        for n, record in enumerate(read_path(path)):
+            if n and n % CHUNK == 0:  # asked for the next one: the batch before it is written
+                print(f"written {n}", flush=True)
+                time.sleep(0.3)
+            yield record
 
     with Store.open(url) as store:
-        summary = store.import_path(path, progress=pause)
+        summary = store.import_records(paused(), source=path)
     return {"imported": summary.imported}
 
 

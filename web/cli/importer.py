@@ -74,9 +74,10 @@ class _Bar:
 def _import_one(store: Store, path: str, limits: ReadLimits, quiet: bool, replace: bool) -> ImportSummary:
     from core.errors import InputError
     from core.reader import BadMessages, StoreLine, read_stream
+    from web.bodies.digest_task import DIGEST_MIN_RECORDS
 
     if path == "-":
-        return store.import_path("-", limits=limits, replace=replace)
+        return store.import_path("-", limits=limits, replace=replace, digest_min_records=DIGEST_MIN_RECORDS)
     size = 0
     try:
         size = Path(path).stat().st_size
@@ -94,19 +95,46 @@ def _import_one(store: Store, path: str, limits: ReadLimits, quiet: bool, replac
         bad = BadMessages()
 
         def records() -> Iterator[Record]:
+            # Messages are stored as they are read: the bytes read are the import's progress.
             for record in read_stream(handle, source=path, limits=limits, store_lines=lines, bad=bad):
                 if bar is not None and record.index % 256 == 0:
-                    bar.show("reading", handle.tell(), size)
-                yield record
+                    bar.show("importing", handle.tell(), size)
+                handed = [record]  # no reference kept here while the store writes it (``core.reader``)
+                del record
+                yield handed.pop()
+            if bar is not None:
+                bar.show("importing", size, size)
 
-        progress = (lambda done, total: bar.show("writing", done, total)) if bar is not None else None
         return store.import_records(
-            records(), source=path, progress=progress, replace=replace, store_lines=lines, bad=bad
+            records(),
+            source=path,
+            replace=replace,
+            store_lines=lines,
+            bad=bad,
+            digest_min_records=DIGEST_MIN_RECORDS,
         )
     finally:
         handle.close()
         if bar is not None:
             bar.done()
+
+
+def _queue_digests(store: Store, conversation_ids: list[str]) -> int:
+    """Queue the digest job of each large conversation imported, for ``serve`` (SQLite) or ``traceloupe worker``
+    (PostgreSQL) to run: the first opening of its payload and diff pages then finds them made."""
+    from core.jobs import queue_for
+    from web.bodies.digest_task import queue_digests
+    from web.source import StoreSource
+    from web.tasks import use_web_tasks
+
+    if not conversation_ids:
+        return 0
+    use_web_tasks()
+    queue = queue_for(store)  # not started: this command only queues
+    try:
+        return len(queue_digests(queue, StoreSource(store), conversation_ids, None))
+    finally:
+        queue.stop()
 
 
 def run(ns: argparse.Namespace) -> int:
@@ -121,6 +149,7 @@ def run(ns: argparse.Namespace) -> int:
     def body(store: Store) -> int:
         failed = 0
         totals = [0, 0, 0]
+        digest_due: dict[str, None] = {}
         for path in ns.paths:
             try:
                 summary = _import_one(store, path, limits, ns.quiet, ns.replace)
@@ -132,12 +161,20 @@ def run(ns: argparse.Namespace) -> int:
             totals[0] += summary.imported
             totals[1] += summary.conversations
             totals[2] += summary.damaged
+            digest_due.update(dict.fromkeys(summary.digest_due))
             if not ns.quiet:
                 echo(summary.line())
         if len(ns.paths) > 1 and not ns.quiet:
             print(
                 f"total: {totals[0]} messages imported from {len(ns.paths) - failed} of {len(ns.paths)} files, "
                 f"{totals[2]} damaged records"
+            )
+        queued = _queue_digests(store, list(digest_due))
+        if queued and not ns.quiet:
+            worker = "`traceloupe worker` (or `serve`)" if store.db.serves_job_queue else "`traceloupe serve`"
+            echo(
+                f"queued the payload and diff pages of {queued} large conversation{'s' * (queued != 1)}, "
+                f"made ahead by {worker}"
             )
         return 1 if failed else 0
 

@@ -18,7 +18,7 @@ from litestar.exceptions import ClientException
 from litestar.params import Body
 from litestar.response import Template
 
-from web.bodies.digest_task import queue_digests
+from web.bodies import digest_task
 from web.deps import HeavyDep, RunsDep, SettingsDep, SourceDep
 from web.heavy import WorkStopped, release_memory, shell_command
 from web.imports.pages import ImportPage, ImportResult
@@ -99,7 +99,8 @@ class ImportController(Controller):
             try:
                 for upload in files:
                     stream = cast("IO[bytes]", StoppableUpload(upload.file, stopped))
-                    results.append(import_stream(source, stream, upload.filename, limits))
+                    large = digest_task.DIGEST_MIN_RECORDS
+                    results.append(import_stream(source, stream, upload.filename, limits, large))
             finally:
                 for upload in files:
                     upload.file.close()
@@ -116,7 +117,8 @@ class ImportController(Controller):
             interrupt=False,
             budget=settings.import_budget_seconds,
         )
-        imported = [cid for result in results if result.imported for cid in result.conversations]
-        queue_digests(run_service.queue, source, imported, settings.attachments_root)  # large ones' pages, made ahead
+        # The large conversations' pages, made ahead.
+        due = [cid for result in results for cid in result.digest_due]
+        digest_task.queue_digests(run_service.queue, source, due, settings.attachments_root)
         page = ImportPage(max_bytes=settings.import_max_bytes, results=results)
         return Template("imports/import.html", context={"page": page}, status_code=200 if not page.failed else 400)

@@ -19,6 +19,8 @@ class ImportResult:
     more_conversations: int = 0
     imported: int = 0
     """Messages stored now: 0 for a file whose messages were all stored already (a no-op re-import)."""
+    digest_due: Sequence[str] = ()
+    """Conversations it changed that are large enough for their pages to be made ahead (``ImportSummary``)."""
 
     def url_of(self, conversation_id: str) -> str:
         return urls.conversation(conversation_id)

@@ -35,8 +35,15 @@ def limits_for(max_bytes: int) -> ReadLimits:
     return ReadLimits(max_file_bytes=max_bytes, max_record_bytes=min(max_bytes, 32 * MiB))
 
 
-def import_stream(source: StoreSource, stream: IO[bytes], filename: str | None, limits: ReadLimits) -> ImportResult:
-    """Import one uploaded file; the result holds the CLI's summary line or its error line."""
+def import_stream(
+    source: StoreSource,
+    stream: IO[bytes],
+    filename: str | None,
+    limits: ReadLimits,
+    digest_min_records: int | None = None,
+) -> ImportResult:
+    """Import one uploaded file; the result holds the CLI's summary line or its error line, and the conversations
+    changed that hold at least ``digest_min_records`` records."""
     name = upload_name(filename)
     seen: dict[str, None] = {}
     lines: list[StoreLine] = []
@@ -45,10 +52,14 @@ def import_stream(source: StoreSource, stream: IO[bytes], filename: str | None, 
     def records() -> Iterator[Record]:
         for record in read_stream(stream, source=name, limits=limits, store_lines=lines, bad=bad):
             seen.setdefault(record.message.conversation_id, None)
-            yield record
+            handed = [record]  # no reference kept here while the store writes it (``core.reader``)
+            del record
+            yield handed.pop()
 
     try:
-        summary = source.import_records(records(), source=name, store_lines=lines, bad=bad)
+        summary = source.import_records(
+            records(), source=name, store_lines=lines, bad=bad, digest_min_records=digest_min_records
+        )
     except InputError as exc:
         return ImportResult(filename=name, ok=False, line=ImportSummary.failure_line(exc))
     ids = list(seen)
@@ -59,4 +70,5 @@ def import_stream(source: StoreSource, stream: IO[bytes], filename: str | None, 
         imported=summary.imported,
         conversations=ids[:MAX_LISTED],
         more_conversations=max(0, len(ids) - MAX_LISTED),
+        digest_due=summary.digest_due,
     )

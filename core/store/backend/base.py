@@ -80,6 +80,10 @@ class Backend(Protocol):
     def lock(self, conn: Connection, key: int) -> None:
         """Hold the lock ``key`` until the transaction ends (writers of one kind one at a time)."""
 
+    def unbounded_statements(self, conn: Connection) -> None:
+        """Let this transaction's statements run as long as they need (an import): the engine's statement
+        timeout is for requests."""
+
     # -- statements ------------------------------------------------------------
 
     def insert(self, table: Table) -> Insert:

@@ -90,6 +90,9 @@ class PostgresBackend:
     def lock(self, conn: Connection, key: int) -> None:
         conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
 
+    def unbounded_statements(self, conn: Connection) -> None:
+        conn.execute(text("SET LOCAL statement_timeout = 0"))
+
     # -- statements ------------------------------------------------------------
 
     def insert(self, table: Table) -> pg_dialect.Insert:

@@ -124,6 +124,9 @@ class SqliteBackend:
     def lock(self, conn: Connection, key: int) -> None:
         """Nothing to take: a write transaction holds the database's one write lock already."""
 
+    def unbounded_statements(self, conn: Connection) -> None:
+        """Nothing to lift: SQLite statements have no server-side timeout."""
+
     # -- statements ------------------------------------------------------------
 
     def insert(self, table: Table) -> sqlite_dialect.Insert:

@@ -1,0 +1,142 @@
+"""A streamed import: batches are written while the file is still being read, in one transaction that an
+interruption rolls back whole; a repeat of a message is found across batches; the server's statement timeout
+does not cut an import short. On both backends (the timeout: PostgreSQL's)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+import pytest
+from sqlalchemy import Connection, func, select, text
+
+from core import InputError
+from core.reader import Record, read_bytes
+from core.store import ConversationQuery, Store, importer
+from core.store.engine import EngineSettings, read_transaction
+from core.store.tables import CONVERSATIONS, MESSAGES
+
+
+def _msg(cid: str, msg_id: str, content: str, ts: int = 1) -> dict[str, Any]:
+    return {"role": "user", "msg_type": "text", "content": content, "create_ts": ts, "msg_id": msg_id,
+            "conversation_id": cid}  # fmt: skip
+
+
+def _jsonl(messages: list[dict[str, Any]]) -> bytes:
+    return b"".join(orjson.dumps(m) + b"\n" for m in messages)
+
+
+def _rows(store: Store) -> tuple[int, int]:
+    with read_transaction(store.engine) as conn:
+        conversations = conn.execute(select(func.count()).select_from(CONVERSATIONS)).scalar_one()
+        return conversations, conn.execute(select(func.count()).select_from(MESSAGES)).scalar_one()
+
+
+@pytest.fixture
+def small_batches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Batches of two messages; each entry: how many messages the reader had handed over when a batch was written."""
+    monkeypatch.setattr(importer, "CHUNK", 2)
+    written_at: list[int] = []
+    write_batch = importer._write_batch
+
+    def spy(conn: Connection, batch: list[importer.PreparedMessage], done: Any, *args: Any) -> None:
+        written_at.append(done.read)
+        write_batch(conn, batch, done, *args)
+
+    monkeypatch.setattr(importer, "_write_batch", spy)
+    return written_at
+
+
+class Stopped(KeyboardInterrupt):
+    """Ctrl-C, as it reaches the import from the reader."""
+
+
+def test_an_import_stopped_midway_leaves_nothing_though_batches_were_written(
+    store: Store, small_batches: list[int]
+) -> None:
+    data = _jsonl([_msg(f"c{i}", "m1", f"question {i}") for i in range(6)])
+
+    def records() -> Iterator[Record]:
+        for n, record in enumerate(read_bytes(data, source="big.jsonl")):
+            if n == 5:
+                raise Stopped
+            yield record
+
+    with pytest.raises(Stopped):
+        store.import_records(records(), source="big.jsonl")
+    assert small_batches == [2, 4]  # written while the file was read, not after
+    assert _rows(store) == (0, 0)
+
+
+def test_a_file_read_in_batches_stores_what_a_file_read_whole_does(store: Store, small_batches: list[int]) -> None:
+    messages = [_msg("c1", f"m{i}", f"turn {i}", ts=10 - i) for i in range(5)] + [_msg("c2", "m1", "other")]
+    summary = store.import_records(read_bytes(_jsonl(messages), source="f.jsonl"), source="f.jsonl")
+    assert small_batches == [2, 4, 6]
+    assert (summary.imported, summary.conversations, summary.new_conversations) == (6, 2, 2)
+    c1 = store.get_summary("c1")
+    assert (c1.messages, c1.turns, c1.first_ts, c1.title) == (5, 5, 6, "turn 4")
+    assert [m.body["content"] for m in store.get_conversation("c1").messages] == [f"turn {i}" for i in range(4, -1, -1)]
+    assert len(store.list_conversations(ConversationQuery()).items) == 2
+
+
+def test_a_message_repeated_in_a_later_batch_is_skipped(store: Store, small_batches: list[int]) -> None:
+    messages = [
+        _msg("c1", "m1", "hello"),
+        _msg("c1", "m2", "world"),
+        _msg("c1", "m3", "again"),
+        _msg("c1", "m1", "hello"),
+    ]
+    summary = store.import_records(read_bytes(_jsonl(messages), source="f.jsonl"), source="f.jsonl")
+    assert (summary.read, summary.imported, summary.skipped) == (4, 3, 1)
+    assert store.get_summary("c1").messages == 3
+
+
+@pytest.mark.parametrize(("fmt", "first"), [("jsonl", "first at line 1"), ("json", "first at $[0]")])
+def test_a_different_message_under_an_id_of_an_earlier_batch_refuses_the_file(
+    store: Store, small_batches: list[int], fmt: str, first: str
+) -> None:
+    messages = [_msg("c1", "m1", "hello"), _msg("c1", "m2", "world"), _msg("c1", "m1", "changed")]
+    data = _jsonl(messages) if fmt == "jsonl" else orjson.dumps(messages)
+    with pytest.raises(InputError, match="appears twice") as caught:
+        store.import_records(read_bytes(data, source=f"f.{fmt}"), source=f"f.{fmt}", replace=True)
+    assert first in str(caught.value)
+    assert _rows(store) == (0, 0)
+
+
+def test_a_replaced_message_repeated_in_a_later_batch_is_stored_once(store: Store, small_batches: list[int]) -> None:
+    store.import_records(read_bytes(_jsonl([_msg("c1", "m1", "old")]), source="a.jsonl"), source="a.jsonl")
+    messages = [_msg("c1", "m1", "new"), _msg("c1", "m2", "world"), _msg("c1", "m1", "new")]
+    summary = store.import_records(read_bytes(_jsonl(messages), source="b.jsonl"), source="b.jsonl", replace=True)
+    assert (summary.imported, summary.replaced, summary.skipped) == (2, 1, 1)
+    assert [m.body["content"] for m in store.get_conversation("c1").messages] == ["new", "world"]
+    assert store.get_summary("c1").messages == 2
+
+
+def test_the_summary_names_the_conversations_past_the_size_asked(store: Store) -> None:
+    trace = {"records": [_msg("big", f"r{i}", f"record {i}") for i in range(3)]}
+    messages = [{**_msg("big", "m1", "with a trace"), "intermediate_trace": trace}, _msg("small", "m1", "plain")]
+    data = _jsonl(messages)
+    summary = store.import_records(read_bytes(data, source="f.jsonl"), source="f.jsonl", digest_min_records=3)
+    assert summary.digest_due == ("big",)
+    again = store.import_records(read_bytes(data, source="f.jsonl"), source="f.jsonl", digest_min_records=3)
+    assert again.digest_due == ()  # nothing changed
+
+
+def test_an_import_outlasts_the_servers_statement_timeout(pg_session_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine sets a statement timeout on every PostgreSQL connection (a request must not hold a worker);
+    a statement of an import that takes longer than it still completes."""
+    write_batch = importer._write_batch
+
+    def slow(conn: Connection, *args: Any) -> None:
+        conn.execute(text("SELECT pg_sleep(1.5)"))  # one statement longer than the timeout below
+        write_batch(conn, *args)
+
+    monkeypatch.setattr(importer, "_write_batch", slow)
+    cid = f"timeout-{uuid.uuid4().hex}"
+    with Store.open(pg_session_url, settings=EngineSettings(statement_timeout_ms=1_000)) as store:
+        summary = store.import_records(read_bytes(_jsonl([_msg(cid, "m1", "hi")]), source="f.jsonl"), source="f.jsonl")
+        assert summary.imported == 1
+        with read_transaction(store.engine) as conn:  # outside an import, the engine's timeout holds
+            assert conn.execute(text("SHOW statement_timeout")).scalar_one() == "1s"
