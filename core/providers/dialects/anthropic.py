@@ -249,6 +249,9 @@ class AnthropicDialect(Dialect):
     model_families = ("claude-",)
     # Anthropic's own entries first; Vertex AI's keep the retired models the dashboard still offers.
     model_table_slice = ("anthropic", "vertex_ai-anthropic_models")
+    # Counted on the base64 text: 400 "image exceeds 5 MB maximum: 8259148 bytes > 5242880 bytes"
+    # (anthropics/claude-code#19631; lobehub/lobehub#14711 measures it on the encoded payload).
+    inline_image_limit = 5 * 1024 * 1024
     sdk_types = "anthropic"
 
     def validate_types(self, body: JSON) -> None:
