@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.models.table import facts_for
 from core.preflight.findings import Finding, Rule, pointer
+from core.providers.media_rules import image_size
 
 if TYPE_CHECKING:
     from core.providers.base import Dialect
@@ -30,7 +31,15 @@ IMAGE_SIZE = Rule(
     "Anthropic 400 'image exceeds 5 MB maximum: 8259148 bytes > 5242880 bytes' (anthropics/claude-code#19631)",
 )
 
-RULES = (NO_IMAGES, IMAGE_SIZE)
+IMAGE_SIDE = Rule(
+    "inline-image-dimensions",
+    "error",
+    "an inline image is larger on a side than the provider takes",
+    "Anthropic 400 'At least one of the image dimensions exceed max allowed size: 8000 pixels' "
+    "(anthropics/claude-code#4778; platform.claude.com/docs/en/build-with-claude/vision)",
+)
+
+RULES = (NO_IMAGES, IMAGE_SIZE, IMAGE_SIDE)
 
 # The keys under which a body holds its turns, per dialect family; media sit anywhere below them.
 TURN_KEYS = ("messages", "input", "contents")
@@ -41,8 +50,8 @@ def check(dialect: Dialect, body: JSON, model: str | None) -> Iterator[Finding]:
     choice = facts_for(dialect, model or body.get("model"))
     facts = choice.facts
     no_images = facts is not None and choice.match != "dialect" and facts.says("vision") is False
-    limit = dialect.inline_image_limit
-    if not no_images and limit is None:
+    limit, side = dialect.inline_image_limit, dialect.max_image_side
+    if not no_images and limit is None and side is None:
         return
     for key in TURN_KEYS:
         for path, data in _images(body.get(key), (key,)):
@@ -50,6 +59,9 @@ def check(dialect: Dialect, body: JSON, model: str | None) -> Iterator[Finding]:
                 yield NO_IMAGES.at(pointer(*path), f"{facts.model!r} takes no images ({facts.source})")
             if limit is not None and data is not None and len(data) > limit:
                 yield IMAGE_SIZE.at(pointer(*path), f"{len(data):,} base64 bytes > {limit:,}")
+            size = image_size(data) if side is not None and data is not None else None
+            if side is not None and size is not None and max(size) > side:
+                yield IMAGE_SIDE.at(pointer(*path), f"{size[0]}x{size[1]} px; at most {side} px a side")
 
 
 def _images(node: Any, path: Path) -> Iterator[tuple[Path, str | None]]:

@@ -255,6 +255,8 @@ class Dialect:
     """Hand-verified entries, in the model map's shape with a ``source``, for models no dataset lists."""
     inline_image_limit: ClassVar[int | None] = None
     """The most base64 characters one inline image may have; a larger one is sent as text (None: no limit)."""
+    max_image_side: ClassVar[int | None] = None
+    """The most pixels an inline image may have on a side; a larger one is sent as text (None: no limit)."""
     sdk_types: ClassVar[str]
     """The distribution whose request types preflight checks a body against (named in its findings)."""
 

@@ -132,6 +132,44 @@ def test_preflight_calls_an_anthropic_image_over_5_mb_an_error(in_tool_result: b
     assert "inline-image-size" in _errors("anthropic", body, "claude-sonnet-4-5")
 
 
+# Oracle: Anthropic 400 "messages.7.content.2.image.source.base64.data: At least one of the image dimensions exceed
+# max allowed size: 8000 pixels" (anthropics/claude-code#4778); vision docs (platform.claude.com/docs/en/
+# build-with-claude/vision): "If you submit an image larger than 8000x8000 px, it will be rejected."
+def _png_of(width: int, height: int) -> str:
+    ihdr = b"\0\0\0\rIHDR" + width.to_bytes(4) + height.to_bytes(4) + b"\x08\x02\0\0\0"
+    return base64.b64encode(PNG_HEAD + ihdr + b"\0" * 16).decode()
+
+
+def _jpeg_of(width: int, height: int) -> str:
+    app0 = b"\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00"
+    sof0 = b"\xff\xc0\x00\x11\x08" + height.to_bytes(2) + width.to_bytes(2) + b"\x03" + b"\x01\x11\x00" * 3
+    return base64.b64encode(b"\xff\xd8" + app0 + sof0 + b"\xff\xd9").decode()
+
+
+@pytest.mark.parametrize("model", ["claude-sonnet-4-5", "claude-opus-4-1"])
+@pytest.mark.parametrize(
+    ("data", "media_type"),
+    [(_png_of(8001, 600), "image/png"), (_jpeg_of(640, 9000), "image/jpeg")],
+    ids=["png-8001-wide", "jpeg-9000-high"],
+)
+def test_an_image_over_8000_pixels_a_side_to_anthropic_is_sent_as_text(model: str, data: str, media_type: str) -> None:
+    result = run("anthropic", _with_image(ImagePart(data=data, media_type=media_type)), model=model)
+    assert [b["type"] for b in result.body["messages"][-1]["content"]] == ["text", "text"]
+    assert _warned(result, "over the provider's 8000-pixel limit per side")
+    assert _accepted(result)
+
+
+def test_an_image_of_8000_pixels_a_side_is_sent_to_anthropic() -> None:
+    result = run("anthropic", _with_image(ImagePart(data=_png_of(8000, 8000), media_type="image/png")))
+    assert [b["type"] for b in result.body["messages"][-1]["content"]] == ["text", "image"]
+
+
+def test_preflight_calls_an_anthropic_image_over_8000_pixels_a_side_an_error() -> None:
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": _png_of(600, 8192)}}
+    body = {"model": "claude-opus-4-1", "max_tokens": 100, "messages": [{"role": "user", "content": [image]}]}
+    assert "inline-image-dimensions" in _errors("anthropic", body, "claude-opus-4-1")
+
+
 # -- a file URI inside a Gemini functionResponse -------------------------------------------------------------------
 # Oracle: js-genai types.FunctionResponseFileData (googleapis.github.io/js-genai/release_docs): "URI based data for
 # function response. This data type is not supported in Gemini API." (kotlin-genai's says the same).
