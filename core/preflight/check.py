@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
+from core.preflight import media as media_rules
 from core.preflight.findings import Finding, Rule, pointer
 from core.preflight.sdk_types import BodyTypeError, Loc, validate_body
 from core.providers.profiles import ModelProfile
@@ -68,10 +69,14 @@ class Preflight:
         }
 
 
-def check_body(dialect: Dialect, body: JSON, profile: ModelProfile) -> list[Finding]:
-    """Every SDK type error and every broken rule of ``body`` for a model of ``profile``, at JSON pointers."""
+def check_body(dialect: Dialect, body: JSON, profile: ModelProfile, model: str | None = None) -> list[Finding]:
+    """Every SDK type error and every broken rule of ``body`` for a model of ``profile``, at JSON pointers.
+
+    ``model`` (default: the body's own ``model``) is looked up in the model table for the media rules.
+    """
     findings = list(_type_findings(dialect, body))
     findings.extend(dialect.check_rules(body, profile))
+    findings.extend(media_rules.check(dialect, body, model))
     return findings
 
 
@@ -79,7 +84,7 @@ def preflight(result: RequestResult, profile: ModelProfile | None = None) -> Pre
     """Check a built request against the profile it was built for (or ``profile``); each finding names the
     message whose node broke the rule, where one did."""
     profile = profile or result.profile
-    findings = check_body(result.provider, result.body, profile)
+    findings = check_body(result.provider, result.body, profile, result.model)
     if findings:
         owners = _owners(result.provenance)
         findings = [replace(f, msg_id=_owner(f.pointer, owners)) for f in findings]

@@ -53,6 +53,13 @@ RESPONSE_PARTS = Rule(
     "Gemini 400 'function_response.parts is not supported for this model' (gemini-cli#19436; "
     "Vercel AI SDK supportsFunctionResponseParts)",
 )
+RESPONSE_FILE_DATA = Rule(
+    "function-response-inline-only",
+    "error",
+    "a functionResponse part holds fileData (a file URI); only inline data may go there",
+    "js-genai types.FunctionResponseFileData (googleapis.github.io/js-genai): 'URI based data for function "
+    "response. This data type is not supported in Gemini API.'",
+)
 
 THINKING_CONFIG = Rule(
     "thinking-config",
@@ -84,6 +91,7 @@ RULES = (
     CALL_ANSWERED,
     RESPONSE_NAME,
     RESPONSE_PARTS,
+    RESPONSE_FILE_DATA,
     THINKING_CONFIG,
     NO_THINKING,
 )
@@ -118,6 +126,9 @@ def check(body: JSON, profile: ModelProfile) -> Iterator[Finding]:
         for j, response in responses:
             if response.get("parts") and profile.tool_result_media != "function_response_parts":
                 yield RESPONSE_PARTS.at(pointer("contents", i, "parts", j, "functionResponse", "parts"))
+            for k, media in enumerate(response.get("parts") or []):
+                if isinstance(media, dict) and ("fileData" in media or "file_data" in media):
+                    yield RESPONSE_FILE_DATA.at(pointer("contents", i, "parts", j, "functionResponse", "parts", k))
         if responses:
             yield from _answers(contents, i, responses)
         if calls:

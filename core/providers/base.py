@@ -28,6 +28,7 @@ from core.llm.messages import (
     parse_arguments,
 )
 from core.providers.media import MediaReader, ResolvedMedia, fallback_text
+from core.providers.media_rules import NO_RULES, MediaRules
 from core.providers.profiles import ModelProfile, ToolNameRule, profile_for
 from core.providers.wire import Wire
 
@@ -128,10 +129,21 @@ class Degradation(NamedTuple):
 class RequestContext:
     """Per-request state shared by the phases: options, warnings, provenance tags and the media reader."""
 
-    __slots__ = ("_indexed", "_tagged_ids", "_tagged_nodes", "_tags", "_tool_names", "media", "options", "warnings")
+    __slots__ = (
+        "_indexed",
+        "_tagged_ids",
+        "_tagged_nodes",
+        "_tags",
+        "_tool_names",
+        "media",
+        "media_rules",
+        "options",
+        "warnings",
+    )
 
-    def __init__(self, options: RequestOptions) -> None:
+    def __init__(self, options: RequestOptions, media_rules: MediaRules = NO_RULES) -> None:
         self.options = options
+        self.media_rules = media_rules
         # Plain (msg_id, element, reason) tuples: there may be one per record, so they become Degradation
         # objects only when read (RequestResult.warnings).
         self.warnings: list[tuple[str | None, str, str]] = []
@@ -182,6 +194,9 @@ class RequestContext:
         resolved = self.media.resolve(part)
         if isinstance(resolved, str):
             return self.degrade(part, msg_id, resolved)
+        refusal = self.media_rules.refusal(resolved)
+        if refusal is not None:
+            return self.degrade(part, msg_id, refusal)
         for note in resolved.notes:
             self.warn(msg_id, part.kind, note)
         return resolved
@@ -238,6 +253,10 @@ class Dialect:
     """LiteLLM's provider ids whose models are this provider's, its own first (see :mod:`core.models.table`)."""
     model_table_extra: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
     """Hand-verified entries, in the model map's shape with a ``source``, for models no dataset lists."""
+    inline_image_limit: ClassVar[int | None] = None
+    """The most base64 characters one inline image may have; a larger one is sent as text (None: no limit)."""
+    max_image_side: ClassVar[int | None] = None
+    """The most pixels an inline image may have on a side; a larger one is sent as text (None: no limit)."""
     sdk_types: ClassVar[str]
     """The distribution whose request types preflight checks a body against (named in its findings)."""
 

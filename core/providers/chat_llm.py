@@ -31,6 +31,7 @@ from core.models.limits import fit_to_model
 from core.models.table import facts_for
 from core.providers.base import JSON, Degradation, Dialect, RequestContext, RequestOptions
 from core.providers.jsonable import llm_message_json, provenance_map
+from core.providers.media_rules import media_rules
 from core.providers.pairing import to_list
 from core.providers.profiles import ModelProfile, profile_for
 
@@ -231,8 +232,9 @@ class ChatLLM:
         expanded = self.construct_prompt_context(conversation, intermediate_msgs)
         if upto is not None:
             expanded = expanded.cut(_index_of(expanded.messages, upto))
-        options, limited = fit_to_model(self.options, facts_for(self.dialect, self.options.model))
-        ctx = RequestContext(options)
+        facts = facts_for(self.dialect, self.options.model)
+        options, limited = fit_to_model(self.options, facts)
+        ctx = RequestContext(options, media_rules(self.dialect, facts))
         choice = profile_for(self.dialect, options.model or self.dialect.default_model)
         if choice.warning:
             ctx.warn(None, "model", choice.warning)

@@ -252,6 +252,12 @@ class AnthropicDialect(Dialect):
     model_families = ("claude-",)
     # Anthropic's own entries first; Vertex AI's keep the retired models the dashboard still offers.
     model_table_slice = ("anthropic", "vertex_ai-anthropic_models")
+    # Counted on the base64 text: 400 "image exceeds 5 MB maximum: 8259148 bytes > 5242880 bytes"
+    # (anthropics/claude-code#19631; lobehub/lobehub#14711 measures it on the encoded payload).
+    inline_image_limit = 5 * 1024 * 1024
+    # 400 "At least one of the image dimensions exceed max allowed size: 8000 pixels" (anthropics/claude-code#4778;
+    # platform.claude.com/docs/en/build-with-claude/vision: "larger than 8000x8000 px, it will be rejected").
+    max_image_side = 8000
     sdk_types = "anthropic"
 
     def validate_types(self, body: JSON) -> None:

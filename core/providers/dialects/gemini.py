@@ -76,6 +76,9 @@ OUTPUT_KEY, ERROR_KEY = "output", "error"
 MIN_THINKING_BUDGET = 128
 # Gemini 3's lowest level that every model of the family takes, spelled as the SDK sends it [SDK: ThinkingLevel].
 LOWEST_THINKING_LEVEL = "LOW"
+FILE_URI_MOVED = (
+    "functionResponse.parts take inline data only; the file URI was sent in a user content after the responses"
+)
 REASONING_DROPPED = "Gemini takes no reasoning text back (thought summaries are not replayed); dropped"
 
 
@@ -405,7 +408,15 @@ class GeminiDialect(Dialect):
             return
         placement = profile.tool_result_media
         if placement == "function_response_parts":
-            response.setdefault("parts", []).extend(media)
+            # functionResponse.parts carry inline data only: FunctionResponseFileData "is not supported in Gemini
+            # API" (js-genai and kotlin-genai type docs); a file URI goes in the user content after the responses.
+            by_uri = [part for part in media if "fileData" in part]
+            inline = [part for part in media if "fileData" not in part]
+            if inline:
+                response.setdefault("parts", []).extend(inline)
+            if by_uri:
+                ctx.warn(msg.msg_id, "tool_result", FILE_URI_MOVED)
+                out.push("user", [_text(attachments_header(msg.attachment_of or "")), *by_uri], msg.msg_id)
         elif placement == "sibling_parts":
             out.push("user", [_text(attachments_header(msg.attachment_of or "")), *media], msg.msg_id)
         else:
