@@ -26,6 +26,11 @@ KIND_OF_ELEMENT = {
     "reasoning": "reasoning",
     "tool_result": "tool_result",
     "function_result": "function_result",
+    "tools": "tools",
+    "tool_choice": "tool_choice",
+    "temperature": "parameters",
+    "top_p": "parameters",
+    "stop": "parameters",
 }
 # A media note that is not a loss: the bytes were sent under the type they really have.
 CARRIED_NOTES = ("declared media type",)
