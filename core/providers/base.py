@@ -289,7 +289,9 @@ class Dialect:
         if tools:
             rule = self.profile(ctx.options).tool_names
             sent = [self.tool_schema(replace(tool, name=ctx.tool_name(tool.name, rule, None)), ctx) for tool in tools]
-            body["tools"] = self.format_tools(sent)
+            formatted = self.format_tools(sent)
+            if formatted:
+                body["tools"] = formatted
         choice = sendable_choice(ctx, self.profile(ctx.options).tool_names)
         if choice is not None:
             self.place_tool_choice(body, choice, ctx)
