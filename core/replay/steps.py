@@ -36,8 +36,9 @@ from typing import Any
 from core.errors import MisuseError
 from core.messages.union import MESSAGE_ADAPTER, Message
 from core.preflight import preflight
-from core.providers import ChatLLM, RequestOptions
+from core.providers import ChatLLM, RequestOptions, ToolSpec
 from core.providers.chat_llm import RequestResult
+from core.providers.inferred_tools import tools_called
 from core.replay.answers import DEFAULT_COMPARISON, AnswerComparison, AnswerJudge, JudgeFailed
 from core.replay.budget import Budget, LocalBudget, hold
 from core.replay.compare import compare_step
@@ -191,9 +192,11 @@ def replay_steps(
     return execute_steps(store, plan, run.run_id, timeout=timeout)
 
 
-def step_request(provider: str, model: str, history: list[Message]) -> RequestResult:
-    """The request for a history already expanded (traces placed), built by ChatLLM as replay builds it."""
-    return ChatLLM(provider, RequestOptions(model=model)).construct_request_params(history)
+def step_request(provider: str, model: str, history: list[Message], tools: tuple[ToolSpec, ...] = ()) -> RequestResult:
+    """The request for a history already expanded (traces placed), built by ChatLLM as replay builds it;
+    ``tools`` were inferred from the whole recorded turn, so a later step's tools are offered from step 1."""
+    options = RequestOptions(model=model, tools=tools, tools_source="inferred" if tools else "none")
+    return ChatLLM(provider, options).construct_request_params(history)
 
 
 def _walk(
@@ -208,6 +211,7 @@ def _walk(
     prepared, turn = plan.prepared, plan.turn
     answers = answer_judge(plan.comparison, environ=plan.environ, sender=sender, timeout=timeout)
     history: list[Message] = list(turn.before)
+    tools = tools_called([*turn.before, *(step.message for step in turn.steps)])
     previous: StepUsage | None = None
     for k in range(1, plan.max_steps + 1):
         if k > len(turn.steps):
@@ -217,7 +221,7 @@ def _walk(
         if k == 1:
             body = prepared.body  # preflight already passed (or forced) in prepare()
         else:
-            request = step_request(prepared.provider, prepared.model, history)
+            request = step_request(prepared.provider, prepared.model, history, tools)
             verdict = preflight(request)
             if not (plan.force or verdict.accepted):
                 return _End("refused", "preflight", error=f"step {k} {preflight_refusal(verdict)}")
