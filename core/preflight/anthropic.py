@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from core.preflight import tools
 from core.preflight.findings import Finding, Rule, pointer
 from core.providers.profiles import ModelProfile
 
@@ -142,6 +143,7 @@ def check(body: JSON, profile: ModelProfile, *, prefill: bool = True) -> Iterato
     if mode in THINKING_ON and mode not in accepted:
         takes = " or ".join(repr(t) for t in accepted) or "no extended thinking"
         yield THINKING_MODE.at("/thinking", f"thinking type {mode!r}; {profile.name} takes {takes}")
+    yield from tools.check("messages", body, profile)
     if mode == "enabled" and isinstance(thinking, dict):
         budget, limit = thinking.get("budget_tokens"), body.get("max_tokens")
         if isinstance(budget, int) and (budget < BUDGET_MIN or (isinstance(limit, int) and budget >= limit)):

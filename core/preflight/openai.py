@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from core.preflight import tools
 from core.preflight.findings import Finding, Rule, pointer
 from core.providers.profiles import ModelProfile
 
@@ -104,6 +105,7 @@ def check_chat(body: JSON, profile: ModelProfile, *, reasoning_params: bool) -> 
     ``reasoning_params``: the compatible vendors switch reasoning with their own parameter)."""
     if reasoning_params:
         yield from _params(body, profile, "chat")
+    yield from tools.check("chat", body, profile)
     msgs: list[JSON] = body.get("messages") or []
     seen: set[str] = set()
     open_calls: list[str] = []
@@ -150,6 +152,7 @@ def check_responses(body: JSON, profile: ModelProfile) -> Iterator[Finding]:
     limit = body.get("max_output_tokens")
     if isinstance(limit, int) and limit < MIN_OUTPUT_TOKENS:
         yield MIN_OUTPUT.at(pointer("max_output_tokens"), f"max_output_tokens is {limit}")
+    yield from tools.check("responses", body, profile)
     raw = body.get("input")
     items: list[JSON] = raw if isinstance(raw, list) else []
     calls: dict[str, int] = {}

@@ -26,10 +26,16 @@ KIND_OF_ELEMENT = {
     "reasoning": "reasoning",
     "tool_result": "tool_result",
     "function_result": "function_result",
+    "tools": "tools",
+    "tool_choice": "tool_choice",
+    "temperature": "parameters",
+    "top_p": "parameters",
+    "stop": "parameters",
 }
 # A media note that is not a loss: the bytes were sent under the type they really have.
 CARRIED_NOTES = ("declared media type",)
 MAX_REASONS = 3
+INFERRED = "inferred_tool"  # the warning element of a tool inferred from the recorded calls
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +103,16 @@ def cannot_carry(warnings: list[Degradation]) -> tuple[Uncarried, ...]:
 def capability_report(result: RequestResult, profile: ModelProfile | None = None) -> CapabilityReport:
     """The report for a built request (its warnings and its preflight)."""
     verdict = preflight(result, profile)
-    return CapabilityReport(cannot_carry(result.warnings), verdict)
+    losses = cannot_carry(result.warnings)
+    if result.tools_source == "inferred":
+        ids = tuple(dict.fromkeys(w.msg_id for w in result.warnings if w.element == INFERRED and w.msg_id))
+        names = ", ".join(tool.name for tool in result.tools)
+        inferred = f"tools inferred from {result.inferred_calls} recorded calls: {names}"
+        schema = next((u for u in losses if u.kind == "tools"), None)  # a provider's schema changes, if any
+        if schema is not None:
+            inferred = f"{inferred}; {schema.what_happens}"
+        losses = (*(u for u in losses if u is not schema), Uncarried("tools", ids, inferred))
+    return CapabilityReport(losses, verdict)
 
 
 def _summary(reasons: list[str]) -> str:

@@ -30,14 +30,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypedDict, Unpack
 
 from core.errors import MisuseError
 from core.messages.union import MESSAGE_ADAPTER, Message
 from core.preflight import preflight
-from core.providers import ChatLLM, Dialect, GenerationParams
+from core.providers import ChatLLM, Dialect, GenerationParams, ToolSpec
 from core.providers.chat_llm import RequestResult
+from core.providers.inferred_tools import tools_called
 from core.replay.answers import DEFAULT_COMPARISON, AnswerComparison, AnswerJudge, JudgeFailed
 from core.replay.budget import Budget, LocalBudget, hold
 from core.replay.compare import compare_messages
@@ -202,10 +203,18 @@ def replay_steps(
 
 
 def step_request(
-    provider: Dialect, model: str, history: list[Message], params: GenerationParams | None = None
+    provider: Dialect,
+    model: str,
+    history: list[Message],
+    params: GenerationParams | None = None,
+    tools: tuple[ToolSpec, ...] = (),
 ) -> RequestResult:
-    """The request for a history already expanded (traces placed), built by ChatLLM as replay builds it."""
-    return ChatLLM(provider, options_for(model, params or GenerationParams())).construct_request_params(history)
+    """The request for a history already expanded (traces placed), built by ChatLLM as replay builds it;
+    ``tools`` were inferred from the whole recorded turn, so a later step's tools are offered from step 1."""
+    options = replace(
+        options_for(model, params or GenerationParams()), tools=tools, tools_source="inferred" if tools else "none"
+    )
+    return ChatLLM(provider, options).construct_request_params(history)
 
 
 def _walk(
@@ -220,6 +229,7 @@ def _walk(
     prepared, turn = plan.prepared, plan.turn
     answers = answer_judge(plan.comparison, environ=plan.environ, sender=sender, timeout=timeout)
     history: list[Message] = list(turn.before)
+    tools = tools_called([*turn.before, *(step.message for step in turn.steps)])
     previous: StepUsage | None = None
     for k in range(1, plan.max_steps + 1):
         if k > len(turn.steps):
@@ -229,7 +239,7 @@ def _walk(
         if k == 1:
             body = prepared.body  # preflight already passed (or forced) in prepare()
         else:
-            request = step_request(prepared.endpoint.provider, prepared.model, history, prepared.params)
+            request = step_request(prepared.endpoint.provider, prepared.model, history, prepared.params, tools)
             verdict = preflight(request)
             if not (plan.force or verdict.accepted):
                 return _End("refused", "preflight", error=f"step {k} {preflight_refusal(verdict)}")
