@@ -34,7 +34,7 @@ import logging
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
@@ -43,11 +43,12 @@ from core.errors import ContractError, MisuseError, UnknownNameError
 from core.messages.assistant import AssistantTextMessage
 from core.messages.union import MESSAGE_ADAPTER, Message
 from core.preflight import Preflight, preflight
-from core.providers import ChatLLM, RequestOptions, default_provider, provider_named
+from core.providers import ChatLLM, default_provider, provider_named
 from core.replay.endpoints import Endpoint, endpoint_for, unavailable_reason
 from core.replay.parse import MalformedReply, ParsedReply, parse_reply
 from core.replay.redact import Redactor
 from core.replay.send import Exchange, Sender, send
+from core.replay.sent_tools import GivenTools, SentTools, sent_tools, stored_request
 from core.store import NewRun, RunSummary, RunView, Store, TokenUsage
 
 log = logging.getLogger("traceloupe.replay")
@@ -76,6 +77,8 @@ class Prepared:
     endpoint: Endpoint
     original: Message | None
     refusal: str | None = None
+    tools: SentTools = field(default_factory=SentTools)
+    """The tools, tool choice and parameters the body carries, and where the tools came from."""
 
 
 def expanded_history(messages: Sequence[Message]) -> list[Message]:
@@ -100,10 +103,15 @@ def prepare(
     upto: str | None = None,
     environ: Mapping[str, str] | None = None,
     force: bool = False,
+    tools: GivenTools | None = None,
+    turn: str | None = None,
+    infer_tools: bool = False,
 ) -> Prepared:
     """Build the request for a replay; raises UnknownNameError or ProviderUnavailable (nothing is recorded).
 
-    A body that fails preflight is prepared as refused unless ``force``.
+    A body that fails preflight is prepared as refused unless ``force``. The body carries the stored request
+    context of ``turn`` (a user msg_id; default the turn ``upto`` answers) with ``tools`` over it; with neither,
+    ``infer_tools`` infers the tools from every recorded call of the conversation (``core.replay.sent_tools``).
     """
     dialect = provider_named(provider)  # UnknownNameError naming the known providers
     model = model.strip()
@@ -133,14 +141,29 @@ def prepare(
             f"{upto!r} is a {original.role} message: only assistant messages can be regenerated "
             "(--upto names the reply to ask for again)"
         )
+    turn = turn or turn_answered(typed, upto)
+    sending = sent_tools(stored_request(store, conversation_id, turn), tools, typed if infer_tools else None)
     try:
-        result = ChatLLM(dialect, RequestOptions(model=model)).construct_request_params(typed, upto=upto)
+        result = ChatLLM(dialect, sending.options(model)).construct_request_params(typed, upto=upto)
     except ContractError as exc:
         refusal = f"the request cannot be built: a damaged record is in the history (TFROB-299): {exc}"
-        return Prepared(conversation_id, provider, model, upto, {}, endpoint, original, refusal)
+        return Prepared(conversation_id, provider, model, upto, {}, endpoint, original, refusal, sending)
     verdict = preflight(result)
     refused = None if force or verdict.accepted else preflight_refusal(verdict)
-    return Prepared(conversation_id, provider, model, upto, result.body, endpoint, original, refused)
+    return Prepared(conversation_id, provider, model, upto, result.body, endpoint, original, refused, sending)
+
+
+def turn_answered(messages: Sequence[Message], upto: str | None) -> str | None:
+    """The msg_id of the top-level user message whose turn ``upto`` (default: the last message) belongs to."""
+    expanded = ChatLLM(default_provider()).construct_prompt_context(messages)
+    history = expanded.messages
+    turn = None
+    for start, end, placement, of in expanded.segments:
+        if placement == "top" and history[start].role == "user":
+            turn = history[start].msg_id
+        if any(m.msg_id == upto for m in history[start:end]):
+            return of if placement in ("pre", "post") else turn
+    return turn
 
 
 def preflight_refusal(verdict: Preflight) -> str:
@@ -212,12 +235,14 @@ def replay(
     idempotency_key: str | None = None,
     environ: Mapping[str, str] | None = None,
     force: bool = False,
+    tools: GivenTools | None = None,
 ) -> RunView:
     """Prepare, record and send one replay; the finished run (a repeated key returns the recorded run).
 
-    ``force`` sends a body that fails preflight (for reproducing the provider's 400).
+    ``force`` sends a body that fails preflight (for reproducing the provider's 400); ``tools`` overrides the
+    stored tools or tool choice.
     """
-    prepared = prepare(store, conversation_id, provider, model, upto=upto, environ=environ, force=force)
+    prepared = prepare(store, conversation_id, provider, model, upto=upto, environ=environ, force=force, tools=tools)
     run, created = start(store, prepared, idempotency_key=idempotency_key)
     if not created:
         return run

@@ -36,7 +36,7 @@ from typing import Any
 from core.errors import MisuseError
 from core.messages.union import MESSAGE_ADAPTER, Message
 from core.preflight import preflight
-from core.providers import ChatLLM, RequestOptions
+from core.providers import ChatLLM
 from core.providers.chat_llm import RequestResult
 from core.replay.answers import DEFAULT_COMPARISON, AnswerComparison, AnswerJudge, JudgeFailed
 from core.replay.budget import Budget, LocalBudget, hold
@@ -47,6 +47,7 @@ from core.replay.parse import MalformedReply
 from core.replay.redact import Redactor
 from core.replay.run import DEFAULT_TIMEOUT, Prepared, preflight_refusal, prepare, read_reply
 from core.replay.send import Sender, send
+from core.replay.sent_tools import GivenTools, SentTools
 from core.replay.turns import Turn, default_turn, rekeyed, turn_of
 from core.store import Store
 from core.store.step_runs import NewStepRun, StepRunStatus, StepRunView, StepView
@@ -97,8 +98,12 @@ def plan_steps(
     environ: Mapping[str, str] | None = None,
     force: bool = False,
     comparison: AnswerComparison = DEFAULT_COMPARISON,
+    tools: GivenTools | None = None,
 ) -> StepPlan:
-    """Find the turn and build step 1; raises (nothing recorded) for an unknown name, a missing key, bad limits."""
+    """Find the turn and build step 1; raises (nothing recorded) for an unknown name, a missing key, bad limits.
+
+    Every step sends the turn's stored tools (``tools`` over them, or inferred from the recorded calls).
+    """
     if comparison.kind == "judge":
         check_judge(comparison, environ)
     if max_steps is not None and max_steps < 1:
@@ -107,7 +112,8 @@ def plan_steps(
         raise MisuseError("--max-cost must be a non-negative number of US dollars")
     typed = [m.message for m in store.get_conversation(conversation_id).messages]
     found = turn_of(typed, turn if turn is not None else default_turn(typed))
-    prepared = prepare(store, conversation_id, provider, model, upto=found.steps[0].message.msg_id, environ=environ)
+    prepared = prepare(store, conversation_id, provider, model, upto=found.steps[0].message.msg_id, environ=environ,
+                       tools=tools, turn=found.user.msg_id, infer_tools=True)  # fmt: skip
     limit = max_steps if max_steps is not None else len(found.steps) + EXTRA_STEPS
     refusal = found.damage or prepared.refusal
     # prepare() refuses a damaged history with an empty body, and a body that fails preflight with the body.
@@ -129,6 +135,9 @@ def start_steps(store: Store, plan: StepPlan, *, idempotency_key: str | None = N
             max_cost=plan.max_cost,
             idempotency_key=idempotency_key,
             comparison=str(plan.comparison),
+            tools_source=prepared.tools.source,
+            tools=prepared.tools.tools_json(),
+            tool_choice=prepared.tools.tool_choice_json(),
         )
     )
     if created and plan.refusal is not None:
@@ -179,11 +188,12 @@ def replay_steps(
     environ: Mapping[str, str] | None = None,
     force: bool = False,
     comparison: AnswerComparison = DEFAULT_COMPARISON,
+    tools: GivenTools | None = None,
 ) -> StepRunView:
     """Plan, record and run a step replay; the finished run (a repeated key returns the recorded run)."""
     plan = plan_steps(
         store, conversation_id, provider, model, turn=turn, max_steps=max_steps, max_cost=max_cost,
-        environ=environ, force=force, comparison=comparison,
+        environ=environ, force=force, comparison=comparison, tools=tools,
     )  # fmt: skip
     run, created = start_steps(store, plan, idempotency_key=idempotency_key)
     if not created:
@@ -191,9 +201,9 @@ def replay_steps(
     return execute_steps(store, plan, run.run_id, timeout=timeout)
 
 
-def step_request(provider: str, model: str, history: list[Message]) -> RequestResult:
+def step_request(provider: str, model: str, history: list[Message], tools: SentTools | None = None) -> RequestResult:
     """The request for a history already expanded (traces placed), built by ChatLLM as replay builds it."""
-    return ChatLLM(provider, RequestOptions(model=model)).construct_request_params(history)
+    return ChatLLM(provider, (tools or SentTools()).options(model)).construct_request_params(history)
 
 
 def _walk(
@@ -217,7 +227,7 @@ def _walk(
         if k == 1:
             body = prepared.body  # preflight already passed (or forced) in prepare()
         else:
-            request = step_request(prepared.provider, prepared.model, history)
+            request = step_request(prepared.provider, prepared.model, history, prepared.tools)
             verdict = preflight(request)
             if not (plan.force or verdict.accepted):
                 return _End("refused", "preflight", error=f"step {k} {preflight_refusal(verdict)}")

@@ -1,0 +1,151 @@
+"""The tools, tool choice and parameters a replay sends, and where the tools came from.
+
+::
+
+    sent_tools(stored, given, recorded)   given tools, else the stored context's, else inferred, else none
+
+A replay sends what the agent offered when it ran: the turn's stored request context (or the
+conversation's). ``--tools`` / ``--tool-choice`` (or the form's fields) override it. With neither, a
+step replay infers the tools from every recorded call of the conversation, the turn's own steps
+included: step 1's history holds none of the calls the turn is about to make, and a model calls only
+tools it was given. The same tools go with every step, so a step's request never depends on what the
+replay itself did. An inferred schema is a guess (it can change what a model does): the run says so.
+A re-run of one reply passes no ``recorded`` and leaves inference to ChatLLM, so its body is the
+payload page's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from core.messages.union import Message
+from core.providers import (
+    GenerationParams,
+    NamedToolChoice,
+    RequestOptions,
+    ToolChoice,
+    ToolSpec,
+    ToolsSource,
+)
+from core.store import Store
+
+
+class StoredTools(Protocol):
+    """What a stored request context holds that a replay sends again."""
+
+    @property
+    def tools(self) -> Sequence[ToolSpec]: ...
+
+    @property
+    def tool_choice(self) -> ToolChoice | None: ...
+
+    @property
+    def params(self) -> GenerationParams: ...
+
+
+@dataclass(frozen=True, slots=True)
+class GivenTools:
+    """Tools or a tool choice given for one replay (``--tools FILE``, ``--tool-choice``, a form): over the stored."""
+
+    tools: tuple[ToolSpec, ...] | None = None
+    """None keeps the stored (or inferred) tools; a tuple, even empty, replaces them."""
+    tool_choice: ToolChoice | None = None
+    """None keeps the stored tool choice."""
+
+
+@dataclass(frozen=True, slots=True)
+class SentTools:
+    """The tools every request of a replay carries, the tool choice, the parameters, and the tools' source."""
+
+    tools: tuple[ToolSpec, ...] = ()
+    tool_choice: ToolChoice | None = None
+    source: ToolsSource = "none"
+    params: GenerationParams = field(default_factory=GenerationParams)
+    inferred_from: int = 0
+    """How many recorded calls the inferred tools were read from (0 unless ``source`` is ``inferred``)."""
+
+    def options(self, model: str, **more: Any) -> RequestOptions:
+        """The request options of a replay to ``model`` that sends these tools and parameters."""
+        p = self.params
+        return RequestOptions(
+            model=model, max_tokens=p.max_tokens, thinking=p.thinking, tools=self.tools, tool_choice=self.tool_choice,
+            tools_source=self.source, temperature=p.temperature, top_p=p.top_p, stop=p.stop, **more,
+        )  # fmt: skip
+
+    def tools_json(self) -> list[dict[str, Any]]:
+        """The tools as stored with a step run: neutral ``{"name", "description", "parameters"}`` objects."""
+        return [{"name": t.name, "description": t.description, "parameters": dict(t.parameters)} for t in self.tools]
+
+    def tool_choice_json(self) -> str | dict[str, Any] | None:
+        """The tool choice as stored with a step run: a word, ``{"name": ...}``, or None."""
+        return tool_choice_json(self.tool_choice)
+
+    @property
+    def note(self) -> str | None:
+        """The warning an inferred tool list earns (None otherwise): a verdict line carries it."""
+        if self.source != "inferred":
+            return None
+        names = ", ".join(t.name for t in self.tools)
+        calls = "call" if self.inferred_from == 1 else "calls"
+        return f"tools inferred from {self.inferred_from} recorded {calls} ({names}): no stored tool definitions"
+
+
+def stored_request(store: Store, conversation_id: str, turn: str | None) -> StoredTools | None:
+    """The request context stored for ``turn`` of the conversation, else for the whole conversation, else None."""
+    del store, conversation_id, turn
+    return None
+
+
+def tool_choice_json(choice: ToolChoice | None) -> str | dict[str, Any] | None:
+    """A neutral tool choice as JSON: ``auto``/``none``/``required``, ``{"name": ...}``, or None."""
+    return {"name": choice.name} if isinstance(choice, NamedToolChoice) else choice
+
+
+def sent_tools(
+    stored: StoredTools | None, given: GivenTools | None, recorded: Sequence[Message] | None = None
+) -> SentTools:
+    """What a replay sends: the given tools, else the stored, else those ``recorded`` calls (None: no inference)."""
+    given = given or GivenTools()
+    params = stored.params if stored is not None else GenerationParams()
+    choice = given.tool_choice if given.tool_choice is not None else stored.tool_choice if stored else None
+    if given.tools is not None:
+        return SentTools(given.tools, choice, "given", params)
+    if stored is not None and stored.tools:
+        return SentTools(tuple(stored.tools), choice, "stored", params)
+    tools, calls = inferred_tools(recorded) if recorded is not None else ((), 0)
+    if tools:
+        return SentTools(tools, choice, "inferred", params, calls)
+    return SentTools((), choice, "none", params)
+
+
+def inferred_tools(history: Sequence[Message]) -> tuple[tuple[ToolSpec, ...], int]:
+    """One tool per name called in ``history`` (trace records included), and how many calls were read.
+
+    A tool's parameters are a permissive JSON Schema: each argument seen, typed as first seen; none required.
+    """
+    from core.replay.run import expanded_history  # run imports this module
+
+    seen: dict[str, dict[str, Any]] = {}
+    calls = 0
+    for message in expanded_history(history):
+        for call in message.tool_calls or ():
+            calls += 1
+            properties = seen.setdefault(call.name, {})
+            for name, value in (call.parsed_arguments() or {}).items():
+                properties.setdefault(name, _schema_of(value))
+    tools = tuple(ToolSpec(name, "", {"type": "object", "properties": properties}) for name, properties in seen.items())
+    return tools, calls
+
+
+_JSON_TYPES: Mapping[type, str] = {bool: "boolean", int: "integer", float: "number", str: "string"}
+
+
+def _schema_of(value: Any) -> dict[str, Any]:
+    if isinstance(value, dict):
+        return {"type": "object"}
+    if isinstance(value, list):
+        return {"type": "array", "items": {}}  # OpenAI's and Gemini's validators want an array's items
+    kind = _JSON_TYPES.get(type(value))
+    return {"type": kind} if kind else {}
