@@ -98,6 +98,26 @@ def stored_request(store: Store, conversation_id: str, turn: str | None) -> Stor
     return None
 
 
+SOURCE_WORDS: Mapping[str, str] = {
+    "stored": "the stored request context",
+    "given": "given for this replay",
+    "inferred": "inferred from the recorded calls",
+}
+INFERRED_WARNING = "tools inferred from the recorded calls: an inferred schema can change what a model does"
+"""What a step replay whose tools were inferred says beside its verdict."""
+
+
+def tools_said(source: str | None, names: Sequence[str], choice: Any = None) -> str:
+    """One line saying which tools a replay sent and where they came from (the CLI's and the run page's)."""
+    if source is None:
+        return "tools sent: not recorded"
+    if not names:
+        return "no tools sent"
+    listed = ", ".join(names)
+    chosen = "" if choice is None else f"; tool choice {choice['name'] if isinstance(choice, dict) else choice}"
+    return f"tools sent ({SOURCE_WORDS.get(source, source)}): {listed}{chosen}"
+
+
 def tool_choice_json(choice: ToolChoice | None) -> str | dict[str, Any] | None:
     """A neutral tool choice as JSON: ``auto``/``none``/``required``, ``{"name": ...}``, or None."""
     return {"name": choice.name} if isinstance(choice, NamedToolChoice) else choice

@@ -202,6 +202,8 @@ def test_the_step_run_summary_shows_the_spend_against_the_cap(
     assert main(argv) == 0
     err = capsys.readouterr().err
     assert "step run " in err and " matched" in err and "of --max-cost $0.5" in err
+    assert " matched (tools inferred from the recorded calls: an inferred schema can change what a model does)" in err
+    assert "tools sent (inferred from the recorded calls): search_flights, book, weather, hotel;" in err
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)

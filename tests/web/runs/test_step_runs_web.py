@@ -96,6 +96,11 @@ def test_a_step_run_answers_in_place_with_its_progress_and_ends_matched(client: 
     assert re.search(r"data-total-cost>\$0\.\d{6}<", html)  # gpt-4.1 is in genai-prices' table
     assert "data-divergence" not in html and live_content(html) == []
     assert len(stub.state.requests) == 4
+    # No tools are stored for the turn: the page names those inferred and warns beside the verdict.
+    assert re.search(r'data-step-run-tools="inferred">tools sent \(inferred from the recorded calls\): '
+                     r"search_flights, book, weather, hotel<", html)  # fmt: skip
+    assert re.search(r"data-tools-inferred>matched, with tools inferred from the recorded calls: an inferred "
+                     r"schema can change what a model does", html)  # fmt: skip
 
 
 def test_a_divergence_is_marked_and_its_permalink_opens_the_run_at_that_step(
