@@ -25,6 +25,7 @@ from core.integrity import repair
 from core.preflight import CapabilityReport, Finding, capability_report
 from core.providers import ChatLLM, RequestOptions, RequestResult, dialect_names, get_dialect
 from web.backlog import Backlog
+from web.bodies.tools import tool_anchors
 from web.lru import LruCache
 from web.source import Loaded, version_of
 from web.timeline.order import flatten, msg_anchor
@@ -78,10 +79,12 @@ class Built:
 
     @property
     def anchors(self) -> dict[str, str]:
-        """JSON pointer -> the anchor of the card that became that node (the provenance map, inverted)."""
+        """JSON pointer -> the anchor of the card that became that node (the provenance map, inverted), and the
+        marks of the tools section (``web.bodies.tools``)."""
         if self.result is None:
             return {}
-        return {pointer: msg_anchor(msg_id) for msg_id, ptrs in self.result.provenance.items() for pointer in ptrs}
+        cards = {pointer: msg_anchor(msg_id) for msg_id, ptrs in self.result.provenance.items() for pointer in ptrs}
+        return {**cards, **tool_anchors(self.result.body)}
 
 
 def check_provider(name: str) -> str:
