@@ -20,7 +20,16 @@ from typing import Any
 from sqlalchemy import Column, Connection, Table, select
 
 from core.reader import STORE_LINE_PREFIX
-from core.store.tables import RUNS, STEP_RUNS, STEPS, SUITE_MEMBERS, SUITE_RUN_ITEMS, SUITE_RUNS, SUITES
+from core.store.tables import (
+    REQUEST_CONTEXTS,
+    RUNS,
+    STEP_RUNS,
+    STEPS,
+    SUITE_MEMBERS,
+    SUITE_RUN_ITEMS,
+    SUITE_RUNS,
+    SUITES,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +67,13 @@ class Kind:
     """Field types narrower than their columns' (a status's closed set), by field: imported when first needed."""
     counted: bool = False
     """Whether a record stored counts on its conversation's list row (a run does)."""
+    reader: Callable[[], Callable[[dict[str, Any]], dict[str, Any]]] | None = None
+    """Reads a checked line into the form it is stored in, or raises InputError whose ``path`` is the field
+    inside the line (a request context's tools in any shape made neutral): imported when first needed."""
+    user_message: str | None = None
+    """The field that, when set, must name a user message of the record's conversation (a context's turn)."""
+    trace: bool = False
+    """Whether the record is part of the trace itself: written beside the messages even by ``--no-runs``."""
 
     @property
     def key(self) -> str:
@@ -103,7 +119,22 @@ def _suite_types() -> dict[str, Any]:
     return {"mode": Mode, "status": SuiteRunStatus, "outcome": Outcome}
 
 
+def _request_types() -> dict[str, Any]:
+    return {"tools": list[Any], "tool_choice": str | dict[str, Any], "params": dict[str, Any]}
+
+
+def _request_reader() -> Callable[[dict[str, Any]], dict[str, Any]]:
+    from core.request_context import read_request, request_json  # here: it imports the providers
+
+    return lambda fields: request_json(read_request(fields))
+
+
 KINDS: tuple[Kind, ...] = (
+    Kind(
+        "request", "request context", REQUEST_CONTEXTS, ("conversation_id", "turn"), (_CONVERSATION,),
+        ("conversation_pk",), per_conversation=True, narrower=_request_types, reader=_request_reader,
+        user_message="turn", trace=True,
+    ),
     Kind(
         "run", "run", RUNS, ("run_id",), (_CONVERSATION,), ("started_at",),
         per_conversation=True, narrower=_run_types, counted=True,
@@ -206,10 +237,13 @@ def _conversation_filter(kind: Kind, aliases: dict[str, Any], conversation_pk: i
     return aliases[kind.parent].c.conversation_pk == conversation_pk
 
 
-def export_lines(conn: Connection, conversation_pk: int | None = None) -> Iterator[dict[str, Any]]:
-    """Every record of every kind as an export line; with ``conversation_pk``, those of that conversation."""
+def export_lines(
+    conn: Connection, conversation_pk: int | None = None, *, trace_only: bool = False
+) -> Iterator[dict[str, Any]]:
+    """Every record of every kind as an export line; with ``conversation_pk``, those of that conversation; with
+    ``trace_only``, only the kinds that are part of the trace (``Kind.trace``)."""
     for kind in KINDS:
-        if conversation_pk is not None and not kind.per_conversation:
+        if (conversation_pk is not None and not kind.per_conversation) or (trace_only and not kind.trace):
             continue
         stmt, aliases = line_select(kind)
         if conversation_pk is not None:

@@ -38,7 +38,7 @@ from core.fields import IDEMPOTENCY_KEY, MODEL, PROVIDER
 from core.reader import StoreLine, describe_validation_error
 from core.store.export_lines import BY_KEY, KINDS, Kind, Reference, line_columns, line_select, target_of
 from core.store.refigure import refigure
-from core.store.tables import CONVERSATIONS, MAX_ID_CHARS
+from core.store.tables import CONVERSATIONS, MAX_ID_CHARS, MESSAGES
 
 _Id = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS)]
 _BigInt = Annotated[int, Field(ge=-(2**63), lt=2**63)]
@@ -157,8 +157,20 @@ def prepare_lines(lines: Sequence[StoreLine], *, postgres: bool = False) -> list
         fields = checked.model_dump()
         for name in defaulted - checked.model_fields_set:
             del fields[name]
+        if kind.reader is not None:
+            fields = _read(kind, fields, line, root)
         out.append(PreparedLine(kind=kind, fields=fields, line=line))
     return out
+
+
+def _read(kind: Kind, fields: dict[str, Any], line: StoreLine, root: str) -> dict[str, Any]:
+    """The line's fields as the kind stores them; its reader's refusal placed in the file, the line and the field."""
+    assert kind.reader is not None
+    try:
+        return kind.reader()(fields)
+    except InputError as exc:
+        path = f"{root}.{exc.path}" if exc.path else root
+        raise InputError(f"not a {kind.label}: {exc.reason}", source=line.source, line=line.line, path=path) from None
 
 
 def _levels(value: Any) -> int:
@@ -209,6 +221,8 @@ def write_lines(conn: Connection, lines: Sequence[PreparedLine], *, replace: boo
         stored_line, _ = line_select(kind)
         for prepared in _one_per_identity([p for p in lines if p.kind is kind]):
             values = _resolved(conn, prepared, deferred=True)
+            if kind.user_message is not None:
+                _check_user_message(conn, prepared, kind.user_message, values)
             where = _identity_clause(kind, prepared, values)
             found = conn.execute(stored_line.where(where)).first()
             if found is not None:
@@ -281,6 +295,28 @@ def _self_references(conn: Connection, prepared: PreparedLine) -> dict[Reference
         for ref in kind.references
         if target_of(kind, ref) is kind.table and prepared.fields.get(ref.field) is not None
     }
+
+
+def _check_user_message(conn: Connection, prepared: PreparedLine, field: str, values: dict[str, Any]) -> None:
+    """Refuse a record whose ``field`` names a message that is not a user message of its conversation."""
+    msg_id = prepared.fields.get(field)
+    if msg_id is None:
+        return
+    m = MESSAGES.c
+    where = (m.conversation_pk == values["conversation_pk"], m.msg_id == msg_id)
+    role = conn.execute(select(m.role).where(*where)).scalar()
+    if role != "user":
+        raise refuse_user_message(prepared, field, role)
+
+
+def refuse_user_message(prepared: PreparedLine, field: str, role: str | None) -> InputError:
+    """The refusal of a record whose ``field`` names no user message of its conversation (``role``: what it names)."""
+    what = "no message" if role is None else f"a message of role {role!r}"
+    return prepared.refused(
+        f"{prepared.named()}: its {field} must be a user message of conversation "
+        f"{prepared.fields['conversation_id']!r}, and {prepared.fields[field]!r} is {what} there",
+        field,
+    )
 
 
 def _pk_of(conn: Connection, prepared: PreparedLine, ref: Reference, given: Any) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, Integer, Text, bindparam, cast, func, select
 from sqlalchemy.dialects import postgresql
@@ -35,6 +35,7 @@ from core.store.engine import (
 )
 from core.store.engine import write_transaction as _write
 from core.store.query import ConversationQuery, conversation_pk
+from core.store.request_contexts import context_for, contexts_of
 from core.store.schema import ensure_schema
 from core.store.snippets import MatchWindow
 from core.store.tables import (
@@ -61,6 +62,9 @@ from core.store.views import (
     TokenUsage,
     from_row,
 )
+
+if TYPE_CHECKING:
+    from core.request_context import StoredRequest
 
 _M = MESSAGES.c
 _C = CONVERSATIONS.c
@@ -204,12 +208,26 @@ class Store:
         for text in self.export_texts(conversation_id):
             yield loads(text)
 
-    def export_records(self, conversation_id: str | None = None) -> Iterator[dict[str, Any]]:
-        """Every stored record but the messages as an export line (``core.store.export_lines``): runs, step runs
-        and their steps, then (unless one conversation is asked for) suites, suite runs and their items."""
+    def export_records(
+        self, conversation_id: str | None = None, *, trace_only: bool = False
+    ) -> Iterator[dict[str, Any]]:
+        """Every stored record but the messages as an export line (``core.store.export_lines``): request contexts,
+        runs, step runs and their steps, then (unless one conversation is asked for) suites, suite runs and their
+        items; with ``trace_only``, only the request contexts (part of the trace, beside its messages)."""
         with read_transaction(self.engine) as conn:
             pk = None if conversation_id is None else conversation_pk(conn, conversation_id)
-            yield from export_lines.export_lines(conn, pk)
+            yield from export_lines.export_lines(conn, pk, trace_only=trace_only)
+
+    def request_context(self, conversation_id: str, turn: str | None = None) -> StoredRequest | None:
+        """The request context that applies to ``turn`` (a user msg_id): the turn's own, else the conversation's;
+        None when neither is stored. UnknownNameError when there is no such conversation."""
+        with read_transaction(self.engine) as conn:
+            return context_for(conn, conversation_pk(conn, conversation_id), turn)
+
+    def request_contexts(self, conversation_id: str) -> list[StoredRequest]:
+        """Every request context the conversation stored: its own first, then its turns'."""
+        with read_transaction(self.engine) as conn:
+            return contexts_of(conn, conversation_pk(conn, conversation_id))
 
     # -- conversations ------------------------------------------------------
 

@@ -365,6 +365,29 @@ class SuiteRunItemRow(SQLModel, table=True):
     """The final answers' comparison: its name, score, word diff and a judge's verdict (None when none was made)."""
 
 
+class RequestContextRow(SQLModel, table=True):
+    """What a conversation's requests (``turn`` None) or one turn's carried besides the messages
+    (``core.request_context``): the tools offered, the tool choice, provider, model, generation parameters.
+
+    ``tools``, ``tool_choice`` and ``params`` hold the neutral JSON, whatever shape the imported line gave.
+    """
+
+    __tablename__ = "request_contexts"
+    __table_args__ = (UniqueConstraint("conversation_pk", "turn", name="uq_request_contexts_turn"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    conversation_pk: int = Field(
+        sa_column=Column(Integer, ForeignKey("conversations.id", ondelete="CASCADE"), nullable=False)
+    )
+    turn: str | None = Field(default=None, sa_column=Column(String, nullable=True))
+    """The user message that opens the turn; None: the whole conversation."""
+    provider: str | None = Field(default=None, sa_column=Column(String, nullable=True))
+    model: str | None = Field(default=None, sa_column=Column(String, nullable=True))
+    tools: list[Any] | None = Field(default=None, sa_column=Column(_JSON, nullable=True))
+    tool_choice: str | dict[str, Any] | None = Field(default=None, sa_column=Column(_JSON, nullable=True))
+    params: dict[str, Any] | None = Field(default=None, sa_column=Column(_JSON, nullable=True))
+
+
 def table_of(model: type[SQLModel]) -> Table:
     """The SQLAlchemy table of a ``table=True`` model."""
     table = model.__table__  # type: ignore[attr-defined]  # SQLModel sets it at class creation; untyped
@@ -386,4 +409,5 @@ SUITES = table_of(SuiteRow)
 SUITE_MEMBERS = table_of(SuiteMemberRow)
 SUITE_RUNS = table_of(SuiteRunRow)
 SUITE_RUN_ITEMS = table_of(SuiteRunItemRow)
+REQUEST_CONTEXTS = table_of(RequestContextRow)
 METADATA = SQLModel.metadata

@@ -243,7 +243,10 @@ def test_an_export_of_every_kind_reimports_on_the_other_backend_byte_for_byte(
         assert secret not in exported.decode()
 
         assert main(["import", str(out), "--db", copy]) == 0
-        stored = "also stored 2 runs, 2 step runs, 4 steps, 2 suites, 4 suite members, 3 suite runs, 7 suite run items"
+        stored = (
+            "also stored 2 request contexts, 2 runs, 2 step runs, 4 steps, 2 suites, 4 suite members, 3 suite runs, "
+            "7 suite run items"
+        )
         assert stored in capsys.readouterr().out
         again = tmp_path / "again.jsonl"
         assert main(["export", "--db", copy, "-o", str(again)]) == 0
@@ -266,7 +269,7 @@ def _every_record(store: Store) -> tuple[Any, ...]:
     return _state(store), _runs_state(store), step_runs, suite_runs, [suites.get(s.name) for s in suites.summaries()]
 
 
-def test_export_of_one_conversation_carries_its_runs_and_step_runs_but_no_suites(
+def test_export_of_one_conversation_carries_its_contexts_runs_and_step_runs_but_no_suites(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with Store.open(str(tmp_path / "all.db")) as store:
@@ -275,11 +278,22 @@ def test_export_of_one_conversation_carries_its_runs_and_step_runs_but_no_suites
     assert main(["export", "--db", str(tmp_path / "all.db"), "--conversation", "s21-c0"]) == 0
     lines = [orjson.loads(line) for line in capsys.readouterr().out.splitlines()]
     others = [line for line in lines if next(iter(line)).startswith("traceloupe_")]
-    assert [next(iter(line)) for line in others] == ["traceloupe_run", "traceloupe_step_run"] + ["traceloupe_step"] * 2
-    assert {line["traceloupe_step"]["step_run_id"] for line in others[2:]} == {step_run.run_id}
+    kinds = ["traceloupe_request"] * 2 + ["traceloupe_run", "traceloupe_step_run"] + ["traceloupe_step"] * 2
+    assert [next(iter(line)) for line in others] == kinds
+    assert {line["traceloupe_step"]["step_run_id"] for line in others[4:]} == {step_run.run_id}
     source = tmp_path / "one.jsonl"
     source.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
     assert main(["import", str(source), "--db", str(tmp_path / "one.db")]) == 0
-    assert "also stored 1 run, 1 step run, 2 steps" in capsys.readouterr().out
+    assert "also stored 2 request contexts, 1 run, 1 step run, 2 steps" in capsys.readouterr().out
     with Store.open(str(tmp_path / "one.db")) as copy:
         assert copy.get_step_run(step_run.run_id) == step_run
+
+
+def test_export_without_runs_keeps_the_request_contexts_beside_the_messages(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with Store.open(str(tmp_path / "all.db")) as store:
+        fill_every_kind(store)
+    assert main(["export", "--db", str(tmp_path / "all.db"), "--no-runs"]) == 0
+    keys = [next(iter(orjson.loads(line))) for line in capsys.readouterr().out.splitlines()]
+    assert [key for key in keys if key.startswith("traceloupe_")] == ["traceloupe_request"] * 2

@@ -6,7 +6,7 @@ from typing import Any
 
 import orjson
 
-from core.reader import read_bytes
+from core.reader import StoreLine, read_bytes
 from core.replay.answers import parse_comparison
 from core.store import NewRun, Store, TokenUsage
 from core.store.step_runs import NewStepRun, StepView
@@ -31,9 +31,14 @@ def fill_every_kind(store: Store) -> None:
     """Messages of three conversations, runs, step runs with steps, two suites, suite runs (one the other's baseline)
     with their items: every column of every exported table holds a value in some row."""
     messages = dataset(seed=21, conversations=3, turns=2, records=3)
-    text = b"".join(orjson.dumps(m) + b"\n" for m in messages)
-    store.import_records(read_bytes(text, source="fill.jsonl"), source="fill.jsonl")
     ids = sorted({m["conversation_id"] for m in messages})
+    contexts = _request_contexts(ids[0], next(m["msg_id"] for m in messages if m["conversation_id"] == ids[0]
+                                              and m["role"] == "user"))  # fmt: skip
+    text = b"".join(orjson.dumps(m) + b"\n" for m in [*messages, *contexts])
+    lines: list[StoreLine] = []
+    store.import_records(
+        read_bytes(text, source="fill.jsonl", store_lines=lines), source="fill.jsonl", store_lines=lines
+    )
 
     ok = store.start_run(
         NewRun(ids[0], provider="openai", model="gpt-x", request_body={"z": 1, "a": {"y": [2]}}, up_to_msg_id="m1",
@@ -75,6 +80,18 @@ def fill_every_kind(store: Store) -> None:
     )
     _finish_items(suites, second.run_id)
     suites.claim_run("one", provider="gemini", model="g", idempotency_key="form-key")  # left running: item pending
+
+
+def _request_contexts(conversation_id: str, turn: str) -> list[dict[str, Any]]:
+    """A context for the whole conversation and one for a turn, every field set in one of them."""
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+    whole = {
+        "conversation_id": conversation_id, "provider": "anthropic", "model": "claude",
+        "tools": [{"name": "lookup", "description": "Find", "input_schema": schema}], "tool_choice": "auto",
+        "params": {"max_tokens": 256, "temperature": 0.5, "top_p": 0.9, "stop": ["END"], "thinking": False},
+    }  # fmt: skip
+    own = {"conversation_id": conversation_id, "turn": turn, "tools": [], "tool_choice": "none"}
+    return [{"traceloupe_request": whole}, {"traceloupe_request": own}]
 
 
 def _finish_items(suites: Suites, run_id: str) -> None:

@@ -17,7 +17,9 @@ from litestar.response import Template
 
 from core import InputError, UserMessage
 from core.integrity import walk
-from core.reader import read_bytes
+from core.reader import StoreLine, read_bytes
+from core.request_context.calls import RecordedCalls, TurnTracker, undefined_tool_calls
+from core.store.request_contexts import is_request_line, read_request_lines
 from web import urls
 from web.check.pages import CheckFinding, CheckPage
 from web.deps import SettingsDep
@@ -58,23 +60,34 @@ class CheckController(Controller):
 
 
 def check_bytes(raw: bytes, name: str, max_bytes: int) -> CheckPage:
-    """What the upload holds: counts, and one finding per damaged record, wherever it is nested."""
+    """What the upload holds: counts, one finding per damaged record, wherever it is nested, and each recorded call
+    of a tool that is not among the tools the file's request contexts store for its turn."""
     findings: list[CheckFinding] = []
     messages = records = 0
     conversations: set[str] = set()
+    lines: list[StoreLine] = []
+    roles: dict[tuple[str, str], str] = {}
+    turns = TurnTracker()
+    calls: list[RecordedCalls] = []
     try:
-        for record in read_bytes(raw, source=name):
+        for record in read_bytes(raw, source=name, store_lines=lines):
             messages += 1
             message = record.message
             conversations.add(message.conversation_id)
+            roles[(message.conversation_id, message.msg_id)] = message.role
             if isinstance(message, UserMessage):
                 records += len(message.intermediate_trace.records)
             where = f"{name}:{record.line}" if record.line is not None else name
             root = "$" if record.line is not None else f"$[{record.index}]"
+            found = turns.calls(message, root, where)
+            if found.calls:
+                calls.append(found)
             for path, item in walk(message, root):
                 damage = inspect_record(item, path)
                 if damage is not None:
                     findings.append(CheckFinding(f"{where} {path}", damage))
+        _refuse_other_records(lines)
+        undefined = undefined_tool_calls(calls, read_request_lines(lines, roles))
     except InputError as exc:
         return CheckPage(filename=name, error=str(exc), max_bytes=max_bytes)
     return CheckPage(
@@ -83,5 +96,18 @@ def check_bytes(raw: bytes, name: str, max_bytes: int) -> CheckPage:
         records=records,
         conversations=len(conversations),
         findings=findings,
+        undefined_calls=undefined,
         max_bytes=max_bytes,
     )
+
+
+def _refuse_other_records(lines: list[StoreLine]) -> None:
+    """An export's lines of runs or suites are not a trace: the page reads messages and request contexts only."""
+    other = next((line for line in lines if not is_request_line(line)), None)
+    if other is not None:
+        raise InputError(
+            f"a {other.key} line of an export, not a message: this page reads messages and request contexts only",
+            source=other.source,
+            line=other.line,
+            path=other.path,
+        )

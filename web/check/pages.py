@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from core.request_context.calls import UndefinedToolCall
 from web.timeline.damage import Damage
 
 
@@ -26,4 +27,6 @@ class CheckPage:
     records: int = 0
     conversations: int = 0
     findings: Sequence[CheckFinding] = ()
+    undefined_calls: Sequence[UndefinedToolCall] = ()
+    """Recorded calls of a tool that is not among the tools stored for the call's turn."""
     max_bytes: int = 0

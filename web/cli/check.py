@@ -1,4 +1,5 @@
-"""``traceloupe check FILE...``: one line per record that lost its type; exit 1 if any, 2 on unreadable input."""
+"""``traceloupe check FILE...``: one line per record that lost its type, and per recorded call of a tool that is
+not among the tools the file's request contexts store for its turn; exit 1 if any, 2 on unreadable input."""
 
 from __future__ import annotations
 
@@ -18,28 +19,47 @@ def run(ns: argparse.Namespace) -> int:
     from core.errors import InputError
     from core.integrity import find_damage
     from core.reader import StoreLine, read_path
+    from core.request_context.calls import RecordedCalls, TurnTracker, undefined_tool_calls
+    from core.store.request_contexts import is_request_line, read_request_lines
     from web.cli.terminal import echo
     from web.cli.where import record_root, skipped_note, where
 
     status = EXIT_CLEAN
-    messages = damaged = unreadable = 0
+    messages = damaged = undefined = unreadable = 0
     for name in ns.files:
         others: list[StoreLine] = []
+        roles: dict[tuple[str, str], str] = {}
+        turns = TurnTracker()
+        calls: list[RecordedCalls] = []
         try:
             for record in read_path(name, store_lines=others):
                 messages += 1
-                for damage in find_damage(record.message, record_root(record)):
+                message = record.message
+                roles[(message.conversation_id, message.msg_id)] = message.role
+                found = turns.calls(message, record_root(record), where(record))
+                if found.calls:
+                    calls.append(found)
+                for damage in find_damage(message, record_root(record)):
                     damaged += 1
                     status = max(status, EXIT_DAMAGED)
                     echo(f"{where(record)}: {damage.explain()}")
-            if others:
-                echo(skipped_note(name, others), file=sys.stderr)
+            # The contexts may follow the messages (an export writes them after): the calls are checked once read.
+            for call in undefined_tool_calls(calls, read_request_lines(others, roles)):
+                undefined += 1
+                status = max(status, EXIT_DAMAGED)
+                echo(f"{call.where}: {call.explain()}")
+            skipped = [line for line in others if not is_request_line(line)]
+            if skipped:
+                echo(skipped_note(name, skipped), file=sys.stderr)
         except InputError as exc:
             echo(f"error: {exc}", file=sys.stderr)
             status = EXIT_UNREADABLE
             unreadable += 1
     if unreadable:
         return status  # the error lines say it all; a summary would bury them
-    verdict = "clean" if damaged == 0 else f"{damaged} damaged record{'s' * (damaged != 1)}"
+    found_parts = [f"{damaged} damaged record{'s' * (damaged != 1)}"] if damaged else []
+    if undefined:
+        found_parts.append(f"{undefined} call{'s' * (undefined != 1)} of a tool not among the stored tools")
+    verdict = "; ".join(found_parts) or "clean"
     echo(f"checked {messages} message{'s' * (messages != 1)} in {len(ns.files)} file(s): {verdict}", file=sys.stderr)
     return status

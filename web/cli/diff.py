@@ -42,9 +42,11 @@ def run(ns: argparse.Namespace) -> int:
 
     try:
         dialects = get_dialect(ns.left), get_dialect(ns.right)  # an unknown provider fails before the file is read
-        messages = load_conversation(ns.file, ns.conversation)
+        trace = load_conversation(ns.file, ns.conversation)
+        messages, stored = trace.messages, trace.context(ns.upto)
         left, right = (
-            ChatLLM(d, request_options(ns)).construct_request_params(messages, upto=ns.upto) for d in dialects
+            ChatLLM(d, request_options(ns, stored, name)).construct_request_params(messages, upto=ns.upto)
+            for d, name in zip(dialects, (ns.left, ns.right), strict=True)
         )
     except MisuseError as exc:
         say_request_error(exc)

@@ -1,8 +1,9 @@
 """``traceloupe export``: the whole stored state as JSONL, ready to import again.
 
 Every message's JSON text as the import wrote it, conversation by conversation, then every other
-record (runs, step runs and their steps, suites, suite runs and their items) as one
-``{"traceloupe_<kind>": ...}`` line each (``core.store.export_lines``; ``--no-runs`` leaves them out).
+record (request contexts, runs, step runs and their steps, suites, suite runs and their items) as one
+``{"traceloupe_<kind>": ...}`` line each (``core.store.export_lines``; ``--no-runs`` keeps only the request
+contexts, which are part of the trace).
 A file written with ``-o`` is created readable by its owner only: traces hold whatever the agent saw.
 """
 
@@ -28,7 +29,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     add_db_argument(parser)
     parser.add_argument("--conversation", metavar="ID", default=None, help="only this conversation")
     parser.add_argument(
-        "--no-runs", action="store_true", help="messages only, without runs, step runs, suites and suite runs"
+        "--no-runs",
+        action="store_true",
+        help="messages and their request contexts only, without runs, step runs, suites and suite runs",
     )
     parser.add_argument("-o", "--output", metavar="FILE", default=None, help="write here (mode 0600) instead of stdout")
 
@@ -39,7 +42,7 @@ def run(ns: argparse.Namespace) -> int:
 
     def body(store: Store) -> int:
         texts = store.export_texts(ns.conversation)
-        others: Iterator[dict[str, Any]] = iter(()) if ns.no_runs else store.export_records(ns.conversation)
+        others: Iterator[dict[str, Any]] = store.export_records(ns.conversation, trace_only=ns.no_runs)
         out: BinaryIO = _private_file(ns.output) if ns.output else sys.stdout.buffer
         try:
             for text in texts:

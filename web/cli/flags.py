@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 from core.errors import MisuseError
 from core.fields import MAX_INT32, FloatRule, IntRule, TextRule
+
+if TYPE_CHECKING:
+    from core.providers.base import ToolChoice, ToolSpec
 
 _N = TypeVar("_N", int, float)
 
@@ -80,3 +84,51 @@ COUNT = ranged_int(IntRule("count", 1, 100_000))
 MODEL = checked_text(TextRule("--model", 200))
 PROVIDER = checked_text(TextRule("--provider", 40))
 ID = checked_text(TextRule("an id", 512))
+
+
+def tools_file(path: str) -> tuple[ToolSpec, ...]:
+    """An argparse ``type`` for ``--tools FILE``: a JSON tool list in any provider's shape, read neutral."""
+    from core.request_context import tools_of_json
+    from core.request_context.shapes import MAX_TOOLS_FILE_BYTES
+
+    try:
+        with Path(path).open("rb") as file:
+            data = file.read(MAX_TOOLS_FILE_BYTES + 1)  # one byte past: an oversized file is refused unparsed
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        return tools_of_json(data, path)
+    except MisuseError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def tool_choice(text: str) -> ToolChoice:
+    """An argparse ``type`` for ``--tool-choice auto|none|required|NAME`` (NAME forces that tool)."""
+    from core.providers.base import NamedToolChoice
+
+    if text in TOOL_CHOICE_WORDS:
+        return text  # type: ignore[return-value]  # one of the Literal's words, checked just above
+    try:
+        return NamedToolChoice(TOOL_NAME.check(text))
+    except MisuseError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_tool_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--tools FILE`` and ``--tool-choice``: the request's tools and tool choice, set or overriding the stored."""
+    parser.add_argument(
+        "--tools",
+        type=tools_file,
+        metavar="FILE",
+        help="JSON tool list (neutral, OpenAI, Responses, Anthropic or Gemini shape) sent instead of the stored tools",
+    )
+    parser.add_argument(
+        "--tool-choice",
+        type=tool_choice,
+        metavar="CHOICE",
+        help="auto, none, required, or a tool's name to force it (instead of the stored tool choice)",
+    )
+
+
+TOOL_CHOICE_WORDS = ("auto", "none", "required")
+TOOL_NAME = TextRule("--tool-choice", 200)

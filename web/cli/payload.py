@@ -6,6 +6,10 @@ output, the warnings and the provenance map instead of the body alone; ``--json`
 its warnings and the preflight verdict; ``--report`` prints the capability report (what the provider and
 model cannot carry, and the preflight findings), as text or with ``--json`` as JSON.
 
+The request context FILE stores for the request's turn (a ``traceloupe_request`` line, read and checked as
+an import reads it: ``core/FORMAT.md``) gives the tools, tool choice, model and parameters the agent sent;
+``--tools FILE`` (a tool list in any provider's shape), ``--tool-choice`` and the other flags override it.
+
 Every body is preflighted (SDK types and the provider's request-time rules for the model): findings go
 to stderr, one line each. Exit 4 when any finding is an error (the provider would answer 400). Errors
 are one line on stderr: exit 1 for a damaged record (the seed's contract error), 2 for a bad file or an
@@ -17,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,6 +33,7 @@ if TYPE_CHECKING:
     from core.messages.union import Message
     from core.preflight import CapabilityReport
     from core.providers import RequestOptions, RequestResult
+    from core.request_context import StoredRequest
 
 EXIT_OK, EXIT_DAMAGED, EXIT_ERROR, EXIT_PREFLIGHT = 0, 1, 2, 4
 
@@ -48,6 +54,7 @@ def add_request_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="read Path attachments from under DIR only (default: none are read; they degrade to text)",
     )
+    flags.add_tool_arguments(parser)
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -116,8 +123,9 @@ def build_request(ns: argparse.Namespace, provider: str) -> RequestResult:
     from core.providers import ChatLLM, get_dialect
 
     dialect = get_dialect(provider)  # an unknown provider fails before the file is read
-    messages = load_conversation(ns.file, ns.conversation)
-    return ChatLLM(dialect, request_options(ns)).construct_request_params(messages, upto=ns.upto)
+    trace = load_conversation(ns.file, ns.conversation)
+    options = request_options(ns, trace.context(ns.upto), provider)
+    return ChatLLM(dialect, options).construct_request_params(trace.messages, upto=ns.upto)
 
 
 def say_request_error(exc: MisuseError) -> None:
@@ -127,28 +135,70 @@ def say_request_error(exc: MisuseError) -> None:
     echo(f"error: {exc}; {exc.explanation}" if isinstance(exc, ContractError) else f"error: {exc}", file=sys.stderr)
 
 
-def request_options(ns: argparse.Namespace) -> RequestOptions:
+def request_options(
+    ns: argparse.Namespace, stored: StoredRequest | None = None, provider: str | None = None
+) -> RequestOptions:
+    """The flags' options, with what the stored context holds where no flag sets it (``--tools``, ``--tool-choice``
+    and the others override it). MisuseError for a tool choice naming a tool the request does not define."""
+    from core.errors import MisuseError
     from core.providers import RequestOptions
+    from core.request_context import RequestFieldError, check_tool_choice, to_options
 
     thinking = None if ns.thinking is None else ns.thinking == "on"
-    return RequestOptions(
-        model=ns.model, max_tokens=ns.max_tokens, thinking=thinking, attachments_root=ns.attachments_root
+    options = RequestOptions(
+        model=ns.model,
+        max_tokens=ns.max_tokens,
+        thinking=thinking,
+        attachments_root=ns.attachments_root,
+        tools=ns.tools or (),
+        tools_source="given" if ns.tools is not None else "none",
+        tool_choice=ns.tool_choice,
     )
+    if stored is not None:
+        options = to_options(stored, options, provider)
+    try:
+        check_tool_choice(options.tools, options.tool_choice)
+    except RequestFieldError as exc:
+        given = "--tool-choice" if ns.tool_choice is not None else "the stored tool choice"
+        raise MisuseError(f"{given} {exc.reason}; give that tool with --tools") from None
+    return options
 
 
-def load_conversation(path: str, conversation_id: str | None) -> list[Message]:
-    """The messages of one conversation in FILE, ordered by create_ts then file position (FORMAT.md).
+@dataclass(frozen=True, slots=True)
+class TraceFile:
+    """One conversation of FILE, in order, and the request contexts the file stores for it."""
+
+    messages: list[Message]
+    contexts: list[StoredRequest]
+
+    def context(self, upto: str | None) -> StoredRequest | None:
+        """The context of the turn the request is built in (its own, else the conversation's), None if none."""
+        from core.request_context.calls import applying, request_turn
+
+        if not self.contexts:
+            return None
+        return applying(self.contexts, self.messages[0].conversation_id, request_turn(self.messages, upto))
+
+
+def load_conversation(path: str, conversation_id: str | None) -> TraceFile:
+    """The messages of one conversation in FILE, ordered by create_ts then file position (FORMAT.md), and its
+    request contexts, checked as an import checks them (``traceloupe_request`` lines, ``core/FORMAT.md``).
 
     An export's lines of other records (runs, suites) are skipped, with one note on stderr."""
     from core.errors import UnknownNameError
     from core.reader import StoreLine, read_path
+    from core.store.request_contexts import is_request_line, read_request_lines
     from web.cli.where import skipped_note
 
     groups: dict[str, list[tuple[int, int, Message]]] = {}
-    others: list[StoreLine] = []
-    for position, record in enumerate(read_path(path, store_lines=others)):
+    lines: list[StoreLine] = []
+    roles: dict[tuple[str, str], str] = {}
+    for position, record in enumerate(read_path(path, store_lines=lines)):
         msg = record.message
         groups.setdefault(msg.conversation_id, []).append((msg.create_ts, position, msg))
+        roles[(msg.conversation_id, msg.msg_id)] = msg.role
+    contexts = read_request_lines(lines, roles)
+    others = [line for line in lines if not is_request_line(line)]
     if others:
         echo(skipped_note(path, others), file=sys.stderr)
     if conversation_id is None:
@@ -164,4 +214,5 @@ def load_conversation(path: str, conversation_id: str | None) -> list[Message]:
     if chosen is None:
         names = ", ".join(repr(name) for name in sorted(groups))
         raise UnknownNameError(f"no conversation {conversation_id!r} in {path}; it holds {names}")
-    return [msg for _, _, msg in sorted(chosen, key=lambda item: item[:2])]
+    messages = [msg for _, _, msg in sorted(chosen, key=lambda item: item[:2])]
+    return TraceFile(messages, [c for c in contexts if c.conversation_id == conversation_id])
