@@ -49,6 +49,7 @@ from core.replay.parse import MalformedReply, ParsedReply, parse_reply
 from core.replay.redact import Redactor
 from core.replay.send import Exchange, Sender, send
 from core.replay.sent_tools import GivenTools, SentTools, sent_tools, stored_request
+from core.request_context.calls import request_turn
 from core.store import NewRun, RunSummary, RunView, Store, TokenUsage
 
 log = logging.getLogger("traceloupe.replay")
@@ -141,7 +142,7 @@ def prepare(
             f"{upto!r} is a {original.role} message: only assistant messages can be regenerated "
             "(--upto names the reply to ask for again)"
         )
-    turn = turn or turn_answered(typed, upto)
+    turn = turn or request_turn(typed, upto)
     sending = sent_tools(stored_request(store, conversation_id, turn), tools, typed if infer_tools else None)
     try:
         result = ChatLLM(dialect, sending.options(model)).construct_request_params(typed, upto=upto)
@@ -151,19 +152,6 @@ def prepare(
     verdict = preflight(result)
     refused = None if force or verdict.accepted else preflight_refusal(verdict)
     return Prepared(conversation_id, provider, model, upto, result.body, endpoint, original, refused, sending)
-
-
-def turn_answered(messages: Sequence[Message], upto: str | None) -> str | None:
-    """The msg_id of the top-level user message whose turn ``upto`` (default: the last message) belongs to."""
-    expanded = ChatLLM(default_provider()).construct_prompt_context(messages)
-    history = expanded.messages
-    turn = None
-    for start, end, placement, of in expanded.segments:
-        if placement == "top" and history[start].role == "user":
-            turn = history[start].msg_id
-        if any(m.msg_id == upto for m in history[start:end]):
-            return of if placement in ("pre", "post") else turn
-    return turn
 
 
 def preflight_refusal(verdict: Preflight) -> str:

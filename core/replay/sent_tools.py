@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
+from core.errors import MisuseError
 from core.messages.union import Message
 from core.providers import (
     GenerationParams,
@@ -29,20 +30,8 @@ from core.providers import (
     ToolSpec,
     ToolsSource,
 )
+from core.request_context import StoredRequest, tool_choice_json, tool_json
 from core.store import Store
-
-
-class StoredTools(Protocol):
-    """What a stored request context holds that a replay sends again."""
-
-    @property
-    def tools(self) -> Sequence[ToolSpec]: ...
-
-    @property
-    def tool_choice(self) -> ToolChoice | None: ...
-
-    @property
-    def params(self) -> GenerationParams: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,11 +65,11 @@ class SentTools:
 
     def tools_json(self) -> list[dict[str, Any]]:
         """The tools as stored with a step run: neutral ``{"name", "description", "parameters"}`` objects."""
-        return [{"name": t.name, "description": t.description, "parameters": dict(t.parameters)} for t in self.tools]
+        return [tool_json(t) for t in self.tools]
 
     def tool_choice_json(self) -> str | dict[str, Any] | None:
         """The tool choice as stored with a step run: a word, ``{"name": ...}``, or None."""
-        return tool_choice_json(self.tool_choice)
+        return None if self.tool_choice is None else tool_choice_json(self.tool_choice)
 
     @property
     def note(self) -> str | None:
@@ -92,10 +81,9 @@ class SentTools:
         return f"tools inferred from {self.inferred_from} recorded {calls} ({names}): no stored tool definitions"
 
 
-def stored_request(store: Store, conversation_id: str, turn: str | None) -> StoredTools | None:
+def stored_request(store: Store, conversation_id: str, turn: str | None) -> StoredRequest | None:
     """The request context stored for ``turn`` of the conversation, else for the whole conversation, else None."""
-    del store, conversation_id, turn
-    return None
+    return store.request_context(conversation_id, turn)
 
 
 SOURCE_WORDS: Mapping[str, str] = {
@@ -118,26 +106,28 @@ def tools_said(source: str | None, names: Sequence[str], choice: Any = None) -> 
     return f"tools sent ({SOURCE_WORDS.get(source, source)}): {listed}{chosen}"
 
 
-def tool_choice_json(choice: ToolChoice | None) -> str | dict[str, Any] | None:
-    """A neutral tool choice as JSON: ``auto``/``none``/``required``, ``{"name": ...}``, or None."""
-    return {"name": choice.name} if isinstance(choice, NamedToolChoice) else choice
-
-
 def sent_tools(
-    stored: StoredTools | None, given: GivenTools | None, recorded: Sequence[Message] | None = None
+    stored: StoredRequest | None, given: GivenTools | None, recorded: Sequence[Message] | None = None
 ) -> SentTools:
-    """What a replay sends: the given tools, else the stored, else those ``recorded`` calls (None: no inference)."""
+    """What a replay sends: the given tools, else the stored, else those ``recorded`` calls (None: no inference).
+
+    MisuseError (nothing is sent) for a tool choice that forces a tool the replay does not send.
+    """
     given = given or GivenTools()
     params = stored.params if stored is not None else GenerationParams()
     choice = given.tool_choice if given.tool_choice is not None else stored.tool_choice if stored else None
     if given.tools is not None:
-        return SentTools(given.tools, choice, "given", params)
-    if stored is not None and stored.tools:
-        return SentTools(tuple(stored.tools), choice, "stored", params)
-    tools, calls = inferred_tools(recorded) if recorded is not None else ((), 0)
-    if tools:
-        return SentTools(tools, choice, "inferred", params, calls)
-    return SentTools((), choice, "none", params)
+        sent = SentTools(given.tools, choice, "given", params)
+    elif stored is not None and stored.tools:
+        sent = SentTools(tuple(stored.tools), choice, "stored", params)
+    else:
+        tools, calls = inferred_tools(recorded) if recorded is not None else ((), 0)
+        sent = SentTools(tools, choice, "inferred" if tools else "none", params, calls)
+    if isinstance(choice, NamedToolChoice) and all(t.name != choice.name for t in sent.tools):
+        whose = "the given tool choice" if given.tool_choice is not None else "the stored tool choice"
+        names = ", ".join(t.name for t in sent.tools) or "none"
+        raise MisuseError(f"{whose} forces tool {choice.name!r}, which this replay does not send (sent: {names})")
+    return sent
 
 
 def inferred_tools(history: Sequence[Message]) -> tuple[tuple[ToolSpec, ...], int]:

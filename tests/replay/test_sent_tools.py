@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from core.messages.union import MESSAGE_ADAPTER, Message
 from core.providers import GenerationParams, NamedToolChoice, ToolChoice, ToolSpec
 from core.replay.sent_tools import GivenTools, sent_tools
+from core.request_context import StoredRequest
 from tests.replay.steps_data import steps_conversation
 
 LOOKUP = ToolSpec("lookup", "Find an order.", {"type": "object", "properties": {"id": {"type": "string"}}})
 REFUND = ToolSpec("refund", "Refund an order.", {"type": "object", "properties": {"amount": {"type": "number"}}})
 
 
-@dataclass(frozen=True)
-class Stored:
-    tools: tuple[ToolSpec, ...] = ()
-    tool_choice: ToolChoice | None = None
-    params: GenerationParams = field(default_factory=GenerationParams)
+def _stored(
+    tools: tuple[ToolSpec, ...] = (), tool_choice: ToolChoice | None = None, params: GenerationParams | None = None
+) -> StoredRequest:
+    return StoredRequest("c", tools=tools, tool_choice=tool_choice, params=params or GenerationParams())
 
 
 def _recorded() -> list[Message]:
@@ -25,7 +23,7 @@ def _recorded() -> list[Message]:
 
 
 def test_stored_tools_and_params_are_sent_as_stored() -> None:
-    stored = Stored((LOOKUP,), "required", GenerationParams(max_tokens=512, temperature=0.2, stop=("END",)))
+    stored = _stored((LOOKUP,), "required", GenerationParams(max_tokens=512, temperature=0.2, stop=("END",)))
     sent = sent_tools(stored, None, _recorded())
     assert (sent.tools, sent.tool_choice, sent.source, sent.note) == ((LOOKUP,), "required", "stored", None)
     options = sent.options("m")
@@ -38,7 +36,7 @@ def test_stored_tools_and_params_are_sent_as_stored() -> None:
 
 
 def test_given_tools_replace_the_stored_and_a_given_choice_overrides_the_stored_one() -> None:
-    stored = Stored((LOOKUP,), "auto")
+    stored = _stored((LOOKUP,), "auto")
     sent = sent_tools(stored, GivenTools((REFUND,), NamedToolChoice("refund")), _recorded())
     assert (sent.tools, sent.tool_choice, sent.source) == ((REFUND,), NamedToolChoice("refund"), "given")
     assert sent.tool_choice_json() == {"name": "refund"}

@@ -11,6 +11,9 @@ record in the history, a body that fails preflight: ``--force`` sends it anyway)
 one line naming why; 1 nothing was attempted (unknown
 conversation, provider or message, no key: the line names the variable); 2 the
 database cannot be used. ``--steps`` replays one turn step by step instead (``web.cli.replay_steps``).
+
+The requests carry the tools, tool choice and parameters stored for the turn (a ``traceloupe_request``
+line, ``core/FORMAT.md``); ``--tools FILE`` and ``--tool-choice`` override them.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--force", action="store_true", help="send a body that fails preflight anyway (to reproduce the 400)"
     )
+    flags.add_tool_arguments(parser)
     add_db_argument(parser)
     replay_steps.register(parser)
 
@@ -64,7 +68,8 @@ def run(ns: argparse.Namespace) -> int:
         return replay_steps.run(ns)
 
     def body(store: Store) -> int:
-        run = replay(store, ns.conversation, ns.provider, ns.model, upto=ns.upto, timeout=ns.timeout, force=ns.force)
+        run = replay(store, ns.conversation, ns.provider, ns.model, upto=ns.upto, timeout=ns.timeout, force=ns.force,
+                     tools=replay_steps.given_tools(ns))  # fmt: skip
         if run.status != "ok":
             reason = " ".join((run.error or "no detail").split())
             echo(f"traceloupe: run {run.run_id} failed ({run.status}): {reason}", file=sys.stderr)

@@ -19,6 +19,7 @@ from web.cli.db import run_with_store
 from web.cli.terminal import cell, echo
 
 if TYPE_CHECKING:
+    from core.replay.sent_tools import GivenTools
     from core.store import Store
     from core.store.step_runs import StepRunView, StepView
 
@@ -88,6 +89,7 @@ def run(ns: argparse.Namespace) -> int:
             timeout=ns.timeout,
             force=ns.force,
             comparison=comparison,
+            tools=given_tools(ns),
         )
         if ns.json:
             sys.stdout.buffer.write(orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2) + b"\n")
@@ -97,6 +99,15 @@ def run(ns: argparse.Namespace) -> int:
         return exit_code(result)
 
     return run_with_store(ns, body)
+
+
+def given_tools(ns: argparse.Namespace) -> GivenTools | None:
+    """``--tools`` and ``--tool-choice`` as a replay takes them (None when neither is given)."""
+    from core.replay.sent_tools import GivenTools
+
+    if ns.tools is None and ns.tool_choice is None:
+        return None
+    return GivenTools(ns.tools, ns.tool_choice)
 
 
 def _print_steps(run: StepRunView) -> None:
