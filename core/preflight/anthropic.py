@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from core.preflight import tools
 from core.preflight.findings import Finding, Rule, pointer
 from core.providers.profiles import ModelProfile
 
@@ -119,6 +120,7 @@ def check(body: JSON, profile: ModelProfile) -> Iterator[Finding]:
     if mode in THINKING_ON and mode not in accepted:
         takes = " or ".join(repr(t) for t in accepted) or "no extended thinking"
         yield THINKING_MODE.at("/thinking", f"thinking type {mode!r}; {profile.name} takes {takes}")
+    yield from tools.check("messages", body, profile)
     yield from _order(turns)
     yield from _tool_pairs(turns)
     yield from _thinking(turns, thinking_on)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from core.preflight import tools
 from core.preflight.findings import Finding, Rule, pointer
 from core.providers.profiles import ModelProfile
 
@@ -84,6 +85,7 @@ RULES = (
 def check(body: JSON, profile: ModelProfile) -> Iterator[Finding]:
     """Every rule ``body`` breaks, in body order."""
     yield from _thinking_config(body, profile)
+    yield from tools.check("generate_content", body, profile)
     contents: list[JSON] = body.get("contents") or []
     if contents and contents[0].get("role") != "user":
         yield FIRST_USER.at(pointer("contents", 0))

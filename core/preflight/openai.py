@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from core.preflight import tools
 from core.preflight.findings import Finding, Rule, pointer
 from core.providers.profiles import ModelProfile
 
@@ -86,6 +87,7 @@ def check_chat(body: JSON, profile: ModelProfile, *, reasoning_params: bool) -> 
     ``reasoning_params``: the compatible vendors switch reasoning with their own parameter)."""
     if reasoning_params:
         yield from _params(body, profile, "chat")
+    yield from tools.check("chat", body, profile)
     msgs: list[JSON] = body.get("messages") or []
     seen: set[str] = set()
     open_calls: list[str] = []
@@ -126,6 +128,7 @@ def _unanswered(open_calls: list[str], msgs: list[JSON], end: int) -> Iterator[F
 def check_responses(body: JSON, profile: ModelProfile) -> Iterator[Finding]:
     """Every rule a Responses body breaks, in body order."""
     yield from _params(body, profile, "responses")
+    yield from tools.check("responses", body, profile)
     raw = body.get("input")
     items: list[JSON] = raw if isinstance(raw, list) else []
     calls: dict[str, int] = {}

@@ -26,10 +26,16 @@ KIND_OF_ELEMENT = {
     "reasoning": "reasoning",
     "tool_result": "tool_result",
     "function_result": "function_result",
+    "tools": "tools",
+    "tool_choice": "tool_choice",
+    "temperature": "parameters",
+    "top_p": "parameters",
+    "stop": "parameters",
 }
 # A media note that is not a loss: the bytes were sent under the type they really have.
 CARRIED_NOTES = ("declared media type",)
 MAX_REASONS = 3
+INFERRED = "inferred_tool"  # the warning element of a tool inferred from the recorded calls
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +104,12 @@ def cannot_carry(warnings: list[Degradation]) -> tuple[Uncarried, ...]:
 def capability_report(result: RequestResult, profile: ModelProfile | None = None) -> CapabilityReport:
     """The report for a built request (its warnings and its preflight)."""
     verdict = preflight(result, profile)
-    return CapabilityReport(cannot_carry(result.warnings), verdict)
+    losses = cannot_carry(result.warnings)
+    if result.tools_source == "inferred":
+        ids = tuple(dict.fromkeys(w.msg_id for w in result.warnings if w.element == INFERRED and w.msg_id))
+        names = ", ".join(tool.name for tool in result.tools)
+        losses += (Uncarried("tools", ids, f"tools inferred from {result.inferred_calls} recorded calls: {names}"),)
+    return CapabilityReport(losses, verdict)
 
 
 def _summary(reasons: list[str]) -> str:

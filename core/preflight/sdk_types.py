@@ -194,15 +194,25 @@ def openai_responses_body(body: dict[str, Any]) -> None:
     adapter(ResponseCreateParamsNonStreaming).validate_python(body)
 
 
+# anthropic 1.0 removed temperature and top_p from the request types; the API still takes them (0 to 1) on the
+# models before Opus 4.7, sent as extra body fields (simonw/llm-anthropic#82). Checked here by hand.
+ANTHROPIC_SAMPLING = ("temperature", "top_p")
+
+
 def anthropic_body(body: dict[str, Any]) -> None:
     """Validate a Messages body: the whole create params, messages, system and tools included."""
     with SDK_IMPORT_LOCK:
         from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
 
-    adapter(MessageCreateParamsNonStreaming).validate_python(body)
+    sampling = {key: body[key] for key in ANTHROPIC_SAMPLING if key in body}
+    for key, value in sampling.items():
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+            raise BodyTypeError([((key,), f"{key} must be a number from 0 to 1")])
+    rest = {key: value for key, value in body.items() if key not in sampling} if sampling else body
+    adapter(MessageCreateParamsNonStreaming).validate_python(rest)
 
 
-GEMINI_KEYS = {"contents", "systemInstruction", "tools", "generationConfig"}
+GEMINI_KEYS = {"contents", "systemInstruction", "tools", "toolConfig", "generationConfig"}
 
 
 def gemini_body(body: dict[str, Any]) -> None:
@@ -224,6 +234,9 @@ def gemini_body(body: dict[str, Any]) -> None:
     if "tools" in body:
         with _located("tools"):
             _list_of(gt.Tool).validate_python(body["tools"])
+    if "toolConfig" in body:
+        with _located("toolConfig"):
+            gt.ToolConfig.model_validate(body["toolConfig"])
     if "generationConfig" in body:
         with _located("generationConfig"):
             gt.GenerationConfig.model_validate(body["generationConfig"])

@@ -49,6 +49,7 @@ UNANSWERED_CALL_TEXT = "the tool call was not answered (the run was interrupted)
 REASONING_EFFORT_ON = "medium"
 # Key that carries tool-call arguments that are not a JSON object to dialects that need an object.
 RAW_ARGUMENTS_KEY = "_raw_arguments"
+NO_SAMPLING = "this dialect sends no sampling parameters"
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,14 +264,117 @@ class Dialect:
         """The tool definitions in this provider's shape."""
         raise NotImplementedError
 
+    def tool_schema(self, tool: ToolSpec, ctx: RequestContext) -> ToolSpec:
+        """A tool as this provider accepts its schema (a dialect that takes a subset converts, with a warning)."""
+        return tool
+
+    def place_tool_choice(self, body: JSON, choice: ToolChoice, ctx: RequestContext) -> None:
+        """Put ``choice`` into ``body`` in this provider's form (a named choice holds the name as sent).
+
+        A dialect without the hook sends none, and says so."""
+        ctx.warn(None, "tool_choice", f"{self.name} has no tool choice; {choice_label(choice)} not sent")
+
+    def place_sampling(self, body: JSON, ctx: RequestContext) -> None:
+        """Put temperature, top_p and the stop sequences into ``body`` within this provider's ranges.
+
+        A dialect without the hook sends none of them, and says so for each that was set."""
+        sampling(ctx, temperature_max=0.0, temperature_refused=NO_SAMPLING, top_p_refused=NO_SAMPLING,
+                 stop_refused=NO_SAMPLING)  # fmt: skip
+
     def assemble(self, params: JSON, fragments: JSON, ctx: RequestContext) -> JSON:
-        """Phase 6 hook: the final body from the parameters, the message fragments and the tools."""
+        """Phase 6 hook: the final body from the parameters, the message fragments, the tools and tool choice,
+        and the sampling parameters."""
         body = {**params, **fragments}
-        if ctx.options.tools:
+        tools = ctx.options.tools
+        if tools:
             rule = self.profile(ctx.options).tool_names
-            tools = [replace(tool, name=ctx.tool_name(tool.name, rule, None)) for tool in ctx.options.tools]
-            body["tools"] = self.format_tools(tools)
+            sent = [self.tool_schema(replace(tool, name=ctx.tool_name(tool.name, rule, None)), ctx) for tool in tools]
+            formatted = self.format_tools(sent)
+            if formatted:
+                body["tools"] = formatted
+        choice = sendable_choice(ctx, self.profile(ctx.options).tool_names)
+        if choice is not None:
+            self.place_tool_choice(body, choice, ctx)
+        self.place_sampling(body, ctx)
         return body
+
+
+def choice_label(choice: ToolChoice) -> str:
+    """A tool choice as a warning names it."""
+    return f"naming {choice.name!r}" if isinstance(choice, NamedToolChoice) else repr(choice)
+
+
+def sendable_choice(ctx: RequestContext, rule: ToolNameRule) -> ToolChoice | None:
+    """The request's tool choice as it can be sent: a named one under the tool's sent name; None when there is
+    none, or when it cannot be sent (no tools; a name no tool has), which is a warning where it changes anything.
+
+    OpenAI answers 400 to a tool choice without tools ("'tool_choice' is only allowed when 'tools' are
+    specified"), Anthropic to a forced tool it was not given (litellm#10307).
+    """
+    options = ctx.options
+    choice = options.tool_choice
+    if choice is None:
+        return None
+    if not options.tools:
+        if choice not in ("auto", "none"):  # those two say what a request without tools does anyway
+            ctx.warn(None, "tool_choice", f"tool choice {choice_label(choice)} not sent: the request has no tools")
+        return None
+    if isinstance(choice, NamedToolChoice):
+        if all(tool.name != choice.name for tool in options.tools):
+            ctx.warn(None, "tool_choice", f"tool choice {choice_label(choice)} not sent: no tool has that name")
+            return None
+        return NamedToolChoice(ctx.tool_name(choice.name, rule, None))
+    return choice
+
+
+class Sampling(NamedTuple):
+    """Temperature, top_p and stop sequences as one provider can take them."""
+
+    temperature: float | None
+    top_p: float | None
+    stop: tuple[str, ...]
+
+
+def sampling(
+    ctx: RequestContext,
+    *,
+    temperature_max: float,
+    temperature_refused: str | None = None,
+    top_p_refused: str | None = None,
+    top_p_min: float = 0.0,
+    max_stop: int | None = None,
+    stop_refused: str | None = None,
+) -> Sampling:
+    """The request's sampling parameters within a provider's ranges; every change is a warning naming the parameter.
+
+    A ``*_refused`` reason drops that parameter (the model refuses it); ``top_p_min`` raises a lower top_p;
+    ``max_stop`` keeps the first stop sequences.
+    """
+    options = ctx.options
+    temperature, top_p, stop = options.temperature, options.top_p, options.stop
+    if temperature is not None and temperature_refused is not None:
+        ctx.warn(None, "temperature", f"temperature {temperature} not sent: {temperature_refused}")
+        temperature = None
+    if top_p is not None and top_p_refused is not None:
+        ctx.warn(None, "top_p", f"top_p {top_p} not sent: {top_p_refused}")
+        top_p = None
+    temperature = _clamped(ctx, "temperature", temperature, 0.0, temperature_max)
+    top_p = _clamped(ctx, "top_p", top_p, top_p_min, 1.0)
+    if stop and stop_refused is not None:
+        ctx.warn(None, "stop", f"{len(stop)} stop sequence(s) not sent: {stop_refused}")
+        stop = ()
+    elif max_stop is not None and len(stop) > max_stop:
+        ctx.warn(None, "stop", f"{len(stop)} stop sequences; the provider takes {max_stop}, the first were sent")
+        stop = stop[:max_stop]
+    return Sampling(temperature, top_p, stop)
+
+
+def _clamped(ctx: RequestContext, name: str, value: float | None, low: float, high: float) -> float | None:
+    if value is None or low <= value <= high:
+        return value
+    sent = min(max(value, low), high)
+    ctx.warn(None, name, f"{name} {value} is outside this provider's range {low:g}-{high:g}; sent as {sent:g}")
+    return sent
 
 
 def tool_spec(tool: ToolSpec, schema_key: str) -> JSON:

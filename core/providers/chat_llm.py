@@ -7,6 +7,7 @@
       ├─ _configure_api_params        dialect hook: model, limits, reasoning switches
       ├─ format_to_request_msgs       to_llm_request() on every message (a damaged record raises here)
       ├─ to_list                      flatten and merge: tool calls paired, orphans settled
+      │   └─ infer_tools              no tools given and calls recorded: tools inferred from the calls
       ├─ reformat_request_msg_to_api  dialect hook: neutral messages -> provider messages
       └─ _assemble_api_request        dialect hook: the final body with tools and parameters
 
@@ -18,7 +19,7 @@ JSON pointers of the body nodes it became.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from core.context import Conversation, PromptContext
@@ -27,7 +28,8 @@ from core.llm.messages import LLMMessage
 from core.messages.door import gc_paused
 from core.messages.placement import Side, place_messages
 from core.messages.union import Message
-from core.providers.base import JSON, Degradation, Dialect, RequestContext, RequestOptions
+from core.providers.base import JSON, Degradation, Dialect, RequestContext, RequestOptions, ToolSpec, ToolsSource
+from core.providers.inferred_tools import infer_tools
 from core.providers.jsonable import llm_message_json, provenance_map
 from core.providers.pairing import to_list
 from core.providers.profiles import ModelProfile, profile_for
@@ -89,7 +91,17 @@ class Expanded:
 class RequestResult:
     """A built request: the body, each phase's output, the warnings, and where each message went."""
 
-    __slots__ = ("_ctx", "_phase_data", "_warnings", "body", "dialect", "model", "profile", "provider")
+    __slots__ = (
+        "_ctx",
+        "_phase_data",
+        "_warnings",
+        "body",
+        "dialect",
+        "inferred_calls",
+        "model",
+        "profile",
+        "provider",
+    )
 
     def __init__(
         self,
@@ -99,6 +111,7 @@ class RequestResult:
         ctx: RequestContext,
         phase_data: dict[str, Any],
         profile: ModelProfile,
+        inferred_calls: int = 0,
     ):
         self.provider = provider
         self.dialect = provider.name  # the provider's name, as pages, diffs and stored runs show it
@@ -108,6 +121,18 @@ class RequestResult:
         self._warnings: list[Degradation] | None = None
         self._ctx = ctx
         self._phase_data = phase_data
+        self.inferred_calls = inferred_calls
+        """How many recorded calls the tools were inferred from (0 unless ``tools_source`` is "inferred")."""
+
+    @property
+    def tools(self) -> tuple[ToolSpec, ...]:
+        """The tools the body carries (as given or inferred, before the provider's name and schema rules)."""
+        return self._ctx.options.tools
+
+    @property
+    def tools_source(self) -> ToolsSource:
+        """Where the tools came from: stored, given, inferred, or none."""
+        return self._ctx.options.tools_source
 
     @property
     def phases(self) -> dict[str, Any]:
@@ -194,6 +219,26 @@ class ChatLLM:
         """Flatten and merge (see :mod:`core.providers.pairing`)."""
         return to_list(formatted, ctx)
 
+    @staticmethod
+    def infer_tools(flat: Sequence[LLMMessage], ctx: RequestContext) -> int:
+        """With no tools given, the tools the history calls, inferred from its calls into ``ctx.options`` (each a
+        warning); how many calls they were inferred from (0 when tools were given or nothing was called)."""
+        if ctx.options.tools:
+            return 0
+        inferred = infer_tools(flat)
+        if not inferred:
+            return 0
+        for tool in inferred:
+            keys = ", ".join(tool.spec.parameters["properties"]) or "none"
+            ctx.warn(
+                tool.first_msg_id,
+                "inferred_tool",
+                f"no tool definitions: {tool.spec.name!r} inferred from {tool.calls} recorded call(s) with a "
+                f"permissive schema (arguments seen: {keys}); a model may call it differently than with its own",
+            )
+        ctx.options = replace(ctx.options, tools=tuple(t.spec for t in inferred), tools_source="inferred")
+        return sum(t.calls for t in inferred)
+
     # -- phase 5 ---------------------------------------------------------------------------------------------
     def reformat_request_msg_to_api(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
         """Provider hook: the neutral messages as the provider's message fragments."""
@@ -237,6 +282,7 @@ class ChatLLM:
         params = self._configure_api_params(ctx)
         formatted = self.format_to_request_msgs(expanded.messages)
         flat = self.to_list(formatted, ctx)
+        inferred_calls = self.infer_tools(flat, ctx)
         fragments = self.reformat_request_msg_to_api(flat, ctx)
         body = self._assemble_api_request(params, fragments, ctx)
         phase_data = {
@@ -246,7 +292,7 @@ class ChatLLM:
             "to_list": flat,
             "reformat_request_msg_to_api": fragments,
         }
-        return RequestResult(self.dialect, choice.model, body, ctx, phase_data, choice.profile)
+        return RequestResult(self.dialect, choice.model, body, ctx, phase_data, choice.profile, inferred_calls)
 
 
 def _index_of(msgs: list[Message], msg_id: str) -> int:

@@ -59,6 +59,7 @@ class ModelProfile:
     o-series): "off" then asks for the least reasoning and says so. ``reasoning_model`` marks OpenAI
     reasoning models: ``reasoning_effort`` is sent, ``max_completion_tokens`` is the limit and sampling
     settings such as ``temperature`` are never sent. ``effort_off`` is the lowest effort the model takes.
+    ``sampling`` is False where the model refuses temperature and top_p altogether.
     """
 
     name: str
@@ -71,6 +72,7 @@ class ModelProfile:
     tool_result_media: ToolResultMedia = "sibling_parts"
     reasoning_model: bool = False
     effort_off: str = "low"
+    sampling: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,6 +40,7 @@ from core import (
     VideoMessage,
     VideoPart,
 )
+from core.providers import NamedToolChoice, ToolSpec
 from tests.providers.builders import (
     BASE_OPTIONS,
     JPEG_B64,
@@ -334,6 +335,42 @@ def missing_paths() -> list[Message]:
 @case
 def tools_defined() -> Case:
     return [user("Weather in Paris?", 1)], replace(BASE_OPTIONS, tools=(WEATHER,), max_tokens=512)
+
+
+# A schema with what Gemini refuses (title, const, a string format): its golden file shows the conversion.
+FORECAST = ToolSpec(
+    name="get_forecast",
+    description="Forecast for a city and day",
+    parameters={
+        "title": "Forecast",
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "day": {"type": "string", "format": "date"}, "unit": {"const": "C"}},
+        "required": ["city", "day"],
+    },
+)
+
+
+@case
+def tools_choice_params() -> Case:
+    """A tool turn sent with its tools, a forced tool and every sampling parameter (temperature above 1 is
+    clamped where the range ends at 1)."""
+    msgs: list[Message] = [
+        user("Weather in Paris?", 1),
+        reply("", 1, tool_calls=[call("call_1")]),
+        tool(1, ToolReturn(call_id="call_1", name="get_weather", result="18C, sunny")),
+        user("And tomorrow?", 2),
+    ]
+    options = replace(
+        BASE_OPTIONS,
+        tools=(WEATHER, FORECAST),
+        tool_choice=NamedToolChoice("get_forecast"),
+        tools_source="stored",
+        max_tokens=512,
+        temperature=1.5,
+        top_p=0.9,
+        stop=("END",),
+    )
+    return msgs, options
 
 
 @case

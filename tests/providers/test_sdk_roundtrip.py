@@ -86,8 +86,12 @@ def send_openai_responses(base: str, result: RequestResult) -> None:
 def send_anthropic(base: str, result: RequestResult) -> None:
     import anthropic
 
+    # anthropic 1.0 removed temperature and top_p from create(); they travel as extra body fields
+    # (simonw/llm-anthropic#82), which the stub receives at the top level of the body as before.
+    body = dict(result.body)
+    sampling = {key: body.pop(key) for key in ("temperature", "top_p") if key in body}
     with anthropic.Anthropic(base_url=base, api_key="x", max_retries=0) as client:
-        client.messages.create(**result.body)
+        client.messages.create(**body, extra_body=sampling or None)
 
 
 def send_gemini(base: str, result: RequestResult) -> None:
@@ -99,8 +103,9 @@ def send_gemini(base: str, result: RequestResult) -> None:
     config: dict[str, Any] = dict(body.get("generationConfig", {}))
     if "systemInstruction" in body:
         config["systemInstruction"] = body["systemInstruction"]
-    if "tools" in body:
-        config["tools"] = body["tools"]
+    for key in ("tools", "toolConfig"):
+        if key in body:
+            config[key] = body[key]
     with genai.Client(
         api_key="x",
         http_options=types.HttpOptions(base_url=base, retry_options=types.HttpRetryOptions(attempts=1)),

@@ -65,7 +65,10 @@ def test_openai_sdk_gets_a_reply_and_the_stub_records_the_exact_body(stub: StubS
 
 def test_anthropic_sdk_gets_tool_use_blocks(stub: StubServer) -> None:
     reply = _anthropic(stub).messages.create(
-        model="stub-tool", max_tokens=64, messages=[{"role": "user", "content": "search"}]
+        model="stub-tool",
+        max_tokens=64,
+        messages=[{"role": "user", "content": "search"}],
+        tools=[{"name": "search", "input_schema": {"type": "object", "properties": {"query": {"type": "string"}}}}],
     )
     kinds = [block.type for block in reply.content]
     assert kinds == ["tool_use"]
@@ -117,7 +120,12 @@ def test_a_step_script_answers_each_request_for_its_model_in_turn_with_ids_of_it
     with urllib.request.urlopen(request) as answer:
         assert json.load(answer) == {"queued": 3}
     client = _openai(stub)
-    first = client.chat.completions.create(model="m-steps", messages=[{"role": "user", "content": "hi"}])
+    search = {"type": "function", "function": {"name": "search", "parameters": {"type": "object", "properties": {}}}}
+    first = client.chat.completions.create(
+        model="m-steps",
+        messages=[{"role": "user", "content": "hi"}],
+        tools=[search],  # type: ignore[list-item]
+    )
     calls = first.choices[0].message.tool_calls or []
     assert [(c.id, c.function.name) for c in calls] == [("call_s1_0", "search")]  # type: ignore[union-attr]
     other = client.chat.completions.create(model="other", messages=[{"role": "user", "content": "hi"}])

@@ -21,12 +21,18 @@ def register(parser: argparse.ArgumentParser) -> None:
         '(e.g. {"tool_calls": [{"name": "search", "arguments": {}}]}, {"text": "done"} or {"status": 500})',
     )
 
+    parser.add_argument(
+        "--lenient",
+        action="store_true",
+        help="answer every request as scripted, even one the real APIs refuse (default: refuse it as they do)",
+    )
+
 
 def run(ns: argparse.Namespace) -> int:
     from web.devtools.stub_provider import StubServer
 
     try:
-        server = StubServer(ns.port)
+        server = StubServer(ns.port, strict=not ns.lenient)
     except OSError as exc:
         print(f"error: cannot listen on 127.0.0.1:{ns.port}: {exc.strerror or exc}", file=sys.stderr)
         return 1

@@ -26,7 +26,14 @@ What it answers is chosen per request, first match wins:
 5. the model name: ``stub-error-500``, ``stub-error-429``, ``stub-slow-<seconds>``,
    ``stub-tool``, ``stub-malformed``; any other model gets a text reply.
 
+In its default, strict mode it first refuses what the real APIs refuse, with their status and message
+(``web.devtools.stub_refusals``: tool blocks without tools, a tool choice naming no defined tool, tool results
+without their calls, missing required fields), and answers a scripted call of a tool the request did not
+define (or forbade with a "none" tool choice) as text, as a real model would. ``StubServer(strict=False)``
+(``traceloupe stub-provider --lenient``) answers every request as scripted.
+
 ``GET /__stub/requests`` lists what was received (path, headers, body); ``DELETE`` clears it.
+``GET /__stub/refusals`` lists the refused requests (path, status, message).
 ``GET /__stub/stats`` gives the requests answered and the most ever in flight at once (a concurrency limit's proof).
 It binds to loopback only and never forwards anything.
 """
@@ -38,10 +45,11 @@ import select
 import socket
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
+from web.devtools.stub_refusals import refusal, tool_names
 from web.devtools.stub_turns import step_of
 from web.settings import LOOPBACK_HOSTS
 
@@ -90,6 +98,8 @@ class StubState:
         self.turns: dict[str, dict[str, list[Reply]]] = {}
         """Turn scripts by model, then by marker (``script_turn``)."""
         self.requests: list[Recorded] = []
+        self.refusals: list[dict[str, Any]] = []
+        """The requests refused in strict mode: path, status and the provider's message."""
         self.in_flight = 0
         self.peak_in_flight = 0
 
@@ -276,17 +286,28 @@ def _responses_body(model: str, reply: Reply, usage_in: int, usage_out: int) -> 
     }  # fmt: skip
 
 
-def error_body(dialect: Dialect, status: int) -> dict[str, Any]:
-    """The error JSON each provider sends with a failing status."""
-    message = "Rate limit reached (stub)" if status == 429 else f"The stub provider failed with HTTP {status}"
+def error_body(dialect: Dialect, status: int, message: str | None = None) -> dict[str, Any]:
+    """The error JSON each provider sends with a failing status (a 400's ``message`` says what was refused)."""
+    if message is None:
+        message = "Rate limit reached (stub)" if status == 429 else f"The stub provider failed with HTTP {status}"
+    invalid = status == 400
     if dialect == "anthropic":
-        kind = "rate_limit_error" if status == 429 else "api_error"
+        kind = "invalid_request_error" if invalid else "rate_limit_error" if status == 429 else "api_error"
         return {"type": "error", "error": {"type": kind, "message": message}}
     if dialect == "gemini":
-        state = "RESOURCE_EXHAUSTED" if status == 429 else "INTERNAL"
+        state = "INVALID_ARGUMENT" if invalid else "RESOURCE_EXHAUSTED" if status == 429 else "INTERNAL"
         return {"error": {"code": status, "message": message, "status": state}}
-    kind = "rate_limit_exceeded" if status == 429 else "server_error"
-    return {"error": {"message": message, "type": kind, "param": None, "code": kind}}
+    kind = "invalid_request_error" if invalid else "rate_limit_exceeded" if status == 429 else "server_error"
+    return {"error": {"message": message, "type": kind, "param": None, "code": None if invalid else kind}}
+
+
+def as_text_unless_defined(reply: Reply, defined: set[str] | None) -> Reply:
+    """``reply``, or when it calls a tool the request did not define, the text a model answers instead."""
+    if not reply.tool_calls or all(defined is not None and c.get("name") in defined for c in reply.tool_calls):
+        return reply
+    missing = [str(c.get("name")) for c in reply.tool_calls if defined is None or c.get("name") not in defined]
+    text = reply.text or f"I cannot call {', '.join(missing)}: no such tool was offered to me."
+    return replace(reply, text=text, tool_calls=[], call_ids=None)
 
 
 class StubHandler(BaseHTTPRequestHandler):
@@ -306,6 +327,10 @@ class StubHandler(BaseHTTPRequestHandler):
             with self.server.state.lock:
                 items = [r.__dict__ for r in self.server.state.requests]
             self._send(200, items)
+        elif self.path == "/__stub/refusals":
+            with self.server.state.lock:
+                refused = list(self.server.state.refusals)
+            self._send(200, refused)
         elif self.path == "/__stub/stats":
             state = self.server.state
             with state.lock:
@@ -318,6 +343,7 @@ class StubHandler(BaseHTTPRequestHandler):
         if self.path == "/__stub/requests":
             with self.server.state.lock:
                 self.server.state.requests.clear()
+                self.server.state.refusals.clear()
                 self.server.state.script.clear()
                 self.server.state.steps.clear()
                 self.server.state.matched.clear()
@@ -363,9 +389,19 @@ class StubHandler(BaseHTTPRequestHandler):
             self.server.state.requests.append(
                 Recorded(dialect, path, {k.lower(): v for k, v in self.headers.items()}, body)
             )
-        model = model_of(dialect, path, body)
-        reply = self.server.state.next_reply(model, raw.decode("utf-8", "replace"), dialect, body)
         state = self.server.state
+        if self.server.strict:
+            refused = refusal(dialect, body)
+            if refused is not None:
+                status, message = refused
+                with state.lock:
+                    state.refusals.append({"path": path, "status": status, "message": message})
+                self._send(status, error_body(dialect, status, message))
+                return
+        model = model_of(dialect, path, body)
+        reply = state.next_reply(model, raw.decode("utf-8", "replace"), dialect, body)
+        if self.server.strict:
+            reply = as_text_unless_defined(reply, tool_names(dialect, body))
         with state.lock:
             state.in_flight += 1
             state.peak_in_flight = max(state.peak_in_flight, state.in_flight)
@@ -422,10 +458,12 @@ class StubServer(ThreadingHTTPServer):
     """socketserver's default backlog is 5: a suite's 32 jobs connecting at once overflowed it, and the
     dropped connections waited out a 1 s SYN retry (or were reset), which no real provider would cause."""
 
-    def __init__(self, port: int = 0, host: str = "127.0.0.1") -> None:
+    def __init__(self, port: int = 0, host: str = "127.0.0.1", *, strict: bool = True) -> None:
         if host not in LOOPBACK_HOSTS:
             raise ValueError("the stub provider binds to loopback only")
         self.state = StubState()
+        self.strict = strict
+        """Refuse what the real APIs refuse, and answer calls of undefined tools as text (the module docstring)."""
         super().__init__((host, port), StubHandler)
 
     def handle_error(self, request: Any, client_address: Any) -> None:

@@ -28,12 +28,16 @@ from core.providers.base import (
     EMPTY_TURN_PLACEHOLDER,
     JSON,
     Dialect,
+    NamedToolChoice,
     RequestContext,
     RequestOptions,
+    ToolChoice,
     ToolSpec,
     arguments_object,
     assistant_text,
+    choice_label,
     map_parts,
+    sampling,
     tool_spec,
 )
 from core.providers.profiles import ModelProfile, ThinkingMode, ToolNameRule
@@ -68,6 +72,23 @@ THINKING_OFF_REASON = (
     "signed thinking block, which Anthropic requires while thinking is on"
 )
 
+THINKING_ON_TYPES = frozenset({"enabled", "adaptive"})
+# tool_choice types [SDK: ToolChoiceParam]: auto, none, any (some tool must be called), tool (this one).
+TOOL_CHOICE_TYPES = {"auto": "auto", "none": "none", "required": "any"}
+# temperature "Ranges from 0.0 to 1.0" (Messages docs); OpenAI's go to 2. anthropic 1.0 dropped temperature and
+# top_p from its request types; the API still takes them on the models before Opus 4.7 (simonw/llm-anthropic#82).
+TEMPERATURE_MAX = 1.0
+# Opus 4.7 and later: 400 "`temperature` is deprecated for this model" (axonops/cqlai#194, obot-platform/nanobot#329).
+SAMPLING_DEPRECATED = "Anthropic deprecated it for this model (400 '`temperature` is deprecated for this model')"
+# Extended thinking "isn't compatible with temperature or top_k modifications as well as forced tool use";
+# top_p may be set between 0.95 and 1 [docs: extended thinking, feature compatibility].
+WITH_THINKING = "Anthropic refuses it while extended thinking is on (docs: extended thinking)"
+THINKING_TOP_P_MIN = 0.95
+FORCED_WITH_THINKING = "Anthropic 400 'Thinking may not be enabled when tool_choice forces tool use.'"
+# "`temperature` and `top_p` cannot both be specified for this model" (BerriAI/litellm#15097; the Messages
+# docs: "alter temperature or top_p, but not both"): temperature is kept.
+BOTH_SAMPLING = "Anthropic refuses temperature and top_p together (litellm#15097); temperature was kept"
+
 
 # -- model profiles ----------------------------------------------------------------------------------------------
 # 400 "tools.N.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'"
@@ -77,8 +98,8 @@ ANTHROPIC_TOOL_NAMES = ToolNameRule(
 )
 
 
-def _anthropic(name: str, thinking: ThinkingMode, evidence: str) -> ModelProfile:
-    return ModelProfile(name, "anthropic", evidence, ANTHROPIC_TOOL_NAMES, thinking=thinking)
+def _anthropic(name: str, thinking: ThinkingMode, evidence: str, sampling: bool = True) -> ModelProfile:
+    return ModelProfile(name, "anthropic", evidence, ANTHROPIC_TOOL_NAMES, thinking=thinking, sampling=sampling)
 
 
 _PYDANTIC_AI_ANTHROPIC = "pydantic-ai profiles/anthropic.py"
@@ -88,7 +109,10 @@ ANTHROPIC: tuple[tuple[str, ModelProfile], ...] = (
     (
         r"claude-opus-4-(?:[7-9]|\d\d)|claude-(?:opus|sonnet|haiku)-(?:[5-9]|\d\d)",
         _anthropic(
-            "claude-adaptive-only", "adaptive", f"{_PYDANTIC_AI_ANTHROPIC}: anthropic_disallows_budget_thinking"
+            "claude-adaptive-only",
+            "adaptive",
+            f"{_PYDANTIC_AI_ANTHROPIC}: anthropic_disallows_budget_thinking",
+            sampling=False,
         ),
     ),
     # Sonnet 4.6 and Opus 4.6 take adaptive thinking (budget is deprecated there).
@@ -280,6 +304,35 @@ class AnthropicDialect(Dialect):
     def format_tools(self, tools: Sequence[ToolSpec]) -> list[JSON]:
         return [tool_spec(tool, "input_schema") for tool in tools]
 
+    def place_tool_choice(self, body: JSON, choice: ToolChoice, ctx: RequestContext) -> None:
+        value: JSON
+        if isinstance(choice, NamedToolChoice):
+            value = {"type": "tool", "name": choice.name}
+        else:
+            value = {"type": TOOL_CHOICE_TYPES[choice]}
+        if value["type"] in ("any", "tool") and _thinking_on(body):
+            ctx.warn(None, "tool_choice", f"tool choice {choice_label(choice)} sent as 'auto': {FORCED_WITH_THINKING}")
+            value = {"type": "auto"}
+        body["tool_choice"] = value
+
+    def place_sampling(self, body: JSON, ctx: RequestContext) -> None:
+        thinking = _thinking_on(body)
+        both = ctx.options.temperature is not None and ctx.options.top_p is not None
+        deprecated = None if self.profile(ctx.options).sampling else SAMPLING_DEPRECATED
+        sent = sampling(
+            ctx,
+            temperature_max=TEMPERATURE_MAX,
+            temperature_refused=deprecated or (WITH_THINKING if thinking else None),
+            top_p_refused=deprecated or (BOTH_SAMPLING if both and not thinking else None),
+            top_p_min=THINKING_TOP_P_MIN if thinking else 0.0,
+        )
+        if sent.temperature is not None:
+            body["temperature"] = sent.temperature
+        if sent.top_p is not None:
+            body["top_p"] = sent.top_p
+        if sent.stop:
+            body["stop_sequences"] = list(sent.stop)
+
     def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
         profile = self.profile(ctx.options)
         turns = _Turns(ctx)
@@ -406,6 +459,12 @@ class AnthropicDialect(Dialect):
         if part.filename:
             document["title"] = part.filename
         return document
+
+
+def _thinking_on(body: JSON) -> bool:
+    """Whether the body switches extended thinking on (reformat may have switched it off again)."""
+    thinking = body.get("thinking")
+    return isinstance(thinking, dict) and thinking.get("type") in THINKING_ON_TYPES
 
 
 def _before_trailing_text(blocks: list[JSON]) -> int:

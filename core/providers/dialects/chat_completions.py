@@ -38,14 +38,18 @@ from core.providers.base import (
     EMPTY_TURN_PLACEHOLDER,
     JSON,
     Dialect,
+    NamedToolChoice,
     RequestContext,
     RequestOptions,
+    ToolChoice,
     ToolSpec,
     assistant_text,
     attachments_header,
     check_arguments_text,
+    choice_label,
     console_text,
     map_parts,
+    sampling,
     tool_spec,
 )
 from core.providers.media import ResolvedMedia
@@ -62,6 +66,9 @@ ERROR_PREFIX = "Error: "
 # thinking is on and tools are in the history (BerriAI/litellm#37636, #28045; docs/providers.md section 9,
 # bug 10). Empty: never invented.
 REASONING_PLACEHOLDER = ""
+# Reasoning models take no sampling settings or stop sequences: 400 "Unsupported parameter" (pydantic-ai
+# openai_unsupported_model_settings: temperature, top_p, stop, ...).
+REASONING_REFUSES = "OpenAI reasoning models refuse it (400 'Unsupported parameter')"
 
 
 # -- model profiles of the OpenAI models (and the OpenAI-compatible vendors' helper) --------------------------
@@ -229,6 +236,11 @@ class ChatCompletionsDialect(Dialect):
     SENDS_REASONING_EFFORT: ClassVar[bool] = False
     # What the vendor adds to OpenAI's Chat types; None: the body is OpenAI's Chat as it is.
     EXTENSIONS: ClassVar[Extensions | None] = None
+    # temperature "between 0 and 2"; "Up to 4 sequences" of stop [SDK: CompletionCreateParamsBase].
+    TEMPERATURE_MAX: ClassVar[float] = 2.0
+    MAX_STOP: ClassVar[int] = 4
+    # The neutral tool choices the endpoint takes; another is sent as the default, "auto", with a warning.
+    TOOL_CHOICES: ClassVar[frozenset[str]] = frozenset({"auto", "none", "required", "named"})
     wire = CHAT_WIRE
     sdk_types = "openai"
 
@@ -257,6 +269,35 @@ class ChatCompletionsDialect(Dialect):
 
     def format_tools(self, tools: Sequence[ToolSpec]) -> list[JSON]:
         return [{"type": "function", "function": tool_spec(tool, "parameters")} for tool in tools]
+
+    def place_tool_choice(self, body: JSON, choice: ToolChoice, ctx: RequestContext) -> None:
+        named = isinstance(choice, NamedToolChoice)
+        if ("named" if named else choice) not in self.TOOL_CHOICES:
+            label = choice_label(choice)
+            ctx.warn(None, "tool_choice", f"{self.description} takes no tool choice {label}; 'auto' sent")
+            body["tool_choice"] = "auto"
+        elif isinstance(choice, NamedToolChoice):
+            body["tool_choice"] = {"type": "function", "function": {"name": choice.name}}
+        else:
+            body["tool_choice"] = choice
+
+    def place_sampling(self, body: JSON, ctx: RequestContext) -> None:
+        reasoning = self.SENDS_REASONING_EFFORT and self.profile(ctx.options).reasoning_model
+        refused = REASONING_REFUSES if reasoning else None
+        sent = sampling(
+            ctx,
+            temperature_max=self.TEMPERATURE_MAX,
+            temperature_refused=refused,
+            top_p_refused=refused,
+            max_stop=self.MAX_STOP,
+            stop_refused=refused,
+        )
+        if sent.temperature is not None:
+            body["temperature"] = sent.temperature
+        if sent.top_p is not None:
+            body["top_p"] = sent.top_p
+        if sent.stop:
+            body["stop"] = list(sent.stop)
 
     def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
         reasoning_required = (

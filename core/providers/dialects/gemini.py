@@ -9,6 +9,7 @@ import json
 import re
 import ssl
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, assert_never
 
 from core.llm.messages import (
@@ -28,15 +29,19 @@ from core.providers.base import (
     EMPTY_TURN_PLACEHOLDER,
     JSON,
     Dialect,
+    NamedToolChoice,
     RequestContext,
     RequestOptions,
+    ToolChoice,
     ToolSpec,
     arguments_object,
     assistant_text,
     attachments_header,
     map_parts,
+    sampling,
     tool_spec,
 )
+from core.providers.dialects.gemini_schema import gemini_schema
 from core.providers.profiles import GeminiThinking, ModelProfile, ToolNameRule, ToolResultMedia
 from core.providers.turns import Turns
 from core.providers.wire import ErrorTable, ReplyFields, StepUsage, Usage, Wire, int_or_none
@@ -77,6 +82,13 @@ MIN_THINKING_BUDGET = 128
 # Gemini 3's lowest level that every model of the family takes, spelled as the SDK sends it [SDK: ThinkingLevel].
 LOWEST_THINKING_LEVEL = "LOW"
 REASONING_DROPPED = "Gemini takes no reasoning text back (thought summaries are not replayed); dropped"
+
+# functionCallingConfig modes [SDK: FunctionCallingConfigMode]; a named choice is ANY with that one name allowed.
+TOOL_CHOICE_MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
+# temperature 0.0-2.0 on Gemini 2 and later; at most 5 stop sequences [docs: generationConfig].
+TEMPERATURE_MAX = 2.0
+MAX_STOP = 5
+MAX_SCHEMA_CHANGES = 3
 
 
 # -- model profiles --------------------------------------------------------------------------------------------
@@ -317,6 +329,35 @@ class GeminiDialect(Dialect):
 
     def format_tools(self, tools: Sequence[ToolSpec]) -> list[JSON]:
         return [{"functionDeclarations": [tool_spec(tool, "parametersJsonSchema") for tool in tools]}]
+
+    def tool_schema(self, tool: ToolSpec, ctx: RequestContext) -> ToolSpec:
+        schema, changes = gemini_schema(tool.parameters)
+        if not changes:
+            return tool
+        shown = "; ".join(changes[:MAX_SCHEMA_CHANGES])
+        more = f"; and {len(changes) - MAX_SCHEMA_CHANGES} more" if len(changes) > MAX_SCHEMA_CHANGES else ""
+        ctx.warn(None, "tools", f"tool {tool.name!r}: Gemini refuses part of its schema: {shown}{more}")
+        return replace(tool, parameters=schema)
+
+    def place_tool_choice(self, body: JSON, choice: ToolChoice, ctx: RequestContext) -> None:
+        config: JSON
+        if isinstance(choice, NamedToolChoice):
+            config = {"mode": "ANY", "allowedFunctionNames": [choice.name]}
+        else:
+            config = {"mode": TOOL_CHOICE_MODES[choice]}
+        body["toolConfig"] = {"functionCallingConfig": config}
+
+    def place_sampling(self, body: JSON, ctx: RequestContext) -> None:
+        sent = sampling(ctx, temperature_max=TEMPERATURE_MAX, max_stop=MAX_STOP)
+        fields: JSON = {}
+        if sent.temperature is not None:
+            fields["temperature"] = sent.temperature
+        if sent.top_p is not None:
+            fields["topP"] = sent.top_p
+        if sent.stop:
+            fields["stopSequences"] = list(sent.stop)
+        if fields:
+            body["generationConfig"] = {**body.get("generationConfig", {}), **fields}
 
     def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
         profile = self.profile(ctx.options)

@@ -31,8 +31,10 @@ from core.providers.base import (
     EMPTY_TURN_PLACEHOLDER,
     JSON,
     Dialect,
+    NamedToolChoice,
     RequestContext,
     RequestOptions,
+    ToolChoice,
     ToolSpec,
     assistant_text,
     attachments_header,
@@ -40,9 +42,11 @@ from core.providers.base import (
     console_text,
     map_parts,
     reasoning_effort,
+    sampling,
     tool_spec,
 )
 from core.providers.dialects.chat_completions import (
+    REASONING_REFUSES,
     UNKNOWN_OPENAI_MODEL,
     openai_client,
     openai_errors,
@@ -98,6 +102,10 @@ WIRE = Wire(
     base_url_suffix="/v1",
 )
 
+# temperature "between 0 and 2" [SDK: ResponseCreateParamsBase.temperature]; there is no stop parameter.
+TEMPERATURE_MAX = 2.0
+NO_STOP = "the Responses API has no stop parameter [SDK: ResponseCreateParamsBase]"
+
 
 class OpenAIResponsesDialect(Dialect):
     """OpenAI Responses: a flat timeline of message, function_call and function_call_output items."""
@@ -138,6 +146,27 @@ class OpenAIResponsesDialect(Dialect):
     def format_tools(self, tools: Sequence[ToolSpec]) -> list[JSON]:
         # Flat, and parameters and strict are Required in the SDK type [SDK: FunctionToolParam].
         return [{"type": "function", **tool_spec(tool, "parameters"), "strict": False} for tool in tools]
+
+    def place_tool_choice(self, body: JSON, choice: ToolChoice, ctx: RequestContext) -> None:
+        # A forced function is flat here [SDK: ToolChoiceFunctionParam], not nested as in Chat Completions.
+        if isinstance(choice, NamedToolChoice):
+            body["tool_choice"] = {"type": "function", "name": choice.name}
+        else:
+            body["tool_choice"] = choice
+
+    def place_sampling(self, body: JSON, ctx: RequestContext) -> None:
+        refused = REASONING_REFUSES if self.profile(ctx.options).reasoning_model else None
+        sent = sampling(
+            ctx,
+            temperature_max=TEMPERATURE_MAX,
+            temperature_refused=refused,
+            top_p_refused=refused,
+            stop_refused=NO_STOP,
+        )
+        if sent.temperature is not None:
+            body["temperature"] = sent.temperature
+        if sent.top_p is not None:
+            body["top_p"] = sent.top_p
 
     def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
         names = self.profile(ctx.options).tool_names

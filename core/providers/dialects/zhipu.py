@@ -47,6 +47,10 @@ class ZhipuDialect(ChatCompletionsDialect):
     REASONING_ON_EVERY_TOOL_TURN: ClassVar[bool] = True
     # GLM's chat template drops list-form content on tool/assistant messages (BerriAI/litellm#25868): strings.
     EMPTY_TOOL_TURN_CONTENT: ClassVar[str | None] = ""
+    # GLM v4 chat: temperature [0, 1], a single stop word, and tool_choice "auto" only [docs: chat completions].
+    TEMPERATURE_MAX: ClassVar[float] = 1.0
+    MAX_STOP: ClassVar[int] = 1
+    TOOL_CHOICES: ClassVar[frozenset[str]] = frozenset({"auto"})
 
     def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         params = super().configure_api_params(options, ctx)
