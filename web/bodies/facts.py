@@ -94,7 +94,7 @@ class BuildFacts:
 
 def tools_source(result: RequestResult) -> str:
     """Where a built body's tools came from: ``stored``, ``given``, ``inferred`` or ``none``."""
-    return str(getattr(result, "tools_source", "none"))
+    return result.tools_source
 
 
 def _damaged_fields(damaged: Damaged) -> tuple[str, ...]:
