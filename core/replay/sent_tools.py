@@ -106,6 +106,37 @@ def tools_said(source: str | None, names: Sequence[str], choice: Any = None) -> 
     return f"tools sent ({SOURCE_WORDS.get(source, source)}): {listed}{chosen}"
 
 
+MAX_TOOLS_FIELD_CHARS = 1_000_000
+"""A form's tools field holds at most this many characters (a tool list is kilobytes)."""
+
+
+def given_tools_of_text(tools: str, tool_choice: str) -> GivenTools | None:
+    """A form's tools (a JSON tool list in any provider's shape) and tool choice (``auto``, ``none``, ``required`` or
+    a tool's name), as a replay takes them; None when both are blank. MisuseError naming the field otherwise."""
+    from core.request_context import tools_of_json
+
+    tools, tool_choice = tools.strip(), tool_choice.strip()
+    if not tools and not tool_choice:
+        return None
+    if len(tools) > MAX_TOOLS_FIELD_CHARS:
+        raise MisuseError(f"the tools field holds at most {MAX_TOOLS_FIELD_CHARS:,} characters")
+    given = tools_of_json(tools.encode("utf-8", "surrogatepass"), "the tools field") if tools else None
+    if not tool_choice:
+        return GivenTools(given)
+    if tool_choice in ("auto", "none", "required"):
+        return GivenTools(given, tool_choice)  # type: ignore[arg-type]  # one of the Literal's words
+    return GivenTools(given, NamedToolChoice(tool_choice[:200]))
+
+
+def given_of_run(source: str | None, tools: Sequence[Any] | None, tool_choice: Any) -> GivenTools | None:
+    """What a recorded step run was given (its tools when given, its tool choice), so a worker sends it again."""
+    from core.request_context import read_tool_choice, read_tools
+
+    given = read_tools(list(tools or ())) if source == "given" else None
+    choice = None if tool_choice is None else read_tool_choice(tool_choice)
+    return None if given is None and choice is None else GivenTools(given, choice)
+
+
 def sent_tools(
     stored: StoredRequest | None, given: GivenTools | None, recorded: Sequence[Message] | None = None
 ) -> SentTools:

@@ -252,3 +252,25 @@ def test_the_replays_page_lists_step_runs_and_compares_two(
     assert live_content(page) == []
     reply_run = store.start_run(NewRun(CONVERSATION, provider="openai", model="m", request_body={}))
     assert client.get("/runs/compare", params={"a": matched, "b": reply_run.run_id}).status_code == 400
+
+
+def test_tools_given_in_the_form_are_sent_at_every_step_and_the_run_says_so(
+    client: httpx.Client, stub: StubServer
+) -> None:
+    import json
+
+    tools = [{"type": "function", "function": {"name": n, "description": "given", "parameters": {"type": "object"}}}
+             for n in ("search_flights", "book", "weather", "hotel")]  # fmt: skip
+    run_id = _run(client, stub, identical(), tools=json.dumps(tools), tool_choice="auto")
+    run = client.get(f"/api/step-runs/{run_id}").json()
+    assert (run["status"], run["tools_source"], run["tool_choice"]) == ("matched", "given", "auto")
+    assert all({t["function"]["description"] for t in r.body["tools"]} == {"given"} for r in stub.state.requests)
+    html = client.get(f"/step-runs/{run_id}").text
+    assert "tools sent (given for this replay): search_flights, book, weather, hotel; tool choice auto" in html
+    assert "data-tools-inferred" not in html
+
+
+def test_a_tools_field_that_is_not_a_tool_list_is_refused_in_place(client: httpx.Client, stub: StubServer) -> None:
+    response = post_steps(client, {**step_form(client), "tools": '{"oops": 1}'}, **HX)
+    assert response.status_code == 200 and "the tools field" in response.text and "not a tool list" in response.text
+    assert stub.state.requests == []
