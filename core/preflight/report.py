@@ -108,7 +108,11 @@ def capability_report(result: RequestResult, profile: ModelProfile | None = None
     if result.tools_source == "inferred":
         ids = tuple(dict.fromkeys(w.msg_id for w in result.warnings if w.element == INFERRED and w.msg_id))
         names = ", ".join(tool.name for tool in result.tools)
-        losses += (Uncarried("tools", ids, f"tools inferred from {result.inferred_calls} recorded calls: {names}"),)
+        inferred = f"tools inferred from {result.inferred_calls} recorded calls: {names}"
+        schema = next((u for u in losses if u.kind == "tools"), None)  # a provider's schema changes, if any
+        if schema is not None:
+            inferred = f"{inferred}; {schema.what_happens}"
+        losses = (*(u for u in losses if u is not schema), Uncarried("tools", ids, inferred))
     return CapabilityReport(losses, verdict)
 
 

@@ -29,7 +29,7 @@ from core.messages.door import gc_paused
 from core.messages.placement import Side, place_messages
 from core.messages.union import Message
 from core.providers.base import JSON, Degradation, Dialect, RequestContext, RequestOptions, ToolSpec, ToolsSource
-from core.providers.inferred_tools import infer_tools
+from core.providers.inferred_tools import InferredTool, infer_tools, recorded_calls
 from core.providers.jsonable import llm_message_json, provenance_map
 from core.providers.pairing import to_list
 from core.providers.profiles import ModelProfile, profile_for
@@ -220,21 +220,31 @@ class ChatLLM:
         return to_list(formatted, ctx)
 
     @staticmethod
-    def infer_tools(flat: Sequence[LLMMessage], ctx: RequestContext) -> int:
+    def infer_tools(flat: Sequence[LLMMessage], ctx: RequestContext, later: Sequence[Message] = ()) -> int:
         """With no tools given, the tools the history calls, inferred from its calls into ``ctx.options`` (each a
-        warning); how many calls they were inferred from (0 when tools were given or nothing was called)."""
-        if ctx.options.tools:
+        warning); how many calls they were inferred from (0 when tools were given or nothing was called).
+
+        ``later`` is the rest of the conversation after an ``upto`` cut: its calls count too, so the request
+        for a recorded step offers the tools the recording went on to call. Tools a caller inferred from a
+        wider history (``tools_source`` "inferred", a step replay's turn) are kept, and each still a warning.
+        """
+        options = ctx.options
+        if options.tools and options.tools_source != "inferred":
             return 0
-        inferred = infer_tools(flat)
+        inferred = infer_tools([*flat, *recorded_calls(later)] if later and not options.tools else flat)
+        if options.tools:
+            seen = {tool.spec.name: tool for tool in inferred}
+            inferred = [seen.get(spec.name) or InferredTool(spec, 0, None) for spec in options.tools]
         if not inferred:
             return 0
         for tool in inferred:
             keys = ", ".join(tool.spec.parameters["properties"]) or "none"
+            source = f"{tool.calls} recorded call(s)" if tool.calls else "the calls recorded later in the turn"
             ctx.warn(
                 tool.first_msg_id,
                 "inferred_tool",
-                f"no tool definitions: {tool.spec.name!r} inferred from {tool.calls} recorded call(s) with a "
-                f"permissive schema (arguments seen: {keys}); a model may call it differently than with its own",
+                f"no tool definitions: {tool.spec.name!r} inferred from {source} with a permissive schema "
+                f"(arguments seen: {keys}); a model may call it differently than with its own",
             )
         ctx.options = replace(ctx.options, tools=tuple(t.spec for t in inferred), tools_source="inferred")
         return sum(t.calls for t in inferred)
@@ -273,8 +283,11 @@ class ChatLLM:
         upto: str | None,
     ) -> RequestResult:
         expanded = self.construct_prompt_context(conversation, intermediate_msgs)
+        later: Sequence[Message] = ()
         if upto is not None:
-            expanded = expanded.cut(_index_of(expanded.messages, upto))
+            end = _index_of(expanded.messages, upto)
+            later = expanded.messages[end:]
+            expanded = expanded.cut(end)
         ctx = RequestContext(self.options)
         choice = profile_for(self.dialect, self.options.model or self.dialect.default_model)
         if choice.warning:
@@ -282,7 +295,7 @@ class ChatLLM:
         params = self._configure_api_params(ctx)
         formatted = self.format_to_request_msgs(expanded.messages)
         flat = self.to_list(formatted, ctx)
-        inferred_calls = self.infer_tools(flat, ctx)
+        inferred_calls = self.infer_tools(flat, ctx, later)
         fragments = self.reformat_request_msg_to_api(flat, ctx)
         body = self._assemble_api_request(params, fragments, ctx)
         phase_data = {

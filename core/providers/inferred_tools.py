@@ -14,7 +14,9 @@ from typing import Any
 
 import orjson
 
+from core.errors import ContractError
 from core.llm.messages import LLMAssistantMessage, LLMMessage
+from core.messages.union import Message
 from core.providers.base import ToolSpec
 
 # JSON type of a parsed argument value (bool before int: bool is an int in Python).
@@ -66,6 +68,26 @@ def infer_tools(messages: Iterable[LLMMessage]) -> list[InferredTool]:
         InferredTool(ToolSpec(name, parameters=_schema(entry.types)), entry.calls, entry.first_msg_id)
         for name, entry in seen.items()
     ]
+
+
+def recorded_calls(messages: Iterable[Message]) -> list[LLMMessage]:
+    """The assistant turns of stored messages as the request would hold them (a damaged record is skipped: it
+    is refused where it is sent, and its calls say nothing reliable about the tools)."""
+    out: list[LLMMessage] = []
+    for message in messages:
+        try:
+            formatted = message.to_llm_request()
+        except ContractError:
+            continue
+        for llm in formatted if isinstance(formatted, list) else [formatted]:
+            if type(llm) is LLMAssistantMessage and llm.tool_calls:
+                out.append(llm)
+    return out
+
+
+def tools_called(messages: Iterable[Message]) -> tuple[ToolSpec, ...]:
+    """The tools inferred from every call of ``messages`` (a step replay's whole turn)."""
+    return tuple(tool.spec for tool in infer_tools(recorded_calls(messages)))
 
 
 def _arguments(text: str) -> dict[str, Any]:

@@ -162,31 +162,10 @@ def sent_tools(
 
 
 def inferred_tools(history: Sequence[Message]) -> tuple[tuple[ToolSpec, ...], int]:
-    """One tool per name called in ``history`` (trace records included), and how many calls were read.
-
-    A tool's parameters are a permissive JSON Schema: each argument seen, typed as first seen; none required.
-    """
+    """One tool per name called in ``history`` (trace records included), as ChatLLM infers them for a body
+    (``core.providers.inferred_tools``), and how many calls they were read from."""
+    from core.providers.inferred_tools import infer_tools, recorded_calls
     from core.replay.run import expanded_history  # run imports this module
 
-    seen: dict[str, dict[str, Any]] = {}
-    calls = 0
-    for message in expanded_history(history):
-        for call in message.tool_calls or ():
-            calls += 1
-            properties = seen.setdefault(call.name, {})
-            for name, value in (call.parsed_arguments() or {}).items():
-                properties.setdefault(name, _schema_of(value))
-    tools = tuple(ToolSpec(name, "", {"type": "object", "properties": properties}) for name, properties in seen.items())
-    return tools, calls
-
-
-_JSON_TYPES: Mapping[type, str] = {bool: "boolean", int: "integer", float: "number", str: "string"}
-
-
-def _schema_of(value: Any) -> dict[str, Any]:
-    if isinstance(value, dict):
-        return {"type": "object"}
-    if isinstance(value, list):
-        return {"type": "array", "items": {}}  # OpenAI's and Gemini's validators want an array's items
-    kind = _JSON_TYPES.get(type(value))
-    return {"type": kind} if kind else {}
+    inferred = infer_tools(recorded_calls(expanded_history(history)))
+    return tuple(tool.spec for tool in inferred), sum(tool.calls for tool in inferred)

@@ -100,8 +100,10 @@ def test_cli_refuses_with_the_rule_and_force_sends(
     assert "(refused)" in err and "preflight rule result-before-call" in err and "--force" in err
     assert stub.state.requests == []
     stub.state.script.append(Reply(text="Sunny."))
-    assert main([*argv, "--model", "gpt-4.1", "--force"]) == 0
+    # Sent anyway, the provider refuses it as preflight said it would (the stub answers as OpenAI does).
+    assert main([*argv, "--model", "gpt-4.1", "--force"]) != 0
     assert len(stub.state.requests) == 1
+    assert "must be a response to a preceeding message with 'tool_calls'" in capsys.readouterr().err
 
 
 @pytest.mark.usefixtures("cli_env")

@@ -34,9 +34,11 @@ def test_a_body_that_fails_preflight_is_not_sent_and_the_run_is_refused_naming_t
 
 @pytest.mark.usefixtures("result_before_call")
 def test_force_sends_it_anyway(store: Store, stub: StubServer, stub_env: dict[str, str]) -> None:
+    """Sent as built, the provider refuses it as preflight said it would (the stub answers as OpenAI does)."""
     stub.state.script.append(Reply(text="sent"))
     run = replay(store, CONVERSATION, "openai", "gpt-4.1", environ=stub_env, timeout=10, force=True)
-    assert len(stub.state.requests) == 1 and run.status == "ok"
+    assert len(stub.state.requests) == 1 and run.status == "http_error"
+    assert "must be a response to a preceeding message with 'tool_calls'" in (run.error or "")
 
 
 @pytest.fixture

@@ -198,13 +198,16 @@ def test_a_key_that_is_a_word_of_the_answer_leaves_the_reply_readable(
     # raw text would rewrite the message's tag, store the run as ok and break every page showing it.
     key = "assistant"
     env = {k: key if k.endswith("_API_KEY") else v for k, v in stub_env.items()}
-    stub.state.script.append(Reply(text="I am your assistant.", tool_calls=[{"name": "assistant", "arguments": {}}]))
+    # The call names the conversation's own tool (the request offers it, inferred from the recorded call).
+    stub.state.script.append(
+        Reply(text="I am your assistant.", tool_calls=[{"name": "weather", "arguments": {"who": "assistant"}}])
+    )
     run = replay(store, CONVERSATION, dialect, "m", environ=env, timeout=10)
     assert run.status == "ok", run.error
     reply = reply_message(store.get_run(run.run_id))
     assert isinstance(reply, AssistantTextMessage)
     assert reply.content == "I am your [redacted]."
-    assert [c.name for c in reply.tool_calls or ()] == ["[redacted]"]
+    assert [(c.name, json.loads(c.arguments)) for c in reply.tool_calls or ()] == [("weather", {"who": "[redacted]"})]
     assert key not in json.dumps(store.get_run(run.run_id).response_body)
     assert key not in json.dumps({k: v for k, v in (store.get_run(run.run_id).reply or {}).items() if k != "role"})
 

@@ -20,16 +20,32 @@ from core.replay.send import send
 from tests.replay.conftest import CANARY_KEY, Listener
 from web.devtools.stub_provider import Reply, StubServer
 
+# Each body offers the tool the stub's scripted reply calls (a model calls only the tools it is given).
+LOOKUP = {"name": "lookup", "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}
+CHAT_TOOLS = [{"type": "function", "function": LOOKUP}]
 BODIES: dict[str, dict[str, Any]] = {
-    "openai": {"messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]},
-    "zhipu": {"messages": [{"role": "user", "content": "hi"}], "temperature": 0.2},
-    "doubao": {"messages": [{"role": "user", "content": "hi"}]},
-    "openai-responses": {"input": [{"role": "user", "content": "hi"}], "instructions": "be brief"},
-    "anthropic": {"system": "be brief", "max_tokens": 256, "messages": [{"role": "user", "content": "hi"}]},
+    "openai": {
+        "messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}],
+        "tools": CHAT_TOOLS,
+    },
+    "zhipu": {"messages": [{"role": "user", "content": "hi"}], "temperature": 0.2, "tools": CHAT_TOOLS},
+    "doubao": {"messages": [{"role": "user", "content": "hi"}], "tools": CHAT_TOOLS},
+    "openai-responses": {
+        "input": [{"role": "user", "content": "hi"}],
+        "instructions": "be brief",
+        "tools": [{"type": "function", **LOOKUP, "strict": False}],
+    },
+    "anthropic": {
+        "system": "be brief",
+        "max_tokens": 256,
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": [{"name": "lookup", "input_schema": LOOKUP["parameters"]}],
+    },
     "gemini": {
         "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
         "systemInstruction": {"parts": [{"text": "be brief"}]},
         "generationConfig": {"temperature": 0.5},
+        "tools": [{"functionDeclarations": [{"name": "lookup", "parametersJsonSchema": LOOKUP["parameters"]}]}],
     },
 }
 AUTH_HEADER = {"gemini": "x-goog-api-key"}  # this anthropic SDK sends a bearer token (docs/providers.md 8.3)

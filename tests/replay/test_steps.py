@@ -243,7 +243,9 @@ def test_the_next_steps_history_builds_step_1s_body_when_nothing_is_appended(sto
            "GEMINI_API_KEY": "sk-test-12345678", "ZHIPU_API_KEY": "sk-test-12345678"}  # fmt: skip
     turn = turn_of(typed, TURN)
     expected = prepare(store, STEPS_CONVERSATION, dialect, "m", upto=STEP_MSG_IDS[0], environ=env).body
-    assert step_request(dialect, "m", list(turn.before)).body == expected
+    plan = plan_steps(store, STEPS_CONVERSATION, dialect, "m", environ=env)
+    assert plan.prepared.body == expected  # the re-run of step 1's reply offers the turn's tools as step 1 does
+    assert step_request(dialect, "m", list(turn.before), plan.prepared.tools).body == expected
     assert [len(s.outputs) for s in turn.steps] == [1, 1, 1, 0]
 
 
@@ -276,4 +278,6 @@ def test_a_later_step_failing_preflight_is_not_sent_and_force_sends_it(
     stub.state.steps.clear()
     script(stub, "gpt-4.1", identical_steps())
     forced = replay_steps(store, STEPS_CONVERSATION, "openai", "gpt-4.1", environ=stub_env, force=True)
-    assert (forced.status, len(forced.steps), len(stub.state.requests)) == ("matched", 4, 5)
+    # Sent anyway, step 2 is refused by the provider as preflight said it would be (the stub answers as OpenAI).
+    assert (forced.status, len(forced.steps), len(stub.state.requests)) == ("failed", 2, 3)
+    assert [r["status"] for r in stub.state.refusals] == [400]

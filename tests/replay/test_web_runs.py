@@ -86,7 +86,8 @@ def test_the_controls_show_availability_and_never_a_key(client: httpx.Client, en
 
 
 def test_rerun_shows_the_reply_beside_the_original_and_the_diff(client: httpx.Client, stub: StubServer) -> None:
-    stub.state.script.append(Reply(text="Lisbon in May is sunny: about 24 degrees.", tool_calls=[{"name": "maps"}]))
+    # A call of the conversation's own tool, which the request offers (inferred from the recorded call).
+    stub.state.script.append(Reply(text="Lisbon in May is sunny: about 24 degrees.", tool_calls=[{"name": "weather"}]))
     first = _post(client, {**_form(client), "provider": "anthropic", "model": "claude-x"}, HX)
     assert first.status_code == 200
     run_id = _run_id(first.text)
@@ -98,7 +99,7 @@ def test_rerun_shows_the_reply_beside_the_original_and_the_diff(client: httpx.Cl
     assert sides == ["original", "replay"]
     assert ORIGINAL_TEXT in html and "sunny: about 24 degrees." in html
     assert re.search(r"<del[^>]*>warm:</del> <ins[^>]*>sunny:</ins>", html)
-    assert "+ /0: {&#34;name&#34;:&#34;maps&#34;" in html  # the replay called a tool the original did not
+    assert "+ /0: {&#34;name&#34;:&#34;weather&#34;" in html  # the replay called a tool the original did not
     assert live_content(html) == []
     (seen,) = stub.state.requests
     assert seen.dialect == "anthropic"
