@@ -81,12 +81,17 @@ class Built:
 
     @property
     def anchors(self) -> dict[str, str]:
-        """JSON pointer -> the anchor of the card that became that node (the provenance map, inverted), and the
-        marks of the tools section (``web.bodies.tools``)."""
+        """JSON pointer -> the anchor of the card that became that node (the provenance map, inverted)."""
         if self.result is None:
             return {}
-        cards = {pointer: msg_anchor(msg_id) for msg_id, ptrs in self.result.provenance.items() for pointer in ptrs}
-        return {**cards, **tool_anchors(self.result.body)}
+        return {pointer: msg_anchor(msg_id) for msg_id, ptrs in self.result.provenance.items() for pointer in ptrs}
+
+    @property
+    def marked(self) -> dict[str, str]:
+        """JSON pointer -> what its node links to: the cards' anchors and the tools section's (web.bodies.tools)."""
+        if self.result is None:
+            return {}
+        return {**self.anchors, **tool_anchors(self.result.body)}
 
 
 def check_provider(name: str) -> str:
