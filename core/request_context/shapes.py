@@ -135,8 +135,8 @@ def check_parameters(schema: Any, at: str) -> None:
     if not isinstance(schema, Mapping):
         raise RequestFieldError(at, f"not a JSON Schema object: expected a JSON object, got {_json_type(schema)}")
     if schema.get("type") != "object":
-        raise RequestFieldError(f"{at}.type", f'a tool\'s parameters must be a schema of "type": "object", '
-                                              f"got {schema.get('type')!r}")  # fmt: skip
+        got = schema.get("type")
+        raise RequestFieldError(f"{at}.type", f'a tool\'s parameters must be a schema of "type": "object", got {got!r}')
     properties = schema.get("properties", {})
     if not isinstance(properties, Mapping):
         raise RequestFieldError(f"{at}.properties", f"expected a JSON object, got {_json_type(properties)}")
