@@ -28,6 +28,7 @@ from core.llm.messages import (
 )
 from core.providers.media import MediaReader, ResolvedMedia, fallback_text
 from core.providers.profiles import ModelProfile, ToolNameRule, profile_for
+from core.providers.sampling import sampling
 from core.providers.wire import Wire
 
 if TYPE_CHECKING:
@@ -325,56 +326,6 @@ def sendable_choice(ctx: RequestContext, rule: ToolNameRule) -> ToolChoice | Non
             return None
         return NamedToolChoice(ctx.tool_name(choice.name, rule, None))
     return choice
-
-
-class Sampling(NamedTuple):
-    """Temperature, top_p and stop sequences as one provider can take them."""
-
-    temperature: float | None
-    top_p: float | None
-    stop: tuple[str, ...]
-
-
-def sampling(
-    ctx: RequestContext,
-    *,
-    temperature_max: float,
-    temperature_refused: str | None = None,
-    top_p_refused: str | None = None,
-    top_p_min: float = 0.0,
-    max_stop: int | None = None,
-    stop_refused: str | None = None,
-) -> Sampling:
-    """The request's sampling parameters within a provider's ranges; every change is a warning naming the parameter.
-
-    A ``*_refused`` reason drops that parameter (the model refuses it); ``top_p_min`` raises a lower top_p;
-    ``max_stop`` keeps the first stop sequences.
-    """
-    options = ctx.options
-    temperature, top_p, stop = options.temperature, options.top_p, options.stop
-    if temperature is not None and temperature_refused is not None:
-        ctx.warn(None, "temperature", f"temperature {temperature} not sent: {temperature_refused}")
-        temperature = None
-    if top_p is not None and top_p_refused is not None:
-        ctx.warn(None, "top_p", f"top_p {top_p} not sent: {top_p_refused}")
-        top_p = None
-    temperature = _clamped(ctx, "temperature", temperature, 0.0, temperature_max)
-    top_p = _clamped(ctx, "top_p", top_p, top_p_min, 1.0)
-    if stop and stop_refused is not None:
-        ctx.warn(None, "stop", f"{len(stop)} stop sequence(s) not sent: {stop_refused}")
-        stop = ()
-    elif max_stop is not None and len(stop) > max_stop:
-        ctx.warn(None, "stop", f"{len(stop)} stop sequences; the provider takes {max_stop}, the first were sent")
-        stop = stop[:max_stop]
-    return Sampling(temperature, top_p, stop)
-
-
-def _clamped(ctx: RequestContext, name: str, value: float | None, low: float, high: float) -> float | None:
-    if value is None or low <= value <= high:
-        return value
-    sent = min(max(value, low), high)
-    ctx.warn(None, name, f"{name} {value} is outside this provider's range {low:g}-{high:g}; sent as {sent:g}")
-    return sent
 
 
 def tool_spec(tool: ToolSpec, schema_key: str) -> JSON:

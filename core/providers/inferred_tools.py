@@ -2,8 +2,8 @@
 
 A body holding tool calls without tool definitions is refused by Anthropic (400 "Requests which include
 `tool_use` or `tool_result` blocks must define tools.") and leaves every other model unable to call the
-tools again. Each name called gets a permissive schema built from the arguments seen: every key any call
-passed, typed when all its values share one JSON type, untyped otherwise, none required.
+tools again. Each name called gets a permissive schema built from the arguments seen: every key its first
+calls passed, typed when all its values share one JSON type, untyped otherwise, none required.
 """
 
 from __future__ import annotations
@@ -28,6 +28,9 @@ _JSON_TYPES: tuple[tuple[type, str], ...] = (
     (list, "array"),
     (dict, "object"),
 )
+# The arguments of a tool's first calls make its schema: a long trace repeats them, and reading every call
+# would cost a parse per record; a key seen only later is still accepted (no additionalProperties: false).
+SAMPLED_CALLS = 20
 UNTYPED = "-"  # a key whose values had several JSON types, or null: its schema stays {}
 
 
@@ -60,6 +63,8 @@ def infer_tools(messages: Iterable[LLMMessage]) -> list[InferredTool]:
             if entry is None:
                 entry = seen[call.name] = _Seen(msg.msg_id)
             entry.calls += 1
+            if entry.calls > SAMPLED_CALLS:
+                continue
             for key, value in _arguments(call.arguments).items():
                 kind = _json_type(value)
                 if entry.types.setdefault(key, kind) != kind:

@@ -11,6 +11,7 @@ import openai
 import pytest
 
 from web.devtools.stub_provider import StubServer
+from web.devtools.stub_refusals import refusal
 
 KEY = "sk-stub-test-key"
 USER = {"role": "user", "content": "weather?"}
@@ -92,3 +93,42 @@ def test_the_lenient_stub_answers_as_scripted() -> None:
     finally:
         stub.shutdown()
         stub.server_close()
+
+
+FC = {"role": "model", "parts": [{"functionCall": {"name": "get_weather", "args": {}}}]}
+FR = {"role": "user", "parts": [{"functionResponse": {"name": "get_weather", "response": {"output": "18C"}}}]}
+GEMINI_TOOLS = [{"functionDeclarations": [{"name": "get_weather"}]}]
+ORPHAN_OUTPUT = {"type": "function_call_output", "call_id": "c1", "output": "x"}
+
+
+@pytest.mark.parametrize(
+    ("dialect", "body", "message"),
+    [
+        ("anthropic", {"model": "m", "messages": [USER]}, "max_tokens: Field required"),
+        ("anthropic", {"model": "m", "max_tokens": 8, "messages": [USER], "tools": [WEATHER],
+                       "tool_choice": {"type": "tool", "name": "lookup"}}, "'lookup' is not among the tools"),
+        ("anthropic", {"model": "m", "max_tokens": 8, "messages": [USER, TOOL_TURN[2]], "tools": [WEATHER]},
+         "unexpected `tool_use_id` found in `tool_result` blocks"),
+        ("openai-responses", {"model": "m", "input": [ORPHAN_OUTPUT]},
+         "No tool call found for function call output with call_id c1."),
+        ("gemini", {"contents": [{"role": "user", "parts": [{"text": "hi"}]}, FR], "tools": GEMINI_TOOLS},
+         "function response turn comes immediately after a function call turn"),
+        ("gemini", {"contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+                    "toolConfig": {"functionCallingConfig": {"mode": "ANY"}}},
+         "Function calling config is set without function_declarations."),
+    ],
+)  # fmt: skip
+def test_each_provider_refusal_has_its_message(dialect: Any, body: dict[str, Any], message: str) -> None:
+    refused = refusal(dialect, body)
+    assert refused is not None and refused[0] == 400 and message in refused[1]
+
+
+@pytest.mark.parametrize(
+    ("dialect", "body"),
+    [
+        ("gemini", {"contents": [{"role": "user", "parts": [{"text": "hi"}]}, FC, FR], "tools": GEMINI_TOOLS}),
+        ("anthropic", {"model": "m", "max_tokens": 8, "messages": TOOL_TURN, "tools": [WEATHER]}),
+    ],
+)
+def test_a_well_formed_tool_turn_is_taken(dialect: Any, body: dict[str, Any]) -> None:
+    assert refusal(dialect, body) is None

@@ -37,10 +37,10 @@ from core.providers.base import (
     assistant_text,
     choice_label,
     map_parts,
-    sampling,
     tool_spec,
 )
 from core.providers.profiles import ModelProfile, ThinkingMode, ToolNameRule
+from core.providers.sampling import sampling
 from core.providers.turns import Turns
 from core.providers.wire import ErrorTable, ReplyFields, StepUsage, Usage, Wire, int_or_none, posting
 from core.sdk_imports import SDK_IMPORT_LOCK

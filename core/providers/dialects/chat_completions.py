@@ -49,11 +49,11 @@ from core.providers.base import (
     choice_label,
     console_text,
     map_parts,
-    sampling,
     tool_spec,
 )
 from core.providers.media import ResolvedMedia
 from core.providers.profiles import ModelProfile, ToolNameRule
+from core.providers.sampling import sampling
 from core.providers.wire import ErrorTable, ReplyFields, StepUsage, Usage, Wire, int_or_none, posting
 from core.sdk_imports import SDK_IMPORT_LOCK
 

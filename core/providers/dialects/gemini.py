@@ -38,11 +38,11 @@ from core.providers.base import (
     assistant_text,
     attachments_header,
     map_parts,
-    sampling,
     tool_spec,
 )
 from core.providers.dialects.gemini_schema import gemini_schema
 from core.providers.profiles import GeminiThinking, ModelProfile, ToolNameRule, ToolResultMedia
+from core.providers.sampling import sampling
 from core.providers.turns import Turns
 from core.providers.wire import ErrorTable, ReplyFields, StepUsage, Usage, Wire, int_or_none
 from core.sdk_imports import SDK_IMPORT_LOCK

@@ -42,7 +42,6 @@ from core.providers.base import (
     console_text,
     map_parts,
     reasoning_effort,
-    sampling,
     tool_spec,
 )
 from core.providers.dialects.chat_completions import (
@@ -55,6 +54,7 @@ from core.providers.dialects.chat_completions import (
     openai_usage,
 )
 from core.providers.profiles import ModelProfile, ToolNameRule
+from core.providers.sampling import sampling
 from core.providers.wire import ReplyFields, Usage, Wire, posting
 
 if TYPE_CHECKING:
