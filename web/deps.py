@@ -69,6 +69,10 @@ class ReplayFields:
     idempotency_key: str = ""
     model_as_typed: str = ""
     """"1" when the reader typed the model on purpose (the form's "as typed" box)."""
+    tools: str = ""
+    """A JSON tool list in any provider's shape, sent instead of the stored tools (blank: the stored)."""
+    tool_choice: str = ""
+    """``auto``, ``none``, ``required`` or a tool's name (blank: the stored tool choice)."""
 
     @property
     def as_typed(self) -> bool:

@@ -24,6 +24,7 @@ from core import MESSAGE_ADAPTER, Message
 from core.jsonio import loads
 from core.messages.door import gc_paused
 from core.reader import BadMessages, Record, StoreLine
+from core.request_context import StoredRequest
 from core.store import ConversationPage, ConversationQuery, ConversationSummary, ImportSummary, RunView, Store
 from web.lru import LruCache
 from web.timeline import Order, Timeline
@@ -49,9 +50,12 @@ class Loaded:
         summary: ConversationSummary,
         bodies: Sequence[str] | Callable[[], Sequence[str]],
         order: Order | None = None,
+        contexts: Callable[[], Sequence[StoredRequest]] | None = None,
     ) -> None:
         self.summary = summary
         self._bodies = bodies
+        self._contexts = contexts
+        self._read_contexts: Sequence[StoredRequest] | None = None
         self._messages: tuple[Message, ...] | None = None
         self._lock = threading.Lock()
         self.on_typed: Callable[[], None] | None = None
@@ -83,6 +87,13 @@ class Loaded:
             if typed and self.on_typed is not None:
                 self.on_typed()
         return self._messages
+
+    @property
+    def contexts(self) -> Sequence[StoredRequest]:
+        """The request contexts the conversation stored (``core.request_context``), read on first use."""
+        if self._read_contexts is None:
+            self._read_contexts = self._contexts() if self._contexts is not None else ()
+        return self._read_contexts
 
     @property
     def typed(self) -> bool:
@@ -156,7 +167,7 @@ class StoreSource:
         loaded = self._from_outlines(conversation_id)
         if loaded is None:
             stored = self.store.get_conversation_json(conversation_id)
-            loaded = Loaded(stored.summary, stored.bodies)
+            loaded = Loaded(stored.summary, stored.bodies, contexts=self._contexts_of(conversation_id))
         self.cache.put(loaded)
         loaded.on_typed = lambda: self.cache.put(loaded)
         return loaded
@@ -173,7 +184,10 @@ class StoreSource:
         except OutlineError:
             return None
         rows = [row for row, _ in stored.outlines]
-        return Loaded(stored.summary, lambda: self.store.get_bodies(rows), order)
+        return Loaded(stored.summary, lambda: self.store.get_bodies(rows), order, self._contexts_of(conversation_id))
+
+    def _contexts_of(self, conversation_id: str) -> Callable[[], Sequence[StoredRequest]]:
+        return lambda: self.store.request_contexts(conversation_id)
 
     def runs(
         self, conversation_id: str | None = None, *, limit: int = 50, cursor: str | None = None

@@ -43,11 +43,13 @@ from core.errors import ContractError, MisuseError, UnknownNameError
 from core.messages.assistant import AssistantTextMessage
 from core.messages.union import MESSAGE_ADAPTER, Message
 from core.preflight import Preflight, preflight
-from core.providers import ChatLLM, GenerationParams, RequestOptions, default_provider, provider_named
+from core.providers import ChatLLM, default_provider, provider_named
 from core.replay.endpoints import Endpoint, endpoint_for, unavailable_reason
 from core.replay.parse import MalformedReply, ParsedReply, parse_reply
 from core.replay.redact import Redactor
 from core.replay.send import Exchange, Sender, send
+from core.replay.sent_tools import GivenTools, SentTools, sent_tools, stored_request
+from core.request_context.calls import request_turn
 from core.store import NewRun, RunSummary, RunView, Store, TokenUsage
 
 log = logging.getLogger("traceloupe.replay")
@@ -76,16 +78,8 @@ class Prepared:
     endpoint: Endpoint
     original: Message | None
     refusal: str | None = None
-    params: GenerationParams = field(default_factory=GenerationParams)
-    """The sampling and length parameters given for the replay (``--max-tokens`` and the like): every step's."""
-
-
-def options_for(model: str, params: GenerationParams) -> RequestOptions:
-    """The request options of a replay to ``model`` with the given parameters."""
-    return RequestOptions(
-        model=model, max_tokens=params.max_tokens, temperature=params.temperature, top_p=params.top_p,
-        stop=params.stop, thinking=params.thinking,
-    )  # fmt: skip
+    tools: SentTools = field(default_factory=SentTools)
+    """The tools, tool choice and parameters the body carries, and where the tools came from."""
 
 
 def expanded_history(messages: Sequence[Message]) -> list[Message]:
@@ -110,15 +104,18 @@ def prepare(
     upto: str | None = None,
     environ: Mapping[str, str] | None = None,
     force: bool = False,
-    params: GenerationParams | None = None,
+    tools: GivenTools | None = None,
+    turn: str | None = None,
+    infer_tools: bool = False,
     history: Sequence[Message] | None = None,
 ) -> Prepared:
     """Build the request for a replay; raises UnknownNameError or ProviderUnavailable (nothing is recorded).
 
-    A body that fails preflight is prepared as refused unless ``force``. ``params`` are sent as given.
+    A body that fails preflight is prepared as refused unless ``force``. The body carries the stored request
+    context of ``turn`` (a user msg_id; default the turn ``upto`` answers) with ``tools`` over it; with neither,
+    ``infer_tools`` infers the tools from every recorded call of the conversation (``core.replay.sent_tools``).
     ``history``: the conversation's messages, when the caller has read them already (else they are read here).
     """
-    params = params or GenerationParams()
     dialect = provider_named(provider)  # UnknownNameError naming the known providers
     model = model.strip()
     if not model:
@@ -144,14 +141,16 @@ def prepare(
             f"{upto!r} is a {original.role} message: only assistant messages can be regenerated "
             "(--upto names the reply to ask for again)"
         )
+    turn = turn or request_turn(typed, upto)
+    sending = sent_tools(stored_request(store, conversation_id, turn), tools, typed if infer_tools else None)
     try:
-        result = ChatLLM(dialect, options_for(model, params)).construct_request_params(typed, upto=upto)
+        result = ChatLLM(dialect, sending.options(model)).construct_request_params(typed, upto=upto)
     except ContractError as exc:
         refusal = f"the request cannot be built: a damaged record is in the history (TFROB-299): {exc}"
-        return Prepared(conversation_id, provider, model, upto, {}, endpoint, original, refusal, params)
+        return Prepared(conversation_id, provider, model, upto, {}, endpoint, original, refusal, sending)
     verdict = preflight(result)
     refused = None if force or verdict.accepted else preflight_refusal(verdict)
-    return Prepared(conversation_id, provider, model, upto, result.body, endpoint, original, refused, params)
+    return Prepared(conversation_id, provider, model, upto, result.body, endpoint, original, refused, sending)
 
 
 def preflight_refusal(verdict: Preflight) -> str:
@@ -223,14 +222,14 @@ def replay(
     idempotency_key: str | None = None,
     environ: Mapping[str, str] | None = None,
     force: bool = False,
-    params: GenerationParams | None = None,
+    tools: GivenTools | None = None,
 ) -> RunView:
     """Prepare, record and send one replay; the finished run (a repeated key returns the recorded run).
 
-    ``force`` sends a body that fails preflight (for reproducing the provider's 400); ``params`` are sent as given.
+    ``force`` sends a body that fails preflight (for reproducing the provider's 400); ``tools`` overrides the
+    stored tools or tool choice.
     """
-    prepared = prepare(store, conversation_id, provider, model, upto=upto, environ=environ, force=force,
-                       params=params)  # fmt: skip
+    prepared = prepare(store, conversation_id, provider, model, upto=upto, environ=environ, force=force, tools=tools)
     run, created = start(store, prepared, idempotency_key=idempotency_key)
     if not created:
         return run

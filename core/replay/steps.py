@@ -30,15 +30,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, TypedDict, Unpack
 
 from core.errors import MisuseError
 from core.messages.union import MESSAGE_ADAPTER, Message
 from core.preflight import preflight
-from core.providers import ChatLLM, Dialect, GenerationParams, ToolSpec
+from core.providers import ChatLLM, Dialect
 from core.providers.chat_llm import RequestResult
-from core.providers.inferred_tools import tools_called
 from core.replay.answers import DEFAULT_COMPARISON, AnswerComparison, AnswerJudge, JudgeFailed
 from core.replay.budget import Budget, LocalBudget, hold
 from core.replay.compare import compare_messages
@@ -46,8 +45,9 @@ from core.replay.cost import StepUsage, cost_of, usage_of
 from core.replay.judge import answer_judge, check_judge
 from core.replay.parse import MalformedReply
 from core.replay.redact import Redactor
-from core.replay.run import DEFAULT_TIMEOUT, Prepared, options_for, preflight_refusal, prepare, read_reply
+from core.replay.run import DEFAULT_TIMEOUT, Prepared, preflight_refusal, prepare, read_reply
 from core.replay.send import Sender, send
+from core.replay.sent_tools import GivenTools, SentTools
 from core.replay.turns import Turn, default_turn, rekeyed, turn_of
 from core.store import Store
 from core.store.step_runs import NewStepRun, StepRunStatus, StepRunView, StepView
@@ -95,7 +95,7 @@ class StepPlanning(TypedDict, total=False):
     environ: Mapping[str, str] | None
     force: bool
     comparison: AnswerComparison
-    params: GenerationParams | None
+    tools: GivenTools | None
 
 
 def plan_steps(
@@ -110,11 +110,12 @@ def plan_steps(
     environ: Mapping[str, str] | None = None,
     force: bool = False,
     comparison: AnswerComparison = DEFAULT_COMPARISON,
-    params: GenerationParams | None = None,
+    tools: GivenTools | None = None,
 ) -> StepPlan:
     """Find the turn and build step 1; raises (nothing recorded) for an unknown name, a missing key, bad limits.
 
-    Every step sends ``params`` as given."""
+    Every step sends the turn's stored tools (``tools`` over them, or inferred from the recorded calls).
+    """
     if comparison.kind == "judge":
         check_judge(comparison, environ)
     if max_steps is not None and max_steps < 1:
@@ -123,10 +124,8 @@ def plan_steps(
         raise MisuseError("--max-cost must be a non-negative number of US dollars")
     typed = store.get_conversation(conversation_id).typed
     found = turn_of(typed, turn if turn is not None else default_turn(typed))
-    upto = found.steps[0].message.msg_id
-    prepared = prepare(
-        store, conversation_id, provider, model, upto=upto, environ=environ, params=params, history=typed
-    )
+    prepared = prepare(store, conversation_id, provider, model, upto=found.steps[0].message.msg_id, environ=environ,
+                       tools=tools, turn=found.user.msg_id, infer_tools=True, history=typed)  # fmt: skip
     limit = max_steps if max_steps is not None else len(found.steps) + EXTRA_STEPS
     refusal = found.damage or prepared.refusal
     # prepare() refuses a damaged history with an empty body, and a body that fails preflight with the body.
@@ -148,6 +147,9 @@ def start_steps(store: Store, plan: StepPlan, *, idempotency_key: str | None = N
             max_cost=plan.max_cost,
             idempotency_key=idempotency_key,
             comparison=str(plan.comparison),
+            tools_source=prepared.tools.source,
+            tools=prepared.tools.tools_json(),
+            tool_choice=prepared.tools.tool_choice_json(),
         )
     )
     if created and plan.refusal is not None:
@@ -203,18 +205,10 @@ def replay_steps(
 
 
 def step_request(
-    provider: Dialect,
-    model: str,
-    history: list[Message],
-    params: GenerationParams | None = None,
-    tools: tuple[ToolSpec, ...] = (),
+    provider: Dialect, model: str, history: list[Message], tools: SentTools | None = None
 ) -> RequestResult:
-    """The request for a history already expanded (traces placed), built by ChatLLM as replay builds it;
-    ``tools`` were inferred from the whole recorded turn, so a later step's tools are offered from step 1."""
-    options = replace(
-        options_for(model, params or GenerationParams()), tools=tools, tools_source="inferred" if tools else "none"
-    )
-    return ChatLLM(provider, options).construct_request_params(history)
+    """The request for a history already expanded (traces placed), built by ChatLLM as replay builds it."""
+    return ChatLLM(provider, (tools or SentTools()).options(model)).construct_request_params(history)
 
 
 def _walk(
@@ -229,7 +223,6 @@ def _walk(
     prepared, turn = plan.prepared, plan.turn
     answers = answer_judge(plan.comparison, environ=plan.environ, sender=sender, timeout=timeout)
     history: list[Message] = list(turn.before)
-    tools = tools_called([*turn.before, *(step.message for step in turn.steps)])
     previous: StepUsage | None = None
     for k in range(1, plan.max_steps + 1):
         if k > len(turn.steps):
@@ -239,7 +232,7 @@ def _walk(
         if k == 1:
             body = prepared.body  # preflight already passed (or forced) in prepare()
         else:
-            request = step_request(prepared.endpoint.provider, prepared.model, history, prepared.params, tools)
+            request = step_request(prepared.endpoint.provider, prepared.model, history, prepared.tools)
             verdict = preflight(request)
             if not (plan.force or verdict.accepted):
                 return _End("refused", "preflight", error=f"step {k} {preflight_refusal(verdict)}")

@@ -99,9 +99,12 @@ def _run_types() -> dict[str, Any]:
 
 
 def _step_run_types() -> dict[str, Any]:
+    from core.providers import ToolsSource
     from core.store.step_runs import StepRunStatus
 
-    return {"status": StepRunStatus}
+    # A tool choice is a word (``auto``) or an object naming the tool; a JSON column alone takes only the object.
+    return {"status": StepRunStatus, "tools_source": ToolsSource, "tools": list[dict[str, Any]],
+            "tool_choice": str | dict[str, Any]}  # fmt: skip
 
 
 def _step_types() -> dict[str, Any]:

@@ -46,6 +46,12 @@ class NewStepRun:
     max_cost: float | None = None
     idempotency_key: str | None = None
     comparison: str | None = None
+    tools_source: str | None = None
+    """Where the tools sent came from: ``stored``, ``given``, ``inferred`` or ``none`` (``core.providers``)."""
+    tools: list[dict[str, Any]] | None = None
+    """The tools every step sends, neutral: ``{"name", "description", "parameters"}``."""
+    tool_choice: Any = None
+    """The tool choice every step sends, neutral: ``auto``, ``none``, ``required`` or ``{"name": ...}``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +117,17 @@ class StepRunView:
     steps: tuple[StepView, ...] = field(default_factory=tuple)
     comparison: str | None = None
     """How final answers were judged (``core.replay.answers``); None for a run recorded before it was chosen."""
+    tools_source: str | None = None
+    """Where the tools sent came from (``stored``, ``given``, ``inferred``, ``none``); None for an older run."""
+    tools: list[dict[str, Any]] | None = None
+    """The tools every step sent, neutral: ``{"name", "description", "parameters"}``."""
+    tool_choice: Any = None
+    """The tool choice every step sent, neutral; None when none was sent."""
+
+    @property
+    def tool_names(self) -> list[str]:
+        """The names of the tools sent, in the order sent."""
+        return [str(t.get("name")) for t in self.tools or ()]
 
     @property
     def input_tokens(self) -> int | None:
@@ -164,6 +181,9 @@ class StepRunView:
             "max_steps": self.max_steps,
             "max_cost": self.max_cost,
             "comparison": self.comparison,
+            "tools_source": self.tools_source,
+            "tools": self.tools,
+            "tool_choice": self.tool_choice,
             "started_at": self.started_at,
             "finished_at": self.finished_at,
             "steps": [
@@ -225,6 +245,9 @@ def claim_step_run(conn: Connection, new: NewStepRun) -> tuple[StepRunView, bool
             max_cost=new.max_cost,
             started_at=started,
             comparison=new.comparison,
+            tools_source=new.tools_source,
+            tools=new.tools,
+            tool_choice=new.tool_choice,
         )
     )
     later = backend_of(conn).greatest(_C.last_activity, started)

@@ -195,6 +195,12 @@ class StepRunRow(SQLModel, table=True):
     finished_at: int | None = Field(default=None, sa_type=BigInteger)
     comparison: str | None = Field(default=None, sa_column=Column(String, nullable=True))
     """How final answers were judged (``core.replay.answers``); None for a run recorded before it was chosen."""
+    tools_source: str | None = Field(default=None, sa_column=Column(String, nullable=True))
+    """Where the tools sent came from (``core.providers.ToolsSource``); None for a run recorded before."""
+    tools: list[dict[str, Any]] | None = Field(default=None, sa_column=Column(_JSON, nullable=True))
+    """The tools every step sent, neutral (name, description, parameters)."""
+    tool_choice: Any = Field(default=None, sa_column=Column(_JSON, nullable=True))
+    """The tool choice every step sent, neutral (``auto``, ``none``, ``required`` or ``{"name": ...}``)."""
 
 
 class StepRow(SQLModel, table=True):

@@ -157,6 +157,10 @@ def test_the_demo_records_a_matched_and_a_diverged_step_run_over_its_stub(
     matched, diverged = by_status["matched"], by_status["diverged"]
     assert [s["verdict"] for s in matched["steps"]] == ["same", "same", "same", "same_final"]
     assert (diverged["diverged_at"], diverged["reason"]) == ("ag-a2", "different_arguments")
+    # The agent stored the tools it offered: both runs sent them, as a real model would have been offered them.
+    assert {(r["tools_source"], tuple(t["name"] for t in r["tools"]), r["tool_choice"]) for r in seen["json"]} == {
+        ("stored", ("lookup_order", "refund", "send_email"), "auto")
+    }
     assert all(s["tokens"]["input"] for r in seen["json"] for s in r["steps"])  # the stub's usage, through the SDK
     assert all(live_content(p) == [] for p in seen["pages"])
     assert "data-step-compare-form" in seen["replays"]
@@ -215,3 +219,26 @@ def _agent_turns(store: Any) -> list[tuple[str, str]]:
             if not turn.damage and any(s.message.tool_calls for s in turn.steps):
                 found.append((summary.conversation_id, user.msg_id))
     return found
+
+
+def test_the_demo_stores_its_agents_tools_but_one_whose_step_run_says_they_were_inferred(tmp_path: Path) -> None:
+    from core.store import Store
+    from web.cli.demo import point_providers_at
+    from web.devtools.demo_steps import seed_step_runs
+    from web.devtools.demo_tools import WITHOUT_TOOLS
+    from web.devtools.stub_provider import StubServer
+
+    demo = demo_data.build(tmp_path, long_records=20)
+    stub = StubServer(0).start()
+    try:
+        with Store.open(str(demo.db)) as store:
+            agent = store.request_context(demo_data.AGENT_STEPS, demo_data.AGENT_TURN)
+            assert agent is not None and [t.name for t in agent.tools] == ["lookup_order", "refund", "send_email"]
+            assert store.request_context(WITHOUT_TOOLS) is None
+            matched, diverged, inferred = seed_step_runs(store, stub, point_providers_at(stub.base_url, {}))
+            assert (matched.status, matched.tools_source, diverged.tools_source) == ("matched", "stored", "stored")
+            assert (inferred.conversation_id, inferred.status) == (WITHOUT_TOOLS, "matched")
+            assert (inferred.tools_source, inferred.tool_names) == ("inferred", ["lookup_invoice"])
+    finally:
+        stub.shutdown()
+        stub.server_close()

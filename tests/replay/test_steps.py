@@ -12,10 +12,9 @@ import pytest
 
 from core.messages.union import MESSAGE_ADAPTER
 from core.providers import get_dialect, provider_named
-from core.providers.inferred_tools import tools_called
 from core.replay.cost import estimate_call, expected_output
 from core.replay.run import prepare
-from core.replay.steps import replay_steps, step_request
+from core.replay.steps import plan_steps, replay_steps, step_request
 from core.replay.turns import turn_of
 from core.store import Store
 from tests.replay.steps_data import (
@@ -88,6 +87,9 @@ def test_an_identical_turn_matches_and_feeds_the_recorded_results_under_the_repl
     assert all(s.input_tokens == 12 and s.cost_usd is not None and s.cost_usd > 0 for s in run.steps)
     assert run.cost_usd == pytest.approx(sum(s.cost_usd or 0 for s in run.steps))
     assert run.input_tokens == 48
+    # No stored tools: every step sent those inferred from the turn's recorded calls, and the run says so.
+    stored = store.get_step_run(run.run_id)
+    assert (stored.tools_source, stored.tool_names) == ("inferred", ["search_flights", "book", "weather", "hotel"])
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
@@ -142,9 +144,8 @@ def test_a_provider_500_at_step_2_fails_the_run_and_keeps_step_1(
 
 def _first_estimate(store: Store, dialect: str, model: str, env: dict[str, str]) -> float:
     """Step 1's estimated cost as ``--max-cost`` holds it (input and output; ``core.replay.cost``)."""
-    first = prepare(store, STEPS_CONVERSATION, dialect, model, upto=STEP_MSG_IDS[0], environ=env).body
-    typed = [m.message for m in store.get_conversation(STEPS_CONVERSATION).messages]
-    recorded = turn_of(typed, TURN).steps[0].message
+    plan = plan_steps(store, STEPS_CONVERSATION, dialect, model, environ=env)  # the body step 1 sends, tools too
+    first, recorded = plan.prepared.body, plan.turn.steps[0].message
     expected = expected_output(MESSAGE_ADAPTER.dump_python(recorded, mode="json"))
     _, _, estimate = estimate_call(get_dialect(dialect), model, first, expected_output=expected)
     assert estimate.usd is not None
@@ -201,6 +202,8 @@ def test_the_step_run_summary_shows_the_spend_against_the_cap(
     assert main(argv) == 0
     err = capsys.readouterr().err
     assert "step run " in err and " matched" in err and "of --max-cost $0.5" in err
+    assert " matched (tools inferred from the recorded calls: an inferred schema can change what a model does)" in err
+    assert "tools sent (inferred from the recorded calls): search_flights, book, weather, hotel;" in err
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
@@ -240,8 +243,9 @@ def test_the_next_steps_history_builds_step_1s_body_when_nothing_is_appended(sto
            "GEMINI_API_KEY": "sk-test-12345678", "ZHIPU_API_KEY": "sk-test-12345678"}  # fmt: skip
     turn = turn_of(typed, TURN)
     expected = prepare(store, STEPS_CONVERSATION, dialect, "m", upto=STEP_MSG_IDS[0], environ=env).body
-    tools = tools_called([*turn.before, *(step.message for step in turn.steps)])
-    assert step_request(provider_named(dialect), "m", list(turn.before), tools=tools).body == expected
+    plan = plan_steps(store, STEPS_CONVERSATION, dialect, "m", environ=env)
+    assert plan.prepared.body == expected  # the re-run of step 1's reply offers the turn's tools as step 1 does
+    assert step_request(provider_named(dialect), "m", list(turn.before), plan.prepared.tools).body == expected
     assert [len(s.outputs) for s in turn.steps] == [1, 1, 1, 0]
 
 

@@ -56,6 +56,9 @@ def fill_every_kind(store: Store) -> None:
         new = NewStepRun(
             conversation, turn_msg_id=f"turn-{n}", provider="openai", model="gpt-x", recorded_steps=2, max_steps=5,
             max_cost=1.5, idempotency_key=f"steps-key-{n}", comparison="similar:0.6",
+            tools_source=("stored", "inferred")[n],
+            tools=[{"name": "lookup", "description": "Ünïcode", "parameters": {"type": "object", "properties": {}}}],
+            tool_choice=({"name": "lookup"}, "auto")[n],
         )  # fmt: skip
         run, _ = store.claim_step_run(new)
         store.add_step(run.run_id, _step(1))

@@ -67,7 +67,7 @@ def every_page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
     try:
         env = point_providers_at(stub.base_url, {})
         with Store.open(str(demo.db)) as store:
-            matched, diverged = seed_step_runs(store, stub, env)
+            matched, diverged, *_ = seed_step_runs(store, stub, env)
             suites = Suites(store)
             members = [demo_data.AGENT_STEPS, demo_data.INCIDENT, demo_data.EVERY_KIND]
             suites.create("demo", conversations=members)

@@ -24,8 +24,11 @@ from core import ContractError, Message
 from core.integrity import repair
 from core.preflight import CapabilityReport, Finding, capability_report
 from core.providers import ChatLLM, RequestOptions, RequestResult, dialect_names, provider_named
+from core.request_context import StoredRequest, to_options
+from core.request_context.calls import applying, request_turn
 from web.backlog import Backlog
 from web.bodies.preparations import Preparations
+from web.bodies.tools import tool_anchors
 from web.lru import LruCache
 from web.source import Loaded, version_of
 from web.timeline.order import flatten, msg_anchor
@@ -83,6 +86,13 @@ class Built:
         if self.result is None:
             return {}
         return {pointer: msg_anchor(msg_id) for msg_id, ptrs in self.result.provenance.items() for pointer in ptrs}
+
+    @property
+    def marked(self) -> dict[str, str]:
+        """JSON pointer -> what its node links to: the cards' anchors and the tools section's (web.bodies.tools)."""
+        if self.result is None:
+            return {}
+        return {**self.anchors, **tool_anchors(self.result.body)}
 
 
 def check_provider(name: str) -> str:
@@ -155,17 +165,29 @@ class PayloadBuilder:
         return self._built.get_or_make(
             key,
             lambda: replace(
-                self._build(loaded.messages, provider, upto or None, repair, model), key=key, size=loaded.size
+                self._build(loaded.messages, provider, upto or None, repair, model, loaded.contexts),
+                key=key,
+                size=loaded.size,
             ),
         )
 
     def _build(
-        self, messages: Sequence[Message], provider: str, upto: str | None, repair: bool, model: str | None
+        self,
+        messages: Sequence[Message],
+        provider: str,
+        upto: str | None,
+        repair: bool,
+        model: str | None,
+        contexts: Sequence[StoredRequest] = (),
     ) -> Built:
         healed: tuple[str, ...] = ()
         if repair:
             messages, healed = _repaired(messages)
-        llm = ChatLLM(provider_named(provider), replace(self.options, model=model))
+        options = replace(self.options, model=model)
+        # The tools, tool choice and parameters the agent stored for the request's turn, as a replay sends them.
+        stored = applying(contexts, messages[0].conversation_id, request_turn(messages, upto)) if contexts else None
+        options = to_options(stored, options, provider) if stored is not None else options
+        llm = ChatLLM(provider_named(provider), options)
         try:
             result = llm.construct_request_params(messages, upto=upto)
         except ContractError as exc:

@@ -119,9 +119,8 @@ def diff_parts(
     """Both builds' head, and the parts as JSON values: each cause's first listing and window 0 of both panes
     (every listing and window with ``every_window``; a request adds the others as they are asked for, the
     background job all of them)."""
-    lfacts, rfacts = BuildFacts.of(lbuilt), BuildFacts.of(rbuilt)
     if lbuilt.result is None or rbuilt.result is None:
-        return DiffHead(lfacts, rfacts, 0, (), None, None), iter(())
+        return DiffHead(BuildFacts.of(lbuilt), BuildFacts.of(rbuilt), 0, (), None, None), iter(())
     from web.bodies.diffs import comparison_of  # the service imports this module
     from web.bodies.requests import body_view  # the service imports the payload digest, which imports this
 
@@ -129,6 +128,7 @@ def diff_parts(
     comparison = comparison_of(payloads, lbuilt, rbuilt)
     left = body_view(payloads, lbuilt, PANE_WINDOW_BYTES).layout
     right = body_view(payloads, rbuilt, PANE_WINDOW_BYTES).layout
+    lfacts, rfacts = BuildFacts.of(lbuilt, left), BuildFacts.of(rbuilt, right)
     head = DiffHead(
         lfacts,
         rfacts,

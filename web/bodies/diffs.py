@@ -76,7 +76,7 @@ def comparison_of(payloads: PayloadBuilder, left: Built, right: Built) -> Compar
     lresult, rresult = usable_result(left), usable_result(right)
     return payloads.derived(
         ("diff", left.key, right.key),
-        lambda: compare(lresult, rresult, left.anchors, right.anchors),
+        lambda: compare(lresult, rresult, left.marked, right.marked),
         left.size + right.size,
     )
 

@@ -29,7 +29,7 @@ from web.bodies.facts import BuildFacts, decode_rendered, encode_rendered, pack,
 from web.bodies.jsonview import Rendered
 from web.bodies.windows import WINDOW_BYTES, Layout, window_span
 
-DIGEST_FORMAT = 1
+DIGEST_FORMAT = 2
 """Bumped when what a digest holds, or how a page is made from it, changes."""
 MAX_WARNINGS = 100
 """Warnings the payload page lists."""
@@ -132,12 +132,12 @@ def payload_parts(
 ) -> tuple[PayloadHead, Iterator[tuple[str, int, Any]]]:
     """A build's head, and its parts as JSON values: the card -> window map, the replies the request selector
     lists (``choices``) and window 0 (the others are added as they are made: ``web.bodies.requests``)."""
-    facts = BuildFacts.of(built)
     if built.result is None:
-        return PayloadHead(facts, (), 0, None), iter(())
+        return PayloadHead(BuildFacts.of(built), (), 0, None), iter(())
     from web.bodies.requests import body_view  # the service imports this module
 
     view = body_view(payloads, built)
+    facts = BuildFacts.of(built, view.layout)
     warnings = built.result.warnings
     head = PayloadHead(
         facts, tuple(WarningView.of(w) for w in warnings[:MAX_WARNINGS]), len(warnings), WindowPlan.of(view.layout)

@@ -15,8 +15,11 @@ from typing import Any
 from core.preflight import CapabilityReport, Finding
 from core.preflight.check import Preflight
 from core.preflight.report import Uncarried
+from core.providers import RequestResult
 from web.bodies.builder import Built, Damaged, FindingView
 from web.bodies.jsonview import Mark, Rendered, Token
+from web.bodies.tools import ToolsSection, tools_section
+from web.bodies.windows import Layout
 from web.timeline.order import msg_anchor
 
 
@@ -31,11 +34,17 @@ class BuildFacts:
     damaged: Damaged | None
     healed: tuple[str, ...] = ()
     report: CapabilityReport | None = None
+    tools: ToolsSection | None = None
+    """The body's tools section, with the windows of ``layout`` (None without tools, or without a layout)."""
 
     @classmethod
-    def of(cls, built: Built) -> BuildFacts:
-        model = built.result.model if built.result is not None else ""
-        return cls(built.provider, built.upto, built.repaired, model, built.damaged, built.healed, built.report)
+    def of(cls, built: Built, layout: Layout | None = None) -> BuildFacts:
+        result = built.result
+        model = result.model if result is not None else ""
+        tools = None
+        if result is not None and layout is not None:
+            tools = tools_section(result.body, tools_source(result), layout)
+        return cls(built.provider, built.upto, built.repaired, model, built.damaged, built.healed, built.report, tools)
 
     @property
     def findings(self) -> list[FindingView]:
@@ -62,6 +71,7 @@ class BuildFacts:
                     [f.rule, f.severity, f.authority, f.pointer, f.detail, f.msg_id] for f in report.verdict.findings
                 ],
             },
+            "tools": None if self.tools is None else self.tools.to_json(),
         }
 
     @classmethod
@@ -75,9 +85,16 @@ class BuildFacts:
                 Preflight(raw["verdict"][0], raw["verdict"][1], raw["verdict"][2], findings),
             )
         damaged = Damaged(*data["damaged"]) if data["damaged"] is not None else None
+        tools = None if data["tools"] is None else ToolsSection.from_json(data["tools"])
         return cls(
-            data["provider"], data["upto"], data["repaired"], data["model"], damaged, tuple(data["healed"]), report
-        )
+            data["provider"], data["upto"], data["repaired"], data["model"], damaged, tuple(data["healed"]), report,
+            tools,
+        )  # fmt: skip
+
+
+def tools_source(result: RequestResult) -> str:
+    """Where a built body's tools came from: ``stored``, ``given``, ``inferred`` or ``none``."""
+    return result.tools_source
 
 
 def _damaged_fields(damaged: Damaged) -> tuple[str, ...]:

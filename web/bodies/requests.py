@@ -170,8 +170,8 @@ def body_view(payloads: PayloadBuilder, built: Built, budget: int = WINDOW_BYTES
     result = usable_result(built)
 
     def make() -> BodyView:
-        anchors = built.anchors
-        return BodyView(plan(result.body, budget), {p: Mark(card=a) for p, a in anchors.items()}, anchors)
+        marks = {p: Mark(card=a) for p, a in built.marked.items()}
+        return BodyView(plan(result.body, budget), marks, built.anchors)
 
     return payloads.derived(("body", budget, *built.key), make, built.size)
 

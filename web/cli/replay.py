@@ -12,8 +12,10 @@ one line naming why; 1 nothing was attempted (unknown
 conversation, provider or message, no key: the line names the variable); 2 the
 database cannot be used. ``--steps`` replays one turn step by step instead (``web.cli.replay_steps``).
 
-``--max-tokens``, ``--temperature``, ``--top-p``, ``--stop`` and ``--thinking`` set what the request sends
-(every step of a step replay); a value out of range is argparse's one line and exit 2.
+The requests carry the tools, tool choice and parameters stored for the turn (a ``traceloupe_request``
+line, ``core/FORMAT.md``); ``--tools FILE`` and ``--tool-choice`` override them, and ``--max-tokens``,
+``--temperature``, ``--top-p``, ``--stop`` and ``--thinking`` the parameters (every step of a step replay);
+a value out of range is argparse's one line and exit 2.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--force", action="store_true", help="send a body that fails preflight anyway (to reproduce the 400)"
     )
+    flags.add_tool_arguments(parser)
     flags.add_generation_arguments(parser)
     add_db_argument(parser)
     replay_steps.register(parser)
@@ -69,7 +72,7 @@ def run(ns: argparse.Namespace) -> int:
 
     def body(store: Store) -> int:
         run = replay(store, ns.conversation, ns.provider, ns.model, upto=ns.upto, timeout=ns.timeout, force=ns.force,
-                     params=flags.generation_params(ns))  # fmt: skip
+                     tools=replay_steps.given_tools(ns))  # fmt: skip
         if run.status != "ok":
             reason = " ".join((run.error or "no detail").split())
             echo(f"traceloupe: run {run.run_id} failed ({run.status}): {reason}", file=sys.stderr)

@@ -19,6 +19,7 @@ from web.cli.db import run_with_store
 from web.cli.terminal import cell, echo
 
 if TYPE_CHECKING:
+    from core.replay.sent_tools import GivenTools
     from core.store import Store
     from core.store.step_runs import StepRunView, StepView
 
@@ -88,7 +89,7 @@ def run(ns: argparse.Namespace) -> int:
             timeout=ns.timeout,
             force=ns.force,
             comparison=comparison,
-            params=flags.generation_params(ns),
+            tools=given_tools(ns),
         )
         if ns.json:
             sys.stdout.buffer.write(orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2) + b"\n")
@@ -98,6 +99,17 @@ def run(ns: argparse.Namespace) -> int:
         return exit_code(result)
 
     return run_with_store(ns, body)
+
+
+def given_tools(ns: argparse.Namespace) -> GivenTools | None:
+    """``--tools``, ``--tool-choice`` and the parameter flags as a replay takes them (None when none is given)."""
+    from core.providers import GenerationParams
+    from core.replay.sent_tools import GivenTools
+
+    params = flags.generation_params(ns)
+    if ns.tools is None and ns.tool_choice is None and params == GenerationParams():
+        return None
+    return GivenTools(ns.tools, ns.tool_choice, params)
 
 
 def _print_steps(run: StepRunView) -> None:
@@ -146,14 +158,17 @@ def _json(value: object) -> str:
 
 
 def _summary(run: StepRunView) -> str:
+    from core.replay.sent_tools import INFERRED_WARNING, tools_said
+
     cost = "unknown" if run.cost_usd is None else f"${run.cost_usd:.6f}"
     where = f" at {run.diverged_at}" if run.diverged_at else ""
     why = f" ({run.reason})" if run.reason else ""
     error = f": {' '.join(run.error.split())}" if run.error else ""
     cap = "" if run.max_cost is None else f" of --max-cost ${run.max_cost}"
+    inferred = f" ({INFERRED_WARNING})" if run.tools_source == "inferred" else ""
     return (
-        f"step run {run.run_id} {run.status}{where}{why}{error}; compared by {run.comparison or '-'}; "
-        f"{len(run.steps)} step(s), "
+        f"step run {run.run_id} {run.status}{where}{why}{inferred}{error}; compared by {run.comparison or '-'}; "
+        f"{tools_said(run.tools_source, run.tool_names, run.tool_choice)}; {len(run.steps)} step(s), "
         f"{run.input_tokens or 0}+{run.output_tokens or 0} tokens, cost {cost}{cap}"
     )
 

@@ -4,7 +4,8 @@
 conversation with every message kind, a TFROB-299 incident (records damaged by the
 pre-fix schema), a 2,000-record trace, hostile content (XSS payloads, a huge field,
 ``javascript:`` URLs, fake keys), and a few ordinary ones. ``write_attachments``
-puts the files the traces name under an attachments root. ``build`` writes both,
+puts the files the traces name under an attachments root. ``build`` writes both, with
+the tools each agent offered as request context lines (``web.devtools.demo_tools``),
 imports the JSONL through the store (as ``traceloupe import`` would) and records two
 runs so the list's runs column has something to show. The tests reuse all of it.
 """
@@ -391,13 +392,16 @@ def build(folder: Path, *, db: Path | None = None, attachments: Path | None = No
     from core.providers import provider_named
     from core.replay.parse import parse_reply
     from core.store import NewRun, Store, TokenUsage
+    from web.devtools.demo_tools import request_lines  # it names this module's conversations
 
     folder.mkdir(parents=True, exist_ok=True)
     demo = Demo(
         db=db or folder / "demo.db", attachments=attachments or folder / "attachments", jsonl=folder / "demo.jsonl"
     )
     write_attachments(demo.attachments)
-    demo.jsonl.write_text("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in conversations(long_records)))
+    messages = conversations(long_records)
+    lines = [*messages, *request_lines(m["conversation_id"] for m in messages)]  # the tools each agent offered
+    demo.jsonl.write_text("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in lines))
     with Store.open(str(demo.db)) as store:
         store.import_path(demo.jsonl)
         if not store.list_runs(EVERY_KIND, limit=1)[0]:

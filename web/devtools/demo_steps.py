@@ -2,8 +2,10 @@
 
 They are made as a reader's would be, by the step replay engine through the providers' SDKs, against
 the demo's stub provider scripted per step: one model takes the recorded path to the recorded answer,
-the other refunds another amount at step 2 (``different_arguments``). A demo database that already
-holds step runs of the turn keeps them.
+the other refunds another amount at step 2 (``different_arguments``). Both send the tools the agent
+stored (``web.devtools.demo_tools``). A third run replays the turn stored without its tools: it sends
+tools inferred from the recorded calls, and says so. A demo database that already holds step runs of
+the turn keeps them.
 
 Beyond those two, the stub is scripted with every agent turn of the store (``script_turns``), so the
 demo's own "Replay steps" controls show a match and a divergence on any of them, as often as asked:
@@ -16,9 +18,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from core.errors import UnknownNameError
 from core.store import Store
 from core.store.step_runs import StepRunView
 from web.devtools.demo_data import AGENT_ANSWER, AGENT_CALLS, AGENT_STEPS, AGENT_TURN
+from web.devtools.demo_tools import WITHOUT_TOOLS, WITHOUT_TOOLS_TURN
 from web.devtools.stub_provider import StubServer
 
 PROVIDER = "openai"
@@ -96,8 +100,18 @@ def _diverged(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [*steps[:last], {"text": "", "tool_calls": calls}]
 
 
+def recorded_script(store: Store, conversation_id: str, turn: str) -> list[dict[str, Any]]:
+    """A turn's recorded steps as the stub answers them: the recorded path to the recorded answer."""
+    from core.replay.turns import turn_of
+
+    messages = [m.message for m in store.get_conversation(conversation_id).messages]
+    steps = [_step(step.message) for step in turn_of(messages, turn).steps]
+    return [s for s in steps if s is not None]
+
+
 def seed_step_runs(store: Store, stub: StubServer, environ: Mapping[str, str]) -> list[StepRunView]:
-    """Replay the agent turn twice over ``stub`` (``environ`` points the providers at it); none when some exist."""
+    """Replay the agent turn twice over ``stub`` (``environ`` points the providers at it), and the turn stored
+    without its tools once (its run sends inferred tools and says so); none when some exist."""
     from core.replay.steps import replay_steps
 
     if store.list_step_runs(conversation_id=AGENT_STEPS, limit=1):
@@ -106,4 +120,11 @@ def seed_step_runs(store: Store, stub: StubServer, environ: Mapping[str, str]) -
     for model, script in ((MATCHING_MODEL, matching_script()), (DIVERGING_MODEL, diverging_script())):
         stub.state.script_steps(model, script)
         runs.append(replay_steps(store, AGENT_STEPS, PROVIDER, model, turn=AGENT_TURN, environ=environ))
+    try:
+        store.get_conversation_outline(WITHOUT_TOOLS)
+    except UnknownNameError:  # a demo built from fewer conversations does not hold it
+        return runs
+    stub.state.script_steps(MATCHING_MODEL, recorded_script(store, WITHOUT_TOOLS, WITHOUT_TOOLS_TURN))
+    runs.append(replay_steps(store, WITHOUT_TOOLS, PROVIDER, MATCHING_MODEL, turn=WITHOUT_TOOLS_TURN,
+                             environ=environ))  # fmt: skip
     return runs

@@ -24,6 +24,7 @@ from core.providers import provider_named
 from core.replay.answers import DEFAULT_COMPARISON, parse_comparison
 from core.replay.endpoints import availability
 from core.replay.run import DEFAULT_TIMEOUT, prepare, start
+from core.replay.sent_tools import GivenTools
 from core.replay.steps import plan_steps, start_steps
 from core.store import RunView, Store
 from core.store.step_runs import StepRunView
@@ -119,6 +120,7 @@ class RunService:
         upto: str | None,
         idempotency_key: str,
         model_as_typed: bool = False,
+        tools: GivenTools | None = None,
     ) -> RunView:
         """Record a run and queue its send; the recorded run when the key was used already.
 
@@ -129,7 +131,9 @@ class RunService:
         UnknownModel, MisuseError for a malformed key.
         """
         _check_form(provider, model, idempotency_key, model_as_typed, upto)
-        prepared = prepare(self.store, conversation_id, provider, model, upto=upto, environ=self._environ())
+        prepared = prepare(
+            self.store, conversation_id, provider, model, upto=upto, environ=self._environ(), tools=tools
+        )
         self._check_room()
         run, created = start(self.store, prepared, idempotency_key=idempotency_key)
 
@@ -150,6 +154,7 @@ class RunService:
         max_cost: float | None = None,
         model_as_typed: bool = False,
         compare: str = "",
+        tools: GivenTools | None = None,
     ) -> StepRunView:
         """Record a step replay of one turn (the last with a trace when ``turn`` is None) and queue it.
 
@@ -161,6 +166,7 @@ class RunService:
         plan = plan_steps(
             self.store, conversation_id, provider, model,
             turn=turn, max_steps=max_steps, max_cost=max_cost, environ=self._environ(), comparison=comparison,
+            tools=tools,
         )  # fmt: skip
         self._check_room()
         run, created = start_steps(self.store, plan, idempotency_key=idempotency_key)

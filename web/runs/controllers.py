@@ -27,6 +27,7 @@ from litestar.response import Redirect, Template
 
 from core.errors import UnknownNameError
 from core.replay.run import reply_message
+from core.replay.sent_tools import given_tools_of_text
 from core.store import RunSummary, RunView, Store
 from web import masking, urls
 from web.deps import FORM, ReplayFields, RunsDep, SourceDep, WorkDep
@@ -117,6 +118,7 @@ class RunsController(Controller):
                 upto=data.upto or None,
                 idempotency_key=data.idempotency_key,
                 model_as_typed=data.as_typed,
+                tools=given_tools_of_text(data.tools, data.tool_choice),
             )
 
         return answer_start(request, submit, urls.run, ("runs/_run.html", lambda run: _panel(source, run)), source)

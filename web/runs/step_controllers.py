@@ -24,6 +24,7 @@ from litestar.response import Redirect, Template
 
 from core import fields
 from core.errors import MisuseError, UnknownNameError
+from core.replay.sent_tools import given_tools_of_text
 from core.replay.turns import RecordedStep, turn_of
 from core.store import Store
 from core.store.step_runs import StepRunView
@@ -113,6 +114,7 @@ class StepRunsController(Controller):
                 max_cost=max_cost,
                 model_as_typed=data.as_typed,
                 compare=data.compare,
+                tools=given_tools_of_text(data.tools, data.tool_choice),
             )
 
         # Answered with the compact region: it appears on the timeline.

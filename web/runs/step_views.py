@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from core.replay.sent_tools import INFERRED_WARNING, tools_said
 from core.replay.turns import RecordedStep
 from core.store.step_runs import StepRunView, StepView
 from web import masking, urls
@@ -178,6 +179,16 @@ class StepRunPanel(RunRegion):
     @property
     def cost(self) -> str:
         return usd(self.run.cost_usd)
+
+    @property
+    def tools_line(self) -> str:
+        """Which tools every step sent and where they came from."""
+        return tools_said(self.run.tools_source, self.run.tool_names, self.run.tool_choice)
+
+    @property
+    def tools_warning(self) -> str | None:
+        """Beside the verdict when the tools were inferred: the model did not see the agent's own schemas."""
+        return INFERRED_WARNING if self.run.tools_source == "inferred" else None
 
     @property
     def divergence(self) -> StepRow | None:

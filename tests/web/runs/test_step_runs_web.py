@@ -96,6 +96,11 @@ def test_a_step_run_answers_in_place_with_its_progress_and_ends_matched(client: 
     assert re.search(r"data-total-cost>\$0\.\d{6}<", html)  # gpt-4.1 is in genai-prices' table
     assert "data-divergence" not in html and live_content(html) == []
     assert len(stub.state.requests) == 4
+    # No tools are stored for the turn: the page names those inferred and warns beside the verdict.
+    assert re.search(r'data-step-run-tools="inferred">tools sent \(inferred from the recorded calls\): '
+                     r"search_flights, book, weather, hotel<", html)  # fmt: skip
+    assert re.search(r"data-tools-inferred>matched, with tools inferred from the recorded calls: an inferred "
+                     r"schema can change what a model does", html)  # fmt: skip
 
 
 def test_a_divergence_is_marked_and_its_permalink_opens_the_run_at_that_step(
@@ -247,3 +252,25 @@ def test_the_replays_page_lists_step_runs_and_compares_two(
     assert live_content(page) == []
     reply_run = store.start_run(NewRun(CONVERSATION, provider="openai", model="m", request_body={}))
     assert client.get("/runs/compare", params={"a": matched, "b": reply_run.run_id}).status_code == 400
+
+
+def test_tools_given_in_the_form_are_sent_at_every_step_and_the_run_says_so(
+    client: httpx.Client, stub: StubServer
+) -> None:
+    import json
+
+    tools = [{"type": "function", "function": {"name": n, "description": "given", "parameters": {"type": "object"}}}
+             for n in ("search_flights", "book", "weather", "hotel")]  # fmt: skip
+    run_id = _run(client, stub, identical(), tools=json.dumps(tools), tool_choice="auto")
+    run = client.get(f"/api/step-runs/{run_id}").json()
+    assert (run["status"], run["tools_source"], run["tool_choice"]) == ("matched", "given", "auto")
+    assert all({t["function"]["description"] for t in r.body["tools"]} == {"given"} for r in stub.state.requests)
+    html = client.get(f"/step-runs/{run_id}").text
+    assert "tools sent (given for this replay): search_flights, book, weather, hotel; tool choice auto" in html
+    assert "data-tools-inferred" not in html
+
+
+def test_a_tools_field_that_is_not_a_tool_list_is_refused_in_place(client: httpx.Client, stub: StubServer) -> None:
+    response = post_steps(client, {**step_form(client), "tools": '{"oops": 1}'}, **HX)
+    assert response.status_code == 200 and "the tools field" in response.text and "not a tool list" in response.text
+    assert stub.state.requests == []
