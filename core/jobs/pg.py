@@ -74,6 +74,8 @@ class ProcrastinateQueue:
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop_event: asyncio.Event | None = None
+        # Set by stop() before it looks for the worker's loop: a worker that starts after that stops at once.
+        self._stopping = threading.Event()
 
     # -- the interface -----------------------------------------------------
 
@@ -116,10 +118,12 @@ class ProcrastinateQueue:
     def start(self) -> None:
         if self._thread is not None or not self.settings.embedded_worker:
             return
+        self._stopping.clear()
         self._thread = threading.Thread(target=self._serve_embedded, name="job-worker", daemon=True)
         self._thread.start()
 
     def stop(self, *, wait: bool = True) -> None:
+        self._stopping.set()
         loop, event = self._loop, self._stop_event
         if loop is not None and event is not None:
             with contextlib.suppress(RuntimeError):  # the worker's loop closed meanwhile: it has stopped already
@@ -157,6 +161,8 @@ class ProcrastinateQueue:
         """Run a worker (and its stalled-job reaper) until :meth:`stop` or a signal; ``traceloupe worker``."""
         self._loop = asyncio.get_running_loop()
         self._stop_event = asyncio.Event()
+        if self._stopping.is_set():  # stop() came before this loop existed
+            self._stop_event.set()
         # Procrastinate runs a sync task on the loop's default executor, whose default size is
         # min(32, cores + 4): on a small machine that, not ``concurrency``, would bound the jobs at once.
         self._loop.set_default_executor(

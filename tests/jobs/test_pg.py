@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import signal
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -143,3 +144,15 @@ def test_the_next_job_of_a_lane_starts_when_the_lane_frees_not_at_the_next_poll(
         finally:
             queue.stop()
     assert httpx.get(f"{stub.base_url}/__stub/stats").json() == {"requests": 2, "peak_in_flight": 1}
+
+
+def test_a_queue_stopped_as_soon_as_it_starts_stops(pg_url: str) -> None:
+    """stop() right after start() used to find no worker loop yet, and waited for the worker forever."""
+    with Store.open(pg_url) as store:
+        for _ in range(3):
+            queue = ProcrastinateQueue(store, JobSettings(poll_seconds=0.1))
+            queue.start()
+            stopper = threading.Thread(target=queue.stop, daemon=True)
+            stopper.start()
+            stopper.join(timeout=60)
+            assert not stopper.is_alive()
