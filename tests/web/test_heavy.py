@@ -189,7 +189,7 @@ def test_cpu_dos_import_past_budget_is_rolled_back_and_offers_cli(monkeypatch: p
     real = imports.import_stream
     stopped = threading.Event()
 
-    def slow_import(source: Any, stream: Any, filename: Any, limits: Any) -> Any:
+    def slow_import(source: Any, stream: Any, filename: Any, limits: Any, *rest: Any) -> Any:
         try:
             deadline = time.monotonic() + SPIN_SECONDS
             while time.monotonic() < deadline:
@@ -198,7 +198,7 @@ def test_cpu_dos_import_past_budget_is_rolled_back_and_offers_cli(monkeypatch: p
         except WorkStopped:
             stopped.set()
             raise
-        return real(source, stream, filename, limits)
+        return real(source, stream, filename, limits, *rest)
 
     monkeypatch.setattr(imports, "import_stream", slow_import)
     app = make_app(import_budget_seconds=0.5)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.messages.union import MESSAGE_ADAPTER
-from core.providers import ChatLLM, RequestOptions, ToolSpec
+from core.providers import ChatLLM, RequestOptions, ToolSpec, provider_named
 from web.bodies.jsonview import Mark, render
 from web.bodies.tools import ToolsSection, tool_anchors, tools_section
 from web.bodies.windows import plan
@@ -28,7 +28,7 @@ def _body(dialect: str) -> dict[str, object]:
          "create_ts": 0}
     )  # fmt: skip
     options = RequestOptions(model="m", tools=TOOLS, tools_source="stored")
-    return ChatLLM(dialect, options).construct_request_params([message]).body
+    return ChatLLM(provider_named(dialect), options).construct_request_params([message]).body
 
 
 @pytest.mark.parametrize("dialect", list(POINTERS))
