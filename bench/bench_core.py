@@ -15,10 +15,13 @@ import sys
 import time
 import tracemalloc
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import orjson
 from pydantic import BaseModel, Field, TypeAdapter
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from the checkout, as its siblings
 
 from bench.timing import best_of_rounds
 from bench.trace_fixture import build_trace_message
