@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from core.messages.base import BaseMessage
+from core.messages.union import Message
 from core.messages.user import UserMessage
 from core.request_context.stored import StoredRequest
 
@@ -62,14 +63,14 @@ class TurnTracker:
         if message.role == "user":
             self._turns[message.conversation_id] = message.msg_id
         found: list[tuple[str, str, str]] = []
-        records: Sequence[BaseMessage] = message.intermediate_trace.records if isinstance(message, UserMessage) else ()
+        records: Sequence[Message] = message.intermediate_trace.records if isinstance(message, UserMessage) else ()
         for path, item in [(root, message), *((f"{root}.intermediate_trace.records[{i}]", r)
                                               for i, r in enumerate(records))]:  # fmt: skip
             found += [(path, item.msg_id, call.name) for call in item.tool_calls or ()]
         return RecordedCalls(message.conversation_id, self._turns.get(message.conversation_id), tuple(found), where)
 
 
-def request_turn(messages: Sequence[BaseMessage], upto: str | None = None) -> str | None:
+def request_turn(messages: Sequence[Message], upto: str | None = None) -> str | None:
     """The turn a request is built in: the one that holds ``upto`` (the request that produced that message comes
     before it), or with ``upto`` None the conversation's last turn (the next request). None before any turn."""
     turn: str | None = None
