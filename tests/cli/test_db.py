@@ -11,7 +11,7 @@ from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from procrastinate.schema import SchemaManager
-from sqlalchemy import insert, text
+from sqlalchemy import func, insert, select, table, text
 
 from core.jobs import JobSettings
 from core.jobs.pg import ProcrastinateQueue
@@ -78,7 +78,7 @@ def test_db_upgrade_from_0003_keys_messages_by_conversation(
 def _counts(store: Store) -> dict[str, int]:
     """The rows of the tables revision 0003 has (``Store.counts`` also counts later ones)."""
     with store.engine.connect() as conn:
-        return {t: conn.execute(text(f"SELECT count(*) FROM {t}")).scalar_one() for t in _TABLES_OF_0003}
+        return {t: conn.execute(select(func.count()).select_from(table(t))).scalar_one() for t in _TABLES_OF_0003}
 
 
 _TABLES_OF_0003 = ("conversations", "messages", "conversation_kinds", "runs")
