@@ -1,44 +1,68 @@
-"""What every dialect shares: request options, degradation warnings, the per-request context, the Dialect hooks.
+"""What every dialect shares: the Dialect hooks and facts, and the helpers the dialects' translations use.
 
 A dialect is translation only: it turns the neutral list that ``to_list`` produced into
 its provider's body fragments and assembles them with the request parameters. It reads
 files only through :meth:`RequestContext.resolve` (which reads only under the configured
 attachments root) and records everything it could not map as a :class:`Degradation`.
+The request's own types live in :mod:`core.providers.request`, the arguments' handling in
+:mod:`core.providers.arguments`; both are re-exported here, where the dialects import them.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import orjson
-
-from core.jsonio import dumps, loads
-from core.llm.messages import (
-    LLMAssistantMessage,
-    LLMMediaPart,
-    LLMMessage,
-    LLMTextPart,
-    LLMTFLMessage,
-    LLMToolCall,
-    LLMUserPart,
-    parse_arguments,
-)
-from core.providers.media import MediaReader, ResolvedMedia, fallback_text
-from core.providers.media_rules import NO_RULES, MediaRules
+from core.llm.messages import LLMAssistantMessage, LLMMediaPart, LLMMessage, LLMTextPart, LLMTFLMessage, LLMUserPart
+from core.providers.arguments import RAW_ARGUMENTS_KEY, arguments_object, check_arguments_text
 from core.providers.profiles import ModelProfile, ToolNameRule, profile_for
+from core.providers.request import (
+    JSON,
+    Degradation,
+    GenerationParams,
+    NamedToolChoice,
+    RequestContext,
+    RequestOptions,
+    ToolChoice,
+    ToolSpec,
+    ToolsSource,
+)
 from core.providers.sampling import sampling
 from core.providers.wire import Wire
 
 if TYPE_CHECKING:
     from core.preflight.findings import Finding
 
-JSON = dict[str, Any]
-
-MiB = 1024 * 1024
+__all__ = [
+    "EMPTY_TURN_PLACEHOLDER",
+    "FIRST_USER_PLACEHOLDER",
+    "JSON",
+    "NO_SAMPLING",
+    "RAW_ARGUMENTS_KEY",
+    "REASONING_EFFORT_ON",
+    "UNANSWERED_CALL_TEXT",
+    "Degradation",
+    "Dialect",
+    "GenerationParams",
+    "MediaMapper",
+    "NamedToolChoice",
+    "RequestContext",
+    "RequestOptions",
+    "ToolChoice",
+    "ToolSpec",
+    "ToolsSource",
+    "arguments_object",
+    "assistant_text",
+    "attachments_header",
+    "check_arguments_text",
+    "choice_label",
+    "console_text",
+    "map_parts",
+    "reasoning_effort",
+    "sendable_choice",
+    "tool_spec",
+]
 
 # Text sent in place of something a provider refuses to receive empty (Anthropic "text content blocks must
 # be non-empty", Gemini "contents.parts must not be empty"; BerriAI/litellm#19061, langchain-ai/langchainjs#9922).
@@ -50,177 +74,7 @@ FIRST_USER_PLACEHOLDER = "(earlier conversation omitted)"
 UNANSWERED_CALL_TEXT = "the tool call was not answered (the run was interrupted)"
 # Reasoning switched on asks for the default effort (pydantic-ai OPENAI_REASONING_EFFORT_MAP: True -> medium).
 REASONING_EFFORT_ON = "medium"
-# Key that carries tool-call arguments that are not a JSON object to dialects that need an object.
-RAW_ARGUMENTS_KEY = "_raw_arguments"
 NO_SAMPLING = "this dialect sends no sampling parameters"
-
-
-@dataclass(frozen=True, slots=True)
-class ToolSpec:
-    """A tool the model may call: name, description and a JSON Schema for its arguments."""
-
-    name: str
-    description: str = ""
-    parameters: Mapping[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
-
-
-@dataclass(frozen=True, slots=True)
-class NamedToolChoice:
-    """A tool choice that forces one tool, by its name."""
-
-    name: str
-
-
-ToolChoice = Literal["auto", "none", "required"] | NamedToolChoice
-"""Whether the model may, must not, or must call a tool, or which one it must call (neutral form)."""
-
-ToolsSource = Literal["stored", "given", "inferred", "none"]
-"""Where a request's tool definitions came from: the stored request context, a ``--tools`` file or form,
-inferred from the recorded calls, or nowhere (the history has no tool calls and none were given)."""
-
-
-@dataclass(frozen=True, slots=True)
-class GenerationParams:
-    """The sampling and length parameters a request carried; None leaves the provider's default."""
-
-    max_tokens: int | None = None
-    temperature: float | None = None
-    top_p: float | None = None
-    stop: tuple[str, ...] = ()
-    thinking: bool | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class RequestOptions:
-    """Everything a request needs besides the messages.
-
-    ``attachments_root`` is the only directory Path attachments are read from; None means
-    no file is ever read and every Path attachment degrades to text. ``thinking`` is
-    tri-state: None leaves the provider's default, True/False switch reasoning on or off
-    where the dialect has such a switch.
-    """
-
-    model: str | None = None
-    max_tokens: int | None = None
-    thinking: bool | None = None
-    tools: tuple[ToolSpec, ...] = ()
-    attachments_root: Path | None = None
-    max_attachment_bytes: int = 20 * MiB
-    tool_choice: ToolChoice | None = None
-    tools_source: ToolsSource = "none"
-    temperature: float | None = None
-    top_p: float | None = None
-    stop: tuple[str, ...] = ()
-
-
-class Degradation(NamedTuple):
-    """Something of message ``msg_id`` that the provider could not take as it was, and what was sent instead."""
-
-    msg_id: str | None
-    element: str
-    reason: str
-
-    def to_json(self) -> JSON:
-        """This warning as a JSON object (the dashboard shows it beside the card)."""
-        return {"msg_id": self.msg_id, "element": self.element, "reason": self.reason}
-
-    def __str__(self) -> str:
-        return f"{self.msg_id or '-'}: {self.element}: {self.reason}"
-
-
-class RequestContext:
-    """Per-request state shared by the phases: options, warnings, provenance tags and the media reader."""
-
-    __slots__ = (
-        "_indexed",
-        "_tagged_ids",
-        "_tagged_nodes",
-        "_tags",
-        "_tool_names",
-        "media",
-        "media_rules",
-        "options",
-        "warnings",
-    )
-
-    def __init__(self, options: RequestOptions, media_rules: MediaRules = NO_RULES) -> None:
-        self.options = options
-        self.media_rules = media_rules
-        # Plain (msg_id, element, reason) tuples: there may be one per record, so they become Degradation
-        # objects only when read (RequestResult.warnings).
-        self.warnings: list[tuple[str | None, str, str]] = []
-        # Tagged nodes and their msg_ids, in tagging order: two appends per node on the hot path, nothing
-        # allocated. The id(node) -> msg_id map is built from them only when a tag is read (provenance, a
-        # dialect asking whose a turn is). Holding the nodes keeps every id alive while the request lives: a
-        # node dropped from the body after tagging cannot pass its id on to a new node.
-        self._tagged_nodes: list[object] = []
-        self._tagged_ids: list[str | None] = []
-        self._tags: dict[int, str | None] = {}
-        self._indexed = 0
-        self._tool_names: dict[str, str] = {}  # tool name -> the name sent, for this request's provider
-        self.media = MediaReader(options.attachments_root, options.max_attachment_bytes)
-
-    def warn(self, msg_id: str | None, element: str, reason: str) -> None:
-        """Record that part of ``msg_id`` was degraded, moved or dropped."""
-        self.warnings.append((msg_id, element, reason))
-
-    def tool_name(self, name: str, rule: ToolNameRule, msg_id: str | None) -> str:
-        """The name to send for tool ``name``: itself when ``rule`` accepts it, else one rewrite, the same in the
-        tool definition, every call and every result of the request, noted once."""
-        sent = self._tool_names.get(name)
-        if sent is None:
-            sent = self._tool_names[name] = rule.rewrite(name)
-            if sent != name:
-                self.warn(
-                    msg_id, "tool_name", f"tool name {name!r} breaks the rule of {rule.evidence}; sent as {sent!r}"
-                )
-        return sent
-
-    def tag(self, node: JSON, msg_id: str | None) -> JSON:
-        """Mark a body node (a message, a block, a part) as coming from ``msg_id``; returns the node."""
-        self._tagged_nodes.append(node)
-        self._tagged_ids.append(msg_id)
-        return node
-
-    def tag_of(self, node: object) -> str | bool | None:
-        """The msg_id a node was tagged with (the last tag wins), or False when it was not tagged."""
-        nodes = self._tagged_nodes
-        start = self._indexed
-        if start < len(nodes):
-            self._tags.update(zip(map(id, nodes[start:]), self._tagged_ids[start:], strict=True))
-            self._indexed = len(nodes)
-        return self._tags.get(id(node), False)
-
-    def resolve(self, part: LLMMediaPart, msg_id: str | None) -> ResolvedMedia | str:
-        """The bytes or URL of a media part; when it cannot be sent, a warning and the text that replaces it."""
-        resolved = self.media.resolve(part)
-        if isinstance(resolved, str):
-            return self.degrade(part, msg_id, resolved)
-        refusal = self.media_rules.refusal(resolved)
-        if refusal is not None:
-            return self.degrade(part, msg_id, refusal)
-        for note in resolved.notes:
-            self.warn(msg_id, part.kind, note)
-        return resolved
-
-    def file_text(self, part: LLMMediaPart, media: ResolvedMedia, msg_id: str | None) -> str | None:
-        """A text file (``text/*``, inline, UTF-8) as text, for dialects without a document part; else None.
-
-        Extracting the text is the degradation docs/providers.md suggests for Chat-style APIs; it keeps the content.
-        """
-        if media.data is None or not (media.media_type or "").startswith("text/"):
-            return None
-        try:
-            text = media.raw_bytes().decode("utf-8")
-        except (UnicodeDecodeError, ValueError):
-            return None
-        self.warn(msg_id, part.kind, f"no document part for {media.media_type}; its text was sent inline")
-        return f"[file: {part.filename or media.filename or 'attachment'}]\n{text}"
-
-    def degrade(self, part: LLMMediaPart, msg_id: str | None, reason: str) -> str:
-        """Record a degraded media part and return the text that replaces it."""
-        self.warn(msg_id, part.kind, f"{reason}; sent as text")
-        return fallback_text(part)
 
 
 class Dialect:
@@ -404,89 +258,6 @@ def console_text(msg: LLMTFLMessage) -> str:
     text = f"[TFL console]\n{msg.content}"
     if msg.summary:
         text += f"\n[summary] {msg.summary}"
-    return text
-
-
-def arguments_object(call: LLMToolCall, msg_id: str | None, ctx: RequestContext) -> dict[str, Any]:
-    """Tool-call arguments as an object for dialects that want one (Anthropic ``input``, Gemini ``args``).
-
-    Text that is not a JSON object is kept, not lost: it travels under ``_raw_arguments`` with a warning.
-    """
-    text = call.arguments
-    # The exact reader (integers past 64 bits stay ints, not orjson's floats); what it refuses (NaN, empty
-    # text) is decided by the stdlib parser the core uses, so the answer is the same as ``parse_arguments``.
-    try:
-        parsed = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        parsed = _finite_arguments(call, msg_id, ctx)
-        if parsed is None:
-            parsed = parse_arguments(text)
-    else:
-        # orjson alone is exact unless it made a float of a long integer, and a flat object without floats
-        # shows it did not: the common arguments skip the exact reader's digit scan (a third of the parse).
-        # The check is inline, not a helper: this runs once per tool call of every request.
-        if type(parsed) is dict:
-            for item in parsed.values():
-                kind = type(item)
-                if kind is float or kind is dict or kind is list:
-                    parsed = loads(text)
-                    break
-        else:
-            parsed = loads(text)
-    if type(parsed) is dict:
-        return parsed
-    ctx.warn(
-        msg_id,
-        "tool_call.arguments",
-        f"call {call.id}: arguments are not a JSON object; sent under {RAW_ARGUMENTS_KEY!r}",
-    )
-    return {RAW_ARGUMENTS_KEY: call.arguments}
-
-
-NON_FINITE_LITERALS = frozenset({"NaN", "Infinity", "-Infinity"})
-"""What Python's and JavaScript's encoders write for non-finite numbers; not JSON (RFC 8259 section 6)."""
-
-
-def _finite_arguments(call: LLMToolCall, msg_id: str | None, ctx: RequestContext) -> dict[str, Any] | None:
-    """Arguments holding NaN or Infinity as an object with each such number as the string it was written as
-    (a body must be JSON, and a provider answers 400 to one that is not); None when there is none."""
-    seen: list[str] = []
-
-    def constant(literal: str) -> str:
-        seen.append(literal)
-        return literal
-
-    try:
-        parsed = json.loads(call.arguments, parse_constant=constant)
-    except (ValueError, RecursionError):
-        return None
-    if not seen or type(parsed) is not dict:
-        return None
-    ctx.warn(
-        msg_id,
-        "tool_call.arguments",
-        f"call {call.id}: {', '.join(sorted(set(seen)))} in the arguments is not JSON; sent as a string",
-    )
-    return parsed
-
-
-def check_arguments_text(call: LLMToolCall, msg_id: str | None, ctx: RequestContext) -> str:
-    """Tool-call arguments as text for dialects that want a string: the model's text, verbatim.
-
-    Invalid JSON is sent as it was produced (re-serialising would change what the model said) and noted.
-    """
-    text = call.arguments
-    try:  # the hot path, as in arguments_object
-        if type(orjson.loads(text)) is dict:
-            return text
-    except orjson.JSONDecodeError:
-        finite = _finite_arguments(call, msg_id, ctx)
-        if finite is not None:
-            return dumps(finite).decode()
-    if parse_arguments(text) is None:
-        ctx.warn(msg_id, "tool_call.arguments", f"call {call.id}: arguments are not a JSON object; sent verbatim")
-    elif not text.strip():
-        return "{}"
     return text
 
 
