@@ -136,8 +136,8 @@ class NewRun:
 
 
 @dataclass(frozen=True, slots=True)
-class RunView:
-    """One replay: what was sent, what came back, and how it went."""
+class RunHead:
+    """Which run it is, of which conversation, sent where, and where it stands: the first fields of both run views."""
 
     run_id: str
     conversation_id: str
@@ -145,6 +145,12 @@ class RunView:
     provider: str
     model: str
     status: RunStatus
+
+
+@dataclass(frozen=True, slots=True)
+class RunView(RunHead):
+    """One replay: what was sent, what came back, and how it went."""
+
     request_body: dict[str, Any]
     response_body: dict[str, Any] | None
     error: str | None
@@ -158,19 +164,13 @@ class RunView:
 
 
 @dataclass(frozen=True, slots=True)
-class RunSummary:
+class RunSummary(RunHead):
     """A run as its list row and its comparison show it: everything but what was sent and what came back.
 
     A replay of a long trace sends its whole history, megabytes per run; reading those bodies is
     what ``RunView`` is for.
     """
 
-    run_id: str
-    conversation_id: str
-    up_to_msg_id: str | None
-    provider: str
-    model: str
-    status: RunStatus
     error: str | None
     started_at: int
     finished_at: int | None
