@@ -36,6 +36,10 @@ _MEDIA_BY_EXTENSION: dict[str, str] = {
 }
 
 
+CONTRACT_ERROR_TYPE = f"{ContractError.__module__}.{ContractError.__qualname__}"
+"""What the request pipeline raises on a damaged record (``core.errors.ContractError``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Damage:
     """One damaged record: where it is, what it lost, what the pipeline would raise, and what repair infers."""
@@ -48,6 +52,11 @@ class Damage:
     inferred: str
     confidence: Confidence
     reason: str
+
+    @property
+    def error_type(self) -> str:
+        """The exception the request pipeline raises on this record, by its dotted name."""
+        return CONTRACT_ERROR_TYPE
 
     def explain(self) -> str:
         """One line for a terminal or a tooltip."""

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 from litestar.exceptions import HTTPException
 
 from core import ContractError, Message
-from core.integrity import repair
+from core.integrity import CONTRACT_ERROR_TYPE, repair
 from core.preflight import CapabilityReport, Finding, capability_report
 from core.providers import ChatLLM, RequestOptions, RequestResult, dialect_names, provider_named
 from core.request_context import StoredRequest, to_options
@@ -194,7 +194,7 @@ class PayloadBuilder:
             damaged = Damaged(
                 msg_id=exc.msg_id,
                 role=exc.role,
-                error_type=f"{ContractError.__module__}.{ContractError.__qualname__}",
+                error_type=CONTRACT_ERROR_TYPE,
                 message=str(exc),
                 anchor=msg_anchor(exc.msg_id),
             )

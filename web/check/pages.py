@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from core.integrity import Damage
 from core.request_context.calls import UndefinedToolCall
-from web.timeline.damage import Damage
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,7 @@ from core import (
     UrlMessage,
     VideoMessage,
 )
+from core.integrity import Damage
 from core.messages.convert import text_of
 from core.providers.jsonable import pointer_token
 from web.masking import safe_cut
@@ -60,7 +61,7 @@ from web.timeline.cards import (
     ToolCallView,
     ToolResultView,
 )
-from web.timeline.damage import Damage, inspect_record
+from web.timeline.damage import inspect_record
 from web.timeline.links import inline_data_view, location_view
 from web.timeline.order import CallIndex, Entry, call_anchor, flatten, msg_anchor, result_anchor
 
@@ -168,7 +169,7 @@ def _base_kind_and_body(
 
 def _repaired_user(msg: BaseMessage, damage: Damage | None, depth: int) -> tuple[CardKind, CardBody]:
     """A damaged user record, shown as the class its repair infers, from the fields that survived."""
-    kind = _REPAIR_KINDS.get(damage.repair_class if damage else "", "user-text")
+    kind = _REPAIR_KINDS.get(damage.inferred if damage else "", "user-text")
     content = msg.content
     if kind == "user-contact" and isinstance(content, BaseUser):
         return kind, _contact(content)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
-from web.timeline.damage import Damage
+from core.integrity import Damage
 from web.timeline.links import LocationView
 
 CardKind = Literal[

@@ -106,9 +106,9 @@ def test_inspect_record_only_flags_bare_user_and_assistant() -> None:
     assert inspect_record(_msg(role="tool", content="x")) is None
     assert inspect_record(_msg(role="user", msg_type="text", content="x")) is None
     damage = inspect_record(_msg(role="user", content={"uid": "7", "name": "Ann"}, msg_id="d"))
-    assert damage is not None and damage.repair_class == "ContactMessage"
+    assert damage is not None and damage.inferred == "ContactMessage"
     damage = inspect_record(_msg(role="user", content=[{"role": "user", "content": "x"}]))
-    assert damage is not None and damage.repair_class == "HistoryMessage"
+    assert damage is not None and damage.inferred == "HistoryMessage"
 
 
 @pytest.mark.parametrize(
@@ -126,7 +126,7 @@ def test_inspect_record_only_flags_bare_user_and_assistant() -> None:
 )
 def test_damaged_user_record_shown_as_its_repair(content: object, kind: str, repair: str) -> None:
     card = Timeline([_msg(role="user", content=content, msg_id="d")]).page(0, 1).cards[0]
-    assert card.damage is not None and card.damage.repair_class == repair
+    assert card.damage is not None and card.damage.inferred == repair
     assert card.kind == kind
     if kind in ("user-image", "user-audio", "user-url"):
         assert isinstance(card.body, MediaBody)
