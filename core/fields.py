@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from core.errors import MisuseError
 
@@ -25,14 +26,34 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _CONTROL_MULTILINE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
+N = TypeVar("N", int, float)
+
 
 @dataclass(frozen=True, slots=True)
-class IntRule:
-    """A whole number between ``low`` and ``high`` (both included)."""
+class _RangeRule(Generic[N]):
+    """A number between ``low`` and ``high`` (both included), typed as text or given as a number."""
 
     name: str
-    low: int
-    high: int
+    low: N
+    high: N
+
+    def check(self, value: N) -> N:
+        """``value`` when it is in range, else MisuseError naming the field and its range."""
+        raise NotImplementedError
+
+    def read(self, text: str) -> N:
+        """The number ``text`` (stripped, not blank) spells; MisuseError when it spells none."""
+        raise NotImplementedError
+
+    def parse(self, text: str) -> N | None:
+        """The number a text field holds (None when it is blank); MisuseError when it is not one in range."""
+        text = text.strip()
+        return self.check(self.read(text)) if text else None
+
+
+@dataclass(frozen=True, slots=True)
+class IntRule(_RangeRule[int]):
+    """A whole number between ``low`` and ``high`` (both included)."""
 
     def check(self, value: int) -> int:
         """``value`` when it is in range, else MisuseError naming the field and its range."""
@@ -41,40 +62,32 @@ class IntRule:
             raise MisuseError(f"{self.name} is between {self.low:,} and {self.high:,}, not {shown}")
         return value
 
-    def parse(self, text: str) -> int | None:
-        """The number a text field holds (None when it is blank); MisuseError when it is not one in range."""
-        text = text.strip()
-        if not text:
-            return None
+    def read(self, text: str) -> int:
+        """The whole number ``text`` spells (at most 20 digits and a sign)."""
         if len(text) > _DIGITS + 1 or not re.fullmatch(r"[+-]?[0-9]+", text):
             raise MisuseError(f"{self.name} must be a whole number between {self.low:,} and {self.high:,}")
-        return self.check(int(text))
+        return int(text)
 
 
 @dataclass(frozen=True, slots=True)
-class FloatRule:
+class FloatRule(_RangeRule[float]):
     """A finite number between ``low`` and ``high`` (both included)."""
-
-    name: str
-    low: float
-    high: float
 
     def check(self, value: float) -> float:
         """``value`` when it is finite and in range, else MisuseError naming the field and its range."""
         if not (math.isfinite(value) and self.low <= value <= self.high):
-            raise MisuseError(f"{self.name} is a number between {self.low:g} and {self.high:g}")
+            raise MisuseError(self._refusal())
         return value
 
-    def parse(self, text: str) -> float | None:
-        """The number a text field holds (None when it is blank); MisuseError when it is not one in range."""
-        text = text.strip()
-        if not text:
-            return None
+    def read(self, text: str) -> float:
+        """The number ``text`` spells (its first 64 characters are read)."""
         try:
-            value = float(text[:64])
+            return float(text[:64])
         except ValueError:
-            raise MisuseError(f"{self.name} is a number between {self.low:g} and {self.high:g}") from None
-        return self.check(value)
+            raise MisuseError(self._refusal()) from None
+
+    def _refusal(self) -> str:
+        return f"{self.name} is a number between {self.low:g} and {self.high:g}"
 
 
 @dataclass(frozen=True, slots=True)
