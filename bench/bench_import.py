@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 import orjson  # noqa: E402
 from sqlalchemy import select  # noqa: E402
 
-from bench.bench_store import JSON_COLUMNS, MESSAGE_COLUMNS, floor_rate, pg_database  # noqa: E402
+from bench.bench_store import JSON_COLUMNS, MESSAGE_COLUMNS, backend_flags, floor_rate, pg_database  # noqa: E402
 from core.store import Store  # noqa: E402
 from core.store.engine import read_transaction  # noqa: E402
 from core.store.tables import CONVERSATIONS, MESSAGE_OUTLINES, MESSAGE_TEXTS, MESSAGES  # noqa: E402
@@ -134,9 +134,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--conversations", type=int, default=20_000)
-    parser.add_argument("--pg", default="postgresql://postgres@127.0.0.1:5432/test")
-    parser.add_argument("--no-pg", action="store_true")
-    parser.add_argument("--no-sqlite", action="store_true")
+    backend_flags(parser)
     parser.add_argument("--no-trace", action="store_true")
     parser.add_argument("--no-bulk", action="store_true")
     parser.add_argument("--child", nargs=2, metavar=("URL", "PATH"), help=argparse.SUPPRESS)

@@ -237,13 +237,18 @@ def pg_database(base: str) -> tuple[Callable[[], str], Callable[[], None]] | Non
     return create, drop_all
 
 
+def backend_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags that choose the backends a store benchmark measures: ``--pg URL``, ``--no-pg``, ``--no-sqlite``."""
+    parser.add_argument("--pg", default="postgresql://postgres@127.0.0.1:5432/test")
+    parser.add_argument("--no-pg", action="store_true")
+    parser.add_argument("--no-sqlite", action="store_true")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--conversations", type=int, default=100_000)
-    parser.add_argument("--pg", default="postgresql://postgres@127.0.0.1:5432/test")
-    parser.add_argument("--no-pg", action="store_true")
-    parser.add_argument("--no-sqlite", action="store_true")
+    backend_flags(parser)
     parser.add_argument("--no-list", action="store_true", help="import figures only")
     parser.add_argument("--repeat", type=int, default=3, help="import/floor pairs per backend; the best of each counts")
     args = parser.parse_args()
