@@ -212,17 +212,23 @@ def parse_reply(data: JSON) -> ReplyFields:
     )
 
 
-CHAT_WIRE = Wire(
-    name="openai",
-    sdk_module="openai",
-    logger="openai",
-    client=openai_client,
-    call=posting("/chat/completions"),
-    errors=openai_errors,
-    parse=parse_reply,
-    usage=openai_usage("prompt_tokens", "completion_tokens"),
-    base_url_suffix="/v1",
-)
+def openai_wire(name: str, path: str, parse: Callable[[JSON], ReplyFields], sent: str, answered: str) -> Wire:
+    """An API the openai SDK speaks (Chat Completions, Responses): its client and errors, ``path`` under ``/v1``,
+    its answer read by ``parse`` and its tokens named ``sent`` and ``answered``."""
+    return Wire(
+        name=name,
+        sdk_module="openai",
+        logger="openai",
+        client=openai_client,
+        call=posting(path),
+        errors=openai_errors,
+        parse=parse,
+        usage=openai_usage(sent, answered),
+        base_url_suffix="/v1",
+    )
+
+
+CHAT_WIRE = openai_wire("openai", "/chat/completions", parse_reply, "prompt_tokens", "completion_tokens")
 
 
 # 400 "Invalid 'messages[2].tool_calls[0].id': string too long. Expected a string with maximum length 40"

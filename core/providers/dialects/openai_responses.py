@@ -47,15 +47,13 @@ from core.providers.base import (
 from core.providers.dialects.chat_completions import (
     REASONING_REFUSES,
     UNKNOWN_OPENAI_MODEL,
-    openai_client,
-    openai_errors,
     openai_profile,
     openai_profiles,
-    openai_usage,
+    openai_wire,
 )
 from core.providers.profiles import ModelProfile, ToolNameRule
 from core.providers.sampling import sampling
-from core.providers.wire import ReplyFields, Usage, Wire, posting
+from core.providers.wire import ReplyFields, Usage
 
 if TYPE_CHECKING:
     from core.preflight.findings import Finding
@@ -90,17 +88,7 @@ def parse_reply(data: JSON) -> ReplyFields:
     )
 
 
-WIRE = Wire(
-    name="openai-responses",
-    sdk_module="openai",
-    logger="openai",
-    client=openai_client,
-    call=posting("/responses"),
-    errors=openai_errors,
-    parse=parse_reply,
-    usage=openai_usage("input_tokens", "output_tokens"),
-    base_url_suffix="/v1",
-)
+WIRE = openai_wire("openai-responses", "/responses", parse_reply, "input_tokens", "output_tokens")
 
 # temperature "between 0 and 2" [SDK: ResponseCreateParamsBase.temperature]; there is no stop parameter.
 TEMPERATURE_MAX = 2.0
