@@ -9,6 +9,7 @@ attachments root) and records everything it could not map as a :class:`Degradati
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -111,6 +112,52 @@ class RequestOptions:
     temperature: float | None = None
     top_p: float | None = None
     stop: tuple[str, ...] = ()
+
+
+DiffKind = Literal["added", "removed", "changed"]
+"""How a built body differs from a recorded one at a path: a value only the built one has, only the recorded
+one has, or a different value at both."""
+
+
+@dataclass(frozen=True, slots=True)
+class Normalisation:
+    """A documented way a body rebuilt from its own read-back differs from the body recorded: not a bug.
+
+    ``path`` is matched (fullmatch) against the JSON pointer of the difference; ``holds``, when given, must
+    also accept the (recorded, built) values there (None for the side that has none) and the recorded body.
+    ``drop``, when given, names list items of the recorded body the builder never sends (thought parts sent
+    back): they are taken out before the bodies are compared, each a difference of this normalisation.
+    """
+
+    name: str
+    reason: str
+    path: re.Pattern[str]
+    kinds: frozenset[DiffKind] = frozenset({"added", "removed", "changed"})
+    holds: Callable[[Any, Any, JSON], bool] | None = None
+    drop: Callable[[Any], bool] | None = None
+
+    def covers(self, path: str, kind: DiffKind, recorded: Any, built: Any, body: JSON) -> bool:
+        """Whether this normalisation explains the difference ``kind`` at ``path`` of recorded ``body``."""
+        if kind not in self.kinds or not self.path.fullmatch(path):
+            return False
+        return self.holds is None or self.holds(recorded, built, body)
+
+
+@dataclass(frozen=True, slots=True)
+class ReadBody:
+    """A provider body read back into the neutral form (a dialect's inverse of its builder).
+
+    For a request: the messages sent and what the request carried besides them; for an answer: the assistant
+    message(s) returned. ``extra`` keeps the top-level fields the neutral form has no place for (``stream``,
+    ``metadata``, usage, a provider's built-in tools, ...) as recorded, so nothing is dropped silently.
+    """
+
+    messages: tuple[LLMMessage, ...]
+    model: str | None = None
+    tools: tuple[ToolSpec, ...] = ()
+    tool_choice: ToolChoice | None = None
+    params: GenerationParams = field(default_factory=GenerationParams)
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class Degradation(NamedTuple):
@@ -261,6 +308,26 @@ class Dialect:
     """The most pixels an inline image may have on a side; a larger one is sent as text (None: no limit)."""
     sdk_types: ClassVar[str]
     """The distribution whose request types preflight checks a body against (named in its findings)."""
+    normalisations: ClassVar[tuple[Normalisation, ...]] = ()
+    """How a body rebuilt from its read-back differs from the recorded one by design (the round trip's table)."""
+
+    def claims(self, url: str | None, request: JSON, response: JSON | None) -> int:
+        """How surely a recorded exchange (its URL when known, its bodies) is this provider's: 0 not at all, 1 by
+        its path or its bodies' shape, 2 by the provider's own host (a vendor speaking another's shape)."""
+        return 0
+
+    def model_of(self, url: str) -> str | None:
+        """The model a recorded URL names, for a provider whose body does not (None: the body names it)."""
+        return None
+
+    def read_request(self, body: JSON) -> ReadBody:
+        """A request body of this provider read back into neutral messages and request context (the builder's
+        inverse, modulo the normalisations its reader module documents); InputError naming the field it refuses."""
+        raise NotImplementedError
+
+    def read_response(self, body: JSON) -> ReadBody:
+        """An answer of this provider read back into the assistant message(s) it holds, usage in ``extra``."""
+        raise NotImplementedError
 
     def validate_types(self, body: JSON) -> None:
         """Check ``body`` strictly against the SDK's request types; BodyTypeError on any mistake."""

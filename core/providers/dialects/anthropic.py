@@ -9,6 +9,7 @@ import ssl
 import string
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, assert_never
+from urllib.parse import urlsplit
 
 from core.llm.messages import (
     LLMAssistantMessage,
@@ -30,6 +31,7 @@ from core.providers.base import (
     JSON,
     Dialect,
     NamedToolChoice,
+    ReadBody,
     RequestContext,
     RequestOptions,
     ToolChoice,
@@ -40,6 +42,7 @@ from core.providers.base import (
     map_parts,
     tool_spec,
 )
+from core.providers.dialects import anthropic_read
 from core.providers.profiles import ModelProfile, ThinkingMode, ToolNameRule
 from core.providers.sampling import sampling
 from core.providers.turns import Turns
@@ -215,12 +218,13 @@ def step_usage(response: JSON) -> StepUsage:
     return StepUsage(total, int_or_none(raw.get("output_tokens")), read, None, write)
 
 
+MESSAGES_PATH = "/v1/messages"
 WIRE = Wire(
     name="anthropic",
     sdk_module="anthropic",
     logger="anthropic",
     client=_client,
-    call=posting("/v1/messages"),  # sent as built: the dialect always sets the max_tokens Messages requires
+    call=posting(MESSAGES_PATH),  # sent as built: the dialect always sets the max_tokens Messages requires
     errors=_errors,
     parse=parse_reply,
     usage=step_usage,
@@ -293,6 +297,19 @@ class AnthropicDialect(Dialect):
         from core.preflight import anthropic as rules
 
         return rules.check(body, profile, prefill=takes_prefill(self, body.get("model")))
+
+    def claims(self, url: str | None, request: JSON, response: JSON | None) -> int:
+        if url is not None:
+            return int(urlsplit(url).path.endswith(MESSAGES_PATH))
+        return int(response is not None and response.get("type") == "message")
+
+    normalisations = anthropic_read.NORMALISATIONS
+
+    def read_request(self, body: JSON) -> ReadBody:
+        return anthropic_read.read_request(body)
+
+    def read_response(self, body: JSON) -> ReadBody:
+        return anthropic_read.read_response(body)
 
     def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         max_tokens = options.max_tokens or DEFAULT_MAX_TOKENS

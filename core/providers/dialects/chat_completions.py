@@ -22,6 +22,7 @@ import ssl
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, assert_never
+from urllib.parse import urlsplit
 
 from core.llm.messages import (
     LLMAssistantMessage,
@@ -40,6 +41,7 @@ from core.providers.base import (
     JSON,
     Dialect,
     NamedToolChoice,
+    ReadBody,
     RequestContext,
     RequestOptions,
     ToolChoice,
@@ -52,6 +54,7 @@ from core.providers.base import (
     map_parts,
     tool_spec,
 )
+from core.providers.dialects import chat_read
 from core.providers.media import ResolvedMedia
 from core.providers.profiles import ModelProfile, ToolNameRule
 from core.providers.sampling import sampling
@@ -192,6 +195,9 @@ def openai_usage(sent: str, answered: str) -> Callable[[JSON], StepUsage]:
     return usage
 
 
+CHAT_PATH = "/chat/completions"
+
+
 def parse_reply(data: JSON) -> ReplyFields:
     """A Chat Completions answer's first choice: content, reasoning_content and tool_calls."""
     choice = data["choices"][0]
@@ -217,7 +223,7 @@ CHAT_WIRE = Wire(
     sdk_module="openai",
     logger="openai",
     client=openai_client,
-    call=posting("/chat/completions"),
+    call=posting(CHAT_PATH),
     errors=openai_errors,
     parse=parse_reply,
     usage=openai_usage("prompt_tokens", "completion_tokens"),
@@ -273,6 +279,22 @@ class ChatCompletionsDialect(Dialect):
         from core.preflight import openai as rules
 
         return rules.check_chat(body, profile, reasoning_params=self.SENDS_REASONING_EFFORT)
+
+    def claims(self, url: str | None, request: JSON, response: JSON | None) -> int:
+        if self.default_base_url is not None:  # a vendor: only its own host, as the shape is OpenAI's
+            host = urlsplit(self.default_base_url).hostname
+            return 2 if url is not None and urlsplit(url).hostname == host else 0
+        if url is not None:
+            return int(urlsplit(url).path.endswith(CHAT_PATH))
+        return int("choices" in response if response is not None else "messages" in request)
+
+    normalisations = chat_read.NORMALISATIONS
+
+    def read_request(self, body: JSON) -> ReadBody:
+        return chat_read.read_request(body)
+
+    def read_response(self, body: JSON) -> ReadBody:
+        return chat_read.read_response(body)
 
     def media_part(self, part: LLMMediaPart, msg_id: str | None, ctx: RequestContext) -> JSON | str:
         """The content part for a medium, or the text that replaces it (after recording a warning)."""
