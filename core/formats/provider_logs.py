@@ -31,6 +31,8 @@ from core.providers.registry import all_providers
 from core.request_context.shapes import RequestFieldError
 from core.request_context.stored import StoredRequest
 
+# libyaml's safe loader when PyYAML was built with it (several times faster), else the pure-Python one.
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 SNIFF_BYTES = 4096
 """How much of a file the sniffs look at."""
 
@@ -86,7 +88,7 @@ def read_cassette(path: Path, dialect: Dialect | None = None) -> Iterator[ModelC
     interaction's index."""
     text = path.read_bytes()
     try:
-        data = loads(text) if text.lstrip().startswith(b"{") else yaml.safe_load(text)
+        data = loads(text) if text.lstrip().startswith(b"{") else yaml.load(text, Loader=SAFE_LOADER)
     except (ValueError, yaml.YAMLError) as exc:
         raise InputError(f"not a cassette: {exc}", source=str(path)) from None
     interactions = data.get("interactions") if isinstance(data, dict) else None

@@ -27,7 +27,7 @@ def test_every_recorded_request_rebuilds_modulo_documented_normalisations(casset
 def test_the_corpus_holds_over_fifty_requests_across_the_four_apis() -> None:
     per_api = Counter(call.request.provider for call in calls_of(CASSETTES) if call.request is not None)
     assert sum(per_api.values()) >= 50
-    assert {"openai", "openai-responses", "anthropic", "gemini"} <= set(per_api)
+    assert {"openai", "openai-responses", "anthropic", "gemini", "zhipu"} <= set(per_api)
     assert min(per_api[name] for name in ("openai", "openai-responses", "anthropic", "gemini")) >= 10
 
 

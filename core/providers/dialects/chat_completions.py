@@ -262,6 +262,8 @@ class ChatCompletionsDialect(Dialect):
     # temperature "between 0 and 2"; "Up to 4 sequences" of stop [SDK: CompletionCreateParamsBase].
     TEMPERATURE_MAX: ClassVar[float] = 2.0
     MAX_STOP: ClassVar[int] = 4
+    # Hosts besides the default base URL's that serve this vendor (how a recorded exchange's URL names it).
+    LOG_HOSTS: ClassVar[frozenset[str | None]] = frozenset()
     # The neutral tool choices the endpoint takes; another is sent as the default, "auto", with a warning.
     TOOL_CHOICES: ClassVar[frozenset[str]] = frozenset({"auto", "none", "required", "named"})
     wire = CHAT_WIRE
@@ -281,9 +283,9 @@ class ChatCompletionsDialect(Dialect):
         return rules.check_chat(body, profile, reasoning_params=self.SENDS_REASONING_EFFORT)
 
     def claims(self, url: str | None, request: JSON, response: JSON | None) -> int:
-        if self.default_base_url is not None:  # a vendor: only its own host, as the shape is OpenAI's
-            host = urlsplit(self.default_base_url).hostname
-            return 2 if url is not None and urlsplit(url).hostname == host else 0
+        if self.default_base_url is not None:  # a vendor: only its own hosts, as the shape is OpenAI's
+            hosts = self.LOG_HOSTS | {urlsplit(self.default_base_url).hostname}
+            return 2 if url is not None and urlsplit(url).hostname in hosts else 0
         if url is not None:
             return int(urlsplit(url).path.endswith(CHAT_PATH))
         return int("choices" in response if response is not None else "messages" in request)
@@ -291,7 +293,7 @@ class ChatCompletionsDialect(Dialect):
     normalisations = chat_read.NORMALISATIONS
 
     def read_request(self, body: JSON) -> ReadBody:
-        return chat_read.read_request(body)
+        return chat_read.read_request(body, effort_sent=self.SENDS_REASONING_EFFORT)
 
     def read_response(self, body: JSON) -> ReadBody:
         return chat_read.read_response(body)

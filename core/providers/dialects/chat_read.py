@@ -64,11 +64,15 @@ REQUEST_KEYS = (
 RESPONSE_KEYS = ("choices", "model")
 
 
-def read_request(body: Mapping[str, Any]) -> ReadBody:
-    """A Chat Completions request body as neutral messages and request context."""
+def read_request(body: Mapping[str, Any], *, effort_sent: bool = True) -> ReadBody:
+    """A Chat Completions request body as neutral messages and request context.
+
+    ``effort_sent``: the dialect sends ``reasoning_effort`` (OpenAI); else (the vendors, who switch with
+    ``thinking``) a recorded one is kept in ``extra``, as is a ``thinking`` object that switches nothing."""
     messages = read_messages(as_list(body.get("messages"), "messages"))
     tools, builtins = split_tools(body.get("tools"), "tools")
-    extra = unread(body, REQUEST_KEYS)
+    thinking, unread_keys = _thinking(body, effort_sent)
+    extra = unread(body, [k for k in REQUEST_KEYS if k not in unread_keys])
     if builtins:
         extra["tools"] = builtins
     return ReadBody(
@@ -82,21 +86,28 @@ def read_request(body: Mapping[str, Any]) -> ReadBody:
             temperature="temperature",
             top_p="top_p",
             stop="stop",
-            thinking=_thinking(body),
+            thinking=thinking,
         ),
         extra=extra,
     )
 
 
-def _thinking(body: Mapping[str, Any]) -> bool | None:
-    """The reasoning switch: OpenAI's ``reasoning_effort``, or the vendors' ``thinking: {"type": ...}``."""
-    effort = body.get("reasoning_effort")
-    if isinstance(effort, str):
-        return effort not in LOW_EFFORTS
+def _thinking(body: Mapping[str, Any], effort_sent: bool) -> tuple[bool | None, tuple[str, ...]]:
+    """The reasoning switch (OpenAI's ``reasoning_effort``, or the vendors' ``thinking: {"type": ...}``), and the
+    keys it leaves unread (kept in ``extra``)."""
     thinking = body.get("thinking")
-    if isinstance(thinking, Mapping) and thinking.get("type") in ("enabled", "disabled"):
-        return bool(thinking["type"] == "enabled")
-    return None
+    switch = thinking.get("type") if isinstance(thinking, Mapping) else None
+    effort = body.get("reasoning_effort")
+    unread_keys: list[str] = []
+    if "thinking" in body and switch not in ("enabled", "disabled"):
+        unread_keys.append("thinking")
+    if "reasoning_effort" in body and not effort_sent:
+        unread_keys.append("reasoning_effort")
+    if switch in ("enabled", "disabled"):
+        return switch == "enabled", tuple(unread_keys)
+    if isinstance(effort, str) and effort_sent:
+        return effort not in LOW_EFFORTS, tuple(unread_keys)
+    return None, tuple(unread_keys)
 
 
 def read_messages(items: list[Any]) -> tuple[LLMMessage, ...]:

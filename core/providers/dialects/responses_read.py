@@ -308,6 +308,18 @@ NORMALISATIONS: tuple[Normalisation, ...] = (
         ),
     ),
     Normalisation(
+        "allowed tools",
+        "the neutral tool choice forces one tool or any: allowed_tools naming several is sent as its mode",
+        re.compile(r"/tool_choice"),
+        frozenset({"changed"}),
+        lambda recorded, built, body: (
+            isinstance(recorded, Mapping)
+            and recorded.get("mode") == built
+            and isinstance(recorded.get("tools"), list)
+            and len(recorded["tools"]) != 1
+        ),
+    ),
+    Normalisation(
         "reasoning effort as a switch",
         "the neutral request keeps reasoning on or off; on is sent as the default effort (medium)",
         re.compile(r"/reasoning/effort"),
