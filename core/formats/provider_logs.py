@@ -50,11 +50,11 @@ def sniff_pairs(head: bytes) -> bool:
 
 
 def sniff_cassette(head: bytes) -> bool:
-    """Whether a file starts like a VCR cassette: ``interactions`` first, with a request in it."""
+    """Whether a file starts like a VCR cassette: ``interactions`` (after VCR's ``version``), with a request."""
     text = head.lstrip()
     if text.startswith(b"{"):
         return b'"interactions"' in text[:200] and b'"request"' in text
-    return text.startswith(b"interactions:") and b"request:" in text
+    return (text.startswith(b"interactions:") or b"\ninteractions:" in text) and b"request:" in text
 
 
 def read_pairs(path: Path, dialect: Dialect | None = None) -> Iterator[ModelCall]:
@@ -88,7 +88,8 @@ def read_cassette(path: Path, dialect: Dialect | None = None) -> Iterator[ModelC
     interaction's index."""
     text = path.read_bytes()
     try:
-        data = loads(text) if text.lstrip().startswith(b"{") else yaml.load(text, Loader=SAFE_LOADER)
+        # A safe loader (libyaml's or PyYAML's): plain data only, never an object a tag names.
+        data = loads(text) if text.lstrip().startswith(b"{") else yaml.load(text, Loader=SAFE_LOADER)  # noqa: S506
     except (ValueError, yaml.YAMLError) as exc:
         raise InputError(f"not a cassette: {exc}", source=str(path)) from None
     interactions = data.get("interactions") if isinstance(data, dict) else None
@@ -100,10 +101,10 @@ def read_cassette(path: Path, dialect: Dialect | None = None) -> Iterator[ModelC
         if not isinstance(request, dict):
             raise InputError("an interaction without a request", source=str(path), path=source.source_id)
         body = _body(request)
-        if not isinstance(body, dict):
-            continue  # a GET, a file upload: not a model call
         response = interaction.get("response")
-        answer = _body(response) if isinstance(response, dict) and _ok(response) else None
+        if not isinstance(body, dict) or (isinstance(response, dict) and not _ok(response)):
+            continue  # a GET, a file upload, a request the provider refused: not a model call
+        answer = _body(response) if isinstance(response, dict) else None
         uri = request.get("uri")
         call = _call(source, uri if isinstance(uri, str) else None, body, answer if isinstance(answer, dict) else None,
                      dialect)  # fmt: skip

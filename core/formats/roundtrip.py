@@ -61,9 +61,17 @@ COMMON: tuple[Normalisation, ...] = (
         lambda recorded, built, body: recorded == "auto" or recorded == {"type": "auto"},
     ),
     Normalisation(
-        "tool strict flag",
-        "the neutral tool has no strict flag; the builder sends the provider's default",
-        re.compile(r"/tools/\d+(/function)?/strict"),
+        "tool flags",
+        "the neutral tool is a name, a description and a schema: strict (the builder sends the provider's "
+        "default), defer_loading and cache_control are not carried",
+        re.compile(r"/tools/\d+(/function)?/(strict|defer_loading|cache_control)"),
+    ),
+    Normalisation(
+        "cache breakpoints",
+        "cache_control marks where a provider may cache the prompt: a price hint, not content; the neutral "
+        "messages do not carry it",
+        re.compile(r"(/[^/]+)*/cache_control"),
+        frozenset({"removed"}),
     ),
 )
 
@@ -232,8 +240,15 @@ def diff(recorded: Any, built: Any, path: str = "") -> Iterator[tuple[str, DiffK
                 yield f"{path}/{_escape(str(key))}", "added", None, built[key]
     elif isinstance(recorded, list) and isinstance(built, list):
         yield from _diff_lists(recorded, built, path)
-    elif recorded != built or type(recorded) is not type(built):
+    elif recorded != built or _json_type(recorded) != _json_type(built):
         yield path, "changed", recorded, built
+
+
+def _json_type(value: Any) -> str:
+    """JSON's type of a value: a number is a number, whether Python holds it as an int or a float (0 == 0.0)."""
+    if isinstance(value, bool):
+        return "boolean"
+    return "number" if isinstance(value, int | float) else type(value).__name__
 
 
 def _diff_lists(recorded: list[Any], built: list[Any], path: str) -> Iterator[tuple[str, DiffKind, Any, Any]]:

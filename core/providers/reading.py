@@ -113,6 +113,8 @@ def split_tools(value: Any, at: str) -> tuple[tuple[ToolSpec, ...], list[Any]]:
 def _is_function(item: Mapping[str, Any]) -> bool:
     if any(k in item for k in _GEMINI_DECLARATIONS) or isinstance(item.get("function"), Mapping):
         return True
+    if item.get("type") == "custom":  # Anthropic's custom tool has a schema; OpenAI's (free-form text) has none
+        return "input_schema" in item
     if "type" in item:
         return item["type"] in _FUNCTION_TYPES and "name" in item
     return "name" in item  # an Anthropic tool without a type is a custom (function) tool

@@ -42,9 +42,9 @@ def test_a_difference_no_normalisation_explains_is_reported_as_a_bug() -> None:
     trip = round_trip(dialect, recorded)
     assert trip.bugs == ()
     assert [d.path for d in trip.differences] == ["/top_k"]  # unmodelled, kept in the call's extra
-    block = {"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}
-    cached = dict(recorded, messages=[{"role": "user", "content": [block]}])
-    assert [d.path for d in round_trip(dialect, cached).bugs] == ["/messages/0/content/0/cache_control"]
+    block = {"type": "text", "text": "hi", "citations": None}  # a key of no neutral place, no normalisation
+    unexplained = dict(recorded, messages=[{"role": "user", "content": [block]}])
+    assert [d.path for d in round_trip(dialect, unexplained).bugs] == ["/messages/0/content/0/citations"]
 
 
 def test_the_verify_printer_names_the_file_the_interaction_and_the_path() -> None:

@@ -55,6 +55,7 @@ def test_each_shape_is_sniffed_by_its_content(tmp_path: Path) -> None:
     assert sniff_pairs(pairs) and not sniff_cassette(pairs)
     assert sniff_cassette(cassette) and not sniff_pairs(cassette)
     assert sniff_cassette(json.dumps({"interactions": [{"request": {}}]}).encode())
+    assert sniff_cassette(b"version: 1\ninteractions:\n- request:\n    body: null\n")  # VCR.py writes version first
 
 
 def test_a_bad_line_is_refused_naming_the_file_the_line_and_the_field(tmp_path: Path) -> None:
@@ -65,6 +66,16 @@ def test_a_bad_line_is_refused_naming_the_file_the_line_and_the_field(tmp_path: 
     with pytest.raises(InputError) as caught:
         list(read_pairs(path))
     assert (caught.value.line, caught.value.path) == (2, "request.messages[0].role")
+
+
+def test_a_request_the_provider_refused_is_not_a_model_call(tmp_path: Path) -> None:
+    path = tmp_path / "cassette.yaml"
+    path.write_text(
+        "interactions:\n- request:\n    uri: https://api.anthropic.com/v1/messages\n"
+        '    body: \'{"model": "claude-sonnet-4-5", "max_tokens": 10, "messages": ["hi"]}\'\n'
+        "  response:\n    status: {code: 400}\n    body: {string: '{}'}\n"
+    )
+    assert list(read_cassette(path)) == []
 
 
 def test_a_streamed_answer_is_not_captured_rather_than_empty(tmp_path: Path) -> None:

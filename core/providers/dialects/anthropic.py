@@ -90,6 +90,9 @@ SAMPLING_DEPRECATED = "Anthropic deprecated it for this model (400 '`temperature
 # Extended thinking "isn't compatible with temperature or top_k modifications as well as forced tool use";
 # top_p may be set between 0.95 and 1 [docs: extended thinking, feature compatibility].
 WITH_THINKING = "Anthropic refuses it while extended thinking is on (docs: extended thinking)"
+# Only a *modified* temperature is refused: 1.0, the default, is accepted while thinking (recorded 200s:
+# DataDog/dd-trace-py tests/contrib/anthropic/cassettes/anthropic_completion_thinking.yaml).
+THINKING_TEMPERATURE = 1.0
 THINKING_TOP_P_MIN = 0.95
 FORCED_WITH_THINKING = "Anthropic 400 'Thinking may not be enabled when tool_choice forces tool use.'"
 # "`temperature` and `top_p` cannot both be specified for this model" (BerriAI/litellm#15097; the Messages
@@ -351,7 +354,8 @@ class AnthropicDialect(Dialect):
         sent = sampling(
             ctx,
             temperature_max=TEMPERATURE_MAX,
-            temperature_refused=deprecated or (WITH_THINKING if thinking else None),
+            temperature_refused=deprecated
+            or (WITH_THINKING if thinking and ctx.options.temperature != THINKING_TEMPERATURE else None),
             top_p_refused=deprecated or (BOTH_SAMPLING if both and not thinking else None),
             top_p_min=THINKING_TOP_P_MIN if thinking else 0.0,
         )

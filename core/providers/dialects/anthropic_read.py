@@ -236,6 +236,10 @@ def _text_blocks(recorded: Any, built: Any, body: JSON) -> bool:
     return isinstance(recorded, str) and built == [{"type": "text", "text": recorded}]
 
 
+def _one_text_block(recorded: Any, built: Any, body: JSON) -> bool:
+    return isinstance(built, str) and recorded == [{"type": "text", "text": built}]
+
+
 NORMALISATIONS: tuple[Normalisation, ...] = (
     Normalisation(
         "a string as one text block",
@@ -243,6 +247,13 @@ NORMALISATIONS: tuple[Normalisation, ...] = (
         re.compile(r"/system|/messages/\d+/content"),
         frozenset({"changed"}),
         _text_blocks,
+    ),
+    Normalisation(
+        "a tool result's one text block as a string",
+        "a tool_result content of one text block reads as its text, which the builder sends as a string",
+        re.compile(r"/messages/\d+/content/\d+/content"),
+        frozenset({"changed"}),
+        _one_text_block,
     ),
     Normalisation(
         "is_error false omitted",

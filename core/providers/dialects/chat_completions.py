@@ -293,7 +293,8 @@ class ChatCompletionsDialect(Dialect):
     normalisations = chat_read.NORMALISATIONS
 
     def read_request(self, body: JSON) -> ReadBody:
-        return chat_read.read_request(body, effort_sent=self.SENDS_REASONING_EFFORT)
+        switch = self.EXTENSIONS is not None and "thinking" in self.EXTENSIONS.params
+        return chat_read.read_request(body, effort_sent=self.SENDS_REASONING_EFFORT, switch_sent=switch)
 
     def read_response(self, body: JSON) -> ReadBody:
         return chat_read.read_response(body)

@@ -64,14 +64,15 @@ REQUEST_KEYS = (
 RESPONSE_KEYS = ("choices", "model")
 
 
-def read_request(body: Mapping[str, Any], *, effort_sent: bool = True) -> ReadBody:
+def read_request(body: Mapping[str, Any], *, effort_sent: bool = True, switch_sent: bool = False) -> ReadBody:
     """A Chat Completions request body as neutral messages and request context.
 
-    ``effort_sent``: the dialect sends ``reasoning_effort`` (OpenAI); else (the vendors, who switch with
-    ``thinking``) a recorded one is kept in ``extra``, as is a ``thinking`` object that switches nothing."""
+    ``effort_sent``: the dialect sends ``reasoning_effort`` (OpenAI); ``switch_sent``: it sends a ``thinking``
+    object (the vendors). What the dialect does not send is kept in ``extra``, as is a ``thinking`` object that
+    switches nothing."""
     messages = read_messages(as_list(body.get("messages"), "messages"))
     tools, builtins = split_tools(body.get("tools"), "tools")
-    thinking, unread_keys = _thinking(body, effort_sent)
+    thinking, unread_keys = _thinking(body, effort_sent, switch_sent)
     extra = unread(body, [k for k in REQUEST_KEYS if k not in unread_keys])
     if builtins:
         extra["tools"] = builtins
@@ -92,11 +93,11 @@ def read_request(body: Mapping[str, Any], *, effort_sent: bool = True) -> ReadBo
     )
 
 
-def _thinking(body: Mapping[str, Any], effort_sent: bool) -> tuple[bool | None, tuple[str, ...]]:
+def _thinking(body: Mapping[str, Any], effort_sent: bool, switch_sent: bool) -> tuple[bool | None, tuple[str, ...]]:
     """The reasoning switch (OpenAI's ``reasoning_effort``, or the vendors' ``thinking: {"type": ...}``), and the
     keys it leaves unread (kept in ``extra``)."""
     thinking = body.get("thinking")
-    switch = thinking.get("type") if isinstance(thinking, Mapping) else None
+    switch = thinking.get("type") if isinstance(thinking, Mapping) and switch_sent else None
     effort = body.get("reasoning_effort")
     unread_keys: list[str] = []
     if "thinking" in body and switch not in ("enabled", "disabled"):
@@ -200,7 +201,8 @@ def _user_parts(value: Any, at: str) -> tuple[LLMUserPart, ...]:
         if kind == "text":
             parts.append(LLMTextPart(text=as_text(part.get("text"), f"{where}.text")))
         elif kind in URL_PARTS:
-            inner = as_object(part.get(kind), f"{where}.{kind}")
+            value = part.get(kind)
+            inner = {"url": value} if isinstance(value, str) else as_object(value, f"{where}.{kind}")
             detail = inner.get("detail")
             parts.append(
                 media_part(
@@ -271,6 +273,13 @@ NORMALISATIONS: tuple[Normalisation, ...] = (
         re.compile(r"/messages/\d+/content"),
         frozenset({"changed"}),
         _one_text_part,
+    ),
+    Normalisation(
+        "a URL string as an object",
+        "an image_url given as a bare URL string (which OpenAI accepts) is sent in the documented {url} form",
+        re.compile(r"/messages/\d+/content/\d+/(image_url|video_url|file_url)"),
+        frozenset({"changed"}),
+        lambda recorded, built, body: isinstance(recorded, str) and built == {"url": recorded},
     ),
     Normalisation(
         "null content beside tool calls",

@@ -143,7 +143,7 @@ def read_request(body: Mapping[str, Any]) -> ReadBody:
     value = body.get("input")
     if isinstance(value, str):
         reader.add(LLMUserMessage(content=(LLMTextPart(text=value),)))
-    else:
+    elif value is not None:  # none: a stored prompt (``prompt``) or a server-side history says it all
         for i, raw in enumerate(as_list(value, "input")):
             reader.item(as_object(raw, f"input[{i}]"), f"input[{i}]")
     tools, builtins = split_tools(body.get("tools"), "tools")
@@ -248,6 +248,16 @@ def read_response(body: Mapping[str, Any]) -> ReadBody:
     return ReadBody(messages=(answer,), model=model if isinstance(model, str) else None, extra=extra)
 
 
+def _string_input(recorded: Any, built: Any, body: JSON) -> bool:
+    """The builder's input for a string input: the system items (instructions), then the string as a user item."""
+    return (
+        isinstance(recorded, str)
+        and isinstance(built, list)
+        and built[-1:] == [{"role": "user", "content": recorded}]
+        and all(isinstance(item, Mapping) and item.get("role") == "system" for item in built[:-1])
+    )
+
+
 NORMALISATIONS: tuple[Normalisation, ...] = (
     Normalisation(
         "instructions as a system item",
@@ -258,6 +268,21 @@ NORMALISATIONS: tuple[Normalisation, ...] = (
             (recorded is not None and not isinstance(recorded, Mapping))
             or (isinstance(built, Mapping) and built.get("role") == "system")
         ),
+    ),
+    Normalisation(
+        "a string input as one user item",
+        "a string input is one user message, which the builder sends as an input item",
+        re.compile(r"/input"),
+        frozenset({"changed"}),
+        _string_input,
+    ),
+    Normalisation(
+        "a stored prompt",
+        "a request naming a stored prompt (prompt) may carry neither model nor input: the prompt holds them; "
+        "the builder sends the default model and an empty input",
+        re.compile(r"/model|/input"),
+        frozenset({"added"}),
+        lambda recorded, built, body: "prompt" in body,
     ),
     Normalisation(
         "item ids and status",
