@@ -33,6 +33,23 @@ from core.request_context.stored import StoredRequest
 
 # libyaml's safe loader when PyYAML was built with it (several times faster), else the pure-Python one.
 SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _PlainLoader(SAFE_LOADER):  # type: ignore[misc, valid-type]
+    """The safe loader, reading a Python-object tag as the plain data under it and never building the object:
+    VCR.py with aiohttp writes header names as ``!!python/object/apply:multidict._multidict.istr [name]``."""
+
+
+def _plain(loader: Any, suffix: str, node: Any) -> Any:
+    if isinstance(node, yaml.ScalarNode):
+        return loader.construct_scalar(node)
+    if isinstance(node, yaml.SequenceNode):
+        items = loader.construct_sequence(node, deep=True)
+        return items[0] if len(items) == 1 else tuple(items)  # hashable: such nodes are mapping keys
+    return loader.construct_mapping(node, deep=True)
+
+
+_PlainLoader.add_multi_constructor("tag:yaml.org,2002:python/", _plain)
 SNIFF_BYTES = 4096
 """How much of a file the sniffs look at."""
 
@@ -89,7 +106,7 @@ def read_cassette(path: Path, dialect: Dialect | None = None) -> Iterator[ModelC
     text = path.read_bytes()
     try:
         # A safe loader (libyaml's or PyYAML's): plain data only, never an object a tag names.
-        data = loads(text) if text.lstrip().startswith(b"{") else yaml.load(text, Loader=SAFE_LOADER)  # noqa: S506
+        data = loads(text) if text.lstrip().startswith(b"{") else yaml.load(text, Loader=_PlainLoader)  # noqa: S506
     except (ValueError, yaml.YAMLError) as exc:
         raise InputError(f"not a cassette: {exc}", source=str(path)) from None
     interactions = data.get("interactions") if isinstance(data, dict) else None

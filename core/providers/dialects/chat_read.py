@@ -62,6 +62,8 @@ REQUEST_KEYS = (
     "stop", "reasoning_effort", "thinking",
 )  # fmt: skip
 RESPONSE_KEYS = ("choices", "model")
+# Where a request's message fields of no neutral place (a participant name) are kept, by path.
+UNREAD_FIELDS = "unread_fields"
 
 
 def read_request(body: Mapping[str, Any], *, effort_sent: bool = True, switch_sent: bool = False) -> ReadBody:
@@ -70,10 +72,13 @@ def read_request(body: Mapping[str, Any], *, effort_sent: bool = True, switch_se
     ``effort_sent``: the dialect sends ``reasoning_effort`` (OpenAI); ``switch_sent``: it sends a ``thinking``
     object (the vendors). What the dialect does not send is kept in ``extra``, as is a ``thinking`` object that
     switches nothing."""
-    messages = read_messages(as_list(body.get("messages"), "messages"))
+    fields: JSON = {}
+    messages = read_messages(as_list(body.get("messages"), "messages"), fields)
     tools, builtins = split_tools(body.get("tools"), "tools")
     thinking, unread_keys = _thinking(body, effort_sent, switch_sent)
     extra = unread(body, [k for k in REQUEST_KEYS if k not in unread_keys])
+    if fields:
+        extra[UNREAD_FIELDS] = fields
     if builtins:
         extra["tools"] = builtins
     return ReadBody(
@@ -111,14 +116,18 @@ def _thinking(body: Mapping[str, Any], effort_sent: bool, switch_sent: bool) -> 
     return None, tuple(unread_keys)
 
 
-def read_messages(items: list[Any]) -> tuple[LLMMessage, ...]:
-    """The ``messages`` array as neutral messages; tool results take the name of the call they answer."""
+def read_messages(items: list[Any], unread_fields: JSON | None = None) -> tuple[LLMMessage, ...]:
+    """The ``messages`` array as neutral messages; tool results take the name of the call they answer.
+
+    A participant ``name`` (no neutral place) goes into ``unread_fields`` by path, so it is kept, not lost."""
     out: list[LLMMessage] = []
     names: dict[str, str] = {}
     for i, raw in enumerate(items):
         at = f"messages[{i}]"
         item = as_object(raw, at)
         role = item.get("role")
+        if role not in ("tool", "function") and "name" in item and unread_fields is not None:
+            unread_fields[f"{at}.name"] = item["name"]
         if role in SYSTEM_ROLES:
             out.append(LLMSystemMessage(content=_text(item.get("content"), f"{at}.content")))
         elif role == "user":
@@ -255,6 +264,16 @@ def read_response(body: Mapping[str, Any]) -> ReadBody:
     return ReadBody(messages=messages, model=model if isinstance(model, str) else None, extra=extra)
 
 
+def _developer_as_system(recorded: Any, built: Any, body: JSON) -> bool:
+    """A developer message removed, or the system message made of a recorded developer message's text."""
+    if isinstance(recorded, Mapping):
+        return recorded.get("role") == "developer"
+    if not (isinstance(built, Mapping) and built.get("role") == "system"):
+        return False
+    developers = [m for m in body.get("messages") or [] if isinstance(m, Mapping) and m.get("role") == "developer"]
+    return any(_text(m.get("content"), "") == built.get("content") for m in developers)
+
+
 def _one_text_part(recorded: Any, built: Any, body: JSON) -> bool:
     return (
         isinstance(recorded, list)
@@ -280,6 +299,14 @@ NORMALISATIONS: tuple[Normalisation, ...] = (
         re.compile(r"/messages/\d+/content/\d+/(image_url|video_url|file_url)"),
         frozenset({"changed"}),
         lambda recorded, built, body: isinstance(recorded, str) and built == {"url": recorded},
+    ),
+    Normalisation(
+        "developer role as system",
+        "a developer message (the o-series' name for system) reads as a system message, which the builder "
+        "sends with the system role (OpenAI treats system as developer on those models)",
+        re.compile(r"/messages/\d+"),
+        frozenset({"added", "removed"}),
+        _developer_as_system,
     ),
     Normalisation(
         "null content beside tool calls",
