@@ -54,3 +54,18 @@ def test_the_verify_printer_names_the_file_the_interaction_and_the_path() -> Non
     text = out.getvalue()
     assert "test_google_tool_output.yaml interactions[1] (gemini)" in text
     assert "normalisation: dummy thought signature" in text
+
+
+def test_an_image_detail_level_is_kept_not_read_as_the_parts_description() -> None:
+    dialect = provider_named("openai")
+    image = {"type": "image_url", "image_url": {"url": "https://example.com/a.png", "detail": "high"}}
+    body = {"model": "gpt-4.1", "messages": [{"role": "user", "content": [{"type": "text", "text": "see"}, image]}]}
+    read = dialect.read_request(body)
+    part = read.messages[0].content[1]  # type: ignore[union-attr]
+    assert part.detail is None  # the neutral detail is a description, not OpenAI's level
+    assert read.extra["unread_fields"] == {"messages[0].content[1].image_url.detail": "high"}
+    (difference,) = round_trip(dialect, body).differences
+    assert (difference.path, difference.normalisation and difference.normalisation.name) == (
+        "/messages/0/content/1/image_url/detail",
+        "unmodelled field",
+    )

@@ -68,6 +68,20 @@ def test_a_bad_line_is_refused_naming_the_file_the_line_and_the_field(tmp_path: 
     assert (caught.value.line, caught.value.path) == (2, "request.messages[0].role")
 
 
+def test_a_python_object_tag_is_read_as_the_data_under_it_never_built(tmp_path: Path) -> None:
+    path = tmp_path / "cassette.yaml"
+    marker = tmp_path / "built"
+    path.write_text(
+        "interactions:\n- request:\n    headers:\n"
+        f"      !!python/object/apply:pathlib.Path.touch [{str(marker)!r}]: [x]\n"
+        "    uri: https://api.openai.com/v1/chat/completions\n"
+        '    body: \'{"model": "gpt-4.1", "messages": [{"role": "user", "content": "hi"}]}\'\n'
+        "  response:\n    status: {code: 200}\n    body: {string: '{\"choices\": []}'}\n"
+    )
+    (call,) = read_cassette(path)
+    assert call.input is not None and not marker.exists()
+
+
 def test_a_request_the_provider_refused_is_not_a_model_call(tmp_path: Path) -> None:
     path = tmp_path / "cassette.yaml"
     path.write_text(

@@ -14,6 +14,7 @@ from core.formats.provider_logs import read_cassette
 from core.formats.roundtrip import rebuild
 from core.llm.messages import (
     LLMAssistantMessage,
+    LLMImagePart,
     LLMMessage,
     LLMSystemMessage,
     LLMTextPart,
@@ -21,6 +22,7 @@ from core.llm.messages import (
     LLMToolCall,
     LLMToolMessage,
     LLMUserMessage,
+    LLMUserPart,
 )
 from core.providers.base import ReadBody, ToolSpec
 from core.providers.registry import provider_named
@@ -34,26 +36,46 @@ ARGUMENTS = st.dictionaries(st.sampled_from(["a", "city", "n"]), st.integers(-5,
 TOOLS = tuple(ToolSpec(name=n, description=f"{n} tool") for n in ("lookup", "get_weather", "search"))
 
 
+# A 1x1 PNG: the builders sniff inline bytes, so the image must be what it says.
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
+# How each dialect's reader gives an inline image back: Chat-style bodies hold a data URL, the others the bytes.
+AS_URL = LLMImagePart(url=f"data:image/png;base64,{PNG}")
+AS_DATA = LLMImagePart(data=PNG, media_type="image/png")
+
+
 @st.composite
-def histories(draw: st.DrawFn, thinking: bool = False) -> tuple[LLMMessage, ...]:
-    """Well-formed histories: an optional system prompt, turns of user text, an assistant answer with text or
-    calls (each answered, in order), ending with a user turn or tool results."""
+def histories(
+    draw: st.DrawFn,
+    thinking: bool = False,
+    image: LLMImagePart | None = None,
+    reasoning_text: bool = False,
+    signatures: bool = False,
+) -> tuple[LLMMessage, ...]:
+    """Well-formed histories: an optional system prompt, turns of user text (and ``image``), an assistant answer
+    with text or calls (each answered, in order), ending with a user turn or tool results. ``thinking``: signed
+    thinking blocks; ``reasoning_text``: reasoning as text; ``signatures``: calls carry a thought signature."""
     out: list[LLMMessage] = []
     if draw(st.booleans()):
         out.append(LLMSystemMessage(content=draw(WORDS)))
     used: set[str] = set()
     for _ in range(draw(st.integers(1, 3))):
-        out.append(LLMUserMessage(content=(LLMTextPart(text=draw(WORDS)),)))
+        parts: tuple[LLMUserPart, ...] = (LLMTextPart(text=draw(WORDS)),)
+        if image is not None and draw(st.booleans()):
+            parts = (*parts, image)
+        out.append(LLMUserMessage(content=parts))
         n_calls = draw(st.integers(0, 2))
         calls = []
         for _ in range(n_calls):
             call_id = draw(IDS.filter(lambda i: i not in used))
             used.add(call_id)
-            calls.append(LLMToolCall(id=call_id, name=draw(NAMES), arguments=draw(ARGUMENTS)))
+            extra = {"thought_signature": draw(IDS)} if signatures else None
+            calls.append(LLMToolCall(id=call_id, name=draw(NAMES), arguments=draw(ARGUMENTS), extra=extra))
         text = draw(WORDS) if not calls or draw(st.booleans()) else ""
-        reasoning = None
+        reasoning: str | tuple[LLMThinking, ...] | None = None
         if thinking and draw(st.booleans()):
             reasoning = (LLMThinking(thinking=draw(WORDS), signature=draw(IDS)),)
+        elif reasoning_text and draw(st.booleans()):
+            reasoning = draw(WORDS)
         out.append(LLMAssistantMessage(content=text, tool_calls=tuple(calls), reasoning_content=reasoning))
         out += [LLMToolMessage(content=draw(WORDS), tool_call_id=c.id, name=c.name) for c in calls]
     if not isinstance(out[-1], LLMToolMessage) or draw(st.booleans()):
@@ -68,27 +90,33 @@ def _read_back(name: str, messages: tuple[LLMMessage, ...], model: str) -> tuple
 
 
 @settings(max_examples=60, deadline=None)
-@given(histories())
+@given(histories(image=AS_URL))
 def test_chat_completions_reads_back_what_it_builds(messages: tuple[LLMMessage, ...]) -> None:
     for name, model in (("openai", "gpt-4.1"), ("zhipu", "glm-4.6v"), ("doubao", "doubao-seed-1-6")):
         assert _read_back(name, messages, model) == messages
 
 
+@settings(max_examples=40, deadline=None)
+@given(histories(reasoning_text=True))
+def test_zhipu_reads_back_the_reasoning_content_it_sends_back(messages: tuple[LLMMessage, ...]) -> None:
+    assert _read_back("zhipu", messages, "glm-4.6v") == messages
+
+
 @settings(max_examples=60, deadline=None)
-@given(histories())
+@given(histories(image=AS_URL))
 def test_responses_reads_back_what_it_builds(messages: tuple[LLMMessage, ...]) -> None:
     assert _read_back("openai-responses", messages, "gpt-4.1") == messages
 
 
 @settings(max_examples=60, deadline=None)
-@given(histories(thinking=True))
+@given(histories(thinking=True, image=AS_DATA))
 def test_anthropic_reads_back_what_it_builds_signed_thinking_included(messages: tuple[LLMMessage, ...]) -> None:
     assert _read_back("anthropic", messages, "claude-3-7-sonnet-latest") == messages
 
 
 @settings(max_examples=60, deadline=None)
-@given(histories())
-def test_gemini_reads_back_what_it_builds(messages: tuple[LLMMessage, ...]) -> None:
+@given(histories(image=AS_DATA, signatures=True))
+def test_gemini_reads_back_what_it_builds_thought_signatures_included(messages: tuple[LLMMessage, ...]) -> None:
     assert _read_back("gemini", messages, "gemini-2.5-flash") == messages
 
 

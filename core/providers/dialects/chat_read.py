@@ -14,6 +14,7 @@ consecutive calls merged      one assistant message carries all calls of a step 
 system roles                  ``developer`` (the o-series' system role) reads as a system message
 assistant content parts       a list of text parts reads as their text, joined
 media by URL                  an ``image_url``/``file`` data URL stays a URL; the builder resolves it
+image detail level            kept by path in ``extra`` (the neutral part's ``detail`` is a description)
 ============================  =======================================================================
 """
 
@@ -131,7 +132,7 @@ def read_messages(items: list[Any], unread_fields: JSON | None = None) -> tuple[
         if role in SYSTEM_ROLES:
             out.append(LLMSystemMessage(content=_text(item.get("content"), f"{at}.content")))
         elif role == "user":
-            out.append(LLMUserMessage(content=_user_parts(item.get("content"), f"{at}.content")))
+            out.append(LLMUserMessage(content=_user_parts(item.get("content"), f"{at}.content", unread_fields)))
         elif role == "assistant":
             msg = assistant_message(item, at)
             names.update((call.id, call.name) for call in msg.tool_calls)
@@ -199,7 +200,9 @@ def _text(value: Any, at: str) -> str:
     return "".join(texts)
 
 
-def _user_parts(value: Any, at: str) -> tuple[LLMUserPart, ...]:
+def _user_parts(value: Any, at: str, unread_fields: JSON | None) -> tuple[LLMUserPart, ...]:
+    """A user content's parts; an image's ``detail`` level (no neutral place: the neutral part's ``detail`` is
+    its description) goes into ``unread_fields`` by path."""
     if isinstance(value, str):
         return (LLMTextPart(text=value),)
     parts: list[LLMUserPart] = []
@@ -212,14 +215,9 @@ def _user_parts(value: Any, at: str) -> tuple[LLMUserPart, ...]:
         elif kind in URL_PARTS:
             value = part.get(kind)
             inner = {"url": value} if isinstance(value, str) else as_object(value, f"{where}.{kind}")
-            detail = inner.get("detail")
-            parts.append(
-                media_part(
-                    URL_PARTS[kind],
-                    url=as_text(inner.get("url"), f"{where}.{kind}.url"),
-                    detail=detail if isinstance(detail, str) else None,
-                )
-            )
+            if "detail" in inner and unread_fields is not None:
+                unread_fields[f"{where}.{kind}.detail"] = inner["detail"]
+            parts.append(media_part(URL_PARTS[kind], url=as_text(inner.get("url"), f"{where}.{kind}.url")))
         elif kind == "input_audio":
             inner = as_object(part.get("input_audio"), f"{where}.input_audio")
             media_type = AUDIO_MEDIA_TYPES.get(str(inner.get("format")))

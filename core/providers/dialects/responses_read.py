@@ -199,11 +199,10 @@ def _user_part(part: JSON, at: str) -> LLMUserPart:
     if kind in TEXT_PARTS:
         return LLMTextPart(text=as_text(part.get("text"), f"{at}.text"))
     if kind == "input_image":
-        detail = part.get("detail")
         url = part.get("image_url")
         if not isinstance(url, str):
             raise RequestFieldError(f"{at}.image_url", "an image by file id has no neutral form")
-        return media_part("image", url=url, detail=detail if isinstance(detail, str) else None)
+        return media_part("image", url=url)  # its detail level has no neutral place (NORMALISATIONS)
     if kind == "input_file":
         filename = part.get("filename")
         url = part.get("file_url") or part.get("file_data")
@@ -283,6 +282,13 @@ NORMALISATIONS: tuple[Normalisation, ...] = (
         re.compile(r"/model|/input"),
         frozenset({"added"}),
         lambda recorded, built, body: "prompt" in body,
+    ),
+    Normalisation(
+        "image detail level",
+        "the neutral image part has no detail level (its detail is a description): the builder sends 'auto', "
+        "which the SDK's type requires",
+        re.compile(r"/input/\d+/(content|output)/\d+/detail"),
+        frozenset({"changed", "added"}),
     ),
     Normalisation(
         "item ids and status",
