@@ -36,7 +36,7 @@ from core.providers.base import (
 )
 from core.providers.media_rules import media_rules
 from core.providers.pairing import to_list
-from core.providers.registry import provider_named
+from core.providers.registry import all_providers, provider_named
 
 UNMODELLED = Normalisation(
     "unmodelled field",
@@ -316,12 +316,30 @@ def print_differences(calls: Iterable[ModelCall], out: TextIO, *, every: bool = 
     return bugs
 
 
+def documented() -> list[tuple[str, Normalisation]]:
+    """Every documented normalisation with the dialects it holds for (``*``: all), in table order: the list a
+    closing note or ``--verify``'s help shows."""
+    out: list[tuple[str, Normalisation]] = [("*", UNMODELLED), *(("*", n) for n in COMMON)]
+    owners: dict[int, list[str]] = {}
+    rules: dict[int, Normalisation] = {}
+    for dialect in all_providers():
+        for rule in dialect.normalisations:
+            owners.setdefault(id(rule), []).append(dialect.name)
+            rules[id(rule)] = rule
+    out += [(", ".join(owners[key]), rule) for key, rule in rules.items()]
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m core.formats.roundtrip [--all] FILE...``: the differences of every recorded request; exit 1
-    when one is not a documented normalisation."""
+    when one is not a documented normalisation. ``--list``: the documented normalisations."""
     from core.formats.provider_logs import calls_of
 
     args = list(sys.argv[1:] if argv is None else argv)
+    if "--list" in args:
+        for owner, rule in documented():
+            sys.stdout.write(f"{owner}: {rule.name}: {rule.reason}\n")
+        return 0
     every = "--all" in args
     paths = [Path(a) for a in args if a != "--all"]
     bugs = unread = 0

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from core.formats.provider_logs import calls_of
-from core.formats.roundtrip import print_differences, round_trip, verify
+from core.formats.roundtrip import documented, print_differences, round_trip, verify
 from core.providers.registry import provider_named
 
 CORPUS = Path(__file__).parent / "data" / "provider_logs"
@@ -69,3 +69,22 @@ def test_an_image_detail_level_is_kept_not_read_as_the_parts_description() -> No
         "/messages/0/content/1/image_url/detail",
         "unmodelled field",
     )
+
+
+def test_a_responses_image_detail_level_is_a_documented_normalisation() -> None:
+    image = {"type": "input_image", "image_url": "https://example.com/a.png", "detail": "high"}
+    body = {"model": "gpt-4.1", "input": [{"role": "user", "content": [{"type": "input_text", "text": "see"}, image]}]}
+    (difference,) = round_trip(provider_named("openai-responses"), body).differences
+    assert difference.path == "/input/0/content/1/detail"
+    assert difference.normalisation is not None and difference.normalisation.name == "image detail level"
+
+
+# Exercised by the tests above rather than by a recording of the corpus.
+UNIT_TESTED = {"image detail level"}
+
+
+def test_every_documented_normalisation_explains_a_recorded_difference() -> None:
+    used = {id(d.normalisation) for _, trip in verify(calls_of(CASSETTES)) for d in trip.differences}
+    unused = [f"{owner}: {rule.name}" for owner, rule in documented() if id(rule) not in used]
+    assert [u for u in unused if u.split(": ", 1)[1] not in UNIT_TESTED] == []
+    assert all(rule.reason for _, rule in documented())

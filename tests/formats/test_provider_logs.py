@@ -101,3 +101,11 @@ def test_a_streamed_answer_is_not_captured_rather_than_empty(tmp_path: Path) -> 
     )
     (call,) = read_cassette(path)
     assert call.output is None and call.input is not None
+
+
+def test_a_cassette_passing_history_between_providers_reads_each_exchange_by_its_own_dialect() -> None:
+    from core.providers.registry import provider_named
+
+    mixed = CORPUS / "anthropic" / "test_anthropic_server_tool_pass_history_to_another_provider.yaml"
+    calls = list(read_cassette(mixed, provider_named("anthropic")))
+    assert [c.request.provider for c in calls if c.request is not None] == ["anthropic", "openai-responses"]

@@ -344,7 +344,8 @@ NORMALISATIONS: tuple[Normalisation, ...] = (
     ),
     Normalisation(
         "empty user text",
-        "a user content with no text sends placeholder text (the builder's rule: Gemini refuses empty parts)",
+        "a user content whose only text is empty is sent as placeholder text (the builder drops empty text and "
+        "fills an empty turn); Gemini accepted the empty text in a recording, so the rule is cautious, not required",
         re.compile(r"/contents/\d+/parts/\d+/text"),
         frozenset({"changed"}),
         lambda recorded, built, body: recorded == "" and built == EMPTY_TEXT_SENT,
