@@ -10,6 +10,7 @@ import pytest
 
 from core.formats.provider_logs import calls_of
 from core.formats.roundtrip import documented, print_differences, round_trip, verify
+from core.llm.messages import LLMImagePart, LLMUserMessage
 from core.providers.registry import provider_named
 
 CORPUS = Path(__file__).parent / "data" / "provider_logs"
@@ -61,8 +62,9 @@ def test_an_image_detail_level_is_kept_not_read_as_the_parts_description() -> No
     image = {"type": "image_url", "image_url": {"url": "https://example.com/a.png", "detail": "high"}}
     body = {"model": "gpt-4.1", "messages": [{"role": "user", "content": [{"type": "text", "text": "see"}, image]}]}
     read = dialect.read_request(body)
-    part = read.messages[0].content[1]  # type: ignore[union-attr]
-    assert part.detail is None  # the neutral detail is a description, not OpenAI's level
+    message = read.messages[0]
+    assert isinstance(message, LLMUserMessage) and isinstance(message.content[1], LLMImagePart)
+    assert message.content[1].detail is None  # the neutral detail is a description, not OpenAI's level
     assert read.extra["unread_fields"] == {"messages[0].content[1].image_url.detail": "high"}
     (difference,) = round_trip(dialect, body).differences
     assert (difference.path, difference.normalisation and difference.normalisation.name) == (

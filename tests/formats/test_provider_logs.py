@@ -109,3 +109,12 @@ def test_a_cassette_passing_history_between_providers_reads_each_exchange_by_its
     mixed = CORPUS / "anthropic" / "test_anthropic_server_tool_pass_history_to_another_provider.yaml"
     calls = list(read_cassette(mixed, provider_named("anthropic")))
     assert [c.request.provider for c in calls if c.request is not None] == ["anthropic", "openai-responses"]
+
+
+def test_a_json_cassette_reads_like_the_yaml_one(tmp_path: Path) -> None:
+    import yaml  # type: ignore[import-untyped]
+
+    path = tmp_path / "cassette.json"
+    path.write_text(json.dumps(yaml.safe_load(CASSETTE.read_text())))
+    assert sniff_cassette(path.read_bytes())
+    assert [c.input for c in read_cassette(path)] == [c.input for c in read_cassette(CASSETTE)]

@@ -132,7 +132,8 @@ def test_an_anthropic_answer_reads_as_signed_thinking_text_and_a_tool_call() -> 
     (answer,) = first.output
     assert isinstance(answer, LLMAssistantMessage)
     assert isinstance(answer.reasoning_content, tuple)
-    assert answer.reasoning_content[0].signature.startswith("EqEECkYICxgCKkAo3UA4")
+    thinking = answer.reasoning_content[0]
+    assert isinstance(thinking, LLMThinking) and thinking.signature.startswith("EqEECkYICxgCKkAo3UA4")
     assert answer.content.startswith("I'll help you find the largest city")
     assert [(c.id, c.name, c.arguments) for c in answer.tool_calls] == [
         ("toolu_01YGzqpRE16Vricda3Aqcejo", "get_user_country", "{}")
