@@ -118,3 +118,17 @@ def test_a_json_cassette_reads_like_the_yaml_one(tmp_path: Path) -> None:
     path.write_text(json.dumps(yaml.safe_load(CASSETTE.read_text())))
     assert sniff_cassette(path.read_bytes())
     assert [c.input for c in read_cassette(path)] == [c.input for c in read_cassette(CASSETTE)]
+
+
+def test_a_request_alone_is_claimed_by_its_shape() -> None:
+    from core.formats.provider_logs import dialect_of
+
+    chat = {
+        "model": "gpt-4.1",
+        "messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}],
+    }
+    anthropic = {"model": "claude-sonnet-4-5", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
+    gemini = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    responses = {"model": "gpt-4.1", "input": "hi"}
+    names = [getattr(dialect_of(None, body, None), "name", None) for body in (chat, anthropic, gemini, responses)]
+    assert names == ["openai", "anthropic", "gemini", "openai-responses"]

@@ -304,7 +304,12 @@ class AnthropicDialect(Dialect):
     def claims(self, url: str | None, request: JSON, response: JSON | None) -> int:
         if url is not None:
             return int(urlsplit(url).path.endswith(MESSAGES_PATH))
-        return int(response is not None and response.get("type") == "message")
+        if response is not None:
+            return int(response.get("type") == "message")
+        # A request alone: max_tokens is required here, and the roles are user and assistant only.
+        messages = request.get("messages")
+        roles = {m.get("role") for m in messages if isinstance(m, dict)} if isinstance(messages, list) else {None}
+        return int("max_tokens" in request and roles <= {"user", "assistant"})
 
     normalisations = anthropic_read.NORMALISATIONS
 
