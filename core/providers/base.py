@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from core.llm.messages import LLMAssistantMessage, LLMMediaPart, LLMMessage, LLMTextPart, LLMTFLMessage, LLMUserPart
 from core.providers.arguments import RAW_ARGUMENTS_KEY, arguments_object, check_arguments_text
 from core.providers.profiles import ModelProfile, ToolNameRule, profile_for
+from core.providers.readback import DiffKind, Normalisation, ReadBody
 from core.providers.request import (
     JSON,
     Degradation,
@@ -44,9 +45,12 @@ __all__ = [
     "UNANSWERED_CALL_TEXT",
     "Degradation",
     "Dialect",
+    "DiffKind",
     "GenerationParams",
     "MediaMapper",
     "NamedToolChoice",
+    "Normalisation",
+    "ReadBody",
     "RequestContext",
     "RequestOptions",
     "ToolChoice",
@@ -115,6 +119,26 @@ class Dialect:
     """The most pixels an inline image may have on a side; a larger one is sent as text (None: no limit)."""
     sdk_types: ClassVar[str]
     """The distribution whose request types preflight checks a body against (named in its findings)."""
+    normalisations: ClassVar[tuple[Normalisation, ...]] = ()
+    """How a body rebuilt from its read-back differs from the recorded one by design (the round trip's table)."""
+
+    def claims(self, url: str | None, request: JSON, response: JSON | None) -> int:
+        """How surely a recorded exchange (its URL when known, its bodies) is this provider's: 0 not at all, 1 by
+        its path or its bodies' shape, 2 by the provider's own host (a vendor speaking another's shape)."""
+        return 0
+
+    def model_of(self, url: str) -> str | None:
+        """The model a recorded URL names, for a provider whose body does not (None: the body names it)."""
+        return None
+
+    def read_request(self, body: JSON) -> ReadBody:
+        """A request body of this provider read back into neutral messages and request context (the builder's
+        inverse, modulo the normalisations its reader module documents); InputError naming the field it refuses."""
+        raise NotImplementedError
+
+    def read_response(self, body: JSON) -> ReadBody:
+        """An answer of this provider read back into the assistant message(s) it holds, usage in ``extra``."""
+        raise NotImplementedError
 
     def validate_types(self, body: JSON) -> None:
         """Check ``body`` strictly against the SDK's request types; BodyTypeError on any mistake."""

@@ -61,6 +61,12 @@ def test_anthropic_with_thinking_drops_temperature_and_a_forced_choice() -> None
     assert sorted(elements) == ["temperature", "tool_choice", "top_p"]
 
 
+def test_anthropic_with_thinking_keeps_the_default_temperature_it_accepts() -> None:
+    body, elements = _elements("anthropic", model="claude-sonnet-4-5", thinking=True, temperature=1.0)
+    assert body["temperature"] == 1.0
+    assert elements == []
+
+
 def test_anthropic_models_that_deprecated_sampling_get_none() -> None:
     body, elements = _elements("anthropic", model="claude-opus-4-7", temperature=0.2)
     assert "temperature" not in body

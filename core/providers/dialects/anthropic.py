@@ -9,6 +9,7 @@ import ssl
 import string
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, assert_never
+from urllib.parse import urlsplit
 
 from core.llm.messages import (
     LLMAssistantMessage,
@@ -30,6 +31,7 @@ from core.providers.base import (
     JSON,
     Dialect,
     NamedToolChoice,
+    ReadBody,
     RequestContext,
     RequestOptions,
     ToolChoice,
@@ -40,6 +42,7 @@ from core.providers.base import (
     map_parts,
     tool_spec,
 )
+from core.providers.dialects import anthropic_read
 from core.providers.profiles import ModelProfile, ThinkingMode, ToolNameRule
 from core.providers.sampling import sampling
 from core.providers.turns import Turns
@@ -87,6 +90,9 @@ SAMPLING_DEPRECATED = "Anthropic deprecated it for this model (400 '`temperature
 # Extended thinking "isn't compatible with temperature or top_k modifications as well as forced tool use";
 # top_p may be set between 0.95 and 1 [docs: extended thinking, feature compatibility].
 WITH_THINKING = "Anthropic refuses it while extended thinking is on (docs: extended thinking)"
+# Only a *modified* temperature is refused: 1.0, the default, is accepted while thinking (recorded 200s:
+# DataDog/dd-trace-py tests/contrib/anthropic/cassettes/anthropic_completion_thinking.yaml).
+THINKING_TEMPERATURE = 1.0
 THINKING_TOP_P_MIN = 0.95
 FORCED_WITH_THINKING = "Anthropic 400 'Thinking may not be enabled when tool_choice forces tool use.'"
 # "`temperature` and `top_p` cannot both be specified for this model" (BerriAI/litellm#15097; the Messages
@@ -215,12 +221,13 @@ def step_usage(response: JSON) -> StepUsage:
     return StepUsage(total, int_or_none(raw.get("output_tokens")), read, None, write)
 
 
+MESSAGES_PATH = "/v1/messages"
 WIRE = Wire(
     name="anthropic",
     sdk_module="anthropic",
     logger="anthropic",
     client=_client,
-    call=posting("/v1/messages"),  # sent as built: the dialect always sets the max_tokens Messages requires
+    call=posting(MESSAGES_PATH),  # sent as built: the dialect always sets the max_tokens Messages requires
     errors=_errors,
     parse=parse_reply,
     usage=step_usage,
@@ -294,6 +301,24 @@ class AnthropicDialect(Dialect):
 
         return rules.check(body, profile, prefill=takes_prefill(self, body.get("model")))
 
+    def claims(self, url: str | None, request: JSON, response: JSON | None) -> int:
+        if url is not None:
+            return int(urlsplit(url).path.endswith(MESSAGES_PATH))
+        if response is not None:
+            return int(response.get("type") == "message")
+        # A request alone: max_tokens is required here, and the roles are user and assistant only.
+        messages = request.get("messages")
+        roles = {m.get("role") for m in messages if isinstance(m, dict)} if isinstance(messages, list) else {None}
+        return int("max_tokens" in request and roles <= {"user", "assistant"})
+
+    normalisations = anthropic_read.NORMALISATIONS
+
+    def read_request(self, body: JSON) -> ReadBody:
+        return anthropic_read.read_request(body)
+
+    def read_response(self, body: JSON) -> ReadBody:
+        return anthropic_read.read_response(body)
+
     def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         max_tokens = options.max_tokens or DEFAULT_MAX_TOKENS
         params: JSON = {"model": options.model or self.default_model, "max_tokens": max_tokens}
@@ -334,7 +359,8 @@ class AnthropicDialect(Dialect):
         sent = sampling(
             ctx,
             temperature_max=TEMPERATURE_MAX,
-            temperature_refused=deprecated or (WITH_THINKING if thinking else None),
+            temperature_refused=deprecated
+            or (WITH_THINKING if thinking and ctx.options.temperature != THINKING_TEMPERATURE else None),
             top_p_refused=deprecated or (BOTH_SAMPLING if both and not thinking else None),
             top_p_min=THINKING_TOP_P_MIN if thinking else 0.0,
         )

@@ -22,6 +22,7 @@ import ssl
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, assert_never
+from urllib.parse import urlsplit
 
 from core.llm.messages import (
     LLMAssistantMessage,
@@ -40,6 +41,7 @@ from core.providers.base import (
     JSON,
     Dialect,
     NamedToolChoice,
+    ReadBody,
     RequestContext,
     RequestOptions,
     ToolChoice,
@@ -52,6 +54,7 @@ from core.providers.base import (
     map_parts,
     tool_spec,
 )
+from core.providers.dialects import chat_read
 from core.providers.media import ResolvedMedia
 from core.providers.profiles import ModelProfile, ToolNameRule
 from core.providers.sampling import sampling
@@ -192,6 +195,9 @@ def openai_usage(sent: str, answered: str) -> Callable[[JSON], StepUsage]:
     return usage
 
 
+CHAT_PATH = "/chat/completions"
+
+
 def parse_reply(data: JSON) -> ReplyFields:
     """A Chat Completions answer's first choice: content, reasoning_content and tool_calls."""
     choice = data["choices"][0]
@@ -228,7 +234,7 @@ def openai_wire(name: str, path: str, parse: Callable[[JSON], ReplyFields], sent
     )
 
 
-CHAT_WIRE = openai_wire("openai", "/chat/completions", parse_reply, "prompt_tokens", "completion_tokens")
+CHAT_WIRE = openai_wire("openai", CHAT_PATH, parse_reply, "prompt_tokens", "completion_tokens")
 
 
 # 400 "Invalid 'messages[2].tool_calls[0].id': string too long. Expected a string with maximum length 40"
@@ -262,6 +268,8 @@ class ChatCompletionsDialect(Dialect):
     # temperature "between 0 and 2"; "Up to 4 sequences" of stop [SDK: CompletionCreateParamsBase].
     TEMPERATURE_MAX: ClassVar[float] = 2.0
     MAX_STOP: ClassVar[int] = 4
+    # Hosts besides the default base URL's that serve this vendor (how a recorded exchange's URL names it).
+    LOG_HOSTS: ClassVar[frozenset[str | None]] = frozenset()
     # The neutral tool choices the endpoint takes; another is sent as the default, "auto", with a warning.
     TOOL_CHOICES: ClassVar[frozenset[str]] = frozenset({"auto", "none", "required", "named"})
     wire = CHAT_WIRE
@@ -279,6 +287,23 @@ class ChatCompletionsDialect(Dialect):
         from core.preflight import openai as rules
 
         return rules.check_chat(body, profile, reasoning_params=self.SENDS_REASONING_EFFORT)
+
+    def claims(self, url: str | None, request: JSON, response: JSON | None) -> int:
+        if self.default_base_url is not None:  # a vendor: only its own hosts, as the shape is OpenAI's
+            hosts = self.LOG_HOSTS | {urlsplit(self.default_base_url).hostname}
+            return 2 if url is not None and urlsplit(url).hostname in hosts else 0
+        if url is not None:
+            return int(urlsplit(url).path.endswith(CHAT_PATH))
+        return int("choices" in response if response is not None else "messages" in request)
+
+    normalisations = chat_read.NORMALISATIONS
+
+    def read_request(self, body: JSON) -> ReadBody:
+        switch = self.EXTENSIONS is not None and "thinking" in self.EXTENSIONS.params
+        return chat_read.read_request(body, effort_sent=self.SENDS_REASONING_EFFORT, switch_sent=switch)
+
+    def read_response(self, body: JSON) -> ReadBody:
+        return chat_read.read_response(body)
 
     def media_part(self, part: LLMMediaPart, msg_id: str | None, ctx: RequestContext) -> JSON | str:
         """The content part for a medium, or the text that replaces it (after recording a warning)."""

@@ -30,6 +30,7 @@ from core.providers.base import (
     JSON,
     Dialect,
     NamedToolChoice,
+    ReadBody,
     RequestContext,
     RequestOptions,
     ToolChoice,
@@ -40,6 +41,8 @@ from core.providers.base import (
     map_parts,
     tool_spec,
 )
+from core.providers.dialects import gemini_read
+from core.providers.dialects.gemini_read import DUMMY_THOUGHT_SIGNATURE, ERROR_KEY, OUTPUT_KEY, THOUGHT_SIGNATURE_KEY
 from core.providers.dialects.gemini_schema import gemini_schema
 from core.providers.profiles import GeminiThinking, ModelProfile, ToolNameRule, ToolResultMedia
 from core.providers.sampling import sampling
@@ -71,12 +74,6 @@ MIME_TYPES: dict[str, frozenset[str]] = {
 }
 # Gemini's spelling of a few types (the docs list audio/mp3 and video/mov).
 MIME_RENAMES = {"audio/mpeg": "audio/mp3", "video/quicktime": "video/mov", "video/x-msvideo": "video/avi"}
-# Documented dummy signature for calls Gemini did not produce (history from another provider) [docs].
-DUMMY_THOUGHT_SIGNATURE = "skip_thought_signature_validator"
-# Provider field on a stored ToolCall that holds the signature Gemini returned with that call.
-THOUGHT_SIGNATURE_KEY = "thought_signature"
-# functionResponse.response keys: "output" for a result, "error" for a failure [SDK docstring].
-OUTPUT_KEY, ERROR_KEY = "output", "error"
 # 2.5 Pro's smallest thinkingBudget; it cannot be 0 there [docs: thinking budgets].
 MIN_THINKING_BUDGET = 128
 # Gemini 3's lowest level that every model of the family takes, spelled as the SDK sends it [SDK: ThinkingLevel].
@@ -316,6 +313,22 @@ class GeminiDialect(Dialect):
         from core.preflight import gemini as rules
 
         return rules.check(body, profile)
+
+    def claims(self, url: str | None, request: JSON, response: JSON | None) -> int:
+        if url is not None:
+            return int(gemini_read.model_of(url) is not None)
+        return int("candidates" in response if response is not None else "contents" in request)
+
+    def model_of(self, url: str) -> str | None:
+        return gemini_read.model_of(url)
+
+    normalisations = gemini_read.NORMALISATIONS
+
+    def read_request(self, body: JSON) -> ReadBody:
+        return gemini_read.read_request(body)
+
+    def read_response(self, body: JSON) -> ReadBody:
+        return gemini_read.read_response(body)
 
     def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         config: JSON = {}

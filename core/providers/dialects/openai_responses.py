@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, assert_never
+from urllib.parse import urlsplit
 
 from core.llm.messages import (
     LLMAssistantMessage,
@@ -32,6 +33,7 @@ from core.providers.base import (
     JSON,
     Dialect,
     NamedToolChoice,
+    ReadBody,
     RequestContext,
     RequestOptions,
     ToolChoice,
@@ -44,6 +46,7 @@ from core.providers.base import (
     reasoning_effort,
     tool_spec,
 )
+from core.providers.dialects import responses_read
 from core.providers.dialects.chat_completions import (
     REASONING_REFUSES,
     UNKNOWN_OPENAI_MODEL,
@@ -88,7 +91,8 @@ def parse_reply(data: JSON) -> ReplyFields:
     )
 
 
-WIRE = openai_wire("openai-responses", "/responses", parse_reply, "input_tokens", "output_tokens")
+RESPONSES_PATH = "/responses"
+WIRE = openai_wire("openai-responses", RESPONSES_PATH, parse_reply, "input_tokens", "output_tokens")
 
 # temperature "between 0 and 2" [SDK: ResponseCreateParamsBase.temperature]; there is no stop parameter.
 TEMPERATURE_MAX = 2.0
@@ -127,6 +131,19 @@ class OpenAIResponsesDialect(Dialect):
         from core.preflight import openai as rules
 
         return rules.check_responses(body, profile)
+
+    def claims(self, url: str | None, request: JSON, response: JSON | None) -> int:
+        if url is not None:
+            return int(urlsplit(url).path.endswith(RESPONSES_PATH))
+        return int(response.get("object") == "response" if response is not None else "input" in request)
+
+    normalisations = responses_read.NORMALISATIONS
+
+    def read_request(self, body: JSON) -> ReadBody:
+        return responses_read.read_request(body)
+
+    def read_response(self, body: JSON) -> ReadBody:
+        return responses_read.read_response(body)
 
     def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         params: JSON = {"model": options.model or self.default_model}

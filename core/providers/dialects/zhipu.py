@@ -70,6 +70,8 @@ class ZhipuDialect(ChatCompletionsDialect):
     TEMPERATURE_MAX: ClassVar[float] = 1.0
     MAX_STOP: ClassVar[int] = 1
     TOOL_CHOICES: ClassVar[frozenset[str]] = frozenset({"auto"})
+    # Z.ai, the international endpoint of the same GLM API (pydantic-ai ZaiProvider: https://api.z.ai/api/paas/v4).
+    LOG_HOSTS: ClassVar[frozenset[str | None]] = frozenset({"api.z.ai"})
 
     def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         params = super().configure_api_params(options, ctx)
