@@ -1,11 +1,12 @@
-"""``traceloupe import PATH...``: store .json/.jsonl files (``-`` for stdin), each all-or-nothing."""
+"""``traceloupe import PATH...``: store .json/.jsonl files (``-`` for stdin), each all-or-nothing; ``--from``
+reads another format (OpenTelemetry, OpenInference...) through ``core.formats`` into the same import."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 from web.cli import flags
 from web.cli.db import add_db_argument, run_with_store
@@ -13,6 +14,7 @@ from web.cli.db import add_db_argument, run_with_store
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from core.formats.registry import TraceFormat
     from core.reader import ReadLimits, Record
     from core.store import ImportSummary, Store
 
@@ -22,6 +24,7 @@ PROGRESS_MIN_BYTES = 8 * 1024 * 1024
 
 def register(parser: argparse.ArgumentParser) -> None:
     """Paths, ``--db`` and the reader's limits."""
+    from core.formats.registry import OWN_FORMAT, format_names
     from core.reader import DEFAULT_LIMITS, MiB
 
     parser.add_argument("paths", nargs="+", metavar="PATH", help=".json or .jsonl file; - reads standard input")
@@ -45,6 +48,14 @@ def register(parser: argparse.ArgumentParser) -> None:
         "(without it, such a file is refused)",
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="print only errors")
+    parser.add_argument(
+        "--from",
+        dest="from_format",
+        choices=format_names(),
+        default=OWN_FORMAT,
+        help="the format of the files (default: %(default)s, our own); auto tells it from the content and says "
+        "which it chose",
+    )
 
 
 class _Bar:
@@ -71,11 +82,66 @@ class _Bar:
         self.stream.flush()
 
 
-def _import_one(store: Store, path: str, limits: ReadLimits, quiet: bool, replace: bool) -> ImportSummary:
+def _chosen_format(path: str, name: str, quiet: bool) -> TraceFormat:
+    """The format ``--from`` names, or for ``auto`` the one the file's first bytes show (said on stderr)."""
+    from core.errors import InputError
+    from core.formats.registry import SNIFF_BYTES, format_named, sniff
+    from web.cli.terminal import echo
+
+    if name != "auto":
+        return format_named(name)
+    if path == "-":
+        stdin: Any = sys.stdin.buffer  # a BufferedReader: its head is peeked, not consumed
+        head = stdin.peek(SNIFF_BYTES)[:SNIFF_BYTES]
+    else:
+        try:
+            with Path(path).open("rb") as handle:
+                head = handle.read(SNIFF_BYTES)
+        except OSError as exc:
+            raise InputError(f"cannot open: {exc.strerror or exc}", source=path) from None
+    chosen = sniff(head, path)
+    if not quiet:
+        echo(f"{path}: read as {chosen.name} ({chosen.description})", file=sys.stderr)
+    return chosen
+
+
+def _import_foreign(store: Store, path: str, trace_format: TraceFormat, replace: bool) -> ImportSummary:
+    """A file of another format: read into events, assembled, and stored through the same import path."""
+    from core.errors import InputError
+    from core.formats.importing import read_foreign
+    from web.bodies.digest_task import DIGEST_MIN_RECORDS
+    from web.cli.terminal import echo
+
+    try:
+        handle = sys.stdin.buffer if path == "-" else Path(path).open("rb")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise InputError(f"cannot open: {exc.strerror or exc}", source=path) from None
+    try:
+        foreign = read_foreign(trace_format, handle, path)
+    finally:
+        if path != "-":
+            handle.close()
+    for note in foreign.notes:
+        echo(f"traceloupe: note: {note.line()}", file=sys.stderr)
+    return store.import_records(
+        iter(foreign.records),
+        source=path,
+        replace=replace,
+        store_lines=foreign.store_lines,
+        digest_min_records=DIGEST_MIN_RECORDS,
+    )
+
+
+def _import_one(
+    store: Store, path: str, limits: ReadLimits, quiet: bool, replace: bool, from_format: str = "traceloupe"
+) -> ImportSummary:
     from core.errors import InputError
     from core.reader import BadMessages, StoreLine, read_stream
     from web.bodies.digest_task import DIGEST_MIN_RECORDS
 
+    trace_format = _chosen_format(path, from_format, quiet)
+    if trace_format.read is not None:
+        return _import_foreign(store, path, trace_format, replace)
     if path == "-":
         return store.import_path("-", limits=limits, replace=replace, digest_min_records=DIGEST_MIN_RECORDS)
     size = 0
@@ -152,7 +218,7 @@ def run(ns: argparse.Namespace) -> int:
         digest_due: dict[str, None] = {}
         for path in ns.paths:
             try:
-                summary = _import_one(store, path, limits, ns.quiet, ns.replace)
+                summary = _import_one(store, path, limits, ns.quiet, ns.replace, ns.from_format)
             except InputError as exc:
                 for line in ImportSummary.failure_line(exc).splitlines():
                     echo(f"traceloupe: {line}", file=sys.stderr)
