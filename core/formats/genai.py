@@ -17,6 +17,7 @@ not captured: the assembler reports it. ``execute_tool`` spans are tool runs.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import IO, Any
 
 from core.formats.events import ConversationKey, Event, ModelCall
@@ -25,8 +26,9 @@ from core.formats.otlp import Span, read_spans
 from core.formats.span_fields import loads, request_of, source_of, tool_execution
 from core.llm.messages import LLMMessage
 
-TOOL_OPERATION = "execute_tool"
-NOT_MODEL_CALLS = ("execute_tool", "embeddings", "create_agent", "invoke_agent")
+TOOL_OPERATIONS = ("execute_tool", "tool")
+"""The semantic conventions' tool operation, and the one Latitude's SDK writes."""
+NOT_MODEL_CALLS = ("execute_tool", "tool", "embeddings", "create_agent", "invoke_agent")
 """Operations that are not a model call: agent spans repeat their calls' messages, embeddings have none."""
 
 _EVENT_ROLES = {
@@ -80,10 +82,10 @@ def _from_events(span: Span, reader: MessageReader) -> tuple[list[LLMMessage], l
 def _messages(span: Span, reader: MessageReader) -> tuple[tuple[LLMMessage, ...] | None, tuple[LLMMessage, ...] | None]:
     attrs = span.attributes
     if "gen_ai.input.messages" in attrs or "gen_ai.output.messages" in attrs:
-        system = reader.system(attrs.get("gen_ai.system_instructions", attrs.get("gen_ai.system.instructions")))
+        system = attrs.get("gen_ai.system_instructions", attrs.get("gen_ai.system.instructions"))
         sent = (
-            joined([system, reader.messages(attrs.get("gen_ai.input.messages"))])
-            if ("gen_ai.input.messages" in attrs)
+            tuple(reader.with_system(system, reader.messages(attrs.get("gen_ai.input.messages"))))
+            if "gen_ai.input.messages" in attrs
             else None
         )
         out = attrs.get("gen_ai.output.messages")
@@ -164,16 +166,18 @@ def model_call(span: Span, path: str, reader: MessageReader) -> ModelCall:
 def span_events(span: Span, path: str, reader: MessageReader) -> Iterator[Event]:
     """The event a GenAI span is, if any."""
     attrs = span.attributes
-    if attrs.get("gen_ai.operation.name") == TOOL_OPERATION:
-        yield tool_execution(
+    if attrs.get("gen_ai.operation.name") in TOOL_OPERATIONS:
+        run = tool_execution(
             span,
             path,
             conversation_key(span),
             name=attrs.get("gen_ai.tool.name"),
             call_id=attrs.get("gen_ai.tool.call.id"),
             arguments=attrs.get("gen_ai.tool.call.arguments"),
-            result=attrs.get("gen_ai.tool.call.result"),
+            result=attrs.get("gen_ai.tool.call.result", attrs.get("gen_ai.tool.result.value")),
         )
+        failed = attrs.get("gen_ai.tool.result.is_error") in (True, "true")
+        yield replace(run, is_error=True) if failed else run
     elif is_model_call(span):
         yield model_call(span, path, reader)
 

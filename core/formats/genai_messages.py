@@ -92,8 +92,8 @@ class MessageReader:
             if isinstance(part, str):
                 out.append({"type": "text", "content": part})
             elif isinstance(part, dict):
-                if part.get("type") == "text" and "content" not in part:
-                    part = {**part, "content": part.get("text", "")}
+                if part.get("type", "text") == "text" and "content" not in part and "text" in part:
+                    part = {**part, "type": "text", "content": part["text"]}  # the chat-completions text part
                 out.append(part)
         return out
 
@@ -103,7 +103,7 @@ class MessageReader:
         if not isinstance(item, dict):
             return [LLMUserMessage((LLMTextPart(self.text(item)),))] if item else []
         role = str(item.get("role") or "user").lower()
-        parts = self.parts(item["parts"] if "parts" in item else item.get("content"))
+        parts = self.parts(item["parts"] if "parts" in item else item.get("content", item.get("text")))
         for call in loads(item.get("tool_calls")) or []:
             if isinstance(call, dict):
                 parts.append({"type": "tool_call", **call})
@@ -169,11 +169,24 @@ class MessageReader:
             out.extend(self.message(item))
         return out
 
-    def system(self, value: Any) -> list[LLMMessage]:
-        """``gen_ai.system_instructions``: parts (or text) as one system message."""
-        parts = self.parts(value)
-        texts = [self.text(p.get("content")) for p in parts if p.get("type") == "text"]
-        return [LLMSystemMessage(self.pool("\n".join(texts)))] if texts else []
+    def with_system(self, value: Any, sent: list[LLMMessage]) -> list[LLMMessage]:
+        """``sent`` with the ``gen_ai.system_instructions`` parts (or text) as system messages: first, or where a
+        part's ``messageIndex`` (Latitude's SDK records it) says it stood among the messages."""
+        parts = [p for p in self.parts(value) if p.get("type") == "text"]
+        placed: list[tuple[int, LLMMessage]] = []
+        leading: list[str] = []
+        for part in parts:
+            known = (part.get("_provider_metadata") or {}).get("_known_fields") or {}
+            index = known.get("messageIndex") if isinstance(known, dict) else None
+            text = self.text(part.get("content"))
+            if isinstance(index, int) and not isinstance(index, bool) and index > 0:
+                placed.append((index, LLMSystemMessage(text)))
+            else:
+                leading.append(text)
+        out = ([LLMSystemMessage(self.pool("\n".join(leading)))] if leading else []) + list(sent)
+        for index, message in sorted(placed, key=lambda pair: pair[0]):
+            out.insert(min(index, len(out)), message)
+        return out
 
 
 def indexed(attributes: dict[str, Any], prefix: str) -> list[dict[str, Any]]:

@@ -17,9 +17,11 @@ from typing import IO, Any
 from core.formats.events import ConversationKey, Event, ModelCall
 from core.formats.genai_messages import MessageReader, indexed, joined
 from core.formats.otlp import Span, read_spans
+from core.formats.phoenix_spans import looks_like_phoenix, read_phoenix_spans
 from core.formats.span_fields import loads, request_of, source_of, tool_execution
 
 SPAN_KIND = "openinference.span.kind"
+SNIFF_HEAD = 4096
 _KEPT_PREFIXES = ("llm.token_count.", "llm.cost.", "annotation", "evaluation", "llm.finish_reason", "tag.tags")
 
 
@@ -167,7 +169,10 @@ def span_events(span: Span, path: str, reader: MessageReader) -> Iterator[Event]
 
 
 def read_openinference(stream: IO[bytes], path: str) -> Iterator[Event]:
-    """The events of an OTLP file's OpenInference spans."""
+    """The events of an OTLP file's OpenInference spans, or of a Phoenix span file's."""
     reader = MessageReader()
-    for span in read_spans(stream, path):
+    peek = getattr(stream, "peek", None)
+    head = peek(SNIFF_HEAD)[:SNIFF_HEAD] if peek is not None else b""
+    spans = read_phoenix_spans(stream, path) if looks_like_phoenix(head) else read_spans(stream, path)
+    for span in spans:
         yield from span_events(span, path, reader)

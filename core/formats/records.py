@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import msgspec
+
 from core.formats.assemble import Entry, ImportNote, Transcript, assemble_transcripts
 from core.formats.events import Event, ModelCall, SourceRef
 from core.formats.stored import Json, message_json, part_json, tool_json
@@ -77,7 +79,7 @@ def _fill_call_ids(entries: list[Entry], msg_ids: list[str]) -> list[LLMMessage]
         message = entry.message
         if isinstance(message, LLMAssistantMessage) and message.tool_calls:
             calls = tuple(c if c.id else replace_call(c, f"{msg_id}-call{i}") for i, c in enumerate(message.tool_calls))
-            message = replace(message, tool_calls=calls) if calls != message.tool_calls else message
+            message = msgspec.structs.replace(message, tool_calls=calls) if calls != message.tool_calls else message
             open_calls.extend(calls)
         elif isinstance(message, LLMToolMessage):
             if not message.tool_call_id:
@@ -204,3 +206,26 @@ def assemble(events: Iterable[Event]) -> Assembly:
             )
         )
     return assembly
+
+
+def import_marks(raw: Json, root: str = "$") -> list[str]:
+    """What ``traceloupe check`` reports of an imported message and its trace records: data kept aside under
+    ``additional_kwargs.traceloupe_import.unplaced`` and placeholder turns, one line each with its JSON path."""
+    found: list[str] = []
+    records = (raw.get("intermediate_trace") or {}).get("records") or []
+    for path, record in [(root, raw), *((f"{root}.intermediate_trace.records[{i}]", r) for i, r in enumerate(records))]:
+        if not isinstance(record, dict):
+            continue
+        meta = (record.get("additional_kwargs") or {}).get(IMPORT_KEY)
+        if not isinstance(meta, dict):
+            continue
+        ident = record.get("msg_id")
+        if meta.get("placeholder"):
+            found.append(f"{path} msg_id={ident}: placeholder user turn (the source recorded none)")
+        unplaced = meta.get("unplaced")
+        if isinstance(unplaced, dict) and unplaced:
+            found.append(
+                f"{path} msg_id={ident}: imported data with no place in the stored format, kept under "
+                f"additional_kwargs.{IMPORT_KEY}.unplaced: {', '.join(sorted(unplaced))}"
+            )
+    return found

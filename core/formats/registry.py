@@ -19,6 +19,7 @@ from core.formats.genai_messages import MessageReader
 from core.formats.openinference import SPAN_KIND, read_openinference
 from core.formats.openinference import span_events as openinference_span_events
 from core.formats.otlp import looks_like_json, read_spans
+from core.formats.phoenix_spans import looks_like_phoenix
 
 SNIFF_BYTES = 64 * 1024
 """How much of a file ``--from auto`` looks at."""
@@ -59,6 +60,8 @@ def _sniff_otlp(head: bytes) -> bool:
 
 
 def _sniff_openinference(head: bytes) -> bool:
+    if looks_like_phoenix(head):
+        return True
     return _otlp_head(head) and b"openinference.span.kind" in head and b"gen_ai.operation.name" not in head
 
 
@@ -69,7 +72,10 @@ def _sniff_own(head: bytes) -> bool:
 
 FORMATS: tuple[TraceFormat, ...] = (
     TraceFormat(
-        "openinference", "OpenInference spans (Arize Phoenix) in an OTLP file", _sniff_openinference, read_openinference
+        "openinference",
+        "OpenInference spans (Arize Phoenix) in an OTLP file or a Phoenix span export",
+        _sniff_openinference,
+        read_openinference,
     ),
     TraceFormat("otlp", "OpenTelemetry GenAI spans in an OTLP/JSON or OTLP/protobuf file", _sniff_otlp, read_otlp),
     TraceFormat(OWN_FORMAT, "Traceloupe's stored messages (.json, .jsonl), core/FORMAT.md", _sniff_own, None),

@@ -53,6 +53,17 @@ def content_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _number(value: Any) -> Any:
+    """A parameter some instrumentations write as text (Spring AI's ``"0.7"``) as the number it is."""
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return value
+        return int(number) if number.is_integer() and "." not in value else number
+    return value
+
+
 def provider_of(system: Any) -> str | None:
     """The Traceloupe provider a span's system or provider name means (``gcp.gemini``: its last part), or None."""
     from core.providers.registry import dialects
@@ -92,7 +103,7 @@ def request_of(
         except RequestFieldError as exc:
             extra["tools"] = tools
             extra["tools_error"] = str(exc)
-    clean = {k: v for k, v in params.items() if v is not None}
+    clean = {k: _number(v) if k != "stop" else v for k, v in params.items() if v is not None}
     try:
         generation = read_params(clean)
     except InputError as exc:

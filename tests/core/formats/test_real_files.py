@@ -1,0 +1,134 @@
+"""Real files from public repositories (``tests/formats/data/README.md`` cites each) imported: the conversations,
+the messages per role and kind, the tool calls and results each must give, and a second import that changes
+nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from core.formats.importing import read_foreign
+from core.formats.registry import SNIFF_BYTES, sniff
+from core.store import Store
+from tests.core.formats.summary import summary, tool_calls
+from web.cli import main
+
+DATA = Path(__file__).parents[2] / "formats" / "data"
+
+PXI_TURN = [
+    "system",
+    "user:text",
+    *["  assistant:text+1calls", "  tool:call-01", "  assistant:text+1calls", "  tool:call-02"],
+    *["  assistant:text+1calls", "  tool:call-03", "  assistant:text"],
+    "user:text",
+    *(line for n in range(4, 12) for line in ("  assistant:text+1calls", f"  tool:call-{n:02d}")),
+    "  assistant:text",
+]
+PXI_SUBAGENT = [
+    "system",
+    *["user:text", "  assistant:text+1calls", "  tool:call-01", "  assistant:text"],
+    *["user:text", "  assistant:text+1calls", "  tool:call-02", "  assistant:text"],
+    *["user:text", "  assistant:text+1calls", "  tool:call-03", "  assistant:text+3calls"],
+    *["  tool:call-04", "  tool:call-05", "  tool:call-06"],
+    *(line for n in range(7, 20) for line in ("  assistant:text+1calls", f"  tool:call-{n:02d}")),
+    "  assistant:text",
+]
+
+# file, format sniffed, {conversation_id: summary}, tool calls (id, name, arguments) of the first conversation
+CASES = [
+    (
+        "otlp/latitude_rendering.json",
+        "otlp",
+        {
+            "ID_1": [
+                "system",
+                "user:text",
+                *["  assistant:text", "  system", "  assistant:text", "  system", "  assistant:text+1calls"],
+                *["  tool:fake-tool-call-id-1", "  system", "  assistant:text"],
+            ]
+        },
+        [("fake-tool-call-id-1", "get_weather", '{"location": "Barcelona"}')],
+    ),
+    (
+        "otlp/latitude_manual_tools.json",
+        "otlp",
+        {"ID_2": ["system", "user:text", "  assistant:text+1calls", "  tool:call_1", "  assistant:text"]},
+        [("call_1", "get_weather", '{"city": "NYC"}')],
+    ),
+    ("otlp/openllmetry_openai.json", "otlp", {"0f69feaecfced498": ["system", "user:text", "  assistant:text"]}, []),
+    ("otlp/strands.json", "otlp", {"4b6bf754c099094a": ["user:text", "  assistant:text"]}, []),
+    ("otlp/spring_ai_no_content.json", "otlp", {}, []),
+    (
+        "openinference/openinference_openai_otlp.json",
+        "openinference",
+        {"my-test-session": ["system", "user:text", "  assistant:text"]},
+        [],
+    ),
+    ("openinference/phoenix_pxi_turn_trace.json", "openinference", {"fixture-session": PXI_TURN}, None),
+    (
+        "openinference/phoenix_pxi_turn_subagent_trace.json",
+        "openinference",
+        {"fixture-subagent-session": PXI_SUBAGENT},
+        None,
+    ),
+]
+
+
+def _conversations(name: str) -> tuple[str, dict[str, list[dict[str, object]]], list[str]]:
+    path = DATA / name
+    chosen = sniff(path.read_bytes()[:SNIFF_BYTES], str(path))
+    with path.open("rb") as handle:
+        foreign = read_foreign(chosen, handle, str(path))
+    conversations: dict[str, list[dict[str, object]]] = {}
+    for record in foreign.records:
+        conversations.setdefault(record.message.conversation_id, []).append(record.raw)
+    return chosen.name, conversations, [n.text for n in foreign.notes]
+
+
+@pytest.mark.parametrize(("name", "format_name", "expected", "calls"), CASES, ids=[c[0] for c in CASES])
+def test_a_real_file_gives_its_conversations(
+    name: str, format_name: str, expected: dict[str, list[str]], calls: list[tuple[str, str, str]] | None
+) -> None:
+    chosen, conversations, _ = _conversations(name)
+    assert chosen == format_name
+    assert {cid: summary(messages) for cid, messages in conversations.items()} == expected
+    if calls is not None and conversations:
+        assert tool_calls(next(iter(conversations.values()))) == calls
+
+
+def test_a_model_call_without_captured_content_is_reported_not_stored() -> None:
+    _, conversations, notes = _conversations("otlp/spring_ai_no_content.json")
+    assert conversations == {}
+    assert notes == ["model call content was not captured: nothing stored for it"]
+
+
+def test_arguments_recorded_empty_then_resent_as_an_empty_object_are_one_call() -> None:
+    # pxi_turn_trace.json: call-04 is output with arguments "" and resent with "{}" in the next input.
+    _, conversations, _ = _conversations("openinference/phoenix_pxi_turn_trace.json")
+    calls = tool_calls(conversations["fixture-session"])
+    assert [c for c in calls if c[0] == "call-04"] == [("call-04", "list_datasets", "")]
+    assert len({c[0] for c in calls}) == len(calls) == 11
+
+
+def test_object_arguments_become_json_text_and_tool_spans_give_results() -> None:
+    _, conversations, _ = _conversations("otlp/latitude_manual_tools.json")
+    records = conversations["ID_2"][1]["intermediate_trace"]["records"]  # type: ignore[index]
+    assert records[1]["tool_reses"][0]["result"]
+    assert orjson.loads(records[0]["tool_calls"][0]["arguments"]) == {"city": "NYC"}
+
+
+@pytest.mark.parametrize("folder", ["otlp", "openinference"])
+def test_a_second_import_changes_nothing(folder: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    paths = sorted(str(p) for p in (DATA / folder).glob("*.json"))
+    assert main(["import", "--from", "auto", *paths, "--db", url]) == 0
+    with Store.open(url) as store:
+        first = list(store.export_texts())
+    assert len(first) > 1
+    assert main(["import", "--from", "auto", *paths, "--db", url]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1].startswith(f"total: 0 messages imported from {len(paths)} of {len(paths)} files")
+    with Store.open(url) as store:
+        assert list(store.export_texts()) == first
