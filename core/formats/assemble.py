@@ -22,7 +22,7 @@ from typing import Any
 
 from core.formats.events import Event, ModelCall, SourceRef, ToolExecution
 from core.formats.transcript import common_prefix, continues, same_message
-from core.llm.messages import LLMAssistantMessage, LLMMessage, LLMToolMessage
+from core.llm.messages import LLMAssistantMessage, LLMMessage, LLMTextPart, LLMToolMessage, LLMUserMessage
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,10 +58,12 @@ class Transcript:
     entries: list[Entry] = field(default_factory=list)
     calls: list[ModelCall] = field(default_factory=list)
     traces: set[str] = field(default_factory=set)
+    messages: list[LLMMessage] = field(default_factory=list)
+    """The entries' messages, kept beside them while calls merge (every call compares its input with them)."""
 
-    @property
-    def messages(self) -> list[LLMMessage]:
-        return [e.message for e in self.entries]
+    def add(self, entry: Entry) -> None:
+        self.entries.append(entry)
+        self.messages.append(entry.message)
 
 
 def ms(when: datetime | None) -> int | None:
@@ -112,14 +114,14 @@ def _extend(branch: Transcript, call: ModelCall) -> None:
     have = branch.messages
     shared = common_prefix(have, sent)
     for message in sent[shared:]:
-        branch.entries.append(Entry(message, call.source, start, call))
+        branch.add(Entry(message, call.source, start, call))
     answered = list(call.output or ())
     after = len(sent) if shared == len(sent) and len(have) > len(sent) else None
     if after is not None and common_prefix(have[after:], answered) == len(answered):
         return  # a repeat of calls already in the branch: nothing new
     for position, message in enumerate(answered):
         extra = dict(call.extra) if position == 0 else {}
-        branch.entries.append(Entry(message, call.source, end if end is not None else start, call, extra))
+        branch.add(Entry(message, call.source, end if end is not None else start, call, extra))
     branch.calls.append(call)
     if call.source.trace:
         branch.traces.add(call.source.trace)
@@ -137,23 +139,33 @@ def _fits(branch: Transcript, call: ModelCall) -> int:
     return min(len(have), len(call.input))
 
 
-def _merge(
-    key: str | None, calls: list[ModelCall], keyless: list[Transcript], notes: list[ImportNote]
-) -> list[Transcript]:
+def opening(message: LLMMessage) -> tuple[str, str]:
+    """What two recordings of a history's first message share whatever else differs: its role and its text."""
+    if isinstance(message, LLMUserMessage):
+        return ("user", "".join(p.text.strip() for p in message.content if isinstance(p, LLMTextPart)))
+    return (message.role, message.content.strip())
+
+
+Branches = dict[tuple[str, str] | None, list[Transcript]]
+"""Branches by their first message's opening: a call can only continue a branch that opens as its input does."""
+
+
+def _merge(key: str | None, calls: list[ModelCall], keyless: Branches, notes: list[ImportNote]) -> list[Transcript]:
     """The transcripts these calls make; keyless calls continue any keyless branch their input resends."""
-    branches = keyless if key is None else []
+    branches: Branches = keyless if key is None else {}
     made: list[Transcript] = []
     for call in calls:
+        first = opening(call.input[0]) if call.input else None
         best, best_len = None, 0
-        for branch in branches:
+        for branch in branches.get(first, ()):
             fit = _fits(branch, call)
             if fit > best_len:
                 best, best_len = branch, fit
-        if best is None and key is not None and call.input is None and branches:
-            best = branches[-1]  # output alone, under the conversation's key: it follows what came before
+        if best is None and key is not None and call.input is None and made:
+            best = made[-1]  # output alone, under the conversation's key: it follows what came before
         if best is None:
             best = Transcript(key)
-            branches.append(best)
+            branches.setdefault(first, []).append(best)
             made.append(best)
         _extend(best, call)
     if key is None or len(made) <= 1:
@@ -161,7 +173,8 @@ def _merge(
     joined = made[0]
     for branch in made[1:]:
         shared = common_prefix(joined.messages, branch.messages)
-        joined.entries.extend(branch.entries[shared:])
+        for entry in branch.entries[shared:]:
+            joined.add(entry)
         joined.calls.extend(branch.calls)
         joined.traces |= branch.traces
     notes.append(
@@ -181,58 +194,64 @@ def _answered(transcript: Transcript) -> set[str]:
     }
 
 
-def _unanswered_by_name(transcript: Transcript, name: str) -> tuple[int, str] | None:
-    """The first call named ``name`` no result answers: its entry index and id."""
-    done = _answered(transcript)
-    for index, entry in enumerate(transcript.entries):
-        if isinstance(entry.message, LLMAssistantMessage):
-            for call in entry.message.tool_calls:
-                if call.name == name and call.id and call.id not in done:
-                    return index, call.id
-    return None
+class _ToolIndex:
+    """Where each tool call sits and which are answered, built once for all of a file's tool runs."""
 
+    def __init__(self, transcripts: list[Transcript]) -> None:
+        self.calls: dict[str, tuple[Transcript, Entry]] = {}
+        self.answered: dict[int, set[str]] = {id(t): _answered(t) for t in transcripts}
+        for transcript in transcripts:
+            for entry in transcript.entries:
+                if isinstance(entry.message, LLMAssistantMessage):
+                    for call in entry.message.tool_calls:
+                        if call.id:
+                            self.calls.setdefault(call.id, (transcript, entry))
 
-def _call_index(transcripts: list[Transcript]) -> dict[str, tuple[Transcript, int]]:
-    index: dict[str, tuple[Transcript, int]] = {}
-    for transcript in transcripts:
-        for position, entry in enumerate(transcript.entries):
+    def open_call(self, transcript: Transcript, name: str) -> tuple[Entry, str] | None:
+        """The first call named ``name`` that no result answers: its entry and id."""
+        done = self.answered[id(transcript)]
+        for entry in transcript.entries:
             if isinstance(entry.message, LLMAssistantMessage):
                 for call in entry.message.tool_calls:
-                    if call.id:
-                        index.setdefault(call.id, (transcript, position))
-    return index
+                    if call.name == name and call.id and call.id not in done:
+                        return entry, call.id
+        return None
 
-
-def _insert_result(transcript: Transcript, after: int, run: ToolExecution, call_id: str) -> None:
-    """The run's result right after its call and the results already there."""
-    position = after + 1
-    while position < len(transcript.entries) and isinstance(transcript.entries[position].message, LLMToolMessage):
-        position += 1
-    result = LLMToolMessage(run.result or "", call_id, run.name, run.is_error)
-    ts = ms(run.ended_at) or ms(run.started_at) or transcript.entries[after].ts
-    transcript.entries.insert(position, Entry(result, run.source, ts, None, dict(run.extra)))
+    def answer(self, transcript: Transcript, after: Entry, run: ToolExecution, call_id: str) -> None:
+        """The run's result right after its call and the results already there."""
+        entries = transcript.entries
+        position = next(i for i in range(len(entries) - 1, -1, -1) if entries[i] is after) + 1
+        while position < len(entries) and isinstance(entries[position].message, LLMToolMessage):
+            position += 1
+        result = LLMToolMessage(run.result or "", call_id, run.name, run.is_error)
+        ts = ms(run.ended_at) or ms(run.started_at) or after.ts
+        entries.insert(position, Entry(result, run.source, ts, None, dict(run.extra)))
+        self.answered[id(transcript)].add(call_id)
 
 
 def _place_tool_runs(runs: list[ToolExecution], transcripts: list[Transcript], notes: list[ImportNote]) -> None:
     """Each tool run answers its call; a result the transcript already holds (resent in a later input) is kept
     as recorded there."""
-    runs = sorted(runs, key=lambda r: (ms(r.started_at) or 0, r.source.line or 0))
-    for run in runs:
-        by_id = _call_index(transcripts)
-        if run.call_id and run.call_id in by_id:
-            transcript, position = by_id[run.call_id]
-            if run.call_id not in _answered(transcript):
-                _insert_result(transcript, position, run, run.call_id)
+    index = _ToolIndex(transcripts)
+    by_key: dict[str, list[Transcript]] = {}
+    by_trace: dict[str, list[Transcript]] = {}
+    for transcript in transcripts:
+        if transcript.key is not None:
+            by_key.setdefault(transcript.key, []).append(transcript)
+        for trace in transcript.traces:
+            by_trace.setdefault(trace, []).append(transcript)
+    for run in sorted(runs, key=lambda r: (ms(r.started_at) or 0, r.source.line or 0)):
+        if run.call_id and run.call_id in index.calls:
+            transcript, entry = index.calls[run.call_id]
+            if run.call_id not in index.answered[id(transcript)]:
+                index.answer(transcript, entry, run, run.call_id)
             continue
-        candidates = [
-            t
-            for t in transcripts
-            if (run.key.conversation or run.key.thread) and t.key == (run.key.conversation or run.key.thread)
-        ] or [t for t in transcripts if run.source.trace and run.source.trace in t.traces]
+        key = run.key.conversation or run.key.thread
+        candidates = (by_key.get(key, []) if key else []) or by_trace.get(run.source.trace or "", [])
         for transcript in candidates:
-            found = _unanswered_by_name(transcript, run.name)
+            found = index.open_call(transcript, run.name)
             if found is not None:
-                _insert_result(transcript, found[0], run, found[1])
+                index.answer(transcript, found[0], run, found[1])
                 break
         else:
             if run.result is not None:
@@ -249,7 +268,7 @@ def assemble_transcripts(events: Iterable[Event], notes: list[ImportNote]) -> li
         else:
             runs.append(event)
     transcripts: list[Transcript] = []
-    keyless: list[Transcript] = []
+    keyless: Branches = {}
     for key, group in _group(_ordered(calls, notes)):
         transcripts.extend(_merge(key, group, keyless, notes))
     _place_tool_runs(runs, transcripts, notes)
