@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from core.formats.events import Event, ModelCall, SourceRef, ToolExecution
-from core.formats.transcript import common_prefix, continues, same_message
+from core.formats.transcript import common_prefix, continues
 from core.llm.messages import LLMAssistantMessage, LLMMessage, LLMTextPart, LLMToolMessage, LLMUserMessage
 
 
@@ -274,5 +274,3 @@ def assemble_transcripts(events: Iterable[Event], notes: list[ImportNote]) -> li
     _place_tool_runs(runs, transcripts, notes)
     return [t for t in transcripts if t.entries]
 
-
-__all__ = ["Entry", "ImportNote", "Transcript", "assemble_transcripts", "ms", "same_message"]

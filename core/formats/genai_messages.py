@@ -106,7 +106,7 @@ class MessageReader:
         parts = self.parts(item["parts"] if "parts" in item else item.get("content", item.get("text")))
         for call in loads(item.get("tool_calls")) or []:
             if isinstance(call, dict):
-                parts.append({"type": "tool_call", **call})
+                parts.append({**call, "type": "tool_call"})
         if role == "tool" or role == "function":
             results = [p for p in parts if p.get("type") in _TOOL_RESULT_PARTS]
             if results:
