@@ -94,7 +94,9 @@ def conversation_spans(n: int, turns: int, start_ns: int) -> list[dict[str, Any]
                         ],
                     }
                 )
-                history.append({"role": "tool", "parts": [{"type": "tool_call_response", "id": call_id, "response": result}]})
+                history.append(
+                    {"role": "tool", "parts": [{"type": "tool_call_response", "id": call_id, "response": result}]}
+                )
                 clock += 1_000_000
     return spans
 
@@ -111,7 +113,10 @@ def write_otlp(path: Path, megabytes: int, turns: int) -> int:
             while len(spans) < 100:
                 spans.extend(conversation_spans(n, turns, 1_700_000_000_000_000_000 + n * 10**9))
                 n += 1
-            batch = {"resource": {"attributes": [_attr("service.name", "bench")]}, "scopeSpans": [{"scope": {"name": "bench"}, "spans": spans}]}
+            batch = {
+                "resource": {"attributes": [_attr("service.name", "bench")]},
+                "scopeSpans": [{"scope": {"name": "bench"}, "spans": spans}],
+            }
             data = (b"" if first else b",\n") + orjson.dumps(batch)
             out.write(data)
             written += len(data)
@@ -166,7 +171,9 @@ def main() -> None:
         own = run_child(["import", str(exported), "--db", f"sqlite:///{b}"])
         messages = sum(1 for line in exported.open("rb") if b'"traceloupe_' not in line[:20])
         records = conversations * (1 + 1 + ns.turns * 4)  # system, turns' users, and each turn's four records
-        print(f"OTLP/JSON: {size:.0f} MB, {conversations} conversations, {messages} top-level messages, ~{records} records")
+        print(
+            f"OTLP/JSON: {size:.0f} MB, {conversations} conversations, {messages} top-level messages, ~{records} records"
+        )
         for name, result in (("import --from otlp", foreign), ("import (our JSONL)", own)):
             rate = records / result["seconds"]
             print(f"{name:22} {result['seconds']:7.1f} s  peak RSS {result['peak_mb']:6.0f} MB  {rate:9.0f} records/s")

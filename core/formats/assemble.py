@@ -273,4 +273,3 @@ def assemble_transcripts(events: Iterable[Event], notes: list[ImportNote]) -> li
         transcripts.extend(_merge(key, group, keyless, notes))
     _place_tool_runs(runs, transcripts, notes)
     return [t for t in transcripts if t.entries]
-
