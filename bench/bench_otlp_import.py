@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 import orjson  # noqa: E402
 
-WORDS = "the agent looked up the weather and the flights then booked a table for two near the river".split()
+WORDS = ["the", "agent", "looked", "up", "the", "weather", "and", "the", "flights", "then", "booked", "a", "table"]
 
 
 def _text(seed: int, words: int) -> str:
@@ -172,7 +172,8 @@ def main() -> None:
         messages = sum(1 for line in exported.open("rb") if b'"traceloupe_' not in line[:20])
         records = conversations * (1 + 1 + ns.turns * 4)  # system, turns' users, and each turn's four records
         print(
-            f"OTLP/JSON: {size:.0f} MB, {conversations} conversations, {messages} top-level messages, ~{records} records"
+            f"OTLP/JSON: {size:.0f} MB, {conversations} conversations, {messages} top-level messages, "
+            f"~{records} records"
         )
         for name, result in (("import --from otlp", foreign), ("import (our JSONL)", own)):
             rate = records / result["seconds"]
