@@ -207,3 +207,16 @@ def test_split_histories_in_any_order_assemble_to_the_same_conversation(rng: ran
     got = assemble(shuffled).conversations
     assert [(c.conversation_id, c.messages) for c in got] == [(c.conversation_id, c.messages) for c in expected]
     assert summary(got[0].messages) == EXPECTED
+
+
+def test_turns_sent_with_different_requests_get_a_context_each() -> None:
+    from core.request_context.stored import StoredRequest
+
+    def with_model(event: ModelCall, model: str) -> ModelCall:
+        return ModelCall(event.source, event.key, event.input, event.output, StoredRequest("", model=model))
+
+    same = assemble([with_model(c, "m1") for c in TURN_1_CALLS])
+    assert [(r.turn, r.model) for r, _ in same.requests] == [(None, "m1")]
+    differ = assemble([with_model(c, m) for c, m in zip(TURN_1_CALLS, ["m1", "m1", "m2"], strict=True)])
+    turns = [m["msg_id"] for m in differ.conversations[0].messages if m["role"] == "user"]
+    assert [(r.turn, r.model) for r, _ in differ.requests] == [(turns[0], "m1"), (turns[1], "m2")]

@@ -120,7 +120,9 @@ def test_object_arguments_become_json_text_and_tool_spans_give_results() -> None
 
 
 @pytest.mark.parametrize("folder", ["otlp", "openinference"])
-def test_a_second_import_changes_nothing(folder: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_second_import_changes_nothing_and_an_export_reimports_unchanged(
+    folder: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     url = f"sqlite:///{tmp_path / 'store.db'}"
     paths = sorted(str(p) for p in (DATA / folder).glob("*.json"))
     assert main(["import", "--from", "auto", *paths, "--db", url]) == 0
@@ -131,4 +133,9 @@ def test_a_second_import_changes_nothing(folder: str, tmp_path: Path, capsys: py
     out = capsys.readouterr().out.splitlines()
     assert out[-1].startswith(f"total: 0 messages imported from {len(paths)} of {len(paths)} files")
     with Store.open(url) as store:
+        assert list(store.export_texts()) == first
+    exported, again = tmp_path / "export.jsonl", f"sqlite:///{tmp_path / 'again.db'}"
+    assert main(["export", "--db", url, "-o", str(exported)]) == 0
+    assert main(["import", str(exported), "--db", again]) == 0  # an export of ours re-imports unchanged
+    with Store.open(again) as store:
         assert list(store.export_texts()) == first
