@@ -140,32 +140,48 @@ def _fits(branch: Transcript, call: ModelCall) -> int:
 
 
 def opening(message: LLMMessage) -> tuple[str, str]:
-    """What two recordings of a history's first message share whatever else differs: its role and its text."""
+    """What two recordings of a message share whatever else differs: its role and its text."""
     if isinstance(message, LLMUserMessage):
         return ("user", "".join(p.text.strip() for p in message.content if isinstance(p, LLMTextPart)))
     return (message.role, message.content.strip())
 
 
-Branches = dict[tuple[str, str] | None, list[Transcript]]
-"""Branches by their first message's opening: a call can only continue a branch that opens as its input does."""
+Opening = tuple[tuple[str, str], tuple[str, str] | None]
+Branches = dict[Opening, list["Transcript"]]
+"""Branches by how they open: their first message and their first user message (an agent's calls all share
+its system prompt), so a call looks only at the branches its input could continue."""
+
+
+def _opening(messages: tuple[LLMMessage, ...]) -> Opening:
+    user = next((m for m in messages if isinstance(m, LLMUserMessage) and not m.attachment_of), None)
+    return opening(messages[0]), None if user is None else opening(user)
+
+
+def _candidates(branches: Branches, call: ModelCall) -> list[Transcript]:
+    if not call.input:
+        return []
+    first, user = _opening(call.input)
+    found = branches.get((first, user), [])
+    return found + branches.get((first, None), []) if user is not None else found
 
 
 def _merge(key: str | None, calls: list[ModelCall], keyless: Branches, notes: list[ImportNote]) -> list[Transcript]:
-    """The transcripts these calls make; keyless calls continue any keyless branch their input resends."""
+    """The transcripts these calls make; keyless calls continue any keyless branch their input resends (of
+    two that fit as well, the one of the same trace)."""
     branches: Branches = keyless if key is None else {}
     made: list[Transcript] = []
     for call in calls:
-        first = opening(call.input[0]) if call.input else None
-        best, best_len = None, 0
-        for branch in branches.get(first, ()):
-            fit = _fits(branch, call)
-            if fit > best_len:
-                best, best_len = branch, fit
+        best, best_score = None, (0, False)
+        for branch in _candidates(branches, call):
+            score = (_fits(branch, call), call.source.trace in branch.traces)
+            if score[0] > 0 and score > best_score:
+                best, best_score = branch, score
         if best is None and key is not None and call.input is None and made:
             best = made[-1]  # output alone, under the conversation's key: it follows what came before
         if best is None:
             best = Transcript(key)
-            branches.setdefault(first, []).append(best)
+            if call.input:
+                branches.setdefault(_opening(call.input), []).append(best)
             made.append(best)
         _extend(best, call)
     if key is None or len(made) <= 1:

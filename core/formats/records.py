@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -185,26 +185,36 @@ def _requests(cid: str, calls: list[ModelCall], turns: dict[int, str]) -> list[t
     return out
 
 
-def assemble(events: Iterable[Event]) -> Assembly:
-    """Stored conversations and request contexts from a format's events (``core.formats.events``)."""
-    assembly = Assembly()
+def assembled(events: Iterable[Event], assembly: Assembly) -> Iterator[AssembledConversation]:
+    """Each conversation as it is written, its request contexts and notes added to ``assembly`` on the way: the
+    transcripts are let go one by one, so the records of the whole file are never held at once."""
     transcripts = assemble_transcripts(events, assembly.notes)
+    transcripts.reverse()
+    first = transcripts[-1].entries[0].source if transcripts else None
     taken: set[str] = set()
     unplaced: Counter[str] = Counter()
-    for transcript in transcripts:
+    while transcripts:
+        transcript = transcripts.pop()
         cid = _conversation_id(transcript, taken)
         top, turns = _records(cid, transcript, assembly.notes, unplaced)
-        source = transcript.entries[0].source
-        assembly.conversations.append(AssembledConversation(cid, top, source))
         assembly.requests.extend(_requests(cid, transcript.calls, turns))
-    if unplaced and transcripts:
+        source = transcript.entries[0].source
+        del transcript
+        yield AssembledConversation(cid, top, source)
+    if unplaced and first is not None:
         listed = ", ".join(f"{key} ({n})" for key, n in sorted(unplaced.items()))
         assembly.notes.append(
             ImportNote(
-                replace(transcripts[0].entries[0].source, line=None, source_id=None),
+                replace(first, line=None, source_id=None),
                 f"kept under additional_kwargs.{IMPORT_KEY}.unplaced, no place in the stored format: {listed}",
             )
         )
+
+
+def assemble(events: Iterable[Event]) -> Assembly:
+    """Stored conversations and request contexts from a format's events (``core.formats.events``)."""
+    assembly = Assembly()
+    assembly.conversations = list(assembled(events, assembly))
     return assembly
 
 

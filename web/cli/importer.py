@@ -108,7 +108,7 @@ def _chosen_format(path: str, name: str, quiet: bool) -> TraceFormat:
 def _import_foreign(store: Store, path: str, trace_format: TraceFormat, replace: bool) -> ImportSummary:
     """A file of another format: read into events, assembled, and stored through the same import path."""
     from core.errors import InputError
-    from core.formats.importing import read_foreign
+    from core.formats.importing import stream_foreign
     from web.bodies.digest_task import DIGEST_MIN_RECORDS
     from web.cli.terminal import echo
 
@@ -116,20 +116,21 @@ def _import_foreign(store: Store, path: str, trace_format: TraceFormat, replace:
         handle = sys.stdin.buffer if path == "-" else Path(path).open("rb")  # noqa: SIM115 - closed below
     except OSError as exc:
         raise InputError(f"cannot open: {exc.strerror or exc}", source=path) from None
+    foreign = stream_foreign(trace_format, handle, path)
     try:
-        foreign = read_foreign(trace_format, handle, path)
+        # The file is read, assembled and stored as the store takes its records: one transaction, as ours.
+        return store.import_records(
+            foreign.records,
+            source=path,
+            replace=replace,
+            store_lines=foreign.store_lines,
+            digest_min_records=DIGEST_MIN_RECORDS,
+        )
     finally:
         if path != "-":
             handle.close()
-    for note in foreign.notes:
-        echo(f"traceloupe: note: {note.line()}", file=sys.stderr)
-    return store.import_records(
-        iter(foreign.records),
-        source=path,
-        replace=replace,
-        store_lines=foreign.store_lines,
-        digest_min_records=DIGEST_MIN_RECORDS,
-    )
+        for note in foreign.notes:
+            echo(f"traceloupe: note: {note.line()}", file=sys.stderr)
 
 
 def _import_one(

@@ -76,8 +76,8 @@ def test_the_protobuf_encoding_gives_what_its_json_gives(tmp_path: Path) -> None
     binary.write_bytes(request.SerializeToString())
     assert sniff(binary.read_bytes()[:SNIFF_BYTES], str(binary)).name == "otlp"
     with source.open("rb") as handle:
-        from_json = read_foreign(format_named("otlp"), handle, "x")
+        from_json, _ = read_foreign(format_named("otlp"), handle, "x")
     with binary.open("rb") as handle:
-        from_protobuf = read_foreign(format_named("otlp"), handle, "x")
-    assert [r.raw for r in from_protobuf.records] == [r.raw for r in from_json.records]
-    assert from_protobuf.records
+        from_protobuf, _ = read_foreign(format_named("otlp"), handle, "x")
+    assert [r.raw for r in from_protobuf] == [r.raw for r in from_json]
+    assert from_protobuf

@@ -80,9 +80,9 @@ def _conversations(name: str) -> tuple[str, dict[str, list[dict[str, object]]], 
     path = DATA / name
     chosen = sniff(path.read_bytes()[:SNIFF_BYTES], str(path))
     with path.open("rb") as handle:
-        foreign = read_foreign(chosen, handle, str(path))
+        records, foreign = read_foreign(chosen, handle, str(path))
     conversations: dict[str, list[dict[str, object]]] = {}
-    for record in foreign.records:
+    for record in records:
         conversations.setdefault(record.message.conversation_id, []).append(record.raw)
     return chosen.name, conversations, [n.text for n in foreign.notes]
 
