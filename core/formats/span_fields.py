@@ -11,7 +11,7 @@ from core.errors import InputError
 from core.formats.events import SourceRef, ToolExecution
 from core.formats.otlp import Span
 from core.request_context.shapes import RequestFieldError, read_tools
-from core.request_context.stored import StoredRequest, check_tool_choice, read_params
+from core.request_context.stored import StoredRequest, read_params
 
 
 class TextPool:
@@ -99,7 +99,6 @@ def request_of(
     if tools:
         try:
             read_tools_ = read_tools(tools)
-            check_tool_choice(read_tools_, None)
         except RequestFieldError as exc:
             extra["tools"] = tools
             extra["tools_error"] = str(exc)
