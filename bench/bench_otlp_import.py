@@ -1,10 +1,11 @@
 """OTLP import benchmark: an OTLP/JSON file of agent conversations against our own JSONL of the same messages.
 
-    .venv/bin/python bench/bench_otlp_import.py [--mb 100] [--turns 5] [--keep DIR]
+    .venv/bin/python bench/bench_otlp_import.py [--mb 100] [--turns 5] [--document] [--keep DIR]
 
-Figures, not assertions. Writes one OTLP/JSON document (``{"resourceSpans": [...]}``, batches of 100 spans)
-of conversations whose chat spans resend the whole history (as agents do: the file grows with the square of
-a conversation's length), with a tool span per tool call, until it holds ``--mb`` MB. Imports it with
+Figures, not assertions. Writes an OTLP/JSON file (JSON lines of requests as the collector's file exporter
+writes, or with ``--document`` one ``{"resourceSpans": [...]}``; batches of 100 spans) of conversations
+whose chat spans resend the whole history (as agents do: the file grows with the square of a conversation's
+length), with a tool span per tool call, until it holds ``--mb`` MB. Imports it with
 ``traceloupe import --from otlp`` into a fresh SQLite store, writes that store's export (the same messages
 in our format), imports that into another fresh store, each in a child process of its own. Printed: each
 import's seconds, peak RSS (``ru_maxrss``) and messages per second, and the ratio of the two rates (the
@@ -31,7 +32,8 @@ WORDS = ["the", "agent", "looked", "up", "the", "weather", "and", "the", "flight
 
 
 def _text(seed: int, words: int) -> str:
-    return " ".join(WORDS[(seed + i) % len(WORDS)] for i in range(words))
+    """Text that differs from one conversation to the next, as real questions and answers do."""
+    return f"#{seed} " + " ".join(WORDS[(seed + i) % len(WORDS)] for i in range(words))
 
 
 def _attr(key: str, value: Any) -> dict[str, Any]:
@@ -43,11 +45,12 @@ def _attr(key: str, value: Any) -> dict[str, Any]:
 def conversation_spans(n: int, turns: int, start_ns: int) -> list[dict[str, Any]]:
     """One conversation: per turn, a chat span that calls a tool, the tool span, a chat span that answers."""
     trace = f"{n:032x}"
-    history: list[dict[str, Any]] = [{"role": "system", "parts": [{"type": "text", "content": _text(n, 40)}]}]
+    # One system prompt for every conversation, as one agent has.
+    history: list[dict[str, Any]] = [{"role": "system", "parts": [{"type": "text", "content": _text(0, 40)}]}]
     spans: list[dict[str, Any]] = []
     clock = start_ns
     for turn in range(turns):
-        history.append({"role": "user", "parts": [{"type": "text", "content": _text(n + turn, 30)}]})
+        history.append({"role": "user", "parts": [{"type": "text", "content": _text(n * 100 + turn, 30)}]})
         call_id = f"call_{n}_{turn}"
         calls = [
             (
@@ -101,27 +104,29 @@ def conversation_spans(n: int, turns: int, start_ns: int) -> list[dict[str, Any]
     return spans
 
 
-def write_otlp(path: Path, megabytes: int, turns: int) -> int:
-    """The file, batch by batch, until it holds ``megabytes`` MB; the conversations written."""
+def write_otlp(path: Path, megabytes: int, turns: int, document: bool = False) -> int:
+    """The file, batch by batch, until it holds ``megabytes`` MB; the conversations written. JSON lines of
+    requests, as the collector's file exporter writes, or with ``document`` one request of many batches."""
     target = megabytes * 1_000_000
     written = n = 0
     with path.open("wb") as out:
-        out.write(b'{"resourceSpans": [\n')
-        first = True
+        if document:
+            out.write(b'{"resourceSpans": [\n')
         while written < target:
             spans: list[dict[str, Any]] = []
             while len(spans) < 100:
                 spans.extend(conversation_spans(n, turns, 1_700_000_000_000_000_000 + n * 10**9))
                 n += 1
-            batch = {
-                "resource": {"attributes": [_attr("service.name", "bench")]},
-                "scopeSpans": [{"scope": {"name": "bench"}, "spans": spans}],
-            }
-            data = (b"" if first else b",\n") + orjson.dumps(batch)
+            scope = {"scope": {"name": "bench"}, "spans": spans}
+            batch = {"resource": {"attributes": [_attr("service.name", "bench")]}, "scopeSpans": [scope]}
+            if document:
+                data = (b",\n" if written else b"") + orjson.dumps(batch)
+            else:
+                data = orjson.dumps({"resourceSpans": [batch]}) + b"\n"
             out.write(data)
             written += len(data)
-            first = False
-        out.write(b"\n]}\n")
+        if document:
+            out.write(b"\n]}\n")
     return n
 
 
@@ -153,6 +158,7 @@ def main() -> None:
     parser.add_argument("--mb", type=int, default=100)
     parser.add_argument("--turns", type=int, default=5)
     parser.add_argument("--keep", type=Path)
+    parser.add_argument("--document", action="store_true", help="one JSON document instead of JSON lines")
     parser.add_argument("--child")
     ns = parser.parse_args()
     if ns.child:
@@ -161,7 +167,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = ns.keep or Path(tmp)
         otlp_file = folder / "spans.json"
-        conversations = write_otlp(otlp_file, ns.mb, ns.turns)
+        conversations = write_otlp(otlp_file, ns.mb, ns.turns, ns.document)
         size = otlp_file.stat().st_size / 1e6
         a, b, exported = folder / "a.db", folder / "b.db", folder / "export.jsonl"
         for db in (a, b):

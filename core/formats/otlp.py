@@ -27,6 +27,8 @@ from core.errors import InputError
 
 CHUNK = 1 << 20
 """Bytes read at a time while looking for the end of a batch."""
+LINE_LIMIT = 64 << 20
+"""The longest JSON line read whole; a longer one (a whole export on one line) is cut by the scanner."""
 
 _HEX_ID = re.compile(rb"[0-9a-fA-F]{16}|[0-9a-fA-F]{32}")
 _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]|"')
@@ -150,7 +152,7 @@ def spans_of_batch(batch: Any, line: int | None) -> Iterator[Span]:
             )
 
 
-def _json_batches(stream: IO[bytes], source: str) -> Iterator[tuple[Any, int | None]]:
+def _json_batches(stream: Any, source: str) -> Iterator[tuple[Any, int | None]]:
     """Each ``ResourceSpans`` of one JSON document, cut out of the stream without reading the rest."""
     buffer = b""
     pos = depth = 0
@@ -251,6 +253,56 @@ def read_spans(stream: IO[bytes], source: str) -> Iterator[Span]:
     if peek is None:
         stream = io.BufferedReader(io.BytesIO(stream.read()))
         head = stream.peek(64)[:64]
-    batches = _json_batches(stream, source) if looks_like_json(head) else _protobuf_batches(stream, source)
+    batches = _json_batches_or_lines(stream, source) if looks_like_json(head) else _protobuf_batches(stream, source)
     for batch, line in batches:
         yield from spans_of_batch(batch, line)
+
+
+def _json_batches_or_lines(stream: IO[bytes], source: str) -> Iterator[tuple[Any, int | None]]:
+    """JSON lines of requests (the collector's file exporter) parsed a line at a time; anything else, or a line
+    longer than ``LINE_LIMIT``, cut by the scanner."""
+    first = stream.readline(LINE_LIMIT)
+    document = _document(first)
+    if document is None:
+        yield from _json_batches(_Prefixed(first, stream), source)
+        return
+    number = 1
+    while document is not None:
+        for batch in _get(document, "resourceSpans", "resource_spans") or []:
+            yield batch, number
+        line = stream.readline(LINE_LIMIT)
+        number += 1
+        while line and not line.strip():
+            line = stream.readline(LINE_LIMIT)
+            number += 1
+        if not line:
+            return
+        document = _document(line)
+        if document is None:
+            raise InputError(
+                "not a JSON line of an OTLP request (or longer than can be read)", source=source, line=number
+            )
+
+
+def _document(line: bytes) -> dict[str, Any] | None:
+    """A whole line's request, or None when the line is not one whole JSON object."""
+    if not line.endswith(b"\n") and len(line) >= LINE_LIMIT:
+        return None
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+class _Prefixed:
+    """A stream with bytes already read put back in front."""
+
+    def __init__(self, head: bytes, stream: IO[bytes]) -> None:
+        self.head, self.stream = head, stream
+
+    def read(self, size: int = -1) -> bytes:
+        if self.head:
+            head, self.head = self.head, b""
+            return head
+        return self.stream.read(size)

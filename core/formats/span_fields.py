@@ -7,6 +7,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 from core.errors import InputError
 from core.formats.events import SourceRef, ToolExecution
 from core.formats.otlp import Span
@@ -29,8 +31,8 @@ def loads(value: Any) -> Any:
     """A value that may be JSON written into a string attribute; the value itself when it is not."""
     if isinstance(value, str) and value[:1] in ("[", "{"):
         try:
-            return json.loads(value)
-        except ValueError:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:
             return value
     return value
 

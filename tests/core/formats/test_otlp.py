@@ -81,3 +81,14 @@ def test_the_protobuf_encoding_gives_what_its_json_gives(tmp_path: Path) -> None
         from_protobuf, _ = read_foreign(format_named("otlp"), handle, "x")
     assert [r.raw for r in from_protobuf] == [r.raw for r in from_json]
     assert from_protobuf
+
+
+@pytest.mark.parametrize("line_limit", [1 << 20, 64])
+def test_json_lines_are_read_whole_and_a_line_too_long_is_cut_by_the_scanner(
+    line_limit: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(otlp, "LINE_LIMIT", line_limit)
+    lines = b"".join(orjson.dumps({"resourceSpans": [_batch(n), _batch(n + 10)]}) + b"\n\n" for n in range(3))
+    spans = list(otlp.read_spans(io.BufferedReader(io.BytesIO(lines)), "f.jsonl"))  # type: ignore[arg-type]
+    assert [s.span_id for s in spans] == [f"{n:016x}" for k in range(3) for n in (k, k + 10)]
+    assert [s.line for s in spans] == [1, 1, 3, 3, 5, 5]
