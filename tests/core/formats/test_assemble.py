@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime, timedelta
 
+import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -220,3 +221,52 @@ def test_turns_sent_with_different_requests_get_a_context_each() -> None:
     differ = assemble([with_model(c, m) for c, m in zip(TURN_1_CALLS, ["m1", "m1", "m2"], strict=True)])
     turns = [m["msg_id"] for m in differ.conversations[0].messages if m["role"] == "user"]
     assert [(r.turn, r.model) for r, _ in differ.requests] == [(turns[0], "m1"), (turns[1], "m2")]
+
+
+def _flattened(messages: list[dict[str, object]]) -> list[LLMMessage]:
+    """A stored conversation back as the neutral transcript (what a request built from it would carry)."""
+    out: list[LLMMessage] = []
+    for raw in messages:
+        message = MESSAGE_ADAPTER.validate_python(raw)
+        for stored in [message, *getattr(getattr(message, "intermediate_trace", None), "records", [])]:
+            got = stored.to_llm_request()
+            out.extend(got if isinstance(got, list) else [got])
+    return [msgspec.structs.replace(m, msg_id=None) for m in out]
+
+
+WORDS = st.text(alphabet="abcdefgh ", min_size=1, max_size=8).map(str.strip).filter(bool)
+
+
+@st.composite
+def transcripts(draw: st.DrawFn) -> list[LLMMessage]:
+    """A conversation as an agent's calls see it: turns of a user message, tool rounds, a final answer."""
+    out: list[LLMMessage] = [LLMSystemMessage(draw(WORDS))]
+    for turn in range(draw(st.integers(1, 3))):
+        out.append(user(f"{turn}: {draw(WORDS)}"))
+        for step in range(draw(st.integers(0, 2))):
+            calls = tuple(
+                LLMToolCall(f"c{turn}-{step}-{k}", draw(st.sampled_from(["a", "b"])), '{"x": 1}')
+                for k in range(draw(st.integers(1, 2)))
+            )
+            out.append(reply(draw(WORDS), *calls))
+            out.extend(LLMToolMessage(draw(WORDS), c.id, c.name) for c in calls)
+        out.append(reply(f"answer {turn}"))
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(transcripts(), st.randoms(use_true_random=False), st.booleans())
+def test_a_transcript_split_into_calls_in_any_order_comes_back_whole(
+    transcript: list[LLMMessage], rng: random.Random, timed: bool
+) -> None:
+    """Each assistant message is one call's output, its input all that came before; shuffled, the calls
+    assemble to one conversation whose requests carry the transcript again (the inverse of to_llm_request)."""
+    events = [
+        call(i, tuple(transcript[:i]), (m,), timed=timed)
+        for i, m in enumerate(transcript)
+        if isinstance(m, LLMAssistantMessage)
+    ]
+    rng.shuffle(events)
+    result = assemble(events)
+    assert len(result.conversations) == 1
+    assert _flattened(result.conversations[0].messages) == transcript
