@@ -171,9 +171,9 @@ def _requests(cid: str, calls: list[ModelCall], turns: dict[int, str]) -> list[t
     carried = [(call, call.request) for call in calls if call.request is not None]
     if not carried:
         return []
-    neutral = {replace(r, conversation_id=cid, turn=None) for _, r in carried}
-    if len(neutral) == 1:
-        return [(next(iter(neutral)), carried[0][0].source)]
+    first = replace(carried[0][1], conversation_id=cid, turn=None)
+    if all(replace(r, conversation_id=cid, turn=None) == first for _, r in carried):  # tools hold dicts: no set
+        return [(first, carried[0][0].source)]
     out: list[tuple[StoredRequest, SourceRef]] = []
     seen: set[str] = set()
     for call, request in carried:

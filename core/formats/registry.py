@@ -16,6 +16,7 @@ from core.errors import InputError
 from core.formats.events import Event
 from core.formats.genai import span_events as genai_span_events
 from core.formats.genai_messages import MessageReader
+from core.formats.langfuse import looks_like_langfuse, read_langfuse
 from core.formats.openinference import SPAN_KIND, read_openinference
 from core.formats.openinference import span_events as openinference_span_events
 from core.formats.otlp import looks_like_json, read_spans
@@ -78,6 +79,9 @@ FORMATS: tuple[TraceFormat, ...] = (
         read_openinference,
     ),
     TraceFormat("otlp", "OpenTelemetry GenAI spans in an OTLP/JSON or OTLP/protobuf file", _sniff_otlp, read_otlp),
+    TraceFormat(
+        "langfuse", "a Langfuse trace export (a trace and its observations)", looks_like_langfuse, read_langfuse
+    ),
     TraceFormat(OWN_FORMAT, "Traceloupe's stored messages (.json, .jsonl), core/FORMAT.md", _sniff_own, None),
 )
 

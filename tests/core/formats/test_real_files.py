@@ -66,6 +66,29 @@ CASES = [
         {"my-test-session": ["system", "user:text", "  assistant:text"]},
         [],
     ),
+    (
+        "langfuse/langgraph-python-2025-08-22.trace.json",
+        "langfuse",
+        {
+            "e1fde3efec57ce8a69bafd3fb928a7eb": [
+                *["user:text", "user:text", "  assistant:text+1calls", "  tool:call_1oGK863sxQHlPreFhDdEs3yl"],
+                "  assistant:text",
+            ]
+        },
+        [("call_1oGK863sxQHlPreFhDdEs3yl", "Web-Search", '{"query": "example"}')],
+    ),
+    (
+        "langfuse/pydantic-ai-tools-2025-12-04.trace.json",
+        "langfuse",
+        {
+            "7a38edd8123db47ad8dcb8aa4c5e3926": [
+                *["system", "user:text", "  assistant:text+3calls", "  tool:call_X0OSgjUukT5inyEQvuZQnHrk"],
+                *["  tool:call_WxZcCvSDhGT4RJHlcU01k10x", "  tool:call_aRaObiWKKt6GzgDkkUl3bu1Q", "  assistant:text"],
+                *["user:text", "  assistant:text", "  system", "user:text", "  assistant:text+1calls"],
+            ]
+        },
+        None,
+    ),
     ("openinference/phoenix_pxi_turn_trace.json", "openinference", {"fixture-session": PXI_TURN}, None),
     (
         "openinference/phoenix_pxi_turn_subagent_trace.json",
@@ -119,7 +142,7 @@ def test_object_arguments_become_json_text_and_tool_spans_give_results() -> None
     assert orjson.loads(records[0]["tool_calls"][0]["arguments"]) == {"city": "NYC"}
 
 
-@pytest.mark.parametrize("folder", ["otlp", "openinference"])
+@pytest.mark.parametrize("folder", ["otlp", "openinference", "langfuse"])
 def test_a_second_import_changes_nothing_and_an_export_reimports_unchanged(
     folder: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -139,3 +162,13 @@ def test_a_second_import_changes_nothing_and_an_export_reimports_unchanged(
     assert main(["import", str(exported), "--db", again]) == 0  # an export of ours re-imports unchanged
     with Store.open(again) as store:
         assert list(store.export_texts()) == first
+
+
+def test_langchain_tool_definitions_sent_as_tool_messages_are_the_requests_tools() -> None:
+    path = DATA / "langfuse" / "langgraph-python-2025-08-22.trace.json"
+    with path.open("rb") as handle:
+        _, foreign = read_foreign(sniff(path.read_bytes()[:SNIFF_BYTES], str(path)), handle, str(path))
+    [line] = foreign.store_lines
+    request = line.value["traceloupe_request"]
+    assert [t["name"] for t in request["tools"]] == ["Web-Search"]
+    assert (request["turn"], request["model"], request["params"]) == (None, "gpt-4o-2024-08-06", {"temperature": 0.0})

@@ -35,6 +35,7 @@ def test_every_format_has_a_unique_name_and_ours_comes_last() -> None:
         ),
         (b'[{"name": "llm", "context": {"trace_id": "t", "span_id": "s"}, "span_kind": "LLM"}]', "openinference"),
         (b"\x0a\x84\x01\x12\x7fgen_ai.system", "otlp"),
+        (b'{"trace": {"id": "t", "projectId": "p"}, "observations": [{"type": "GENERATION"}]}', "langfuse"),
     ],
 )
 def test_the_content_tells_the_format(head: bytes, expected: str) -> None:
