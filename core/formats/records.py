@@ -161,7 +161,7 @@ def _records(
             top.append(turn)
             notes.append(ImportNote(entry.source, "no user message opens this conversation: a marked placeholder turn"))
         turn["intermediate_trace"]["records"].append(record)
-        if entry.call is not None and id(entry.call) not in turns_of_calls:
+        if entry.call is not None and isinstance(message, LLMAssistantMessage) and id(entry.call) not in turns_of_calls:
             turns_of_calls[id(entry.call)] = turn["msg_id"]
     return top, turns_of_calls
 

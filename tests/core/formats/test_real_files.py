@@ -172,3 +172,17 @@ def test_langchain_tool_definitions_sent_as_tool_messages_are_the_requests_tools
     request = line.value["traceloupe_request"]
     assert [t["name"] for t in request["tools"]] == ["Web-Search"]
     assert (request["turn"], request["model"], request["params"]) == (None, "gpt-4o-2024-08-06", {"temperature": 0.0})
+
+
+def test_each_turn_gets_the_context_of_the_call_that_answered_it() -> None:
+    # Two pydantic-ai agents in one trace: the writer at temperature 0.7 (two turns), the critic at 0.
+    path = DATA / "langfuse" / "pydantic-ai-tools-2025-12-04.trace.json"
+    with path.open("rb") as handle:
+        records, foreign = read_foreign(sniff(path.read_bytes()[:SNIFF_BYTES], str(path)), handle, str(path))
+    turns = [r.raw["msg_id"] for r in records if r.raw["role"] == "user"]
+    contexts = [line.value["traceloupe_request"] for line in foreign.store_lines]
+    assert [(c["turn"], c["params"]) for c in contexts] == [
+        (turns[0], {"temperature": 0.7}),
+        (turns[1], {"temperature": 0.7}),
+        (turns[2], {"temperature": 0.0}),
+    ]
