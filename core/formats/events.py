@@ -32,6 +32,8 @@ class SourceRef:
     path: str
     line: int | None = None
     source_id: str | None = None
+    trace: str | None = None
+    """The trace (or run) the event sat in: a tool run that names no call pairs with a call of the same trace."""
 
 
 @dataclass(frozen=True, slots=True)

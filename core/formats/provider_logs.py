@@ -17,9 +17,11 @@ not captured (``output`` None), never as an empty turn.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+import io
+import itertools
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import yaml  # type: ignore[import-untyped]
 
@@ -77,33 +79,40 @@ def sniff_cassette(head: bytes) -> bool:
 def read_pairs(path: Path, dialect: Dialect | None = None) -> Iterator[ModelCall]:
     """The model calls of a JSONL of ``{"request", "response"}`` pairs (``dialect`` None: each line's own)."""
     with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            try:
-                line = loads(raw)
-            except ValueError as exc:
-                raise InputError(f"not JSON: {exc}", source=str(path), line=number) from None
-            if not isinstance(line, dict) or not isinstance(line.get("request"), dict):
-                raise InputError('expected {"request": {...}, "response": {...}}', source=str(path), line=number)
-            response = line.get("response")
-            url = line.get("url") if isinstance(line.get("url"), str) else None
-            call = _call(
-                SourceRef(str(path), line=number),
-                url,
-                line["request"],
-                response if isinstance(response, dict) else None,
-                dialect,
-            )
-            if call is None:
-                raise InputError("no provider reads this request", source=str(path), line=number)
-            yield call
+        yield from _pairs(handle, str(path), dialect)
+
+
+def _pairs(handle: Iterable[bytes], path: str, dialect: Dialect | None) -> Iterator[ModelCall]:
+    for number, raw in enumerate(handle, start=1):
+        if not raw.strip():
+            continue
+        try:
+            line = loads(raw)
+        except ValueError as exc:
+            raise InputError(f"not JSON: {exc}", source=str(path), line=number) from None
+        if not isinstance(line, dict) or not isinstance(line.get("request"), dict):
+            raise InputError('expected {"request": {...}, "response": {...}}', source=str(path), line=number)
+        response = line.get("response")
+        url = line.get("url") if isinstance(line.get("url"), str) else None
+        call = _call(
+            SourceRef(str(path), line=number),
+            url,
+            line["request"],
+            response if isinstance(response, dict) else None,
+            dialect,
+        )
+        if call is None:
+            raise InputError("no provider reads this request", source=str(path), line=number)
+        yield call
 
 
 def read_cassette(path: Path, dialect: Dialect | None = None) -> Iterator[ModelCall]:
     """The model calls of a VCR cassette (YAML or JSON), one per interaction that is one; the source names the
     interaction's index."""
-    text = path.read_bytes()
+    return _cassette(path.read_bytes(), str(path), dialect)
+
+
+def _cassette(text: bytes, path: str, dialect: Dialect | None) -> Iterator[ModelCall]:
     try:
         # A safe loader (libyaml's or PyYAML's): plain data only, never an object a tag names.
         data = loads(text) if text.lstrip().startswith(b"{") else yaml.load(text, Loader=_PlainLoader)  # noqa: S506
@@ -214,6 +223,19 @@ def _call(
 
 def _at(where: str | None, side: str, exc: RequestFieldError) -> str:
     return ".".join(part for part in (where, side, exc.field) if part)
+
+
+def read_log(stream: IO[bytes], path: str, dialect: Dialect | None = None) -> Iterator[ModelCall]:
+    """The model calls of an open provider log, pairs or cassette as its content says (``--from`` reader);
+    ``dialect`` None reads each exchange as the provider that claims it."""
+    head = stream.read(SNIFF_BYTES)
+    if sniff_cassette(head):
+        yield from _cassette(head + stream.read(), path, dialect)
+    elif sniff_pairs(head):
+        # The head may end inside a line: finish that line, then read the rest from the stream a line at a time.
+        yield from _pairs(itertools.chain(io.BytesIO(head + stream.readline()), stream), path, dialect)
+    else:
+        raise InputError("neither a JSONL of request/response pairs nor a VCR cassette", source=path)
 
 
 def calls_of(paths: Sequence[Path]) -> Iterator[ModelCall]:

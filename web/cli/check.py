@@ -1,5 +1,6 @@
 """``traceloupe check FILE...``: one line per record that lost its type, and per recorded call of a tool that is
-not among the tools the file's request contexts store for its turn; exit 1 if any, 2 on unreadable input."""
+not among the tools the file's request contexts store for its turn; exit 1 if any, 2 on unreadable input. A note
+(not a failure) per imported record that keeps data the stored format has no place for, or is a placeholder."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def run(ns: argparse.Namespace) -> int:
     from core.errors import InputError
+    from core.formats.records import import_marks
     from core.integrity import find_damage
     from core.reader import StoreLine, read_path
     from core.request_context.calls import RecordedCalls, TurnTracker, undefined_tool_calls
@@ -25,7 +27,7 @@ def run(ns: argparse.Namespace) -> int:
     from web.cli.where import record_root, skipped_note, where
 
     status = EXIT_CLEAN
-    messages = damaged = undefined = unreadable = 0
+    messages = damaged = undefined = unreadable = imported = 0
     for name in ns.files:
         others: list[StoreLine] = []
         roles: dict[tuple[str, str], str] = {}
@@ -39,6 +41,9 @@ def run(ns: argparse.Namespace) -> int:
                 found = turns.calls(message, record_root(record), where(record))
                 if found.calls:
                     calls.append(found)
+                for mark in import_marks(record.raw, record_root(record)):
+                    imported += 1
+                    echo(f"{where(record)}: note: {mark}")
                 for damage in find_damage(message, record_root(record)):
                     damaged += 1
                     status = max(status, EXIT_DAMAGED)
@@ -61,5 +66,7 @@ def run(ns: argparse.Namespace) -> int:
     if undefined:
         found_parts.append(f"{undefined} call{'s' * (undefined != 1)} of a tool not among the stored tools")
     verdict = "; ".join(found_parts) or "clean"
+    if imported:
+        verdict += f" ({imported} note{'s' * (imported != 1)} on imported data)"
     echo(f"checked {messages} message{'s' * (messages != 1)} in {len(ns.files)} file(s): {verdict}", file=sys.stderr)
     return status

@@ -1,11 +1,12 @@
-"""``traceloupe import PATH...``: store .json/.jsonl files (``-`` for stdin), each all-or-nothing."""
+"""``traceloupe import PATH...``: store .json/.jsonl files (``-`` for stdin), each all-or-nothing; ``--from``
+reads another format (OpenTelemetry, OpenInference...) through ``core.formats`` into the same import."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 from web.cli import flags
 from web.cli.db import add_db_argument, run_with_store
@@ -13,6 +14,7 @@ from web.cli.db import add_db_argument, run_with_store
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from core.formats.registry import TraceFormat
     from core.reader import ReadLimits, Record
     from core.store import ImportSummary, Store
 
@@ -22,6 +24,7 @@ PROGRESS_MIN_BYTES = 8 * 1024 * 1024
 
 def register(parser: argparse.ArgumentParser) -> None:
     """Paths, ``--db`` and the reader's limits."""
+    from core.formats.registry import OWN_FORMAT, format_names
     from core.reader import DEFAULT_LIMITS, MiB
 
     parser.add_argument("paths", nargs="+", metavar="PATH", help=".json or .jsonl file; - reads standard input")
@@ -45,6 +48,21 @@ def register(parser: argparse.ArgumentParser) -> None:
         "(without it, such a file is refused)",
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="print only errors")
+    parser.add_argument(
+        "--from",
+        dest="from_format",
+        choices=format_names(),
+        default=OWN_FORMAT,
+        help="the format of the files (default: %(default)s, our own); auto tells it from the content and says "
+        "which it chose",
+    )
+    parser.add_argument(
+        "--verify",
+        action="store_true",
+        help="for a provider log: rebuild every recorded request with our own builder for that provider and model, "
+        "and print each difference from the recorded body, documented normalisations marked (exit 1 when a "
+        "difference is not one)",
+    )
 
 
 class _Bar:
@@ -71,13 +89,96 @@ class _Bar:
         self.stream.flush()
 
 
-def _import_one(store: Store, path: str, limits: ReadLimits, quiet: bool, replace: bool) -> ImportSummary:
+def _chosen_format(path: str, name: str, quiet: bool) -> TraceFormat:
+    """The format ``--from`` names, or for ``auto`` the one the file's first bytes show (said on stderr)."""
+    from core.errors import InputError
+    from core.formats.registry import SNIFF_BYTES, format_named, sniff
+    from web.cli.terminal import echo
+
+    if name != "auto":
+        return format_named(name)
+    if path == "-":
+        stdin: Any = sys.stdin.buffer  # a BufferedReader: its head is peeked, not consumed
+        head = stdin.peek(SNIFF_BYTES)[:SNIFF_BYTES]
+    else:
+        try:
+            with Path(path).open("rb") as handle:
+                head = handle.read(SNIFF_BYTES)
+        except OSError as exc:
+            raise InputError(f"cannot open: {exc.strerror or exc}", source=path) from None
+    chosen = sniff(head, path)
+    if not quiet:
+        echo(f"{path}: read as {chosen.name} ({chosen.description})", file=sys.stderr)
+    return chosen
+
+
+def _import_foreign(store: Store, path: str, trace_format: TraceFormat, replace: bool) -> ImportSummary:
+    """A file of another format: read into events, assembled, and stored through the same import path."""
+    from core.errors import InputError
+    from core.formats.importing import stream_foreign
+    from web.bodies.digest_task import DIGEST_MIN_RECORDS
+    from web.cli.terminal import echo
+
+    try:
+        handle = sys.stdin.buffer if path == "-" else Path(path).open("rb")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise InputError(f"cannot open: {exc.strerror or exc}", source=path) from None
+    foreign = stream_foreign(trace_format, handle, path)
+    try:
+        # The file is read, assembled and stored as the store takes its records: one transaction, as ours.
+        return store.import_records(
+            foreign.records,
+            source=path,
+            replace=replace,
+            store_lines=foreign.store_lines,
+            digest_min_records=DIGEST_MIN_RECORDS,
+        )
+    finally:
+        if path != "-":
+            handle.close()
+        for note in foreign.notes:
+            echo(f"traceloupe: note: {note.line()}", file=sys.stderr)
+
+
+def _verify(path: str, trace_format: TraceFormat) -> int:
+    """Print the round trip of every recorded request of a provider log; the differences no normalisation
+    explains."""
+    from core.errors import InputError
+    from core.formats.events import ModelCall
+    from core.formats.roundtrip import print_differences
+
+    if not trace_format.verifiable or trace_format.read is None:
+        raise InputError(f"--verify takes a provider log; {trace_format.name} files keep no provider body", source=path)
+    if path == "-":
+        raise InputError("--verify reads the file twice: name the file, not standard input", source=path)
+    with Path(path).open("rb") as handle:
+        calls = (event for event in trace_format.read(handle, path) if isinstance(event, ModelCall))
+        return print_differences(calls, sys.stdout)
+
+
+def _import_one(
+    store: Store,
+    path: str,
+    limits: ReadLimits,
+    quiet: bool,
+    replace: bool,
+    from_format: str = "traceloupe",
+    verify: bool = False,
+) -> tuple[ImportSummary, int]:
+    """The file imported, and with ``verify`` the count of recorded-request differences that are not
+    normalisations."""
     from core.errors import InputError
     from core.reader import BadMessages, StoreLine, read_stream
     from web.bodies.digest_task import DIGEST_MIN_RECORDS
 
+    trace_format = _chosen_format(path, from_format, quiet)
+    if verify and not trace_format.verifiable:
+        raise InputError(f"--verify takes a provider log; {trace_format.name} files keep no provider body", source=path)
+    if trace_format.read is not None:
+        summary = _import_foreign(store, path, trace_format, replace)
+        return summary, _verify(path, trace_format) if verify else 0
     if path == "-":
-        return store.import_path("-", limits=limits, replace=replace, digest_min_records=DIGEST_MIN_RECORDS)
+        return store.import_path("-", limits=limits, replace=replace, digest_min_records=DIGEST_MIN_RECORDS), 0
     size = 0
     try:
         size = Path(path).stat().st_size
@@ -105,7 +206,7 @@ def _import_one(store: Store, path: str, limits: ReadLimits, quiet: bool, replac
             if bar is not None:
                 bar.show("importing", size, size)
 
-        return store.import_records(
+        summary = store.import_records(
             records(),
             source=path,
             replace=replace,
@@ -113,6 +214,7 @@ def _import_one(store: Store, path: str, limits: ReadLimits, quiet: bool, replac
             bad=bad,
             digest_min_records=DIGEST_MIN_RECORDS,
         )
+        return summary, 0
     finally:
         handle.close()
         if bar is not None:
@@ -148,16 +250,26 @@ def run(ns: argparse.Namespace) -> int:
 
     def body(store: Store) -> int:
         failed = 0
+        unexplained = 0
         totals = [0, 0, 0]
         digest_due: dict[str, None] = {}
         for path in ns.paths:
             try:
-                summary = _import_one(store, path, limits, ns.quiet, ns.replace)
+                summary, undocumented = _import_one(
+                    store, path, limits, ns.quiet, ns.replace, ns.from_format, ns.verify
+                )
             except InputError as exc:
                 for line in ImportSummary.failure_line(exc).splitlines():
                     echo(f"traceloupe: {line}", file=sys.stderr)
                 failed += 1
                 continue
+            if undocumented:
+                echo(
+                    f"traceloupe: {path}: {undocumented} difference{'s' * (undocumented != 1)} from the recorded "
+                    "requests that no normalisation explains (stored all the same)",
+                    file=sys.stderr,
+                )
+                unexplained += undocumented
             totals[0] += summary.imported
             totals[1] += summary.conversations
             totals[2] += summary.damaged
@@ -176,6 +288,6 @@ def run(ns: argparse.Namespace) -> int:
                 f"queued the payload and diff pages of {queued} large conversation{'s' * (queued != 1)}, "
                 f"made ahead by {worker}"
             )
-        return 1 if failed else 0
+        return 1 if failed or unexplained else 0
 
     return run_with_store(ns, body, create=True)

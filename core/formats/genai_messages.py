@@ -1,0 +1,226 @@
+"""The message shapes OpenTelemetry GenAI instrumentations write, read into neutral LLM messages.
+
+Two generations of one idea: the current JSON messages (``{"role", "parts": [{"type": "text" | "tool_call" |
+"tool_call_response" | "reasoning" | "blob" | "uri" | ...}]}``,
+https://github.com/open-telemetry/semantic-conventions/blob/main/docs/gen-ai/gen-ai-input-messages.json), and
+the older chat-completions-like ``{"role", "content", "tool_calls", "tool_call_id"}`` that the indexed
+``gen_ai.prompt.N.*`` attributes and the ``gen_ai.*.message`` events carry. Tool results sent in a user
+message (Anthropic, Gemini, pydantic-ai) are classified by part type, never read as a user turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from core.formats.span_fields import TextPool, arguments_text, content_text, loads
+from core.llm.messages import (
+    LLMAssistantMessage,
+    LLMAudioPart,
+    LLMFilePart,
+    LLMImagePart,
+    LLMMessage,
+    LLMSystemMessage,
+    LLMTextPart,
+    LLMToolCall,
+    LLMToolMessage,
+    LLMUserMessage,
+    LLMUserPart,
+    LLMVideoPart,
+)
+
+_MEDIA: dict[str, type[LLMImagePart | LLMAudioPart | LLMVideoPart | LLMFilePart]] = {
+    "image": LLMImagePart,
+    "audio": LLMAudioPart,
+    "video": LLMVideoPart,
+}
+_ASSISTANT_ROLES = ("assistant", "model", "ai")
+_TOOL_RESULT_PARTS = ("tool_call_response", "tool_result", "function_response")
+_TOOL_CALL_PARTS = ("tool_call", "tool_use", "function_call")
+
+
+class MessageReader:
+    """Reads one file's messages, sharing the text of resent histories, and collects what has no place."""
+
+    def __init__(self) -> None:
+        self.pool = TextPool()
+        self.unplaced: list[Any] = []
+
+    def text(self, value: Any) -> str:
+        return self.pool(content_text(value))
+
+    def _media(self, part: dict[str, Any]) -> LLMUserPart | None:
+        modality = str(part.get("modality") or part.get("mime_type") or "").split("/", 1)[0]
+        cls = _MEDIA.get(modality, LLMFilePart)
+        mime = part.get("mime_type")
+        kind = part.get("type")
+        if kind == "blob" and isinstance(part.get("content"), str):
+            return cls(data=part["content"], media_type=mime)
+        if kind == "uri" and isinstance(part.get("uri"), str):
+            return cls(url=part["uri"], media_type=mime)
+        if kind == "image_url":  # chat-completions shape inside the older content lists
+            image = part.get("image_url")
+            url = image.get("url") if isinstance(image, dict) else image
+            return LLMImagePart(url=url) if isinstance(url, str) else None
+        return None
+
+    def _call(self, part: dict[str, Any]) -> LLMToolCall:
+        function: dict[str, Any] = part["function"] if isinstance(part.get("function"), dict) else {}
+        name = part.get("name") or function.get("name") or ""
+        arguments = part.get("arguments", function.get("arguments", part.get("input")))
+        return LLMToolCall(str(part.get("id") or ""), str(name), arguments_text(loads(arguments)))
+
+    def _result(self, part: dict[str, Any]) -> LLMToolMessage:
+        value = part.get("response", part.get("result", part.get("content")))
+        return LLMToolMessage(
+            self.text(value),
+            str(part.get("id") or part.get("tool_call_id") or "") or None,
+            part.get("name") if isinstance(part.get("name"), str) else None,
+        )
+
+    def parts(self, value: Any) -> list[dict[str, Any]]:
+        """A message's parts in the current shape, from either generation."""
+        value = loads(value)
+        if isinstance(value, str):
+            return [{"type": "text", "content": value}]
+        if isinstance(value, dict):
+            value = [value]
+        if not isinstance(value, list):
+            return []
+        out: list[dict[str, Any]] = []
+        for part in value:
+            if isinstance(part, str):
+                out.append({"type": "text", "content": part})
+            elif isinstance(part, dict):
+                if part.get("type", "text") == "text" and "content" not in part and "text" in part:
+                    part = {**part, "type": "text", "content": part["text"]}  # the chat-completions text part
+                out.append(part)
+        return out
+
+    def message(self, item: Any) -> list[LLMMessage]:
+        """One message object of either generation as neutral messages (a user message holding tool results
+        gives the results, then the rest of it as a user turn)."""
+        if not isinstance(item, dict):
+            return [LLMUserMessage((LLMTextPart(self.text(item)),))] if item else []
+        role = str(item.get("role") or "user").lower()
+        parts = self.parts(item["parts"] if "parts" in item else item.get("content", item.get("text")))
+        for call in loads(item.get("tool_calls")) or []:
+            if isinstance(call, dict):
+                parts.append({**call, "type": "tool_call"})
+        if role == "tool" or role == "function":
+            results = [p for p in parts if p.get("type") in _TOOL_RESULT_PARTS]
+            if results:
+                return [self._result(p) for p in results]
+            text = "".join(self.text(p.get("content")) for p in parts if p.get("type") == "text")
+            call_id = item.get("tool_call_id") or item.get("id")
+            return [LLMToolMessage(self.pool(text), str(call_id) if call_id else None, item.get("name"))]
+        if role == "system" or role == "developer":
+            return [LLMSystemMessage(self.pool("\n".join(self.text(p.get("content")) for p in parts)))]
+        if role in _ASSISTANT_ROLES:
+            return [self._assistant(parts)]
+        return self._user(parts)
+
+    def _assistant(self, parts: list[dict[str, Any]]) -> LLMAssistantMessage:
+        texts: list[str] = []
+        reasoning: list[str] = []
+        calls: list[LLMToolCall] = []
+        for part in parts:
+            kind = part.get("type")
+            if kind == "text":
+                texts.append(self.text(part.get("content")))
+            elif kind in ("reasoning", "thinking"):
+                reasoning.append(self.text(part.get("content", part.get("thinking"))))
+            elif kind in _TOOL_CALL_PARTS:
+                calls.append(self._call(part))
+            else:
+                self.unplaced.append(part)
+        return LLMAssistantMessage(
+            self.pool("".join(texts)), self.pool("\n".join(reasoning)) if reasoning else None, tuple(calls)
+        )
+
+    def _user(self, parts: list[dict[str, Any]]) -> list[LLMMessage]:
+        out: list[LLMMessage] = [self._result(p) for p in parts if p.get("type") in _TOOL_RESULT_PARTS]
+        content: list[LLMUserPart] = []
+        for part in parts:
+            kind = part.get("type")
+            if kind in _TOOL_RESULT_PARTS:
+                continue
+            if kind == "text":
+                content.append(LLMTextPart(self.text(part.get("content"))))
+                continue
+            media = self._media(part)
+            if media is None:
+                self.unplaced.append(part)
+            else:
+                content.append(media)
+        if content:
+            out.append(LLMUserMessage(tuple(content)))
+        return out
+
+    def messages(self, items: Any) -> list[LLMMessage]:
+        """A JSON list of messages (or a string holding one) as neutral messages."""
+        items = loads(items)
+        if isinstance(items, dict):
+            items = [items]
+        if not isinstance(items, list):
+            return self.message(items) if items else []
+        out: list[LLMMessage] = []
+        for item in items:
+            out.extend(self.message(item))
+        return out
+
+    def with_system(self, value: Any, sent: list[LLMMessage]) -> list[LLMMessage]:
+        """``sent`` with the ``gen_ai.system_instructions`` parts (or text) as system messages: first, or where a
+        part's ``messageIndex`` (Latitude's SDK records it) says it stood among the messages."""
+        parts = [p for p in self.parts(value) if p.get("type") == "text"]
+        placed: list[tuple[int, LLMMessage]] = []
+        leading: list[str] = []
+        for part in parts:
+            known = (part.get("_provider_metadata") or {}).get("_known_fields") or {}
+            index = known.get("messageIndex") if isinstance(known, dict) else None
+            text = self.text(part.get("content"))
+            if isinstance(index, int) and not isinstance(index, bool) and index > 0:
+                placed.append((index, LLMSystemMessage(text)))
+            else:
+                leading.append(text)
+        out = ([LLMSystemMessage(self.pool("\n".join(leading)))] if leading else []) + list(sent)
+        for index, message in sorted(placed, key=lambda pair: pair[0]):
+            out.insert(min(index, len(out)), message)
+        return out
+
+
+def indexed(attributes: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
+    """``prefix.N.key`` attributes (``key`` may itself be ``tool_calls.M.name``) as a list of nested dicts."""
+    found: dict[int, dict[str, Any]] = {}
+    for name, value in attributes.items():
+        if not name.startswith(prefix):
+            continue
+        head, _, rest = name[len(prefix) :].partition(".")
+        if not head.isdigit() or not rest:
+            continue
+        _set_path(found.setdefault(int(head), {}), rest.split("."), value)
+    return [_listify(found[i]) for i in sorted(found)]
+
+
+def _set_path(target: dict[str, Any], path: list[str], value: Any) -> None:
+    for step in path[:-1]:
+        nxt = target.get(step)
+        if not isinstance(nxt, dict):
+            nxt = {}
+            target[step] = nxt
+        target = nxt
+    target[path[-1]] = value
+
+
+def _listify(value: Any) -> Any:
+    """Dicts keyed by 0, 1, ... as lists, all the way down."""
+    if not isinstance(value, dict):
+        return value
+    if value and all(k.isdigit() for k in value):
+        return [_listify(value[k]) for k in sorted(value, key=int)]
+    return {k: _listify(v) for k, v in value.items()}
+
+
+def joined(groups: Iterable[list[LLMMessage]]) -> tuple[LLMMessage, ...]:
+    """Several lists of messages as one tuple."""
+    return tuple(m for group in groups for m in group)

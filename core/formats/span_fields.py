@@ -1,0 +1,139 @@
+"""What the span conventions (OpenTelemetry GenAI, OpenInference) share once a span is read: JSON-in-a-string
+values, arguments as text, the provider a system name means, and the request context a span describes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from core.errors import InputError
+from core.formats.events import SourceRef, ToolExecution
+from core.formats.otlp import Span
+from core.request_context.shapes import RequestFieldError, read_tools
+from core.request_context.stored import StoredRequest, read_params
+
+
+class TextPool:
+    """One string object per distinct text of a file: resent histories repeat every earlier message, and the
+    events of a whole file are held until they are assembled."""
+
+    def __init__(self) -> None:
+        self.texts: dict[str, str] = {}
+
+    def __call__(self, text: str) -> str:
+        return self.texts.setdefault(text, text)
+
+
+def loads(value: Any) -> Any:
+    """A value that may be JSON written into a string attribute; the value itself when it is not."""
+    if isinstance(value, str) and value[:1] in ("[", "{"):
+        try:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return value
+    return value
+
+
+def arguments_text(value: Any) -> str:
+    """Tool-call arguments as the JSON text the stored format keeps: objects are written, text kept as it is."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+
+
+def content_text(value: Any) -> str:
+    """A result or content value as text (structured values as JSON)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _number(value: Any) -> Any:
+    """A parameter some instrumentations write as text (Spring AI's ``"0.7"``) as the number it is."""
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return value
+        return int(number) if number.is_integer() and "." not in value else number
+    return value
+
+
+def provider_of(system: Any) -> str | None:
+    """The Traceloupe provider a span's system or provider name means (``gcp.gemini``: its last part), or None."""
+    from core.providers.registry import dialects
+
+    if not isinstance(system, str) or not system:
+        return None
+    known = dialects()
+    for name in (system, system.rsplit(".", 1)[-1], system.split(".", 1)[0]):
+        if name.lower() in known:
+            return name.lower()
+    return None
+
+
+def source_of(span: Span, path: str) -> SourceRef:
+    """Where a span is: the file, the line of its batch, its span id and trace."""
+    return SourceRef(path=path, line=span.line, source_id=span.span_id or None, trace=span.trace_id or None)
+
+
+def request_of(
+    *,
+    system: Any,
+    model: Any,
+    tools: Any,
+    params: Mapping[str, Any],
+    extra: dict[str, Any],
+) -> StoredRequest | None:
+    """The request context of a call, or None when the span says nothing of one; what cannot be read into it is
+    kept in ``extra`` (so reported), not dropped."""
+    provider = provider_of(system)
+    if system and provider is None:
+        extra["system"] = system
+    read_tools_: tuple[Any, ...] = ()
+    if tools:
+        try:
+            read_tools_ = read_tools(tools)
+        except RequestFieldError as exc:
+            extra["tools"] = tools
+            extra["tools_error"] = str(exc)
+    clean = {k: _number(v) if k != "stop" else v for k, v in params.items() if v is not None}
+    try:
+        generation = read_params(clean)
+    except InputError as exc:
+        extra["params"] = clean
+        extra["params_error"] = str(exc)
+        generation = read_params(None)
+    if provider is None and not isinstance(model, str) and not read_tools_ and generation == read_params(None):
+        return None
+    return StoredRequest(
+        conversation_id="",
+        provider=provider,
+        model=model if isinstance(model, str) and model else None,
+        tools=read_tools_,
+        params=generation,
+    )
+
+
+def tool_execution(
+    span: Span, path: str, key: Any, *, name: Any, call_id: Any, arguments: Any, result: Any
+) -> ToolExecution:
+    """A tool span as a tool run."""
+    return ToolExecution(
+        source=source_of(span, path),
+        key=key,
+        name=str(name or span.name),
+        call_id=str(call_id) if call_id else None,
+        arguments=None if arguments is None else arguments_text(loads(arguments)),
+        result=None if result is None else content_text(result),
+        is_error=span.is_error,
+        started_at=span.start,
+        ended_at=span.end,
+    )

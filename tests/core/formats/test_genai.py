@@ -1,0 +1,109 @@
+"""The older GenAI attribute generations still emitted by common instrumentations read like the current one:
+span events (``gen_ai.user.message``, ``gen_ai.choice``), pydantic-ai's JSON ``events`` attribute, and the
+indexed ``gen_ai.prompt.N.*`` with OpenLLMetry's tools."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from core.formats.genai import model_call
+from core.formats.genai_messages import MessageReader
+from core.formats.otlp import Span, SpanEvent
+from core.llm.messages import LLMAssistantMessage, LLMMessage, LLMSystemMessage, LLMToolMessage, LLMUserMessage
+
+T = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _span(attributes: dict[str, Any], events: list[SpanEvent] | None = None) -> Span:
+    return Span("t" * 32, "s" * 16, None, "chat", T, T, {"gen_ai.operation.name": "chat", **attributes}, events or [])
+
+
+def _shape(messages: tuple[LLMMessage, ...] | None) -> list[tuple[str, str]]:
+    out = []
+    for m in messages or ():
+        if isinstance(m, LLMUserMessage):
+            out.append(("user", m.content[0].text))  # type: ignore[union-attr]
+        elif isinstance(m, LLMAssistantMessage):
+            out.append(("assistant", m.content + "".join(f"[{c.name}:{c.arguments}]" for c in m.tool_calls)))
+        elif isinstance(m, LLMToolMessage):
+            out.append(("tool", f"{m.tool_call_id}={m.content}"))
+        elif isinstance(m, LLMSystemMessage):
+            out.append(("system", m.content))
+    return out
+
+
+EXPECTED_IN = [("system", "Be brief."), ("user", "Weather?"), ("assistant", '[weather:{"city": "Oslo"}]')]
+EXPECTED_IN += [("tool", "c1=cold")]
+EXPECTED_OUT = [("assistant", "Cold.")]
+
+
+def test_span_events_of_semantic_conventions_1_28_are_messages() -> None:
+    events = [
+        SpanEvent("gen_ai.system.message", T, {"content": "Be brief."}),
+        SpanEvent("gen_ai.user.message", T, {"content": "Weather?"}),
+        SpanEvent(
+            "gen_ai.assistant.message",
+            T,
+            {
+                "tool_calls": json.dumps(
+                    [{"id": "c1", "type": "function", "function": {"name": "weather", "arguments": {"city": "Oslo"}}}]
+                )
+            },
+        ),
+        SpanEvent("gen_ai.tool.message", T, {"content": "cold", "id": "c1"}),
+        SpanEvent("gen_ai.choice", T, {"message": json.dumps({"role": "assistant", "content": "Cold."})}),
+    ]
+    call = model_call(_span({}, events), "f.json", MessageReader())
+    assert _shape(call.input) == EXPECTED_IN
+    assert _shape(call.output) == EXPECTED_OUT
+
+
+def test_pydantic_ai_events_attribute_is_read_as_events() -> None:
+    events = [
+        {"event.name": "gen_ai.system.message", "content": "Be brief.", "role": "system"},
+        {"event.name": "gen_ai.user.message", "content": "Weather?", "role": "user"},
+        {
+            "event.name": "gen_ai.assistant.message",
+            "role": "assistant",
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": '{"city": "Oslo"}'}}
+            ],
+        },
+        {"event.name": "gen_ai.tool.message", "content": "cold", "role": "tool", "id": "c1"},
+        {"event.name": "gen_ai.choice", "index": 0, "message": {"role": "assistant", "content": "Cold."}},
+    ]
+    call = model_call(_span({"events": json.dumps(events)}), "f.json", MessageReader())
+    assert _shape(call.input) == EXPECTED_IN
+    assert _shape(call.output) == EXPECTED_OUT
+
+
+def test_indexed_prompt_attributes_and_openllmetry_functions_are_read() -> None:
+    attributes = {
+        "gen_ai.system": "anthropic",
+        "gen_ai.request.model": "claude-x",
+        "gen_ai.prompt.0.role": "system",
+        "gen_ai.prompt.0.content": "Be brief.",
+        "gen_ai.prompt.1.role": "user",
+        "gen_ai.prompt.1.content": "Weather?",
+        "gen_ai.prompt.2.role": "assistant",
+        "gen_ai.prompt.2.tool_calls.0.id": "c1",
+        "gen_ai.prompt.2.tool_calls.0.name": "weather",
+        "gen_ai.prompt.2.tool_calls.0.arguments": '{"city": "Oslo"}',
+        "gen_ai.prompt.3.role": "tool",
+        "gen_ai.prompt.3.content": "cold",
+        "gen_ai.prompt.3.tool_call_id": "c1",
+        "gen_ai.completion.0.role": "assistant",
+        "gen_ai.completion.0.content": "Cold.",
+        "llm.request.functions.0.name": "weather",
+        "llm.request.functions.0.parameters": json.dumps(
+            {"type": "object", "properties": {"city": {"type": "string"}}}
+        ),
+    }
+    call = model_call(_span(attributes), "f.json", MessageReader())
+    assert _shape(call.input) == EXPECTED_IN
+    assert _shape(call.output) == EXPECTED_OUT
+    assert call.request is not None
+    assert (call.request.provider, call.request.model) == ("anthropic", "claude-x")
+    assert [t.name for t in call.request.tools] == ["weather"]

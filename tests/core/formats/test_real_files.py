@@ -1,0 +1,188 @@
+"""Real files from public repositories (``tests/formats/data/README.md`` cites each) imported: the conversations,
+the messages per role and kind, the tool calls and results each must give, and a second import that changes
+nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from core.formats.importing import read_foreign
+from core.formats.registry import SNIFF_BYTES, sniff
+from core.store import Store
+from tests.core.formats.summary import summary, tool_calls
+from web.cli import main
+
+DATA = Path(__file__).parents[2] / "formats" / "data"
+
+PXI_TURN = [
+    "system",
+    "user:text",
+    *["  assistant:text+1calls", "  tool:call-01", "  assistant:text+1calls", "  tool:call-02"],
+    *["  assistant:text+1calls", "  tool:call-03", "  assistant:text"],
+    "user:text",
+    *(line for n in range(4, 12) for line in ("  assistant:text+1calls", f"  tool:call-{n:02d}")),
+    "  assistant:text",
+]
+PXI_SUBAGENT = [
+    "system",
+    *["user:text", "  assistant:text+1calls", "  tool:call-01", "  assistant:text"],
+    *["user:text", "  assistant:text+1calls", "  tool:call-02", "  assistant:text"],
+    *["user:text", "  assistant:text+1calls", "  tool:call-03", "  assistant:text+3calls"],
+    *["  tool:call-04", "  tool:call-05", "  tool:call-06"],
+    *(line for n in range(7, 20) for line in ("  assistant:text+1calls", f"  tool:call-{n:02d}")),
+    "  assistant:text",
+]
+
+# file, format sniffed, {conversation_id: summary}, tool calls (id, name, arguments) of the first conversation
+CASES = [
+    (
+        "otlp/latitude_rendering.json",
+        "otlp",
+        {
+            "ID_1": [
+                "system",
+                "user:text",
+                *["  assistant:text", "  system", "  assistant:text", "  system", "  assistant:text+1calls"],
+                *["  tool:fake-tool-call-id-1", "  system", "  assistant:text"],
+            ]
+        },
+        [("fake-tool-call-id-1", "get_weather", '{"location": "Barcelona"}')],
+    ),
+    (
+        "otlp/latitude_manual_tools.json",
+        "otlp",
+        {"ID_2": ["system", "user:text", "  assistant:text+1calls", "  tool:call_1", "  assistant:text"]},
+        [("call_1", "get_weather", '{"city": "NYC"}')],
+    ),
+    ("otlp/openllmetry_openai.json", "otlp", {"0f69feaecfced498": ["system", "user:text", "  assistant:text"]}, []),
+    ("otlp/strands.json", "otlp", {"4b6bf754c099094a": ["user:text", "  assistant:text"]}, []),
+    ("otlp/spring_ai_no_content.json", "otlp", {}, []),
+    (
+        "openinference/openinference_openai_otlp.json",
+        "openinference",
+        {"my-test-session": ["system", "user:text", "  assistant:text"]},
+        [],
+    ),
+    (
+        "langfuse/langgraph-python-2025-08-22.trace.json",
+        "langfuse",
+        {
+            "e1fde3efec57ce8a69bafd3fb928a7eb": [
+                *["user:text", "user:text", "  assistant:text+1calls", "  tool:call_1oGK863sxQHlPreFhDdEs3yl"],
+                "  assistant:text",
+            ]
+        },
+        [("call_1oGK863sxQHlPreFhDdEs3yl", "Web-Search", '{"query": "example"}')],
+    ),
+    (
+        "langfuse/pydantic-ai-tools-2025-12-04.trace.json",
+        "langfuse",
+        {
+            "7a38edd8123db47ad8dcb8aa4c5e3926": [
+                *["system", "user:text", "  assistant:text+3calls", "  tool:call_X0OSgjUukT5inyEQvuZQnHrk"],
+                *["  tool:call_WxZcCvSDhGT4RJHlcU01k10x", "  tool:call_aRaObiWKKt6GzgDkkUl3bu1Q", "  assistant:text"],
+                *["user:text", "  assistant:text", "  system", "user:text", "  assistant:text+1calls"],
+            ]
+        },
+        None,
+    ),
+    ("openinference/phoenix_pxi_turn_trace.json", "openinference", {"fixture-session": PXI_TURN}, None),
+    (
+        "openinference/phoenix_pxi_turn_subagent_trace.json",
+        "openinference",
+        {"fixture-subagent-session": PXI_SUBAGENT},
+        None,
+    ),
+]
+
+
+def _conversations(name: str) -> tuple[str, dict[str, list[dict[str, object]]], list[str]]:
+    path = DATA / name
+    chosen = sniff(path.read_bytes()[:SNIFF_BYTES], str(path))
+    with path.open("rb") as handle:
+        records, foreign = read_foreign(chosen, handle, str(path))
+    conversations: dict[str, list[dict[str, object]]] = {}
+    for record in records:
+        conversations.setdefault(record.message.conversation_id, []).append(record.raw)
+    return chosen.name, conversations, [n.text for n in foreign.notes]
+
+
+@pytest.mark.parametrize(("name", "format_name", "expected", "calls"), CASES, ids=[c[0] for c in CASES])
+def test_a_real_file_gives_its_conversations(
+    name: str, format_name: str, expected: dict[str, list[str]], calls: list[tuple[str, str, str]] | None
+) -> None:
+    chosen, conversations, _ = _conversations(name)
+    assert chosen == format_name
+    assert {cid: summary(messages) for cid, messages in conversations.items()} == expected
+    if calls is not None and conversations:
+        assert tool_calls(next(iter(conversations.values()))) == calls
+
+
+def test_a_model_call_without_captured_content_is_reported_not_stored() -> None:
+    _, conversations, notes = _conversations("otlp/spring_ai_no_content.json")
+    assert conversations == {}
+    assert notes == ["model call content was not captured: nothing stored for it"]
+
+
+def test_arguments_recorded_empty_then_resent_as_an_empty_object_are_one_call() -> None:
+    # pxi_turn_trace.json: call-04 is output with arguments "" and resent with "{}" in the next input.
+    _, conversations, _ = _conversations("openinference/phoenix_pxi_turn_trace.json")
+    calls = tool_calls(conversations["fixture-session"])
+    assert [c for c in calls if c[0] == "call-04"] == [("call-04", "list_datasets", "")]
+    assert len({c[0] for c in calls}) == len(calls) == 11
+
+
+def test_object_arguments_become_json_text_and_tool_spans_give_results() -> None:
+    _, conversations, _ = _conversations("otlp/latitude_manual_tools.json")
+    records = conversations["ID_2"][1]["intermediate_trace"]["records"]  # type: ignore[index]
+    assert records[1]["tool_reses"][0]["result"]
+    assert orjson.loads(records[0]["tool_calls"][0]["arguments"]) == {"city": "NYC"}
+
+
+@pytest.mark.parametrize("folder", ["otlp", "openinference", "langfuse"])
+def test_a_second_import_changes_nothing_and_an_export_reimports_unchanged(
+    folder: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    paths = sorted(str(p) for p in (DATA / folder).glob("*.json"))
+    assert main(["import", "--from", "auto", *paths, "--db", url]) == 0
+    with Store.open(url) as store:
+        first = list(store.export_texts())
+    assert len(first) > 1
+    assert main(["import", "--from", "auto", *paths, "--db", url]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1].startswith(f"total: 0 messages imported from {len(paths)} of {len(paths)} files")
+    with Store.open(url) as store:
+        assert list(store.export_texts()) == first
+    exported, again = tmp_path / "export.jsonl", f"sqlite:///{tmp_path / 'again.db'}"
+    assert main(["export", "--db", url, "-o", str(exported)]) == 0
+    assert main(["import", str(exported), "--db", again]) == 0  # an export of ours re-imports unchanged
+    with Store.open(again) as store:
+        assert list(store.export_texts()) == first
+
+
+def test_langchain_tool_definitions_sent_as_tool_messages_are_the_requests_tools() -> None:
+    path = DATA / "langfuse" / "langgraph-python-2025-08-22.trace.json"
+    with path.open("rb") as handle:
+        _, foreign = read_foreign(sniff(path.read_bytes()[:SNIFF_BYTES], str(path)), handle, str(path))
+    [line] = foreign.store_lines
+    request = line.value["traceloupe_request"]
+    assert [t["name"] for t in request["tools"]] == ["Web-Search"]
+    assert (request["turn"], request["model"], request["params"]) == (None, "gpt-4o-2024-08-06", {"temperature": 0.0})
+
+
+def test_each_turn_gets_the_context_of_the_call_that_answered_it() -> None:
+    # Two pydantic-ai agents in one trace: the writer at temperature 0.7 (two turns), the critic at 0.
+    path = DATA / "langfuse" / "pydantic-ai-tools-2025-12-04.trace.json"
+    with path.open("rb") as handle:
+        records, foreign = read_foreign(sniff(path.read_bytes()[:SNIFF_BYTES], str(path)), handle, str(path))
+    turns = [r.raw["msg_id"] for r in records if r.raw["role"] == "user"]
+    contexts = [line.value["traceloupe_request"] for line in foreign.store_lines]
+    assert [(c["turn"], c["params"]) for c in contexts] == [
+        (turns[0], {"temperature": 0.7}),
+        (turns[1], {"temperature": 0.7}),
+        (turns[2], {"temperature": 0.0}),
+    ]
