@@ -19,14 +19,18 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from litestar import Request
+
 from core.errors import MisuseError
 from core.fields import TextRule
 from core.models import facts_for
 from core.providers import GenerationParams, RequestOptions, provider_named
+from core.replay.sent_tools import GivenTools
 from core.request_context.stored import MAX_STOP_SEQUENCES, MAX_TOKENS_LIMIT, TEMPERATURE_RANGE, TOP_P_RANGE
 
 Kind = Literal["int", "float", "lines", "choice"]
 ToolsMode = Literal["stored", "inferred", "none"]
+"""Which tools a request sends: the recorded request's (``core.providers.ToolsSource``), inferred, or none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,8 +69,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
                "stop", "--stop"),
     OptionSpec("thinking", "thinking", "choice", "switch the provider's reasoning on or off", "thinking",
                "--thinking", choices=(("on", "on"), ("off", "off"))),
-    OptionSpec("tools", "tools", "choice", "the recorded request's tools (inferred from the calls when it has "
-               "none), tools inferred from the recorded calls, or no tools", choices=TOOLS_CHOICES),
+    OptionSpec("tools_source", "tools sent", "choice", "the recorded request's tools (inferred from the calls when "
+               "it has none), tools inferred from the recorded calls, or no tools", choices=TOOLS_CHOICES),
 )  # fmt: skip
 """Every option, in the order the forms show them."""
 
@@ -343,3 +347,23 @@ def _flat(name: str, value: Any, depth: int) -> Iterable[tuple[str, str]]:
     elif isinstance(value, Mapping) and depth < 2:
         for key, inner in value.items():
             yield from _flat(f"{name}.{key}", inner, depth + 1)
+
+
+async def posted_options(request: Request[Any, Any, Any]) -> dict[str, str]:
+    """The option fields of a form post, as text (a dependency: the form's other fields are the handler's data)."""
+    form = await request.form()
+    return {name: str(form.get(name) or "") for name in NAMES}
+
+
+def replay_tools(given: GivenTools | None, asked: AskedOptions) -> GivenTools | None:
+    """What a Re-run form gives a replay: its tool list and tool choice (``given``) with the options' parameters and
+    tools choice, as the CLI's flags give them (``GivenTools.params``); MisuseError naming each field refused."""
+    if asked.errors:
+        raise MisuseError("; ".join(error.message for error in asked.errors))
+    if not asked.given:
+        return given
+    base = given or GivenTools()
+    if asked.tools in ("inferred", "none") and base.tools is not None:
+        raise MisuseError(f"tools sent: {asked.tools} with a tool list given; clear one of the two")
+    tools = () if asked.tools == "none" else base.tools
+    return replace(base, tools=tools, params=asked.params, infer=asked.tools == "inferred")
