@@ -133,3 +133,11 @@ def test_the_command_line_named_past_the_time_budget_carries_the_options() -> No
     asked = read_options({"max_tokens": "50", "stop": "a\nb", "thinking": "on"})
     command = payload_command("c", "anthropic", None, options=asked)
     assert command.endswith("--max-tokens 50 --stop a --stop b --thinking on")
+
+
+def test_a_hostile_value_comes_back_escaped(client: TestClient[Litestar]) -> None:
+    hostile = '"><script>alert(1)</script>'
+    html = client.get(PAGE, params={"model": MODEL, "stop": hostile, "temperature": hostile}).text
+    assert "<script>alert(1)" not in html
+    assert "&#34;&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert live_content(html) == []
