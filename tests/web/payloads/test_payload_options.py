@@ -141,3 +141,19 @@ def test_a_hostile_value_comes_back_escaped(client: TestClient[Litestar]) -> Non
     assert "<script>alert(1)" not in html
     assert "&#34;&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert live_content(html) == []
+
+
+def test_options_on_a_long_trace_are_built_on_the_request_under_the_time_budget() -> None:
+    from tests.web.web_corpus import long_trace, temp_store
+
+    long_id = "c-long-options"
+    url = f"/conversations/{long_id}/payload/openai?max_tokens=777"
+    store = temp_store(long_trace(300, conversation_id=long_id))
+    with TestClient(create_app(Settings(prepare_min_records=200), store), base_url=BASE_URL) as c:
+        answer = c.get(url).text
+        assert "digest-preparing" not in answer and "tokens&#34;: 777," in re.sub(r"<[^>]+>", "", answer)
+    # Past the budget: the 503 names the command line that builds the same body, options included.
+    stopped = create_app(Settings(prepare_min_records=200, heavy_budget_seconds=0.001), store)
+    with TestClient(stopped, base_url=BASE_URL) as c:
+        answer = c.get(url.replace("777", "778"))
+        assert answer.status_code == 503 and "--max-tokens 778" in answer.text
