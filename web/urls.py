@@ -12,6 +12,7 @@ are escaped. The result holds only characters that no server or browser rewrites
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
 from urllib.parse import quote, urlencode
@@ -72,6 +73,13 @@ def query(**params: str | None) -> str:
     """``?k=v&...`` of the parameters that have a value ('' when none has)."""
     kept = {k: v for k, v in params.items() if v}
     return "?" + urlencode(kept) if kept else ""
+
+
+def with_query(url: str, pairs: Sequence[tuple[str, str]]) -> str:
+    """``url`` with ``pairs`` added to its query (the request options a page keeps in its links)."""
+    if not pairs:
+        return url
+    return url + ("&" if "?" in url else "?") + urlencode(list(pairs))
 
 
 def _flag(on: bool) -> str | None:

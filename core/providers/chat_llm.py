@@ -231,7 +231,8 @@ class ChatLLM:
         wider history (``tools_source`` "inferred", a step replay's turn) are kept, and each still a warning.
         """
         options = ctx.options
-        if options.tools and options.tools_source != "inferred":
+        # Given tools, even none (a replay's or a page's "no tools"), are what the caller asked to send.
+        if options.tools_source == "given" or (options.tools and options.tools_source != "inferred"):
             return 0
         inferred = infer_tools([*flat, *recorded_calls(later)] if later and not options.tools else flat)
         if options.tools:

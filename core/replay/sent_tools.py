@@ -44,6 +44,9 @@ class GivenTools:
     """None keeps the stored tool choice."""
     params: GenerationParams = field(default_factory=GenerationParams)
     """Parameters given for the replay (``--max-tokens`` and the like): each one set wins over the stored one."""
+    infer: bool = False
+    """Leave the stored tools and tool choice aside: the tools are inferred from the recorded calls (a form's
+    "tools sent: inferred"); ``tools`` and ``tool_choice``, when given, still win."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,11 +151,12 @@ def sent_tools(
     """
     given = given or GivenTools()
     params = over(given.params, stored.params if stored is not None else GenerationParams())
-    choice = given.tool_choice if given.tool_choice is not None else stored.tool_choice if stored else None
+    tools_stored = stored if not given.infer else None
+    choice = given.tool_choice if given.tool_choice is not None else tools_stored.tool_choice if tools_stored else None
     if given.tools is not None:
         sent = SentTools(given.tools, choice, "given", params)
-    elif stored is not None and stored.tools:
-        sent = SentTools(tuple(stored.tools), choice, "stored", params)
+    elif tools_stored is not None and tools_stored.tools:
+        sent = SentTools(tuple(tools_stored.tools), choice, "stored", params)
     else:
         tools, calls = inferred_tools(recorded) if recorded is not None else ((), 0)
         sent = SentTools(tools, choice, "inferred" if tools else "none", params, calls)

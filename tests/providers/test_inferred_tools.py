@@ -60,3 +60,13 @@ def test_a_history_without_calls_gets_no_tools() -> None:
 def test_stored_tools_keep_their_source() -> None:
     result = run("openai", [user("Hello", 1)], tools=(WEATHER,), tools_source="given")
     assert result.tools_source == "given"
+
+
+def test_an_empty_given_tool_list_sends_no_tools_and_infers_none() -> None:
+    from tests.providers.cases import CASES
+
+    messages, _ = CASES["tool_calls_parallel"]()
+    result = run("openai", messages, tools=(), tools_source="given")
+    assert (result.tools, result.tools_source) == ((), "given")
+    assert "tools" not in result.body
+    assert not [w for w in result.warnings if w.element == "inferred_tool"]

@@ -58,3 +58,11 @@ def test_without_stored_tools_every_recorded_call_names_a_tool_and_the_note_says
 def test_a_re_run_leaves_inference_to_the_body_builder() -> None:
     sent = sent_tools(None, None, None)
     assert (sent.tools, sent.source, sent.note) == ((), "none", None)
+
+
+def test_infer_leaves_the_stored_tools_and_choice_aside_and_keeps_the_given_params() -> None:
+    stored = _stored((LOOKUP,), "required", GenerationParams(max_tokens=512, temperature=0.2))
+    sent = sent_tools(stored, GivenTools(params=GenerationParams(max_tokens=64), infer=True), _recorded())
+    assert sent.source == "inferred" and sent.tool_choice is None
+    assert [t.name for t in sent.tools] == ["search_flights", "book", "weather", "hotel"]
+    assert (sent.params.max_tokens, sent.params.temperature) == (64, 0.2)

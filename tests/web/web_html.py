@@ -36,7 +36,10 @@ _SCRIPT_SRC = re.compile(r"^/static/(app|runs|timeline|windows|vendor/htmx-\d+\.
 _WINDOW_GET = re.compile(r"^/conversations/[^/?#]+/(payload/[^/?#]+|diff)/window\?")
 # The only swap targets the app's own markup names: the payload page's phases panel, the Re-run live region,
 # the diff summary's "show more" item (replaced by the next changes).
-KNOWN_TARGETS = frozenset({("a", "#payload-phases"), ("form", "#runs-live"), ("a", "closest li")})
+KNOWN_TARGETS = frozenset(
+    {("a", "#payload-phases"), ("form", "#runs-live"), ("a", "closest li"), ("form", "#payload-panel"),
+     ("form", "#diff-panel")}
+)  # fmt: skip
 URL_ATTRS = frozenset({"href", "src", "action", "formaction", "data-src", "xlink:href", "poster", "srcset"})
 _CONTROL = re.compile(r"[\x00-\x20]")
 _INLINE_IMAGE = re.compile(r"^data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=]+$")
@@ -60,6 +63,9 @@ ALLOWED_HX = {
     ("form", "hx-target"),
     ("form", "hx-swap"),
     ("form", "hx-disabled-elt"),
+    # The request options form of the payload and diff pages: a GET of its own action into the body panel.
+    ("form", "hx-get"),
+    ("form", "hx-push-url"),
     # A suite run's live region, polling its own page while the run goes on.
     ("section", "hx-get"),
     ("section", "hx-trigger"),
@@ -162,8 +168,9 @@ def live_content(html: str) -> list[str]:
                 elif (
                     name == "hx-get"
                     and el.tag != "section"
-                    and (value != el.get("href") or not (value or "").startswith("/conversations/"))
-                ):
+                    and (value != el.get("action" if el.tag == "form" else "href")
+                         or not (value or "").startswith("/conversations/"))
+                ):  # fmt: skip
                     problems.append(f"<a hx-get={value!r}> that is not the next-page or phases link")
                 elif name == "hx-target" and (el.tag, value) not in KNOWN_TARGETS:
                     problems.append(f"<{el.tag} hx-target={value!r}>")

@@ -6,10 +6,11 @@ The payload and the diff pages, and the digests behind them, share these values.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from core.providers import Degradation
 from web import masking, urls
+from web.request_options import AskedOptions
 from web.timeline.order import msg_anchor
 
 
@@ -47,6 +48,8 @@ class RequestChoice:
     model: str | None = None
     default_model: str = ""
     models: Sequence[str] = ()
+    options: tuple[tuple[str, str], ...] = ()
+    """The request options asked for, as their query (``web.request_options``): every link of the page keeps them."""
 
     @property
     def base_url(self) -> str:
@@ -61,15 +64,31 @@ class RequestChoice:
 
     def payload_url(self, provider: str | None = None, *, repair: bool | None = None) -> str:
         fix = self.repair if repair is None else repair
-        return urls.payload(
-            self.conversation_id, provider or self.provider, upto=self.upto, repair=fix, model=self._model_for(provider)
-        )
+        return urls.with_query(
+            urls.payload(
+                self.conversation_id, provider or self.provider, upto=self.upto, repair=fix,
+                model=self._model_for(provider),
+            ),
+            self.options,
+        )  # fmt: skip
+
+    def plain_url(self) -> str:
+        """This page without request options (the recorded request's body)."""
+        return urls.payload(self.conversation_id, self.provider, upto=self.upto, repair=self.repair, model=self.model)
+
+    def kept_fields(self) -> tuple[tuple[str, str], ...]:
+        """The request asked for as a GET form's hidden fields (the cut, the model, the repair switch)."""
+        kept = (("upto", self.upto), ("model", self.model), ("repair", "1" if self.repair else None))
+        return tuple((name, value) for name, value in kept if value)
 
     def payload_path(self) -> str:
         """The payload page's path without a query: the action of a GET form that carries its own fields."""
         return urls.payload(self.conversation_id, self.provider)
 
     def api_url(self, provider: str | None = None) -> str:
+        return urls.with_query(self._api_url(provider), self.options)
+
+    def _api_url(self, provider: str | None) -> str:
         return urls.api_payload(
             self.conversation_id,
             provider or self.provider,
@@ -79,30 +98,38 @@ class RequestChoice:
         )
 
     def window_url(self, n: int) -> str:
-        return urls.payload_window(
-            self.conversation_id, self.provider, n, upto=self.upto, repair=self.repair, model=self.model
+        return urls.with_query(
+            urls.payload_window(
+                self.conversation_id, self.provider, n, upto=self.upto, repair=self.repair, model=self.model
+            ),
+            self.options,
         )
 
     def windows_map_url(self) -> str:
-        return urls.payload_windows_map(
-            self.conversation_id, self.provider, upto=self.upto, repair=self.repair, model=self.model
+        return urls.with_query(
+            urls.payload_windows_map(
+                self.conversation_id, self.provider, upto=self.upto, repair=self.repair, model=self.model
+            ),
+            self.options,
         )
 
     def download_url(self, provider: str | None = None) -> str:
-        return urls.payload_download(
+        url = urls.payload_download(
             self.conversation_id,
             provider or self.provider,
             upto=self.upto,
             repair=self.repair,
             model=self._model_for(provider),
         )
+        return urls.with_query(url, self.options)
 
     def phases_url(self) -> str:
-        return urls.phases(self.conversation_id, self.provider, upto=self.upto, repair=self.repair, model=self.model)
+        url = urls.phases(self.conversation_id, self.provider, upto=self.upto, repair=self.repair, model=self.model)
+        return urls.with_query(url, self.options)
 
     def diff_url(self, left: str, right: str, *, repair: bool | None = None) -> str:
         fix = self.repair if repair is None else repair
-        return urls.diff(self.conversation_id, left, right, upto=self.upto, repair=fix)
+        return urls.with_query(urls.diff(self.conversation_id, left, right, upto=self.upto, repair=fix), self.options)
 
     @property
     def diff_path(self) -> str:
@@ -110,7 +137,8 @@ class RequestChoice:
         return urls.diff(self.conversation_id)
 
     def api_diff_url(self, left: str, right: str) -> str:
-        return urls.api_diff(self.conversation_id, left, right, upto=self.upto, repair=self.repair)
+        url = urls.api_diff(self.conversation_id, left, right, upto=self.upto, repair=self.repair)
+        return urls.with_query(url, self.options)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +150,8 @@ class DiffLinks:
     right: str
     upto: str | None
     repair: bool
+    options: AskedOptions = field(default_factory=AskedOptions)
+    """The request options both bodies are built with (``web.request_options``)."""
 
     @property
     def what(self) -> str:
@@ -130,16 +160,32 @@ class DiffLinks:
 
     def window_url(self, side: str, n: int) -> str:
         """Window ``n`` of one side's body."""
-        return urls.diff_window(
-            self.conversation_id, self.left, self.right, side, n, upto=self.upto, repair=self.repair
-        )
+        url = urls.diff_window(self.conversation_id, self.left, self.right, side, n, upto=self.upto, repair=self.repair)
+        return urls.with_query(url, self.options.texts)
 
     @property
     def diff_url(self) -> str:
+        url = urls.diff(self.conversation_id, self.left, self.right, upto=self.upto, repair=self.repair)
+        return urls.with_query(url, self.options.texts)
+
+    def kept_fields(self) -> tuple[tuple[str, str], ...]:
+        """The diff asked for as a GET form's hidden fields (the two providers, the cut, the repair switch)."""
+        kept = (
+            ("left", self.left),
+            ("right", self.right),
+            ("upto", self.upto),
+            ("repair", "1" if self.repair else None),
+        )
+        return tuple((name, value) for name, value in kept if value)
+
+    @property
+    def plain_url(self) -> str:
+        """This diff without request options (the recorded request's bodies)."""
         return urls.diff(self.conversation_id, self.left, self.right, upto=self.upto, repair=self.repair)
 
     def more_url(self, cause: str, offset: int) -> str:
         """The next changes of ``cause`` from ``offset``."""
-        return urls.diff_changes(
+        url = urls.diff_changes(
             self.conversation_id, self.left, self.right, cause, offset, upto=self.upto, repair=self.repair
         )
+        return urls.with_query(url, self.options.texts)

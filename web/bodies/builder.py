@@ -30,6 +30,7 @@ from web.backlog import Backlog
 from web.bodies.preparations import Preparations
 from web.bodies.tools import tool_anchors
 from web.lru import LruCache
+from web.request_options import AskedOptions
 from web.source import Loaded, version_of
 from web.timeline.order import flatten, msg_anchor
 
@@ -155,17 +156,29 @@ class PayloadBuilder:
         return self._derived.get_or_make(key, make, weight)  # type: ignore[no-any-return]
 
     def build(
-        self, loaded: Loaded, provider: str, *, upto: str | None = None, repair: bool = False, model: str | None = None
+        self,
+        loaded: Loaded,
+        provider: str,
+        *,
+        upto: str | None = None,
+        repair: bool = False,
+        model: str | None = None,
+        asked: AskedOptions | None = None,
     ) -> Built:
         """The request ``provider`` would receive for ``model`` (default: the dialect's), the one that produced
-        ``upto`` when given."""
+        ``upto`` when given, with the options ``asked`` over the recorded request (applied ones only)."""
         check_provider(provider)
         model = model or None
-        key = (loaded.summary.conversation_id, version_of(loaded.summary), provider, upto or None, repair, model)
+        asked = asked if asked is not None and asked.applied else None
+        key: tuple[object, ...] = (
+            loaded.summary.conversation_id, version_of(loaded.summary), provider, upto or None, repair, model,
+        )  # fmt: skip
+        if asked is not None:  # a plain build's key stays as it was: its digests and views are not these
+            key = (*key, asked.key)
         return self._built.get_or_make(
             key,
             lambda: replace(
-                self._build(loaded.messages, provider, upto or None, repair, model, loaded.contexts),
+                self._build(loaded.messages, provider, upto or None, repair, model, loaded.contexts, asked),
                 key=key,
                 size=loaded.size,
             ),
@@ -179,14 +192,19 @@ class PayloadBuilder:
         repair: bool,
         model: str | None,
         contexts: Sequence[StoredRequest] = (),
+        asked: AskedOptions | None = None,
     ) -> Built:
         healed: tuple[str, ...] = ()
         if repair:
             messages, healed = _repaired(messages)
         options = replace(self.options, model=model)
+        if asked is not None:  # given over stored, as the CLI's flags are
+            options = asked.over(options)
         # The tools, tool choice and parameters the agent stored for the request's turn, as a replay sends them.
         stored = applying(contexts, messages[0].conversation_id, request_turn(messages, upto)) if contexts else None
         options = to_options(stored, options, provider) if stored is not None else options
+        if asked is not None:
+            options = asked.tools_over(options)
         llm = ChatLLM(provider_named(provider), options)
         try:
             result = llm.construct_request_params(messages, upto=upto)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
+from litestar import Request
 from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
 from litestar.params import FromQuery, QueryParameter, SkipValidation
@@ -30,9 +31,10 @@ from web.bodies.diff_digest import (
 from web.bodies.digest import StoredParts, write_missing_parts
 from web.bodies.facts import encode_rendered
 from web.bodies.jsonview import Rendered
-from web.bodies.requests import MsgId, body_view, digest_key
+from web.bodies.requests import MsgId, asked_options, body_view, digest_key, recorded_request
 from web.bodies.windows import PANE_WINDOW_BYTES
 from web.heavy import export_then
+from web.request_options import AskedOptions, OptionsForm, model_limit, options_form
 from web.source import Loaded, StoreSource
 
 Provider = Annotated[str, QueryParameter(max_length=40)]
@@ -46,6 +48,7 @@ def build_both(
     right: str,
     upto: str | None,
     repair: bool,
+    options: AskedOptions | None = None,
 ) -> tuple[Loaded, Built, Built]:
     """The conversation and both providers' requests (404 for an unknown provider, conversation or upto)."""
     check_provider(left)
@@ -53,13 +56,18 @@ def build_both(
     loaded = source.load(conversation_id)
     return (
         loaded,
-        payloads.build(loaded, left, upto=upto or None, repair=repair),
-        payloads.build(loaded, right, upto=upto or None, repair=repair),
+        payloads.build(loaded, left, upto=upto or None, repair=repair, asked=options),
+        payloads.build(loaded, right, upto=upto or None, repair=repair, asked=options),
     )
 
 
 def diff_command(
-    conversation_id: str, left: str, right: str, upto: str | None, attachments_root: Path | None = None
+    conversation_id: str,
+    left: str,
+    right: str,
+    upto: str | None,
+    attachments_root: Path | None = None,
+    options: AskedOptions | None = None,
 ) -> str:
     """The CLI command that diffs the same two requests without the dashboard's time budget (and reads the
     attachments the server reads, so it counts the same warnings)."""
@@ -68,6 +76,7 @@ def diff_command(
         *("traceloupe", "diff", "-", "--conversation", conversation_id, "--left", left, "--right", right),
         *(("--upto", upto) if upto else ()),
         *(("--attachments-root", str(attachments_root)) if attachments_root is not None else ()),
+        *(options.cli_args() if options is not None else ()),
     )
 
 
@@ -95,14 +104,19 @@ DEFAULT_PAIR = PROVIDERS_COMPARED
 
 
 def asked_diff(
+    request: Request[Any, Any, Any],
     conversation_id: urls.PathId,
     left: Provider = DEFAULT_PAIR[0],
     right: Provider = DEFAULT_PAIR[1],
     upto: MsgId = None,
     repair: FromQuery[bool] = False,
 ) -> DiffLinks:
-    """The diff page routes' shared parameters as one value (a dependency: each route declares them once here)."""
-    return DiffLinks(urls.from_segment(conversation_id), left, right, upto or None, repair)
+    """The diff page routes' shared parameters as one value (a dependency: each route declares them once here);
+    the request options, max tokens checked against both sides' models (``web.request_options``)."""
+    options = asked_options(
+        request, lambda: (model_limit(check_provider(left), None), model_limit(check_provider(right), None))
+    )
+    return DiffLinks(urls.from_segment(conversation_id), left, right, upto or None, repair, options)
 
 
 AskedDiffDep = NamedDependency[SkipValidation[DiffLinks]]
@@ -110,13 +124,22 @@ AskedDiffDep = NamedDependency[SkipValidation[DiffLinks]]
 
 def build_asked(source: StoreSource, payloads: PayloadBuilder, asked: DiffLinks) -> tuple[Loaded, Built, Built]:
     """``build_both`` for the diff the page was asked for."""
-    return build_both(source, payloads, asked.conversation_id, asked.left, asked.right, asked.upto, asked.repair)
+    return build_both(
+        source, payloads, asked.conversation_id, asked.left, asked.right, asked.upto, asked.repair, asked.options
+    )
 
 
 def asked_command(asked: DiffLinks, payloads: PayloadBuilder) -> str:
     """``diff_command`` for the diff the page was asked for, with the server's attachments root."""
     root = payloads.options.attachments_root
-    return diff_command(asked.conversation_id, asked.left, asked.right, asked.upto, root)
+    return diff_command(asked.conversation_id, asked.left, asked.right, asked.upto, root, asked.options)
+
+
+def diff_options_form(asked: DiffLinks, loaded: Loaded) -> OptionsForm:
+    """The diff page's options form: the recorded request's values, both sides' models' limits."""
+    stored = recorded_request(loaded, asked.upto)
+    limits = (model_limit(asked.left, None), model_limit(asked.right, None))
+    return options_form(asked.options, stored.params if stored is not None else None, limits)
 
 
 def diff_digest(
@@ -128,6 +151,8 @@ def diff_digest(
     """
     check_provider(asked.left)
     check_provider(asked.right)
+    if asked.options.applied:
+        return unstored_diff_digest(source, payloads, asked)
     store = source.store
     asked_for = diff_asked(payloads, asked.left, asked.right, asked.upto, asked.repair)
     key = digest_key(source, asked.conversation_id, "diff", asked_for)
@@ -145,6 +170,18 @@ def diff_digest(
         _, lbuilt, rbuilt = build_asked(source, payloads, asked)
         write_missing_parts(StoredParts(key.key, store), diff_parts(payloads, lbuilt, rbuilt, every_window=True)[1])
     return hit
+
+
+def unstored_diff_digest(source: StoreSource, payloads: PayloadBuilder, asked: DiffLinks) -> DiffDigest:
+    """The diff of two builds with request options, made on the request and never stored (as
+    ``web.bodies.requests.unstored_payload_digest``), kept with the builds."""
+    _, lbuilt, rbuilt = build_asked(source, payloads, asked)
+
+    def make() -> DiffDigest:
+        head, parts = diff_parts(payloads, lbuilt, rbuilt)
+        return DiffDigest(head, StoredParts.unstored(parts))
+
+    return payloads.derived(("unstored-diff-digest", lbuilt.key, rbuilt.key), make)
 
 
 def _holds_every_part(digest: DiffDigest, store: Store, key: str) -> bool:
@@ -212,5 +249,7 @@ def diff_listing(
 
 def _complete_later(source: StoreSource, payloads: PayloadBuilder, asked: DiffLinks) -> None:
     """The rest of the digest made after the response, while the builds just made are still held (``web.backlog``)."""
+    if asked.options.applied:
+        return  # an options diff has no stored digest to complete
     if payloads.backlog is not None:
         payloads.backlog.submit(("diff", asked), lambda: diff_digest(source, payloads, asked, every_window=True))

@@ -165,9 +165,15 @@ class StoredParts:
     """The parts of one digest (a payload's or a diff's), read one at a time, and added as they are made."""
 
     key: str
-    store: Store
+    store: Store | None
+    """None for a digest kept in memory only (``unstored``)."""
     fresh: dict[tuple[str, int], Any] | None = None
     """The parts, when this digest was just made (no need to read back what was just written)."""
+
+    @classmethod
+    def unstored(cls, parts: Iterator[tuple[str, int, Any]]) -> StoredParts:
+        """Parts held in memory and never written: what was made first, later parts made again when asked."""
+        return cls("", None, {(name, n): value for name, n, value in parts})
 
     @classmethod
     def read(cls, store: Store, key: DigestKey) -> tuple[Any, StoredParts] | None:
@@ -194,20 +200,23 @@ class StoredParts:
 
     def get(self, name: str, n: int) -> Any:
         """Part ``n`` of ``name``; None when the digest does not hold it yet."""
-        if self.fresh is not None:
-            return self.fresh.get((name, n))
+        if self.fresh is not None or self.store is None:
+            return None if self.fresh is None else self.fresh.get((name, n))
         data = stored.read_part(self.store.engine, self.key, name, n)
         return None if data is None else unpack(data)
 
     def numbered(self, name: str, first: int, end: int) -> dict[int, Any]:
         """The parts ``[first, end)`` of ``name`` that the digest holds, by number."""
-        if self.fresh is not None:
-            return {k: self.fresh[name, k] for k in range(first, end) if (name, k) in self.fresh}
+        if self.fresh is not None or self.store is None:
+            fresh = self.fresh or {}
+            return {k: fresh[name, k] for k in range(first, end) if (name, k) in fresh}
         found = stored.read_numbered_parts(self.store.engine, self.key, name, first, end)
         return {k: unpack(data) for k, data in found}
 
     def put(self, name: str, n: int, value: Any) -> None:
-        """Store part ``n`` of ``name`` (made from the builds after the digest)."""
+        """Store part ``n`` of ``name`` (made from the builds after the digest); an unstored digest keeps none."""
+        if self.store is None:
+            return
         if self.fresh is not None:
             self.fresh[name, n] = value
         stored.write_part(self.store.engine, self.key, name, n, pack(value))

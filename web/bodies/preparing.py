@@ -41,6 +41,8 @@ def payload_preparing(source: StoreSource, payloads: PayloadBuilder, asked: Aske
     stored, the conversation is small enough to build on the request, or the preparation failed)."""
     preparations = payloads.preparations
     cid = asked.conversation_id
+    if asked.options.applied:  # built on the request, within its time budget: such digests are not stored
+        return None
     if preparations is None or not preparations.wanted(source.summary(cid).records):
         return None
     check_provider(asked.provider)
@@ -60,6 +62,8 @@ def diff_preparing(source: StoreSource, payloads: PayloadBuilder, links: DiffLin
     """How far the diff page's digest is prepared; None when the page can be made now (as ``payload_preparing``)."""
     preparations = payloads.preparations
     cid = links.conversation_id
+    if links.options.applied:
+        return None
     if preparations is None or not preparations.wanted(source.summary(cid).records):
         return None
     check_provider(links.left)

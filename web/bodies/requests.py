@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from typing import Annotated
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Annotated, Any
 
+from litestar import Request
 from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
 from litestar.params import FromQuery, QueryParameter, SkipValidation
 
 from core.providers import provider_named
+from core.request_context import StoredRequest
+from core.request_context.calls import applying
 from core.store.digests import part_numbers
 from web import masking, urls
 from web.bodies.asked import RequestChoice
@@ -26,15 +29,28 @@ from web.bodies.builder import (
 from web.bodies.digest import (
     DigestKey,
     PayloadDigest,
+    StoredParts,
     key_for,
     make_payload_digest,
     payload_asked,
+    payload_parts,
     read_payload_digest,
     window_part,
 )
 from web.bodies.jsonview import Mark, Rendered
 from web.bodies.windows import WINDOW_BYTES, Layout, plan
 from web.heavy import export_then
+from web.request_options import (
+    NAMES as OPTION_NAMES,
+)
+from web.request_options import (
+    AskedOptions,
+    ModelLimit,
+    OptionsForm,
+    model_limit,
+    options_form,
+    read_options,
+)
 from web.source import Loaded, StoreSource, version_of
 
 MsgId = Annotated[str | None, QueryParameter(max_length=300)]
@@ -55,6 +71,8 @@ class AskedRequest:
     upto: str | None
     repair: bool
     model: str | None
+    options: AskedOptions = field(default_factory=AskedOptions)
+    """The request options asked for over the recorded request (``web.request_options``)."""
 
     @property
     def what(self) -> str:
@@ -62,26 +80,67 @@ class AskedRequest:
         return f"the {self.provider} request"
 
     def build(self, source: StoreSource, payloads: PayloadBuilder) -> tuple[Loaded, Built]:
-        return load_and_build(source, payloads, self.conversation_id, self.provider, self.upto, self.repair, self.model)
+        return load_and_build(
+            source, payloads, self.conversation_id, self.provider, self.upto, self.repair, self.model, self.options
+        )
 
     def choice(
         self, loaded: Loaded, payloads: PayloadBuilder | None = None, listed: Choices | None = None
     ) -> RequestChoice:
-        return request_choice(loaded, self.provider, self.upto, self.repair, self.model, payloads, listed)
+        choice = request_choice(loaded, self.provider, self.upto, self.repair, self.model, payloads, listed)
+        return replace(choice, options=self.options.texts)
+
+    def options_form(self, loaded: Loaded) -> OptionsForm:
+        """The options form of the page: the fields asked, the recorded request's values, the model's limit."""
+        stored = recorded_request(loaded, self.upto)
+        limits = (model_limit(self.provider, self.model),)
+        return options_form(self.options, stored.params if stored is not None else None, limits)
 
     def command(self, *, phases: bool = False) -> str:
-        return payload_command(self.conversation_id, self.provider, self.upto, phases=phases, model=self.model)
+        return payload_command(
+            self.conversation_id, self.provider, self.upto, phases=phases, model=self.model, options=self.options
+        )
 
 
 def asked_request(
+    request: Request[Any, Any, Any],
     conversation_id: urls.PathId,
     provider: urls.PathId,
     upto: MsgId = None,
     repair: FromQuery[bool] = False,
     model: ModelName = None,
 ) -> AskedRequest:
-    """The payload routes' shared parameters as one value (a dependency: each route declares them once here)."""
-    return AskedRequest(urls.from_segment(conversation_id), urls.from_segment(provider), upto or None, repair, model)
+    """The payload routes' shared parameters as one value (a dependency: each route declares them once here).
+
+    The request options are read from the query through their one spec (``web.request_options``), each checked
+    against the model's limits; a refused one is said beside its field, and the body is built without them."""
+    provider = urls.from_segment(provider)
+    options = asked_options(request, lambda: (model_limit(check_provider(provider), model),))
+    return AskedRequest(urls.from_segment(conversation_id), provider, upto or None, repair, model, options)
+
+
+def asked_options(request: Request[Any, Any, Any], limits: Callable[[], Sequence[ModelLimit]]) -> AskedOptions:
+    """The request options of a page's query (none read when the query names none: a plain page reads no table)."""
+    query = request.query_params
+    if not any(query.get(name) for name in OPTION_NAMES):
+        return AskedOptions()
+    return read_options(query.get, limits())
+
+
+def recorded_request(loaded: Loaded, upto: str | None) -> StoredRequest | None:
+    """The request context stored for the turn the request is built in (as ``core.request_context.calls``
+    ``request_turn`` finds it), read from the timeline's slots so no message is typed for it."""
+    contexts = loaded.contexts
+    if not contexts:
+        return None
+    turn: str | None = None
+    for slot in loaded.timeline.slots:
+        if slot.msg_id == upto and slot.depth == 0:
+            turn = slot.parent_id if slot.parent_id is not None else turn
+            break
+        if slot.parent_id is None and slot.placement == "message" and slot.role == "user":
+            turn = slot.msg_id
+    return applying(contexts, loaded.summary.conversation_id, turn)
 
 
 AskedDep = NamedDependency[SkipValidation[AskedRequest]]
@@ -135,15 +194,22 @@ def load_and_build(
     upto: str | None,
     repair: bool,
     model: str | None = None,
+    options: AskedOptions | None = None,
 ) -> tuple[Loaded, Built]:
     """The conversation and one provider's request for it (404 for an unknown provider, conversation or upto)."""
     check_provider(provider)
     loaded = source.load(conversation_id)
-    return loaded, payloads.build(loaded, provider, upto=upto or None, repair=repair, model=model)
+    return loaded, payloads.build(loaded, provider, upto=upto or None, repair=repair, model=model, asked=options)
 
 
 def payload_command(
-    conversation_id: str, provider: str, upto: str | None, *, phases: bool = False, model: str | None = None
+    conversation_id: str,
+    provider: str,
+    upto: str | None,
+    *,
+    phases: bool = False,
+    model: str | None = None,
+    options: AskedOptions | None = None,
 ) -> str:
     """The CLI command that builds the same request (or its phases) without the dashboard's time budget."""
     return export_then(
@@ -151,6 +217,7 @@ def payload_command(
         *("traceloupe", "payload", "-", "--conversation", conversation_id, "--provider", provider),
         *(("--upto", upto) if upto else ()),
         *(("--model", model) if model else ()),
+        *(options.cli_args() if options is not None else ()),
         "--phases" if phases else None,
     )
 
@@ -206,6 +273,8 @@ def payload_digest(
     ``every_window``: make sure the stored digest holds every window (the background job's way).
     """
     check_provider(asked.provider)
+    if asked.options.applied:
+        return unstored_payload_digest(source, payloads, asked)
     store = source.store
     asked_for = payload_asked(payloads, asked.provider, asked.upto, asked.repair, asked.model)
     key = digest_key(source, asked.conversation_id, "payload", asked_for)
@@ -243,7 +312,23 @@ def digest_window(
     return window
 
 
+def unstored_payload_digest(source: StoreSource, payloads: PayloadBuilder, asked: AskedRequest) -> PayloadDigest:
+    """A digest of a build with request options, made on the request and never stored: a query's options are
+    anyone's choice, so they must not add rows to the store, and the plain page's digest stays the plain build's.
+    Kept with the build (``PayloadBuilder.derived``), its windows rendered as they are asked for."""
+    loaded, built = asked.build(source, payloads)
+    choices = reply_choices(loaded, payloads)
+
+    def make() -> PayloadDigest:
+        head, parts = payload_parts(payloads, built, choices)
+        return PayloadDigest(head, StoredParts.unstored(parts))
+
+    return payloads.derived(("unstored-digest", *built.key), make)
+
+
 def _complete_later(source: StoreSource, payloads: PayloadBuilder, asked: AskedRequest) -> None:
     """The rest of the digest made after the response, while the build just made is still held (``web.backlog``)."""
+    if asked.options.applied:
+        return  # an options build has no stored digest to complete
     if payloads.backlog is not None:
         payloads.backlog.submit(("payload", asked), lambda: payload_digest(source, payloads, asked, every_window=True))

@@ -7,6 +7,7 @@ The diff is computed on the JSON values once per pair of builds; only the window
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated, Any
 
 from litestar import Controller, get
@@ -19,7 +20,16 @@ from litestar.response import Redirect, Template
 from web import masking, urls
 from web.bodies.asked import DiffLinks
 from web.bodies.builder import PayloadBuilder
-from web.bodies.diffs import AskedDiffDep, asked_command, asked_diff, diff_digest, diff_listing, diff_window, side_of
+from web.bodies.diffs import (
+    AskedDiffDep,
+    asked_command,
+    asked_diff,
+    diff_digest,
+    diff_listing,
+    diff_options_form,
+    diff_window,
+    side_of,
+)
 from web.bodies.preparing import PreparingPage, diff_preparing, preparing_page
 from web.bodies.requests import request_choice
 from web.bodies.windows import windowed_from
@@ -30,6 +40,8 @@ from web.source import StoreSource
 Provider = Annotated[str, QueryParameter(max_length=40)]
 Cause = Annotated[str, QueryParameter(max_length=40)]
 Count = Annotated[int, Parameter(ge=0, le=10_000_000)]
+PANEL = "diff-panel"
+"""The panel the request options form swaps (htmx): the causes and both bodies."""
 
 
 class DiffController(Controller):
@@ -40,9 +52,10 @@ class DiffController(Controller):
     dependencies = {"links": Provide(asked_diff, sync_to_thread=False)}  # noqa: RUF012 - Litestar reads it
 
     @get("/", name="diff")
-    async def diff(self, work: WorkDep, links: AskedDiffDep) -> Template:
+    async def diff(self, request: HTMXRequest, work: WorkDep, links: AskedDiffDep) -> Template:
         """Both bodies highlighted by windows, each change marked in both panes and listed under its cause; a long
-        trace whose digest is not made yet gets the panel that shows how far it is (``web.bodies.preparing``)."""
+        trace whose digest is not made yet gets the panel that shows how far it is (``web.bodies.preparing``).
+        The request options (``web.request_options``) rebuild both bodies; htmx aimed at the panel gets the panel."""
         source, payloads = work.source, work.payloads
 
         def build(_: object) -> DiffPage | PreparingPage:
@@ -66,9 +79,10 @@ class DiffController(Controller):
                     diff_window(source, payloads, links, digest, "right", 0),
                     lambda n: links.window_url("right", n),
                 )
+            choice = request_choice(loaded, links.left, links.upto, links.repair, payloads=payloads)
             return DiffPage(
                 title=masking.mask(loaded.summary.title) or "(no user text)",
-                request=request_choice(loaded, links.left, links.upto, links.repair, payloads=payloads),
+                request=replace(choice, options=links.options.texts),
                 left=head.left,
                 right=head.right,
                 changes_total=head.changes_total,
@@ -76,12 +90,15 @@ class DiffController(Controller):
                 right_body=rbody,
                 listings=digest.first_listings() if lbody is not None else [],
                 links=links,
+                options=diff_options_form(links, loaded),
             )
 
         page = await work.run(build, what=links.what, command=asked_command(links, work.payloads))
         if isinstance(page, PreparingPage):
             return Template("payloads/preparing.html", context={"page": page})
-        return Template("diff/diff.html", context={"page": page})
+        panel = request.htmx and request.htmx.target == PANEL
+        template = "diff/_diff_panel.html" if panel else "diff/diff.html"
+        return Template(template, context={"page": page}, headers={"Vary": "HX-Request, HX-Target"})
 
     @get("/preparing", name="diff-preparing")
     async def preparing(

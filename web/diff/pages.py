@@ -8,6 +8,7 @@ from web.bodies.asked import DiffLinks, RequestChoice
 from web.bodies.compare import LISTED, Listing
 from web.bodies.facts import BuildFacts
 from web.bodies.windows import WindowedBody
+from web.request_options import OptionsForm
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +35,8 @@ class DiffPage:
     """The first changes of each cause, in the groups' order."""
     links: DiffLinks
     max_listed: int = LISTED
+    options: OptionsForm | None = None
+    """The request options form: the fields asked, the recorded request's values, both models' limits."""
 
     @property
     def conversation_id(self) -> str:

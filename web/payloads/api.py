@@ -10,6 +10,7 @@ from typing import Any
 
 from litestar import Controller, get
 from litestar.di import Provide
+from litestar.exceptions import ValidationException
 from litestar.params import FromQuery
 
 from web import masking
@@ -44,11 +45,15 @@ class PayloadApiController(Controller):
     after_request = staticmethod(masking.mask_response)  # trace text goes out masked, as on the pages
 
     @get(
-        "/conversations/{conversation_id:str}/payload/{provider:str}", tags=["payloads"], responses=error_responses(422)
+        "/conversations/{conversation_id:str}/payload/{provider:str}",
+        tags=["payloads"],
+        responses=error_responses(400, 422),
     )
     async def payload(self, work: WorkDep, asked: AskedDep, phases: FromQuery[bool] = False) -> Payload:
         """The body ``provider`` would receive (``upto``: the request that produced that message); 422 when damaged."""
         conversation_id, provider = asked.conversation_id, asked.provider
+        if asked.options.errors:
+            raise ValidationException("; ".join(e.message for e in asked.options.errors))
 
         def build(_: object) -> Payload:
             _, built = asked.build(work.source, work.payloads)

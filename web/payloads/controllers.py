@@ -34,6 +34,8 @@ from web.source import StoreSource
 
 WindowNumber = Annotated[int, Parameter(ge=0, le=1_000_000)]
 PANE = "payload-json"
+PANEL = "payload-panel"
+"""The panel the request options form swaps (htmx)."""
 
 MAX_PHASE_CHARS = 200_000
 
@@ -63,11 +65,18 @@ class PayloadController(Controller):
 
     @get("/", name="payload")
     async def payload(
-        self, work: WorkDep, settings: SettingsDep, run_service: RunsDep, asked: AskedDep, at: MsgId = None
+        self,
+        request: HTMXRequest,
+        work: WorkDep,
+        settings: SettingsDep,
+        run_service: RunsDep,
+        asked: AskedDep,
+        at: MsgId = None,
     ) -> Template:
         """The body pretty-printed and highlighted, the warnings, the preflight verdict and what the model cannot
         carry, the cards beside it (hover links the two); ``at`` (a card's anchor) opens the cards at its page.
         A long trace whose digest is not made yet gets the panel that shows how far it is (``web.bodies.preparing``).
+        The request options (``web.request_options``) rebuild the body; htmx aimed at the panel gets the panel.
         """
         conversation_id = asked.conversation_id
         source, payloads = work.source, work.payloads
@@ -99,12 +108,15 @@ class PayloadController(Controller):
                 cards=cards,
                 damaged_records=loaded.summary.damaged,
                 attachments_root=settings.attachments_root is not None,
+                options=asked.options_form(loaded),
             )
 
         page = await work.run(build, what=asked.what, command=asked.command())
         if isinstance(page, PreparingPage):
             return Template("payloads/preparing.html", context={"page": page})
-        return Template("payloads/payload.html", context={"page": page})
+        panel = request.htmx and request.htmx.target == PANEL
+        template = "payloads/_payload_panel.html" if panel else "payloads/payload.html"
+        return Template(template, context={"page": page}, headers={"Vary": "HX-Request, HX-Target"})
 
     @get("/preparing", name="payload-preparing")
     async def preparing(

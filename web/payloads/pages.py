@@ -10,6 +10,7 @@ from web.bodies.builder import Built
 from web.bodies.facts import BuildFacts
 from web.bodies.windows import WindowedBody
 from web.conversation_page import ConversationPage
+from web.request_options import OptionsForm
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +28,8 @@ class PayloadPage:
     attachments_root: bool
     warnings_total: int = 0
     """All the warnings: ``warnings`` lists the first ``MAX_WARNINGS``, the API has them all."""
+    options: OptionsForm | None = None
+    """The request options form: the fields asked, the recorded request's values, the model's limit."""
 
     @property
     def conversation_id(self) -> str:

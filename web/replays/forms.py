@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Self
 from core.providers.dialects import DEFAULT_PROVIDER
 from web import urls
 from web.replays.service import ProviderChoice
+from web.request_options import AskedOptions, OptionsForm, options_form
 from web.timeline import Timeline
 
 
@@ -42,6 +43,9 @@ class ReplayForm:
         return any(p.available for p in self.providers)
 
 
+BLANK_OPTIONS = options_form(AskedOptions())
+
+
 @dataclass(frozen=True, slots=True)
 class RerunForm(ReplayForm):
     """The Re-run control: a replay form for the reply up to ``upto`` (the final one when None)."""
@@ -58,6 +62,11 @@ class RerunForm(ReplayForm):
     def hidden(self) -> tuple[tuple[str, str], ...]:
         """The form's hidden fields besides the token and the key."""
         return (("upto", self.upto),) if self.upto else ()
+
+    @property
+    def options(self) -> OptionsForm:
+        """The request option fields (``web.request_options``), blank: the recorded request's values are sent."""
+        return BLANK_OPTIONS
 
 
 @dataclass(frozen=True, slots=True)

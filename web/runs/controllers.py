@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from litestar import Controller, MediaType, get, post
+from litestar.di import NamedDependency, Provide
 from litestar.exceptions import NotFoundException
 from litestar.params import QueryParameter
 from litestar.plugins.htmx import HTMXRequest
@@ -33,6 +34,7 @@ from web import masking, urls
 from web.deps import FORM, ReplayFields, RunsDep, SourceDep, WorkDep
 from web.heavy import shell_command
 from web.replays.forms import rerun_form
+from web.request_options import model_limit, posted_options, read_options, replay_tools
 from web.runs.starts import answer_start
 from web.runs.step_compare import StepComparePage
 from web.runs.step_controllers import step_compare
@@ -98,7 +100,13 @@ class RunsController(Controller):
 
     include_in_schema = False
 
-    @post("/conversations/{conversation_id:str}/runs", name="run-start", status_code=200, sync_to_thread=True)
+    @post(
+        "/conversations/{conversation_id:str}/runs",
+        name="run-start",
+        status_code=200,
+        sync_to_thread=True,
+        dependencies={"posted": Provide(posted_options)},
+    )
     def start(
         self,
         request: HTMXRequest,
@@ -106,11 +114,15 @@ class RunsController(Controller):
         run_service: RunsDep,
         source: SourceDep,
         data: Annotated[RerunData, FORM],
+        posted: NamedDependency[dict[str, str]],
     ) -> Template | Redirect:
-        """Record a run and send it off the request thread; answer at once with its live status."""
+        """Record a run and send it off the request thread; answer at once with its live status. The request
+        options (``web.request_options``) go over the recorded request, checked against the model's limits."""
         conversation_id = urls.from_segment(conversation_id)
 
         def submit() -> RunView:
+            asked = read_options(posted, (model_limit(data.provider, data.model),)) if any(posted.values()) else None
+            given = given_tools_of_text(data.tools, data.tool_choice)
             return run_service.submit(
                 conversation_id,
                 data.provider,
@@ -118,7 +130,7 @@ class RunsController(Controller):
                 upto=data.upto or None,
                 idempotency_key=data.idempotency_key,
                 model_as_typed=data.as_typed,
-                tools=given_tools_of_text(data.tools, data.tool_choice),
+                tools=replay_tools(given, asked) if asked is not None else given,
             )
 
         return answer_start(request, submit, urls.run, ("runs/_run.html", lambda run: _panel(source, run)), source)

@@ -22,6 +22,7 @@ from web import masking, urls
 from web.replays.forms import RerunForm
 from web.replays.models import model_warning
 from web.replays.reply_diff import ReplyDiff, reply_diff
+from web.request_options import body_parameters
 from web.timeline import Card, Timeline, msg_anchor
 from web.timeline.build import build_card, format_ts
 from web.timeline.cards import AssistantBody
@@ -144,6 +145,12 @@ class RunPanel(RunRegion):
     def model_warning(self) -> str | None:
         """Set when the model is outside the provider's families (it was typed on purpose)."""
         return model_warning(provider_named(self.run.provider), self.run.model)
+
+    @property
+    def sent(self) -> list[tuple[str, str]]:
+        """The parameters the recorded request body carried (max tokens, sampling, thinking): what was sent, the
+        request options a Re-run form gave included."""
+        return body_parameters(self.run.request_body) if isinstance(self.run, RunView) else []
 
 
 def run_panel(
