@@ -34,6 +34,7 @@ from core.providers.sampling import sampling
 from core.providers.wire import Wire
 
 if TYPE_CHECKING:
+    from core.models.table import FactsChoice
     from core.preflight.findings import Finding
 
 JSON = dict[str, Any]
@@ -48,8 +49,6 @@ EMPTY_TURN_PLACEHOLDER = "(empty)"
 FIRST_USER_PLACEHOLDER = "(earlier conversation omitted)"
 # Result text synthesised for a tool call that was never answered (interrupted run; BerriAI/litellm#19061).
 UNANSWERED_CALL_TEXT = "the tool call was not answered (the run was interrupted)"
-# Reasoning switched on asks for the default effort (pydantic-ai OPENAI_REASONING_EFFORT_MAP: True -> medium).
-REASONING_EFFORT_ON = "medium"
 # Key that carries tool-call arguments that are not a JSON object to dialects that need an object.
 RAW_ARGUMENTS_KEY = "_raw_arguments"
 NO_SAMPLING = "this dialect sends no sampling parameters"
@@ -88,6 +87,8 @@ class GenerationParams:
     top_p: float | None = None
     stop: tuple[str, ...] = ()
     thinking: bool | None = None
+    effort: str | None = None
+    """A reasoning effort of :data:`core.models.reasoning.EFFORTS`; it wins over ``thinking`` ("none" is off)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +98,8 @@ class RequestOptions:
     ``attachments_root`` is the only directory Path attachments are read from; None means
     no file is ever read and every Path attachment degrades to text. ``thinking`` is
     tri-state: None leaves the provider's default, True/False switch reasoning on or off
-    where the dialect has such a switch.
+    where the dialect has such a switch. ``effort`` (``--effort``) asks for a reasoning level and wins over
+    ``thinking``: each dialect maps it to its own switch (:meth:`thinking_asked` says on or off).
     """
 
     model: str | None = None
@@ -111,18 +113,32 @@ class RequestOptions:
     temperature: float | None = None
     top_p: float | None = None
     stop: tuple[str, ...] = ()
+    effort: str | None = None
+
+    @property
+    def thinking_asked(self) -> bool | None:
+        """Reasoning switched on (True), off (False) or left to the provider (None), by ``effort`` or ``thinking``."""
+        return self.thinking if self.effort is None else self.effort != "none"
 
 
 class Degradation(NamedTuple):
-    """Something of message ``msg_id`` that the provider could not take as it was, and what was sent instead."""
+    """Something of message ``msg_id`` that the provider could not take as it was, and what was sent instead.
+
+    ``rule`` names the preflight rule whose fix this was (the catalogue's id), when the change made a body the
+    provider would refuse into one it takes.
+    """
 
     msg_id: str | None
     element: str
     reason: str
+    rule: str | None = None
 
     def to_json(self) -> JSON:
-        """This warning as a JSON object (the dashboard shows it beside the card)."""
-        return {"msg_id": self.msg_id, "element": self.element, "reason": self.reason}
+        """This warning as a JSON object (the dashboard shows it beside the card); ``rule`` only when it has one."""
+        out: JSON = {"msg_id": self.msg_id, "element": self.element, "reason": self.reason}
+        if self.rule is not None:
+            out["rule"] = self.rule
+        return out
 
     def __str__(self) -> str:
         return f"{self.msg_id or '-'}: {self.element}: {self.reason}"
@@ -137,18 +153,22 @@ class RequestContext:
         "_tagged_nodes",
         "_tags",
         "_tool_names",
+        "facts",
         "media",
         "media_rules",
         "options",
         "warnings",
     )
 
-    def __init__(self, options: RequestOptions, media_rules: MediaRules = NO_RULES) -> None:
+    def __init__(
+        self, options: RequestOptions, media_rules: MediaRules = NO_RULES, facts: FactsChoice | None = None
+    ) -> None:
         self.options = options
         self.media_rules = media_rules
-        # Plain (msg_id, element, reason) tuples: there may be one per record, so they become Degradation
+        self.facts = facts  # the model table's facts for options.model (None: looked up on first use)
+        # Plain (msg_id, element, reason, rule) tuples: there may be one per record, so they become Degradation
         # objects only when read (RequestResult.warnings).
-        self.warnings: list[tuple[str | None, str, str]] = []
+        self.warnings: list[tuple[str | None, str, str, str | None]] = []
         # Tagged nodes and their msg_ids, in tagging order: two appends per node on the hot path, nothing
         # allocated. The id(node) -> msg_id map is built from them only when a tag is read (provenance, a
         # dialect asking whose a turn is). Holding the nodes keeps every id alive while the request lives: a
@@ -160,9 +180,9 @@ class RequestContext:
         self._tool_names: dict[str, str] = {}  # tool name -> the name sent, for this request's provider
         self.media = MediaReader(options.attachments_root, options.max_attachment_bytes)
 
-    def warn(self, msg_id: str | None, element: str, reason: str) -> None:
-        """Record that part of ``msg_id`` was degraded, moved or dropped."""
-        self.warnings.append((msg_id, element, reason))
+    def warn(self, msg_id: str | None, element: str, reason: str, rule: str | None = None) -> None:
+        """Record that part of ``msg_id`` was degraded, moved or dropped (``rule``: the preflight rule it fixes)."""
+        self.warnings.append((msg_id, element, reason, rule))
 
     def tool_name(self, name: str, rule: ToolNameRule, msg_id: str | None) -> str:
         """The name to send for tool ``name``: itself when ``rule`` accepts it, else one rewrite, the same in the
@@ -276,6 +296,18 @@ class Dialect:
         What the model accepts is in its profile (:meth:`profile`); a switch it cannot honour is a warning.
         """
         return {"model": options.model or self.default_model}
+
+    def facts(self, ctx: RequestContext) -> FactsChoice:
+        """The model table's facts for the request's model (looked up once per request)."""
+        if ctx.facts is None:
+            from core.models.table import facts_for
+
+            ctx.facts = facts_for(self, ctx.options.model)
+        return ctx.facts
+
+    def check_model_rules(self, body: JSON, choice: FactsChoice) -> Iterator[Finding]:
+        """The rules ``body`` breaks that the model table decides (effort levels, thinking, system prompt)."""
+        return iter(())
 
     def profile(self, options: RequestOptions) -> ModelProfile:
         """The profile of the model ``options`` name (the default model when none): what it accepts."""
@@ -488,22 +520,3 @@ def check_arguments_text(call: LLMToolCall, msg_id: str | None, ctx: RequestCont
     elif not text.strip():
         return "{}"
     return text
-
-
-def reasoning_effort(thinking: bool | None, profile: ModelProfile, ctx: RequestContext) -> str | None:
-    """The reasoning effort for a thinking switch, or None when nothing is sent.
-
-    Only reasoning models take one (others answer 400 to it), and they never take sampling settings such
-    as ``temperature``, which no OpenAI body here sends (pydantic-ai ``openai_unsupported_model_settings``).
-    """
-    if thinking is None:
-        return None
-    if not profile.reasoning_model:
-        if thinking:
-            ctx.warn(None, "thinking", f"{profile.name} models take no reasoning parameters; thinking not sent")
-        return None
-    if thinking:
-        return REASONING_EFFORT_ON
-    if not profile.thinking_off:
-        ctx.warn(None, "thinking", f"{profile.name} models always reason; the lowest effort was sent")
-    return profile.effort_off

@@ -40,6 +40,12 @@ from core.providers.base import (
     map_parts,
     tool_spec,
 )
+from core.providers.dialects.gemini_model_rules import (
+    HAND_VERIFIED_MODELS,
+    fold_system,
+    takes_system,
+    thinking_config,
+)
 from core.providers.dialects.gemini_schema import gemini_schema
 from core.providers.profiles import GeminiThinking, ModelProfile, ToolNameRule, ToolResultMedia
 from core.providers.sampling import sampling
@@ -48,6 +54,7 @@ from core.providers.wire import ErrorTable, ReplyFields, StepUsage, Usage, Wire,
 from core.sdk_imports import SDK_IMPORT_LOCK
 
 if TYPE_CHECKING:
+    from core.models.table import FactsChoice
     from core.preflight.findings import Finding
 
 # Accepted MIME types per kind [docs; list partly unverified]; anything else degrades to text.
@@ -77,10 +84,6 @@ DUMMY_THOUGHT_SIGNATURE = "skip_thought_signature_validator"
 THOUGHT_SIGNATURE_KEY = "thought_signature"
 # functionResponse.response keys: "output" for a result, "error" for a failure [SDK docstring].
 OUTPUT_KEY, ERROR_KEY = "output", "error"
-# 2.5 Pro's smallest thinkingBudget; it cannot be 0 there [docs: thinking budgets].
-MIN_THINKING_BUDGET = 128
-# Gemini 3's lowest level that every model of the family takes, spelled as the SDK sends it [SDK: ThinkingLevel].
-LOWEST_THINKING_LEVEL = "LOW"
 FILE_URI_MOVED = (
     "functionResponse.parts take inline data only; the file URI was sent in a user content after the responses"
 )
@@ -248,20 +251,6 @@ WIRE = Wire(
 )
 
 
-# LiteLLM's only gemini-2.0-flash entry (Vertex AI) has no limits.
-HAND_VERIFIED_MODELS: dict[str, dict[str, object]] = {
-    "gemini-2.0-flash": {
-        "litellm_provider": "gemini",
-        "max_input_tokens": 1_048_576,
-        "max_output_tokens": 8_192,
-        "supports_function_calling": True,
-        "supports_vision": True,
-        "supports_system_messages": True,
-        "source_note": "https://ai.google.dev/gemini-api/docs/models#gemini-2.0-flash (token limits)",
-    }
-}
-
-
 class _Contents(Turns):
     """Gemini's contents list. A functionResponse content does not merge with other user content: it stays on
     its own directly after its functionCall content (langchain-ai/langchain#27799)."""
@@ -317,35 +306,19 @@ class GeminiDialect(Dialect):
 
         return rules.check(body, profile)
 
+    def check_model_rules(self, body: JSON, choice: FactsChoice) -> Iterator[Finding]:
+        from core.preflight import gemini as rules
+
+        return rules.check_model(body, choice)
+
     def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         config: JSON = {}
         if options.max_tokens is not None:
             config["maxOutputTokens"] = options.max_tokens
-        if options.thinking is not None:
-            thinking = self._thinking_config(options.thinking, self.profile(options), ctx)
-            if thinking is not None:
-                config["thinkingConfig"] = thinking
+        thinking = thinking_config(options, self.profile(options), self.facts(ctx), ctx)
+        if thinking is not None:
+            config["thinkingConfig"] = thinking
         return {"generationConfig": config} if config else {}
-
-    @staticmethod
-    def _thinking_config(on: bool, profile: ModelProfile, ctx: RequestContext) -> JSON | None:
-        """``thinkingConfig`` in the shape the model takes: a budget (2.5), a level (3), or none at all."""
-        shape = profile.gemini_thinking
-        if shape == "none":
-            if on:
-                ctx.warn(None, "thinking", f"{profile.name} models do not think; no thinkingConfig sent")
-            return None
-        if on:
-            return {"includeThoughts": True}
-        if profile.thinking_off:
-            return {"thinkingBudget": 0}
-        if shape == "budget":
-            ctx.warn(None, "thinking", f"{profile.name} cannot switch thinking off; the smallest budget was sent")
-            return {"thinkingBudget": MIN_THINKING_BUDGET}
-        if shape == "level":
-            ctx.warn(None, "thinking", f"{profile.name} cannot switch thinking off; the lowest thinkingLevel was sent")
-            return {"thinkingLevel": LOWEST_THINKING_LEVEL}
-        assert_never(shape)
 
     def format_tools(self, tools: Sequence[ToolSpec]) -> list[JSON]:
         return [{"functionDeclarations": [tool_spec(tool, "parametersJsonSchema") for tool in tools]}]
@@ -414,7 +387,11 @@ class GeminiDialect(Dialect):
                 assert_never(msg)
         fragments: JSON = {"contents": out.finish()}
         if out.system:
-            fragments["systemInstruction"] = {"parts": out.system}
+            choice = self.facts(ctx)
+            if takes_system(choice):
+                fragments["systemInstruction"] = {"parts": out.system}
+            else:
+                fold_system(fragments, out.system, choice, ctx)
         return fragments
 
     @staticmethod

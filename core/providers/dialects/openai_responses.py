@@ -41,7 +41,6 @@ from core.providers.base import (
     check_arguments_text,
     console_text,
     map_parts,
-    reasoning_effort,
     tool_spec,
 )
 from core.providers.dialects.chat_completions import (
@@ -53,11 +52,13 @@ from core.providers.dialects.chat_completions import (
     openai_profiles,
     openai_usage,
 )
+from core.providers.effort import reasoning_effort
 from core.providers.profiles import ModelProfile, ToolNameRule
 from core.providers.sampling import sampling
 from core.providers.wire import ReplyFields, Usage, Wire, posting
 
 if TYPE_CHECKING:
+    from core.models.table import FactsChoice
     from core.preflight.findings import Finding
 
 # input_image.detail is Required in the SDK type [SDK: ResponseInputImageParam]; "auto" leaves it to the API.
@@ -140,6 +141,11 @@ class OpenAIResponsesDialect(Dialect):
 
         return rules.check_responses(body, profile)
 
+    def check_model_rules(self, body: JSON, choice: FactsChoice) -> Iterator[Finding]:
+        from core.preflight import openai as rules
+
+        return rules.check_effort(body, choice)
+
     def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         params: JSON = {"model": options.model or self.default_model}
         if options.max_tokens is not None:
@@ -151,7 +157,7 @@ class OpenAIResponsesDialect(Dialect):
                     f"max_tokens {options.max_tokens} is below the Responses API's minimum of {MIN_OUTPUT_TOKENS}; "
                     f"sent as {MIN_OUTPUT_TOKENS}",
                 )
-        effort = reasoning_effort(options.thinking, self.profile(options), ctx)
+        effort = reasoning_effort(options, self.profile(options), self.facts(ctx), ctx)
         if effort is not None:
             params["reasoning"] = {"effort": effort}
         return params
