@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from core.models.table import FactsChoice
+    from core.providers.base import Dialect
 
 Effort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
 """A reasoning effort, as OpenAI spells it (``reasoning_effort``, Responses ``reasoning.effort``)."""
@@ -68,3 +69,21 @@ def nearest_effort(levels: tuple[Effort, ...], asked: str) -> Effort:
     """The accepted level nearest ``asked`` in :data:`EFFORTS` order (on a tie, the one with more reasoning)."""
     at = EFFORTS.index(asked) if asked in EFFORTS else EFFORTS.index("medium")
     return min(levels, key=lambda level: (abs(EFFORTS.index(level) - at), -EFFORTS.index(level)))
+
+
+def effort_refusal(dialect: Dialect, model: str | None, effort: str) -> str | None:
+    """Why ``model`` of ``dialect`` does not take ``effort`` as the table states it; None when it does or the table
+    cannot say. ``none`` is always taken: it switches reasoning off, and each dialect settles that for its model."""
+    from core.models.table import facts_for
+
+    choice = facts_for(dialect, model)
+    facts = choice.facts
+    if effort == "none" or facts is None or choice.match == "dialect":
+        return None
+    if reasons(choice, dialect.reasoning_flag_complete) is False:
+        return f"{facts.model} does not reason ({facts.source}); --effort {effort} cannot be sent to it"
+    levels = effort_levels(choice)
+    if levels and effort not in levels:
+        taken = levels if "none" in levels else ("none", *levels)
+        return f"{facts.model} takes --effort {', '.join(taken)}, not {effort!r} ({facts.source})"
+    return None

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 from core.models.reasoning import effort_levels, refused_effort
 from core.preflight import tools
 from core.preflight.findings import Finding, Rule, pointer
+from core.providers.dialects.chat_completions import CALL_ID_LENGTH_RULE
+from core.providers.dialects.openai_responses import MIN_OUTPUT_RULE
 from core.providers.effort import EFFORT_LEVEL_RULE
 from core.providers.profiles import ModelProfile
 
@@ -69,14 +71,14 @@ NOT_REASONING_PARAMS = Rule(
     "OpenAI 400 'Unrecognized request argument' / 'reasoning_effort is not supported with this model'",
 )
 CALL_ID_LENGTH = Rule(
-    "tool-call-id-length",
+    CALL_ID_LENGTH_RULE,
     "error",
     "a tool call id is longer than 40 characters",
     "OpenAI 400 \"Invalid 'messages[2].tool_calls[0].id': string too long. Expected a string with maximum length "
     '40" (microsoft/autogen#6377, camel-ai/camel#2215)',
 )
 MIN_OUTPUT = Rule(
-    "max-output-tokens-minimum",
+    MIN_OUTPUT_RULE,
     "error",
     "max_output_tokens is below 16",
     "OpenAI 400 \"Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16\" "

@@ -52,6 +52,7 @@ UNANSWERED_CALL_TEXT = "the tool call was not answered (the run was interrupted)
 # Key that carries tool-call arguments that are not a JSON object to dialects that need an object.
 RAW_ARGUMENTS_KEY = "_raw_arguments"
 NO_SAMPLING = "this dialect sends no sampling parameters"
+TOOL_NAME_RULE = "tool-name-pattern"  # the preflight rule of core/preflight/tools.py a rewritten name answers
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,7 +193,10 @@ class RequestContext:
             sent = self._tool_names[name] = rule.rewrite(name)
             if sent != name:
                 self.warn(
-                    msg_id, "tool_name", f"tool name {name!r} breaks the rule of {rule.evidence}; sent as {sent!r}"
+                    msg_id,
+                    "tool_name",
+                    f"tool name {name!r} breaks the rule of {rule.evidence}; sent as {sent!r}",
+                    TOOL_NAME_RULE,
                 )
         return sent
 
@@ -280,6 +284,10 @@ class Dialect:
     max_image_side: ClassVar[int | None] = None
     """The most pixels an inline image may have on a side; a larger one is sent as text (None: no limit)."""
     sdk_types: ClassVar[str]
+    rules_module: ClassVar[str] = ""
+    """The ``core.preflight`` module whose ``RULES`` are this provider's request-time rules (its catalogue)."""
+    reasoning_flag_complete: ClassVar[bool] = True
+    """Whether the model table's silence on ``supports_reasoning`` means a model of this provider does not reason."""
     """The distribution whose request types preflight checks a body against (named in its findings)."""
 
     def validate_types(self, body: JSON) -> None:

@@ -56,6 +56,10 @@ if TYPE_CHECKING:
 
 # max_tokens is Required on every request [SDK: MessageCreateParamsBase].
 DEFAULT_MAX_TOKENS = 4096
+# The preflight rules the fixes of this module answer (same ids as core/preflight/anthropic.py).
+NO_PREFILL_RULE = "no-prefill"
+NON_EMPTY_RULE = "non-empty-content"
+TRAILING_WHITESPACE_RULE = "final-no-trailing-whitespace"
 # The user turn added after a final assistant turn for a model that takes no prefill.
 CONTINUE_TEXT = "(continue)"
 # Exactly these four image types; image/jpg, SVG, BMP are rejected [SDK: Base64ImageSourceParam.media_type].
@@ -203,6 +207,7 @@ class AnthropicDialect(Dialect):
     # platform.claude.com/docs/en/build-with-claude/vision: "larger than 8000x8000 px, it will be rejected").
     max_image_side = 8000
     sdk_types = "anthropic"
+    rules_module = "core.preflight.anthropic"
 
     def validate_types(self, body: JSON) -> None:
         from core.preflight.sdk_types import anthropic_body
@@ -330,7 +335,7 @@ class AnthropicDialect(Dialect):
                 }
             )
         if not blocks:
-            ctx.warn(msg_id, "assistant", "empty assistant turn; placeholder text sent")
+            ctx.warn(msg_id, "assistant", "empty assistant turn; placeholder text sent", NON_EMPTY_RULE)
             blocks.append(_text(EMPTY_TURN_PLACEHOLDER))
         return blocks
 
@@ -397,6 +402,7 @@ def _end_with_user(turns: list[JSON], ctx: RequestContext) -> None:
         "history",
         f"{ctx.options.model or 'the model'} takes no prefill (a final assistant turn); a user turn asking to "
         "continue was added",
+        NO_PREFILL_RULE,
     )
     turns.append({"role": "user", "content": [_text(CONTINUE_TEXT)]})
 
@@ -416,6 +422,7 @@ def _fill_blank_text(turns: list[JSON], ctx: RequestContext) -> None:
             turn["role"],
             "a text block held only whitespace, which Anthropic refuses; "
             + ("dropped" if kept else "placeholder text sent"),
+            NON_EMPTY_RULE,
         )
         if kept:
             content[:] = kept
@@ -436,6 +443,7 @@ def _trim_final_text(turn: JSON, ctx: RequestContext) -> None:
         owner if isinstance(owner, str) else msg_id_of(turn, ctx),
         "assistant",
         "the final assistant text ended in whitespace, which Anthropic rejects; trimmed",
+        TRAILING_WHITESPACE_RULE,
     )
     trimmed = last["text"].rstrip()
     if trimmed:

@@ -295,6 +295,7 @@ class GeminiDialect(Dialect):
     model_table_slice = ("gemini", "vertex_ai-language-models", "vertex_ai")
     model_table_extra = HAND_VERIFIED_MODELS
     sdk_types = "google-genai"
+    rules_module = "core.preflight.gemini"
 
     def validate_types(self, body: JSON) -> None:
         from core.preflight.sdk_types import gemini_body

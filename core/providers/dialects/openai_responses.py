@@ -111,6 +111,7 @@ NO_STOP = "the Responses API has no stop parameter [SDK: ResponseCreateParamsBas
 # 400 "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got 10 instead."
 # (vectorize-io/hindsight#58; braintrustdata/lingua#186 clamps to 16 likewise).
 MIN_OUTPUT_TOKENS = 16
+MIN_OUTPUT_RULE = "max-output-tokens-minimum"  # the preflight rule of core/preflight/openai.py this fix answers
 
 
 class OpenAIResponsesDialect(Dialect):
@@ -130,6 +131,7 @@ class OpenAIResponsesDialect(Dialect):
     model_families = ("gpt-", "o1", "o3", "o4", "chatgpt-", "codex-", "computer-use-")
     model_table_slice = ("openai",)
     sdk_types = "openai"
+    rules_module = "core.preflight.openai"
 
     def validate_types(self, body: JSON) -> None:
         from core.preflight.sdk_types import openai_responses_body
@@ -156,6 +158,7 @@ class OpenAIResponsesDialect(Dialect):
                     "max_tokens",
                     f"max_tokens {options.max_tokens} is below the Responses API's minimum of {MIN_OUTPUT_TOKENS}; "
                     f"sent as {MIN_OUTPUT_TOKENS}",
+                    MIN_OUTPUT_RULE,
                 )
         effort = reasoning_effort(options, self.profile(options), self.facts(ctx), ctx)
         if effort is not None:
