@@ -24,6 +24,7 @@ from litestar import Request
 from core.errors import MisuseError
 from core.fields import TextRule
 from core.models import facts_for
+from core.models.reasoning import EFFORTS, effort_refusal
 from core.providers import GenerationParams, RequestOptions, provider_named
 from core.replay.sent_tools import GivenTools
 from core.request_context.stored import MAX_STOP_SEQUENCES, MAX_TOKENS_LIMIT, TEMPERATURE_RANGE, TOP_P_RANGE
@@ -69,6 +70,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
                "stop", "--stop"),
     OptionSpec("thinking", "thinking", "choice", "switch the provider's reasoning on or off", "thinking",
                "--thinking", choices=(("on", "on"), ("off", "off"))),
+    OptionSpec("effort", "effort", "choice", "the reasoning level asked (wins over thinking; none switches it off); "
+               "checked against the levels the model table gives the model", "effort", "--effort",
+               choices=tuple((level, level) for level in EFFORTS)),
     OptionSpec("tools_source", "tools sent", "choice", "the recorded request's tools (inferred from the calls when "
                "it has none), tools inferred from the recorded calls, or no tools", choices=TOOLS_CHOICES),
 )  # fmt: skip
@@ -221,6 +225,11 @@ def _read(spec: OptionSpec, text: str, limits: Sequence[ModelLimit]) -> Any:
     words = [value for value, _ in spec.choices]
     if text not in words:
         raise MisuseError(f"one of {', '.join(words)} (blank: as recorded)")
+    if spec.param == "effort":
+        for limit in limits:
+            refusal = effort_refusal(provider_named(limit.provider), limit.model, text)
+            if refusal is not None:
+                raise MisuseError(refusal)
     return text == "on" if spec.param == "thinking" else text
 
 

@@ -27,6 +27,7 @@ from core.jsonio import dumps
 from core.models.table import facts_for
 from core.providers.base import (
     JSON,
+    Degradation,
     Dialect,
     DiffKind,
     Normalisation,
@@ -141,7 +142,7 @@ def rebuild(dialect: Dialect, read: ReadBody) -> tuple[JSON, tuple[str, ...]]:
     api_params = dialect.configure_api_params(options, ctx)
     fragments = dialect.reformat(to_list(read.messages, ctx), ctx)
     body = dialect.assemble(api_params, fragments, ctx)
-    return body, tuple(f"{msg_id or '-'}: {element}: {reason}" for msg_id, element, reason in ctx.warnings)
+    return body, tuple(str(Degradation._make(warning)) for warning in ctx.warnings)
 
 
 def round_trip(dialect: Dialect, recorded: JSON, model: str | None = None) -> RoundTrip:

@@ -7,6 +7,13 @@ from typing import Any
 
 from core.preflight import tools
 from core.preflight.findings import Finding, Rule, pointer
+from core.providers.dialects.anthropic import NO_PREFILL_RULE, NON_EMPTY_RULE, TRAILING_WHITESPACE_RULE
+from core.providers.dialects.anthropic_thinking import (
+    FINAL_THINKING_OFF_RULE,
+    THINKING_BUDGET_RULE,
+    THINKING_ON_FINAL_TEXT_RULE,
+    THINKING_ON_TOOL_TURN_RULE,
+)
 from core.providers.profiles import ModelProfile
 
 JSON = dict[str, Any]
@@ -33,7 +40,7 @@ ALTERNATION = Rule(
     "Messages API docs: consecutive same-role turns are combined; compatible backends answer 'roles must alternate'",
 )
 EMPTY = Rule(
-    "non-empty-content",
+    NON_EMPTY_RULE,
     "error",
     "empty turn or empty text block",
     "Anthropic 400 'text content blocks must be non-empty' (langchain#20535, litellm#19061)",
@@ -69,21 +76,28 @@ THINKING_LEADS = Rule(
     "Anthropic 400 'Expected `thinking` or `redacted_thinking`, but found `text`' (litellm#15601)",
 )
 THINKING_ON_TOOL_TURN = Rule(
-    "thinking-on-last-tool-turn",
+    THINKING_ON_TOOL_TURN_RULE,
     "error",
     "thinking is on but the last assistant turn with tool_use does not start with thinking",
     "Anthropic 400 'Expected `thinking` or `redacted_thinking`, but found `tool_use`' "
     "(litellm#15601, pydantic-ai#2075)",
 )
+THINKING_ON_FINAL_TEXT = Rule(
+    THINKING_ON_FINAL_TEXT_RULE,
+    "error",
+    "thinking is on but the final assistant turn (a prefill) does not start with thinking",
+    "Anthropic 400 'Expected `thinking` or `redacted_thinking`, but found `text`. When `thinking` is enabled, a final "
+    "`assistant` message must start with a thinking block' (n8n-io/n8n#22550, router-for-me/CLIProxyAPI#1109)",
+)
 FINAL_THINKING_OFF = Rule(
-    "no-final-thinking-when-off",
+    FINAL_THINKING_OFF_RULE,
     "error",
     "thinking is off but the final assistant turn holds thinking",
     "Anthropic 400 'When thinking is disabled, an `assistant` message in the final position cannot contain "
     "`thinking`' (litellm#18926)",
 )
 TRAILING_WHITESPACE = Rule(
-    "final-no-trailing-whitespace",
+    TRAILING_WHITESPACE_RULE,
     "error",
     "the final assistant content ends in whitespace",
     "Anthropic 400 'final assistant content cannot end with trailing whitespace'",
@@ -95,7 +109,7 @@ THINKING_MODE = Rule(
     "Anthropic extended-thinking docs; pydantic-ai Anthropic profile (Opus 4.7+ answers 400 to budget thinking)",
 )
 THINKING_BUDGET = Rule(
-    "thinking-budget-range",
+    THINKING_BUDGET_RULE,
     "error",
     "thinking.budget_tokens is below 1,024 or not below max_tokens",
     'anthropic SDK ThinkingConfigEnabledParam.budget_tokens: "Must be ≥1024 and less than `max_tokens`"',
@@ -107,7 +121,7 @@ NO_MESSAGES = Rule(
     'Anthropic 400 "messages must have at least one element" (Helicone/helicone#5257)',
 )
 NO_PREFILL = Rule(
-    "no-prefill",
+    NO_PREFILL_RULE,
     "error",
     "the conversation ends with an assistant turn (a prefill), which this model does not take",
     'Anthropic 400 "This model does not support assistant message prefill. The conversation must end with a user '
@@ -127,6 +141,7 @@ RULES = (
     RESULTS_FIRST,
     THINKING_LEADS,
     THINKING_ON_TOOL_TURN,
+    THINKING_ON_FINAL_TEXT,
     FINAL_THINKING_OFF,
     TRAILING_WHITESPACE,
     THINKING_MODE,
@@ -240,6 +255,12 @@ def _thinking(turns: list[JSON], thinking_on: bool) -> Iterator[Finding]:
         first = _blocks(turns[last_tool_turn])[0].get("type")
         if first not in THINKING_TYPES:
             yield THINKING_ON_TOOL_TURN.at(pointer("messages", last_tool_turn, "content", 0), f"it starts with {first}")
+    final = len(turns) - 1
+    if turns and turns[final].get("role") == "assistant" and final != last_tool_turn:
+        blocks = _blocks(turns[final])
+        if blocks and blocks[0].get("type") not in THINKING_TYPES:
+            where = pointer("messages", final, "content", 0)
+            yield THINKING_ON_FINAL_TEXT.at(where, f"it starts with {blocks[0].get('type')}")
 
 
 def _final(turns: list[JSON], thinking_on: bool) -> Iterator[Finding]:

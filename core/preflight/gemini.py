@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from core.models.reasoning import reasons
 from core.preflight import tools
 from core.preflight.findings import Finding, Rule, pointer
+from core.providers.dialects.gemini_model_rules import NO_SYSTEM_RULE, NO_THINKING_RULE, takes_system
 from core.providers.profiles import ModelProfile
+
+if TYPE_CHECKING:
+    from core.models.table import FactsChoice
 
 JSON = dict[str, Any]
 
@@ -82,8 +87,24 @@ NO_CONTENTS = Rule(
     "Gemini API reference, models.generateContent (ai.google.dev/api/generate-content#request-body): "
     '"contents[] Required"',
 )
+NO_SYSTEM = Rule(
+    NO_SYSTEM_RULE,
+    "error",
+    "a systemInstruction sent to a model that takes none",
+    "Gemini 400 'Developer instruction is not enabled for models/gemma-3-27b-it' (0xPlaygrounds/rig#788, "
+    "QuantumNous/new-api#989); LiteLLM model map supports_system_messages: false",
+)
+TABLE_NO_THINKING = Rule(
+    NO_THINKING_RULE,
+    "error",
+    "a thinkingConfig sent to a model the model table says does not think",
+    "Gemini 400 'Thinking is not enabled for models/gemini-2.0-flash-preview-image-generation' (lobehub/lobehub#7985); "
+    "LiteLLM model map supports_reasoning",
+)
 
 RULES = (
+    NO_SYSTEM,
+    TABLE_NO_THINKING,
     NO_CONTENTS,
     FIRST_USER,
     EMPTY,
@@ -179,3 +200,16 @@ def _thinking_config(body: JSON, profile: ModelProfile) -> Iterator[Finding]:
         yield THINKING_CONFIG.at(at, f"{profile.name} takes thinkingBudget, not thinkingLevel")
     if config.get("thinkingBudget") == 0 and not profile.thinking_off:
         yield THINKING_CONFIG.at(at, f"{profile.name} cannot switch thinking off (thinkingBudget 0)")
+
+
+def check_model(body: JSON, choice: FactsChoice) -> Iterator[Finding]:
+    """The rules the model table decides: a system instruction or a thinkingConfig the model does not take."""
+    facts = choice.facts
+    if facts is None:
+        return
+    if "systemInstruction" in body and not takes_system(choice):
+        yield NO_SYSTEM.at(pointer("systemInstruction"), f"{facts.model} takes no system instruction ({facts.source})")
+    config = body.get("generationConfig")
+    if isinstance(config, dict) and "thinkingConfig" in config and reasons(choice) is False:
+        at = pointer("generationConfig", "thinkingConfig")
+        yield TABLE_NO_THINKING.at(at, f"{facts.model} does not think ({facts.source})")

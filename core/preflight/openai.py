@@ -4,11 +4,18 @@ rules the SDK types cannot express (docs/providers.md sections 1, 2, 5, 6)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from core.models.reasoning import effort_levels, refused_effort
 from core.preflight import tools
 from core.preflight.findings import Finding, Rule, pointer
+from core.providers.dialects.chat_completions import CALL_ID_LENGTH_RULE
+from core.providers.dialects.openai_responses import MIN_OUTPUT_RULE
+from core.providers.effort import EFFORT_LEVEL_RULE
 from core.providers.profiles import ModelProfile
+
+if TYPE_CHECKING:
+    from core.models.table import FactsChoice
 
 JSON = dict[str, Any]
 
@@ -64,21 +71,30 @@ NOT_REASONING_PARAMS = Rule(
     "OpenAI 400 'Unrecognized request argument' / 'reasoning_effort is not supported with this model'",
 )
 CALL_ID_LENGTH = Rule(
-    "tool-call-id-length",
+    CALL_ID_LENGTH_RULE,
     "error",
     "a tool call id is longer than 40 characters",
     "OpenAI 400 \"Invalid 'messages[2].tool_calls[0].id': string too long. Expected a string with maximum length "
     '40" (microsoft/autogen#6377, camel-ai/camel#2215)',
 )
 MIN_OUTPUT = Rule(
-    "max-output-tokens-minimum",
+    MIN_OUTPUT_RULE,
     "error",
     "max_output_tokens is below 16",
     "OpenAI 400 \"Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16\" "
     "(vectorize-io/hindsight#58)",
 )
+EFFORT_LEVEL = Rule(
+    EFFORT_LEVEL_RULE,
+    "error",
+    "a reasoning effort this model does not take",
+    "OpenAI 400 \"Unsupported value: 'reasoning_effort' does not support 'none' with this model. Supported values "
+    "are: 'minimal', 'low', 'medium', and 'high'.\" (Kilo-Org/cloud#3807, machinewrapped/llm-subtrans#388); LiteLLM "
+    "model map supports_<level>_reasoning_effort",
+)
 
 RULES = (
+    EFFORT_LEVEL,
     UNIQUE_IDS,
     CALL_ID_LENGTH,
     MIN_OUTPUT,
@@ -189,3 +205,24 @@ def _params(body: JSON, profile: ModelProfile, api: str) -> Iterator[Finding]:
     for key in REASONING_ONLY[api]:
         if key in body:
             yield NOT_REASONING_PARAMS.at(pointer(key), f"{key} is not accepted by {profile.name}")
+
+
+def check_effort(body: JSON, choice: FactsChoice) -> Iterator[Finding]:
+    """The reasoning effort of a Chat (``reasoning_effort``) or Responses (``reasoning.effort``) body, checked
+    against the levels the model table gives the model: an error where its entry refuses the level, a warning
+    where the entry is silent and the level is not one every reasoning model takes."""
+    reasoning = body.get("reasoning")
+    at, effort = (
+        (pointer("reasoning", "effort"), reasoning.get("effort"))
+        if isinstance(reasoning, dict)
+        else (pointer("reasoning_effort"), body.get("reasoning_effort"))
+    )
+    levels = effort_levels(choice)
+    if not isinstance(effort, str) or not levels or effort in levels or choice.facts is None:
+        return
+    takes = ", ".join(levels)
+    detail = f"{choice.facts.model} takes {takes}, not {effort!r} ({choice.facts.source})"
+    if refused_effort(choice, effort):
+        yield EFFORT_LEVEL.at(at, detail)
+    else:
+        yield Rule(EFFORT_LEVEL.id, "warning", EFFORT_LEVEL.summary, EFFORT_LEVEL.authority).at(at, detail)

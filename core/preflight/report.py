@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from core.preflight.catalogue import Fix, fixes
 from core.preflight.check import Preflight, preflight
 from core.providers.profiles import ModelProfile
 
@@ -56,6 +57,8 @@ class CapabilityReport:
 
     cannot_carry: tuple[Uncarried, ...]
     verdict: Preflight
+    fixes: tuple[Fix, ...] = ()
+    """The rules the builder answered by changing the body (each with its id, severity and source)."""
 
     @property
     def provider(self) -> str:
@@ -77,6 +80,7 @@ class CapabilityReport:
             "model": self.model,
             "profile": self.profile,
             "cannot_carry": [u.to_json() for u in self.cannot_carry],
+            "fixes": [fix.to_json() for fix in self.fixes],
             "preflight": [
                 {"rule": f.rule, "severity": f.severity, "authority": f.authority, "msg_id": f.msg_id}
                 for f in self.verdict.findings
@@ -112,7 +116,7 @@ def capability_report(result: RequestResult, profile: ModelProfile | None = None
         if schema is not None:
             inferred = f"{inferred}; {schema.what_happens}"
         losses = (*(u for u in losses if u is not schema), Uncarried("tools", ids, inferred))
-    return CapabilityReport(losses, verdict)
+    return CapabilityReport(losses, verdict, fixes(result.provider, result.warnings))
 
 
 def _summary(reasons: list[str]) -> str:

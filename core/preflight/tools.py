@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from core.preflight.findings import Finding, Rule, pointer
+from core.providers.base import TOOL_NAME_RULE
 from core.providers.profiles import ModelProfile
 
 JSON = dict[str, Any]
@@ -39,7 +40,7 @@ FORCED_TOOL_DEFINED = Rule(
     "when the named function is undeclared)",
 )
 TOOL_NAME = Rule(
-    "tool-name-pattern",
+    TOOL_NAME_RULE,
     "error",
     "a tool name breaks the provider's name rule",
     "each SDK's tool-name rule (see the dialect's ToolNameRule evidence)",

@@ -20,6 +20,7 @@ from core.providers.profiles import ModelProfile, ToolNameRule, profile_for
 from core.providers.readback import DiffKind, Normalisation, ReadBody
 from core.providers.request import (
     JSON,
+    TOOL_NAME_RULE,
     Degradation,
     GenerationParams,
     NamedToolChoice,
@@ -33,6 +34,7 @@ from core.providers.sampling import sampling
 from core.providers.wire import Wire
 
 if TYPE_CHECKING:
+    from core.models.table import FactsChoice
     from core.preflight.findings import Finding
 
 __all__ = [
@@ -41,7 +43,7 @@ __all__ = [
     "JSON",
     "NO_SAMPLING",
     "RAW_ARGUMENTS_KEY",
-    "REASONING_EFFORT_ON",
+    "TOOL_NAME_RULE",
     "UNANSWERED_CALL_TEXT",
     "Degradation",
     "Dialect",
@@ -63,7 +65,6 @@ __all__ = [
     "choice_label",
     "console_text",
     "map_parts",
-    "reasoning_effort",
     "sendable_choice",
     "tool_spec",
 ]
@@ -76,8 +77,6 @@ EMPTY_TURN_PLACEHOLDER = "(empty)"
 FIRST_USER_PLACEHOLDER = "(earlier conversation omitted)"
 # Result text synthesised for a tool call that was never answered (interrupted run; BerriAI/litellm#19061).
 UNANSWERED_CALL_TEXT = "the tool call was not answered (the run was interrupted)"
-# Reasoning switched on asks for the default effort (pydantic-ai OPENAI_REASONING_EFFORT_MAP: True -> medium).
-REASONING_EFFORT_ON = "medium"
 NO_SAMPLING = "this dialect sends no sampling parameters"
 
 
@@ -119,6 +118,10 @@ class Dialect:
     """The most pixels an inline image may have on a side; a larger one is sent as text (None: no limit)."""
     sdk_types: ClassVar[str]
     """The distribution whose request types preflight checks a body against (named in its findings)."""
+    rules_module: ClassVar[str] = ""
+    """The ``core.preflight`` module whose ``RULES`` are this provider's request-time rules (its catalogue)."""
+    reasoning_flag_complete: ClassVar[bool] = True
+    """Whether the model table's silence on ``supports_reasoning`` means a model of this provider does not reason."""
     normalisations: ClassVar[tuple[Normalisation, ...]] = ()
     """How a body rebuilt from its read-back differs from the recorded one by design (the round trip's table)."""
 
@@ -154,6 +157,18 @@ class Dialect:
         What the model accepts is in its profile (:meth:`profile`); a switch it cannot honour is a warning.
         """
         return {"model": options.model or self.default_model}
+
+    def facts(self, ctx: RequestContext) -> FactsChoice:
+        """The model table's facts for the request's model (looked up once per request)."""
+        if ctx.facts is None:
+            from core.models.table import facts_for
+
+            ctx.facts = facts_for(self, ctx.options.model)
+        return ctx.facts
+
+    def check_model_rules(self, body: JSON, choice: FactsChoice) -> Iterator[Finding]:
+        """The rules ``body`` breaks that the model table decides (effort levels, thinking, system prompt)."""
+        return iter(())
 
     def profile(self, options: RequestOptions) -> ModelProfile:
         """The profile of the model ``options`` name (the default model when none): what it accepts."""
@@ -283,22 +298,3 @@ def console_text(msg: LLMTFLMessage) -> str:
     if msg.summary:
         text += f"\n[summary] {msg.summary}"
     return text
-
-
-def reasoning_effort(thinking: bool | None, profile: ModelProfile, ctx: RequestContext) -> str | None:
-    """The reasoning effort for a thinking switch, or None when nothing is sent.
-
-    Only reasoning models take one (others answer 400 to it), and they never take sampling settings such
-    as ``temperature``, which no OpenAI body here sends (pydantic-ai ``openai_unsupported_model_settings``).
-    """
-    if thinking is None:
-        return None
-    if not profile.reasoning_model:
-        if thinking:
-            ctx.warn(None, "thinking", f"{profile.name} models take no reasoning parameters; thinking not sent")
-        return None
-    if thinking:
-        return REASONING_EFFORT_ON
-    if not profile.thinking_off:
-        ctx.warn(None, "thinking", f"{profile.name} models always reason; the lowest effort was sent")
-    return profile.effort_off

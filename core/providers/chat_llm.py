@@ -293,7 +293,7 @@ class ChatLLM:
             expanded = expanded.cut(end)
         facts = facts_for(self.dialect, self.options.model)
         options, limited = fit_to_model(self.options, facts)
-        ctx = RequestContext(options, media_rules(self.dialect, facts))
+        ctx = RequestContext(options, media_rules(self.dialect, facts), facts)
         choice = profile_for(self.dialect, options.model or self.dialect.default_model)
         if choice.warning:
             ctx.warn(None, "model", choice.warning)

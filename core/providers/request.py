@@ -9,16 +9,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from core.llm.messages import LLMMediaPart
 from core.providers.media import MediaReader, ResolvedMedia, fallback_text
 from core.providers.media_rules import NO_RULES, MediaRules
 from core.providers.profiles import ToolNameRule
 
+if TYPE_CHECKING:
+    from core.models.table import FactsChoice
+
 JSON = dict[str, Any]
 
 MiB = 1024 * 1024
+
+TOOL_NAME_RULE = "tool-name-pattern"  # the preflight rule of core/preflight/tools.py a rewritten name answers
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +59,8 @@ class GenerationParams:
     top_p: float | None = None
     stop: tuple[str, ...] = ()
     thinking: bool | None = None
+    effort: str | None = None
+    """A reasoning effort of :data:`core.models.reasoning.EFFORTS`; it wins over ``thinking`` ("none" is off)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +70,8 @@ class RequestOptions:
     ``attachments_root`` is the only directory Path attachments are read from; None means
     no file is ever read and every Path attachment degrades to text. ``thinking`` is
     tri-state: None leaves the provider's default, True/False switch reasoning on or off
-    where the dialect has such a switch.
+    where the dialect has such a switch. ``effort`` (``--effort``) asks for a reasoning level and wins over
+    ``thinking``: each dialect maps it to its own switch (:meth:`thinking_asked` says on or off).
     """
 
     model: str | None = None
@@ -77,18 +85,32 @@ class RequestOptions:
     temperature: float | None = None
     top_p: float | None = None
     stop: tuple[str, ...] = ()
+    effort: str | None = None
+
+    @property
+    def thinking_asked(self) -> bool | None:
+        """Reasoning switched on (True), off (False) or left to the provider (None), by ``effort`` or ``thinking``."""
+        return self.thinking if self.effort is None else self.effort != "none"
 
 
 class Degradation(NamedTuple):
-    """Something of message ``msg_id`` that the provider could not take as it was, and what was sent instead."""
+    """Something of message ``msg_id`` that the provider could not take as it was, and what was sent instead.
+
+    ``rule`` names the preflight rule whose fix this was (the catalogue's id), when the change made a body the
+    provider would refuse into one it takes.
+    """
 
     msg_id: str | None
     element: str
     reason: str
+    rule: str | None = None
 
     def to_json(self) -> JSON:
-        """This warning as a JSON object (the dashboard shows it beside the card)."""
-        return {"msg_id": self.msg_id, "element": self.element, "reason": self.reason}
+        """This warning as a JSON object (the dashboard shows it beside the card); ``rule`` only when it has one."""
+        out: JSON = {"msg_id": self.msg_id, "element": self.element, "reason": self.reason}
+        if self.rule is not None:
+            out["rule"] = self.rule
+        return out
 
     def __str__(self) -> str:
         return f"{self.msg_id or '-'}: {self.element}: {self.reason}"
@@ -103,18 +125,22 @@ class RequestContext:
         "_tagged_nodes",
         "_tags",
         "_tool_names",
+        "facts",
         "media",
         "media_rules",
         "options",
         "warnings",
     )
 
-    def __init__(self, options: RequestOptions, media_rules: MediaRules = NO_RULES) -> None:
+    def __init__(
+        self, options: RequestOptions, media_rules: MediaRules = NO_RULES, facts: FactsChoice | None = None
+    ) -> None:
         self.options = options
         self.media_rules = media_rules
-        # Plain (msg_id, element, reason) tuples: there may be one per record, so they become Degradation
+        self.facts = facts  # the model table's facts for options.model (None: looked up on first use)
+        # Plain (msg_id, element, reason, rule) tuples: there may be one per record, so they become Degradation
         # objects only when read (RequestResult.warnings).
-        self.warnings: list[tuple[str | None, str, str]] = []
+        self.warnings: list[tuple[str | None, str, str, str | None]] = []
         # Tagged nodes and their msg_ids, in tagging order: two appends per node on the hot path, nothing
         # allocated. The id(node) -> msg_id map is built from them only when a tag is read (provenance, a
         # dialect asking whose a turn is). Holding the nodes keeps every id alive while the request lives: a
@@ -126,9 +152,9 @@ class RequestContext:
         self._tool_names: dict[str, str] = {}  # tool name -> the name sent, for this request's provider
         self.media = MediaReader(options.attachments_root, options.max_attachment_bytes)
 
-    def warn(self, msg_id: str | None, element: str, reason: str) -> None:
-        """Record that part of ``msg_id`` was degraded, moved or dropped."""
-        self.warnings.append((msg_id, element, reason))
+    def warn(self, msg_id: str | None, element: str, reason: str, rule: str | None = None) -> None:
+        """Record that part of ``msg_id`` was degraded, moved or dropped (``rule``: the preflight rule it fixes)."""
+        self.warnings.append((msg_id, element, reason, rule))
 
     def tool_name(self, name: str, rule: ToolNameRule, msg_id: str | None) -> str:
         """The name to send for tool ``name``: itself when ``rule`` accepts it, else one rewrite, the same in the
@@ -138,7 +164,10 @@ class RequestContext:
             sent = self._tool_names[name] = rule.rewrite(name)
             if sent != name:
                 self.warn(
-                    msg_id, "tool_name", f"tool name {name!r} breaks the rule of {rule.evidence}; sent as {sent!r}"
+                    msg_id,
+                    "tool_name",
+                    f"tool name {name!r} breaks the rule of {rule.evidence}; sent as {sent!r}",
+                    TOOL_NAME_RULE,
                 )
         return sent
 

@@ -65,7 +65,7 @@ class SentTools:
         p = self.params
         return RequestOptions(
             model=model, max_tokens=p.max_tokens, thinking=p.thinking, tools=self.tools, tool_choice=self.tool_choice,
-            tools_source=self.source, temperature=p.temperature, top_p=p.top_p, stop=p.stop, **more,
+            tools_source=self.source, temperature=p.temperature, top_p=p.top_p, stop=p.stop, effort=p.effort, **more,
         )  # fmt: skip
 
     def tools_json(self) -> list[dict[str, Any]]:
@@ -175,6 +175,7 @@ def over(given: GenerationParams, stored: GenerationParams) -> GenerationParams:
         top_p=given.top_p if given.top_p is not None else stored.top_p,
         stop=given.stop or stored.stop,
         thinking=given.thinking if given.thinking is not None else stored.thinking,
+        effort=given.effort if given.effort is not None else stored.effort,
     )
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from dataclasses import field as default
 from typing import Any
 
+from core.models.reasoning import EFFORTS
 from core.providers.base import GenerationParams, NamedToolChoice, RequestOptions, ToolChoice, ToolSpec
 from core.request_context.shapes import RequestFieldError, read_tool_choice, read_tools, tool_choice_json, tool_json
 
@@ -73,14 +74,18 @@ def check_tool_choice(tools: tuple[ToolSpec, ...], choice: ToolChoice | None, fi
         raise RequestFieldError(f"{field}.name", f"names tool {choice.name!r}, not among the tools ({defined})")
 
 
+PARAM_NAMES = ("max_tokens", "temperature", "top_p", "stop", "thinking", "effort")
+"""The keys of a stored context's ``params`` (core/FORMAT.md lists each)."""
+
+
 def read_params(value: Any, field: str = "params") -> GenerationParams:
-    """The generation parameters of ``{"max_tokens", "temperature", "top_p", "stop", "thinking"}`` (each optional),
-    each in its type and a range some provider accepts."""
+    """The generation parameters of ``{"max_tokens", "temperature", "top_p", "stop", "thinking", "effort"}`` (each
+    optional), each in its type and a range some provider accepts."""
     if value is None:
         return GenerationParams()
     if not isinstance(value, Mapping):
         raise RequestFieldError(field, "expected a JSON object of generation parameters")
-    known = ("max_tokens", "temperature", "top_p", "stop", "thinking")
+    known = PARAM_NAMES
     unknown = sorted(set(value) - set(known))
     if unknown:
         raise RequestFieldError(f"{field}.{unknown[0]}", f"unknown parameter; known: {', '.join(known)}")
@@ -92,12 +97,16 @@ def read_params(value: Any, field: str = "params") -> GenerationParams:
     thinking = value.get("thinking")
     if thinking is not None and not isinstance(thinking, bool):
         raise RequestFieldError(f"{field}.thinking", "expected true or false")
+    effort = value.get("effort")
+    if effort is not None and effort not in EFFORTS:
+        raise RequestFieldError(f"{field}.effort", f"expected one of {', '.join(EFFORTS)}")
     return GenerationParams(
         max_tokens=max_tokens,
         temperature=_number(value.get("temperature"), f"{field}.temperature", TEMPERATURE_RANGE),
         top_p=_number(value.get("top_p"), f"{field}.top_p", TOP_P_RANGE),
         stop=_stop(value.get("stop"), f"{field}.stop"),
         thinking=thinking,
+        effort=effort,
     )
 
 
@@ -145,6 +154,8 @@ def params_json(params: GenerationParams) -> dict[str, Any]:
         out["stop"] = list(params.stop)
     if params.thinking is not None:
         out["thinking"] = params.thinking
+    if params.effort is not None:
+        out["effort"] = params.effort
     return out
 
 
@@ -182,4 +193,5 @@ def to_options(stored: StoredRequest, base: RequestOptions, provider: str | None
         top_p=base.top_p if base.top_p is not None else params.top_p,
         stop=base.stop or params.stop,
         thinking=base.thinking if base.thinking is not None else params.thinking,
+        effort=base.effort if base.effort is not None else params.effort,
     )

@@ -25,6 +25,7 @@ CASES: dict[str, tuple[list[str], str]] = {
     "runs": (["--db", "{db}"], "core.store.Store.open"),
     "replay": (["--db", "{db}", "--conversation", "c", "--provider", "p", "--model", "m"], "core.store.Store.open"),
     "models": (["--json"], "core.models.model_table"),
+    "rules": (["--json"], "core.preflight.catalogue.catalogue"),
     "db": (["status", "--db", "{db}"], "core.store.Store.open"),
     "worker": (["--db", "{db}"], "core.store.Store.open"),
     "suite": (["list", "--db", "{db}"], "core.store.Store.open"),

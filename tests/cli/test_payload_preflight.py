@@ -73,7 +73,7 @@ def test_report_json_has_the_documented_shape(audio_file: Path, capsys: pytest.C
     argv = ["payload", str(audio_file), "--provider", "anthropic", "--model", "claude-sonnet-4-5", "--report", "--json"]
     assert main(argv) == 0
     report = json.loads(capsys.readouterr().out)
-    assert list(report) == ["provider", "model", "profile", "cannot_carry", "preflight"]
+    assert list(report) == ["provider", "model", "profile", "cannot_carry", "fixes", "preflight"]
     assert (report["provider"], report["model"]) == ("anthropic", "claude-sonnet-4-5")
     assert isinstance(report["profile"], str) and report["profile"]
     assert report["cannot_carry"] == [

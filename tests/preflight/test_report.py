@@ -30,10 +30,11 @@ def test_reasoning_another_provider_wrote_is_reported_as_not_carried() -> None:
 
 def test_the_report_json_has_exactly_the_documented_keys() -> None:
     report = capability_report(build("reasoning_string", "anthropic")).to_json()
-    assert list(report) == ["provider", "model", "profile", "cannot_carry", "preflight"]
+    assert list(report) == ["provider", "model", "profile", "cannot_carry", "fixes", "preflight"]
     assert (report["provider"], report["model"]) == ("anthropic", "claude-sonnet-4-6")
     assert all(list(entry) == ["kind", "msg_ids", "what_happens"] for entry in report["cannot_carry"])
     assert all(list(entry) == ["rule", "severity", "authority", "msg_id"] for entry in report["preflight"])
+    assert all(list(entry) == ["rule", "severity", "source", "fix", "msg_id"] for entry in report["fixes"])
 
 
 class _CountedId(str):

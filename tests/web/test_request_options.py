@@ -58,3 +58,12 @@ def test_the_form_has_one_field_per_option_with_the_recorded_value_and_the_limit
     assert (by_name["max_tokens"].recorded, by_name["max_tokens"].limit) == ("50", "max 100 for m")
     assert by_name["stop"].recorded == "a\\nb"
     assert by_name["temperature"].error == "temperature: 9 is out of range (0 to 2)"
+
+
+def test_an_effort_the_model_does_not_take_is_refused_naming_the_model_and_the_levels_it_takes() -> None:
+    refused = read_options({"effort": "minimal"}, [model_limit("openai", "gpt-5.1")])
+    assert [e.name for e in refused.errors] == ["effort"]
+    assert "gpt-5.1 takes --effort none, low, medium, high, not 'minimal'" in refused.errors[0].message
+    taken = read_options({"effort": "high"}, [model_limit("openai", "gpt-5.1")])
+    assert taken.applied and taken.params == GenerationParams(effort="high")
+    assert taken.cli_args() == ["--effort", "high"]

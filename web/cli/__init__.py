@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("web.cli.replay", "re-run a stored conversation against a provider and record the run"),
     "suite": ("web.cli.suite", "save a set of conversations as a suite, replay it in bulk and report regressions"),
     "models": ("web.cli.models", "list what the model table says about each provider's models (limits, capabilities)"),
+    "rules": ("web.cli.rules", "list each provider's request-time rules: id, severity and source (preflight, fixes)"),
     "db": ("web.cli.db", "upgrade the database schema or show its status"),
     "worker": ("web.cli.worker", "run queued replay jobs from a PostgreSQL store (start one per machine or more)"),
 }

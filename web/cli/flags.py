@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from core.errors import MisuseError
 from core.fields import MAX_INT32, FloatRule, IntRule, TextRule
+from core.models.reasoning import EFFORTS
 
 if TYPE_CHECKING:
     from core.providers.base import GenerationParams, ToolChoice, ToolSpec
@@ -180,6 +181,11 @@ def add_generation_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"a stop sequence (repeat for more, at most {MAX_STOP_SEQUENCES})",
     )
     parser.add_argument("--thinking", choices=("on", "off"), help="switch provider reasoning on or off")
+    parser.add_argument(
+        "--effort",
+        choices=EFFORTS,
+        help="reasoning effort (wins over --thinking; none is off); checked against the model table for the model",
+    )
 
 
 def generation_params(ns: argparse.Namespace) -> GenerationParams:
@@ -192,4 +198,5 @@ def generation_params(ns: argparse.Namespace) -> GenerationParams:
         top_p=ns.top_p,
         stop=tuple(ns.stop or ()),
         thinking=None if ns.thinking is None else ns.thinking == "on",
+        effort=ns.effort,
     )

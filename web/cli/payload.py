@@ -108,6 +108,9 @@ def report_text(report: CapabilityReport) -> str:
             lines.append(f"  {entry.kind} x{len(entry.msg_ids)} ({ids}): {entry.what_happens}")
     else:
         lines.append("cannot carry: nothing (every message goes as it was stored)")
+    if report.fixes:
+        lines.append(f"rules the builder fixed: {len(report.fixes)}")
+        lines.extend(f"  {fix}" for fix in report.fixes)
     verdict = report.verdict
     if verdict.accepted:
         lines.append(f"preflight: accepted by the SDK types and provider rules for {report.model}")
@@ -148,6 +151,7 @@ def request_options(
         model=ns.model,
         max_tokens=params.max_tokens,
         thinking=params.thinking,
+        effort=params.effort,
         temperature=params.temperature,
         top_p=params.top_p,
         stop=params.stop,
@@ -158,12 +162,25 @@ def request_options(
     )
     if stored is not None:
         options = to_options(stored, options, provider)
+    if provider is not None and params.effort is not None:
+        check_effort(provider, options.model, params.effort)
     try:
         check_tool_choice(options.tools, options.tool_choice)
     except RequestFieldError as exc:
         given = "--tool-choice" if ns.tool_choice is not None else "the stored tool choice"
         raise MisuseError(f"{given} {exc.reason}; give that tool with --tools") from None
     return options
+
+
+def check_effort(provider: str, model: str | None, effort: str) -> None:
+    """MisuseError (exit 2) for an ``--effort`` the model table says the model does not take."""
+    from core.errors import MisuseError
+    from core.models.reasoning import effort_refusal
+    from core.providers import provider_named
+
+    refusal = effort_refusal(provider_named(provider), model, effort)
+    if refusal is not None:
+        raise MisuseError(refusal)
 
 
 @dataclass(frozen=True, slots=True)

@@ -67,6 +67,15 @@ def run(ns: argparse.Namespace) -> int:
     if ns.timeout <= 0:
         print("traceloupe: --timeout must be positive", file=sys.stderr)
         return 1
+    if ns.effort is not None:
+        from core.errors import MisuseError
+        from web.cli.payload import check_effort
+
+        try:
+            check_effort(ns.provider, ns.model, ns.effort)
+        except MisuseError as exc:
+            echo(f"traceloupe: {exc}", file=sys.stderr)
+            return 2
     if ns.steps:
         return replay_steps.run(ns)
 

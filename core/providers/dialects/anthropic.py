@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import re
-import ssl
 import string
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any, assert_never
+from typing import TYPE_CHECKING, assert_never
 from urllib.parse import urlsplit
 
 from core.llm.messages import (
@@ -24,7 +22,6 @@ from core.llm.messages import (
     LLMUserMessage,
     LLMUserPart,
 )
-from core.messages.objects import RedactedThinkingBlock, ThinkingBlock, ToolCall
 from core.models.table import facts_for
 from core.providers.base import (
     EMPTY_TURN_PLACEHOLDER,
@@ -43,22 +40,31 @@ from core.providers.base import (
     tool_spec,
 )
 from core.providers.dialects import anthropic_read
+from core.providers.dialects.anthropic_thinking import (
+    before_trailing_text,
+    leading_thinking,
+    msg_id_of,
+    settle_thinking,
+    strip_final_thinking,
+    thinking_on,
+    thinking_param,
+)
+from core.providers.dialects.anthropic_wire import MESSAGES_PATH, WIRE
 from core.providers.profiles import ModelProfile, ThinkingMode, ToolNameRule
 from core.providers.sampling import sampling
 from core.providers.turns import Turns
-from core.providers.wire import ErrorTable, ReplyFields, StepUsage, Usage, Wire, int_or_none, posting
-from core.sdk_imports import SDK_IMPORT_LOCK
 
 if TYPE_CHECKING:
     from core.preflight.findings import Finding
 
 # max_tokens is Required on every request [SDK: MessageCreateParamsBase].
 DEFAULT_MAX_TOKENS = 4096
-THINKING_BUDGET_TOKENS = 2048  # must stay below max_tokens [docs]
+# The preflight rules the fixes of this module answer (same ids as core/preflight/anthropic.py).
+NO_PREFILL_RULE = "no-prefill"
+NON_EMPTY_RULE = "non-empty-content"
+TRAILING_WHITESPACE_RULE = "final-no-trailing-whitespace"
 # The user turn added after a final assistant turn for a model that takes no prefill.
 CONTINUE_TEXT = "(continue)"
-THINKING_BUDGET_MIN = 1024  # anthropic SDK, ThinkingConfigEnabledParam.budget_tokens: "Must be ≥1024"
-THINKING_DISABLED = {"type": "disabled"}  # [SDK: ThinkingConfigDisabledParam]
 # Exactly these four image types; image/jpg, SVG, BMP are rejected [SDK: Base64ImageSourceParam.media_type].
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 # document sources: base64 PDF, plain text, or a PDF by URL [SDK: DocumentBlockParam].
@@ -70,16 +76,7 @@ TOOL_ID_CHARS = string.ascii_letters + string.digits + "_-"
 TOOL_ID_INVALID = re.compile(r"[^A-Za-z0-9_-]")
 TOOL_ID_DIGEST_BYTES = 4  # 8 hex digits after a rewritten id
 UNSIGNED_REASONING_DROPPED = "unsigned reasoning_content cannot be replayed to Anthropic; dropped"
-THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
-# With thinking on, the last assistant turn holding tool_use must start with a thinking block: 400 "Expected
-# `thinking` or `redacted_thinking`, but found `tool_use`" (BerriAI/litellm#15601). LiteLLM switches thinking
-# off for a history that cannot satisfy it; so does this dialect, rather than send the request into the 400.
-THINKING_OFF_REASON = (
-    "thinking switched off for this request: the last assistant turn with tool_use does not start with a "
-    "signed thinking block, which Anthropic requires while thinking is on"
-)
 
-THINKING_ON_TYPES = frozenset({"enabled", "adaptive"})
 # tool_choice types [SDK: ToolChoiceParam]: auto, none, any (some tool must be called), tool (this one).
 TOOL_CHOICE_TYPES = {"auto": "auto", "none": "none", "required": "any"}
 # temperature "Ranges from 0.0 to 1.0" (Messages docs); OpenAI's go to 2. anthropic 1.0 dropped temperature and
@@ -160,80 +157,6 @@ def tool_id(call_id: str | None) -> str:
     return f"{TOOL_ID_INVALID.sub('_', text)}_{digest}"
 
 
-# -- the wire: the anthropic SDK's client, errors, and the answer read back --------------------------------------
-
-
-def _client(base_url: str | None, key: str, timeout: float, follow_redirects: bool, verify: ssl.SSLContext) -> Any:
-    with SDK_IMPORT_LOCK:
-        import anthropic
-
-    return anthropic.Anthropic(
-        api_key=key, base_url=base_url, max_retries=0, timeout=timeout,
-        http_client=anthropic.DefaultHttpxClient(follow_redirects=follow_redirects, verify=verify),
-    )  # fmt: skip
-
-
-def _errors() -> ErrorTable:
-    with SDK_IMPORT_LOCK:
-        import anthropic
-
-    return {
-        anthropic.APIStatusError: "http_error",
-        anthropic.RateLimitError: "rate_limited",
-        anthropic.APITimeoutError: "timeout",
-        anthropic.APIConnectionError: "connection_error",
-    }
-
-
-def parse_reply(data: JSON) -> ReplyFields:
-    """A Messages answer: text, thinking blocks (signed or redacted) and tool_use as the stored reply's fields."""
-    texts: list[str] = []
-    blocks: list[ThinkingBlock | RedactedThinkingBlock] = []
-    calls: list[ToolCall] = []
-    for block in data["content"]:
-        kind = block["type"]
-        if kind == "text":
-            texts.append(block["text"])
-        elif kind == "thinking":
-            blocks.append(ThinkingBlock(thinking=block.get("thinking", ""), signature=block.get("signature", "")))
-        elif kind == "redacted_thinking":
-            blocks.append(RedactedThinkingBlock(data=block.get("data", "")))
-        elif kind == "tool_use":
-            calls.append(ToolCall(id=block["id"], name=block["name"], arguments=json.dumps(block.get("input", {}))))
-    usage = data.get("usage") or {}
-    inp, out = usage.get("input_tokens"), usage.get("output_tokens")
-    total = inp + out if isinstance(inp, int) and isinstance(out, int) else None
-    return (
-        {"content": "".join(texts), "reasoning_content": blocks or None, "tool_calls": calls or None},
-        Usage(inp, out, total),
-        data.get("stop_reason"),
-    )
-
-
-def step_usage(response: JSON) -> StepUsage:
-    """The usage of an answer; ``input_tokens`` is the uncached part alone, so cache reads and writes are added."""
-    raw = response.get("usage") or {}
-    if not isinstance(raw, dict):
-        return StepUsage()
-    uncached, read = int_or_none(raw.get("input_tokens")), int_or_none(raw.get("cache_read_input_tokens"))
-    write = int_or_none(raw.get("cache_creation_input_tokens"))
-    total = None if uncached is None else uncached + (read or 0) + (write or 0)
-    return StepUsage(total, int_or_none(raw.get("output_tokens")), read, None, write)
-
-
-MESSAGES_PATH = "/v1/messages"
-WIRE = Wire(
-    name="anthropic",
-    sdk_module="anthropic",
-    logger="anthropic",
-    client=_client,
-    call=posting(MESSAGES_PATH),  # sent as built: the dialect always sets the max_tokens Messages requires
-    errors=_errors,
-    parse=parse_reply,
-    usage=step_usage,
-)
-
-
 class _Turns(Turns):
     """Anthropic's messages list. A record's leading thinking blocks go to the front of an assistant turn that
     has none yet, and before the turn's trailing text in one that has: thinking always leads its turn and never
@@ -252,10 +175,10 @@ class _Turns(Turns):
         return _text(text)
 
     def push(self, role: str, items: list[JSON], msg_id: str | None) -> None:
-        leads = _leading_thinking(items) if role == "assistant" else 0
+        leads = leading_thinking(items) if role == "assistant" else 0
         if self.merges(role) and leads:
             merged: list[JSON] = self.turns[-1]["content"]
-            at = _before_trailing_text(merged) if self.last_has_thinking else 0
+            at = before_trailing_text(merged) if self.last_has_thinking else 0
             for item in items[:leads]:
                 self.ctx.tag(item, msg_id)
             merged[at:at] = items[:leads]
@@ -290,6 +213,7 @@ class AnthropicDialect(Dialect):
     # platform.claude.com/docs/en/build-with-claude/vision: "larger than 8000x8000 px, it will be rejected").
     max_image_side = 8000
     sdk_types = "anthropic"
+    rules_module = "core.preflight.anthropic"
 
     def validate_types(self, body: JSON) -> None:
         from core.preflight.sdk_types import anthropic_body
@@ -322,20 +246,7 @@ class AnthropicDialect(Dialect):
     def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         max_tokens = options.max_tokens or DEFAULT_MAX_TOKENS
         params: JSON = {"model": options.model or self.default_model, "max_tokens": max_tokens}
-        if options.thinking is None:
-            return params
-        profile = self.profile(options)
-        mode = profile.thinking
-        if mode == "none":
-            ctx.warn(None, "thinking", f"{profile.name} models have no extended thinking; no thinking parameter sent")
-        elif options.thinking is False:
-            params["thinking"] = THINKING_DISABLED
-        elif mode == "adaptive":
-            params["thinking"] = {"type": "adaptive"}
-        elif mode == "budget":
-            params["thinking"] = {"type": "enabled", "budget_tokens": _thinking_budget(params, ctx)}
-        else:
-            assert_never(mode)
+        thinking_param(params, options, self.profile(options), self.facts(ctx), ctx)
         return params
 
     def format_tools(self, tools: Sequence[ToolSpec]) -> list[JSON]:
@@ -347,13 +258,13 @@ class AnthropicDialect(Dialect):
             value = {"type": "tool", "name": choice.name}
         else:
             value = {"type": TOOL_CHOICE_TYPES[choice]}
-        if value["type"] in ("any", "tool") and _thinking_on(body):
+        if value["type"] in ("any", "tool") and thinking_on(body):
             ctx.warn(None, "tool_choice", f"tool choice {choice_label(choice)} sent as 'auto': {FORCED_WITH_THINKING}")
             value = {"type": "auto"}
         body["tool_choice"] = value
 
     def place_sampling(self, body: JSON, ctx: RequestContext) -> None:
-        thinking = _thinking_on(body)
+        thinking = thinking_on(body)
         both = ctx.options.temperature is not None and ctx.options.top_p is not None
         deprecated = None if self.profile(ctx.options).sampling else SAMPLING_DEPRECATED
         sent = sampling(
@@ -400,17 +311,15 @@ class AnthropicDialect(Dialect):
         out = turns.finish()
         _fill_blank_text(out, ctx)
         fragments: JSON = {}
-        thinking_on = ctx.options.thinking is True and profile.thinking != "none"
-        if thinking_on and not _tool_turn_leads_with_thinking(out):
-            ctx.warn(None, "thinking", THINKING_OFF_REASON)
-            fragments["thinking"] = THINKING_DISABLED
-            thinking_on = False
+        prefill = takes_prefill(self, ctx.options.model)
+        thinking = ctx.options.thinking_asked is True and profile.thinking != "none"
+        thinking = thinking and settle_thinking(out, fragments, prefill, ctx)
         if out and out[-1]["role"] == "assistant":
-            if not takes_prefill(self, ctx.options.model):
+            if not prefill:
                 _end_with_user(out, ctx)
             else:
-                if not thinking_on:
-                    _strip_final_thinking(out[-1], ctx)
+                if not thinking:
+                    strip_final_thinking(out[-1], ctx)
                 _trim_final_text(out[-1], ctx)
         if turns.system:
             fragments["system"] = turns.system
@@ -451,7 +360,7 @@ class AnthropicDialect(Dialect):
                 }
             )
         if not blocks:
-            ctx.warn(msg_id, "assistant", "empty assistant turn; placeholder text sent")
+            ctx.warn(msg_id, "assistant", "empty assistant turn; placeholder text sent", NON_EMPTY_RULE)
             blocks.append(_text(EMPTY_TURN_PLACEHOLDER))
         return blocks
 
@@ -503,52 +412,6 @@ class AnthropicDialect(Dialect):
         return document
 
 
-def _thinking_on(body: JSON) -> bool:
-    """Whether the body switches extended thinking on (reformat may have switched it off again)."""
-    thinking = body.get("thinking")
-    return isinstance(thinking, dict) and thinking.get("type") in THINKING_ON_TYPES
-
-
-def _before_trailing_text(blocks: list[JSON]) -> int:
-    """Where the run of text blocks ending ``blocks`` starts (its length when it ends with another block)."""
-    at = len(blocks)
-    while at > 0 and blocks[at - 1].get("type") == "text":
-        at -= 1
-    return at
-
-
-def _leading_thinking(blocks: list[JSON]) -> int:
-    """How many thinking blocks a record's blocks start with."""
-    n = 0
-    while n < len(blocks) and blocks[n]["type"] in THINKING_TYPES:
-        n += 1
-    return n
-
-
-def _tool_turn_leads_with_thinking(turns: list[JSON]) -> bool:
-    """Whether the last assistant turn holding tool_use starts with a thinking block (True when none holds one)."""
-    for turn in reversed(turns):
-        if turn["role"] == "assistant" and any(block["type"] == "tool_use" for block in turn["content"]):
-            return bool(turn["content"][0]["type"] in THINKING_TYPES)
-    return True
-
-
-def _thinking_budget(params: JSON, ctx: RequestContext) -> int:
-    """A budget Anthropic takes: "Must be ≥1024 and less than `max_tokens`" (the SDK's ThinkingConfigEnabledParam).
-    When the asked ``max_tokens`` leaves no room, the budget is added to it, so the answer keeps the room asked."""
-    asked: int = params["max_tokens"]
-    budget = max(THINKING_BUDGET_MIN, min(THINKING_BUDGET_TOKENS, asked - 1))
-    if budget >= asked:
-        params["max_tokens"] = asked + budget
-        ctx.warn(
-            None,
-            "max_tokens",
-            f"max_tokens {asked:,} leaves no room for thinking's smallest budget ({THINKING_BUDGET_MIN:,}); sent "
-            f"as {asked + budget:,}, the budget plus the {asked:,} asked for",
-        )
-    return budget
-
-
 def takes_prefill(dialect: Dialect, model: str | None) -> bool:
     """Whether the model takes a final assistant turn (a prefill), as the model table says; True when it says
     nothing or does not know the model (the long-standing behaviour)."""
@@ -560,10 +423,11 @@ def _end_with_user(turns: list[JSON], ctx: RequestContext) -> None:
     """Claude 4.6 and later answer 400 "This model does not support assistant message prefill. The conversation
     must end with a user message." (langchain-ai/deepagents#1585; livekit/agents#7217 adds a user turn)."""
     ctx.warn(
-        _msg_id_of(turns[-1], ctx),
+        msg_id_of(turns[-1], ctx),
         "history",
         f"{ctx.options.model or 'the model'} takes no prefill (a final assistant turn); a user turn asking to "
         "continue was added",
+        NO_PREFILL_RULE,
     )
     turns.append({"role": "user", "content": [_text(CONTINUE_TEXT)]})
 
@@ -579,28 +443,17 @@ def _fill_blank_text(turns: list[JSON], ctx: RequestContext) -> None:
         owner = ctx.tag_of(blank[0])
         kept = [b for b in content if not any(b is x for x in blank)]
         ctx.warn(
-            owner if isinstance(owner, str) else _msg_id_of(turn, ctx),
+            owner if isinstance(owner, str) else msg_id_of(turn, ctx),
             turn["role"],
             "a text block held only whitespace, which Anthropic refuses; "
             + ("dropped" if kept else "placeholder text sent"),
+            NON_EMPTY_RULE,
         )
         if kept:
             content[:] = kept
         else:
             blank[0]["text"] = EMPTY_TURN_PLACEHOLDER
             content[:] = [blank[0]]
-
-
-def _strip_final_thinking(turn: JSON, ctx: RequestContext) -> None:
-    """Thinking off: "an assistant message in the final position cannot contain thinking" (litellm#18926)."""
-    kept = [b for b in turn["content"] if b["type"] not in THINKING_TYPES]
-    if len(kept) != len(turn["content"]):
-        ctx.warn(
-            _msg_id_of(turn, ctx),
-            "reasoning",
-            "thinking is not on: thinking blocks stripped from the final assistant turn",
-        )
-        turn["content"] = kept or [_text(EMPTY_TURN_PLACEHOLDER)]
 
 
 def _trim_final_text(turn: JSON, ctx: RequestContext) -> None:
@@ -612,9 +465,10 @@ def _trim_final_text(turn: JSON, ctx: RequestContext) -> None:
         return
     owner = ctx.tag_of(last)
     ctx.warn(
-        owner if isinstance(owner, str) else _msg_id_of(turn, ctx),
+        owner if isinstance(owner, str) else msg_id_of(turn, ctx),
         "assistant",
         "the final assistant text ended in whitespace, which Anthropic rejects; trimmed",
+        TRAILING_WHITESPACE_RULE,
     )
     trimmed = last["text"].rstrip()
     if trimmed:
@@ -639,11 +493,6 @@ def _tool_result(msg: LLMToolMessage, tool_use_id: str) -> JSON:
     if content:
         return {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
     return {"type": "tool_result", "tool_use_id": tool_use_id}
-
-
-def _msg_id_of(turn: JSON, ctx: RequestContext) -> str | None:
-    tag = ctx.tag_of(turn)
-    return tag if isinstance(tag, str) else None
 
 
 DIALECT = AnthropicDialect()

@@ -240,6 +240,7 @@ CHAT_WIRE = openai_wire("openai", CHAT_PATH, parse_reply, "prompt_tokens", "comp
 # 400 "Invalid 'messages[2].tool_calls[0].id': string too long. Expected a string with maximum length 40"
 # (microsoft/autogen#6377, camel-ai/camel#2215; openclaw/openclaw#875 shortens them the same way).
 MAX_CALL_ID = 40
+CALL_ID_LENGTH_RULE = "tool-call-id-length"  # the preflight rule of core/preflight/openai.py this fix answers
 
 
 def fitted_call_id(call_id: str | None) -> str | None:
@@ -274,6 +275,7 @@ class ChatCompletionsDialect(Dialect):
     TOOL_CHOICES: ClassVar[frozenset[str]] = frozenset({"auto", "none", "required", "named"})
     wire = CHAT_WIRE
     sdk_types = "openai"
+    rules_module = "core.preflight.openai"
 
     def validate_types(self, body: JSON) -> None:
         from core.preflight.sdk_types import compat_body, openai_chat_body
@@ -350,7 +352,7 @@ class ChatCompletionsDialect(Dialect):
     def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
         reasoning_required = (
             self.REASONING_ON_EVERY_TOOL_TURN
-            and ctx.options.thinking is True
+            and ctx.options.thinking_asked is True
             and any(type(m) is LLMAssistantMessage and m.tool_calls for m in messages)
         )
         names = self.profile(ctx.options).tool_names
@@ -417,6 +419,7 @@ class ChatCompletionsDialect(Dialect):
                         msg_id,
                         "tool_call.id",
                         f"call id {call.id!r} is longer than {MAX_CALL_ID} characters; sent as {call_id!r}",
+                        CALL_ID_LENGTH_RULE,
                     )
                 tool_calls.append({"id": call_id, "type": "function", "function": function})
             out["tool_calls"] = tool_calls

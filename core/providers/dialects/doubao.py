@@ -65,8 +65,9 @@ class DoubaoDialect(ChatCompletionsDialect):
 
     def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         params = super().configure_api_params(options, ctx)
-        if options.thinking is not None:
-            params["thinking"] = {"type": "enabled" if options.thinking else "disabled"}
+        thinking = options.thinking_asked  # --effort none is "disabled", any other level "enabled"
+        if thinking is not None:
+            params["thinking"] = {"type": "enabled" if thinking else "disabled"}
         return params
 
     def media_part(self, part: LLMMediaPart, msg_id: str | None, ctx: RequestContext) -> JSON | str:

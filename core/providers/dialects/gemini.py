@@ -42,6 +42,12 @@ from core.providers.base import (
     tool_spec,
 )
 from core.providers.dialects import gemini_read
+from core.providers.dialects.gemini_model_rules import (
+    HAND_VERIFIED_MODELS,
+    fold_system,
+    takes_system,
+    thinking_config,
+)
 from core.providers.dialects.gemini_read import DUMMY_THOUGHT_SIGNATURE, ERROR_KEY, OUTPUT_KEY, THOUGHT_SIGNATURE_KEY
 from core.providers.dialects.gemini_schema import gemini_schema
 from core.providers.profiles import GeminiThinking, ModelProfile, ToolNameRule, ToolResultMedia
@@ -51,6 +57,7 @@ from core.providers.wire import ErrorTable, ReplyFields, StepUsage, Usage, Wire,
 from core.sdk_imports import SDK_IMPORT_LOCK
 
 if TYPE_CHECKING:
+    from core.models.table import FactsChoice
     from core.preflight.findings import Finding
 
 # Accepted MIME types per kind [docs; list partly unverified]; anything else degrades to text.
@@ -74,10 +81,6 @@ MIME_TYPES: dict[str, frozenset[str]] = {
 }
 # Gemini's spelling of a few types (the docs list audio/mp3 and video/mov).
 MIME_RENAMES = {"audio/mpeg": "audio/mp3", "video/quicktime": "video/mov", "video/x-msvideo": "video/avi"}
-# 2.5 Pro's smallest thinkingBudget; it cannot be 0 there [docs: thinking budgets].
-MIN_THINKING_BUDGET = 128
-# Gemini 3's lowest level that every model of the family takes, spelled as the SDK sends it [SDK: ThinkingLevel].
-LOWEST_THINKING_LEVEL = "LOW"
 FILE_URI_MOVED = (
     "functionResponse.parts take inline data only; the file URI was sent in a user content after the responses"
 )
@@ -245,20 +248,6 @@ WIRE = Wire(
 )
 
 
-# LiteLLM's only gemini-2.0-flash entry (Vertex AI) has no limits.
-HAND_VERIFIED_MODELS: dict[str, dict[str, object]] = {
-    "gemini-2.0-flash": {
-        "litellm_provider": "gemini",
-        "max_input_tokens": 1_048_576,
-        "max_output_tokens": 8_192,
-        "supports_function_calling": True,
-        "supports_vision": True,
-        "supports_system_messages": True,
-        "source_note": "https://ai.google.dev/gemini-api/docs/models#gemini-2.0-flash (token limits)",
-    }
-}
-
-
 class _Contents(Turns):
     """Gemini's contents list. A functionResponse content does not merge with other user content: it stays on
     its own directly after its functionCall content (langchain-ai/langchain#27799)."""
@@ -303,6 +292,7 @@ class GeminiDialect(Dialect):
     model_table_slice = ("gemini", "vertex_ai-language-models", "vertex_ai")
     model_table_extra = HAND_VERIFIED_MODELS
     sdk_types = "google-genai"
+    rules_module = "core.preflight.gemini"
 
     def validate_types(self, body: JSON) -> None:
         from core.preflight.sdk_types import gemini_body
@@ -330,35 +320,19 @@ class GeminiDialect(Dialect):
     def read_response(self, body: JSON) -> ReadBody:
         return gemini_read.read_response(body)
 
+    def check_model_rules(self, body: JSON, choice: FactsChoice) -> Iterator[Finding]:
+        from core.preflight import gemini as rules
+
+        return rules.check_model(body, choice)
+
     def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         config: JSON = {}
         if options.max_tokens is not None:
             config["maxOutputTokens"] = options.max_tokens
-        if options.thinking is not None:
-            thinking = self._thinking_config(options.thinking, self.profile(options), ctx)
-            if thinking is not None:
-                config["thinkingConfig"] = thinking
+        thinking = thinking_config(options, self.profile(options), self.facts(ctx), ctx)
+        if thinking is not None:
+            config["thinkingConfig"] = thinking
         return {"generationConfig": config} if config else {}
-
-    @staticmethod
-    def _thinking_config(on: bool, profile: ModelProfile, ctx: RequestContext) -> JSON | None:
-        """``thinkingConfig`` in the shape the model takes: a budget (2.5), a level (3), or none at all."""
-        shape = profile.gemini_thinking
-        if shape == "none":
-            if on:
-                ctx.warn(None, "thinking", f"{profile.name} models do not think; no thinkingConfig sent")
-            return None
-        if on:
-            return {"includeThoughts": True}
-        if profile.thinking_off:
-            return {"thinkingBudget": 0}
-        if shape == "budget":
-            ctx.warn(None, "thinking", f"{profile.name} cannot switch thinking off; the smallest budget was sent")
-            return {"thinkingBudget": MIN_THINKING_BUDGET}
-        if shape == "level":
-            ctx.warn(None, "thinking", f"{profile.name} cannot switch thinking off; the lowest thinkingLevel was sent")
-            return {"thinkingLevel": LOWEST_THINKING_LEVEL}
-        assert_never(shape)
 
     def format_tools(self, tools: Sequence[ToolSpec]) -> list[JSON]:
         return [{"functionDeclarations": [tool_spec(tool, "parametersJsonSchema") for tool in tools]}]
@@ -427,7 +401,11 @@ class GeminiDialect(Dialect):
                 assert_never(msg)
         fragments: JSON = {"contents": out.finish()}
         if out.system:
-            fragments["systemInstruction"] = {"parts": out.system}
+            choice = self.facts(ctx)
+            if takes_system(choice):
+                fragments["systemInstruction"] = {"parts": out.system}
+            else:
+                fold_system(fragments, out.system, choice, ctx)
         return fragments
 
     @staticmethod

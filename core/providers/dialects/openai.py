@@ -5,16 +5,22 @@ Translation only; the shared Chat Completions shape is in :mod:`core.providers.d
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, ClassVar
 
 from core.llm.messages import LLMMediaPart
-from core.providers.base import JSON, RequestContext, RequestOptions, reasoning_effort
+from core.providers.base import JSON, RequestContext, RequestOptions
 from core.providers.dialects.chat_completions import (
     UNKNOWN_OPENAI_MODEL,
     ChatCompletionsDialect,
     openai_profile,
     openai_profiles,
 )
+from core.providers.effort import reasoning_effort
+
+if TYPE_CHECKING:
+    from core.models.table import FactsChoice
+    from core.preflight.findings import Finding
 
 # Image formats Chat Completions takes (PNG, JPEG, WEBP, non-animated GIF) [docs].
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/webp", "image/gif"})
@@ -43,11 +49,16 @@ class OpenAIChatDialect(ChatCompletionsDialect):
     model_families = ("gpt-", "o1", "o3", "o4", "chatgpt-", "codex-")
     model_table_slice = ("openai",)
 
+    def check_model_rules(self, body: JSON, choice: FactsChoice) -> Iterator[Finding]:
+        from core.preflight import openai as rules
+
+        return rules.check_effort(body, choice)
+
     def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         params: JSON = {"model": options.model or self.default_model}
         if options.max_tokens is not None:
             params["max_completion_tokens"] = options.max_tokens  # reasoning models reject max_tokens
-        effort = reasoning_effort(options.thinking, self.profile(options), ctx)
+        effort = reasoning_effort(options, self.profile(options), self.facts(ctx), ctx)
         if effort is not None:
             params["reasoning_effort"] = effort
         return params

@@ -43,7 +43,6 @@ from core.providers.base import (
     check_arguments_text,
     console_text,
     map_parts,
-    reasoning_effort,
     tool_spec,
 )
 from core.providers.dialects import responses_read
@@ -54,11 +53,13 @@ from core.providers.dialects.chat_completions import (
     openai_profiles,
     openai_wire,
 )
+from core.providers.effort import reasoning_effort
 from core.providers.profiles import ModelProfile, ToolNameRule
 from core.providers.sampling import sampling
 from core.providers.wire import ReplyFields, Usage
 
 if TYPE_CHECKING:
+    from core.models.table import FactsChoice
     from core.preflight.findings import Finding
 
 # input_image.detail is Required in the SDK type [SDK: ResponseInputImageParam]; "auto" leaves it to the API.
@@ -102,6 +103,7 @@ NO_STOP = "the Responses API has no stop parameter [SDK: ResponseCreateParamsBas
 # 400 "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got 10 instead."
 # (vectorize-io/hindsight#58; braintrustdata/lingua#186 clamps to 16 likewise).
 MIN_OUTPUT_TOKENS = 16
+MIN_OUTPUT_RULE = "max-output-tokens-minimum"  # the preflight rule of core/preflight/openai.py this fix answers
 
 
 class OpenAIResponsesDialect(Dialect):
@@ -121,6 +123,7 @@ class OpenAIResponsesDialect(Dialect):
     model_families = ("gpt-", "o1", "o3", "o4", "chatgpt-", "codex-", "computer-use-")
     model_table_slice = ("openai",)
     sdk_types = "openai"
+    rules_module = "core.preflight.openai"
 
     def validate_types(self, body: JSON) -> None:
         from core.preflight.sdk_types import openai_responses_body
@@ -145,6 +148,11 @@ class OpenAIResponsesDialect(Dialect):
     def read_response(self, body: JSON) -> ReadBody:
         return responses_read.read_response(body)
 
+    def check_model_rules(self, body: JSON, choice: FactsChoice) -> Iterator[Finding]:
+        from core.preflight import openai as rules
+
+        return rules.check_effort(body, choice)
+
     def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         params: JSON = {"model": options.model or self.default_model}
         if options.max_tokens is not None:
@@ -155,8 +163,9 @@ class OpenAIResponsesDialect(Dialect):
                     "max_tokens",
                     f"max_tokens {options.max_tokens} is below the Responses API's minimum of {MIN_OUTPUT_TOKENS}; "
                     f"sent as {MIN_OUTPUT_TOKENS}",
+                    MIN_OUTPUT_RULE,
                 )
-        effort = reasoning_effort(options.thinking, self.profile(options), ctx)
+        effort = reasoning_effort(options, self.profile(options), self.facts(ctx), ctx)
         if effort is not None:
             params["reasoning"] = {"effort": effort}
         return params

@@ -53,6 +53,8 @@ class ZhipuDialect(ChatCompletionsDialect):
     model_families = ("glm-", "charglm-", "codegeex-", "cogview-")
     model_table_slice = ("zai",)
     model_table_extra = HAND_VERIFIED_MODELS
+    # LiteLLM lists GLM-4.5 without supports_reasoning, yet it has a thinking mode (docs.z.ai guides, thinking mode).
+    reasoning_flag_complete = False
     # No typed request params (the zhipuai SDK's messages are untyped): OpenAI's Chat types plus these.
     EXTENSIONS = Extensions(
         params=frozenset({"thinking"}),
@@ -75,9 +77,10 @@ class ZhipuDialect(ChatCompletionsDialect):
 
     def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
         params = super().configure_api_params(options, ctx)
-        if options.thinking is not None:
-            params["thinking"] = {"type": "enabled" if options.thinking else "disabled"}
-            if options.thinking:
+        thinking = options.thinking_asked  # --effort none is "disabled", any other level "enabled"
+        if thinking is not None:
+            params["thinking"] = {"type": "enabled" if thinking else "disabled"}
+            if thinking:
                 # Preserved thinking: we return the complete reasoning_content sequence. The switch is a field of
                 # ``thinking`` (zai-rs ThinkingType {mode, clear_thinking}; docs.z.ai thinking-mode "Preserved
                 # thinking"); at the top level GLM ignores it and clears the reasoning anyway.

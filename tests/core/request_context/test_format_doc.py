@@ -12,6 +12,7 @@ from core.errors import InputError
 from core.providers.base import NamedToolChoice
 from core.reader import StoreLine, read_bytes
 from core.request_context import REQUEST_FIELDS, StoredRequest
+from core.request_context.stored import PARAM_NAMES
 from core.store.request_contexts import read_request_lines
 from tests.core.test_format_doc import TEXT, block
 
@@ -33,7 +34,7 @@ def test_the_example_reads_into_the_same_tools_whatever_their_shape() -> None:
 
 def test_the_table_documents_every_field_and_parameter() -> None:
     assert re.findall(r"^\| `(\w+)` \|", SECTION, re.M) == list(REQUEST_FIELDS)
-    for name in ("max_tokens", "temperature", "top_p", "stop", "thinking"):
+    for name in PARAM_NAMES:
         assert f"`{name}`" in SECTION
 
 

@@ -9,6 +9,7 @@ import pytest
 import core.request_context
 from core.providers.base import GenerationParams, NamedToolChoice, RequestOptions, ToolSpec
 from core.request_context import RequestFieldError, StoredRequest, read_request, request_json, to_options
+from core.request_context.stored import params_json
 
 LINE: dict[str, Any] = {
     "conversation_id": "C",
@@ -70,6 +71,7 @@ def test_a_context_of_only_a_conversation_id_is_the_whole_conversation_with_noth
         ({"params": {"max_tokens": True}}, "params.max_tokens"),
         ({"params": {"stop": [""]}}, "params.stop"),
         ({"params": {"thinking": "yes"}}, "params.thinking"),
+        ({"params": {"effort": "huge"}}, "params.effort"),
         ({"params": {"seed": 1}}, "params.seed"),
         ({"params": [1]}, "params"),
     ],
@@ -107,3 +109,11 @@ def test_the_stored_model_is_not_sent_to_another_provider() -> None:
 def test_a_context_without_tools_leaves_the_options_tools_alone() -> None:
     options = to_options(StoredRequest("C", params=GenerationParams(max_tokens=9)), RequestOptions())
     assert (options.tools, options.tools_source, options.max_tokens) == ((), "none", 9)
+
+
+def test_a_stored_effort_is_read_written_back_and_given_to_the_options() -> None:
+    stored = read_request({**LINE, "params": {"effort": "high"}})
+    assert stored.params.effort == "high"
+    assert params_json(stored.params) == {"effort": "high"}
+    assert to_options(stored, RequestOptions(), provider="anthropic").effort == "high"
+    assert to_options(stored, RequestOptions(effort="low"), provider="anthropic").effort == "low"

@@ -1,0 +1,64 @@
+"""The rule catalogue: every request-time rule a provider's bodies are checked against, each with its id,
+severity and source, and the fixes a build applied, named by the same ids.
+
+A builder that makes a body valid (clamps, drops, folds, switches thinking off) records a warning carrying the id
+of the preflight rule the body would otherwise break (:attr:`core.providers.Degradation.rule`), so one catalogue
+answers both "what would the provider refuse" and "what did the builder change, and on whose word".
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from core.preflight import media, tools
+from core.preflight.check import SDK_RULE
+from core.preflight.findings import Rule, Severity
+
+if TYPE_CHECKING:
+    from core.providers import Degradation, Dialect
+
+
+def catalogue(dialect: Dialect) -> tuple[Rule, ...]:
+    """The rules of ``dialect``: its own module's, the tool and media rules every dialect shares, the SDK types."""
+    own: tuple[Rule, ...] = importlib.import_module(dialect.rules_module).RULES if dialect.rules_module else ()
+    sdk = Rule(SDK_RULE, "error", "the SDK request types reject the body", f"{dialect.sdk_types} request types")
+    found: dict[tuple[str, str], Rule] = {}
+    for rule in (*own, *tools.RULES, *media.RULES, sdk):
+        found.setdefault((rule.id, rule.authority), rule)
+    return tuple(found.values())
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """A change the builder made so the provider takes the body: the rule it answers and what was done."""
+
+    rule: str
+    severity: Severity
+    source: str
+    done: str
+    msg_id: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The fix as ``payload --report --json`` prints it."""
+        return {"rule": self.rule, "severity": self.severity, "source": self.source, "fix": self.done,
+                "msg_id": self.msg_id}  # fmt: skip
+
+    def __str__(self) -> str:
+        where = f" at {self.msg_id}" if self.msg_id else ""
+        return f"fixed: {self.rule}{where}: {self.done} ({self.source})"
+
+
+def fixes(dialect: Dialect, warnings: list[Degradation]) -> tuple[Fix, ...]:
+    """The warnings of a build that are fixes, each with its rule's severity and source from the catalogue."""
+    rules = {rule.id: rule for rule in reversed(catalogue(dialect))}
+    out: list[Fix] = []
+    for warning in warnings:
+        if warning.rule is None:
+            continue
+        rule = rules.get(warning.rule)
+        severity: Severity = rule.severity if rule else "error"
+        source = rule.authority if rule else "not in the catalogue"
+        out.append(Fix(warning.rule, severity, source, warning.reason, warning.msg_id))
+    return tuple(out)
