@@ -12,12 +12,14 @@ from collections.abc import Sequence
 from typing import assert_never
 
 from core.llm.messages import (
+    MADE_CALL_ID,
     LLMAssistantMessage,
     LLMFunctionMessage,
     LLMMessage,
     LLMSystemMessage,
     LLMTextPart,
     LLMTFLMessage,
+    LLMToolCall,
     LLMToolMessage,
     LLMUserMessage,
     LLMUserPart,
@@ -35,6 +37,12 @@ def _same_id(a: str | None, b: str | None) -> bool:
     return not a or not b or a == b
 
 
+def _same_call(a: LLMToolCall, b: LLMToolCall) -> bool:
+    """Same name, and the same id unless a reader made one side's id (the source gave none)."""
+    made = bool(a.extra and a.extra.get(MADE_CALL_ID)) or bool(b.extra and b.extra.get(MADE_CALL_ID))
+    return a.name == b.name and (made or _same_id(a.id, b.id))
+
+
 def same_message(a: LLMMessage, b: LLMMessage) -> bool:
     """Whether two recordings are the same message: role, text and call ids, nothing else."""
     if isinstance(a, LLMSystemMessage):
@@ -46,7 +54,7 @@ def same_message(a: LLMMessage, b: LLMMessage) -> bool:
             return False
         if len(a.tool_calls) != len(b.tool_calls):
             return False
-        return all(_same_id(x.id, y.id) and x.name == y.name for x, y in zip(a.tool_calls, b.tool_calls, strict=True))
+        return all(_same_call(x, y) for x, y in zip(a.tool_calls, b.tool_calls, strict=True))
     if isinstance(a, LLMToolMessage):
         return (
             isinstance(b, LLMToolMessage)

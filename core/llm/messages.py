@@ -86,6 +86,10 @@ class LLMRedactedThinking(msgspec.Struct, gc=False):
 
 LLMReasoningBlock = LLMThinking | LLMRedactedThinking
 
+MADE_CALL_ID = "made_id"
+"""``LLMToolCall.extra`` key set when the source gave the call no id and a reader made one in order: another
+recording of the same call (the agent's next request) may carry an id of its own."""
+
 
 class LLMToolCall(msgspec.Struct, gc=False):
     """A tool call; ``arguments`` is the model's original JSON text (byte-exact replay avoids drift).

@@ -153,7 +153,7 @@ def _verify(path: str, trace_format: TraceFormat) -> int:
         raise InputError("--verify reads the file twice: name the file, not standard input", source=path)
     with Path(path).open("rb") as handle:
         calls = (event for event in trace_format.read(handle, path) if isinstance(event, ModelCall))
-        return print_differences(calls, sys.stdout)
+        return print_differences(calls, sys.stdout, every=True)
 
 
 def _import_one(

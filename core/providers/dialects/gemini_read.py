@@ -28,6 +28,7 @@ from typing import Any
 
 from core.jsonio import dumps
 from core.llm.messages import (
+    MADE_CALL_ID,
     LLMAssistantMessage,
     LLMMessage,
     LLMSystemMessage,
@@ -234,11 +235,13 @@ def model_message(parts: list[JSON], at: str, calls: _Calls | None = None) -> tu
         if isinstance(call, Mapping):
             call = dict(call)
             signature = part.get("thoughtSignature")
-            extra = (
+            extra: dict[str, Any] | None = (
                 {THOUGHT_SIGNATURE_KEY: signature}
                 if isinstance(signature, str) and signature and signature != DUMMY_THOUGHT_SIGNATURE
                 else None
             )
+            if not call.get("id"):
+                extra = {**(extra or {}), MADE_CALL_ID: True}
             tool_calls.append(
                 LLMToolCall(
                     id=calls.call_id(call),

@@ -270,3 +270,16 @@ def test_a_transcript_split_into_calls_in_any_order_comes_back_whole(
     result = assemble(events)
     assert len(result.conversations) == 1
     assert _flattened(result.conversations[0].messages) == transcript
+
+
+def test_a_call_whose_id_a_reader_made_is_the_same_call_when_the_agent_resends_it_under_its_own_id() -> None:
+    from core.formats.transcript import same_message
+    from core.llm.messages import MADE_CALL_ID, LLMAssistantMessage, LLMToolCall
+
+    answered = LLMAssistantMessage(tool_calls=(LLMToolCall("lookup_0", "lookup", "{}", {MADE_CALL_ID: True}),))
+    resent = LLMAssistantMessage(tool_calls=(LLMToolCall("agent-7", "lookup", "{}"),))
+    other_name = LLMAssistantMessage(tool_calls=(LLMToolCall("agent-7", "search", "{}"),))
+    given_both = LLMAssistantMessage(tool_calls=(LLMToolCall("agent-8", "lookup", "{}"),))
+    assert same_message(answered, resent)
+    assert not same_message(answered, other_name)
+    assert not same_message(resent, given_both)  # two ids the sources gave are two calls
