@@ -29,7 +29,7 @@ def test_a_cassette_is_read_as_a_provider_log_and_a_second_import_changes_nothin
     assert code == 0, err
     assert f"{CASSETTE}: read as provider-log" in err
     assert "imported 0 messages" not in out
-    code, again, _ = _run(capsys, "import", "--from", "auto", str(CASSETTE), "--db", db, "-q")
+    code, _, _ = _run(capsys, "import", "--from", "auto", str(CASSETTE), "--db", db, "-q")
     assert code == 0
     code, listed, _ = _run(capsys, "conversations", "--db", db, "--json")
     assert code == 0 and len(json.loads(listed)) == 1
