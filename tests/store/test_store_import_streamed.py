@@ -140,3 +140,21 @@ def test_an_import_outlasts_the_servers_statement_timeout(pg_session_url: str, m
         assert summary.imported == 1
         with read_transaction(store.engine) as conn:  # outside an import, the engine's timeout holds
             assert conn.execute(text("SHOW statement_timeout")).scalar_one() == "1s"
+
+
+def test_every_message_of_every_batch_is_found_by_search_and_a_replaced_one_by_its_new_text(
+    store: Store, small_batches: list[int]
+) -> None:
+    messages = [_msg(f"c{i}", "m1", f"zebra number {i}") for i in range(5)]
+    store.import_records(read_bytes(_jsonl(messages), source="a.jsonl"), source="a.jsonl")
+    store.import_records(
+        read_bytes(_jsonl([_msg("c0", "m1", "okapi instead")]), source="b.jsonl"), source="b.jsonl", replace=True
+    )
+
+    def found(needle: str) -> list[str]:
+        items = store.list_conversations(ConversationQuery(search=needle)).items
+        return sorted(item.conversation_id for item in items)
+
+    assert found("zebra") == ["c1", "c2", "c3", "c4"]
+    assert found("okapi") == ["c0"]
+    assert found("number 3") == ["c3"]

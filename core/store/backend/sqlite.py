@@ -53,6 +53,11 @@ from core.store.tables import CONVERSATIONS, MESSAGE_OUTLINES, MESSAGES
 
 log = logging.getLogger("traceloupe.store")
 
+_INDEX_MESSAGES = text(
+    "INSERT INTO message_fts(rowid, search_text) SELECT id, search_text FROM messages WHERE id BETWEEN :first AND :last"
+)
+"""The search index's rows for the messages just written (revision 0021: no trigger fills it)."""
+
 LOWER_FUNCTION = "traceloupe_lower"
 """Search's case fold (``core.store.casefold``) as an SQL function. SQLite's own ``lower()`` and ``LIKE``
 fold ASCII letters only, so ``é`` would not find "École"; PostgreSQL's chunks fold every letter."""
@@ -161,6 +166,8 @@ class SqliteBackend:
         executemany_rows(conn, MESSAGES, rows)
         if outlines:
             executemany_rows(conn, MESSAGE_OUTLINES, outlines)
+        # The batch's terms in one statement: a row at a time, FTS5 flushes its pending terms at every statement.
+        conn.execute(_INDEX_MESSAGES, {"first": min(row["id"] for row in rows), "last": max(row["id"] for row in rows)})
 
     def exact_texts(self, conn: Connection, rows: Sequence[int]) -> dict[int, str]:
         return {}
