@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import (
+    ClauseElement,
     ColumnElement,
     Connection,
     Engine,
@@ -43,7 +44,7 @@ from sqlalchemy.engine import URL
 
 from core.jsonio import loads
 from core.store.backend.base import WRITE_OPTION, BackendName, ColumnTypes, Rows
-from core.store.bulk import executemany_rows
+from core.store.bulk import executemany, executemany_rows
 from core.store.casefold import fold
 from core.store.errors import StoreError
 from core.store.jsonio import dumps_text
@@ -149,12 +150,15 @@ class SqliteBackend:
         self, conn: Connection, statement: Callable[[Any], Executable], types: ColumnTypes, rows: Rows
     ) -> None:
         fields = {key: bindparam(key, type_=type_) for key, type_ in types.items()}
-        conn.execute(statement(fields), list(rows))
+        update = statement(fields)
+        assert isinstance(update, ClauseElement)
+        if rows:
+            executemany(conn, update, rows)
 
     def insert_new(self, conn: Connection, table: Table, rows: Rows) -> None:
         # executemany, not multi-row VALUES: the driver parses every distinct long statement.
         if rows:
-            conn.execute(sqlite_dialect.insert(table).on_conflict_do_nothing(), list(rows))
+            executemany(conn, sqlite_dialect.insert(table).on_conflict_do_nothing(), rows)
 
     # -- messages --------------------------------------------------------------
 
