@@ -80,7 +80,23 @@ def _delta_update(d: Any) -> Any:
     )
 
 
-def apply_deltas(conn: Connection, deltas: dict[str, Delta], pks: dict[str, int]) -> None:
+def new_conversation(conversation_id: str, d: Delta) -> dict[str, Any]:
+    """The row of a conversation created with its first messages' figures."""
+    return {
+        "conversation_id": conversation_id,
+        "title": d.title or "",
+        "title_ts": d.title_ts,
+        "messages": d.messages,
+        "turns": d.turns,
+        "records": d.records,
+        "damaged": d.damaged,
+        "first_ts": d.first_ts,
+        "last_activity": d.last_activity,
+    }
+
+
+def apply_deltas(conn: Connection, deltas: dict[str, Delta], pks: dict[str, int], *, created: set[int]) -> None:
+    """Add the deltas to their conversations' figures (those ``created`` with them already hold them) and kinds."""
     if not deltas:
         return
     rows = [
@@ -96,8 +112,10 @@ def apply_deltas(conn: Connection, deltas: dict[str, Delta], pks: dict[str, int]
             "d_title_ts": d.title_ts,
         }
         for cid, d in deltas.items()
+        if pks[cid] not in created
     ]
     backend = backend_of(conn)
-    backend.update_each(conn, lambda d: _delta_update(d).where(CONVERSATIONS.c.id == d["d_pk"]), _DELTA_TYPES, rows)
+    if rows:
+        backend.update_each(conn, lambda d: _delta_update(d).where(CONVERSATIONS.c.id == d["d_pk"]), _DELTA_TYPES, rows)
     kinds = [{"conversation_pk": pks[cid], "kind": kind} for cid, d in deltas.items() for kind in sorted(d.kinds)]
     backend.insert_new(conn, CONVERSATION_KINDS, kinds)

@@ -23,7 +23,7 @@ from core.messages.door import gc_paused
 from core.reader import BadMessages
 from core.store.backend import backend_of
 from core.store.engine import write_transaction
-from core.store.import_figures import apply_deltas, deltas
+from core.store.import_figures import Delta, apply_deltas, deltas, new_conversation
 from core.store.import_lines import PreparedLine, write_lines
 from core.store.import_prepare import PreparedMessage
 from core.store.refigure import refigure
@@ -134,11 +134,13 @@ def _write_batch(
 ) -> None:
     """Store one batch of the file's messages: its conversations, the messages not stored yet, their figures."""
     unique = _one_per_identity(batch)
-    pks, created = _conversation_pks(conn, list(dict.fromkeys(p.conversation_id for p in unique.values())))
+    # A conversation created now receives every message of the batch it has (none of them can be stored yet):
+    # it is created with their figures, and only the conversations stored before are updated.
+    pks, created = _conversation_pks(conn, deltas(unique, set(unique)))
     done.created |= created
     stored, replaced = _insert_messages(conn, list(unique.values()), pks, done, replace)
     added = deltas(unique, stored)
-    apply_deltas(conn, added, pks)
+    apply_deltas(conn, added, pks, created=created)
     changed = {pks[cid] for cid in added}
     done.changed |= changed
     done.imported += len(stored)
@@ -171,16 +173,18 @@ def _dialect_insert(conn: Connection) -> Any:
     return backend_of(conn).insert
 
 
-def _conversation_pks(conn: Connection, ids: list[str]) -> tuple[dict[str, int], set[int]]:
-    """The primary key of each conversation id, creating the missing ones; also which were created."""
+def _conversation_pks(conn: Connection, figures: dict[str, Delta]) -> tuple[dict[str, int], set[int]]:
+    """The primary key of each conversation id, creating the missing ones with the given figures; also which were
+    created."""
     insert = _dialect_insert(conn)
     created: set[int] = set()
     pks: dict[str, int] = {}
     c = CONVERSATIONS.c
+    ids = list(figures)
     for start in range(0, len(ids), CHUNK):
         chunk = ids[start : start + CHUNK]
         stmt = insert(CONVERSATIONS).on_conflict_do_nothing(index_elements=["conversation_id"]).returning(c.id)
-        created.update(conn.execute(stmt, [{"conversation_id": cid} for cid in chunk]).scalars())
+        created.update(conn.execute(stmt, [new_conversation(cid, figures[cid]) for cid in chunk]).scalars())
         pks.update(
             (cid, pk) for pk, cid in conn.execute(select(c.id, c.conversation_id).where(c.conversation_id.in_(chunk)))
         )
