@@ -169,26 +169,32 @@ def _one_per_identity(prepared: Sequence[PreparedMessage]) -> dict[Identity, Pre
     return unique
 
 
-def _dialect_insert(conn: Connection) -> Any:
-    return backend_of(conn).insert
-
-
 def _conversation_pks(conn: Connection, figures: dict[str, Delta]) -> tuple[dict[str, int], set[int]]:
     """The primary key of each conversation id, creating the missing ones with the given figures; also which were
-    created."""
-    insert = _dialect_insert(conn)
+    created.
+
+    Only an import creates conversations, under the import lock: one missing at the look-up is created by
+    this import's insert, which goes by the backend's bulk path (one statement over arrays on PostgreSQL).
+    """
+    backend = backend_of(conn)
     created: set[int] = set()
     pks: dict[str, int] = {}
-    c = CONVERSATIONS.c
     ids = list(figures)
     for start in range(0, len(ids), CHUNK):
         chunk = ids[start : start + CHUNK]
-        stmt = insert(CONVERSATIONS).on_conflict_do_nothing(index_elements=["conversation_id"]).returning(c.id)
-        created.update(conn.execute(stmt, [new_conversation(cid, figures[cid]) for cid in chunk]).scalars())
-        pks.update(
-            (cid, pk) for pk, cid in conn.execute(select(c.id, c.conversation_id).where(c.conversation_id.in_(chunk)))
-        )
+        pks.update(_pks_of(conn, chunk))
+        missing = [cid for cid in chunk if cid not in pks]
+        if missing:
+            backend.insert_new(conn, CONVERSATIONS, [new_conversation(cid, figures[cid]) for cid in missing])
+            made = _pks_of(conn, missing)
+            pks.update(made)
+            created.update(made.values())
     return pks, created
+
+
+def _pks_of(conn: Connection, ids: list[str]) -> dict[str, int]:
+    c = CONVERSATIONS.c
+    return {cid: pk for pk, cid in conn.execute(select(c.id, c.conversation_id).where(c.conversation_id.in_(ids)))}
 
 
 def _insert_messages(
