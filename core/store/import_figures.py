@@ -29,6 +29,7 @@ class Delta:
 
 
 def deltas(unique: dict[Identity, PreparedMessage], stored: set[Identity]) -> dict[str, Delta]:
+    """What the messages of ``unique`` that are in ``stored`` add to each conversation, by conversation id."""
     deltas: dict[str, Delta] = {}
     for identity, item in unique.items():
         if identity not in stored:
