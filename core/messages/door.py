@@ -44,6 +44,8 @@ class MessageAdapter(Generic[T]):
 
     def validate_python(self, data: Any, **kwargs: Any) -> T:
         """Validate already-parsed JSON values or instances (pydantic's validate_python)."""
+        if not gc.isenabled():  # paused by the caller (an import): no context to enter per message
+            return self.adapter.validate_python(data, **kwargs)
         with gc_paused():
             return self.adapter.validate_python(data, **kwargs)
 

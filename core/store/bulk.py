@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Table, insert
+from sqlalchemy import ClauseElement, Connection, Table, insert
+from sqlalchemy.sql.compiler import SQLCompiler
 
 from core.store.jsonio import RawJSON
 
 
 def executemany_rows(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
     """INSERT rows (all with the keys of the first) with the driver's executemany; the SQL compiled from ``table``."""
-    compiled = insert(table).compile(dialect=conn.dialect, column_keys=list(rows[0]), for_executemany=True)
+    executemany(conn, insert(table), rows)
+
+
+def executemany(conn: Connection, statement: ClauseElement, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Run ``statement`` once per row (all with the keys of the first) with the driver's executemany.
+
+    Compiled once, the values handed to the driver as they are: SQLAlchemy's executemany builds and
+    processes a parameter set per row. For values the driver takes unconverted (integers, text).
+    """
+    compiled = statement.compile(dialect=conn.dialect, column_keys=list(rows[0]), for_executemany=True)
+    assert isinstance(compiled, SQLCompiler)
     if compiled.positional:
         order = compiled.positiontup or []
         conn.exec_driver_sql(str(compiled), [tuple(row[key] for key in order) for row in rows])

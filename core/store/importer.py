@@ -1,219 +1,42 @@
 """Importing messages: each file is all-or-nothing and importing the same messages again is a no-op.
 
 Streamed. Each message is validated and its row derived (figures, search text, serialised JSON) as
-the reader yields it (``prepared_messages``); rows are written in batches as they come (``write``),
+the reader yields it (``core.store.import_prepare``); rows are written in batches as they come (``write``),
 all in one write transaction, so memory holds one batch whatever the file's size and bad input or
 an interruption anywhere leaves nothing behind. Imports are serialised (one writer path): SQLite's
 BEGIN IMMEDIATE takes the database's write lock for the whole import (readers go on, WAL), PostgreSQL
 takes a transaction-scoped advisory lock. In each batch, the identities (conversation_id, msg_id)
 already stored are looked up: the same message is skipped, a different one refuses the file unless
 ``replace`` (``core.store.versions``). The conversation figures grow by exactly the messages stored
-now, and COPY (PostgreSQL) or a plain ``executemany`` (SQLite) inserts them.
+now (``core.store.import_figures``), and COPY (PostgreSQL) or a plain ``executemany`` (SQLite) inserts them.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import (
-    BigInteger,
-    Connection,
-    Engine,
-    Integer,
-    Text,
-    and_,
-    case,
-    delete,
-    or_,
-    select,
-    update,
-)
+from sqlalchemy import Connection, Engine, delete, select
 
-from core.errors import InputError
 from core.messages.door import gc_paused
-from core.messages.union import MESSAGE_ADAPTER
-from core.reader import BadMessages, Record
+from core.reader import BadMessages
 from core.store.backend import backend_of
-from core.store.derive import derived_msg_id, figures, title_of
 from core.store.engine import write_transaction
+from core.store.import_figures import Delta, apply_deltas, deltas, new_conversation
 from core.store.import_lines import PreparedLine, write_lines
-from core.store.jsonio import RawJSON, dumps
-from core.store.outline import dump_with_outline
+from core.store.import_prepare import PreparedMessage
 from core.store.refigure import refigure
 from core.store.statistics import analyze_after_import
-from core.store.tables import (
-    CONVERSATION_KINDS,
-    CONVERSATIONS,
-    MAX_ID_CHARS,
-    MESSAGES,
-)
+from core.store.tables import CONVERSATIONS, MESSAGES
 from core.store.versions import Identity, conflict_in_file, conflict_with_stored, same_message, stored_versions
 from core.store.views import ImportSummary
 
 CHUNK = 1000
 """Rows per INSERT batch: big enough to amortise round trips, small enough for SQLite's variable limit."""
 
-_MAX_BIGINT = 2**63 - 1
-_MIN_BIGINT = -(2**63)
-
 IMPORT_LOCK = 0x7472_6C76
 """PostgreSQL advisory lock key that serialises imports (any constant unique to Traceloupe)."""
-
-
-@dataclass(slots=True)
-class PreparedMessage:
-    """One message ready to store: its row values and what it adds to its conversation."""
-
-    conversation_id: str
-    row: dict[str, Any]
-    kinds: frozenset[str]
-    last_ts: int
-    title: str | None
-    outline: str | None = None
-    """Where its trace records sit in ``row["body"]`` (``core.store.outline``)."""
-    root: str = "$"
-    """Its JSON path in the file: ``$`` on its own line, ``$[i]`` in an array."""
-
-    @property
-    def identity(self) -> Identity:
-        return (self.conversation_id, self.row["msg_id"])
-
-    @property
-    def place(self) -> str:
-        """Where it is in its file, for an error that points at it from elsewhere."""
-        return f"line {self.row['line']}" if self.row["line"] is not None else self.root
-
-
-@dataclass(slots=True)
-class _Delta:
-    """What the messages stored now add to one conversation."""
-
-    messages: int = 0
-    turns: int = 0
-    records: int = 0
-    damaged: int = 0
-    first_ts: int | None = None
-    last_activity: int | None = None
-    title: str | None = None
-    title_ts: int | None = None
-    kinds: set[str] = field(default_factory=set)
-
-
-def prepared_messages(
-    records: Iterable[Record], *, postgres: bool = False, bad: BadMessages | None = None
-) -> Iterator[PreparedMessage]:
-    """Validate and derive the row of each message as it is read; raises InputError (naming file and line) on bad
-    input.
-
-    With ``bad`` (the reader's), a message that cannot be stored is noted there and the others are
-    still prepared, so that every bad line of the file is reported at once. PostgreSQL's JSONB cannot
-    hold U+0000, so with ``postgres`` a string containing it is refused here, as bad input, rather than
-    failing the transaction later.
-    """
-    now = time.time_ns() // 1_000_000
-    for record in records:
-        try:
-            prepared = _prepare(record, postgres, now)
-        except InputError as error:
-            if bad is None:
-                raise
-            bad.note(error)
-            continue
-        del record  # the parsed message is garbage once its row is made: only the row stays for the batch
-        yield prepared
-
-
-def _prepare(record: Record, postgres: bool, now: int) -> PreparedMessage:
-    message = record.message
-    raw = record.raw
-    # The text and its outline's byte spans: SQLite stores the text as ``body``; PostgreSQL keeps JSONB
-    # (its own rendering) in ``body`` and this text beside it, in ``message_texts``.
-    try:
-        body, outline = dump_with_outline(raw, message)
-    except RecursionError:  # the reader's nesting limit keeps this out; a net, not a path
-        raise InputError("nested too deeply to store", source=record.source, line=record.line, path="$") from None
-    if postgres and b"\\u0000" in body:
-        _refuse_nul(raw, record)
-    text = RawJSON(body.decode())
-    del body  # a large message's text is held once, as the row's
-    raw_id = raw.get("msg_id")
-    msg_id = raw_id if isinstance(raw_id, str) else derived_msg_id(raw)
-    _check_id_length("msg_id", msg_id, record)
-    _check_id_length("conversation_id", message.conversation_id, record)
-    fig = figures(message)
-    if not (message.create_ts >= _MIN_BIGINT and fig.last_ts <= _MAX_BIGINT):
-        raise InputError(
-            "create_ts is outside the 64-bit range of a millisecond timestamp",
-            source=record.source,
-            line=record.line,
-            path="$.create_ts",
-        )
-    msg_type = getattr(message, "msg_type", None)
-    search_text = fig.search_text.replace("\x00", "") if postgres else fig.search_text
-    row = {
-        "msg_id": msg_id,
-        "role": message.role,
-        "msg_type": msg_type if isinstance(msg_type, str) else None,
-        "kind": message.tag,
-        "create_ts": message.create_ts,
-        "records": fig.records,
-        "damaged": fig.damaged,
-        "body": text,
-        "parsed": _parsed_json(record),
-        "search_text": search_text,
-        "source": record.source,
-        "line": record.line,
-        "imported_at": now,
-    }
-    return PreparedMessage(
-        conversation_id=message.conversation_id,
-        row=row,
-        kinds=fig.kinds,
-        last_ts=fig.last_ts,
-        title=title_of(message),
-        outline=None if outline is None else dumps(outline).decode(),
-        root="$" if record.line is not None else f"$[{record.index}]",
-    )
-
-
-def _check_id_length(key: str, value: str, record: Record) -> None:
-    if len(value) > MAX_ID_CHARS:
-        raise InputError(
-            f"{key} is {len(value):,} characters long; ids are at most {MAX_ID_CHARS} characters",
-            source=record.source,
-            line=record.line,
-            path=f"$.{key}",
-        )
-
-
-def _parsed_json(record: Record) -> RawJSON:
-    """What the parser made of a message, as JSON text (the reader's, when its nesting check wrote it)."""
-    written = record.written if record.written is not None else MESSAGE_ADAPTER.dump_json(record.message)
-    return RawJSON(written.decode())
-
-
-def _refuse_nul(raw: dict[str, Any], record: Record) -> None:
-    stack: list[tuple[Any, str]] = [(raw, "$")]
-    while stack:
-        value, path = stack.pop()
-        if isinstance(value, str):
-            if "\x00" in value:
-                raise InputError(
-                    "contains U+0000, which PostgreSQL cannot store in JSONB",
-                    source=record.source,
-                    line=record.line,
-                    path=path,
-                )
-        elif isinstance(value, dict):
-            for key, item in value.items():
-                if "\x00" in key:
-                    raise InputError("a key contains U+0000", source=record.source, line=record.line, path=path)
-                stack.append((item, f"{path}.{key}"))
-        elif isinstance(value, list):
-            stack.extend((item, f"{path}[{i}]") for i, item in enumerate(value))
 
 
 @dataclass(slots=True)
@@ -311,15 +134,17 @@ def _write_batch(
 ) -> None:
     """Store one batch of the file's messages: its conversations, the messages not stored yet, their figures."""
     unique = _one_per_identity(batch)
-    pks, created = _conversation_pks(conn, list(dict.fromkeys(p.conversation_id for p in unique.values())))
+    # A conversation created now receives every message of the batch it has (none of them can be stored yet):
+    # it is created with their figures, and only the conversations stored before are updated.
+    pks, created = _conversation_pks(conn, deltas(unique, set(unique)))
     done.created |= created
     stored, replaced = _insert_messages(conn, list(unique.values()), pks, done, replace)
-    deltas = _deltas(unique, stored)
-    _apply_deltas(conn, deltas, pks)
-    changed = {pks[cid] for cid in deltas}
+    added = deltas(unique, stored)
+    apply_deltas(conn, added, pks, created=created)
+    changed = {pks[cid] for cid in added}
     done.changed |= changed
     done.imported += len(stored)
-    done.damaged += sum(d.damaged for d in deltas.values())
+    done.damaged += sum(d.damaged for d in added.values())
     done.replaced += len(replaced)
     done.refigured.update(pks[cid] for cid, _ in replaced)
     if digest_min_records is not None and changed:
@@ -344,24 +169,32 @@ def _one_per_identity(prepared: Sequence[PreparedMessage]) -> dict[Identity, Pre
     return unique
 
 
-def _dialect_insert(conn: Connection) -> Any:
-    return backend_of(conn).insert
+def _conversation_pks(conn: Connection, figures: dict[str, Delta]) -> tuple[dict[str, int], set[int]]:
+    """The primary key of each conversation id, creating the missing ones with the given figures; also which were
+    created.
 
-
-def _conversation_pks(conn: Connection, ids: list[str]) -> tuple[dict[str, int], set[int]]:
-    """The primary key of each conversation id, creating the missing ones; also which were created."""
-    insert = _dialect_insert(conn)
+    Only an import creates conversations, under the import lock: one missing at the look-up is created by
+    this import's insert, which goes by the backend's bulk path (one statement over arrays on PostgreSQL).
+    """
+    backend = backend_of(conn)
     created: set[int] = set()
     pks: dict[str, int] = {}
-    c = CONVERSATIONS.c
+    ids = list(figures)
     for start in range(0, len(ids), CHUNK):
         chunk = ids[start : start + CHUNK]
-        stmt = insert(CONVERSATIONS).on_conflict_do_nothing(index_elements=["conversation_id"]).returning(c.id)
-        created.update(conn.execute(stmt, [{"conversation_id": cid} for cid in chunk]).scalars())
-        pks.update(
-            (cid, pk) for pk, cid in conn.execute(select(c.id, c.conversation_id).where(c.conversation_id.in_(chunk)))
-        )
+        pks.update(_pks_of(conn, chunk))
+        missing = [cid for cid in chunk if cid not in pks]
+        if missing:
+            backend.insert_new(conn, CONVERSATIONS, [new_conversation(cid, figures[cid]) for cid in missing])
+            made = _pks_of(conn, missing)
+            pks.update(made)
+            created.update(made.values())
     return pks, created
+
+
+def _pks_of(conn: Connection, ids: list[str]) -> dict[str, int]:
+    c = CONVERSATIONS.c
+    return {cid: pk for pk, cid in conn.execute(select(c.id, c.conversation_id).where(c.conversation_id.in_(ids)))}
 
 
 def _insert_messages(
@@ -445,78 +278,3 @@ def _executemany_messages(
     ]
     backend_of(conn).write_messages(conn, rows, outline_rows)
     return ids[0]
-
-
-def _deltas(unique: dict[Identity, PreparedMessage], stored: set[Identity]) -> dict[str, _Delta]:
-    deltas: dict[str, _Delta] = {}
-    for identity, item in unique.items():
-        if identity not in stored:
-            continue
-        d = deltas.setdefault(item.conversation_id, _Delta())
-        ts = item.row["create_ts"]
-        d.messages += 1
-        d.turns += item.row["role"] == "user"
-        d.records += item.row["records"]
-        d.damaged += item.row["damaged"]
-        d.first_ts = ts if d.first_ts is None else min(d.first_ts, ts)
-        d.last_activity = item.last_ts if d.last_activity is None else max(d.last_activity, item.last_ts)
-        # File order breaks create_ts ties, as FORMAT.md orders a conversation: keep the earlier one.
-        if item.title is not None and (d.title_ts is None or ts < d.title_ts):
-            d.title, d.title_ts = item.title, ts
-        d.kinds |= item.kinds
-    return deltas
-
-
-_DELTA_TYPES: dict[str, Any] = {
-    "d_pk": Integer,
-    "d_messages": Integer,
-    "d_turns": Integer,
-    "d_records": Integer,
-    "d_damaged": Integer,
-    "d_first_ts": BigInteger,
-    "d_last_activity": BigInteger,
-    "d_title": Text,
-    "d_title_ts": BigInteger,
-}
-"""What an import adds to one conversation's figures, by column of the delta source."""
-
-
-def _delta_update(d: Any) -> Any:
-    """The conversations UPDATE that adds a delta; ``d`` gives the delta columns by name (bind parameters
-    for one row at a time, or the columns of an unnested source for all rows at once)."""
-    c = CONVERSATIONS.c
-    first, last, title_ts = d["d_first_ts"], d["d_last_activity"], d["d_title_ts"]
-    takes_title = and_(title_ts.is_not(None), or_(c.title_ts.is_(None), c.title_ts > title_ts))
-    return update(CONVERSATIONS).values(
-        messages=c.messages + d["d_messages"],
-        turns=c.turns + d["d_turns"],
-        records=c.records + d["d_records"],
-        damaged=c.damaged + d["d_damaged"],
-        first_ts=case((or_(c.first_ts.is_(None), c.first_ts > first), first), else_=c.first_ts),
-        last_activity=case((or_(c.last_activity.is_(None), c.last_activity < last), last), else_=c.last_activity),
-        title=case((takes_title, d["d_title"]), else_=c.title),
-        title_ts=case((takes_title, title_ts), else_=c.title_ts),
-    )
-
-
-def _apply_deltas(conn: Connection, deltas: dict[str, _Delta], pks: dict[str, int]) -> None:
-    if not deltas:
-        return
-    rows = [
-        {
-            "d_pk": pks[cid],
-            "d_messages": d.messages,
-            "d_turns": d.turns,
-            "d_records": d.records,
-            "d_damaged": d.damaged,
-            "d_first_ts": d.first_ts,
-            "d_last_activity": d.last_activity,
-            "d_title": d.title,
-            "d_title_ts": d.title_ts,
-        }
-        for cid, d in deltas.items()
-    ]
-    backend = backend_of(conn)
-    backend.update_each(conn, lambda d: _delta_update(d).where(CONVERSATIONS.c.id == d["d_pk"]), _DELTA_TYPES, rows)
-    kinds = [{"conversation_pk": pks[cid], "kind": kind} for cid, d in deltas.items() for kind in sorted(d.kinds)]
-    backend.insert_new(conn, CONVERSATION_KINDS, kinds)

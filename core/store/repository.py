@@ -19,7 +19,17 @@ from core.errors import UnknownNameError
 from core.jsonio import loads
 from core.messages.union import MESSAGE_ADAPTER
 from core.reader import DEFAULT_LIMITS, BadMessages, ReadLimits, Record, StoreLine, read_path
-from core.store import app_secrets, export_lines, import_lines, importer, query, runs, snippets, step_runs
+from core.store import (
+    app_secrets,
+    export_lines,
+    import_lines,
+    import_prepare,
+    importer,
+    query,
+    runs,
+    snippets,
+    step_runs,
+)
 from core.store.backend import Backend, BackendName, backend_of
 from core.store.engine import (
     DEFAULT_SETTINGS,
@@ -131,7 +141,7 @@ class Store:
         postgres = self.db.refuses_nul
         return importer.write(
             self.engine,
-            importer.prepared_messages(records, postgres=postgres, bad=bad),
+            import_prepare.prepared_messages(records, postgres=postgres, bad=bad),
             source=source,
             replace=replace,
             store_lines=lambda: import_lines.prepare_lines(store_lines, postgres=postgres),

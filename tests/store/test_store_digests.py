@@ -7,9 +7,9 @@ from typing import Any
 from sqlalchemy import event
 
 from core import MESSAGE_ADAPTER, Message
+from core.reader import Record
 from core.store import Store
 from core.store.digests import content_fingerprint
-from core.store.importer import Record
 from tests.web.web_corpus import import_messages, long_trace, temp_store
 
 

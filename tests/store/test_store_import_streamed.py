@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 import pytest
-from sqlalchemy import Connection, func, select, text
+from sqlalchemy import Connection, event, func, select, text
 
 from core import InputError
 from core.reader import Record, read_bytes
@@ -140,3 +140,43 @@ def test_an_import_outlasts_the_servers_statement_timeout(pg_session_url: str, m
         assert summary.imported == 1
         with read_transaction(store.engine) as conn:  # outside an import, the engine's timeout holds
             assert conn.execute(text("SHOW statement_timeout")).scalar_one() == "1s"
+
+
+def test_every_message_of_every_batch_is_found_by_search_and_a_replaced_one_by_its_new_text(
+    store: Store, small_batches: list[int]
+) -> None:
+    messages = [_msg(f"c{i}", "m1", f"zebra number {i}") for i in range(5)]
+    store.import_records(read_bytes(_jsonl(messages), source="a.jsonl"), source="a.jsonl")
+    store.import_records(
+        read_bytes(_jsonl([_msg("c0", "m1", "okapi instead")]), source="b.jsonl"), source="b.jsonl", replace=True
+    )
+
+    def found(needle: str) -> list[str]:
+        items = store.list_conversations(ConversationQuery(search=needle)).items
+        return sorted(item.conversation_id for item in items)
+
+    assert found("zebra") == ["c1", "c2", "c3", "c4"]
+    assert found("okapi") == ["c0"]
+    assert found("number 3") == ["c3"]
+
+
+def test_conversations_created_by_an_import_are_written_once_with_their_figures(store: Store) -> None:
+    updated: list[int] = []
+
+    def note(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if statement.lstrip().upper().startswith("UPDATE CONVERSATIONS"):
+            updated.append(cursor.rowcount)
+
+    store.import_records(read_bytes(_jsonl([_msg("c0", "m0", "first")]), source="a.jsonl"), source="a.jsonl")
+    messages = [_msg(f"c{i}", "m1", f"question {i}", ts=5) for i in range(3)]
+    event.listen(store.engine, "after_cursor_execute", note)
+    try:
+        store.import_records(read_bytes(_jsonl(messages), source="b.jsonl"), source="b.jsonl")
+    finally:
+        event.remove(store.engine, "after_cursor_execute", note)
+    assert sum(updated) == 1  # c0's row, stored before; c1 and c2 are created whole
+    assert (store.get_summary("c0").messages, store.get_summary("c0").first_ts) == (2, 1)
+    for cid in ("c1", "c2"):
+        c = store.get_summary(cid)
+        assert (c.messages, c.turns, c.first_ts, c.last_activity) == (1, 1, 5, 5)
+        assert c.title == f"question {cid[1:]}"

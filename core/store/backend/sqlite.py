@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import (
+    ClauseElement,
     ColumnElement,
     Connection,
     Engine,
@@ -43,7 +44,7 @@ from sqlalchemy.engine import URL
 
 from core.jsonio import loads
 from core.store.backend.base import WRITE_OPTION, BackendName, ColumnTypes, Rows
-from core.store.bulk import executemany_rows
+from core.store.bulk import executemany, executemany_rows
 from core.store.casefold import fold
 from core.store.errors import StoreError
 from core.store.jsonio import dumps_text
@@ -52,6 +53,11 @@ from core.store.settings import EngineSettings
 from core.store.tables import CONVERSATIONS, MESSAGE_OUTLINES, MESSAGES
 
 log = logging.getLogger("traceloupe.store")
+
+_INDEX_MESSAGES = text(
+    "INSERT INTO message_fts(rowid, search_text) SELECT id, search_text FROM messages WHERE id BETWEEN :first AND :last"
+)
+"""The search index's rows for the messages just written (revision 0021: no trigger fills it)."""
 
 LOWER_FUNCTION = "traceloupe_lower"
 """Search's case fold (``core.store.casefold``) as an SQL function. SQLite's own ``lower()`` and ``LIKE``
@@ -144,12 +150,15 @@ class SqliteBackend:
         self, conn: Connection, statement: Callable[[Any], Executable], types: ColumnTypes, rows: Rows
     ) -> None:
         fields = {key: bindparam(key, type_=type_) for key, type_ in types.items()}
-        conn.execute(statement(fields), list(rows))
+        update = statement(fields)
+        assert isinstance(update, ClauseElement)
+        if rows:
+            executemany(conn, update, rows)
 
     def insert_new(self, conn: Connection, table: Table, rows: Rows) -> None:
         # executemany, not multi-row VALUES: the driver parses every distinct long statement.
         if rows:
-            conn.execute(sqlite_dialect.insert(table).on_conflict_do_nothing(), list(rows))
+            executemany(conn, sqlite_dialect.insert(table).on_conflict_do_nothing(), rows)
 
     # -- messages --------------------------------------------------------------
 
@@ -161,6 +170,8 @@ class SqliteBackend:
         executemany_rows(conn, MESSAGES, rows)
         if outlines:
             executemany_rows(conn, MESSAGE_OUTLINES, outlines)
+        # The batch's terms in one statement: a row at a time, FTS5 flushes its pending terms at every statement.
+        conn.execute(_INDEX_MESSAGES, {"first": min(row["id"] for row in rows), "last": max(row["id"] for row in rows)})
 
     def exact_texts(self, conn: Connection, rows: Sequence[int]) -> dict[int, str]:
         return {}
