@@ -21,6 +21,7 @@ from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
+    CompoundSelect,
     Connection,
     Engine,
     Executable,
@@ -32,10 +33,13 @@ from sqlalchemy import (
     column,
     create_engine,
     event,
+    exists,
     func,
     literal_column,
+    or_,
     select,
     text,
+    union,
     values,
 )
 from sqlalchemy.dialects import sqlite as sqlite_dialect
@@ -188,17 +192,21 @@ class SqliteBackend:
 
     # -- search ----------------------------------------------------------------
 
-    def matching_conversations(self, needle: str) -> Select[Any]:
+    def matching_conversations(self, needle: str) -> CompoundSelect[Any]:
         if len(needle) >= 3:
-            phrase = '"' + needle.replace('"', '""') + '"'
-            match = text("message_fts MATCH :phrase").bindparams(phrase=phrase)
-            fts: Select[Any] = select(literal_column("rowid")).select_from(text("message_fts")).where(match)
-            return select(_M.conversation_pk).where(_M.id.in_(fts))
-        if needle.isascii():
-            return select(_M.conversation_pk).where(_M.search_text.like(contains_pattern(needle), escape="\\"))
-        # LIKE folds ASCII letters only: fold both sides in Python (still a scan, as LIKE is)
-        folded = getattr(func, LOWER_FUNCTION)(_M.search_text)
-        return select(_M.conversation_pk).where(func.instr(folded, fold(needle)) > 0)
+            in_messages = select(_M.conversation_pk).where(_M.id.in_(_fts_rows("message_fts", needle, "phrase")))
+            # The id and title under their own trigram index (revision 0020), not a scan of every conversation.
+            return union(in_messages, _fts_rows("conversation_fts", needle, "own_phrase"))
+        own = select(_C.id).where(or_(self.contains(_C.conversation_id, needle), self.contains(_C.title, needle)))
+        return union(select(_M.conversation_pk).where(_message_contains(needle)), own)
+
+    def conversation_contains(self, needle: str) -> ColumnElement[bool]:
+        # The text itself, not FTS5: a MATCH limited to one rowid still reads its trigrams' whole doclists.
+        in_messages = exists().where(_M.conversation_pk == _C.id, _message_contains(needle))
+        return or_(self.contains(_C.conversation_id, needle), self.contains(_C.title, needle), in_messages)
+
+    def custom_plans(self, conn: Connection) -> None:
+        """Nothing to set: SQLite plans every statement it runs for its values."""
 
     def contains(self, column: ColumnElement[str], needle: str) -> ColumnElement[bool]:
         if needle.isascii():  # LIKE folds ASCII letters
@@ -217,6 +225,21 @@ class SqliteBackend:
 
 
 SQLITE = SqliteBackend()
+
+
+def _fts_rows(table: str, needle: str, name: str) -> Select[Any]:
+    """The rowids of an FTS5 trigram ``table`` holding ``needle`` (quoted as one FTS5 string: its syntax is literal)."""
+    phrase = '"' + needle.replace('"', '""') + '"'
+    match = text(f"{table} MATCH :{name}").bindparams(**{name: phrase})  # table and name: constants of this module
+    return select(literal_column(f"{table}.rowid")).select_from(text(table)).where(match)
+
+
+def _message_contains(needle: str) -> ColumnElement[bool]:
+    """The ``messages`` row at hand holds ``needle`` in its searchable text: a scan's test, for short needles."""
+    if needle.isascii():
+        return _M.search_text.like(contains_pattern(needle), escape="\\")
+    # LIKE folds ASCII letters only: fold both sides in Python
+    return func.instr(getattr(func, LOWER_FUNCTION)(_M.search_text), fold(needle)) > 0
 
 
 def _lower(value: object) -> object:
