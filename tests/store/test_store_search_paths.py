@@ -7,15 +7,20 @@ from typing import Any
 
 import orjson
 import pytest
-from sqlalchemy import event, text
+from sqlalchemy import event, select, text
 
 from core.reader import read_bytes
 from core.store import ConversationQuery, Store, query
+from core.store.engine import read_transaction
+from core.store.grams import token
+from core.store.query import search_condition
 from core.store.settings import EngineSettings
+from core.store.tables import CONVERSATIONS
 
 
-def _import(store: Store, messages: list[dict[str, Any]]) -> None:
-    store.import_records(read_bytes(b"".join(orjson.dumps(m) + b"\n" for m in messages), source="q"), source="q")
+def _import(store: Store, messages: list[dict[str, Any]], *, replace: bool = False) -> None:
+    data = b"".join(orjson.dumps(m) + b"\n" for m in messages)
+    store.import_records(read_bytes(data, source="q"), source="q", replace=replace)
 
 
 def _text(cid: str, content: str, ts: int) -> dict[str, Any]:
@@ -43,6 +48,41 @@ def test_a_rare_match_past_the_walk_is_found_through_the_indexes(store: Store, m
     assert _found(store, "refund for") == ["other"]  # its title and text
     assert _found(store, "qq") == []
     assert sum("ORDER BY" in s for s in seen) >= 8  # each search walked, then asked the indexes
+
+
+def _explained(store: Store, needle: str) -> str:
+    """The plan of the indexes' way to a search (the one a rare needle takes past the walk)."""
+    with read_transaction(store.engine) as conn:
+        stmt = select(CONVERSATIONS.c.id).where(search_condition(conn, needle))
+        sql = str(stmt.compile(conn, compile_kwargs={"literal_binds": True}))
+        prefix = "EXPLAIN QUERY PLAN " if store.backend == "sqlite" else "EXPLAIN (COSTS OFF) "
+        if store.backend == "postgresql":
+            conn.execute(text("SET LOCAL enable_seqscan = off"))  # a handful of rows: show that an index can serve
+        return "\n".join(str(row[-1]) for row in conn.exec_driver_sql(prefix + sql))
+
+
+@pytest.mark.parametrize(
+    ("needle", "found"), [("天气", {"a"}), ("q", {"a"}), ("É", {"a"}), ("ok", {"b"}), ("e", {"a", "b"}), ("zz", set())]
+)
+def test_a_short_search_is_answered_by_an_index_of_characters_and_pairs(
+    store: Store, needle: str, found: set[str]
+) -> None:
+    _import(store, [_text("a", "今天天气很好 QUICK école", 1), _text("b", "nothing", 2), _text("b", "token", 3)])
+    assert {c.conversation_id for c in store.iter_conversations(ConversationQuery(search=needle))} == found
+    plan = _explained(store, needle)
+    assert ("message_grams" in plan) if store.backend == "sqlite" else ("ix_search_chunks_grams" in plan), plan
+
+
+def test_a_replaced_message_leaves_the_short_search_index(store: Store) -> None:
+    _import(store, [_text("a", "今天天气很好", 1)])
+    _import(store, [_text("a", "晴天", 1)], replace=True)
+    assert _found(store, "天气") == []
+    assert _found(store, "晴") == ["a"]
+    if store.backend == "sqlite":  # the index holds the new text's grams only (contentless: told by hand)
+        with read_transaction(store.engine) as conn:
+            held = "SELECT rowid FROM message_grams WHERE message_grams MATCH ?"
+            assert conn.exec_driver_sql(held, (token("天气"),)).all() == []
+            assert len(conn.exec_driver_sql(held, (token("晴天"),)).all()) == 1
 
 
 def test_a_common_word_fills_its_page_from_the_walk_alone(store: Store) -> None:

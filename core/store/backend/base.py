@@ -111,6 +111,10 @@ class Backend(Protocol):
     def write_messages(self, conn: Connection, rows: list[dict[str, Any]], outlines: list[dict[str, Any]]) -> None:
         """Insert message rows (with their ids) and their outlines, and what the backend keeps beside them."""
 
+    def forget_messages(self, conn: Connection, rows: Sequence[int]) -> None:
+        """Take out of the search indexes the backend keeps by hand what these message rows, about to be
+        deleted, put in."""
+
     def exact_texts(self, conn: Connection, rows: Sequence[int]) -> dict[int, str]:
         """The exact JSON text an import wrote for these message rows, where it is kept apart from the body."""
 

@@ -50,6 +50,7 @@ from core.store.backend.base import WRITE_OPTION, BackendName, ColumnTypes, Rows
 from core.store.bulk import executemany_rows
 from core.store.casefold import fold
 from core.store.errors import StoreError
+from core.store.grams import GRAMS_TABLE, MAX_GRAM, forget_grams, token, write_grams
 from core.store.jsonio import dumps_text
 from core.store.pg_search import contains_pattern
 from core.store.settings import EngineSettings
@@ -163,8 +164,14 @@ class SqliteBackend:
 
     def write_messages(self, conn: Connection, rows: list[dict[str, Any]], outlines: list[dict[str, Any]]) -> None:
         executemany_rows(conn, MESSAGES, rows)
+        write_grams(conn, [(row["id"], row["search_text"]) for row in rows])
         if outlines:
             executemany_rows(conn, MESSAGE_OUTLINES, outlines)
+
+    def forget_messages(self, conn: Connection, rows: Sequence[int]) -> None:
+        if rows:
+            found = conn.execute(select(_M.id, _M.search_text).where(_M.id.in_(rows))).all()
+            forget_grams(conn, [(pk, search_text) for pk, search_text in found])
 
     def exact_texts(self, conn: Connection, rows: Sequence[int]) -> dict[int, str]:
         return {}
@@ -193,12 +200,13 @@ class SqliteBackend:
     # -- search ----------------------------------------------------------------
 
     def matching_conversations(self, needle: str) -> CompoundSelect[Any]:
-        if len(needle) >= 3:
+        if len(needle) > MAX_GRAM:
             in_messages = select(_M.conversation_pk).where(_M.id.in_(_fts_rows("message_fts", needle, "phrase")))
             # The id and title under their own trigram index (revision 0020), not a scan of every conversation.
             return union(in_messages, _fts_rows("conversation_fts", needle, "own_phrase"))
+        in_messages = select(_M.conversation_pk).where(_M.id.in_(_fts_rows(GRAMS_TABLE, token(fold(needle)), "gram")))
         own = select(_C.id).where(or_(self.contains(_C.conversation_id, needle), self.contains(_C.title, needle)))
-        return union(select(_M.conversation_pk).where(_message_contains(needle)), own)
+        return union(in_messages, own)
 
     def conversation_contains(self, needle: str) -> ColumnElement[bool]:
         # The text itself, not FTS5: a MATCH limited to one rowid still reads its trigrams' whole doclists.

@@ -1,15 +1,23 @@
-"""A conversation's id and title are searched through an index, as its messages are, not by a scan of every row.
+"""Every search goes through an index: a conversation's id and title, and text shorter than a trigram.
 
 The list's search matches a conversation's id, its title or a message's text. The messages were indexed
 (FTS5 ``message_fts`` on SQLite, ``search_chunks`` on PostgreSQL) but the id and title were read row by row,
 so every search read every conversation. SQLite gets an FTS5 ``trigram`` table over both columns (external
 content, kept current by triggers like ``message_fts``, filled here by ``rebuild``); PostgreSQL a ``pg_trgm``
 index on each column as the search folds it (``lower``), filled as it is created.
+
+A needle of one or two characters was a scan of every message; now the characters and pairs of each text
+answer it (``core.store.grams``): on SQLite the FTS5 table ``message_grams``, filled here a batch of messages
+at a time and kept by the import; on PostgreSQL GIN indexes on ``traceloupe_grams`` of the search chunks, the
+ids and the titles, which the server keeps current.
 """
 
 from __future__ import annotations
 
+import sqlalchemy as sa
 from alembic import op
+
+from core.store.grams import GRAMS_FUNCTION, GRAMS_FUNCTION_SQL, GRAMS_TABLE, write_grams
 
 revision = "0020"
 down_revision = "0019"
@@ -26,9 +34,28 @@ SQLITE_TRIGGERS = (
     "INSERT INTO conversation_fts(rowid, conversation_id, title) VALUES (new.id, new.conversation_id, new.title); END",
 )
 POSTGRES_INDEXES = {
-    "ix_search_conversations_id": "conversation_id",
-    "ix_search_conversations_title": "title",
+    "ix_search_conversations_id": "conversations USING gin (lower(conversation_id) gin_trgm_ops)",
+    "ix_search_conversations_title": "conversations USING gin (lower(title) gin_trgm_ops)",
+    "ix_search_chunks_grams": f"search_chunks USING gin ({GRAMS_FUNCTION}(folded))",
+    "ix_search_conversations_id_grams": f"conversations USING gin ({GRAMS_FUNCTION}(lower(conversation_id)))",
+    "ix_search_conversations_title_grams": f"conversations USING gin ({GRAMS_FUNCTION}(lower(title)))",
 }
+BATCH = 5000
+"""SQLite: messages read and indexed at a time (memory bounded by a batch)."""
+
+
+def _fill_grams() -> None:
+    conn = op.get_bind()
+    m = sa.table("messages", sa.column("id"), sa.column("search_text"))
+    after = 0
+    while True:
+        rows = conn.execute(
+            sa.select(m.c.id, m.c.search_text).where(m.c.id > after).order_by(m.c.id).limit(BATCH)
+        ).all()
+        if not rows:
+            return
+        write_grams(conn, [(r.id, r.search_text) for r in rows])
+        after = rows[-1].id
 
 
 def upgrade() -> None:
@@ -40,9 +67,13 @@ def upgrade() -> None:
         for trigger in SQLITE_TRIGGERS:
             op.execute(trigger)
         op.execute("INSERT INTO conversation_fts(conversation_fts) VALUES ('rebuild')")
+        op.execute(f"CREATE VIRTUAL TABLE {GRAMS_TABLE} USING fts5(grams, content='', detail=none, tokenize='ascii')")
+        _fill_grams()
         return
-    for name, column in POSTGRES_INDEXES.items():
-        op.execute(f"CREATE INDEX {name} ON conversations USING gin (lower({column}) gin_trgm_ops)")
+    op.execute("SET LOCAL statement_timeout = 0")  # indexing every message: the engine's timeout is for requests
+    op.execute(GRAMS_FUNCTION_SQL)
+    for name, target in POSTGRES_INDEXES.items():
+        op.execute(f"CREATE INDEX {name} ON {target}")
 
 
 def downgrade() -> None:
@@ -50,6 +81,8 @@ def downgrade() -> None:
         for trigger in ("conversations_fts_insert", "conversations_fts_delete", "conversations_fts_update"):
             op.execute(f"DROP TRIGGER IF EXISTS {trigger}")
         op.execute("DROP TABLE IF EXISTS conversation_fts")
+        op.execute(f"DROP TABLE IF EXISTS {GRAMS_TABLE}")
         return
     for name in POSTGRES_INDEXES:
         op.execute(f"DROP INDEX IF EXISTS {name}")
+    op.execute(f"DROP FUNCTION IF EXISTS {GRAMS_FUNCTION}(text)")
