@@ -22,8 +22,12 @@ MAX_GRAM = 2
 """The longest needle the grams answer; longer ones go to the trigram indexes."""
 GRAMS_TABLE = "message_grams"
 """SQLite: the FTS5 table of each message's grams, its rowid the message's id (revision 0020)."""
+CONVERSATION_GRAMS_TABLE = "conversation_grams"
+"""SQLite: the FTS5 table of each conversation's id and title grams, its rowid the conversation's (revision 0020),
+kept by triggers calling ``GRAMS_FUNCTION``."""
 GRAMS_FUNCTION = "traceloupe_grams"
-"""PostgreSQL: the SQL function giving a folded text's grams, as an array (revision 0020)."""
+"""The SQL function giving a text's grams: on PostgreSQL an array of a folded text's (SQL, revision 0020), on
+SQLite the FTS5 document of ``tokens`` (Python, registered on every connection, as the triggers need it)."""
 GRAMS_FUNCTION_SQL = """
 CREATE FUNCTION traceloupe_grams(folded text) RETURNS text[] LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
   SELECT string_to_array(folded, NULL)

@@ -22,7 +22,15 @@ def in_the_models(obj: object, name: str | None, type_: str, reflected: bool, co
     """What the SQLModel classes describe: not the backend-specific search indexes, nor the queue's tables."""
     # Procrastinate's tables are the job queue's schema on PostgreSQL, applied beside the migrations.
     return not (name or "").startswith(
-        ("message_fts", "message_grams", "conversation_fts", "search_chunks", "ix_search_", "procrastinate_")
+        (
+            "message_fts",
+            "message_grams",
+            "conversation_fts",
+            "conversation_grams",
+            "search_chunks",
+            "ix_search_",
+            "procrastinate_",
+        )
     )
 
 

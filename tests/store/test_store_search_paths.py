@@ -62,15 +62,25 @@ def _explained(store: Store, needle: str) -> str:
 
 
 @pytest.mark.parametrize(
-    ("needle", "found"), [("天气", {"a"}), ("q", {"a"}), ("É", {"a"}), ("ok", {"b"}), ("e", {"a", "b"}), ("zz", set())]
+    ("needle", "found"),
+    [("天气", {"a"}), ("q", {"a"}), ("É", {"a"}), ("ok", {"b"}), ("e", {"a", "b"}), ("zz", set()), ("☃x", {"ID-☃X"})],
 )
 def test_a_short_search_is_answered_by_an_index_of_characters_and_pairs(
     store: Store, needle: str, found: set[str]
 ) -> None:
-    _import(store, [_text("a", "今天天气很好 QUICK école", 1), _text("b", "nothing", 2), _text("b", "token", 3)])
+    _import(
+        store,
+        [
+            _text("a", "今天天气很好 QUICK école", 1),
+            _text("b", "nothing", 2),
+            _text("b", "token", 3),
+            _text("ID-☃X", "", 4),
+        ],
+    )
     assert {c.conversation_id for c in store.iter_conversations(ConversationQuery(search=needle))} == found
     plan = _explained(store, needle)
-    assert ("message_grams" in plan) if store.backend == "sqlite" else ("ix_search_chunks_grams" in plan), plan
+    used = ("message_grams", "conversation_grams") if store.backend == "sqlite" else ("chunks_grams", "id_grams")
+    assert all(index in plan for index in used), plan
 
 
 def test_a_replaced_message_leaves_the_short_search_index(store: Store) -> None:

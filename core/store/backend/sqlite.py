@@ -50,7 +50,16 @@ from core.store.backend.base import WRITE_OPTION, BackendName, ColumnTypes, Rows
 from core.store.bulk import executemany_rows
 from core.store.casefold import fold
 from core.store.errors import StoreError
-from core.store.grams import GRAMS_TABLE, MAX_GRAM, forget_grams, token, write_grams
+from core.store.grams import (
+    CONVERSATION_GRAMS_TABLE,
+    GRAMS_FUNCTION,
+    GRAMS_TABLE,
+    MAX_GRAM,
+    forget_grams,
+    token,
+    tokens,
+    write_grams,
+)
 from core.store.jsonio import dumps_text
 from core.store.pg_search import contains_pattern
 from core.store.settings import EngineSettings
@@ -204,9 +213,9 @@ class SqliteBackend:
             in_messages = select(_M.conversation_pk).where(_M.id.in_(_fts_rows("message_fts", needle, "phrase")))
             # The id and title under their own trigram index (revision 0020), not a scan of every conversation.
             return union(in_messages, _fts_rows("conversation_fts", needle, "own_phrase"))
-        in_messages = select(_M.conversation_pk).where(_M.id.in_(_fts_rows(GRAMS_TABLE, token(fold(needle)), "gram")))
-        own = select(_C.id).where(or_(self.contains(_C.conversation_id, needle), self.contains(_C.title, needle)))
-        return union(in_messages, own)
+        gram = token(fold(needle))
+        in_messages = select(_M.conversation_pk).where(_M.id.in_(_fts_rows(GRAMS_TABLE, gram, "gram")))
+        return union(in_messages, _fts_rows(CONVERSATION_GRAMS_TABLE, gram, "own_gram"))
 
     def conversation_contains(self, needle: str) -> ColumnElement[bool]:
         # The text itself, not FTS5: a MATCH limited to one rowid still reads its trigrams' whole doclists.
@@ -254,6 +263,10 @@ def _lower(value: object) -> object:
     return fold(value) if isinstance(value, str) else value
 
 
+def _grams(value: object) -> object:
+    return tokens(value) if isinstance(value, str) else value
+
+
 def _create_private(path: str) -> None:
     """Create an empty database file with mode 0600 unless it exists (an existing file keeps its mode)."""
     try:
@@ -276,6 +289,7 @@ def _connection_events(engine: Engine, settings: EngineSettings) -> None:
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
         dbapi_connection.create_function(LOWER_FUNCTION, 1, _lower, deterministic=True)
+        dbapi_connection.create_function(GRAMS_FUNCTION, 1, _grams, deterministic=True)
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:

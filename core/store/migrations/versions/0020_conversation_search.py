@@ -17,7 +17,13 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from core.store.grams import GRAMS_FUNCTION, GRAMS_FUNCTION_SQL, GRAMS_TABLE, write_grams
+from core.store.grams import (
+    CONVERSATION_GRAMS_TABLE,
+    GRAMS_FUNCTION,
+    GRAMS_FUNCTION_SQL,
+    GRAMS_TABLE,
+    write_grams,
+)
 
 revision = "0020"
 down_revision = "0019"
@@ -33,6 +39,20 @@ SQLITE_TRIGGERS = (
     "VALUES ('delete', old.id, old.conversation_id, old.title); "
     "INSERT INTO conversation_fts(rowid, conversation_id, title) VALUES (new.id, new.conversation_id, new.title); END",
 )
+CONVERSATION_GRAMS_TRIGGERS = (
+    "CREATE TRIGGER conversations_grams_insert AFTER INSERT ON conversations BEGIN "
+    "INSERT INTO conversation_grams(rowid, grams) VALUES (new.id, "
+    "traceloupe_grams(new.conversation_id || char(10) || new.title)); END",
+    "CREATE TRIGGER conversations_grams_delete AFTER DELETE ON conversations BEGIN "
+    "INSERT INTO conversation_grams(conversation_grams, rowid, grams) VALUES ('delete', old.id, "
+    "traceloupe_grams(old.conversation_id || char(10) || old.title)); END",
+    "CREATE TRIGGER conversations_grams_update AFTER UPDATE OF conversation_id, title ON conversations BEGIN "
+    "INSERT INTO conversation_grams(conversation_grams, rowid, grams) VALUES ('delete', old.id, "
+    "traceloupe_grams(old.conversation_id || char(10) || old.title)); "
+    "INSERT INTO conversation_grams(rowid, grams) VALUES (new.id, "
+    "traceloupe_grams(new.conversation_id || char(10) || new.title)); END",
+)
+"""SQLite: a conversation's id and title grams (a line break between them, which no trimmed needle holds)."""
 POSTGRES_INDEXES = {
     "ix_search_conversations_id": "conversations USING gin (lower(conversation_id) gin_trgm_ops)",
     "ix_search_conversations_title": "conversations USING gin (lower(title) gin_trgm_ops)",
@@ -67,8 +87,15 @@ def upgrade() -> None:
         for trigger in SQLITE_TRIGGERS:
             op.execute(trigger)
         op.execute("INSERT INTO conversation_fts(conversation_fts) VALUES ('rebuild')")
-        op.execute(f"CREATE VIRTUAL TABLE {GRAMS_TABLE} USING fts5(grams, content='', detail=none, tokenize='ascii')")
+        for table in (GRAMS_TABLE, CONVERSATION_GRAMS_TABLE):
+            op.execute(f"CREATE VIRTUAL TABLE {table} USING fts5(grams, content='', detail=none, tokenize='ascii')")
         _fill_grams()
+        for trigger in CONVERSATION_GRAMS_TRIGGERS:
+            op.execute(trigger)
+        op.execute(
+            "INSERT INTO conversation_grams(rowid, grams) "
+            "SELECT id, traceloupe_grams(conversation_id || char(10) || title) FROM conversations"
+        )
         return
     op.execute("SET LOCAL statement_timeout = 0")  # indexing every message: the engine's timeout is for requests
     op.execute(GRAMS_FUNCTION_SQL)
@@ -78,10 +105,11 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     if op.get_bind().dialect.name == "sqlite":
-        for trigger in ("conversations_fts_insert", "conversations_fts_delete", "conversations_fts_update"):
-            op.execute(f"DROP TRIGGER IF EXISTS {trigger}")
-        op.execute("DROP TABLE IF EXISTS conversation_fts")
-        op.execute(f"DROP TABLE IF EXISTS {GRAMS_TABLE}")
+        for table in ("conversations_fts", "conversations_grams"):
+            for event in ("insert", "delete", "update"):
+                op.execute(f"DROP TRIGGER IF EXISTS {table}_{event}")
+        for table in ("conversation_fts", GRAMS_TABLE, CONVERSATION_GRAMS_TABLE):
+            op.execute(f"DROP TABLE IF EXISTS {table}")
         return
     for name in POSTGRES_INDEXES:
         op.execute(f"DROP INDEX IF EXISTS {name}")
