@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -138,6 +139,8 @@ def _fits(value: object, bound: int) -> bool:
 WALK = 2000
 """Conversations a search first tests one by one, in the list's order: a common word fills its page among them
 at once, where its index would read every match before the first page could be sorted."""
+MAX_WALK = 20_000
+"""The furthest a second walk goes, for a word found in the first but not often enough to fill the page."""
 
 
 def search_condition(conn: Connection, needle: str) -> ColumnElement[bool]:
@@ -167,21 +170,35 @@ def _filtered(stmt: Select[Any], query: ConversationQuery) -> Select[Any]:
     return stmt
 
 
-def _searches(
-    conn: Connection, stmt: Select[Any], needle: str, order: list[UnaryExpression[Any]], n: int
-) -> tuple[Select[Any], Select[Any]]:
-    """Two ways to the first ``n`` rows of ``stmt`` in ``order`` whose conversation contains ``needle``: a walk
-    and the indexes. Run the walk first, and the indexes only when the walk finds fewer than ``n``.
+def _searched(
+    conn: Connection,
+    stmt: Select[Any],
+    needle: str,
+    order: list[UnaryExpression[Any]],
+    n: int,
+    run: Callable[[Select[Any]], Sequence[Any]],
+) -> Sequence[Any]:
+    """``run`` of the first ``n`` rows of ``stmt`` in ``order`` whose conversation contains ``needle``.
 
-    The walk tests the next ``WALK`` conversations in order one by one (enough for a common word); the
-    indexes give every match, sorted (quick for a rarer one). Either way the cost follows the matches read,
-    not the conversations stored.
+    First a walk: the next ``WALK`` conversations in order, tested one by one (enough for a common word).
+    When it finds some but fewer than ``n``, a second walk as far as their share says ``n`` lie, up to
+    ``MAX_WALK``; when that is not enough either, the indexes give every match, sorted (quick for a rare
+    word). The cost follows the matches read, not the conversations stored.
     """
     backend = backend_of(conn)
     backend.custom_plans(conn)
-    walked = stmt.with_only_columns(_C.id).order_by(*order).limit(WALK)
-    walk = stmt.where(_C.id.in_(walked), backend.conversation_contains(needle)).order_by(*order).limit(n)
-    return walk, stmt.where(search_condition(conn, needle)).order_by(*order).limit(n)
+    test = backend.conversation_contains(needle)
+    reach = WALK
+    while True:
+        walked = stmt.with_only_columns(_C.id).order_by(*order).limit(reach)
+        found = run(stmt.where(_C.id.in_(walked), test).order_by(*order).limit(n))
+        further = min(MAX_WALK, 2 * reach * n // len(found)) if found else 0
+        if len(found) == n or further <= reach:
+            break
+        reach = further
+    if len(found) == n:
+        return found
+    return run(stmt.where(search_condition(conn, needle)).order_by(*order).limit(n))
 
 
 def list_conversations(conn: Connection, query: ConversationQuery) -> ConversationPage:
@@ -205,10 +222,7 @@ def list_conversations(conn: Connection, query: ConversationQuery) -> Conversati
     if not needle:
         rows = conn.execute(stmt.order_by(*order).limit(query.limit + 1)).all()
     else:
-        walk, indexed = _searches(conn, stmt, needle, order, query.limit + 1)
-        rows = conn.execute(walk).all()
-        if len(rows) <= query.limit:
-            rows = conn.execute(indexed).all()
+        rows = _searched(conn, stmt, needle, order, query.limit + 1, lambda s: conn.execute(s).all())
     items = tuple(_summary(r) for r in rows[: query.limit])
     more = len(rows) > query.limit
     last = rows[query.limit - 1] if more else None
@@ -225,9 +239,7 @@ def count_conversations(conn: Connection, query: ConversationQuery, cap: int) ->
     stmt = _filtered(select(_C.id), query)
     if not needle:
         return _count(conn, stmt.limit(cap))
-    walk, indexed = _searches(conn, stmt, needle, [_C.id.desc()], cap)
-    found = _count(conn, walk)
-    return found if found == cap else _count(conn, indexed)
+    return len(_searched(conn, stmt, needle, [_C.id.desc()], cap, lambda s: range(_count(conn, s))))
 
 
 def _count(conn: Connection, stmt: Select[Any]) -> int:
