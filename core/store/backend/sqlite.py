@@ -48,7 +48,7 @@ from sqlalchemy.engine import URL
 from core.jsonio import loads
 from core.store.backend.base import WRITE_OPTION, BackendName, ColumnTypes, Rows
 from core.store.bulk import executemany_rows
-from core.store.casefold import fold
+from core.store.casefold import caseless, fold
 from core.store.errors import StoreError
 from core.store.grams import (
     CONVERSATION_GRAMS_TABLE,
@@ -228,7 +228,7 @@ class SqliteBackend:
     def contains(self, column: ColumnElement[str], needle: str) -> ColumnElement[bool]:
         if needle.isascii():  # LIKE folds ASCII letters
             return column.like(contains_pattern(needle), escape="\\")
-        return func.instr(getattr(func, LOWER_FUNCTION)(column), fold(needle)) > 0
+        return func.instr(_folded(column, needle), fold(needle)) > 0
 
     def match_windows(self, conversation_ids: Sequence[str], needle: str, reach: int, width: int) -> Select[Any]:
         position = func.instr(getattr(func, LOWER_FUNCTION)(_M.search_text), needle.lower())  # lower(): ASCII only
@@ -256,7 +256,12 @@ def _message_contains(needle: str) -> ColumnElement[bool]:
     if needle.isascii():
         return _M.search_text.like(contains_pattern(needle), escape="\\")
     # LIKE folds ASCII letters only: fold both sides in Python
-    return func.instr(getattr(func, LOWER_FUNCTION)(_M.search_text), fold(needle)) > 0
+    return func.instr(_folded(_M.search_text, needle), fold(needle)) > 0
+
+
+def _folded(column: ColumnElement[str], needle: str) -> ColumnElement[str]:
+    """``column`` as far folded as a search for ``needle`` needs: not at all when nothing in it has a case."""
+    return column if caseless(needle) else getattr(func, LOWER_FUNCTION)(column)
 
 
 def _lower(value: object) -> object:
