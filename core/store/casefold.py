@@ -28,3 +28,15 @@ def fold_table() -> dict[int, str]:
 def fold(text: str) -> str:
     """``text`` case-folded character by character: the same length, every character in its place."""
     return text.lower() if text.isascii() else text.translate(fold_table())
+
+
+@cache
+def _cased() -> frozenset[str]:
+    """Every character the fold changes or that another character folds to."""
+    table = fold_table()
+    return frozenset(chr(point) for point in table) | frozenset(table.values())
+
+
+def caseless(text: str) -> bool:
+    """No character of ``text`` has another case (CJK, digits...): a plain comparison finds it as the fold would."""
+    return _cased().isdisjoint(text)

@@ -268,6 +268,7 @@ def _executemany_messages(
     """
     ids = backend_of(conn).message_ids(conn, len(rows))
     if stale:
+        backend_of(conn).forget_messages(conn, stale)
         conn.execute(delete(MESSAGES).where(MESSAGES.c.id.in_(stale)))
     for pk, row in zip(ids, rows, strict=True):
         row["id"] = pk

@@ -4,24 +4,27 @@ Nothing from a request is ever spliced into SQL. The sort is a key of ``SORTS``
 (each names a column object, not a string); every value (the search text, the
 kind, the cursor's position) is a bound parameter. Search is a case-insensitive
 substring match of the trimmed search text (at most ``MAX_NEEDLE`` characters) in a
-conversation's id, its title (a scan of those short columns) or its messages' text,
+conversation's id, its title or its messages' text,
 the same on both backends. In the text: an FTS5 ``trigram`` phrase on SQLite (the text
 quoted as one FTS5 string, so FTS5 syntax in it is literal), ``LIKE`` with
 ``%``/``_``/``\\`` escaped over folded chunks of the text under a ``pg_trgm`` index on
-PostgreSQL (``core.store.pg_search``). Text shorter than three characters cannot use a
-trigram index and falls back to a scan, which on SQLite folds non-ASCII letters in Python
-(``traceloupe_lower``) as PostgreSQL's folded chunks and FTS5's trigrams do.
+PostgreSQL (``core.store.pg_search``); the id and title have trigram indexes too (revision 0020).
+A search first walks the list in its order, testing ``WALK`` conversations one by one (a common
+word fills its page there), and only then asks the indexes (a rarer one), so neither reads the
+whole store. Text shorter than three characters cannot use a trigram index: past the walk it is
+a scan, which on SQLite folds non-ASCII letters in Python (``traceloupe_lower``).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import orjson
-from sqlalchemy import ColumnElement, Connection, Select, exists, func, or_, select, tuple_
+from sqlalchemy import ColumnElement, Connection, Select, exists, func, select, tuple_
 from sqlalchemy.sql.elements import UnaryExpression
 
 from core.errors import UnknownNameError
@@ -133,22 +136,30 @@ def _fits(value: object, bound: int) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and -bound <= value < bound
 
 
+WALK = 2000
+"""Conversations a search first tests one by one, in the list's order: a common word fills its page among them
+at once, where its index would read every match before the first page could be sorted."""
+MAX_WALK = 20_000
+"""The furthest a second walk goes, for a word found in the first but not often enough to fill the page."""
+
+
 def search_condition(conn: Connection, needle: str) -> ColumnElement[bool]:
     """Conversations whose id or title, or a message's searchable text, contains ``needle`` (bound, literal)."""
-    backend = backend_of(conn)
-    matching = backend.matching_conversations(needle)
-    return or_(_C.id.in_(matching), *(backend.contains(column, needle) for column in (_C.conversation_id, _C.title)))
+    return _C.id.in_(backend_of(conn).matching_conversations(needle))
 
 
-def _narrowed(conn: Connection, stmt: Select[Any], query: ConversationQuery) -> Select[Any] | None:
-    """``stmt`` with the query's search and filters; None when nothing can match."""
+def _needle(query: ConversationQuery) -> str | None:
+    """The query's trimmed search text; None when nothing can match it."""
     needle = (query.search or "").strip()
-    if needle:
-        if "\x00" in needle:  # no stored text holds U+0000 (PostgreSQL cannot), so nothing matches
-            return None
-        if len(needle) > MAX_NEEDLE:
-            raise InvalidQueryError(f"the search text is {len(needle)} characters; at most {MAX_NEEDLE} are allowed")
-        stmt = stmt.where(search_condition(conn, needle))
+    if "\x00" in needle:  # no stored text holds U+0000 (PostgreSQL cannot), so nothing matches
+        return None
+    if len(needle) > MAX_NEEDLE:
+        raise InvalidQueryError(f"the search text is {len(needle)} characters; at most {MAX_NEEDLE} are allowed")
+    return needle
+
+
+def _filtered(stmt: Select[Any], query: ConversationQuery) -> Select[Any]:
+    """``stmt`` with the query's filters (not its search)."""
     if query.has_damaged is not None:
         stmt = stmt.where(_C.damaged > 0 if query.has_damaged else _C.damaged == 0)
     if query.has_runs is not None:
@@ -159,6 +170,37 @@ def _narrowed(conn: Connection, stmt: Select[Any], query: ConversationQuery) -> 
     return stmt
 
 
+def _searched(
+    conn: Connection,
+    stmt: Select[Any],
+    needle: str,
+    order: list[UnaryExpression[Any]],
+    n: int,
+    run: Callable[[Select[Any]], Sequence[Any]],
+) -> Sequence[Any]:
+    """``run`` of the first ``n`` rows of ``stmt`` in ``order`` whose conversation contains ``needle``.
+
+    First a walk: the next ``WALK`` conversations in order, tested one by one (enough for a common word).
+    When it finds some but fewer than ``n``, a second walk as far as their share says ``n`` lie, up to
+    ``MAX_WALK``; when that is not enough either, the indexes give every match, sorted (quick for a rare
+    word). The cost follows the matches read, not the conversations stored.
+    """
+    backend = backend_of(conn)
+    backend.custom_plans(conn)
+    test = backend.conversation_contains(needle)
+    reach = WALK
+    while True:
+        walked = stmt.with_only_columns(_C.id).order_by(*order).limit(reach)
+        found = run(stmt.where(_C.id.in_(walked), test).order_by(*order).limit(n))
+        further = min(MAX_WALK, 2 * reach * n // len(found)) if found else 0
+        if len(found) == n or further <= reach:
+            break
+        reach = further
+    if len(found) == n:
+        return found
+    return run(stmt.where(search_condition(conn, needle)).order_by(*order).limit(n))
+
+
 def list_conversations(conn: Connection, query: ConversationQuery) -> ConversationPage:
     """One page of conversations for ``query``; raises InvalidQueryError for a sort, limit or cursor not allowed."""
     sort = SORTS.get(query.sort)
@@ -166,9 +208,10 @@ def list_conversations(conn: Connection, query: ConversationQuery) -> Conversati
         raise InvalidQueryError(f"unknown sort {query.sort!r}; expected one of: {', '.join(SORTS)}")
     if not 1 <= query.limit <= MAX_PAGE:
         raise InvalidQueryError(f"limit must be between 1 and {MAX_PAGE}")
-    stmt = _narrowed(conn, summary_select().add_columns(sort.column.label("sort_value")), query)
-    if stmt is None:
+    needle = _needle(query)
+    if needle is None:
         return ConversationPage(items=(), next_cursor=None)
+    stmt = _filtered(summary_select().add_columns(sort.column.label("sort_value")), query)
     if query.cursor is not None:
         value, pk = decode_cursor(query.cursor, query.sort)
         boundary = tuple_(sort.column, _C.id)
@@ -176,7 +219,10 @@ def list_conversations(conn: Connection, query: ConversationQuery) -> Conversati
     order: list[UnaryExpression[Any]] = (
         [sort.column.desc(), _C.id.desc()] if sort.descending else [sort.column.asc(), _C.id.asc()]
     )
-    rows = conn.execute(stmt.order_by(*order).limit(query.limit + 1)).all()
+    if not needle:
+        rows = conn.execute(stmt.order_by(*order).limit(query.limit + 1)).all()
+    else:
+        rows = _searched(conn, stmt, needle, order, query.limit + 1, lambda s: conn.execute(s).all())
     items = tuple(_summary(r) for r in rows[: query.limit])
     more = len(rows) > query.limit
     last = rows[query.limit - 1] if more else None
@@ -186,11 +232,19 @@ def list_conversations(conn: Connection, query: ConversationQuery) -> Conversati
 
 def count_conversations(conn: Connection, query: ConversationQuery, cap: int) -> int:
     """How many conversations match ``query``'s search and filters, counted up to ``cap`` (its sort, limit
-    and cursor are ignored): one statement, whatever the count."""
-    matching = _narrowed(conn, select(_C.id), query)
-    if matching is None:
+    and cursor are ignored): the count stops at ``cap`` inside the query, whatever the number of matches."""
+    needle = _needle(query)
+    if needle is None:
         return 0
-    return int(conn.execute(select(func.count()).select_from(matching.limit(cap).subquery())).scalar_one())
+    stmt = _filtered(select(_C.id), query)
+    if not needle:
+        return _count(conn, stmt.limit(cap))
+    # No order: a count needs any matches, and the indexes' way then stops at the cap instead of sorting them all.
+    return len(_searched(conn, stmt, needle, [], cap, lambda s: range(_count(conn, s))))
+
+
+def _count(conn: Connection, stmt: Select[Any]) -> int:
+    return int(conn.execute(select(func.count()).select_from(stmt.subquery())).scalar_one())
 
 
 def conversation_pk(conn: Connection, conversation_id: str) -> int:

@@ -17,7 +17,7 @@ from core.jobs import JobSettings
 from core.jobs.pg import ProcrastinateQueue
 from core.reader import read_bytes
 from core.store import ConversationQuery, NewRun, Store, head_revision, make_engine, resolve_url
-from core.store.backend import postgres
+from core.store.backend import postgres, sqlite
 from core.store.engine import write_transaction
 from core.store.schema import _config
 from core.store.tables import METADATA, STEP_RUNS
@@ -49,6 +49,7 @@ def test_db_upgrade_from_0003_keys_messages_by_conversation(
     fresh_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(postgres, "write_chunks", lambda conn, rows: None)  # as Traceloupe 0003 wrote
+    monkeypatch.setattr(sqlite, "write_grams", lambda conn, rows: None)  # (0020's index is not there yet)
     engine = make_engine(resolve_url(fresh_url))
     with write_transaction(engine) as conn:
         command.upgrade(_config(conn), "0003")
@@ -66,6 +67,8 @@ def test_db_upgrade_from_0003_keys_messages_by_conversation(
         assert (_counts(store), list(store.iter_conversations()), store.get_conversation_outline("s31-c1")) == before
         hits = store.list_conversations(ConversationQuery(search="about s31-c2")).items
         assert [c.conversation_id for c in hits] == ["s31-c2"]  # the search index still points at the rows
+        short = store.list_conversations(ConversationQuery(search="c2")).items  # through 0020's grams, filled
+        assert [c.conversation_id for c in short] == ["s31-c2"]
         assert len(store.list_runs("s31-c0")[0]) == 1
         with store.engine.connect() as conn:
             context = MigrationContext.configure(conn, opts={"include_object": in_the_models})
@@ -86,13 +89,15 @@ _TABLES_OF_0003 = ("conversations", "messages", "conversation_kinds", "runs")
 
 @pytest.mark.parametrize("fresh_url", BACKENDS, indirect=True)
 def test_db_upgrade_counts_the_step_runs_recorded_before_as_runs_and_status_lists_them(
-    fresh_url: str, capsys: pytest.CaptureFixture[str]
+    fresh_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     engine = make_engine(resolve_url(fresh_url))
     with write_transaction(engine) as conn:
         command.upgrade(_config(conn), "0014")
     old = Store(engine)
+    monkeypatch.setattr(sqlite, "write_grams", lambda conn, rows: None)  # as Traceloupe 0014 wrote
     old.import_records(read_bytes(MESSAGE, source="a"), source="a")
+    monkeypatch.undo()
     with write_transaction(engine) as conn:  # as Traceloupe 0014 recorded a step run: not counted
         pk = conn.execute(text("SELECT id FROM conversations")).scalar_one()
         conn.execute(insert(STEP_RUNS).values(**_STEP_RUN, conversation_pk=pk))

@@ -151,3 +151,25 @@ def test_runs_json_prints_a_stored_provider_answer_nested_300_levels(
     assert main(["runs", "--json", "--db", db_url]) == 0
     (row,) = json.loads(capsys.readouterr().out)
     assert row["response_body"] == answer
+
+
+def test_conversations_json_writes_each_conversation_as_it_is_read(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write(tmp_path / "a.jsonl", 33, 3)
+    assert main(["import", str(tmp_path / "a.jsonl"), "--db", db_url]) == 0
+    out = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(out))
+    written_before_next: list[bytes] = []
+    listed = Store.iter_conversations
+
+    def watched(self: Store, q: Any = None) -> Any:
+        for summary in listed(self, q):
+            yield summary
+            written_before_next.append(out.getvalue())  # what stdout held when the next one was asked for
+
+    monkeypatch.setattr(Store, "iter_conversations", watched)
+    assert main(["conversations", "--json", "--db", db_url]) == 0
+    rows = json.loads(out.getvalue())
+    assert len(rows) == 3
+    assert rows[0]["conversation_id"].encode() in written_before_next[0]

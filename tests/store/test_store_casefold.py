@@ -67,3 +67,10 @@ def test_an_upgrade_from_0014_refolds_the_chunks_stored_before() -> None:
         with Store.open(url) as store:
             assert _found(store, "ΣΟΦΟΣ") == _found(store, "ς") == {"upper", "lower"}
             assert _found(store, "MESSAGE") == {"long-s"}
+
+
+def test_only_a_text_without_cased_characters_is_caseless() -> None:
+    from core.store.casefold import caseless
+
+    assert caseless("天气") and caseless("42 ☃")
+    assert not caseless("天a") and not caseless("σ") and not caseless("ß") and not caseless("ſ")

@@ -16,15 +16,24 @@ from core.store.export_lines import BY_TABLE, KINDS, NOT_EXPORTED
 from core.suites import Suites
 from tests.store.every_kind import fill_every_kind
 
-INFRASTRUCTURE = ("alembic_version", "message_fts_", "procrastinate_")
+INFRASTRUCTURE = (
+    "alembic_version",
+    "message_fts_",
+    "conversation_fts_",
+    "message_grams_",
+    "conversation_grams_",
+    "procrastinate_",
+)
 """Tables of the tools beneath the store: the migrations' version, SQLite's FTS5 shadow tables, the PG queue's."""
 
 
 def test_every_table_is_exported_or_left_out_for_a_stated_reason(store: Store) -> None:
     tables = {t for t in inspect(store.engine).get_table_names() if not t.startswith(INFRASTRUCTURE)}
     assert set(BY_TABLE).isdisjoint(NOT_EXPORTED)
-    on_this_backend = {"search_chunks"} if store.backend == "postgresql" else {"message_fts"}
-    assert tables == set(BY_TABLE) | set(NOT_EXPORTED) - ({"search_chunks", "message_fts"} - on_this_backend)
+    sqlite_only = {"message_fts", "conversation_fts", "message_grams", "conversation_grams"}
+    on_this_backend = {"search_chunks"} if store.backend == "postgresql" else sqlite_only
+    indexes = {"search_chunks", *sqlite_only}
+    assert tables == set(BY_TABLE) | set(NOT_EXPORTED) - (indexes - on_this_backend)
 
 
 def test_format_md_lists_every_kind_in_the_order_an_export_writes_them() -> None:

@@ -21,7 +21,17 @@ from web.cli import main
 def in_the_models(obj: object, name: str | None, type_: str, reflected: bool, compare_to: object) -> bool:
     """What the SQLModel classes describe: not the backend-specific search indexes, nor the queue's tables."""
     # Procrastinate's tables are the job queue's schema on PostgreSQL, applied beside the migrations.
-    return not (name or "").startswith(("message_fts", "search_chunks", "ix_search_chunks", "procrastinate_"))
+    return not (name or "").startswith(
+        (
+            "message_fts",
+            "message_grams",
+            "conversation_fts",
+            "conversation_grams",
+            "search_chunks",
+            "ix_search_",
+            "procrastinate_",
+        )
+    )
 
 
 @pytest.mark.parametrize("fresh_url", BACKENDS, indirect=True)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from web.cli import flags
 from web.cli.db import add_db_argument, run_with_store
@@ -34,8 +35,6 @@ def run(ns: argparse.Namespace) -> int:
     """Print the matching conversations."""
     import itertools
 
-    import orjson
-
     from core.store import ConversationQuery
     from web.cli.terminal import cell, echo, timestamp
     from web.list_query import KIND_FILTERS
@@ -51,10 +50,10 @@ def run(ns: argparse.Namespace) -> int:
         q = ConversationQuery(
             search=ns.search, kind=ns.kind, has_damaged=ns.damaged, has_runs=ns.with_runs, sort=ns.sort, limit=500
         )
-        items = list(itertools.islice(store.iter_conversations(q), ns.limit))
+        # Written as read, page by page: ``| head`` answers at once and memory holds one page, whatever the store.
+        items = itertools.islice(store.iter_conversations(q), ns.limit)
         if ns.json:
-            sys.stdout.buffer.write(orjson.dumps([dataclasses.asdict(c) for c in items], option=orjson.OPT_INDENT_2))
-            sys.stdout.buffer.write(b"\n")
+            write_json_array(sys.stdout.buffer, (dataclasses.asdict(c) for c in items))
             return 0
         print(
             f"{'conversation':<36} {'turns':>5} {'records':>7} {'damaged':>7} {'runs':>4}  {'last activity':<16}  title"
@@ -67,3 +66,16 @@ def run(ns: argparse.Namespace) -> int:
         return 0
 
     return run_with_store(ns, body)
+
+
+def write_json_array(out: BinaryIO, items: Iterable[dict[str, Any]]) -> None:
+    """``items`` as an indented JSON array, each written as soon as it comes."""
+    import orjson
+
+    separator = b"[\n"
+    for item in items:
+        out.write(
+            separator + b"\n".join(b"  " + line for line in orjson.dumps(item, option=orjson.OPT_INDENT_2).split(b"\n"))
+        )
+        separator = b",\n"
+    out.write(b"[]\n" if separator == b"[\n" else b"\n]\n")

@@ -7,7 +7,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from sqlalchemy import ColumnElement, Connection, Engine, Executable, FromClause, Select, Table
+from sqlalchemy import ColumnElement, CompoundSelect, Connection, Engine, Executable, FromClause, Select, Table
 from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.engine import URL
@@ -111,6 +111,10 @@ class Backend(Protocol):
     def write_messages(self, conn: Connection, rows: list[dict[str, Any]], outlines: list[dict[str, Any]]) -> None:
         """Insert message rows (with their ids) and their outlines, and what the backend keeps beside them."""
 
+    def forget_messages(self, conn: Connection, rows: Sequence[int]) -> None:
+        """Take out of the search indexes the backend keeps by hand what these message rows, about to be
+        deleted, put in."""
+
     def exact_texts(self, conn: Connection, rows: Sequence[int]) -> dict[int, str]:
         """The exact JSON text an import wrote for these message rows, where it is kept apart from the body."""
 
@@ -119,8 +123,17 @@ class Backend(Protocol):
 
     # -- search ----------------------------------------------------------------
 
-    def matching_conversations(self, needle: str) -> Select[Any]:
-        """The row ids of conversations a message of which contains ``needle`` (case-insensitive, literal)."""
+    def matching_conversations(self, needle: str) -> Select[Any] | CompoundSelect[Any]:
+        """The row ids of conversations whose id, title or a message contains ``needle`` (case-insensitive,
+        literal), found through the search indexes where the needle is long enough for them."""
+
+    def conversation_contains(self, needle: str) -> ColumnElement[bool]:
+        """The ``conversations`` row at hand (correlated) has ``needle`` in its id, title or a message: a test of
+        one row at a time, for a walk of the list in its order."""
+
+    def custom_plans(self, conn: Connection) -> None:
+        """Plan this transaction's statements for their parameters: a search's plan depends on how common its
+        text is, which a plan cached for any text cannot know."""
 
     def contains(self, column: ColumnElement[str], needle: str) -> ColumnElement[bool]:
         """``column`` contains ``needle``, case-insensitively as the message search: a scan of one short column."""

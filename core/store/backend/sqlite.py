@@ -22,6 +22,7 @@ from typing import Any
 from sqlalchemy import (
     ClauseElement,
     ColumnElement,
+    CompoundSelect,
     Connection,
     Engine,
     Executable,
@@ -33,10 +34,13 @@ from sqlalchemy import (
     column,
     create_engine,
     event,
+    exists,
     func,
     literal_column,
+    or_,
     select,
     text,
+    union,
     values,
 )
 from sqlalchemy.dialects import sqlite as sqlite_dialect
@@ -45,8 +49,18 @@ from sqlalchemy.engine import URL
 from core.jsonio import loads
 from core.store.backend.base import WRITE_OPTION, BackendName, ColumnTypes, Rows
 from core.store.bulk import executemany, executemany_rows
-from core.store.casefold import fold
+from core.store.casefold import caseless, fold
 from core.store.errors import StoreError
+from core.store.grams import (
+    CONVERSATION_GRAMS_TABLE,
+    GRAMS_FUNCTION,
+    GRAMS_TABLE,
+    MAX_GRAM,
+    forget_grams,
+    token,
+    tokens,
+    write_grams,
+)
 from core.store.jsonio import dumps_text
 from core.store.pg_search import contains_pattern
 from core.store.settings import EngineSettings
@@ -168,10 +182,16 @@ class SqliteBackend:
 
     def write_messages(self, conn: Connection, rows: list[dict[str, Any]], outlines: list[dict[str, Any]]) -> None:
         executemany_rows(conn, MESSAGES, rows)
+        write_grams(conn, [(row["id"], row["search_text"]) for row in rows])
         if outlines:
             executemany_rows(conn, MESSAGE_OUTLINES, outlines)
         # The batch's terms in one statement: a row at a time, FTS5 flushes its pending terms at every statement.
         conn.execute(_INDEX_MESSAGES, {"first": min(row["id"] for row in rows), "last": max(row["id"] for row in rows)})
+
+    def forget_messages(self, conn: Connection, rows: Sequence[int]) -> None:
+        if rows:
+            found = conn.execute(select(_M.id, _M.search_text).where(_M.id.in_(rows))).all()
+            forget_grams(conn, [(pk, search_text) for pk, search_text in found])
 
     def exact_texts(self, conn: Connection, rows: Sequence[int]) -> dict[int, str]:
         return {}
@@ -199,22 +219,27 @@ class SqliteBackend:
 
     # -- search ----------------------------------------------------------------
 
-    def matching_conversations(self, needle: str) -> Select[Any]:
-        if len(needle) >= 3:
-            phrase = '"' + needle.replace('"', '""') + '"'
-            match = text("message_fts MATCH :phrase").bindparams(phrase=phrase)
-            fts: Select[Any] = select(literal_column("rowid")).select_from(text("message_fts")).where(match)
-            return select(_M.conversation_pk).where(_M.id.in_(fts))
-        if needle.isascii():
-            return select(_M.conversation_pk).where(_M.search_text.like(contains_pattern(needle), escape="\\"))
-        # LIKE folds ASCII letters only: fold both sides in Python (still a scan, as LIKE is)
-        folded = getattr(func, LOWER_FUNCTION)(_M.search_text)
-        return select(_M.conversation_pk).where(func.instr(folded, fold(needle)) > 0)
+    def matching_conversations(self, needle: str) -> CompoundSelect[Any]:
+        if len(needle) > MAX_GRAM:
+            in_messages = select(_M.conversation_pk).where(_M.id.in_(_fts_rows("message_fts", needle, "phrase")))
+            # The id and title under their own trigram index (revision 0020), not a scan of every conversation.
+            return union(in_messages, _fts_rows("conversation_fts", needle, "own_phrase"))
+        gram = token(fold(needle))
+        in_messages = select(_M.conversation_pk).where(_M.id.in_(_fts_rows(GRAMS_TABLE, gram, "gram")))
+        return union(in_messages, _fts_rows(CONVERSATION_GRAMS_TABLE, gram, "own_gram"))
+
+    def conversation_contains(self, needle: str) -> ColumnElement[bool]:
+        # The text itself, not FTS5: a MATCH limited to one rowid still reads its trigrams' whole doclists.
+        in_messages = exists().where(_M.conversation_pk == _C.id, _message_contains(needle))
+        return or_(self.contains(_C.conversation_id, needle), self.contains(_C.title, needle), in_messages)
+
+    def custom_plans(self, conn: Connection) -> None:
+        """Nothing to set: SQLite plans every statement it runs for its values."""
 
     def contains(self, column: ColumnElement[str], needle: str) -> ColumnElement[bool]:
         if needle.isascii():  # LIKE folds ASCII letters
             return column.like(contains_pattern(needle), escape="\\")
-        return func.instr(getattr(func, LOWER_FUNCTION)(column), fold(needle)) > 0
+        return func.instr(_folded(column, needle), fold(needle)) > 0
 
     def match_windows(self, conversation_ids: Sequence[str], needle: str, reach: int, width: int) -> Select[Any]:
         position = func.instr(getattr(func, LOWER_FUNCTION)(_M.search_text), needle.lower())  # lower(): ASCII only
@@ -230,8 +255,32 @@ class SqliteBackend:
 SQLITE = SqliteBackend()
 
 
+def _fts_rows(table: str, needle: str, name: str) -> Select[Any]:
+    """The rowids of an FTS5 trigram ``table`` holding ``needle`` (quoted as one FTS5 string: its syntax is literal)."""
+    phrase = '"' + needle.replace('"', '""') + '"'
+    match = text(f"{table} MATCH :{name}").bindparams(**{name: phrase})  # table and name: constants of this module
+    return select(literal_column(f"{table}.rowid")).select_from(text(table)).where(match)
+
+
+def _message_contains(needle: str) -> ColumnElement[bool]:
+    """The ``messages`` row at hand holds ``needle`` in its searchable text: a scan's test, for short needles."""
+    if needle.isascii():
+        return _M.search_text.like(contains_pattern(needle), escape="\\")
+    # LIKE folds ASCII letters only: fold both sides in Python
+    return func.instr(_folded(_M.search_text, needle), fold(needle)) > 0
+
+
+def _folded(column: ColumnElement[str], needle: str) -> ColumnElement[str]:
+    """``column`` as far folded as a search for ``needle`` needs: not at all when nothing in it has a case."""
+    return column if caseless(needle) else getattr(func, LOWER_FUNCTION)(column)
+
+
 def _lower(value: object) -> object:
     return fold(value) if isinstance(value, str) else value
+
+
+def _grams(value: object) -> object:
+    return tokens(value) if isinstance(value, str) else value
 
 
 def _create_private(path: str) -> None:
@@ -256,6 +305,7 @@ def _connection_events(engine: Engine, settings: EngineSettings) -> None:
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
         dbapi_connection.create_function(LOWER_FUNCTION, 1, _lower, deterministic=True)
+        dbapi_connection.create_function(GRAMS_FUNCTION, 1, _grams, deterministic=True)
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:

@@ -1,0 +1,246 @@
+"""A million conversations: the list, its pages and its searches at 100,000 and 1,000,000, on both backends.
+
+    .venv/bin/python bench/bench_million.py [--sizes 100000,1000000] [--no-sqlite] [--no-pg]
+        [--dir /tmp/bench_million] [--pg URL] [--drop] [--repeat 5]
+
+Figures, not assertions. Each store holds N small conversations (a user question and an answer), written
+straight through the store's bulk writes (``Backend.insert_new`` / ``Backend.write_messages``: executemany on
+SQLite, COPY on PostgreSQL), not through ``traceloupe import``. A store is built once and kept (SQLite:
+``<dir>/store-<N>.db``; PostgreSQL: the database ``bench_million_<N>``) so reruns only measure; ``--drop``
+removes them at the end.
+
+Measured on one store connection (a pool of one), after 50 searches on it, as a server's pooled connection
+would be: list page 1 and page 1,000 (50 per page, keyset cursor), and a search (list page 1 plus the capped
+"save these N" count the list page shows) for a rare word (one conversation), a common word (every
+conversation), a 2-character CJK word (one conversation in 100) and a 2-character ASCII word (one in 100).
+The last column is the ratio of the largest size to the smallest: the target is at most 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import orjson  # noqa: E402
+from sqlalchemy import func, select, text  # noqa: E402
+
+from core.store import ConversationQuery, Store  # noqa: E402
+from core.store.engine import read_transaction, write_transaction  # noqa: E402
+from core.store.jsonio import RawJSON  # noqa: E402
+from core.store.settings import EngineSettings  # noqa: E402
+from core.store.tables import CONVERSATION_KINDS, CONVERSATIONS  # noqa: E402
+
+BATCH = 20_000
+"""Conversations written per transaction."""
+BASE_TS = 1_700_000_000_000
+COUNT_CAP = 200
+"""The list page's "save these N" cap (``web.list_query.COUNT_CAP``)."""
+WARM_SEARCHES = 50
+SETTINGS = EngineSettings(pool_size=1, statement_timeout_ms=600_000)
+"""One pooled connection: every query of the run goes through it, as a long-lived server's would."""
+
+
+def texts(i: int) -> tuple[str, str]:
+    """Conversation ``i``'s question and answer: a common word in each, a rare one, CJK and short words in some."""
+    extra = ""
+    if i % 100 == 7:
+        extra += " 今天天气很好"
+    if i % 100 == 51:
+        extra += " the qj code"
+    if i % 10 == 3:
+        extra += " 你好世界"
+    question = f"weather question {i} about city{i % 1000} ticket zx{i:07d}{extra}"
+    answer = f"answer {i}: it is sunny in city{i % 1000}"
+    return question, answer
+
+
+def _message(conversation_id: str, msg_id: str, role: str, content: str, ts: int) -> dict[str, Any]:
+    body = {"role": role, "msg_type": "text", "content": content, "create_ts": ts, "msg_id": msg_id}
+    if role == "user":
+        body["conversation_id"] = conversation_id
+    return body
+
+
+def build(store: Store, n: int) -> None:
+    """Write ``n`` conversations of two messages each, a batch per transaction."""
+    db = store.db
+    started = time.perf_counter()
+    for first in range(0, n, BATCH):
+        block = range(first, min(n, first + BATCH))
+        with write_transaction(store.engine, label="the benchmark's conversations") as conn:
+            db.unbounded_statements(conn)
+            conversations = [
+                {
+                    "id": i + 1,
+                    "conversation_id": f"conv-{i:07d}",
+                    "title": f"weather question {i}",
+                    "messages": 2,
+                    "turns": 1,
+                    "records": 2,
+                    "damaged": 0,
+                    "runs": 0,
+                    "first_ts": BASE_TS + i * 1000,
+                    "last_activity": BASE_TS + ((i * 7919) % n) * 1000,
+                }
+                for i in block
+            ]
+            db.insert_new(conn, CONVERSATIONS, conversations)
+            db.insert_new(conn, CONVERSATION_KINDS, [{"conversation_pk": i + 1, "kind": "user:text"} for i in block])
+            rows = []
+            for i in block:
+                question, answer = texts(i)
+                ts = BASE_TS + i * 1000
+                for k, (role, content) in enumerate((("user", question), ("assistant", answer))):
+                    body = orjson.dumps(_message(f"conv-{i:07d}", f"m{i}-{k}", role, content, ts + k)).decode()
+                    rows.append(
+                        {
+                            "conversation_pk": i + 1,
+                            "msg_id": f"m{i}-{k}",
+                            "role": role,
+                            "msg_type": "text",
+                            "kind": f"{role}:text",
+                            "create_ts": ts + k,
+                            "records": 1,
+                            "damaged": 0,
+                            "body": RawJSON(body),
+                            "parsed": RawJSON(body),
+                            "search_text": content,
+                            "source": "bench",
+                            "line": 2 * i + k + 1,
+                            "imported_at": ts,
+                        }
+                    )
+            for pk, row in zip(db.message_ids(conn, len(rows)), rows, strict=True):
+                row["id"] = pk
+            db.write_messages(conn, rows, [])
+        done = block.stop
+        rate = 2 * done / (time.perf_counter() - started)
+        print(f"  {done:,} / {n:,} conversations ({rate:,.0f} messages/s)", end="\r", flush=True)
+    print()
+    if db.analyzes_after_import:
+        with store.engine.connect() as conn:
+            conn.execution_options(isolation_level="AUTOCOMMIT").execute(text("VACUUM ANALYZE"))
+
+
+def stored(store: Store) -> int:
+    with read_transaction(store.engine) as conn:
+        return int(conn.execute(select(func.count()).select_from(CONVERSATIONS)).scalar_one())
+
+
+def median_ms(fn: Callable[[], Any], repeat: int) -> float:
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples) * 1000
+
+
+def list_page(store: Store, q: ConversationQuery) -> None:
+    """What the list page asks the store: the page, and the capped count when the list is narrowed."""
+    page = store.list_conversations(q)
+    if q.search and page.next_cursor:
+        store.count_conversations(q, COUNT_CAP)
+
+
+def searches(n: int) -> dict[str, str]:
+    return {"rare": f"zx{n // 2 + 1:07d}", "common": "weather", "CJK 2-char": "天气", "ASCII 2-char": "qj"}
+
+
+def measure(store: Store, n: int, repeat: int) -> dict[str, float]:
+    needles = searches(n)
+    warm = [needles["rare"], needles["common"]]  # the short ones are scans past the walk: too slow to repeat
+    for k in range(WARM_SEARCHES):  # the pool's one connection has run 50 searches before anything is timed
+        list_page(store, ConversationQuery(search=warm[k % len(warm)]))
+    cursor = None
+    for _ in range(999):
+        cursor = store.list_conversations(ConversationQuery(cursor=cursor)).next_cursor
+    found = {
+        "list page 1": median_ms(lambda: list_page(store, ConversationQuery()), repeat),
+        "list page 1,000": median_ms(lambda: list_page(store, ConversationQuery(cursor=cursor)), repeat),
+    }
+    for name, needle in needles.items():
+        found[f"search {name}"] = median_ms(
+            lambda needle=needle: list_page(store, ConversationQuery(search=needle)), repeat
+        )
+    return found
+
+
+def stores(args: argparse.Namespace) -> Iterator[tuple[str, int, str]]:
+    """(backend, size, URL) of every store measured."""
+    sizes = [int(s) for s in args.sizes.split(",")]
+    if not args.no_sqlite:
+        args.dir.mkdir(parents=True, exist_ok=True)
+        for n in sizes:
+            yield "sqlite", n, str(args.dir / f"store-{n}.db")
+    if not args.no_pg:
+        for n in sizes:
+            yield "postgresql", n, pg_url(args.pg, f"bench_million_{n}", create=True)
+
+
+def pg_url(base: str, name: str, *, create: bool) -> str:
+    import psycopg
+
+    from core.store.engine import resolve_url
+
+    url = resolve_url(base)
+    with psycopg.connect(host=url.host, port=url.port or 5432, user=url.username, dbname=url.database) as admin:
+        admin.autocommit = True
+        exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+        if create and not exists:
+            admin.execute(f'CREATE DATABASE "{name}"')  # name: a constant of this script
+        if not create and exists:
+            admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+    return url.set(database=name).render_as_string(hide_password=False)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="100000,1000000")
+    parser.add_argument("--dir", type=Path, default=Path("/tmp/bench_million"))
+    parser.add_argument("--pg", default="postgresql://postgres@127.0.0.1:5432/test")
+    parser.add_argument("--no-pg", action="store_true")
+    parser.add_argument("--no-sqlite", action="store_true")
+    parser.add_argument("--build-only", action="store_true")
+    parser.add_argument("--drop", action="store_true", help="remove the stores at the end")
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    results: dict[str, dict[int, dict[str, float]]] = {}
+    for backend, n, url in stores(args):
+        with Store.open(url, settings=SETTINGS) as store:
+            have = stored(store)
+            if have != n:
+                if have:
+                    raise SystemExit(f"{url} holds {have:,} conversations, not {n:,}: remove it first")
+                print(f"[{backend}] building {n:,} conversations")
+                start = time.perf_counter()
+                build(store, n)
+                print(f"[{backend}] built {n:,} conversations in {time.perf_counter() - start:.0f} s")
+            if not args.build_only:
+                results.setdefault(backend, {})[n] = measure(store, n, args.repeat)
+    for backend, by_size in results.items():
+        sizes = sorted(by_size)
+        print(f"\n[{backend}] ms, median of {args.repeat}, after {WARM_SEARCHES} searches on one connection")
+        print(f"{'':<32}" + "".join(f"{n:>12,}" for n in sizes) + "   ratio")
+        for name in by_size[sizes[0]]:
+            cells = [by_size[n][name] for n in sizes]
+            ratio = cells[-1] / cells[0] if cells[0] else float("nan")
+            print(f"{name:<32}" + "".join(f"{c:>12.2f}" for c in cells) + f"{ratio:>8.2f}")
+    if args.drop:
+        for n in (int(s) for s in args.sizes.split(",")):
+            (args.dir / f"store-{n}.db").unlink(missing_ok=True)
+            if not args.no_pg:
+                pg_url(args.pg, f"bench_million_{n}", create=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

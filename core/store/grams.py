@@ -1,0 +1,69 @@
+"""Search text shorter than a trigram, through an index of the characters and pairs of characters of each text.
+
+A trigram index cannot answer a needle of one or two characters, so such a search read every message
+(on SQLite through a Python fold). Here each folded text (``core.store.casefold``) is indexed by the set
+of its characters and of its pairs of adjacent characters: a needle of one or two characters occurs in
+the text exactly when it is one of them, so the index alone answers, with nothing to check after.
+SQLite keeps them in a contentless FTS5 table (``message_grams``, written beside each message, each
+gram an ASCII token); PostgreSQL computes them in SQL (``GRAMS_FUNCTION``) under a GIN index on
+``search_chunks``, whose overlapping chunks hold every pair whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from sqlalchemy import Connection, text
+
+from core.store.casefold import fold
+
+MAX_GRAM = 2
+"""The longest needle the grams answer; longer ones go to the trigram indexes."""
+GRAMS_TABLE = "message_grams"
+"""SQLite: the FTS5 table of each message's grams, its rowid the message's id (revision 0020)."""
+CONVERSATION_GRAMS_TABLE = "conversation_grams"
+"""SQLite: the FTS5 table of each conversation's id and title grams, its rowid the conversation's (revision 0020),
+kept by triggers calling ``GRAMS_FUNCTION``."""
+GRAMS_FUNCTION = "traceloupe_grams"
+"""The SQL function giving a text's grams: on PostgreSQL an array of a folded text's (SQL, revision 0020), on
+SQLite the FTS5 document of ``tokens`` (Python, registered on every connection, as the triggers need it)."""
+GRAMS_FUNCTION_SQL = """
+CREATE FUNCTION traceloupe_grams(folded text) RETURNS text[] LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+  SELECT string_to_array(folded, NULL)
+    || ARRAY(SELECT substr(folded, i, 2) FROM generate_series(1, length(folded) - 1) AS i)
+$$
+"""
+
+
+def token(gram: str) -> str:
+    """``gram`` (folded) as one FTS5 token: its code points in hexadecimal, so any character is plain ASCII."""
+    return "g" + "x".join(f"{ord(char):x}" for char in gram)
+
+
+def tokens(search_text: str) -> str:
+    """The FTS5 document of a message's grams: every character and every pair of the folded text, once."""
+    folded = fold(search_text)
+    found = set(folded) | {folded[i : i + 2] for i in range(len(folded) - 1)}
+    return " ".join(token(gram) for gram in found)
+
+
+def _rows(messages: Iterable[tuple[int, str]]) -> Iterator[dict[str, Any]]:
+    for pk, search_text in messages:
+        yield {"pk": pk, "grams": tokens(search_text)}
+
+
+def write_grams(conn: Connection, messages: Iterable[tuple[int, str]]) -> None:
+    """SQLite: index the grams of messages given as (row id, searchable text)."""
+    rows = list(_rows(messages))
+    if rows:
+        statement = f"INSERT INTO {GRAMS_TABLE}(rowid, grams) VALUES (:pk, :grams)"  # noqa: S608 - a constant
+        conn.execute(text(statement), rows)
+
+
+def forget_grams(conn: Connection, messages: Iterable[tuple[int, str]]) -> None:
+    """SQLite: take out the grams of messages about to be deleted (a contentless FTS5 table is told what it held)."""
+    rows = list(_rows(messages))
+    if rows:
+        statement = f"INSERT INTO {GRAMS_TABLE}({GRAMS_TABLE}, rowid, grams) VALUES ('delete', :pk, :grams)"  # noqa: S608
+        conn.execute(text(statement), rows)

@@ -1,0 +1,122 @@
+"""The list's search at scale: a walk in the list's order for common words, the indexes for rarer ones,
+and on PostgreSQL plans made for each search's own text, however often a connection runs it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+from sqlalchemy import event, select, text
+
+from core.reader import read_bytes
+from core.store import ConversationQuery, Store, query
+from core.store.engine import read_transaction
+from core.store.grams import token
+from core.store.query import search_condition
+from core.store.settings import EngineSettings
+from core.store.tables import CONVERSATIONS
+
+
+def _import(store: Store, messages: list[dict[str, Any]], *, replace: bool = False) -> None:
+    data = b"".join(orjson.dumps(m) + b"\n" for m in messages)
+    store.import_records(read_bytes(data, source="q"), source="q", replace=replace)
+
+
+def _text(cid: str, content: str, ts: int) -> dict[str, Any]:
+    return {"role": "user", "msg_type": "text", "content": content, "create_ts": ts, "msg_id": f"{cid}-{ts}",
+            "conversation_id": cid}  # fmt: skip
+
+
+def _found(store: Store, needle: str) -> list[str]:
+    return [c.conversation_id for c in store.iter_conversations(ConversationQuery(search=needle, limit=2))]
+
+
+def _statements(store: Store) -> list[str]:
+    seen: list[str] = []
+    event.listen(store.engine, "before_cursor_execute", lambda *args: seen.append(args[2]))
+    return seen
+
+
+def test_a_rare_match_past_the_walk_is_found_through_the_indexes(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(query, "WALK", 2)
+    _import(store, [_text(f"filler-{n}", "nothing to see", 100 + n) for n in range(6)])
+    _import(store, [_text("INC-4711", "今天天气很好", 1), _text("other", "Refund for order 42", 2)])
+    seen = _statements(store)
+    assert _found(store, "天气") == ["INC-4711"]  # a 2-character CJK word
+    assert _found(store, "INC-47") == ["INC-4711"]  # its id
+    assert _found(store, "refund for") == ["other"]  # its title and text
+    assert _found(store, "qq") == []
+    assert sum("ORDER BY" in s for s in seen) >= 8  # each search walked, then asked the indexes
+
+
+def _explained(store: Store, needle: str) -> str:
+    """The plan of the indexes' way to a search (the one a rare needle takes past the walk)."""
+    with read_transaction(store.engine) as conn:
+        stmt = select(CONVERSATIONS.c.id).where(search_condition(conn, needle))
+        sql = str(stmt.compile(conn, compile_kwargs={"literal_binds": True}))
+        prefix = "EXPLAIN QUERY PLAN " if store.backend == "sqlite" else "EXPLAIN (COSTS OFF) "
+        if store.backend == "postgresql":
+            conn.execute(text("SET LOCAL enable_seqscan = off"))  # a handful of rows: show that an index can serve
+        return "\n".join(str(row[-1]) for row in conn.exec_driver_sql(prefix + sql))
+
+
+@pytest.mark.parametrize(
+    ("needle", "found"),
+    [("天气", {"a"}), ("q", {"a"}), ("É", {"a"}), ("ok", {"b"}), ("e", {"a", "b"}), ("zz", set()), ("☃x", {"ID-☃X"})],
+)
+def test_a_short_search_is_answered_by_an_index_of_characters_and_pairs(
+    store: Store, needle: str, found: set[str]
+) -> None:
+    _import(
+        store,
+        [
+            _text("a", "今天天气很好 QUICK école", 1),
+            _text("b", "nothing", 2),
+            _text("b", "token", 3),
+            _text("ID-☃X", "", 4),
+        ],
+    )
+    assert {c.conversation_id for c in store.iter_conversations(ConversationQuery(search=needle))} == found
+    plan = _explained(store, needle)
+    used = ("message_grams", "conversation_grams") if store.backend == "sqlite" else ("chunks_grams", "id_grams")
+    assert all(index in plan for index in used), plan
+
+
+def test_a_replaced_message_leaves_the_short_search_index(store: Store) -> None:
+    _import(store, [_text("a", "今天天气很好", 1)])
+    _import(store, [_text("a", "晴天", 1)], replace=True)
+    assert _found(store, "天气") == []
+    assert _found(store, "晴") == ["a"]
+    if store.backend == "sqlite":  # the index holds the new text's grams only (contentless: told by hand)
+        with read_transaction(store.engine) as conn:
+            held = "SELECT rowid FROM message_grams WHERE message_grams MATCH ?"
+            assert conn.exec_driver_sql(held, (token("天气"),)).all() == []
+            assert len(conn.exec_driver_sql(held, (token("晴天"),)).all()) == 1
+
+
+def test_a_common_word_fills_its_page_from_the_walk_alone(store: Store) -> None:
+    _import(store, [_text(f"c{n}", f"the weather today {n}", n) for n in range(8)])
+    seen = _statements(store)
+    page = store.list_conversations(ConversationQuery(search="weather", limit=3))
+    assert [c.conversation_id for c in page.items] == ["c7", "c6", "c5"]
+    assert len([s for s in seen if "ORDER BY" in s]) == 1
+    assert store.count_conversations(ConversationQuery(search="weather"), cap=5) == 5
+    assert store.count_conversations(ConversationQuery(search="today 3"), cap=5) == 1
+
+
+@pytest.mark.postgres
+def test_fifty_searches_on_one_connection_keep_custom_plans(pg_session_url: str) -> None:
+    with Store.open(pg_session_url, settings=EngineSettings(pool_size=1)) as store:
+        with store.engine.begin() as conn:
+            conn.execute(text("TRUNCATE conversations, messages RESTART IDENTITY CASCADE"))
+        _import(store, [_text(f"c{n}", f"shared words {n}", n) for n in range(20)])
+        for n in range(50):
+            store.list_conversations(ConversationQuery(search=f"words {n % 20}"))
+        with store.engine.connect() as conn:
+            plans = conn.execute(
+                text("SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE :s"),
+                {"s": "%search_chunks%"},
+            ).all()
+    assert plans, "the driver prepared no search statement: nothing was checked"
+    assert all(generic == 0 and custom > 0 for generic, custom in plans), plans
