@@ -18,10 +18,11 @@ from core.store import Store
 from web import masking
 from web.bodies.builder import Built, PayloadBuilder
 from web.bodies.compare import LISTED, ChangeView, Comparison, GroupFacts, Listing, window_ids
-from web.bodies.digest import DigestKey, StoredParts, WindowPlan
+from web.bodies.digest import StoredParts, WindowPlan
 from web.bodies.facts import BuildFacts, encode_rendered
 from web.bodies.jsonview import Rendered
 from web.bodies.windows import PANE_WINDOW_BYTES, Layout
+from web.digest_key import DigestKey
 
 SIDE_PARTS = {"left": "L", "right": "R"}
 

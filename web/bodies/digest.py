@@ -13,12 +13,8 @@ card anchor -> the window holding its part. Serving window K reads and decodes o
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from importlib import metadata
-from pathlib import Path
 from typing import Any
 
 from core.store import Store
@@ -28,43 +24,10 @@ from web.bodies.builder import Built, Choices, PayloadBuilder
 from web.bodies.facts import BuildFacts, decode_rendered, encode_rendered, pack, unpack
 from web.bodies.jsonview import Rendered
 from web.bodies.windows import WINDOW_BYTES, Layout, window_span
+from web.digest_key import DigestKey
 
-DIGEST_FORMAT = 2
-"""Bumped when what a digest holds, or how a page is made from it, changes."""
 MAX_WARNINGS = 100
 """Warnings the payload page lists."""
-
-
-def traceloupe_version() -> str:
-    """The installed Traceloupe's version (a digest made by another version is never read)."""
-    try:
-        return metadata.version("traceloupe")
-    except metadata.PackageNotFoundError:
-        return "unknown"
-
-
-@dataclass(frozen=True, slots=True)
-class DigestKey:
-    """A digest's key and basis, and the conversation it belongs to."""
-
-    key: str
-    basis: str
-    conversation_pk: int
-
-
-def key_for(store: Store, conversation_id: str, kind: str, asked: tuple[object, ...]) -> DigestKey | None:
-    """The key of the digest of ``kind`` asked as ``asked`` for the conversation as stored now (None: unknown)."""
-    found = stored.content_fingerprint(store.engine, conversation_id)
-    if found is None:
-        return None
-    pk, fingerprint = found
-    basis = hashlib.sha256(json.dumps([DIGEST_FORMAT, traceloupe_version(), fingerprint]).encode()).hexdigest()
-    key = hashlib.sha256(json.dumps([basis, kind, *map(_plain, asked)]).encode()).hexdigest()
-    return DigestKey(key, basis, pk)
-
-
-def _plain(value: object) -> object:
-    return str(value) if isinstance(value, Path) else value
 
 
 @dataclass(frozen=True, slots=True)

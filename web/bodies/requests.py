@@ -24,9 +24,7 @@ from web.bodies.builder import (
     usable_result,
 )
 from web.bodies.digest import (
-    DigestKey,
     PayloadDigest,
-    key_for,
     make_payload_digest,
     payload_asked,
     read_payload_digest,
@@ -34,6 +32,7 @@ from web.bodies.digest import (
 )
 from web.bodies.jsonview import Mark, Rendered
 from web.bodies.windows import WINDOW_BYTES, Layout, plan
+from web.digest_key import DigestKey, key_for
 from web.heavy import export_then
 from web.source import Loaded, StoreSource, version_of
 

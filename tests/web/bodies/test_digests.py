@@ -16,7 +16,7 @@ from core.store import Store
 from core.store import digests as stored
 from tests.web.web_corpus import BASE_URL, csrf_cookie, import_messages, long_trace, temp_store
 from web import app as web_app
-from web.bodies import digest as payload_digest
+from web import digest_key
 from web.bodies import digest_task
 from web.bodies.builder import PayloadBuilder, providers
 from web.bodies.facts import unpack
@@ -166,7 +166,7 @@ def test_another_traceloupe_version_builds_its_own_digest(
     store: Store, builds: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (before,) = _get(store, PAGE)
-    monkeypatch.setattr(payload_digest, "traceloupe_version", lambda: "99.0.0")
+    monkeypatch.setattr(digest_key, "traceloupe_version", lambda: "99.0.0")
     (after,) = _get(store, PAGE)
     assert builds == ["openai", "openai"]
     assert _page(after) == _page(before) and stored.count_digests(store.engine, CID) == 1
