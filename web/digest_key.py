@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import zlib
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -50,3 +51,14 @@ def key_for(store: Store, conversation_id: str, kind: str, asked: tuple[object, 
 
 def _plain(value: object) -> object:
     return str(value) if isinstance(value, Path) else value
+
+
+def bucket_of(name: str, buckets: int) -> int:
+    """The bucket a digest keeps ``name``'s entry in, of ``buckets`` (a hash stable across processes): a lookup of
+    a few names reads a few small parts, not a map of the whole conversation."""
+    return zlib.crc32(name.encode("utf-8", "surrogatepass")) % buckets
+
+
+def bucket_count(entries: int, per_bucket: int) -> int:
+    """How many buckets hold ``entries`` entries, about ``per_bucket`` each."""
+    return max(1, entries // per_bucket)

@@ -68,7 +68,9 @@ class DiffController(Controller):
                 )
             return DiffPage(
                 title=masking.mask(loaded.summary.title) or "(no user text)",
-                request=request_choice(loaded, links.left, links.upto, links.repair, payloads=payloads),
+                request=request_choice(
+                    loaded, links.left, links.upto, links.repair, payloads=payloads, listed=digest.choices()
+                ),
                 left=head.left,
                 right=head.right,
                 changes_total=head.changes_total,

@@ -85,8 +85,7 @@ class PayloadController(Controller):
             head = digest.head
             body = None
             if head.plan is not None:
-                shown = {card.anchor for card in cards.timeline.cards}
-                first_windows = {a: n for a, n in digest.window_map().items() if a in shown}
+                first_windows = digest.window_map(card.anchor for card in cards.timeline.cards)
                 first = digest_window(source, payloads, asked, digest, 0)
                 body = windowed_from(head.plan, PANE, first, choice.window_url, first_windows)
             return PayloadPage(

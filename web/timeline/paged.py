@@ -27,7 +27,7 @@ import msgspec
 from core import Message
 from core.store import Store
 from core.store import digests as stored
-from web.digest_key import DigestKey, key_for
+from web.digest_key import DigestKey, bucket_count, bucket_of, key_for
 from web.timeline.order import CallIndex, Order, Slot
 from web.timeline.stored import RecordPlace, StoredOrder
 
@@ -50,11 +50,6 @@ def _unpack(data: bytes) -> Any:
     return msgspec.json.decode(zlib.decompress(data))
 
 
-def bucket_of(call_id: str, buckets: int) -> int:
-    """The bucket a call id's entries are stored in (a hash stable across processes)."""
-    return zlib.crc32(call_id.encode("utf-8", "surrogatepass")) % buckets
-
-
 def order_key(store: Store, conversation_id: str) -> DigestKey | None:
     """The key of the conversation's stored order, for its content as stored now (None: no such conversation)."""
     return key_for(store, conversation_id, KIND, (PAGED_FORMAT, CHUNK))
@@ -66,7 +61,7 @@ def write_order(store: Store, key: DigestKey, order: StoredOrder) -> bool:
     if not order.regular:
         return False
     index = order.calls
-    buckets = max(1, (len(index.calls) + len(index.results)) // BUCKET_ENTRIES)
+    buckets = bucket_count(len(index.calls) + len(index.results), BUCKET_ENTRIES)
     head = {"total": len(order.slots), "chunk": CHUNK, "buckets": buckets, "turns": order.turns()}
 
     stored.write_digest(
