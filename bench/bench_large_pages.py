@@ -1,11 +1,12 @@
 """Pages of a 100,000-record trace: the payload and diff pages before and after their digest, and the timeline.
 
     .venv/bin/python bench/bench_large_pages.py --store /tmp/pages.db [--records 100000] [--runs 3]
+    .venv/bin/python bench/bench_large_pages.py --store postgresql+psycopg://postgres@127.0.0.1:5432/pages
 
-Figures, not assertions. One SQLite store holds a warm-up conversation, one of 100 records, one of 10,000
-and one of ``--records``; ``--store`` names a file to keep it in, made when missing and reused after (a
-100,000-record import and its digests take minutes on a loaded machine). Every figure is the best of
-``--runs`` rounds, each in an app created for it (cold caches), after ``GET /`` and the warm-up
+Figures, not assertions. One store holds a warm-up conversation, one of 100 records, one of 10,000 and one of
+``--records``; ``--store`` names a SQLite file, or a PostgreSQL database by its URL, to keep it in, filled when
+empty and reused after (a 100,000-record import and its digests take minutes on a loaded machine). Every
+figure is the best of ``--runs`` rounds, each in an app created for it (cold caches), after ``GET /`` and the warm-up
 conversation's page (templates compiled):
 
 - after the digest: the payload (openai) and diff (openai / anthropic) pages' first response, their digest
@@ -52,8 +53,9 @@ BEFORE = {"payload": "/payload/gemini", "diff": "/diff?left=gemini&right=openai"
 SIZES = {"small": 100, "mid": 10_000}
 
 
-def open_store(path: Path, records: int) -> tuple[Store, dict[str, str]]:
-    """The store at ``path`` holding the benchmark's conversations (imported when missing); their ids by size."""
+def open_store(path: Path | str, records: int) -> tuple[Store, dict[str, str]]:
+    """The store at ``path`` (a file or a database URL) holding the benchmark's conversations (imported when
+    missing); their ids by size."""
     ids = {"small": "bench-100", "mid": "bench-10000", "large": f"bench-{records}"}
     store = Store.open(str(path))
     wanted = [(100, WARM_UP, "w-"), (100, ids["small"], "s-"), (10_000, ids["mid"], "m-")]
@@ -117,7 +119,9 @@ def _before_in_a_child(ns: argparse.Namespace, name: str) -> tuple[float, int, b
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--store", type=Path, required=True, help="the store file (made when missing, then reused)")
+    parser.add_argument(
+        "--store", required=True, help="a store file or PostgreSQL URL (filled when empty, then reused)"
+    )
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--before", choices=sorted(BEFORE), help=argparse.SUPPRESS)  # one child's figure

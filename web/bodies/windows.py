@@ -21,11 +21,13 @@ from typing import Any, Protocol
 
 from web.bodies.jsonview import Mark, Rendered, render
 
-WINDOW_BYTES = 360_000
-"""Estimated HTML of one window: the payload page's first response carries one beside the cards (1 MB in all)."""
+WINDOW_BYTES = 250_000
+"""Estimated HTML of one window: the payload page's first response carries one beside a page of cards, under 1 MB
+in all (a card's mark reopened on every line makes the page about 1.5 times the estimate)."""
 
-PANE_WINDOW_BYTES = 220_000
-"""The same for a pane of the diff page, whose first response carries one window of each side."""
+PANE_WINDOW_BYTES = 100_000
+"""The same for a pane of the diff page, whose first response carries one window of each side (a change's marks
+nest in its card's, both reopened on every line: a pane's page is up to about three times the estimate)."""
 
 LINE_BYTES = 120
 """Markup of a line beyond its text: its block, the spans of its tokens, a mark reopened on it."""
@@ -185,6 +187,10 @@ def plan(body: Any, budget: int = WINDOW_BYTES) -> Layout:
     return layout
 
 
+PENDING_SHOWN = 12
+"""Placeholders a response carries after a window: the last brings the next ones with its own window."""
+
+
 @dataclass(frozen=True, slots=True)
 class PendingWindow:
     """A window not sent yet: the placeholder that loads it when it scrolls into view (or when asked to)."""
@@ -194,6 +200,8 @@ class PendingWindow:
     url: str
     first_line: int
     end_line: int
+    brings_more: bool = False
+    """Its response brings the placeholders of the windows after it too (``url`` asks for them)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,18 +212,17 @@ class WindowedBody:
     """The id of the ``<pre>`` that holds it; window ``n``'s element is ``<pane>-w<n>``."""
     first: Rendered
     pending: list[PendingWindow]
+    """The placeholders of the next windows (``PENDING_SHOWN`` at most; the last brings the next ones)."""
     lines: int
     window_map: dict[str, int]
     """Card anchor -> window, for the cards the page shows (the rest are a request away)."""
-
-    @property
-    def count(self) -> int:
-        return len(self.pending) + 1
+    count: int = 1
+    """How many windows the body has."""
 
     @property
     def complete(self) -> bool:
         """Whether the first window is the whole body."""
-        return not self.pending
+        return self.count <= 1
 
 
 def window_id(pane: str, n: int) -> str:
@@ -249,6 +256,17 @@ def windowed(
 def windowed_from(
     spans: Spans, pane: str, first: Rendered, url_of: Callable[[int], str], window_map: dict[str, int] | None = None
 ) -> WindowedBody:
-    """The page's view of a body whose window 0 is ``first``: a placeholder with its URL for each later one."""
-    pending = [PendingWindow(n, window_id(pane, n), url_of(n), *spans.span(n)) for n in range(1, spans.count)]
-    return WindowedBody(pane, first, pending, spans.lines, window_map or {})
+    """The page's view of a body whose window 0 is ``first``: placeholders with their URLs for the next windows."""
+    return WindowedBody(pane, first, pending_after(spans, pane, url_of, 0), spans.lines, window_map or {}, spans.count)
+
+
+def pending_after(spans: Spans, pane: str, url_of: Callable[[int], str], n: int) -> list[PendingWindow]:
+    """The placeholders a response carries after window ``n``: the next ``PENDING_SHOWN`` windows, the last of which
+    brings the next ones (its URL asks for them with ``then``) while any are left."""
+    end = min(spans.count, n + 1 + PENDING_SHOWN)
+    out = []
+    for k in range(n + 1, end):
+        more = k == end - 1 and end < spans.count
+        url = url_of(k) + ("&then=1" if more else "")  # a window's URL always has its query (``n``)
+        out.append(PendingWindow(k, window_id(pane, k), url, *spans.span(k), brings_more=more))
+    return out

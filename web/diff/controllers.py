@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from litestar import Controller, get
 from litestar.di import Provide
 from litestar.exceptions import NotFoundException
-from litestar.params import Parameter, QueryParameter
+from litestar.params import FromQuery, Parameter, QueryParameter
 from litestar.plugins.htmx import ClientRefresh, HTMXRequest
 from litestar.response import Redirect, Template
 
@@ -22,7 +22,7 @@ from web.bodies.builder import PayloadBuilder
 from web.bodies.diffs import AskedDiffDep, asked_command, asked_diff, diff_digest, diff_listing, diff_window, side_of
 from web.bodies.preparing import PreparingPage, diff_preparing, preparing_page
 from web.bodies.requests import request_choice
-from web.bodies.windows import windowed_from
+from web.bodies.windows import pending_after, windowed_from
 from web.deps import WorkDep
 from web.diff.pages import ChangesPage, DiffPage
 from web.source import StoreSource
@@ -104,15 +104,26 @@ class DiffController(Controller):
 
     @get("/window", name="diff-window")
     async def window(
-        self, work: WorkDep, links: AskedDiffDep, side: Annotated[str, QueryParameter(max_length=8)], n: Count
+        self,
+        work: WorkDep,
+        links: AskedDiffDep,
+        side: Annotated[str, QueryParameter(max_length=8)],
+        n: Count,
+        then: FromQuery[bool] = False,
     ) -> Template:
-        """Window ``n`` of one side's body, its changes marked: the fragment that replaces its placeholder."""
+        """Window ``n`` of one side's body, its changes marked: the fragment that replaces its placeholder; ``then``,
+        followed by the placeholders of the next windows (``web.bodies.windows.pending_after``)."""
         side = side_of(side)
         source, payloads = work.source, work.payloads
 
         def build(_: object) -> dict[str, Any]:
             digest = diff_digest(source, payloads, links)
-            return {"pane": f"diff-{side}", "n": n, "rendered": diff_window(source, payloads, links, digest, side, n)}
+            rendered = diff_window(source, payloads, links, digest, side, n)
+            plan, pane = digest.head.plan(side), f"diff-{side}"
+            pending = (
+                pending_after(plan, pane, lambda k: links.window_url(side, k), n) if then and plan is not None else []
+            )
+            return {"pane": pane, "n": n, "rendered": rendered, "pending": pending}
 
         context = await work.run(build, what=links.what, command=asked_command(links, work.payloads))
         return Template("payloads/_window.html", context=context)
