@@ -15,7 +15,7 @@ any JSON pointer starts, so a page can tell which window holds a card's part of 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -254,19 +254,42 @@ def windowed(
 
 
 def windowed_from(
-    spans: Spans, pane: str, first: Rendered, url_of: Callable[[int], str], window_map: dict[str, int] | None = None
+    spans: Spans,
+    pane: str,
+    first: Rendered,
+    url_of: Callable[[int], str],
+    window_map: dict[str, int] | None = None,
+    also: Iterable[int] = (),
 ) -> WindowedBody:
-    """The page's view of a body whose window 0 is ``first``: placeholders with their URLs for the next windows."""
-    return WindowedBody(pane, first, pending_after(spans, pane, url_of, 0), spans.lines, window_map or {}, spans.count)
+    """The page's view of a body whose window 0 is ``first``: placeholders for the next windows, for those holding
+    the cards the page shows (``window_map``) and for ``also`` (a diff's listed changes), each run chained to the next.
+    """
+    shown = window_map or {}
+    wanted = [*range(1, 1 + PENDING_SHOWN), *shown.values(), *also]
+    return WindowedBody(pane, first, pending_windows(spans, pane, url_of, wanted), spans.lines, shown, spans.count)
 
 
-def pending_after(spans: Spans, pane: str, url_of: Callable[[int], str], n: int) -> list[PendingWindow]:
-    """The placeholders a response carries after window ``n``: the next ``PENDING_SHOWN`` windows, the last of which
-    brings the next ones (its URL asks for them with ``then``) while any are left."""
-    end = min(spans.count, n + 1 + PENDING_SHOWN)
+def pending_after(
+    spans: Spans, pane: str, url_of: Callable[[int], str], n: int, until: int | None = None
+) -> list[PendingWindow]:
+    """The placeholders a response carries after window ``n``: the next ``PENDING_SHOWN`` windows before ``until``
+    (the next placeholder already on the page; the body's end by default), the last bringing the next ones."""
+    end = spans.count if until is None else min(until, spans.count)
+    return pending_windows(spans, pane, url_of, range(n + 1, min(end, n + 1 + PENDING_SHOWN)), end)
+
+
+def pending_windows(
+    spans: Spans, pane: str, url_of: Callable[[int], str], wanted: Iterable[int], until: int | None = None
+) -> list[PendingWindow]:
+    """Placeholders of the ``wanted`` windows (past the first, in the body), in order. The last of each run of
+    consecutive ones brings, with its window, the placeholders up to the next run (or ``until``, the body's end by
+    default), ``PENDING_SHOWN`` at a time: a body of any length costs a response the same."""
+    numbers = sorted({k for k in wanted if 0 < k < spans.count})
+    last = spans.count if until is None else until
     out = []
-    for k in range(n + 1, end):
-        more = k == end - 1 and end < spans.count
-        url = url_of(k) + ("&then=1" if more else "")  # a window's URL always has its query (``n``)
+    for i, k in enumerate(numbers):
+        following = numbers[i + 1] if i + 1 < len(numbers) else last
+        more = k + 1 < following
+        url = url_of(k) + (f"&then=1&until={following}" if more else "")  # a window's URL always has its query
         out.append(PendingWindow(k, window_id(pane, k), url, *spans.span(k), brings_more=more))
     return out

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from litestar import Controller, get
 from litestar.di import Provide
-from litestar.params import FromQuery, Parameter
+from litestar.params import FromQuery, Parameter, QueryParameter
 from litestar.plugins.htmx import ClientRefresh, HTMXRequest
 from litestar.response import Redirect, Stream, Template
 
@@ -130,15 +130,22 @@ class PayloadController(Controller):
         return Template("payloads/_preparing.html", context={"page": page})
 
     @get("/window", name="payload-window")
-    async def window(self, work: WorkDep, n: WindowNumber, asked: AskedDep, then: FromQuery[bool] = False) -> Template:
+    async def window(
+        self,
+        work: WorkDep,
+        n: WindowNumber,
+        asked: AskedDep,
+        then: FromQuery[bool] = False,
+        until: Annotated[int | None, QueryParameter(ge=0, le=10_000_000)] = None,
+    ) -> Template:
         """Window ``n`` of the body, highlighted: the fragment that replaces its placeholder on the page; ``then``,
-        followed by the placeholders of the next windows (``web.bodies.windows.pending_after``)."""
+        followed by the placeholders of the next windows before ``until`` (``web.bodies.windows.pending_after``)."""
 
         def build(_: object) -> dict[str, Any]:
             digest = payload_digest(work.source, work.payloads, asked)
             rendered = digest_window(work.source, work.payloads, asked, digest, n)
             plan = digest.head.plan
-            pending = pending_after(plan, PANE, _window_url(asked), n) if then and plan is not None else []
+            pending = pending_after(plan, PANE, _window_url(asked), n, until) if then and plan is not None else []
             return {"pane": PANE, "n": n, "rendered": rendered, "pending": pending}
 
         context = await work.run(build, what=asked.what, command=asked.command())
