@@ -29,6 +29,7 @@ from core.store import ConversationPage, ConversationQuery, ConversationSummary,
 from web.lru import LruCache
 from web.timeline import Order, Timeline
 from web.timeline.outline import JsonOrder, OutlineError
+from web.timeline.paged import PAGED_MIN_RECORDS, order_key, read_order, write_order
 from web.timeline.stored import StoredOrder
 
 Version = tuple[int, int, int, int | None]
@@ -164,13 +165,43 @@ class StoreSource:
         hit = self.cache.get(conversation_id, version_of(summary))
         if hit is not None:
             return hit
-        loaded = self._from_outlines(conversation_id)
+        loaded = self._from_stored_order(summary) or self._from_outlines(conversation_id)
         if loaded is None:
             stored = self.store.get_conversation_json(conversation_id)
             loaded = Loaded(stored.summary, stored.bodies, contexts=self._contexts_of(conversation_id))
         self.cache.put(loaded)
         loaded.on_typed = lambda: self.cache.put(loaded)
         return loaded
+
+    def _from_stored_order(self, summary: ConversationSummary) -> Loaded | None:
+        """A long conversation ordered from the order its digest job stored (``web.timeline.paged``), read by
+        chunks; None when there is none for its content as stored now."""
+        if summary.records < PAGED_MIN_RECORDS:
+            return None
+        conversation_id = summary.conversation_id
+        order = read_order(self.store, conversation_id)
+        if order is None:
+            return None
+        return Loaded(
+            summary,
+            lambda: self.store.get_conversation_json(conversation_id).bodies,
+            order,
+            self._contexts_of(conversation_id),
+        )
+
+    def store_order(self, conversation_id: str) -> bool:
+        """Order the conversation whole from its outlines and store that order to be read by chunks (the digest
+        job's first step); False when it is not (a short conversation, no outlines, an irregular record)."""
+        if self.summary(conversation_id).records < PAGED_MIN_RECORDS:
+            return False  # ordered whole on a load, fast enough: nothing would read it
+        key = order_key(self.store, conversation_id)
+        if key is None:
+            return False
+        if read_order(self.store, conversation_id) is not None:
+            return True
+        loaded = self._from_outlines(conversation_id)
+        order = loaded.timeline.order if loaded is not None else None
+        return isinstance(order, StoredOrder) and write_order(self.store, key, order)
 
     def _from_outlines(self, conversation_id: str) -> Loaded | None:
         """The conversation ordered from its stored outlines (SQLite); None where there are none to read."""

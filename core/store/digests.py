@@ -110,6 +110,17 @@ def read_numbered_parts(engine: Engine, key: str, part: str, first: int, end: in
         return [(n, data) for n, data in conn.execute(query)]
 
 
+def read_parts_in(engine: Engine, key: str, part: str, numbers: Iterable[int]) -> list[tuple[int, bytes]]:
+    """The parts of one name with these numbers, with their numbers, in order (those that exist)."""
+    wanted = sorted(set(numbers))
+    if not wanted:
+        return []
+    p = DIGEST_PARTS.c
+    with read_transaction(engine) as conn:
+        query = select(p.n, p.data).where(p.digest_key == key, p.part == part, p.n.in_(wanted)).order_by(p.n)
+        return [(n, data) for n, data in conn.execute(query)]
+
+
 def write_digest(
     engine: Engine, key: str, *, conversation_pk: int, kind: str, basis: str, head: bytes, parts: Iterable[Part]
 ) -> None:

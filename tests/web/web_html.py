@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from html import unescape
 from html.parser import HTMLParser
 
 # Tags our templates never emit: one of these in a page can only come from trace data.
@@ -184,3 +185,22 @@ def live_content(html: str) -> list[str]:
             if name == "style":
                 problems.append(f"<{el.tag} style=...>")
     return problems
+
+
+def window_count(html: str) -> int:
+    """How many windows the payload page's body has (its panel says so; the page carries a few placeholders)."""
+    found = re.search(r"([\d,]+) windows loaded as you scroll", html)
+    return int(found.group(1).replace(",", "")) if found else 1
+
+
+def window_url(html: str, n: int) -> str:
+    """The URL of window ``n`` of the payload page's body: a placeholder's, for another window."""
+    found = re.search(r'hx-get="([^"]*/window\?[^"]*)"', html)
+    assert found is not None, "a body of more than one window"
+    plain = re.sub(r"&(?:amp;)?then=1&(?:amp;)?until=\d+", "", found.group(1))
+    return re.sub(r"\bn=\d+", f"n={n}", unescape(plain))
+
+
+def every_window_url(html: str) -> list[str]:
+    """The URLs of every window of the payload page's body past the first, in order."""
+    return [window_url(html, n) for n in range(1, window_count(html))]

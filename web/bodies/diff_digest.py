@@ -3,25 +3,27 @@
 Like the payload page's (``web.bodies.digest``, whose key rules it shares), made by the first request
 that misses it or by the job an import queues. Stored parts: ``L``/n and ``R``/n, window n of each pane
 with its changes marked; ``c:<cause>``/k, the k-th listing of a cause (``LISTED`` changes, each with
-the windows that hold it); ``first``/0, every cause's first listing, which the first response shows.
+the windows that hold it); ``first``/0, every cause's first listing, which the first response shows;
+``choices``/0, the replies the request selector lists.
 Masked text only: the change lines and the warnings are masked before they are stored.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from core.providers import Degradation
 from core.store import Store
 from web import masking
-from web.bodies.builder import Built, PayloadBuilder
+from web.bodies.builder import Built, Choices, PayloadBuilder
 from web.bodies.compare import LISTED, ChangeView, Comparison, GroupFacts, Listing, window_ids
-from web.bodies.digest import DigestKey, StoredParts, WindowPlan
+from web.bodies.digest import StoredParts, WindowPlan
 from web.bodies.facts import BuildFacts, encode_rendered
 from web.bodies.jsonview import Rendered
 from web.bodies.windows import PANE_WINDOW_BYTES, Layout
+from web.digest_key import DigestKey
 
 SIDE_PARTS = {"left": "L", "right": "R"}
 
@@ -114,11 +116,17 @@ def chunk_count(group: GroupFacts) -> int:
 
 
 def diff_parts(
-    payloads: PayloadBuilder, lbuilt: Built, rbuilt: Built, *, every_window: bool = False
+    payloads: PayloadBuilder,
+    lbuilt: Built,
+    rbuilt: Built,
+    *,
+    every_window: bool = False,
+    choices: Choices | None = None,
+    held: Callable[[str, int], bool] | None = None,
 ) -> tuple[DiffHead, Iterator[tuple[str, int, Any]]]:
     """Both builds' head, and the parts as JSON values: each cause's first listing and window 0 of both panes
     (every listing and window with ``every_window``; a request adds the others as they are asked for, the
-    background job all of them)."""
+    background job all of them, less those ``held`` says the store holds)."""
     if lbuilt.result is None or rbuilt.result is None:
         return DiffHead(BuildFacts.of(lbuilt), BuildFacts.of(rbuilt), 0, (), None, None), iter(())
     from web.bodies.diffs import comparison_of  # the service imports this module
@@ -138,10 +146,16 @@ def diff_parts(
         WindowPlan.of(right),
     )
 
+    skip = held or (lambda name, n: False)  # a part the store holds already is not made again (a resumed fill)
+
     def parts() -> Iterator[tuple[str, int, Any]]:
+        if choices is not None:  # typing a long trace's replies for their labels costs a first response most
+            yield "choices", 0, [[list(choice) for choice in choices[0]], choices[1]]
         first: dict[str, list[Any]] = {}
         for group in head.groups:
             for k in range(chunk_count(group) if every_window else 1):
+                if k and skip(f"c:{group.cause}", k):
+                    continue
                 chunk = listing_chunk(comparison, group.cause, k, left, right)
                 if k == 0:
                     first[f"c:{group.cause}"] = chunk
@@ -149,7 +163,8 @@ def diff_parts(
         yield "first", 0, first
         for side, layout, marks in (("L", left, comparison.left_marks), ("R", right, comparison.right_marks)):
             for n in range(layout.count if every_window else 1):
-                yield side, n, encode_rendered(layout.render(n, marks))
+                if not skip(side, n):
+                    yield side, n, encode_rendered(layout.render(n, marks))
 
     return head, parts()
 
@@ -168,6 +183,11 @@ class DiffDigest:
     def add_window(self, side: str, n: int, value: Any) -> Rendered:
         """Store window ``n`` of one side (made from the builds) in the digest, and give it highlighted."""
         return self.parts.add_window(SIDE_PARTS[side], n, value)
+
+    def choices(self) -> Choices | None:
+        """The replies the request selector lists, and how many there are; None when the digest has none."""
+        found = self.parts.get("choices", 0)
+        return None if found is None else ([(msg_id, label) for msg_id, label in found[0]], found[1])
 
     def first_listings(self) -> list[Listing]:
         """Every cause's first changes, in the groups' order (causes without a change left out)."""
@@ -204,7 +224,8 @@ def make_diff_digest(
     rbuilt: Built,
     *,
     every_window: bool = False,
+    choices: Choices | None = None,
 ) -> DiffDigest:
     """Make the digest of two builds, store it, and return it (its parts kept in memory for this request)."""
-    head, parts = diff_parts(payloads, lbuilt, rbuilt, every_window=every_window)
+    head, parts = diff_parts(payloads, lbuilt, rbuilt, every_window=every_window, choices=choices)
     return DiffDigest(head, StoredParts.write(store, key, "diff", head.to_json(), parts))

@@ -31,7 +31,7 @@ from web.bodies.diff_digest import (
 from web.bodies.digest import StoredParts, write_missing_parts
 from web.bodies.facts import encode_rendered
 from web.bodies.jsonview import Rendered
-from web.bodies.requests import MsgId, asked_options, body_view, digest_key, recorded_request
+from web.bodies.requests import MsgId, asked_options, body_view, digest_key, recorded_request, reply_choices
 from web.bodies.windows import PANE_WINDOW_BYTES
 from web.heavy import export_then
 from web.request_options import AskedOptions, OptionsForm, model_limit, options_form
@@ -158,17 +158,17 @@ def diff_digest(
     key = digest_key(source, asked.conversation_id, "diff", asked_for)
     hit = read_diff_digest(store, key)
     if hit is None:
-        _, lbuilt, rbuilt = build_asked(source, payloads, asked)
-        made = make_diff_digest(store, payloads, key, lbuilt, rbuilt)
+        loaded, lbuilt, rbuilt = build_asked(source, payloads, asked)
+        made = make_diff_digest(store, payloads, key, lbuilt, rbuilt, choices=reply_choices(loaded, payloads))
         if not every_window:
             if not made.head.whole_on_first_page:
                 _complete_later(source, payloads, asked)
             return made
-        write_missing_parts(StoredParts(key.key, store), diff_parts(payloads, lbuilt, rbuilt, every_window=True)[1])
+        _fill(store, key.key, payloads, lbuilt, rbuilt)
         return made
     if every_window and not _holds_every_part(hit, store, key.key):
         _, lbuilt, rbuilt = build_asked(source, payloads, asked)
-        write_missing_parts(StoredParts(key.key, store), diff_parts(payloads, lbuilt, rbuilt, every_window=True)[1])
+        _fill(store, key.key, payloads, lbuilt, rbuilt)
     return hit
 
 
@@ -182,6 +182,19 @@ def unstored_diff_digest(source: StoreSource, payloads: PayloadBuilder, asked: D
         return DiffDigest(head, StoredParts.unstored(parts))
 
     return payloads.derived(("unstored-diff-digest", lbuilt.key, rbuilt.key), make)
+
+
+def _fill(store: Store, key: str, payloads: PayloadBuilder, lbuilt: Built, rbuilt: Built) -> None:
+    """Write every part the digest lacks, each as it is made; the parts it holds (a fill stopped half way, resumed
+    after a restart) are not made again."""
+    held: dict[str, set[int]] = {}
+
+    def holds(name: str, n: int) -> bool:
+        if name not in held:
+            held[name] = part_numbers(store.engine, key, name)
+        return n in held[name]
+
+    write_missing_parts(StoredParts(key, store), diff_parts(payloads, lbuilt, rbuilt, every_window=True, held=holds)[1])
 
 
 def _holds_every_part(digest: DiffDigest, store: Store, key: str) -> bool:

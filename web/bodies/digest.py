@@ -7,18 +7,15 @@ Its key hashes the conversation's content fingerprint (``core.store.digests``), 
 (provider, model, cut, repair), the attachments root, the window budget, the digest format and
 Traceloupe's version, so a digest is never served for other content or by another Traceloupe.
 
-Stored parts: ``w``/n, window n's highlighted tokens (masked, as the page shows them); ``anchors``/0,
-card anchor -> the window holding its part. Serving window K reads and decodes only window K.
+Stored parts: ``w``/n, window n's highlighted tokens (masked, as the page shows them); ``a``/b, the entries
+card anchor -> the window holding its part whose anchor falls in bucket b (``web.digest_key.bucket_of``), so a
+page reads the entries of the cards it shows, not a map of every card. Serving window K reads only window K.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from importlib import metadata
-from pathlib import Path
 from typing import Any
 
 from core.store import Store
@@ -28,43 +25,12 @@ from web.bodies.builder import Built, Choices, PayloadBuilder
 from web.bodies.facts import BuildFacts, decode_rendered, encode_rendered, pack, unpack
 from web.bodies.jsonview import Rendered
 from web.bodies.windows import WINDOW_BYTES, Layout, window_span
+from web.digest_key import DigestKey, bucket_count, bucket_of
 
-DIGEST_FORMAT = 2
-"""Bumped when what a digest holds, or how a page is made from it, changes."""
 MAX_WARNINGS = 100
 """Warnings the payload page lists."""
-
-
-def traceloupe_version() -> str:
-    """The installed Traceloupe's version (a digest made by another version is never read)."""
-    try:
-        return metadata.version("traceloupe")
-    except metadata.PackageNotFoundError:
-        return "unknown"
-
-
-@dataclass(frozen=True, slots=True)
-class DigestKey:
-    """A digest's key and basis, and the conversation it belongs to."""
-
-    key: str
-    basis: str
-    conversation_pk: int
-
-
-def key_for(store: Store, conversation_id: str, kind: str, asked: tuple[object, ...]) -> DigestKey | None:
-    """The key of the digest of ``kind`` asked as ``asked`` for the conversation as stored now (None: unknown)."""
-    found = stored.content_fingerprint(store.engine, conversation_id)
-    if found is None:
-        return None
-    pk, fingerprint = found
-    basis = hashlib.sha256(json.dumps([DIGEST_FORMAT, traceloupe_version(), fingerprint]).encode()).hexdigest()
-    key = hashlib.sha256(json.dumps([basis, kind, *map(_plain, asked)]).encode()).hexdigest()
-    return DigestKey(key, basis, pk)
-
-
-def _plain(value: object) -> object:
-    return str(value) if isinstance(value, Path) else value
+ANCHORS_PER_BUCKET = 64
+"""Card -> window entries per stored bucket, about."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +61,8 @@ class PayloadHead:
     warnings_total: int
     plan: WindowPlan | None
     """None when the request could not be built."""
+    anchor_buckets: int = 1
+    """How many buckets the card -> window entries are kept in."""
 
     @property
     def whole_on_first_page(self) -> bool:
@@ -107,6 +75,7 @@ class PayloadHead:
             "warnings": [[w.msg_id, w.anchor, w.element, w.reason] for w in self.warnings],
             "warnings_total": self.warnings_total,
             "plan": None if self.plan is None else [list(self.plan.starts), self.plan.lines],
+            "anchor_buckets": self.anchor_buckets,
         }
 
     @classmethod
@@ -117,6 +86,7 @@ class PayloadHead:
             tuple(WarningView(*w) for w in data["warnings"]),
             data["warnings_total"],
             None if plan is None else WindowPlan(tuple(plan[0]), plan[1]),
+            data["anchor_buckets"],
         )
 
 
@@ -139,12 +109,22 @@ def payload_parts(
     view = body_view(payloads, built)
     facts = BuildFacts.of(built, view.layout)
     warnings = built.result.warnings
+    windows = view.layout.windows_of(view.anchors)
+    buckets = bucket_count(len(windows), ANCHORS_PER_BUCKET)
     head = PayloadHead(
-        facts, tuple(WarningView.of(w) for w in warnings[:MAX_WARNINGS]), len(warnings), WindowPlan.of(view.layout)
+        facts,
+        tuple(WarningView.of(w) for w in warnings[:MAX_WARNINGS]),
+        len(warnings),
+        WindowPlan.of(view.layout),
+        buckets,
     )
 
     def parts() -> Iterator[tuple[str, int, Any]]:
-        yield "anchors", 0, view.layout.windows_of(view.anchors)
+        grouped: list[dict[str, int]] = [{} for _ in range(buckets)]
+        for anchor, n in windows.items():
+            grouped[bucket_of(anchor, buckets)][anchor] = n
+        for b, entries in enumerate(grouped):
+            yield "a", b, entries
         if choices is not None:  # typing a long trace's replies for their labels costs a first response most
             yield "choices", 0, [[list(choice) for choice in choices[0]], choices[1]]
         yield "w", 0, encode_rendered(view.layout.render(0, view.marks))
@@ -205,6 +185,13 @@ class StoredParts:
         data = stored.read_part(self.store.engine, self.key, name, n)
         return None if data is None else unpack(data)
 
+    def some(self, name: str, numbers: Iterable[int]) -> dict[int, Any]:
+        """The parts of ``name`` with these numbers that the digest holds, by number."""
+        if self.fresh is not None or self.store is None:
+            fresh = self.fresh or {}
+            return {k: fresh[name, k] for k in numbers if (name, k) in fresh}
+        return {k: unpack(data) for k, data in stored.read_parts_in(self.store.engine, self.key, name, numbers)}
+
     def numbered(self, name: str, first: int, end: int) -> dict[int, Any]:
         """The parts ``[first, end)`` of ``name`` that the digest holds, by number."""
         if self.fresh is not None or self.store is None:
@@ -259,10 +246,16 @@ class PayloadDigest:
         found = self.parts.get("choices", 0)
         return None if found is None else ([(msg_id, label) for msg_id, label in found[0]], found[1])
 
-    def window_map(self) -> dict[str, int]:
-        """Card anchor -> the window holding the first line of its part."""
-        found = self.parts.get("anchors", 0)
-        return dict(found) if found else {}
+    def window_map(self, anchors: Iterable[str] | None = None) -> dict[str, int]:
+        """Card anchor -> the window holding the first line of its part: of every card, or of ``anchors`` (only
+        their buckets read)."""
+        buckets = self.head.anchor_buckets
+        asked = None if anchors is None else list(anchors)
+        wanted = range(buckets) if asked is None else {bucket_of(anchor, buckets) for anchor in asked}
+        found: dict[str, int] = {}
+        for entries in self.parts.some("a", wanted).values():
+            found.update(entries)
+        return found if asked is None else {a: found[a] for a in asked if a in found}
 
     def texts(self) -> Iterator[bytes]:
         """The whole body as the page shows it (masked), window by window."""

@@ -38,6 +38,10 @@ def fill_digests(store: Store, conversation_id: str, attachments_root: Path | No
     source = StoreSource(store)
     payloads = PayloadBuilder(attachments_root)
     done = 0
+    try:  # first: the timeline is the page a reader opens first
+        done += source.store_order(conversation_id)
+    except Exception:
+        log.exception("could not store the timeline order of %s", conversation_id)
     for provider in providers():
         try:
             payload_digest(

@@ -27,10 +27,8 @@ from web.bodies.builder import (
     usable_result,
 )
 from web.bodies.digest import (
-    DigestKey,
     PayloadDigest,
     StoredParts,
-    key_for,
     make_payload_digest,
     payload_asked,
     payload_parts,
@@ -39,6 +37,7 @@ from web.bodies.digest import (
 )
 from web.bodies.jsonview import Mark, Rendered
 from web.bodies.windows import WINDOW_BYTES, Layout, plan
+from web.digest_key import DigestKey, key_for
 from web.heavy import export_then
 from web.request_options import (
     NAMES as OPTION_NAMES,

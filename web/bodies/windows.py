@@ -15,17 +15,19 @@ any JSON pointer starts, so a page can tell which window holds a card's part of 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from web.bodies.jsonview import Mark, Rendered, render
 
-WINDOW_BYTES = 360_000
-"""Estimated HTML of one window: the payload page's first response carries one beside the cards (1 MB in all)."""
+WINDOW_BYTES = 250_000
+"""Estimated HTML of one window: the payload page's first response carries one beside a page of cards, under 1 MB
+in all (a card's mark reopened on every line makes the page about 1.5 times the estimate)."""
 
-PANE_WINDOW_BYTES = 220_000
-"""The same for a pane of the diff page, whose first response carries one window of each side."""
+PANE_WINDOW_BYTES = 100_000
+"""The same for a pane of the diff page, whose first response carries one window of each side (a change's marks
+nest in its card's, both reopened on every line: a pane's page is up to about three times the estimate)."""
 
 LINE_BYTES = 120
 """Markup of a line beyond its text: its block, the spans of its tokens, a mark reopened on it."""
@@ -185,6 +187,10 @@ def plan(body: Any, budget: int = WINDOW_BYTES) -> Layout:
     return layout
 
 
+PENDING_SHOWN = 12
+"""Placeholders a response carries after a window: the last brings the next ones with its own window."""
+
+
 @dataclass(frozen=True, slots=True)
 class PendingWindow:
     """A window not sent yet: the placeholder that loads it when it scrolls into view (or when asked to)."""
@@ -194,6 +200,8 @@ class PendingWindow:
     url: str
     first_line: int
     end_line: int
+    brings_more: bool = False
+    """Its response brings the placeholders of the windows after it too (``url`` asks for them)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,18 +212,17 @@ class WindowedBody:
     """The id of the ``<pre>`` that holds it; window ``n``'s element is ``<pane>-w<n>``."""
     first: Rendered
     pending: list[PendingWindow]
+    """The placeholders of the next windows (``PENDING_SHOWN`` at most; the last brings the next ones)."""
     lines: int
     window_map: dict[str, int]
     """Card anchor -> window, for the cards the page shows (the rest are a request away)."""
-
-    @property
-    def count(self) -> int:
-        return len(self.pending) + 1
+    count: int = 1
+    """How many windows the body has."""
 
     @property
     def complete(self) -> bool:
         """Whether the first window is the whole body."""
-        return not self.pending
+        return self.count <= 1
 
 
 def window_id(pane: str, n: int) -> str:
@@ -247,8 +254,42 @@ def windowed(
 
 
 def windowed_from(
-    spans: Spans, pane: str, first: Rendered, url_of: Callable[[int], str], window_map: dict[str, int] | None = None
+    spans: Spans,
+    pane: str,
+    first: Rendered,
+    url_of: Callable[[int], str],
+    window_map: dict[str, int] | None = None,
+    also: Iterable[int] = (),
 ) -> WindowedBody:
-    """The page's view of a body whose window 0 is ``first``: a placeholder with its URL for each later one."""
-    pending = [PendingWindow(n, window_id(pane, n), url_of(n), *spans.span(n)) for n in range(1, spans.count)]
-    return WindowedBody(pane, first, pending, spans.lines, window_map or {})
+    """The page's view of a body whose window 0 is ``first``: placeholders for the next windows, for those holding
+    the cards the page shows (``window_map``) and for ``also`` (a diff's listed changes), each run chained to the next.
+    """
+    shown = window_map or {}
+    wanted = [*range(1, 1 + PENDING_SHOWN), *shown.values(), *also]
+    return WindowedBody(pane, first, pending_windows(spans, pane, url_of, wanted), spans.lines, shown, spans.count)
+
+
+def pending_after(
+    spans: Spans, pane: str, url_of: Callable[[int], str], n: int, until: int | None = None
+) -> list[PendingWindow]:
+    """The placeholders a response carries after window ``n``: the next ``PENDING_SHOWN`` windows before ``until``
+    (the next placeholder already on the page; the body's end by default), the last bringing the next ones."""
+    end = spans.count if until is None else min(until, spans.count)
+    return pending_windows(spans, pane, url_of, range(n + 1, min(end, n + 1 + PENDING_SHOWN)), end)
+
+
+def pending_windows(
+    spans: Spans, pane: str, url_of: Callable[[int], str], wanted: Iterable[int], until: int | None = None
+) -> list[PendingWindow]:
+    """Placeholders of the ``wanted`` windows (past the first, in the body), in order. The last of each run of
+    consecutive ones brings, with its window, the placeholders up to the next run (or ``until``, the body's end by
+    default), ``PENDING_SHOWN`` at a time: a body of any length costs a response the same."""
+    numbers = sorted({k for k in wanted if 0 < k < spans.count})
+    last = spans.count if until is None else until
+    out = []
+    for i, k in enumerate(numbers):
+        following = numbers[i + 1] if i + 1 < len(numbers) else last
+        more = k + 1 < following
+        url = url_of(k) + (f"&then=1&until={following}" if more else "")  # a window's URL always has its query
+        out.append(PendingWindow(k, window_id(pane, k), url, *spans.span(k), brings_more=more))
+    return out

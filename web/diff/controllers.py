@@ -13,13 +13,14 @@ from typing import Annotated, Any
 from litestar import Controller, get
 from litestar.di import Provide
 from litestar.exceptions import NotFoundException
-from litestar.params import Parameter, QueryParameter
+from litestar.params import FromQuery, Parameter, QueryParameter
 from litestar.plugins.htmx import ClientRefresh, HTMXRequest
 from litestar.response import Redirect, Template
 
 from web import masking, urls
 from web.bodies.asked import DiffLinks
 from web.bodies.builder import PayloadBuilder
+from web.bodies.compare import Listing
 from web.bodies.diffs import (
     AskedDiffDep,
     asked_command,
@@ -32,7 +33,7 @@ from web.bodies.diffs import (
 )
 from web.bodies.preparing import PreparingPage, diff_preparing, preparing_page
 from web.bodies.requests import request_choice
-from web.bodies.windows import windowed_from
+from web.bodies.windows import pending_after, windowed_from
 from web.deps import WorkDep
 from web.diff.pages import ChangesPage, DiffPage
 from web.source import StoreSource
@@ -66,20 +67,25 @@ class DiffController(Controller):
             loaded = source.load(links.conversation_id)
             head = digest.head
             lbody = rbody = None
+            listings = digest.first_listings()
             if head.left_plan is not None and head.right_plan is not None:
                 lbody = windowed_from(
                     head.left_plan,
                     "diff-left",
                     diff_window(source, payloads, links, digest, "left", 0),
                     lambda n: links.window_url("left", n),
+                    also=_listed_windows(listings, "diff-left"),
                 )
                 rbody = windowed_from(
                     head.right_plan,
                     "diff-right",
                     diff_window(source, payloads, links, digest, "right", 0),
                     lambda n: links.window_url("right", n),
+                    also=_listed_windows(listings, "diff-right"),
                 )
-            choice = request_choice(loaded, links.left, links.upto, links.repair, payloads=payloads)
+            choice = request_choice(
+                loaded, links.left, links.upto, links.repair, payloads=payloads, listed=digest.choices()
+            )
             return DiffPage(
                 title=masking.mask(loaded.summary.title) or "(no user text)",
                 request=replace(choice, options=links.options.texts),
@@ -88,7 +94,7 @@ class DiffController(Controller):
                 changes_total=head.changes_total,
                 left_body=lbody,
                 right_body=rbody,
-                listings=digest.first_listings() if lbody is not None else [],
+                listings=listings if lbody is not None else [],
                 links=links,
                 options=diff_options_form(links, loaded),
             )
@@ -119,15 +125,27 @@ class DiffController(Controller):
 
     @get("/window", name="diff-window")
     async def window(
-        self, work: WorkDep, links: AskedDiffDep, side: Annotated[str, QueryParameter(max_length=8)], n: Count
+        self,
+        work: WorkDep,
+        links: AskedDiffDep,
+        side: Annotated[str, QueryParameter(max_length=8)],
+        n: Count,
+        then: FromQuery[bool] = False,
+        until: Annotated[int | None, QueryParameter(ge=0, le=10_000_000)] = None,
     ) -> Template:
-        """Window ``n`` of one side's body, its changes marked: the fragment that replaces its placeholder."""
+        """Window ``n`` of one side's body, its changes marked: the fragment that replaces its placeholder; ``then``,
+        followed by the placeholders of the next windows before ``until`` (``web.bodies.windows.pending_after``)."""
         side = side_of(side)
         source, payloads = work.source, work.payloads
 
         def build(_: object) -> dict[str, Any]:
             digest = diff_digest(source, payloads, links)
-            return {"pane": f"diff-{side}", "n": n, "rendered": diff_window(source, payloads, links, digest, side, n)}
+            rendered = diff_window(source, payloads, links, digest, side, n)
+            plan, pane = digest.head.plan(side), f"diff-{side}"
+            pending = []
+            if then and plan is not None:
+                pending = pending_after(plan, pane, lambda k: links.window_url(side, k), n, until)
+            return {"pane": pane, "n": n, "rendered": rendered, "pending": pending}
 
         context = await work.run(build, what=links.what, command=asked_command(links, work.payloads))
         return Template("payloads/_window.html", context=context)
@@ -144,6 +162,18 @@ class DiffController(Controller):
         page = await work.run(build, what=links.what, command=asked_command(links, work.payloads))
         template = "diff/_changes.html" if request.htmx else "diff/changes.html"
         return Template(template, context={"page": page}, headers={"Vary": "HX-Request"})
+
+
+def _listed_windows(listings: list[Listing], pane: str) -> list[int]:
+    """The windows of ``pane`` that hold the listed changes (their placeholders go on the page, for a click)."""
+    prefix = f"{pane}-w"
+    return [
+        int(element[len(prefix) :])
+        for listing in listings
+        for change in listing.changes
+        for element in change.windows.split()
+        if element.startswith(prefix)
+    ]
 
 
 def _preparing_url(links: DiffLinks) -> str:

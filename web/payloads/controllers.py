@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from litestar import Controller, get
 from litestar.di import Provide
-from litestar.params import Parameter
+from litestar.params import FromQuery, Parameter, QueryParameter
 from litestar.plugins.htmx import ClientRefresh, HTMXRequest
 from litestar.response import Redirect, Stream, Template
 
@@ -25,7 +26,7 @@ from web.bodies.requests import (
     digest_window,
     payload_digest,
 )
-from web.bodies.windows import windowed_from
+from web.bodies.windows import pending_after, windowed_from
 from web.conversation_page import conversation_page
 from web.deps import RunsDep, SettingsDep, WorkDep
 from web.payloads.pages import PayloadPage, PhasesPanel, PhaseView
@@ -48,6 +49,12 @@ def _preparing_url(asked: AskedRequest) -> str:
 
 def _page_url(asked: AskedRequest) -> str:
     return urls.payload(asked.conversation_id, asked.provider, upto=asked.upto, repair=asked.repair, model=asked.model)
+
+
+def _window_url(asked: AskedRequest) -> Callable[[int], str]:
+    return lambda n: urls.payload_window(
+        asked.conversation_id, asked.provider, n, upto=asked.upto, repair=asked.repair, model=asked.model
+    )
 
 
 def _pretty(name: str, value: Any) -> PhaseView:
@@ -94,8 +101,7 @@ class PayloadController(Controller):
             head = digest.head
             body = None
             if head.plan is not None:
-                shown = {card.anchor for card in cards.timeline.cards}
-                first_windows = {a: n for a, n in digest.window_map().items() if a in shown}
+                first_windows = digest.window_map(card.anchor for card in cards.timeline.cards)
                 first = digest_window(source, payloads, asked, digest, 0)
                 body = windowed_from(head.plan, PANE, first, choice.window_url, first_windows)
             return PayloadPage(
@@ -136,12 +142,23 @@ class PayloadController(Controller):
         return Template("payloads/_preparing.html", context={"page": page})
 
     @get("/window", name="payload-window")
-    async def window(self, work: WorkDep, n: WindowNumber, asked: AskedDep) -> Template:
-        """Window ``n`` of the body, highlighted: the fragment that replaces its placeholder on the page."""
+    async def window(
+        self,
+        work: WorkDep,
+        n: WindowNumber,
+        asked: AskedDep,
+        then: FromQuery[bool] = False,
+        until: Annotated[int | None, QueryParameter(ge=0, le=10_000_000)] = None,
+    ) -> Template:
+        """Window ``n`` of the body, highlighted: the fragment that replaces its placeholder on the page; ``then``,
+        followed by the placeholders of the next windows before ``until`` (``web.bodies.windows.pending_after``)."""
 
         def build(_: object) -> dict[str, Any]:
             digest = payload_digest(work.source, work.payloads, asked)
-            return {"pane": PANE, "n": n, "rendered": digest_window(work.source, work.payloads, asked, digest, n)}
+            rendered = digest_window(work.source, work.payloads, asked, digest, n)
+            plan = digest.head.plan
+            pending = pending_after(plan, PANE, _window_url(asked), n, until) if then and plan is not None else []
+            return {"pane": PANE, "n": n, "rendered": rendered, "pending": pending}
 
         context = await work.run(build, what=asked.what, command=asked.command())
         return Template("payloads/_window.html", context=context)

@@ -127,8 +127,5 @@ class StepForms:
 
 def step_forms(conversation_id: str, choices: Sequence[ProviderChoice], timeline: Timeline) -> StepForms:
     """The forms of a conversation page: a turn is a top-level user card whose trace records follow or precede it."""
-    slots = timeline.slots
-    users = [s.msg_id for s in slots if s.role == "user" and s.placement == "message" and s.depth == 0]
-    parents = {s.parent_id for s in slots if s.parent_id is not None}
-    turns = [u for u in users if u in parents]
+    turns = timeline.order.turns()
     return StepForms(conversation_id, choices, frozenset(turns), turns[-1] if turns else None)

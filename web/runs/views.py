@@ -52,7 +52,7 @@ def detached_card(message: Message, prefix: str, timeline: Timeline | None = Non
     on the page that holds it; without one (a replayed reply, whose call ids are new), there is no result.
     """
     source = timeline if timeline is not None else Timeline([message])
-    card = build_card(Entry(message, "message", None), source.order.calls)
+    card = build_card(Entry(message, "message", None), source.order.calls_for([message]))
     body = card.body
     if isinstance(body, AssistantBody):
         calls = tuple(

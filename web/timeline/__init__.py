@@ -85,7 +85,8 @@ class Timeline:
             Entry(message, slot.placement, slot.parent_id, slot.depth)
             for message, slot in zip(messages[offset - before :], self._slots[offset:end], strict=True)
         ]
-        cards = _with_steps(build_cards(entries, self._order.calls), messages[0] if before < offset else None)
+        calls = self._order.calls_for(messages)
+        cards = _with_steps(build_cards(entries, calls), messages[0] if before < offset else None)
         return Page(cards=cards, offset=offset, next_offset=end if end < len(self._slots) else None, total=len(self))
 
     def positions_of(self, role: str) -> list[int]:
@@ -97,12 +98,13 @@ class Timeline:
         offset = max(0, min(offset, len(positions)))
         chosen = positions[offset : offset + size]
         slots = [self._slots[position] for position in chosen]
+        messages = self._order.messages_at(chosen)
         entries = [
             Entry(message, slot.placement, slot.parent_id, slot.depth)
-            for message, slot in zip(self._order.messages_at(chosen), slots, strict=True)
+            for message, slot in zip(messages, slots, strict=True)
         ]
         end = offset + len(chosen)
-        cards = build_cards(entries, self._order.calls)
+        cards = build_cards(entries, self._order.calls_for(messages))
         return Page(cards=cards, offset=offset, next_offset=end if end < len(positions) else None, total=len(positions))
 
     def page_of(self, anchor: str, size: int) -> int:

@@ -187,6 +187,18 @@ class Order(ABC):
         """The typed messages of the slots at ``positions`` (an order that reads storage reads them at once)."""
         return [self.messages(position, position + 1)[0] for position in positions]
 
+    def calls_for(self, messages: Sequence[Message]) -> CallIndex:
+        """A call index that holds at least the links of these messages' tool calls and results (an order that
+        reads its index from storage reads only those)."""
+        return self.calls
+
+    def turns(self) -> list[str]:
+        """The msg_ids of the turns, in order: top-level user cards whose trace records follow or precede them."""
+        slots = self.slots
+        users = [s.msg_id for s in slots if s.role == "user" and s.placement == "message" and s.depth == 0]
+        parents = {s.parent_id for s in slots if s.parent_id is not None}
+        return [u for u in users if u in parents]
+
 
 class TypedOrder(Order):
     """The order of messages already typed."""

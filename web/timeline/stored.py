@@ -19,9 +19,10 @@ for card (``tests/web/timeline/test_outline.py`` holds both to the typed timelin
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import repeat
 from operator import attrgetter
+from typing import NamedTuple
 
 import msgspec
 
@@ -47,6 +48,38 @@ _CHILDREN = attrgetter("children")
 _make_slot = Slot._make
 
 
+class RecordPlace(NamedTuple):
+    """Where one record's message is in its stored text: all of it, or (a message with a trace) around its records.
+
+    ``records_at`` is where its records array opens and ``records_end`` just past it (-1: no trace); ``tail``
+    is the text after the array when the outline kept it.
+    """
+
+    start: int
+    end: int
+    records_at: int = -1
+    records_end: int = -1
+    tail: str | None = None
+
+    def spans(self, row: int) -> list[Span]:
+        """The ranges its typed message is read from: all of it, or all of it but its records (and its tail)."""
+        if self.records_at < 0:
+            return [(row, self.start, self.end)]
+        if self.tail is not None:
+            return [(row, self.start, self.records_at)]
+        return [(row, self.start, self.records_at), (row, self.records_end, self.end)]
+
+    def type_from(self, pieces: list[bytes]) -> Message:
+        """Its message from the pieces ``spans`` read, typed as JsonOrder types it (without its trace)."""
+        if self.records_at < 0:
+            return MESSAGE_ADAPTER.validate_python(loads(pieces[0]))
+        tail = self.tail.encode() if self.tail is not None else pieces[1]
+        data = loads(pieces[0] + b"[]" + tail)
+        if isinstance(data, dict):
+            data.pop("intermediate_trace", None)
+        return MESSAGE_ADAPTER.validate_python(data)
+
+
 class _Node(msgspec.Struct, array_like=True, gc=False):
     """One record as ``core.store.outline`` stores it, and (for an irregular one) its typed values once read."""
 
@@ -61,24 +94,21 @@ class _Node(msgspec.Struct, array_like=True, gc=False):
     children: list[_Node] = []
     tail: str | None = None
 
+    @property
+    def place(self) -> RecordPlace:
+        """Where its message is in the stored text, as a page reads it."""
+        if not self.children:
+            return RecordPlace(self.start, self.end)
+        # The records array ends just before the closing "]" that follows its last record.
+        return RecordPlace(self.start, self.end, self.records_at, self.children[-1].end + 1, self.tail)
+
     def spans(self, row: int) -> list[Span]:
         """The ranges its typed message is read from: all of it, or all of it but its records (and its tail)."""
-        if not self.children:
-            return [(row, self.start, self.end)]
-        if self.tail is not None:
-            return [(row, self.start, self.records_at)]
-        records_end = self.children[-1].end + 1  # just past the records array's closing "]"
-        return [(row, self.start, self.records_at), (row, records_end, self.end)]
+        return self.place.spans(row)
 
     def type_from(self, pieces: list[bytes]) -> Message:
         """Its message, typed as JsonOrder types it (a message with a trace without that trace)."""
-        if not self.children:
-            return MESSAGE_ADAPTER.validate_python(loads(pieces[0]))
-        tail = self.tail.encode() if self.tail is not None else pieces[1]
-        data = loads(pieces[0] + b"[]" + tail)
-        if isinstance(data, dict):
-            data.pop("intermediate_trace", None)
-        return MESSAGE_ADAPTER.validate_python(data)
+        return self.place.type_from(pieces)
 
 
 _OUTLINE = msgspec.json.Decoder(_Node)
@@ -98,6 +128,8 @@ class StoredOrder(Order):
         irregular: list[tuple[int, _Node]] = []
         for row, root in roots:
             _collect_irregular(row, [root], 0, irregular)
+        self.regular = not irregular
+        """Whether every record has a plain msg_id, role and stamp (none was typed to be placed)."""
         if irregular:
             self._type(irregular)
         nodes: list[_Node] = []
@@ -113,6 +145,11 @@ class StoredOrder(Order):
 
     def messages(self, start: int, end: int) -> list[Message]:
         return self.messages_at(range(start, min(end, len(self._nodes))))
+
+    def places(self) -> Iterator[tuple[int, RecordPlace]]:
+        """Each slot's message row and where its record is in that row's text, in timeline order."""
+        for row, node in zip(self._rows, self._nodes, strict=True):
+            yield row, node.place
 
     def messages_at(self, positions: Sequence[int]) -> list[Message]:
         nodes, rows = self._nodes, self._rows

@@ -15,8 +15,9 @@ from core import MESSAGE_ADAPTER
 from core.store import Store
 from core.store import digests as stored
 from tests.web.web_corpus import BASE_URL, csrf_cookie, import_messages, long_trace, temp_store
+from tests.web.web_html import every_window_url, window_count
 from web import app as web_app
-from web.bodies import digest as payload_digest
+from web import digest_key
 from web.bodies import digest_task
 from web.bodies.builder import PayloadBuilder, providers
 from web.bodies.facts import unpack
@@ -104,7 +105,7 @@ def test_the_first_page_leaves_the_rest_of_its_digest_made_from_the_same_build(s
     (fresh,) = _get(store, PAGE)
     with store.engine.connect() as conn:
         (key,) = conn.execute(select(stored.DIGESTS.c.key).where(stored.DIGESTS.c.kind == "payload")).scalars()
-    assert stored.part_numbers(store.engine, key, "w") == set(range(len(_window_urls(fresh.decode())) + 1))
+    assert stored.part_numbers(store.engine, key, "w") == set(range(window_count(fresh.decode())))
     assert builds == ["openai"]
 
 
@@ -157,7 +158,7 @@ def test_new_content_in_the_conversation_is_never_served_from_an_old_digest(stor
     import_messages(store, [_secret_message("s-later", "a later question about zebras")], source="later.jsonl")  # type: ignore[list-item]
     (page,) = _get(store, PAGE)
     assert builds == ["openai", "openai"]
-    (last,) = _get(store, _window_urls(page.decode())[-1])  # the new message ends the body
+    (last,) = _get(store, every_window_url(page.decode())[-1])  # the new message ends the body
     assert b"zebras" in last
     assert stored.count_digests(store.engine, CID) == 1  # the stale digest was dropped
 
@@ -166,7 +167,7 @@ def test_another_traceloupe_version_builds_its_own_digest(
     store: Store, builds: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (before,) = _get(store, PAGE)
-    monkeypatch.setattr(payload_digest, "traceloupe_version", lambda: "99.0.0")
+    monkeypatch.setattr(digest_key, "traceloupe_version", lambda: "99.0.0")
     (after,) = _get(store, PAGE)
     assert builds == ["openai", "openai"]
     assert _page(after) == _page(before) and stored.count_digests(store.engine, CID) == 1

@@ -73,12 +73,18 @@ def test_each_side_loads_by_windows_that_concatenate_to_its_body(client: TestCli
     mid = client.get(f"{MID}/diff?left=openai&right=anthropic").text
     for side, provider in (("left", "openai"), ("right", "anthropic")):
         start = mid.index(">", mid.index(f'id="diff-{side}"')) + 1
-        texts = [parse(mid[start : mid.index("</pre>", start)]).text]
-        urls = [unescape(u) for u in re.findall(rf'hx-get="([^"]*/diff/window\?[^"]*side={side}[^"]*)"', mid)]
+        texts = {0: parse(mid[start : mid.index("</pre>", start)]).text}
+        placeholder = rf'hx-get="([^"]*/diff/window\?[^"]*side={side}[^"]*)"'
+        urls = [unescape(u) for u in re.findall(placeholder, mid)]
         assert len(urls) > 1
-        texts += [parse(client.get(url).text).text for url in urls]
+        while urls:  # a window's response brings the next placeholders, to the last window
+            fragment = client.get(urls.pop(0)).text
+            window, _, following = fragment.partition('<span class="jw jw--pending"')
+            texts[int(parse(window).elements[0].get("data-window") or "")] = parse(window).text
+            urls += [unescape(u) for u in re.findall(placeholder, following)]
+        assert sorted(texts) == list(range(len(texts)))
         api = client.get(f"/api{MID}/payload/{provider}").json()["body"]
-        assert "".join(texts) == json.dumps(api, indent=2, ensure_ascii=False)
+        assert "".join(texts[n] for n in sorted(texts)) == json.dumps(api, indent=2, ensure_ascii=False)
 
 
 def test_a_listed_change_names_the_windows_holding_its_marks(client: TestClient[Litestar], page: str) -> None:

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
-from html import unescape
 
 import pytest
 from hypothesis import given, settings
@@ -15,7 +13,7 @@ from litestar.testing import TestClient
 
 from core import MESSAGE_ADAPTER
 from tests.web.web_corpus import BASE_URL, long_trace, temp_store
-from tests.web.web_html import live_content, parse
+from tests.web.web_html import every_window_url, live_content, parse
 from web.app import create_app
 from web.bodies.jsonview import Mark, pretty
 from web.bodies.windows import plan
@@ -45,7 +43,7 @@ def _pre_text(html: str, element_id: str) -> str:
 
 
 def _window_urls(html: str) -> list[str]:
-    return [unescape(u) for u in re.findall(r'hx-get="([^"]*/window\?[^"]*)"', html)]
+    return every_window_url(html)
 
 
 def _api_text(client: TestClient[Litestar], path: str) -> str:
