@@ -98,8 +98,15 @@ class ProviderError(TraceloupeError):
         super().__init__(message)
 
 
+# A path spells the file's own keys: a control character in one (a newline, an escape sequence) is written as its
+# escape, so an error is one line and a terminal shows it as text.
+_CONTROL_ESCAPES = {c: f"\\u{c:04x}" for c in (*range(0x20), *range(0x7F, 0xA0))}
+
+
 def _shorten(path: str, limit: int = 160) -> str:
-    """Keep a JSON path readable on one line: a very deep one keeps its head and its tail."""
+    """Keep a JSON path readable on one line (control characters escaped): a very deep one keeps its head and its
+    tail."""
+    path = path.translate(_CONTROL_ESCAPES)
     if len(path) <= limit:
         return path
     return f"{path[:60]}…{path[-(limit - 61) :]}"

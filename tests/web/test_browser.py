@@ -51,7 +51,7 @@ INJECTED = """() => [...document.querySelectorAll('#timeline *')].filter(el =>
        ((a.name.startsWith('hx-') || a.name.startsWith('data-hx-')) &&
         !(el.tagName === 'ARTICLE' && a.name === 'hx-disable') && !el.matches('[data-next-page]') &&
         !el.matches('[data-phases-link]') && !el.matches('[data-window-pending]') &&
-        !el.matches('[data-more-changes] a')))
+        !el.matches('[data-more-changes] a') && !el.matches('[data-options-form]')))
    ).map(el => el.outerHTML.slice(0, 80))"""
 
 
