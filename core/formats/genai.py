@@ -23,7 +23,7 @@ from typing import IO, Any
 from core.formats.events import ConversationKey, Event, ModelCall
 from core.formats.genai_messages import MessageReader, indexed, joined
 from core.formats.otlp import Span, read_spans
-from core.formats.span_fields import loads, request_of, source_of, tool_execution
+from core.formats.span_fields import loads, request_of, span_model_call, tool_execution
 from core.llm.messages import LLMMessage
 
 TOOL_OPERATIONS = ("execute_tool", "tool")
@@ -149,18 +149,8 @@ def model_call(span: Span, path: str, reader: MessageReader) -> ModelCall:
         },
         extra=extra,
     )
-    if reader.unplaced:
-        extra["parts"] = reader.unplaced
-    return ModelCall(
-        source=source_of(span, path),
-        key=conversation_key(span),
-        input=sent,
-        output=answered,
-        request=request,
-        started_at=span.start,
-        ended_at=span.end,
-        extra=extra,
-    )
+    key = conversation_key(span)
+    return span_model_call(span, path, key, sent, answered, request=request, extra=extra, unplaced=reader.unplaced)
 
 
 def span_events(span: Span, path: str, reader: MessageReader) -> Iterator[Event]:

@@ -16,8 +16,6 @@ from typing import Any
 from core.formats.span_fields import TextPool, arguments_text, content_text, loads
 from core.llm.messages import (
     LLMAssistantMessage,
-    LLMAudioPart,
-    LLMFilePart,
     LLMImagePart,
     LLMMessage,
     LLMSystemMessage,
@@ -26,14 +24,9 @@ from core.llm.messages import (
     LLMToolMessage,
     LLMUserMessage,
     LLMUserPart,
-    LLMVideoPart,
 )
+from core.providers.reading import kind_of, media_part
 
-_MEDIA: dict[str, type[LLMImagePart | LLMAudioPart | LLMVideoPart | LLMFilePart]] = {
-    "image": LLMImagePart,
-    "audio": LLMAudioPart,
-    "video": LLMVideoPart,
-}
 _ASSISTANT_ROLES = ("assistant", "model", "ai")
 _TOOL_RESULT_PARTS = ("tool_call_response", "tool_result", "function_response")
 _TOOL_CALL_PARTS = ("tool_call", "tool_use", "function_call")
@@ -50,14 +43,13 @@ class MessageReader:
         return self.pool(content_text(value))
 
     def _media(self, part: dict[str, Any]) -> LLMUserPart | None:
-        modality = str(part.get("modality") or part.get("mime_type") or "").split("/", 1)[0]
-        cls = _MEDIA.get(modality, LLMFilePart)
+        modality = kind_of(str(part.get("modality") or part.get("mime_type") or ""))
         mime = part.get("mime_type")
         kind = part.get("type")
         if kind == "blob" and isinstance(part.get("content"), str):
-            return cls(data=part["content"], media_type=mime)
+            return media_part(modality, data=part["content"], media_type=mime)
         if kind == "uri" and isinstance(part.get("uri"), str):
-            return cls(url=part["uri"], media_type=mime)
+            return media_part(modality, url=part["uri"], media_type=mime)
         if kind == "image_url":  # chat-completions shape inside the older content lists
             image = part.get("image_url")
             url = image.get("url") if isinstance(image, dict) else image

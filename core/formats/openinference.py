@@ -18,7 +18,7 @@ from core.formats.events import ConversationKey, Event, ModelCall
 from core.formats.genai_messages import MessageReader, indexed, joined
 from core.formats.otlp import Span, read_spans
 from core.formats.phoenix_spans import looks_like_phoenix, read_phoenix_spans
-from core.formats.span_fields import loads, request_of, source_of, tool_execution
+from core.formats.span_fields import loads, request_of, span_model_call, tool_execution
 
 SPAN_KIND = "openinference.span.kind"
 SNIFF_HEAD = 4096
@@ -136,18 +136,8 @@ def model_call(span: Span, path: str, reader: MessageReader) -> ModelCall:
         params=_params(loads(attrs.get("llm.invocation_parameters")), extra),
         extra=extra,
     )
-    if reader.unplaced:
-        extra["parts"] = reader.unplaced
-    return ModelCall(
-        source=source_of(span, path),
-        key=conversation_key(span),
-        input=sent,
-        output=answered,
-        request=request,
-        started_at=span.start,
-        ended_at=span.end,
-        extra=extra,
-    )
+    key = conversation_key(span)
+    return span_model_call(span, path, key, sent, answered, request=request, extra=extra, unplaced=reader.unplaced)
 
 
 def span_events(span: Span, path: str, reader: MessageReader) -> Iterator[Event]:

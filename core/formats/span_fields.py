@@ -10,8 +10,9 @@ from typing import Any
 import orjson
 
 from core.errors import InputError
-from core.formats.events import SourceRef, ToolExecution
+from core.formats.events import ModelCall, SourceRef, ToolExecution
 from core.formats.otlp import Span
+from core.llm.messages import LLMMessage
 from core.request_context.shapes import RequestFieldError, read_tools
 from core.request_context.stored import StoredRequest, read_params
 
@@ -119,6 +120,32 @@ def request_of(
         model=model if isinstance(model, str) and model else None,
         tools=read_tools_,
         params=generation,
+    )
+
+
+def span_model_call(
+    span: Span,
+    path: str,
+    key: Any,
+    sent: tuple[LLMMessage, ...] | None,
+    answered: tuple[LLMMessage, ...] | None,
+    *,
+    request: StoredRequest | None,
+    extra: dict[str, Any],
+    unplaced: list[Any],
+) -> ModelCall:
+    """A model span as a model call; the message parts that had no place are kept in ``extra["parts"]``."""
+    if unplaced:
+        extra["parts"] = unplaced
+    return ModelCall(
+        source=source_of(span, path),
+        key=key,
+        input=sent,
+        output=answered,
+        request=request,
+        started_at=span.start,
+        ended_at=span.end,
+        extra=extra,
     )
 
 

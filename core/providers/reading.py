@@ -110,6 +110,15 @@ def split_tools(value: Any, at: str) -> tuple[tuple[ToolSpec, ...], list[Any]]:
     return read_tools(functions, at), builtins
 
 
+def function_tools(value: Any, extra: JSON, at: str = "tools") -> tuple[ToolSpec, ...]:
+    """The function tools of a tool list as neutral tools; the provider's built-in ones, if any, are kept in
+    ``extra["tools"]`` as recorded (``split_tools``)."""
+    tools, builtins = split_tools(value, at)
+    if builtins:
+        extra["tools"] = builtins
+    return tools
+
+
 def _is_function(item: Mapping[str, Any]) -> bool:
     if any(k in item for k in _GEMINI_DECLARATIONS) or isinstance(item.get("function"), Mapping):
         return True

@@ -31,6 +31,7 @@ from web.bodies.diffs import (
     diff_window,
     side_of,
 )
+from web.bodies.page_responses import page_response, preparing_response
 from web.bodies.preparing import PreparingPage, diff_preparing, preparing_page
 from web.bodies.requests import request_choice
 from web.bodies.windows import pending_after, windowed_from
@@ -100,28 +101,15 @@ class DiffController(Controller):
             )
 
         page = await work.run(build, what=links.what, command=asked_command(links, work.payloads))
-        if isinstance(page, PreparingPage):
-            return Template("payloads/preparing.html", context={"page": page})
-        panel = request.htmx and request.htmx.target == PANEL
-        template = "diff/_diff_panel.html" if panel else "diff/diff.html"
-        return Template(template, context={"page": page}, headers={"Vary": "HX-Request, HX-Target"})
+        return page_response(request, page, PANEL, "diff/_diff_panel.html", "diff/diff.html")
 
     @get("/preparing", name="diff-preparing")
     async def preparing(
         self, request: HTMXRequest, work: WorkDep, links: AskedDiffDep
     ) -> Template | ClientRefresh | Redirect:
         """How far the page's digest is made (``#digest-preparing``, polled); once it is, a refresh into the page."""
-
-        def build(_: object) -> PreparingPage | None:
-            progress = diff_preparing(work.source, work.payloads, links)
-            if progress is None:
-                return None
-            return preparing_page(work.source, links.conversation_id, links.what, _preparing_url(links), progress)
-
-        page = await work.run(build, what=links.what, command=asked_command(links, work.payloads))
-        if page is None:
-            return ClientRefresh() if request.htmx else Redirect(links.diff_url)
-        return Template("payloads/_preparing.html", context={"page": page})
+        poll_url, command = _preparing_url(links), asked_command(links, work.payloads)
+        return await preparing_response(request, work, links, diff_preparing, poll_url, links.diff_url, command)
 
     @get("/window", name="diff-window")
     async def window(

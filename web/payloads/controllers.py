@@ -14,6 +14,7 @@ from litestar.response import Redirect, Stream, Template
 
 from web import masking, urls
 from web.bodies.builder import PayloadBuilder
+from web.bodies.page_responses import page_response, preparing_response
 from web.bodies.preparing import PreparingPage, payload_preparing, preparing_page
 from web.bodies.requests import (
     AskedDep,
@@ -118,28 +119,15 @@ class PayloadController(Controller):
             )
 
         page = await work.run(build, what=asked.what, command=asked.command())
-        if isinstance(page, PreparingPage):
-            return Template("payloads/preparing.html", context={"page": page})
-        panel = request.htmx and request.htmx.target == PANEL
-        template = "payloads/_payload_panel.html" if panel else "payloads/payload.html"
-        return Template(template, context={"page": page}, headers={"Vary": "HX-Request, HX-Target"})
+        return page_response(request, page, PANEL, "payloads/_payload_panel.html", "payloads/payload.html")
 
     @get("/preparing", name="payload-preparing")
     async def preparing(
         self, request: HTMXRequest, work: WorkDep, asked: AskedDep
     ) -> Template | ClientRefresh | Redirect:
         """How far the page's digest is made (``#digest-preparing``, polled); once it is, a refresh into the page."""
-
-        def build(_: object) -> PreparingPage | None:
-            progress = payload_preparing(work.source, work.payloads, asked)
-            if progress is None:
-                return None
-            return preparing_page(work.source, asked.conversation_id, asked.what, _preparing_url(asked), progress)
-
-        page = await work.run(build, what=asked.what, command=asked.command())
-        if page is None:
-            return ClientRefresh() if request.htmx else Redirect(_page_url(asked))
-        return Template("payloads/_preparing.html", context={"page": page})
+        poll_url, command = _preparing_url(asked), asked.command()
+        return await preparing_response(request, work, asked, payload_preparing, poll_url, _page_url(asked), command)
 
     @get("/window", name="payload-window")
     async def window(

@@ -43,10 +43,10 @@ from core.providers.reading import (
     as_object,
     as_text,
     choice_of,
+    function_tools,
     kind_of,
     media_part,
     params_of,
-    split_tools,
     unread,
 )
 from core.request_context.shapes import RequestFieldError
@@ -80,10 +80,8 @@ def read_request(body: Mapping[str, Any]) -> ReadBody:
             out.append(msg)
         else:
             raise RequestFieldError(f"{at}.role", f"unknown role {role!r}")
-    tools, builtins = split_tools(body.get("tools"), "tools")
     extra = unread(body, REQUEST_KEYS)
-    if builtins:
-        extra["tools"] = builtins
+    tools = function_tools(body.get("tools"), extra)
     if skipped:
         extra[UNREAD_BLOCKS] = skipped
     return ReadBody(

@@ -4,36 +4,12 @@ fields. Part of the Anthropic dialect (:mod:`core.providers.dialects.anthropic`)
 from __future__ import annotations
 
 import json
-import ssl
 from typing import Any
 
 from core.messages.objects import RedactedThinkingBlock, ThinkingBlock, ToolCall
-from core.providers.wire import ErrorTable, ReplyFields, StepUsage, Usage, Wire, int_or_none, posting
-from core.sdk_imports import SDK_IMPORT_LOCK
+from core.providers.wire import ReplyFields, StepUsage, Usage, Wire, int_or_none, posting, sdk_client, sdk_errors
 
 JSON = dict[str, Any]
-
-
-def _client(base_url: str | None, key: str, timeout: float, follow_redirects: bool, verify: ssl.SSLContext) -> Any:
-    with SDK_IMPORT_LOCK:
-        import anthropic
-
-    return anthropic.Anthropic(
-        api_key=key, base_url=base_url, max_retries=0, timeout=timeout,
-        http_client=anthropic.DefaultHttpxClient(follow_redirects=follow_redirects, verify=verify),
-    )  # fmt: skip
-
-
-def _errors() -> ErrorTable:
-    with SDK_IMPORT_LOCK:
-        import anthropic
-
-    return {
-        anthropic.APIStatusError: "http_error",
-        anthropic.RateLimitError: "rate_limited",
-        anthropic.APITimeoutError: "timeout",
-        anthropic.APIConnectionError: "connection_error",
-    }
 
 
 def parse_reply(data: JSON) -> ReplyFields:
@@ -77,9 +53,9 @@ WIRE = Wire(
     name="anthropic",
     sdk_module="anthropic",
     logger="anthropic",
-    client=_client,
+    client=sdk_client("anthropic", "Anthropic"),
     call=posting(MESSAGES_PATH),  # sent as built: the dialect always sets the max_tokens Messages requires
-    errors=_errors,
+    errors=sdk_errors("anthropic"),
     parse=parse_reply,
     usage=step_usage,
 )

@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-import ssl
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, assert_never
+from typing import TYPE_CHECKING, ClassVar, assert_never
 from urllib.parse import urlsplit
 
 from core.llm.messages import (
@@ -58,8 +57,7 @@ from core.providers.dialects import chat_read
 from core.providers.media import ResolvedMedia
 from core.providers.profiles import ModelProfile, ToolNameRule
 from core.providers.sampling import sampling
-from core.providers.wire import ErrorTable, ReplyFields, StepUsage, Usage, Wire, int_or_none, posting
-from core.sdk_imports import SDK_IMPORT_LOCK
+from core.providers.wire import ReplyFields, StepUsage, Usage, Wire, int_or_none, posting, sdk_client, sdk_errors
 
 if TYPE_CHECKING:
     from core.preflight.findings import Finding
@@ -151,30 +149,10 @@ class Extensions:
 # -- the wire: the openai SDK's client and errors, Chat Completions' answer read back ------------------------
 
 
-def openai_client(
-    base_url: str | None, key: str, timeout: float, follow_redirects: bool, verify: ssl.SSLContext
-) -> Any:
-    """An openai SDK client (Chat Completions and Responses alike)."""
-    with SDK_IMPORT_LOCK:
-        import openai
-
-    return openai.OpenAI(
-        api_key=key, base_url=base_url, max_retries=0, timeout=timeout,
-        http_client=openai.DefaultHttpxClient(follow_redirects=follow_redirects, verify=verify),
-    )  # fmt: skip
-
-
-def openai_errors() -> ErrorTable:
-    """The openai SDK's exceptions and the outcome each stands for."""
-    with SDK_IMPORT_LOCK:
-        import openai
-
-    return {
-        openai.APIStatusError: "http_error",  # any answer outside 2xx, a 3xx included
-        openai.RateLimitError: "rate_limited",
-        openai.APITimeoutError: "timeout",  # a subclass of APIConnectionError
-        openai.APIConnectionError: "connection_error",
-    }
+openai_client = sdk_client("openai", "OpenAI")
+"""An openai SDK client (Chat Completions and Responses alike)."""
+openai_errors = sdk_errors("openai")
+"""The openai SDK's exceptions and the outcome each stands for."""
 
 
 def openai_usage(sent: str, answered: str) -> Callable[[JSON], StepUsage]:

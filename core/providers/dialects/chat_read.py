@@ -44,9 +44,9 @@ from core.providers.reading import (
     as_object,
     as_text,
     choice_of,
+    function_tools,
     media_part,
     params_of,
-    split_tools,
     unread,
 )
 from core.request_context.shapes import RequestFieldError
@@ -75,17 +75,14 @@ def read_request(body: Mapping[str, Any], *, effort_sent: bool = True, switch_se
     switches nothing."""
     fields: JSON = {}
     messages = read_messages(as_list(body.get("messages"), "messages"), fields)
-    tools, builtins = split_tools(body.get("tools"), "tools")
     thinking, unread_keys = _thinking(body, effort_sent, switch_sent)
     extra = unread(body, [k for k in REQUEST_KEYS if k not in unread_keys])
     if fields:
         extra[UNREAD_FIELDS] = fields
-    if builtins:
-        extra["tools"] = builtins
     return ReadBody(
         messages=messages,
         model=body.get("model") if isinstance(body.get("model"), str) else None,
-        tools=tools,
+        tools=function_tools(body.get("tools"), extra),
         tool_choice=choice_of(body.get("tool_choice"), "tool_choice"),
         params=params_of(
             body,

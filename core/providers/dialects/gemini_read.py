@@ -44,10 +44,10 @@ from core.providers.reading import (
     as_object,
     as_text,
     choice_of,
+    function_tools,
     kind_of,
     media_part,
     params_of,
-    split_tools,
     unread,
 )
 from core.request_context.shapes import RequestFieldError
@@ -124,14 +124,12 @@ def read_request(body: Mapping[str, Any], model: str | None = None) -> ReadBody:
         else:
             raise RequestFieldError(f"{at}.role", f"unknown role {role!r}")
     config = as_object(body.get("generationConfig") or {}, "generationConfig")
-    tools, builtins = split_tools(body.get("tools"), "tools")
     extra = unread(body, REQUEST_KEYS)
     thinking = _thinking(config.get("thinkingConfig"))
     config_extra = unread(config, CONFIG_KEYS if thinking is not None else CONFIG_KEYS[:-1])
     if config_extra:
         extra["generationConfig"] = config_extra
-    if builtins:
-        extra["tools"] = builtins
+    tools = function_tools(body.get("tools"), extra)
     if skipped:
         extra["unread_parts"] = skipped
     function_config = as_object(body.get("toolConfig") or {}, "toolConfig").get("functionCallingConfig")

@@ -42,9 +42,9 @@ from core.providers.reading import (
     as_object,
     as_text,
     choice_of,
+    function_tools,
     media_part,
     params_of,
-    split_tools,
     unread,
 )
 from core.request_context.shapes import RequestFieldError
@@ -146,10 +146,8 @@ def read_request(body: Mapping[str, Any]) -> ReadBody:
     elif value is not None:  # none: a stored prompt (``prompt``) or a server-side history says it all
         for i, raw in enumerate(as_list(value, "input")):
             reader.item(as_object(raw, f"input[{i}]"), f"input[{i}]")
-    tools, builtins = split_tools(body.get("tools"), "tools")
     extra = unread(body, REQUEST_KEYS)
-    if builtins:
-        extra["tools"] = builtins
+    tools = function_tools(body.get("tools"), extra)
     if reader.skipped:
         extra[UNREAD_ITEMS] = reader.skipped
     reasoning = body.get("reasoning")
