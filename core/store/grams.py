@@ -28,10 +28,12 @@ kept by triggers calling ``GRAMS_FUNCTION``."""
 GRAMS_FUNCTION = "traceloupe_grams"
 """The SQL function giving a text's grams: on PostgreSQL an array of a folded text's (SQL, revision 0020), on
 SQLite the FTS5 document of ``tokens`` (Python, registered on every connection, as the triggers need it)."""
+# Pairs come from the characters zipped with themselves shifted by one: ``substr`` walks a multibyte text from its
+# start, so a pair per ``substr`` made a chunk cost its length squared.
 GRAMS_FUNCTION_SQL = """
 CREATE FUNCTION traceloupe_grams(folded text) RETURNS text[] LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
-  SELECT string_to_array(folded, NULL)
-    || ARRAY(SELECT substr(folded, i, 2) FROM generate_series(1, length(folded) - 1) AS i)
+  SELECT c || ARRAY(SELECT a || b FROM unnest(c[1:cardinality(c) - 1], c[2:cardinality(c)]) AS pair(a, b))
+  FROM (SELECT string_to_array(folded, NULL) AS c) AS chars
 $$
 """
 

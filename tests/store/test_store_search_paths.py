@@ -120,3 +120,14 @@ def test_fifty_searches_on_one_connection_keep_custom_plans(pg_session_url: str)
             ).all()
     assert plans, "the driver prepared no search statement: nothing was checked"
     assert all(generic == 0 and custom > 0 for generic, custom in plans), plans
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+def test_postgresql_grams_are_the_characters_and_pairs_the_sqlite_index_holds(store: Store) -> None:
+    texts = ["héllo wörld 日本語のテキスト", "", "a", "ab", "xyz" * 2000, "é" * 5000]
+    with read_transaction(store.engine) as conn:
+        for folded in texts:
+            grams = conn.execute(text("SELECT traceloupe_grams(:t)"), {"t": folded}).scalar_one()
+            pairs = {folded[i : i + 2] for i in range(len(folded) - 1)}
+            assert set(grams) == set(folded) | pairs
+            assert len(grams) == len(folded) + max(len(folded) - 1, 0)
