@@ -3,7 +3,7 @@
 Modelled on Datasette's tests/test_connection_torture.py: 4 importer processes
 (which also record runs, the "re-run saves while an import runs" case) and 8
 reader processes share one database for about ``TRACELOUPE_TORTURE_SECONDS``
-(10 by default). Then: no worker saw any error (a lock error included), the row
+(5 by default). Then: no worker saw any error (a lock error included), the row
 counts are exactly what the files and the runs imply, every conversation's
 stored figures equal what its messages say, and the database checks clean.
 """
@@ -29,7 +29,7 @@ from tests.store.store_factory import dataset
 from tests.store.store_pg import BACKENDS
 
 WORKER = str(Path(__file__).with_name("torture_worker.py"))
-SECONDS = float(os.environ.get("TRACELOUPE_TORTURE_SECONDS", "10"))
+SECONDS = float(os.environ.get("TRACELOUPE_TORTURE_SECONDS", "5"))
 IMPORTERS = 4
 READERS = 8
 
