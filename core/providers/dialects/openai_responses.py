@@ -51,8 +51,8 @@ from core.providers.dialects.chat_completions import (
     UNKNOWN_OPENAI_MODEL,
     openai_profile,
     openai_profiles,
-    openai_wire,
 )
+from core.providers.dialects.chat_wire import openai_wire
 from core.providers.effort import reasoning_effort
 from core.providers.profiles import ModelProfile, ToolNameRule
 from core.providers.sampling import sampling
