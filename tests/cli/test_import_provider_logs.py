@@ -73,3 +73,18 @@ def test_verify_refuses_a_format_that_keeps_no_provider_body(
                         "--verify")  # fmt: skip
     assert code == 1
     assert "--verify takes a provider log" in err
+
+
+def test_verify_of_standard_input_is_refused_before_anything_is_stored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+    import sys
+
+    db = f"sqlite:///{tmp_path / 'a.db'}"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(io.BytesIO(CASSETTE.read_bytes()))))
+    code, _, err = _run(capsys, "import", "--from", "provider-log", "-", "--db", db, "--verify")
+    assert code == 1
+    assert "name the file, not standard input" in err
+    code, listed, _ = _run(capsys, "conversations", "--db", db, "--json")
+    assert json.loads(listed) == []

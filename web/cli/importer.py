@@ -143,14 +143,10 @@ def _import_foreign(store: Store, path: str, trace_format: TraceFormat, replace:
 def _verify(path: str, trace_format: TraceFormat) -> int:
     """Print the round trip of every recorded request of a provider log; the differences no normalisation
     explains."""
-    from core.errors import InputError
     from core.formats.events import ModelCall
     from core.formats.roundtrip import print_differences
 
-    if not trace_format.verifiable or trace_format.read is None:
-        raise InputError(f"--verify takes a provider log; {trace_format.name} files keep no provider body", source=path)
-    if path == "-":
-        raise InputError("--verify reads the file twice: name the file, not standard input", source=path)
+    assert trace_format.read is not None  # _import_one checked the format before importing
     with Path(path).open("rb") as handle:
         calls = (event for event in trace_format.read(handle, path) if isinstance(event, ModelCall))
         return print_differences(calls, sys.stdout, every=True)
@@ -172,8 +168,11 @@ def _import_one(
     from web.bodies.digest_task import DIGEST_MIN_RECORDS
 
     trace_format = _chosen_format(path, from_format, quiet)
+    # Refused before anything is stored: the round trip reads the file a second time, after the import.
     if verify and not trace_format.verifiable:
         raise InputError(f"--verify takes a provider log; {trace_format.name} files keep no provider body", source=path)
+    if verify and path == "-":
+        raise InputError("--verify reads the file twice: name the file, not standard input", source=path)
     if trace_format.read is not None:
         summary = _import_foreign(store, path, trace_format, replace)
         return summary, _verify(path, trace_format) if verify else 0
