@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -36,6 +37,13 @@ class DigestKey:
     key: str
     basis: str
     conversation_pk: int
+
+    def write(self, store: Store, kind: str, head: bytes, parts: Iterable[stored.Part]) -> None:
+        """Store a digest of ``kind`` under this key: its packed head and parts (``stored.write_digest``)."""
+        stored.write_digest(
+            store.engine, self.key, conversation_pk=self.conversation_pk, kind=kind, basis=self.basis, head=head,
+            parts=parts,
+        )  # fmt: skip
 
 
 def key_for(store: Store, conversation_id: str, kind: str, asked: tuple[object, ...]) -> DigestKey | None:

@@ -155,8 +155,7 @@ class AskedOptions:
         """``options`` with every parameter given set (the stored context then fills the others: ``to_options``)."""
         if not self.applied:
             return options
-        given = {spec.param: getattr(self.params, spec.param) for spec in OPTIONS if spec.param is not None}
-        return replace(options, **{k: v for k, v in given.items() if v is not None and v != ()})
+        return replace(options, **self.params.over(options.params).by_name())
 
     def tools_over(self, options: RequestOptions) -> RequestOptions:
         """``options`` (the stored context applied) with the tools choice: inferred drops the stored tools so the

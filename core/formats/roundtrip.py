@@ -126,17 +126,12 @@ def rebuild(dialect: Dialect, read: ReadBody) -> tuple[JSON, tuple[str, ...]]:
     The phases of ``ChatLLM`` from the neutral messages on (to_list, reformat, assemble), for the recorded
     model; the model's limits are not applied, as the recording's own limits were accepted.
     """
-    params = read.params
     options = RequestOptions(
         model=read.model,
-        max_tokens=params.max_tokens,
-        thinking=params.thinking,
         tools=read.tools,
         tools_source="stored" if read.tools else "none",
         tool_choice=read.tool_choice,
-        temperature=params.temperature,
-        top_p=params.top_p,
-        stop=params.stop,
+        **read.params.by_name(),
     )
     ctx = RequestContext(options, media_rules(dialect, facts_for(dialect, read.model)))
     api_params = dialect.configure_api_params(options, ctx)

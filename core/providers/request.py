@@ -7,7 +7,7 @@ way a dialect reads a file (:meth:`RequestContext.resolve`, under the configured
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
@@ -62,6 +62,18 @@ class GenerationParams:
     effort: str | None = None
     """A reasoning effort of :data:`core.models.reasoning.EFFORTS`; it wins over ``thinking`` ("none" is off)."""
 
+    def by_name(self) -> dict[str, Any]:
+        """Every parameter under its name, which is also the name of its ``RequestOptions`` field."""
+        return {name: getattr(self, name) for name in PARAM_NAMES}
+
+    def over(self, stored: GenerationParams) -> GenerationParams:
+        """``stored`` with each parameter set here in its place (None and an empty stop list are not set)."""
+        return replace(stored, **{k: v for k, v in self.by_name().items() if v is not None and v != ()})
+
+
+PARAM_NAMES = ("max_tokens", "temperature", "top_p", "stop", "thinking", "effort")
+"""The fields of :class:`GenerationParams`, in the order a stored request context lists them."""
+
 
 @dataclass(frozen=True, slots=True)
 class RequestOptions:
@@ -86,6 +98,11 @@ class RequestOptions:
     top_p: float | None = None
     stop: tuple[str, ...] = ()
     effort: str | None = None
+
+    @property
+    def params(self) -> GenerationParams:
+        """The generation parameters these options ask for."""
+        return GenerationParams(**{name: getattr(self, name) for name in PARAM_NAMES})
 
     @property
     def thinking_asked(self) -> bool | None:

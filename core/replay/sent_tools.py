@@ -62,10 +62,9 @@ class SentTools:
 
     def options(self, model: str, **more: Any) -> RequestOptions:
         """The request options of a replay to ``model`` that sends these tools and parameters."""
-        p = self.params
         return RequestOptions(
-            model=model, max_tokens=p.max_tokens, thinking=p.thinking, tools=self.tools, tool_choice=self.tool_choice,
-            tools_source=self.source, temperature=p.temperature, top_p=p.top_p, stop=p.stop, effort=p.effort, **more,
+            model=model, tools=self.tools, tool_choice=self.tool_choice, tools_source=self.source,
+            **self.params.by_name(), **more,
         )  # fmt: skip
 
     def tools_json(self) -> list[dict[str, Any]]:
@@ -150,7 +149,7 @@ def sent_tools(
     MisuseError (nothing is sent) for a tool choice that forces a tool the replay does not send.
     """
     given = given or GivenTools()
-    params = over(given.params, stored.params if stored is not None else GenerationParams())
+    params = given.params.over(stored.params if stored is not None else GenerationParams())
     tools_stored = stored if not given.infer else None
     choice = given.tool_choice if given.tool_choice is not None else tools_stored.tool_choice if tools_stored else None
     if given.tools is not None:
@@ -165,18 +164,6 @@ def sent_tools(
         names = ", ".join(t.name for t in sent.tools) or "none"
         raise MisuseError(f"{whose} forces tool {choice.name!r}, which this replay does not send (sent: {names})")
     return sent
-
-
-def over(given: GenerationParams, stored: GenerationParams) -> GenerationParams:
-    """``stored`` with each parameter ``given`` sets in its place (a stop list, when given, replaces the stored)."""
-    return GenerationParams(
-        max_tokens=given.max_tokens if given.max_tokens is not None else stored.max_tokens,
-        temperature=given.temperature if given.temperature is not None else stored.temperature,
-        top_p=given.top_p if given.top_p is not None else stored.top_p,
-        stop=given.stop or stored.stop,
-        thinking=given.thinking if given.thinking is not None else stored.thinking,
-        effort=given.effort if given.effort is not None else stored.effort,
-    )
 
 
 def inferred_tools(history: Sequence[Message]) -> tuple[tuple[ToolSpec, ...], int]:

@@ -17,6 +17,7 @@ from typing import Any
 
 from core.models.reasoning import EFFORTS
 from core.providers.base import GenerationParams, NamedToolChoice, RequestOptions, ToolChoice, ToolSpec
+from core.providers.request import PARAM_NAMES
 from core.request_context.shapes import RequestFieldError, read_tool_choice, read_tools, tool_choice_json, tool_json
 
 REQUEST_FIELDS: tuple[str, ...] = ("conversation_id", "turn", "provider", "model", "tools", "tool_choice", "params")
@@ -74,10 +75,6 @@ def check_tool_choice(tools: tuple[ToolSpec, ...], choice: ToolChoice | None, fi
         raise RequestFieldError(f"{field}.name", f"names tool {choice.name!r}, not among the tools ({defined})")
 
 
-PARAM_NAMES = ("max_tokens", "temperature", "top_p", "stop", "thinking", "effort")
-"""The keys of a stored context's ``params`` (core/FORMAT.md lists each)."""
-
-
 def read_params(value: Any, field: str = "params") -> GenerationParams:
     """The generation parameters of ``{"max_tokens", "temperature", "top_p", "stop", "thinking", "effort"}`` (each
     optional), each in its type and a range some provider accepts."""
@@ -85,7 +82,7 @@ def read_params(value: Any, field: str = "params") -> GenerationParams:
         return GenerationParams()
     if not isinstance(value, Mapping):
         raise RequestFieldError(field, "expected a JSON object of generation parameters")
-    known = PARAM_NAMES
+    known = PARAM_NAMES  # a stored context's params keys are the fields' names (core/FORMAT.md lists each)
     unknown = sorted(set(value) - set(known))
     if unknown:
         raise RequestFieldError(f"{field}.{unknown[0]}", f"unknown parameter; known: {', '.join(known)}")
@@ -183,15 +180,9 @@ def to_options(stored: StoredRequest, base: RequestOptions, provider: str | None
     if stored.tools and base.tools_source != "given":
         options = replace(options, tools=stored.tools, tools_source="stored")
     same_provider = provider is None or stored.provider is None or stored.provider == provider
-    params = stored.params
     return replace(
         options,
         model=base.model if base.model is not None or not same_provider else stored.model,
         tool_choice=base.tool_choice if base.tool_choice is not None else stored.tool_choice,
-        max_tokens=base.max_tokens if base.max_tokens is not None else params.max_tokens,
-        temperature=base.temperature if base.temperature is not None else params.temperature,
-        top_p=base.top_p if base.top_p is not None else params.top_p,
-        stop=base.stop or params.stop,
-        thinking=base.thinking if base.thinking is not None else params.thinking,
-        effort=base.effort if base.effort is not None else params.effort,
+        **base.params.over(stored.params).by_name(),
     )

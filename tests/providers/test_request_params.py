@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from core.providers import NamedToolChoice
+from core.providers import GenerationParams, NamedToolChoice, RequestOptions
 from tests.providers.builders import WEATHER, run, user
 
 HELLO = [user("Hello", 1)]
@@ -84,3 +84,18 @@ def test_zhipu_takes_one_stop_word() -> None:
     body, elements = _elements("zhipu", stop=("END", "STOP"))
     assert body["stop"] == ["END"]
     assert elements == ["stop"]
+
+
+def test_given_parameters_go_over_the_stored_and_false_or_zero_count_as_given() -> None:
+    stored = GenerationParams(max_tokens=100, temperature=0.7, stop=("END",), thinking=True, effort="high")
+    given = GenerationParams(temperature=0.0, thinking=False)
+    assert given.over(stored) == GenerationParams(
+        max_tokens=100, temperature=0.0, stop=("END",), thinking=False, effort="high"
+    )
+    assert GenerationParams(stop=("STOP",)).over(stored).stop == ("STOP",)
+
+
+def test_request_options_carry_their_parameters_by_name() -> None:
+    params = GenerationParams(max_tokens=5, top_p=0.5, stop=("x",), effort="low")
+    options = RequestOptions(model="m", **params.by_name())
+    assert options.params == params and options.model == "m"

@@ -167,15 +167,7 @@ class StoredParts:
     ) -> StoredParts:
         """Store a digest just made, its head (JSON) and its parts; the parts stay in memory for this request."""
         fresh = {(name, n): value for name, n, value in parts}
-        stored.write_digest(
-            store.engine,
-            key.key,
-            conversation_pk=key.conversation_pk,
-            kind=kind,
-            basis=key.basis,
-            head=pack(head),
-            parts=((name, n, pack(value)) for (name, n), value in fresh.items()),
-        )
+        key.write(store, kind, pack(head), ((name, n, pack(value)) for (name, n), value in fresh.items()))
         return cls(key.key, store, fresh)
 
     def get(self, name: str, n: int) -> Any:

@@ -149,16 +149,11 @@ def request_options(
     params = flags.generation_params(ns)
     options = RequestOptions(
         model=ns.model,
-        max_tokens=params.max_tokens,
-        thinking=params.thinking,
-        effort=params.effort,
-        temperature=params.temperature,
-        top_p=params.top_p,
-        stop=params.stop,
         attachments_root=ns.attachments_root,
         tools=ns.tools or (),
         tools_source="given" if ns.tools is not None else "none",
         tool_choice=ns.tool_choice,
+        **params.by_name(),
     )
     if stored is not None:
         options = to_options(stored, options, provider)

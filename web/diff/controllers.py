@@ -34,7 +34,7 @@ from web.bodies.diffs import (
 from web.bodies.page_responses import page_response, preparing_response
 from web.bodies.preparing import PreparingPage, diff_preparing, preparing_page
 from web.bodies.requests import request_choice
-from web.bodies.windows import pending_after, windowed_from
+from web.bodies.windows import Spans, WindowedBody, pending_after, windowed_from
 from web.deps import WorkDep
 from web.diff.pages import ChangesPage, DiffPage
 from web.source import StoreSource
@@ -69,21 +69,15 @@ class DiffController(Controller):
             head = digest.head
             lbody = rbody = None
             listings = digest.first_listings()
+
+            def pane(side: str, plan: Spans) -> WindowedBody:
+                """One side's body: window 0, and placeholders for the next windows and those of listed changes."""
+                first = diff_window(source, payloads, links, digest, side, 0)
+                also = _listed_windows(listings, f"diff-{side}")
+                return windowed_from(plan, f"diff-{side}", first, lambda n: links.window_url(side, n), also=also)
+
             if head.left_plan is not None and head.right_plan is not None:
-                lbody = windowed_from(
-                    head.left_plan,
-                    "diff-left",
-                    diff_window(source, payloads, links, digest, "left", 0),
-                    lambda n: links.window_url("left", n),
-                    also=_listed_windows(listings, "diff-left"),
-                )
-                rbody = windowed_from(
-                    head.right_plan,
-                    "diff-right",
-                    diff_window(source, payloads, links, digest, "right", 0),
-                    lambda n: links.window_url("right", n),
-                    also=_listed_windows(listings, "diff-right"),
-                )
+                lbody, rbody = pane("left", head.left_plan), pane("right", head.right_plan)
             choice = request_choice(
                 loaded, links.left, links.upto, links.repair, payloads=payloads, listed=digest.choices()
             )

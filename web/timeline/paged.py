@@ -64,15 +64,7 @@ def write_order(store: Store, key: DigestKey, order: StoredOrder) -> bool:
     buckets = bucket_count(len(index.calls) + len(index.results), BUCKET_ENTRIES)
     head = {"total": len(order.slots), "chunk": CHUNK, "buckets": buckets, "turns": order.turns()}
 
-    stored.write_digest(
-        store.engine,
-        key.key,
-        conversation_pk=key.conversation_pk,
-        kind=KIND,
-        basis=key.basis,
-        head=_pack(head),
-        parts=_parts(order, index, buckets),
-    )
+    key.write(store, KIND, _pack(head), _parts(order, index, buckets))
     return True
 
 
