@@ -116,6 +116,12 @@ class Dialect:
     """The most base64 characters one inline image may have; a larger one is sent as text (None: no limit)."""
     max_image_side: ClassVar[int | None] = None
     """The most pixels an inline image may have on a side; a larger one is sent as text (None: no limit)."""
+    max_images_per_request: ClassVar[int | None] = None
+    """The most images one request may hold; later ones are sent as text (None: no limit)."""
+    many_images: ClassVar[tuple[int, int] | None] = None
+    """``(count, side)``: a request with more than ``count`` images takes none over ``side`` pixels a side."""
+    inline_request_limit: ClassVar[int | None] = None
+    """The most base64 characters of inline media one request may carry; media past it are sent as text."""
     sdk_types: ClassVar[str]
     """The distribution whose request types preflight checks a body against (named in its findings)."""
     rules_module: ClassVar[str] = ""
@@ -165,6 +171,10 @@ class Dialect:
 
             ctx.facts = facts_for(self, ctx.options.model)
         return ctx.facts
+
+    def max_images(self, choice: FactsChoice) -> int | None:
+        """The most images one request to the model ``choice`` found may hold (None: no limit)."""
+        return self.max_images_per_request
 
     def check_model_rules(self, body: JSON, choice: FactsChoice) -> Iterator[Finding]:
         """The rules ``body`` breaks that the model table decides (effort levels, thinking, system prompt)."""

@@ -55,6 +55,7 @@ from core.providers.sampling import sampling
 from core.providers.turns import Turns
 
 if TYPE_CHECKING:
+    from core.models.table import FactsChoice
     from core.preflight.findings import Finding
 
 # max_tokens is Required on every request [SDK: MessageCreateParamsBase].
@@ -67,6 +68,11 @@ TRAILING_WHITESPACE_RULE = "final-no-trailing-whitespace"
 CONTINUE_TEXT = "(continue)"
 # Exactly these four image types; image/jpg, SVG, BMP are rejected [SDK: Base64ImageSourceParam.media_type].
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+# platform.claude.com/docs/en/build-with-claude/vision, "General limits": "100 per request on the API, for models
+# with a 200k-token context window. 600 per request on the API, for all other models."
+IMAGES_PER_REQUEST = 100
+IMAGES_PER_REQUEST_WIDE = 600
+NARROW_CONTEXT = 200_000
 # document sources: base64 PDF, plain text, or a PDF by URL [SDK: DocumentBlockParam].
 PDF = "application/pdf"
 # Audio and video have no block: they degrade to text [SDK: no audio/video block in ContentBlockParam].
@@ -212,8 +218,20 @@ class AnthropicDialect(Dialect):
     # 400 "At least one of the image dimensions exceed max allowed size: 8000 pixels" (anthropics/claude-code#4778;
     # platform.claude.com/docs/en/build-with-claude/vision: "larger than 8000x8000 px, it will be rejected").
     max_image_side = 8000
+    # platform.claude.com/docs/en/build-with-claude/vision, "General limits": "If you submit more than 20 images in
+    # one API request, this limit is reduced to 2000x2000 px."
+    many_images = (20, 2000)
+    # docs.claude.com/en/api/errors: 413 request_too_large, "The maximum request size is 32 MB for standard API
+    # endpoints"; the inline media alone past it make the request too large.
+    inline_request_limit = 32 * 1024 * 1024
     sdk_types = "anthropic"
     rules_module = "core.preflight.anthropic"
+
+    def max_images(self, choice: FactsChoice) -> int | None:
+        """100 images for a model with a 200k-token context window, 600 for every other (and an unknown) one."""
+        facts = choice.facts
+        window = facts.max_input_tokens if facts is not None and choice.match != "dialect" else None
+        return IMAGES_PER_REQUEST if window is not None and window <= NARROW_CONTEXT else IMAGES_PER_REQUEST_WIDE
 
     def validate_types(self, body: JSON) -> None:
         from core.preflight.sdk_types import anthropic_body
