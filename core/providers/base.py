@@ -19,6 +19,8 @@ from core.providers.arguments import RAW_ARGUMENTS_KEY, arguments_object, check_
 from core.providers.profiles import ModelProfile, ToolNameRule, profile_for
 from core.providers.readback import DiffKind, Normalisation, ReadBody
 from core.providers.request import (
+    CHOICE_NEEDS_TOOLS_RULE,
+    FORCED_TOOL_DEFINED_RULE,
     JSON,
     TOOL_NAME_RULE,
     Degradation,
@@ -245,11 +247,13 @@ def sendable_choice(ctx: RequestContext, rule: ToolNameRule) -> ToolChoice | Non
         return None
     if not options.tools:
         if choice not in ("auto", "none"):  # those two say what a request without tools does anyway
-            ctx.warn(None, "tool_choice", f"tool choice {choice_label(choice)} not sent: the request has no tools")
+            reason = f"tool choice {choice_label(choice)} not sent: the request has no tools"
+            ctx.warn(None, "tool_choice", reason, CHOICE_NEEDS_TOOLS_RULE)
         return None
     if isinstance(choice, NamedToolChoice):
         if all(tool.name != choice.name for tool in options.tools):
-            ctx.warn(None, "tool_choice", f"tool choice {choice_label(choice)} not sent: no tool has that name")
+            reason = f"tool choice {choice_label(choice)} not sent: no tool has that name"
+            ctx.warn(None, "tool_choice", reason, FORCED_TOOL_DEFINED_RULE)
             return None
         return NamedToolChoice(ctx.tool_name(choice.name, rule, None))
     return choice

@@ -24,6 +24,8 @@ JSON = dict[str, Any]
 MiB = 1024 * 1024
 
 TOOL_NAME_RULE = "tool-name-pattern"  # the preflight rule of core/preflight/tools.py a rewritten name answers
+CHOICE_NEEDS_TOOLS_RULE = "tool-choice-needs-tools"  # the rules of core/preflight/tools.py a dropped choice answers
+FORCED_TOOL_DEFINED_RULE = "forced-tool-defined"
 
 
 @dataclass(frozen=True, slots=True)

@@ -98,6 +98,7 @@ WITH_THINKING = "Anthropic refuses it while extended thinking is on (docs: exten
 THINKING_TEMPERATURE = 1.0
 THINKING_TOP_P_MIN = 0.95
 FORCED_WITH_THINKING = "Anthropic 400 'Thinking may not be enabled when tool_choice forces tool use.'"
+FORCED_WITH_THINKING_RULE = "forced-tool-with-thinking"
 # "`temperature` and `top_p` cannot both be specified for this model" (BerriAI/litellm#15097; the Messages
 # docs: "alter temperature or top_p, but not both"): temperature is kept.
 BOTH_SAMPLING = "Anthropic refuses temperature and top_p together (litellm#15097); temperature was kept"
@@ -172,6 +173,7 @@ class _Turns(Turns):
     KEY = "content"
     MODEL_ROLE = "assistant"
     TEXT_ITEM = "a user text block"
+    NO_TURNS_RULE = "messages-required"
 
     def __init__(self, ctx: RequestContext) -> None:
         super().__init__(ctx)
@@ -277,7 +279,8 @@ class AnthropicDialect(Dialect):
         else:
             value = {"type": TOOL_CHOICE_TYPES[choice]}
         if value["type"] in ("any", "tool") and thinking_on(body):
-            ctx.warn(None, "tool_choice", f"tool choice {choice_label(choice)} sent as 'auto': {FORCED_WITH_THINKING}")
+            reason = f"tool choice {choice_label(choice)} sent as 'auto': {FORCED_WITH_THINKING}"
+            ctx.warn(None, "tool_choice", reason, FORCED_WITH_THINKING_RULE)
             value = {"type": "auto"}
         body["tool_choice"] = value
 

@@ -50,7 +50,7 @@ from core.providers.dialects.gemini_schema import gemini_schema
 from core.providers.dialects.gemini_wire import WIRE
 from core.providers.profiles import GeminiThinking, ModelProfile, ToolNameRule, ToolResultMedia
 from core.providers.sampling import sampling
-from core.providers.turns import Turns
+from core.providers.turns import NON_EMPTY_RULE, Turns
 
 if TYPE_CHECKING:
     from core.models.table import FactsChoice
@@ -159,6 +159,7 @@ class _Contents(Turns):
     KEY = "parts"
     MODEL_ROLE = "model"
     TEXT_ITEM = "user text"
+    NO_TURNS_RULE = "contents-required"
 
     def __init__(self, ctx: RequestContext) -> None:
         super().__init__(ctx)
@@ -322,7 +323,7 @@ class GeminiDialect(Dialect):
         parts: list[JSON] = [_text(text)] if text else []
         _call_parts(msg.tool_calls, parts, msg_id, profile, ctx)
         if not parts:
-            ctx.warn(msg_id, "assistant", "empty model turn; placeholder text sent")
+            ctx.warn(msg_id, "assistant", "empty model turn; placeholder text sent", NON_EMPTY_RULE)
             parts.append(_text(EMPTY_TURN_PLACEHOLDER))
         return parts
 
