@@ -12,7 +12,6 @@ from urllib.parse import urlsplit
 from core.llm.messages import (
     LLMAssistantMessage,
     LLMFunctionMessage,
-    LLMMediaPart,
     LLMMessage,
     LLMRedactedThinking,
     LLMSystemMessage,
@@ -40,6 +39,12 @@ from core.providers.base import (
     tool_spec,
 )
 from core.providers.dialects import anthropic_read
+from core.providers.dialects.anthropic_media import (
+    IMAGES_PER_REQUEST,
+    IMAGES_PER_REQUEST_WIDE,
+    NARROW_CONTEXT,
+    media_block,
+)
 from core.providers.dialects.anthropic_thinking import (
     before_trailing_text,
     leading_thinking,
@@ -66,17 +71,6 @@ NON_EMPTY_RULE = "non-empty-content"
 TRAILING_WHITESPACE_RULE = "final-no-trailing-whitespace"
 # The user turn added after a final assistant turn for a model that takes no prefill.
 CONTINUE_TEXT = "(continue)"
-# Exactly these four image types; image/jpg, SVG, BMP are rejected [SDK: Base64ImageSourceParam.media_type].
-IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
-# platform.claude.com/docs/en/build-with-claude/vision, "General limits": "100 per request on the API, for models
-# with a 200k-token context window. 600 per request on the API, for all other models."
-IMAGES_PER_REQUEST = 100
-IMAGES_PER_REQUEST_WIDE = 600
-NARROW_CONTEXT = 200_000
-# document sources: base64 PDF, plain text, or a PDF by URL [SDK: DocumentBlockParam].
-PDF = "application/pdf"
-# Audio and video have no block: they degrade to text [SDK: no audio/video block in ContentBlockParam].
-NO_BLOCK_KINDS = frozenset({"audio", "video"})
 # tool_use ids should match this [unverified; docs/providers.md section 3]; others are rewritten consistently.
 TOOL_ID_CHARS = string.ascii_letters + string.digits + "_-"
 TOOL_ID_INVALID = re.compile(r"[^A-Za-z0-9_-]")
@@ -393,44 +387,7 @@ class AnthropicDialect(Dialect):
         content.extend(self._blocks(msg.content, msg.msg_id, ctx))
 
     def _blocks(self, parts: Sequence[LLMUserPart], msg_id: str | None, ctx: RequestContext) -> list[JSON]:
-        return map_parts(parts, msg_id, ctx, _text, self._media)  # "text content blocks must be non-empty"
-
-    @staticmethod
-    def _media(part: LLMMediaPart, msg_id: str | None, ctx: RequestContext) -> JSON:
-        kind = part.kind
-        if kind in NO_BLOCK_KINDS:
-            return _text(ctx.degrade(part, msg_id, f"Anthropic takes no {kind}"))
-        media = ctx.resolve(part, msg_id)
-        if isinstance(media, str):
-            return _text(media)
-        media_type = media.media_type
-        if kind == "image":
-            if media.url is not None:
-                if media_type is not None and media_type not in IMAGE_TYPES:
-                    return _text(ctx.degrade(part, msg_id, f"image type {media_type} not accepted"))
-                return {"type": "image", "source": {"type": "url", "url": media.url}}
-            if media_type not in IMAGE_TYPES:
-                return _text(ctx.degrade(part, msg_id, f"image type {media_type} not accepted (no transcoder)"))
-            return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": media.data}}
-        source: JSON
-        if media.url is not None:
-            if media_type not in (PDF, None):
-                return _text(ctx.degrade(part, msg_id, f"document URLs must be PDF, not {media_type}"))
-            source = {"type": "url", "url": media.url}
-        elif media_type == PDF:
-            source = {"type": "base64", "media_type": PDF, "data": media.data}
-        elif media_type is not None and media_type.startswith("text/"):
-            try:
-                text = media.raw_bytes().decode("utf-8")
-            except UnicodeDecodeError:
-                return _text(ctx.degrade(part, msg_id, "text document is not UTF-8"))
-            source = {"type": "text", "media_type": "text/plain", "data": text}
-        else:
-            return _text(ctx.degrade(part, msg_id, f"documents must be PDF or text, not {media_type}"))
-        document: JSON = {"type": "document", "source": source}
-        if part.filename:
-            document["title"] = part.filename
-        return document
+        return map_parts(parts, msg_id, ctx, _text, media_block)  # "text content blocks must be non-empty"
 
 
 def takes_prefill(dialect: Dialect, model: str | None) -> bool:
