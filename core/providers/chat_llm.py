@@ -302,6 +302,7 @@ class ChatLLM:
         params = self._configure_api_params(ctx)
         formatted = self.format_to_request_msgs(expanded.messages)
         flat = self.to_list(formatted, ctx)
+        ctx.media_rules = ctx.media_rules.for_request(flat)
         inferred_calls = self.infer_tools(flat, ctx, later)
         fragments = self.reformat_request_msg_to_api(flat, ctx)
         body = self._assemble_api_request(params, fragments, ctx)

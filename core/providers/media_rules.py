@@ -11,10 +11,14 @@ nothing about it. The size and count limits are the dialect's (``Dialect.inline_
 from __future__ import annotations
 
 import binascii
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from core.llm.messages import LLMImagePart, LLMUserMessage
+
 if TYPE_CHECKING:
+    from core.llm.messages import LLMMessage
     from core.models.table import FactsChoice
     from core.providers.base import Dialect
     from core.providers.media import ResolvedMedia
@@ -67,7 +71,8 @@ class MediaRules:
     """The media limits of one model: ``no_images``/``no_pdf`` name the model when its table entry says it takes
     none; ``inline_image_limit`` is the most base64 characters one inline image may have, ``max_image_side`` its
     most pixels a side, ``max_images`` the most images a request may hold and ``inline_request_limit`` the most
-    base64 characters of inline media a request may carry (None: no limit)."""
+    base64 characters of inline media a request may carry, ``many_images`` the ``(count, side)`` past which images
+    take a smaller side limit (None: no limit)."""
 
     no_images: str | None = None
     no_pdf: str | None = None
@@ -75,6 +80,18 @@ class MediaRules:
     max_image_side: int | None = None
     max_images: int | None = None
     inline_request_limit: int | None = None
+    many_images: tuple[int, int] | None = None
+
+    def for_request(self, messages: Sequence[LLMMessage]) -> MediaRules:
+        """These rules for a request of ``messages``: with the smaller side limit past ``many_images[0]`` images
+        (counted before any is refused, so the limit may apply to a request that ends with fewer)."""
+        many = self.many_images
+        if many is None:
+            return self
+        count = sum(1 for m in messages if type(m) is LLMUserMessage for p in m.content if type(p) is LLMImagePart)
+        if count <= many[0]:
+            return self
+        return replace(self, max_image_side=min(self.max_image_side or many[1], many[1]))
 
     def refusal(self, media: ResolvedMedia, sent: MediaTally | None = None) -> Refusal | None:
         """Why the model refuses ``media`` after the media ``sent`` before it (its text fallback's rule and
@@ -126,6 +143,7 @@ def media_rules(dialect: Dialect, choice: FactsChoice) -> MediaRules:
         dialect.max_image_side,
         dialect.max_images(choice),
         dialect.inline_request_limit,
+        dialect.many_images,
     )
     return NO_RULES if rules == NO_RULES else rules
 

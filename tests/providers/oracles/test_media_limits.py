@@ -142,6 +142,17 @@ def test_the_501st_image_to_openai_is_sent_as_text_and_preflight_calls_501_an_er
 # -- Anthropic: 2000 px a side past 20 images -------------------------------------------------------------------
 # Oracle: platform.claude.com/docs/en/build-with-claude/vision: "If you submit more than 20 images in one API
 # request, this limit is reduced to 2000x2000 px."
+@pytest.mark.parametrize("model", ["claude-sonnet-4-5", "claude-haiku-4-5"])
+def test_a_2001_pixel_image_among_21_is_sent_as_text_and_among_20_is_sent(model: str) -> None:
+    wide = ImagePart(data=_png_of(2001, 600), media_type="image/png")
+    small = [ImagePart(data=PNG_B64, media_type="image/png")] * 20
+    result = run("anthropic", _with_images(wide, *small), model=model)
+    assert _sent_images(result) == 20
+    assert "inline-image-dimensions" in _rules_fixed(result)
+    assert preflight(result).accepted
+    assert _sent_images(run("anthropic", _with_images(wide, *small[1:]), model=model)) == 20
+
+
 def test_preflight_calls_a_2001_pixel_image_among_21_an_error_and_not_among_20() -> None:
     wide = _anthropic_image(_png_of(2001, 600))
     many = _anthropic_body("claude-sonnet-4-5", [wide] + [_anthropic_image(PNG_B64)] * 20)
