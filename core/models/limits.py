@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+MAX_OUTPUT_RULE = "max-output-tokens"  # the preflight rule of core/preflight/limits.py the clamp answers
+
 if TYPE_CHECKING:
     from core.models.table import FactsChoice
     from core.providers.base import RequestOptions

@@ -7,7 +7,13 @@ from typing import Any
 
 from core.preflight import tools
 from core.preflight.findings import Finding, Rule, pointer
-from core.providers.dialects.anthropic import NO_PREFILL_RULE, NON_EMPTY_RULE, TRAILING_WHITESPACE_RULE
+from core.providers.dialects.anthropic import (
+    FORCED_WITH_THINKING,
+    FORCED_WITH_THINKING_RULE,
+    NO_PREFILL_RULE,
+    NON_EMPTY_RULE,
+    TRAILING_WHITESPACE_RULE,
+)
 from core.providers.dialects.anthropic_thinking import (
     FINAL_THINKING_OFF_RULE,
     THINKING_BUDGET_RULE,
@@ -127,8 +133,15 @@ NO_PREFILL = Rule(
     'Anthropic 400 "This model does not support assistant message prefill. The conversation must end with a user '
     "message.\" (langchain-ai/deepagents#1585); the model table's supports_assistant_prefill",
 )
+FORCED_WITH_THINKING_CHOICE = Rule(
+    FORCED_WITH_THINKING_RULE,
+    "error",
+    "thinking is on and the tool choice forces tool use ('any' or a named tool)",
+    f"{FORCED_WITH_THINKING}; extended-thinking docs: with thinking, tool_choice takes only 'auto' or 'none'",
+)
 
 RULES = (
+    FORCED_WITH_THINKING_CHOICE,
     FIRST_USER,
     NO_PREFILL,
     THINKING_BUDGET,
@@ -159,6 +172,9 @@ def check(body: JSON, profile: ModelProfile, *, prefill: bool = True) -> Iterato
         takes = " or ".join(repr(t) for t in accepted) or "no extended thinking"
         yield THINKING_MODE.at("/thinking", f"thinking type {mode!r}; {profile.name} takes {takes}")
     yield from tools.check("messages", body, profile)
+    choice = body.get("tool_choice")
+    if thinking_on and isinstance(choice, dict) and choice.get("type") in ("any", "tool"):
+        yield FORCED_WITH_THINKING_CHOICE.at("/tool_choice", f"tool_choice type {choice.get('type')!r} with thinking")
     if mode == "enabled" and isinstance(thinking, dict):
         budget, limit = thinking.get("budget_tokens"), body.get("max_tokens")
         if isinstance(budget, int) and (budget < BUDGET_MIN or (isinstance(limit, int) and budget >= limit)):

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from core.models.reasoning import reasons
 from core.preflight import tools
 from core.preflight.findings import Finding, Rule, pointer
+from core.providers.dialects.gemini import FUNCTION_RESPONSE_MIME_RULE, FUNCTION_RESPONSE_MIME_TYPES
 from core.providers.dialects.gemini_model_rules import NO_SYSTEM_RULE, NO_THINKING_RULE, takes_system
 from core.providers.profiles import ModelProfile
 
@@ -66,6 +67,13 @@ RESPONSE_FILE_DATA = Rule(
     "js-genai types.FunctionResponseFileData (googleapis.github.io/js-genai): 'URI based data for function "
     "response. This data type is not supported in Gemini API.'",
 )
+RESPONSE_MIME = Rule(
+    FUNCTION_RESPONSE_MIME_RULE,
+    "error",
+    "a functionResponse part holds inline data of a MIME type function responses do not take",
+    "ai.google.dev/gemini-api/docs/function-calling#multimodal: 'Images: image/png, image/jpeg, image/webp; "
+    "Documents: application/pdf, text/plain'",
+)
 
 THINKING_CONFIG = Rule(
     "thinking-config",
@@ -114,6 +122,7 @@ RULES = (
     RESPONSE_NAME,
     RESPONSE_PARTS,
     RESPONSE_FILE_DATA,
+    RESPONSE_MIME,
     THINKING_CONFIG,
     NO_THINKING,
 )
@@ -150,8 +159,13 @@ def check(body: JSON, profile: ModelProfile) -> Iterator[Finding]:
             if response.get("parts") and profile.tool_result_media != "function_response_parts":
                 yield RESPONSE_PARTS.at(pointer("contents", i, "parts", j, "functionResponse", "parts"))
             for k, media in enumerate(response.get("parts") or []):
+                at = pointer("contents", i, "parts", j, "functionResponse", "parts", k)
                 if isinstance(media, dict) and ("fileData" in media or "file_data" in media):
-                    yield RESPONSE_FILE_DATA.at(pointer("contents", i, "parts", j, "functionResponse", "parts", k))
+                    yield RESPONSE_FILE_DATA.at(at)
+                blob = (media.get("inlineData") or media.get("inline_data")) if isinstance(media, dict) else None
+                mime = blob.get("mimeType", blob.get("mime_type")) if isinstance(blob, dict) else None
+                if mime is not None and mime not in FUNCTION_RESPONSE_MIME_TYPES:
+                    yield RESPONSE_MIME.at(at, f"{mime} is not among the types function responses take")
         if responses:
             yield from _answers(contents, i, responses)
         if calls:

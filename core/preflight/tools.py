@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from core.preflight.findings import Finding, Rule, pointer
-from core.providers.base import TOOL_NAME_RULE
 from core.providers.profiles import ModelProfile
+from core.providers.request import CHOICE_NEEDS_TOOLS_RULE, FORCED_TOOL_DEFINED_RULE, TOOL_NAME_RULE
 
 JSON = dict[str, Any]
 Api = Literal["messages", "chat", "responses", "generate_content"]
@@ -26,14 +26,14 @@ TOOL_BLOCKS_NEED_TOOLS = Rule(
     "Anthropic 400 'Requests which include `tool_use` or `tool_result` blocks must define tools.'",
 )
 CHOICE_NEEDS_TOOLS = Rule(
-    "tool-choice-needs-tools",
+    CHOICE_NEEDS_TOOLS_RULE,
     "error",
     "a tool choice is set and the request defines no tools",
     "OpenAI 400 \"Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.\" "
     "(writer/writer-framework#1013); a forced choice without tools fails on every provider",
 )
 FORCED_TOOL_DEFINED = Rule(
-    "forced-tool-defined",
+    FORCED_TOOL_DEFINED_RULE,
     "error",
     "the tool choice forces a tool the request does not define",
     "OpenAI, Anthropic and Gemini refuse a forced function missing from the tools (lablup/mlxcel#1581: 400 "

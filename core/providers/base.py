@@ -19,6 +19,8 @@ from core.providers.arguments import RAW_ARGUMENTS_KEY, arguments_object, check_
 from core.providers.profiles import ModelProfile, ToolNameRule, profile_for
 from core.providers.readback import DiffKind, Normalisation, ReadBody
 from core.providers.request import (
+    CHOICE_NEEDS_TOOLS_RULE,
+    FORCED_TOOL_DEFINED_RULE,
     JSON,
     TOOL_NAME_RULE,
     Degradation,
@@ -116,6 +118,12 @@ class Dialect:
     """The most base64 characters one inline image may have; a larger one is sent as text (None: no limit)."""
     max_image_side: ClassVar[int | None] = None
     """The most pixels an inline image may have on a side; a larger one is sent as text (None: no limit)."""
+    max_images_per_request: ClassVar[int | None] = None
+    """The most images one request may hold; later ones are sent as text (None: no limit)."""
+    many_images: ClassVar[tuple[int, int] | None] = None
+    """``(count, side)``: a request with more than ``count`` images takes none over ``side`` pixels a side."""
+    inline_request_limit: ClassVar[int | None] = None
+    """The most base64 characters of inline media one request may carry; media past it are sent as text."""
     sdk_types: ClassVar[str]
     """The distribution whose request types preflight checks a body against (named in its findings)."""
     rules_module: ClassVar[str] = ""
@@ -165,6 +173,10 @@ class Dialect:
 
             ctx.facts = facts_for(self, ctx.options.model)
         return ctx.facts
+
+    def max_images(self, choice: FactsChoice) -> int | None:
+        """The most images one request to the model ``choice`` found may hold (None: no limit)."""
+        return self.max_images_per_request
 
     def check_model_rules(self, body: JSON, choice: FactsChoice) -> Iterator[Finding]:
         """The rules ``body`` breaks that the model table decides (effort levels, thinking, system prompt)."""
@@ -235,11 +247,13 @@ def sendable_choice(ctx: RequestContext, rule: ToolNameRule) -> ToolChoice | Non
         return None
     if not options.tools:
         if choice not in ("auto", "none"):  # those two say what a request without tools does anyway
-            ctx.warn(None, "tool_choice", f"tool choice {choice_label(choice)} not sent: the request has no tools")
+            reason = f"tool choice {choice_label(choice)} not sent: the request has no tools"
+            ctx.warn(None, "tool_choice", reason, CHOICE_NEEDS_TOOLS_RULE)
         return None
     if isinstance(choice, NamedToolChoice):
         if all(tool.name != choice.name for tool in options.tools):
-            ctx.warn(None, "tool_choice", f"tool choice {choice_label(choice)} not sent: no tool has that name")
+            reason = f"tool choice {choice_label(choice)} not sent: no tool has that name"
+            ctx.warn(None, "tool_choice", reason, FORCED_TOOL_DEFINED_RULE)
             return None
         return NamedToolChoice(ctx.tool_name(choice.name, rule, None))
     return choice

@@ -28,7 +28,7 @@ from core.llm.messages import LLMMessage
 from core.messages.door import gc_paused
 from core.messages.placement import Side, place_messages
 from core.messages.union import Message
-from core.models.limits import fit_to_model
+from core.models.limits import MAX_OUTPUT_RULE, fit_to_model
 from core.models.table import facts_for
 from core.providers.base import JSON, Degradation, Dialect, RequestContext, RequestOptions, ToolSpec, ToolsSource
 from core.providers.inferred_tools import InferredTool, infer_tools, recorded_calls
@@ -298,10 +298,11 @@ class ChatLLM:
         if choice.warning:
             ctx.warn(None, "model", choice.warning)
         for warning in limited:
-            ctx.warn(None, "max_tokens", warning)
+            ctx.warn(None, "max_tokens", warning, MAX_OUTPUT_RULE)
         params = self._configure_api_params(ctx)
         formatted = self.format_to_request_msgs(expanded.messages)
         flat = self.to_list(formatted, ctx)
+        ctx.media_rules = ctx.media_rules.for_request(flat)
         inferred_calls = self.infer_tools(flat, ctx, later)
         fragments = self.reformat_request_msg_to_api(flat, ctx)
         body = self._assemble_api_request(params, fragments, ctx)

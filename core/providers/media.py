@@ -51,6 +51,8 @@ _MAGIC: tuple[tuple[bytes, int, str], ...] = (
     (b"OggS", 0, "audio/ogg"),
     (b"ftyp", 4, "video/mp4"),
 )
+# ISO-BMFF brands of still images (an ftyp box is otherwise a video); ISO/IEC 23008-12 and the AVIF spec.
+_HEIF_BRANDS = {b"heic": "image/heic", b"heix": "image/heic", b"mif1": "image/heif", b"avif": "image/avif"}
 _SNIFF_CHARS = 64  # base64 characters decoded for sniffing: 48 bytes
 
 
@@ -87,6 +89,8 @@ def normalise_media_type(media_type: str | None) -> str | None:
 
 def sniff(head: bytes) -> str | None:
     """The media type the first bytes announce, or None when they announce nothing known."""
+    if head[4:8] == b"ftyp" and head[8:12] in _HEIF_BRANDS:
+        return _HEIF_BRANDS[head[8:12]]
     for magic, offset, media_type in _MAGIC:
         if head[offset : offset + len(magic)] == magic:
             return media_type

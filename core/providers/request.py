@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from core.llm.messages import LLMMediaPart
 from core.providers.media import MediaReader, ResolvedMedia, fallback_text
-from core.providers.media_rules import NO_RULES, MediaRules
+from core.providers.media_rules import NO_RULES, MediaRules, MediaTally
 from core.providers.profiles import ToolNameRule
 
 if TYPE_CHECKING:
@@ -24,6 +24,8 @@ JSON = dict[str, Any]
 MiB = 1024 * 1024
 
 TOOL_NAME_RULE = "tool-name-pattern"  # the preflight rule of core/preflight/tools.py a rewritten name answers
+CHOICE_NEEDS_TOOLS_RULE = "tool-choice-needs-tools"  # the rules of core/preflight/tools.py a dropped choice answers
+FORCED_TOOL_DEFINED_RULE = "forced-tool-defined"
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +148,7 @@ class RequestContext:
         "media",
         "media_rules",
         "options",
+        "sent_media",
         "warnings",
     )
 
@@ -154,6 +157,7 @@ class RequestContext:
     ) -> None:
         self.options = options
         self.media_rules = media_rules
+        self.sent_media = MediaTally()  # the images and inline bytes resolved so far, for the per-request limits
         self.facts = facts  # the model table's facts for options.model (None: looked up on first use)
         # Plain (msg_id, element, reason, rule) tuples: there may be one per record, so they become Degradation
         # objects only when read (RequestResult.warnings).
@@ -208,9 +212,11 @@ class RequestContext:
         resolved = self.media.resolve(part)
         if isinstance(resolved, str):
             return self.degrade(part, msg_id, resolved)
-        refusal = self.media_rules.refusal(resolved)
+        refusal = self.media_rules.refusal(resolved, self.sent_media)
         if refusal is not None:
-            return self.degrade(part, msg_id, refusal)
+            rule, reason = refusal
+            return self.degrade(part, msg_id, reason, rule)
+        self.sent_media.add(resolved)
         for note in resolved.notes:
             self.warn(msg_id, part.kind, note)
         return resolved
@@ -229,7 +235,8 @@ class RequestContext:
         self.warn(msg_id, part.kind, f"no document part for {media.media_type}; its text was sent inline")
         return f"[file: {part.filename or media.filename or 'attachment'}]\n{text}"
 
-    def degrade(self, part: LLMMediaPart, msg_id: str | None, reason: str) -> str:
-        """Record a degraded media part and return the text that replaces it."""
-        self.warn(msg_id, part.kind, f"{reason}; sent as text")
+    def degrade(self, part: LLMMediaPart, msg_id: str | None, reason: str, rule: str | None = None) -> str:
+        """Record a degraded media part (``rule``: the preflight rule the fallback answers) and return the text
+        that replaces it."""
+        self.warn(msg_id, part.kind, f"{reason}; sent as text", rule)
         return fallback_text(part)

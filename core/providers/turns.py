@@ -21,6 +21,9 @@ from core.providers.base import (
 # System text after the first turn: the seed sends it as user text (a "system" role inside the turns only
 # exists on the newest models, docs/providers.md section 3); this prefix keeps it recognisable.
 MID_SYSTEM_PREFIX = "[system] "
+# The preflight rules (core/preflight/anthropic.py and gemini.py use the same ids) the placeholders answer.
+NON_EMPTY_RULE = "non-empty-content"
+FIRST_USER_RULE = "first-message-user"
 
 
 class Turns:
@@ -29,6 +32,7 @@ class Turns:
     KEY: ClassVar[str]  # where a turn's items are: "content" (Anthropic), "parts" (Gemini)
     MODEL_ROLE: ClassVar[str]  # the assistant's role: "assistant", "model"
     TEXT_ITEM: ClassVar[str]  # how the warnings name a text item: "a user text block", "user text"
+    NO_TURNS_RULE: ClassVar[str]  # the preflight rule a placeholder turn answers: "messages-required"...
 
     def __init__(self, ctx: RequestContext) -> None:
         self.ctx = ctx
@@ -56,7 +60,7 @@ class Turns:
     def push_user(self, msg: LLMUserMessage, items: list[JSON]) -> None:
         """A user turn's items; an empty one is sent as placeholder text (no provider takes an empty turn)."""
         if not items:
-            self.ctx.warn(msg.msg_id, "user", "empty user turn; placeholder text sent")
+            self.ctx.warn(msg.msg_id, "user", "empty user turn; placeholder text sent", NON_EMPTY_RULE)
         self.push("user", items or [self.text(EMPTY_TURN_PLACEHOLDER)], msg.msg_id)
 
     def push_system(self, msg: LLMSystemMessage) -> None:
@@ -79,7 +83,8 @@ class Turns:
         if not turns:
             # Anthropic 400 "messages must have at least one element" (Helicone/helicone#5257); Gemini's
             # generateContent "contents[] Required" [API reference]: system text alone still needs a user turn.
-            self.ctx.warn(None, "history", "no turn besides the system prompt; a placeholder user turn was sent")
+            reason = "no turn besides the system prompt; a placeholder user turn was sent"
+            self.ctx.warn(None, "history", reason, self.NO_TURNS_RULE)
             turns.append({"role": "user", self.KEY: [self.text(EMPTY_TURN_PLACEHOLDER)]})
         elif turns[0]["role"] != "user":
             self.ctx.warn(
@@ -87,6 +92,7 @@ class Turns:
                 "history",
                 f"history starts with {'an' if self.MODEL_ROLE[0] in 'aeiou' else 'a'} {self.MODEL_ROLE} turn; "
                 "a placeholder user turn was inserted",
+                FIRST_USER_RULE,
             )
             turns.insert(0, {"role": "user", self.KEY: [self.text(FIRST_USER_PLACEHOLDER)]})
         return turns

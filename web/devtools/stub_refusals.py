@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
+from web.devtools.stub_media import anthropic_media, gemini_media, openai_media
+
 StubDialect = Literal["openai", "openai-responses", "anthropic", "gemini"]
 Refusal = tuple[int, str]
 """An HTTP status and the provider's error message."""
@@ -32,7 +34,7 @@ def refusal(dialect: StubDialect, body: Any) -> Refusal | None:
     """Why the real API would refuse ``body``, or None when it would take it."""
     if not isinstance(body, dict):
         return BAD_REQUEST, "the request body must be a JSON object"
-    return CHECKS[dialect](body)
+    return CHECKS[dialect](body) or MEDIA_CHECKS[dialect](body)
 
 
 def tool_names(dialect: StubDialect, body: Any) -> set[str] | None:
@@ -202,4 +204,11 @@ CHECKS: dict[StubDialect, Callable[[dict[str, Any]], Refusal | None]] = {
     "openai": _chat,
     "openai-responses": _responses,
     "gemini": _gemini,
+}
+# The media rules (web/devtools/stub_media.py), checked once the turn rules pass.
+MEDIA_CHECKS: dict[StubDialect, Callable[[dict[str, Any]], Refusal | None]] = {
+    "anthropic": anthropic_media,
+    "openai": lambda body: openai_media(body, "messages"),
+    "openai-responses": lambda body: openai_media(body, "input"),
+    "gemini": gemini_media,
 }

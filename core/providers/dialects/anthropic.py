@@ -12,7 +12,6 @@ from urllib.parse import urlsplit
 from core.llm.messages import (
     LLMAssistantMessage,
     LLMFunctionMessage,
-    LLMMediaPart,
     LLMMessage,
     LLMRedactedThinking,
     LLMSystemMessage,
@@ -40,6 +39,12 @@ from core.providers.base import (
     tool_spec,
 )
 from core.providers.dialects import anthropic_read
+from core.providers.dialects.anthropic_media import (
+    IMAGES_PER_REQUEST,
+    IMAGES_PER_REQUEST_WIDE,
+    NARROW_CONTEXT,
+    media_block,
+)
 from core.providers.dialects.anthropic_thinking import (
     before_trailing_text,
     leading_thinking,
@@ -55,6 +60,7 @@ from core.providers.sampling import sampling
 from core.providers.turns import Turns
 
 if TYPE_CHECKING:
+    from core.models.table import FactsChoice
     from core.preflight.findings import Finding
 
 # max_tokens is Required on every request [SDK: MessageCreateParamsBase].
@@ -65,12 +71,6 @@ NON_EMPTY_RULE = "non-empty-content"
 TRAILING_WHITESPACE_RULE = "final-no-trailing-whitespace"
 # The user turn added after a final assistant turn for a model that takes no prefill.
 CONTINUE_TEXT = "(continue)"
-# Exactly these four image types; image/jpg, SVG, BMP are rejected [SDK: Base64ImageSourceParam.media_type].
-IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
-# document sources: base64 PDF, plain text, or a PDF by URL [SDK: DocumentBlockParam].
-PDF = "application/pdf"
-# Audio and video have no block: they degrade to text [SDK: no audio/video block in ContentBlockParam].
-NO_BLOCK_KINDS = frozenset({"audio", "video"})
 # tool_use ids should match this [unverified; docs/providers.md section 3]; others are rewritten consistently.
 TOOL_ID_CHARS = string.ascii_letters + string.digits + "_-"
 TOOL_ID_INVALID = re.compile(r"[^A-Za-z0-9_-]")
@@ -92,6 +92,7 @@ WITH_THINKING = "Anthropic refuses it while extended thinking is on (docs: exten
 THINKING_TEMPERATURE = 1.0
 THINKING_TOP_P_MIN = 0.95
 FORCED_WITH_THINKING = "Anthropic 400 'Thinking may not be enabled when tool_choice forces tool use.'"
+FORCED_WITH_THINKING_RULE = "forced-tool-with-thinking"
 # "`temperature` and `top_p` cannot both be specified for this model" (BerriAI/litellm#15097; the Messages
 # docs: "alter temperature or top_p, but not both"): temperature is kept.
 BOTH_SAMPLING = "Anthropic refuses temperature and top_p together (litellm#15097); temperature was kept"
@@ -166,6 +167,7 @@ class _Turns(Turns):
     KEY = "content"
     MODEL_ROLE = "assistant"
     TEXT_ITEM = "a user text block"
+    NO_TURNS_RULE = "messages-required"
 
     def __init__(self, ctx: RequestContext) -> None:
         super().__init__(ctx)
@@ -212,8 +214,20 @@ class AnthropicDialect(Dialect):
     # 400 "At least one of the image dimensions exceed max allowed size: 8000 pixels" (anthropics/claude-code#4778;
     # platform.claude.com/docs/en/build-with-claude/vision: "larger than 8000x8000 px, it will be rejected").
     max_image_side = 8000
+    # platform.claude.com/docs/en/build-with-claude/vision, "General limits": "If you submit more than 20 images in
+    # one API request, this limit is reduced to 2000x2000 px."
+    many_images = (20, 2000)
+    # docs.claude.com/en/api/errors: 413 request_too_large, "The maximum request size is 32 MB for standard API
+    # endpoints"; the inline media alone past it make the request too large.
+    inline_request_limit = 32 * 1024 * 1024
     sdk_types = "anthropic"
     rules_module = "core.preflight.anthropic"
+
+    def max_images(self, choice: FactsChoice) -> int | None:
+        """100 images for a model with a 200k-token context window, 600 for every other (and an unknown) one."""
+        facts = choice.facts
+        window = facts.max_input_tokens if facts is not None and choice.match != "dialect" else None
+        return IMAGES_PER_REQUEST if window is not None and window <= NARROW_CONTEXT else IMAGES_PER_REQUEST_WIDE
 
     def validate_types(self, body: JSON) -> None:
         from core.preflight.sdk_types import anthropic_body
@@ -259,7 +273,8 @@ class AnthropicDialect(Dialect):
         else:
             value = {"type": TOOL_CHOICE_TYPES[choice]}
         if value["type"] in ("any", "tool") and thinking_on(body):
-            ctx.warn(None, "tool_choice", f"tool choice {choice_label(choice)} sent as 'auto': {FORCED_WITH_THINKING}")
+            reason = f"tool choice {choice_label(choice)} sent as 'auto': {FORCED_WITH_THINKING}"
+            ctx.warn(None, "tool_choice", reason, FORCED_WITH_THINKING_RULE)
             value = {"type": "auto"}
         body["tool_choice"] = value
 
@@ -372,44 +387,7 @@ class AnthropicDialect(Dialect):
         content.extend(self._blocks(msg.content, msg.msg_id, ctx))
 
     def _blocks(self, parts: Sequence[LLMUserPart], msg_id: str | None, ctx: RequestContext) -> list[JSON]:
-        return map_parts(parts, msg_id, ctx, _text, self._media)  # "text content blocks must be non-empty"
-
-    @staticmethod
-    def _media(part: LLMMediaPart, msg_id: str | None, ctx: RequestContext) -> JSON:
-        kind = part.kind
-        if kind in NO_BLOCK_KINDS:
-            return _text(ctx.degrade(part, msg_id, f"Anthropic takes no {kind}"))
-        media = ctx.resolve(part, msg_id)
-        if isinstance(media, str):
-            return _text(media)
-        media_type = media.media_type
-        if kind == "image":
-            if media.url is not None:
-                if media_type is not None and media_type not in IMAGE_TYPES:
-                    return _text(ctx.degrade(part, msg_id, f"image type {media_type} not accepted"))
-                return {"type": "image", "source": {"type": "url", "url": media.url}}
-            if media_type not in IMAGE_TYPES:
-                return _text(ctx.degrade(part, msg_id, f"image type {media_type} not accepted (no transcoder)"))
-            return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": media.data}}
-        source: JSON
-        if media.url is not None:
-            if media_type not in (PDF, None):
-                return _text(ctx.degrade(part, msg_id, f"document URLs must be PDF, not {media_type}"))
-            source = {"type": "url", "url": media.url}
-        elif media_type == PDF:
-            source = {"type": "base64", "media_type": PDF, "data": media.data}
-        elif media_type is not None and media_type.startswith("text/"):
-            try:
-                text = media.raw_bytes().decode("utf-8")
-            except UnicodeDecodeError:
-                return _text(ctx.degrade(part, msg_id, "text document is not UTF-8"))
-            source = {"type": "text", "media_type": "text/plain", "data": text}
-        else:
-            return _text(ctx.degrade(part, msg_id, f"documents must be PDF or text, not {media_type}"))
-        document: JSON = {"type": "document", "source": source}
-        if part.filename:
-            document["title"] = part.filename
-        return document
+        return map_parts(parts, msg_id, ctx, _text, media_block)  # "text content blocks must be non-empty"
 
 
 def takes_prefill(dialect: Dialect, model: str | None) -> bool:

@@ -55,6 +55,7 @@ from core.providers.base import (
 from core.providers.dialects import chat_read
 from core.providers.dialects.chat_wire import CHAT_PATH, CHAT_WIRE
 from core.providers.media import ResolvedMedia
+from core.providers.media_rules import base64_length
 from core.providers.profiles import ModelProfile, ToolNameRule
 from core.providers.sampling import sampling
 
@@ -126,6 +127,11 @@ def openai_profiles(dialect: str) -> tuple[tuple[str, ModelProfile], ...]:
 
 # An unknown OpenAI model gets no reasoning parameters: a model without reasoning rejects reasoning_effort.
 UNKNOWN_OPENAI_MODEL = "no reasoning parameters, for an unknown model"
+# platform.openai.com/docs/guides/images-vision, "Image input requirements": "Up to 20MB per image", "Up to 500
+# individual images per request" (Chat Completions and Responses alike); the 20 MB is the file, counted on its
+# base64 text.
+OPENAI_IMAGE_LIMIT = base64_length(20 * 1024 * 1024)
+OPENAI_MAX_IMAGES = 500
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,7 +50,7 @@ from core.providers.dialects.gemini_schema import gemini_schema
 from core.providers.dialects.gemini_wire import WIRE
 from core.providers.profiles import GeminiThinking, ModelProfile, ToolNameRule, ToolResultMedia
 from core.providers.sampling import sampling
-from core.providers.turns import Turns
+from core.providers.turns import NON_EMPTY_RULE, Turns
 
 if TYPE_CHECKING:
     from core.models.table import FactsChoice
@@ -80,6 +80,14 @@ MIME_RENAMES = {"audio/mpeg": "audio/mp3", "video/quicktime": "video/mov", "vide
 FILE_URI_MOVED = (
     "functionResponse.parts take inline data only; the file URI was sent in a user content after the responses"
 )
+# ai.google.dev/gemini-api/docs/function-calling#multimodal: function responses take "Images: image/png,
+# image/jpeg, image/webp" and "Documents: application/pdf, text/plain"; other media go after the responses.
+FUNCTION_RESPONSE_MIME_TYPES = frozenset({"image/png", "image/jpeg", "image/webp", "application/pdf", "text/plain"})
+FUNCTION_RESPONSE_URI_RULE = "function-response-inline-only"
+FUNCTION_RESPONSE_MIME_RULE = "function-response-mime-type"
+# blog.google/innovation-and-ai/technology/developers-tools/gemini-api-new-file-limits (January 2026): "the maximum
+# payload size for inline data from 20MB to 100MB (base64 encoded)"; MB read as 10^6, the lower reading.
+INLINE_REQUEST_LIMIT = 100_000_000
 REASONING_DROPPED = "Gemini takes no reasoning text back (thought summaries are not replayed); dropped"
 
 # functionCallingConfig modes [SDK: FunctionCallingConfigMode]; a named choice is ANY with that one name allowed.
@@ -151,6 +159,7 @@ class _Contents(Turns):
     KEY = "parts"
     MODEL_ROLE = "model"
     TEXT_ITEM = "user text"
+    NO_TURNS_RULE = "contents-required"
 
     def __init__(self, ctx: RequestContext) -> None:
         super().__init__(ctx)
@@ -187,6 +196,7 @@ class GeminiDialect(Dialect):
     # The Gemini API's own entries first; Vertex AI lists the same models, and some the Gemini API has retired.
     model_table_slice = ("gemini", "vertex_ai-language-models", "vertex_ai")
     model_table_extra = HAND_VERIFIED_MODELS
+    inline_request_limit = INLINE_REQUEST_LIMIT
     sdk_types = "google-genai"
     rules_module = "core.preflight.gemini"
 
@@ -313,7 +323,7 @@ class GeminiDialect(Dialect):
         parts: list[JSON] = [_text(text)] if text else []
         _call_parts(msg.tool_calls, parts, msg_id, profile, ctx)
         if not parts:
-            ctx.warn(msg_id, "assistant", "empty model turn; placeholder text sent")
+            ctx.warn(msg_id, "assistant", "empty model turn; placeholder text sent", NON_EMPTY_RULE)
             parts.append(_text(EMPTY_TURN_PLACEHOLDER))
         return parts
 
@@ -338,13 +348,19 @@ class GeminiDialect(Dialect):
         if placement == "function_response_parts":
             # functionResponse.parts carry inline data only: FunctionResponseFileData "is not supported in Gemini
             # API" (js-genai and kotlin-genai type docs); a file URI goes in the user content after the responses.
-            by_uri = [part for part in media if "fileData" in part]
-            inline = [part for part in media if "fileData" not in part]
+            inline = [part for part in media if _takes_in_response(part)]
+            moved = [part for part in media if not _takes_in_response(part)]
             if inline:
                 response.setdefault("parts", []).extend(inline)
-            if by_uri:
-                ctx.warn(msg.msg_id, "tool_result", FILE_URI_MOVED)
-                out.push("user", [_text(attachments_header(msg.attachment_of or "")), *by_uri], msg.msg_id)
+            for part in moved:
+                if "fileData" in part:
+                    ctx.warn(msg.msg_id, "tool_result", FILE_URI_MOVED, FUNCTION_RESPONSE_URI_RULE)
+                else:
+                    mime = part["inlineData"]["mimeType"]
+                    reason = f"functionResponse.parts take no {mime}; it was sent in a user content after the responses"
+                    ctx.warn(msg.msg_id, "tool_result", reason, FUNCTION_RESPONSE_MIME_RULE)
+            if moved:
+                out.push("user", [_text(attachments_header(msg.attachment_of or "")), *moved], msg.msg_id)
         elif placement == "sibling_parts":
             out.push("user", [_text(attachments_header(msg.attachment_of or "")), *media], msg.msg_id)
         else:
@@ -370,6 +386,12 @@ class GeminiDialect(Dialect):
 
 def _text(text: str) -> JSON:
     return {"text": text}
+
+
+def _takes_in_response(part: JSON) -> bool:
+    """Whether a media part may go inside ``functionResponse.parts``: inline data of a type it takes."""
+    blob = part.get("inlineData")
+    return blob is not None and blob.get("mimeType") in FUNCTION_RESPONSE_MIME_TYPES
 
 
 def _call_parts(

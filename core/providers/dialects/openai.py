@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, ClassVar
 from core.llm.messages import LLMMediaPart
 from core.providers.base import JSON, RequestContext, RequestOptions
 from core.providers.dialects.chat_completions import (
+    OPENAI_IMAGE_LIMIT,
+    OPENAI_MAX_IMAGES,
     UNKNOWN_OPENAI_MODEL,
     ChatCompletionsDialect,
     openai_profile,
@@ -38,6 +40,8 @@ class OpenAIChatDialect(ChatCompletionsDialect):
     default_model = "gpt-4.1"
     description = "OpenAI Chat Completions"
     SYSTEM_ROLE: ClassVar[str] = "system"
+    inline_image_limit = OPENAI_IMAGE_LIMIT
+    max_images_per_request = OPENAI_MAX_IMAGES
     SENDS_REASONING_EFFORT: ClassVar[bool] = True
     key_var = "OPENAI_API_KEY"
     base_url_var = "OPENAI_BASE_URL"

@@ -47,6 +47,8 @@ from core.providers.base import (
 )
 from core.providers.dialects import responses_read
 from core.providers.dialects.chat_completions import (
+    OPENAI_IMAGE_LIMIT,
+    OPENAI_MAX_IMAGES,
     REASONING_REFUSES,
     UNKNOWN_OPENAI_MODEL,
     openai_profile,
@@ -122,6 +124,8 @@ class OpenAIResponsesDialect(Dialect):
     # platform.openai.com/docs/models: as Chat Completions, plus the computer-use-* models of Responses.
     model_families = ("gpt-", "o1", "o3", "o4", "chatgpt-", "codex-", "computer-use-")
     model_table_slice = ("openai",)
+    inline_image_limit = OPENAI_IMAGE_LIMIT
+    max_images_per_request = OPENAI_MAX_IMAGES
     sdk_types = "openai"
     rules_module = "core.preflight.openai"
 
