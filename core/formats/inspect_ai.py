@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import zipfile
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import IO, Any
 
 import orjson
@@ -25,6 +26,8 @@ from core.formats.inspect_messages import InspectMessages, resolve_attachments
 from core.formats.span_fields import request_of
 from core.formats.transcript_calls import CallsOfTranscript, conversation_key, parse_time
 from core.llm.messages import LLMAssistantMessage, LLMMessage
+from core.request_context.shapes import RequestFieldError, read_tool_choice
+from core.request_context.stored import StoredRequest
 
 _SCORING = ("scorer", "scorers")
 # What a model event or a sample records beyond its messages: kept aside, no place in the stored format.
@@ -85,7 +88,7 @@ def _input(event: dict[str, Any], pool: list[Any]) -> list[Any]:
     return event.get("input") or []
 
 
-def _request(event: dict[str, Any], extra: dict[str, Any]) -> Any:
+def _request(event: dict[str, Any], extra: dict[str, Any]) -> StoredRequest | None:
     model = event.get("model")
     provider, _, name = model.partition("/") if isinstance(model, str) else ("", "", "")
     config = _object(event.get("config"))
@@ -95,9 +98,17 @@ def _request(event: dict[str, Any], extra: dict[str, Any]) -> Any:
         "top_p": config.get("top_p"),
         "stop": config.get("stop_seqs"),
     }
-    return request_of(
+    request = request_of(
         system=provider or None, model=name or model, tools=event.get("tools"), params=params, extra=extra
     )
+    choice = event.get("tool_choice")
+    if request is None or choice is None:
+        return request
+    try:
+        return replace(request, tool_choice=read_tool_choice(choice))
+    except RequestFieldError as exc:
+        extra["tool_choice"], extra["tool_choice_error"] = choice, str(exc)
+        return request
 
 
 def sample_events(sample: dict[str, Any], eval_id: str, path: str, line: int | None) -> Iterator[Event]:

@@ -153,7 +153,9 @@ def test_inspect_resolves_attachments_and_reads_the_tools_of_the_model_events() 
     with path.open("rb") as handle:
         records, foreign = read_foreign(sniff(path.read_bytes()[:SNIFF_BYTES], str(path)), handle, str(path))
     [line] = foreign.store_lines
-    tools = {t["name"]: t["description"] for t in line.value["traceloupe_request"]["tools"]}
+    context = line.value["traceloupe_request"]
+    assert (context["model"], context["tool_choice"]) == ("hardcoded", "auto")
+    tools = {t["name"]: t["description"] for t in context["tools"]}
     assert tools["python"].startswith("Use the python function to execute Python code.")
     assert not any("attachment://" in str(r.raw) for r in records)
     _, conversations, _ = _imported("inspect/log_images.json")
