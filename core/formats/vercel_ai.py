@@ -120,8 +120,10 @@ class _Reader:
             elif (kind.startswith("tool-") or kind == "dynamic-tool") and not part.get("providerExecuted"):
                 name = str(part.get("toolName") or "") if kind == "dynamic-tool" else kind[len("tool-") :]
                 call_id = str(part.get("toolCallId") or "")
-                given = part.get("input", part.get("rawInput"))
-                calls.append(LLMToolCall(call_id, name, arguments_text(given)))
+                given = part.get("input")  # an input that failed to parse is kept as rawInput
+                calls.append(
+                    LLMToolCall(call_id, name, arguments_text(given if given is not None else part.get("rawInput")))
+                )
                 result = tool_output(part)
                 if result is not None:
                     text, is_error = result

@@ -159,7 +159,13 @@ def test_vercel_ui_tool_states_give_results_errors_and_open_calls() -> None:
             "parts": [
                 {"type": "step-start"},
                 {"type": "reasoning", "text": "three tools"},
-                {"type": "tool-read", "toolCallId": "r", "state": "output-error", "input": {}, "errorText": "gone"},
+                {
+                    "type": "tool-read",
+                    "toolCallId": "r",
+                    "state": "output-error",
+                    "rawInput": '{"path": ',
+                    "errorText": "gone",
+                },
                 {
                     "type": "tool-rm",
                     "toolCallId": "d",
@@ -192,6 +198,7 @@ def test_vercel_ui_tool_states_give_results_errors_and_open_calls() -> None:
     results = [(r["tool_reses"][0]["result"], r["tool_reses"][0]["is_error"]) for r in _trace(messages)[2:4]]
     assert results == [("gone", True), ("execution denied: no", True)]
     assert [p.get("type") or "approval" for p in _kept(messages)] == ["approval", "tool-web", "source-url"]
+    assert tool_calls(messages)[0] == ("r", "read", '{"path": ')  # the input that failed to parse, as sent
     assert tool_calls(messages)[-1] == ("l", "ls", '{"dir": "/"}')  # no output yet: the call stays open
 
 
