@@ -47,6 +47,8 @@ def _user_part(item: Any, unplaced: list[Any]) -> LLMUserPart | None:
     if isinstance(item, str):
         return LLMTextPart(item)
     kind = item.get("kind") if isinstance(item, dict) else None
+    if kind == "text-content" and isinstance(item.get("content"), str):
+        return LLMTextPart(item["content"])
     if kind in _URL_KINDS and isinstance(item.get("url"), str):
         modality = _URL_KINDS[kind]
         return media_part(modality, url=item["url"], media_type=item.get("media_type"))

@@ -41,7 +41,18 @@ def response(*parts: dict[str, Any], **fields: Any) -> dict[str, Any]:
 
 def test_pydantic_ai_retries_thinking_and_provider_run_tools_each_go_where_they_belong() -> None:
     history = [
-        request({"part_kind": "system-prompt", "content": "be brief"}, {"part_kind": "user-prompt", "content": "hi"}),
+        request(
+            {"part_kind": "system-prompt", "content": "be brief"},
+            {
+                "part_kind": "user-prompt",
+                "content": [
+                    "hi",
+                    {"kind": "text-content", "content": "see"},
+                    {"kind": "image-url", "url": "https://e.x/a.png"},
+                    {"kind": "cache-point"},
+                ],
+            },
+        ),
         response(
             {"part_kind": "thinking", "content": "a tool", "signature": "sig"},
             {"part_kind": "builtin-tool-call", "tool_name": "web_search", "args": {"q": "x"}, "tool_call_id": "b1"},
@@ -55,15 +66,16 @@ def test_pydantic_ai_retries_thinking_and_provider_run_tools_each_go_where_they_
         response({"part_kind": "text", "content": "2"}),
     ]
     messages, _ = _import("pydantic-ai", history)
+    assert [p.get("text") or p.get("url") for p in messages[1]["content"]] == ["hi", "see", "https://e.x/a.png"]
     assert summary(messages) == [
-        *["system", "user:text", "  assistant:text+1calls", "  tool:c1", "  assistant:text+1calls", "  tool:c2"],
+        *["system", "user:multipart", "  assistant:text+1calls", "  tool:c1", "  assistant:text+1calls", "  tool:c2"],
         *["  assistant:text", "user:text", "  assistant:text"],
     ]
     records = _trace(messages)
     assert records[3]["tool_reses"][0]["is_error"] and records[3]["tool_reses"][0]["result"] == "a must be b"
     assert records[2]["reasoning_content"] == [{"type": "thinking", "thinking": "a tool", "signature": "sig"}]
     assert tool_calls(messages)[0] == ("c1", "add", '{"a": 1}')  # an object's arguments as JSON text
-    assert [p["part_kind"] for p in _kept(messages)] == ["builtin-tool-call"]
+    assert [p.get("part_kind") or p.get("kind") for p in _kept(messages)] == ["cache-point", "builtin-tool-call"]
 
 
 def test_pydantic_ai_calls_without_ids_get_derived_ids_their_results_answer_by_name() -> None:
