@@ -178,12 +178,13 @@ def _merge(key: str | None, calls: list[ModelCall], keyless: Branches, notes: li
                 best, best_score = branch, score
         if best is None and key is not None and call.input is None and made:
             best = made[-1]  # output alone, under the conversation's key: it follows what came before
+        fresh = best is None
         if best is None:
             best = Transcript(key)
-            if call.input:
-                branches.setdefault(_opening(call.input), []).append(best)
             made.append(best)
         _extend(best, call)
+        if fresh and best.messages:  # by the messages it opens with, its call's input or (when none) its output
+            branches.setdefault(_opening(tuple(best.messages)), []).append(best)
     if key is None or len(made) <= 1:
         return made
     joined = made[0]

@@ -16,12 +16,15 @@ from core.errors import InputError
 from core.formats.events import Event
 from core.formats.genai import span_events as genai_span_events
 from core.formats.genai_messages import MessageReader
+from core.formats.inspect_ai import looks_like_inspect, read_inspect
 from core.formats.langfuse import looks_like_langfuse, read_langfuse
 from core.formats.openinference import SPAN_KIND, read_openinference
 from core.formats.openinference import span_events as openinference_span_events
 from core.formats.otlp import looks_like_json, read_spans
 from core.formats.phoenix_spans import looks_like_phoenix
 from core.formats.provider_logs import read_log, sniff_cassette, sniff_pairs
+from core.formats.pydantic_ai import looks_like_pydantic_ai, read_pydantic_ai
+from core.formats.vercel_ai import looks_like_vercel_ai, read_vercel_ai
 from core.providers.base import Dialect
 from core.providers.registry import all_providers
 
@@ -114,6 +117,22 @@ FORMATS: tuple[TraceFormat, ...] = (
         verifiable=True,
     ),
     *(_provider_log_as(dialect) for dialect in all_providers()),
+    # Agent transcripts: before our own format, whose sniff takes any JSON holding a "role".
+    TraceFormat(
+        "pydantic-ai",
+        "pydantic-ai message history JSON (ModelMessagesTypeAdapter)",
+        looks_like_pydantic_ai,
+        read_pydantic_ai,
+    ),
+    TraceFormat(
+        "inspect",
+        "an inspect_ai eval log (.eval or .json), a conversation per sample and epoch",
+        looks_like_inspect,
+        read_inspect,
+    ),
+    TraceFormat(
+        "vercel-ai", "Vercel AI SDK UI messages or model messages (JSON)", looks_like_vercel_ai, read_vercel_ai
+    ),
     TraceFormat(OWN_FORMAT, "Traceloupe's stored messages (.json, .jsonl), core/FORMAT.md", _sniff_own, None),
 )
 
