@@ -17,6 +17,7 @@ from core.formats.events import Event
 from core.formats.genai import span_events as genai_span_events
 from core.formats.genai_messages import MessageReader
 from core.formats.langfuse import looks_like_langfuse, read_langfuse
+from core.formats.langsmith import looks_like_langsmith, read_langsmith
 from core.formats.openinference import SPAN_KIND, read_openinference
 from core.formats.openinference import span_events as openinference_span_events
 from core.formats.otlp import looks_like_json, read_spans
@@ -104,6 +105,12 @@ FORMATS: tuple[TraceFormat, ...] = (
     TraceFormat("otlp", "OpenTelemetry GenAI spans in an OTLP/JSON or OTLP/protobuf file", _sniff_otlp, read_otlp),
     TraceFormat(
         "langfuse", "a Langfuse trace export (a trace and its observations)", looks_like_langfuse, read_langfuse
+    ),
+    TraceFormat(
+        "langsmith",
+        "LangSmith runs: run trees, lists of runs, or the SDK's post/patch ingest body",
+        looks_like_langsmith,
+        read_langsmith,
     ),
     TraceFormat(
         "provider-log",

@@ -91,6 +91,24 @@ CASES = [
     ),
     ("openinference/phoenix_pxi_turn_trace.json", "openinference", {"fixture-session": PXI_TURN}, None),
     (
+        "langsmith/langsmith_py_wrap_openai_.json",
+        "langsmith",
+        {"d0d84d31-923d-4cb5-94a8-40a0a0087578": ["user:text", "  assistant:text"]},
+        [],
+    ),
+    (
+        "langsmith/langsmith_js_wrap_openai_default.json",
+        "langsmith",
+        {"dc34609e-3eeb-459d-bc2a-6fedb01d2e6e": ["user:text", "  assistant:text"]},
+        [],
+    ),
+    (
+        "langsmith/langsmith_js_wrap_openai_reasoning.json",
+        "langsmith",
+        {"e954b8e3-c337-4a05-bf0a-ca2baac3ba48": ["user:text", "  assistant:text"]},
+        [],
+    ),
+    (
         "openinference/phoenix_pxi_turn_subagent_trace.json",
         "openinference",
         {"fixture-subagent-session": PXI_SUBAGENT},
@@ -142,7 +160,7 @@ def test_object_arguments_become_json_text_and_tool_spans_give_results() -> None
     assert orjson.loads(records[0]["tool_calls"][0]["arguments"]) == {"city": "NYC"}
 
 
-@pytest.mark.parametrize("folder", ["otlp", "openinference", "langfuse"])
+@pytest.mark.parametrize("folder", ["otlp", "openinference", "langfuse", "langsmith"])
 def test_a_second_import_changes_nothing_and_an_export_reimports_unchanged(
     folder: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -162,6 +180,18 @@ def test_a_second_import_changes_nothing_and_an_export_reimports_unchanged(
     assert main(["import", str(exported), "--db", again]) == 0  # an export of ours re-imports unchanged
     with Store.open(again) as store:
         assert list(store.export_texts()) == first
+
+
+def test_an_ingest_body_gives_the_patched_reply_its_model_and_its_usage_aside() -> None:
+    # The JS SDK's patch names its run by trace and dotted order only; the reply and the usage are in it.
+    _, conversations, notes = _conversations("langsmith/langsmith_js_wrap_openai_default.json")
+    [user] = conversations["dc34609e-3eeb-459d-bc2a-6fedb01d2e6e"]
+    [reply] = user["intermediate_trace"]["records"]  # type: ignore[index]
+    assert (user["content"], reply["content"]) == ("howdy", "Howdy! How can I assist you today?")
+    assert reply["additional_kwargs"]["traceloupe_import"]["unplaced"]["usage_metadata"]["total_tokens"] == 18
+    assert notes == [
+        "kept under additional_kwargs.traceloupe_import.unplaced, no place in the stored format: usage_metadata (1)"
+    ]
 
 
 def test_langchain_tool_definitions_sent_as_tool_messages_are_the_requests_tools() -> None:
