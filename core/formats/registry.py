@@ -20,7 +20,7 @@ from core.formats.langfuse import looks_like_langfuse, read_langfuse
 from core.formats.langsmith import looks_like_langsmith, read_langsmith
 from core.formats.openinference import SPAN_KIND, read_openinference
 from core.formats.openinference import span_events as openinference_span_events
-from core.formats.otlp import looks_like_json, read_spans
+from core.formats.otlp import looks_like_json, looks_like_protobuf, read_spans
 from core.formats.phoenix_spans import looks_like_phoenix
 from core.formats.provider_logs import read_log, sniff_cassette, sniff_pairs
 from core.providers.base import Dialect
@@ -59,7 +59,7 @@ def read_otlp(stream: IO[bytes], path: str) -> Iterator[Event]:
 def _otlp_head(head: bytes) -> bool:
     if looks_like_json(head):
         return b'"resourceSpans"' in head or b'"resource_spans"' in head
-    return head[:1] == b"\x0a" and (b"gen_ai." in head or b"openinference." in head or b"llm." in head)
+    return looks_like_protobuf(head)
 
 
 def _sniff_otlp(head: bytes) -> bool:

@@ -57,6 +57,16 @@ CASES = [
         {"ID_2": ["system", "user:text", "  assistant:text+1calls", "  tool:call_1", "  assistant:text"]},
         [("call_1", "get_weather", '{"city": "NYC"}')],
     ),
+    (
+        "otlp/pydantic_ai_tools.pb",
+        "otlp",
+        {
+            "01a248d7-a069-75b7-8add-a3a2371a6330": [
+                *["system", "user:text", "  assistant:text+1calls", "  tool:call_paris", "  assistant:text"],
+            ]
+        },
+        [("call_paris", "get_weather", '{"city": "Paris"}')],
+    ),
     ("otlp/openllmetry_openai.json", "otlp", {"0f69feaecfced498": ["system", "user:text", "  assistant:text"]}, []),
     ("otlp/strands.json", "otlp", {"4b6bf754c099094a": ["user:text", "  assistant:text"]}, []),
     ("otlp/spring_ai_no_content.json", "otlp", {}, []),
@@ -165,7 +175,7 @@ def test_a_second_import_changes_nothing_and_an_export_reimports_unchanged(
     folder: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     url = f"sqlite:///{tmp_path / 'store.db'}"
-    paths = sorted(str(p) for p in (DATA / folder).glob("*.json"))
+    paths = sorted(str(p) for p in (DATA / folder).iterdir() if p.suffix in (".json", ".pb"))
     assert main(["import", "--from", "auto", *paths, "--db", url]) == 0
     with Store.open(url) as store:
         first = list(store.export_texts())
