@@ -35,6 +35,10 @@ PXI_SUBAGENT = [
     *(line for n in range(7, 20) for line in ("  assistant:text+1calls", f"  tool:call-{n:02d}")),
     "  assistant:text",
 ]
+LANGCHAIN_AGENT = [
+    *["system", "user:text", "  assistant:text+1calls", "  tool:call_paris", "  assistant:text"],
+    *["user:text", "  assistant:text+1calls", "  tool:call_lyon", "  assistant:text"],
+]
 
 # file, format sniffed, {conversation_id: summary}, tool calls (id, name, arguments) of the first conversation
 CASES = [
@@ -100,6 +104,15 @@ CASES = [
         None,
     ),
     ("openinference/phoenix_pxi_turn_trace.json", "openinference", {"fixture-session": PXI_TURN}, None),
+    *(
+        (
+            f"langsmith/langchain_agent_{kind}.json",
+            "langsmith",
+            {"thread-weather-7": LANGCHAIN_AGENT},
+            [("call_paris", "get_weather", '{"city": "Paris"}'), ("call_lyon", "get_weather", '{"city": "Lyon"}')],
+        )
+        for kind in ("ingest", "run_tree")
+    ),
     (
         "langsmith/langsmith_py_wrap_openai_.json",
         "langsmith",
@@ -202,6 +215,14 @@ def test_an_ingest_body_gives_the_patched_reply_its_model_and_its_usage_aside() 
     assert notes == [
         "kept under additional_kwargs.traceloupe_import.unplaced, no place in the stored format: usage_metadata (1)"
     ]
+
+
+def test_a_langchain_run_tree_and_the_ingest_bodies_of_the_same_runs_give_the_same_conversation() -> None:
+    _, tree, _ = _conversations("langsmith/langchain_agent_run_tree.json")
+    _, ingest, _ = _conversations("langsmith/langchain_agent_ingest.json")
+    assert tree == ingest
+    records = tree["thread-weather-7"][1]["intermediate_trace"]["records"]  # type: ignore[index]
+    assert [r["tool_reses"][0]["result"] for r in records if r["role"] == "tool"] == ["18C and sunny"]
 
 
 def test_langchain_tool_definitions_sent_as_tool_messages_are_the_requests_tools() -> None:
