@@ -55,8 +55,7 @@ class RecordedPanel:
 
 
 def _short(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = masking.mask(text)
+    text = masking.mask(json.dumps(value, ensure_ascii=False))  # as JSON: an empty string shows as ""
     return text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 3] + "..."
 
 
