@@ -100,6 +100,13 @@ def test_an_option_that_changes_the_body_is_a_difference_no_normalisation_explai
     assert 'data-unexplained="1"' in panel
     [real] = re.findall(r'<li[^>]*data-normalised="false".*?</li>', panel, re.S)
     assert "added /temperature" in real and "0.9" in real and "not a documented normalisation" in real
+    # The options form swaps the payload panel alone (htmx): the recorded request comes with it.
+    swapped = client.get(
+        f"/conversations/{cid}/payload/anthropic",
+        params=params,
+        headers={"HX-Request": "true", "HX-Target": "payload-panel"},
+    ).text
+    assert "<html" not in swapped and 'data-unexplained="1"' in _panel(swapped)
 
 
 def test_another_providers_page_links_to_the_recorded_providers_and_a_page_without_a_step_has_no_panel(
