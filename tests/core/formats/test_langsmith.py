@@ -129,6 +129,16 @@ def test_a_tool_run_without_a_recorded_call_id_answers_the_open_call_of_its_name
     assert summary(conversations["thread-7"]) == ["system", "user:text", "  assistant:text+1calls", "  tool:call_1"]
 
 
+def test_langchains_provider_names_are_read_as_ours() -> None:
+    tree = orjson.loads(orjson.dumps(FIRST))
+    for run in tree["child_runs"][0]["child_runs"]:
+        if run["run_type"] == "llm":
+            run["extra"]["metadata"]["ls_provider"] = "google_genai"
+            run["extra"]["invocation_params"]["model"] = "gemini-2.5-flash"
+    _, _, contexts = _read(tree)
+    assert [(c["provider"], c["model"]) for c in contexts] == [("gemini", "gemini-2.5-flash")]
+
+
 def test_an_ingest_patch_completes_the_run_its_trace_and_dotted_order_name() -> None:
     post = {"id": "r", "trace_id": "r", "dotted_order": "1Zr", "run_type": "llm", "start_time": 1728803137170}
     post["inputs"] = {"messages": [{"role": "user", "content": "howdy"}]}
