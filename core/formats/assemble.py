@@ -48,6 +48,8 @@ class Entry:
     ts: int | None
     call: ModelCall | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    first_reply: bool = False
+    """The first message ``call`` answered: where the call's recorded request body is kept."""
 
 
 @dataclass(slots=True)
@@ -121,7 +123,7 @@ def _extend(branch: Transcript, call: ModelCall) -> None:
         return  # a repeat of calls already in the branch: nothing new
     for position, message in enumerate(answered):
         extra = dict(call.extra) if position == 0 else {}
-        branch.add(Entry(message, call.source, end if end is not None else start, call, extra))
+        branch.add(Entry(message, call.source, end if end is not None else start, call, extra, position == 0))
     branch.calls.append(call)
     if call.source.trace:
         branch.traces.add(call.source.trace)

@@ -246,6 +246,36 @@ def looks_like_json(head: bytes) -> bool:
     return head.lstrip()[:1] == b"{"
 
 
+def _varint_at(data: bytes, pos: int) -> tuple[int, int] | None:
+    """The varint at ``pos`` and the position after it; None when ``data`` ends inside it."""
+    shift = value = 0
+    while pos < len(data) and shift < 64:
+        byte = data[pos]
+        value |= (byte & 0x7F) << shift
+        pos += 1
+        if not byte & 0x80:
+            return value, pos
+        shift += 7
+    return None
+
+
+_RESOURCE_SPANS_FIELDS = (0x0A, 0x12, 0x1A)
+"""``ResourceSpans``' fields, length-delimited: resource (1), scope_spans (2), schema_url (3)."""
+
+
+def looks_like_protobuf(head: bytes) -> bool:
+    """Whether a file's first bytes open a protobuf ``ExportTraceServiceRequest``: its field 1 (a ``ResourceSpans``,
+    length-delimited) whose own first field is one a ``ResourceSpans`` has, no longer than the batch. Field 1's tag
+    is a newline: text opening with one and a bracket is JSON, not this."""
+    if head[:1] != b"\x0a" or head.lstrip()[:1] in (b"{", b"["):
+        return False
+    outer = _varint_at(head, 1)
+    if outer is None or outer[0] < 2 or outer[1] >= len(head) or head[outer[1]] not in _RESOURCE_SPANS_FIELDS:
+        return False
+    inner = _varint_at(head, outer[1] + 1)
+    return inner is not None and inner[1] - outer[1] + inner[0] <= outer[0]
+
+
 def read_spans(stream: IO[bytes], source: str) -> Iterator[Span]:
     """Every span of an OTLP file (a JSON document, JSON lines of them, or protobuf), a batch at a time."""
     peek = getattr(stream, "peek", None)

@@ -34,6 +34,31 @@ IMPORT_KEY = "traceloupe_import"
 
 PLACEHOLDER_TEXT = "[no user message was recorded for this turn]"
 
+RECORDED_KEY = "recorded_request"
+"""Under ``IMPORT_KEY`` of a call's first reply: the provider, model and request body a provider log recorded for
+the call (the payload page shows it beside the body we build)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedRequest:
+    """The request body a provider log recorded for the call that answered with a message, and its provider."""
+
+    provider: str
+    model: str | None
+    body: dict[str, Any]
+
+
+def recorded_request(additional_kwargs: Any) -> RecordedRequest | None:
+    """The recorded request an imported reply keeps (``additional_kwargs`` of the stored message), or None."""
+    meta = additional_kwargs.get(IMPORT_KEY) if isinstance(additional_kwargs, dict) else None
+    kept = meta.get(RECORDED_KEY) if isinstance(meta, dict) else None
+    if not isinstance(kept, dict) or not isinstance(kept.get("provider"), str):
+        return None
+    if not isinstance(kept.get("body"), dict):
+        return None
+    model = kept.get("model")
+    return RecordedRequest(kept["provider"], model if isinstance(model, str) else None, kept["body"])
+
 
 @dataclass(slots=True)
 class AssembledConversation:
@@ -119,6 +144,10 @@ def _import_kwargs(entry: Entry) -> dict[str, Any]:
         meta["source_id"] = entry.source.source_id
     if entry.extra:
         meta["unplaced"] = entry.extra
+    call = entry.call
+    request = call.request if call is not None and entry.first_reply else None
+    if call is not None and call.recorded_body is not None and request is not None and request.provider is not None:
+        meta[RECORDED_KEY] = {"provider": request.provider, "model": request.model, "body": call.recorded_body}
     return {IMPORT_KEY: meta} if meta else {}
 
 

@@ -18,9 +18,10 @@ from core.formats.genai import span_events as genai_span_events
 from core.formats.genai_messages import MessageReader
 from core.formats.inspect_ai import looks_like_inspect, read_inspect
 from core.formats.langfuse import looks_like_langfuse, read_langfuse
+from core.formats.langsmith import looks_like_langsmith, read_langsmith
 from core.formats.openinference import SPAN_KIND, read_openinference
 from core.formats.openinference import span_events as openinference_span_events
-from core.formats.otlp import looks_like_json, read_spans
+from core.formats.otlp import looks_like_json, looks_like_protobuf, read_spans
 from core.formats.phoenix_spans import looks_like_phoenix
 from core.formats.provider_logs import read_log, sniff_cassette, sniff_pairs
 from core.formats.pydantic_ai import looks_like_pydantic_ai, read_pydantic_ai
@@ -61,7 +62,7 @@ def read_otlp(stream: IO[bytes], path: str) -> Iterator[Event]:
 def _otlp_head(head: bytes) -> bool:
     if looks_like_json(head):
         return b'"resourceSpans"' in head or b'"resource_spans"' in head
-    return head[:1] == b"\x0a" and (b"gen_ai." in head or b"openinference." in head or b"llm." in head)
+    return looks_like_protobuf(head)
 
 
 def _sniff_otlp(head: bytes) -> bool:
@@ -107,6 +108,12 @@ FORMATS: tuple[TraceFormat, ...] = (
     TraceFormat("otlp", "OpenTelemetry GenAI spans in an OTLP/JSON or OTLP/protobuf file", _sniff_otlp, read_otlp),
     TraceFormat(
         "langfuse", "a Langfuse trace export (a trace and its observations)", looks_like_langfuse, read_langfuse
+    ),
+    TraceFormat(
+        "langsmith",
+        "LangSmith runs: run trees, lists of runs, or the SDK's post/patch ingest body",
+        looks_like_langsmith,
+        read_langsmith,
     ),
     TraceFormat(
         "provider-log",

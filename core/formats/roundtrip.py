@@ -148,9 +148,22 @@ def round_trip(dialect: Dialect, recorded: JSON, model: str | None = None) -> Ro
     if model is not None and read.model is None:
         read = ReadBody(read.messages, model, read.tools, read.tool_choice, read.params, read.extra)
     built, warnings = rebuild(dialect, read)
-    comparable, unmodelled = _without_unmodelled(recorded, read.extra)
     if model is not None and "model" not in recorded:
         built = {k: v for k, v in built.items() if k != "model"}
+    return RoundTrip(recorded, built, _classified(dialect, recorded, built, read.extra), warnings)
+
+
+def compare_bodies(dialect: Dialect, recorded: JSON, built: JSON) -> tuple[Difference, ...]:
+    """Every difference between a recorded body and one built elsewhere (the payload page's, from the stored
+    messages), each with the documented normalisation that explains it; a model the recorded body names only in
+    its URL (Gemini's) is not a difference."""
+    if "model" not in recorded:
+        built = {k: v for k, v in built.items() if k != "model"}
+    return _classified(dialect, recorded, built, dialect.read_request(recorded).extra)
+
+
+def _classified(dialect: Dialect, recorded: JSON, built: JSON, extra: Mapping[str, Any]) -> tuple[Difference, ...]:
+    comparable, unmodelled = _without_unmodelled(recorded, extra)
     table = (*COMMON, *dialect.normalisations)
     found = [Difference(path, "removed", value, None, UNMODELLED) for path, value in unmodelled]
     for rule in table:
@@ -159,7 +172,7 @@ def round_trip(dialect: Dialect, recorded: JSON, model: str | None = None) -> Ro
     for path, kind, old, new in diff(comparable, built):
         explained = next((n for n in table if n.covers(path, kind, old, new, recorded)), None)
         found.append(Difference(path, kind, old, new, explained))
-    return RoundTrip(recorded, built, tuple(found), warnings)
+    return tuple(found)
 
 
 # Keys of ReadBody.extra that hold what the reader skipped inside the body, by the reader's path.

@@ -16,6 +16,7 @@ from web import masking, urls
 from web.bodies.builder import PayloadBuilder
 from web.bodies.page_responses import page_response, preparing_response
 from web.bodies.preparing import PreparingPage, payload_preparing, preparing_page
+from web.bodies.recorded import RecordedPanel, recorded_for, recorded_panel
 from web.bodies.requests import (
     AskedDep,
     AskedRequest,
@@ -105,9 +106,17 @@ class PayloadController(Controller):
                 first_windows = digest.window_map(card.anchor for card in cards.timeline.cards)
                 first = digest_window(source, payloads, asked, digest, 0)
                 body = windowed_from(head.plan, PANE, first, choice.window_url, first_windows)
+            recorded = recorded_for(loaded, asked.upto)
+            panel: RecordedPanel | None = None
+            if recorded is not None and recorded.provider == asked.provider:
+                _, built = asked.build(source, payloads)
+                if built.result is not None:
+                    panel = recorded_panel(recorded, built.result.body)
             return PayloadPage(
                 title=masking.mask(loaded.summary.title) or "(no user text)",
                 request=choice,
+                recorded=panel,
+                recorded_provider=recorded.provider if recorded is not None and panel is None else None,
                 built=head.facts,
                 body=body,
                 warnings=list(head.warnings),

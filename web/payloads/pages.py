@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from web.bodies.asked import RequestChoice, WarningView
 from web.bodies.builder import Built
 from web.bodies.facts import BuildFacts
+from web.bodies.recorded import RecordedPanel
 from web.bodies.windows import WindowedBody
 from web.conversation_page import ConversationPage
 from web.request_options import OptionsForm
@@ -30,6 +31,10 @@ class PayloadPage:
     """All the warnings: ``warnings`` lists the first ``MAX_WARNINGS``, the API has them all."""
     options: OptionsForm | None = None
     """The request options form: the fields asked, the recorded request's values, the model's limit."""
+    recorded: RecordedPanel | None = None
+    """The request a provider log recorded for this step, compared with the built one (same provider only)."""
+    recorded_provider: str | None = None
+    """The provider of this step's recorded request, when the page shows another provider's body."""
 
     @property
     def conversation_id(self) -> str:

@@ -3,14 +3,20 @@ boundaries whatever the read size, JSON lines of requests, and the protobuf enco
 
 from __future__ import annotations
 
+import base64
 import io
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-from google.protobuf.json_format import ParseDict
+from google.protobuf.json_format import MessageToDict, ParseDict
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import Status, StatusCode
 
 from core.formats import otlp
 from core.formats.importing import read_foreign
@@ -81,6 +87,43 @@ def test_the_protobuf_encoding_gives_what_its_json_gives(tmp_path: Path) -> None
         from_protobuf, _ = read_foreign(format_named("otlp"), handle, "x")
     assert [r.raw for r in from_protobuf] == [r.raw for r in from_json]
     assert from_protobuf
+
+
+def test_a_real_protobuf_file_gives_what_its_otlp_json_gives(tmp_path: Path) -> None:
+    # pydantic_ai_tools.pb: pydantic-ai's instrumentation serialized by the SDK's exporter (its README says how).
+    binary = DATA / "otlp" / "pydantic_ai_tools.pb"
+    as_json = MessageToDict(ExportTraceServiceRequest.FromString(binary.read_bytes()))
+    for batch in as_json["resourceSpans"]:
+        for scope in batch["scopeSpans"]:
+            for span in scope["spans"]:  # OTLP/JSON writes ids as hex, not as protobuf JSON's base64
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if key in span:
+                        span[key] = base64.b64decode(span[key]).hex()
+    document = tmp_path / "trace.json"
+    document.write_bytes(orjson.dumps(as_json))
+    with binary.open("rb") as handle:
+        from_protobuf, _ = read_foreign(format_named("otlp"), handle, "x")
+    with document.open("rb") as handle:
+        from_json, _ = read_foreign(format_named("otlp"), handle, "x")
+    assert [r.raw for r in from_protobuf] == [r.raw for r in from_json]
+    assert [r.raw["role"] for r in from_protobuf] == ["system", "user"]
+
+
+def test_the_sdk_exporters_bytes_ids_are_read_as_hex_and_an_error_status_as_an_error() -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("instrumentation")
+    with tracer.start_as_current_span("invoke_agent") as parent, tracer.start_as_current_span("execute_tool") as tool:
+        tool.set_attributes({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup"})
+        tool.set_status(Status(StatusCode.ERROR, "no such city"))
+    data = encode_spans(exporter.get_finished_spans()).SerializeToString()
+    assert sniff(data[:SNIFF_BYTES], "x").name == "otlp"
+    spans = {s.name: s for s in otlp.read_spans(io.BufferedReader(io.BytesIO(data)), "x")}  # type: ignore[arg-type]
+    context = parent.get_span_context()
+    assert spans["execute_tool"].parent_id == spans["invoke_agent"].span_id == f"{context.span_id:016x}"
+    assert spans["execute_tool"].trace_id == f"{context.trace_id:032x}"
+    assert (spans["execute_tool"].is_error, spans["invoke_agent"].is_error) == (True, False)
 
 
 @pytest.mark.parametrize("line_limit", [1 << 20, 64])

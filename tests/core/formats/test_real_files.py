@@ -35,6 +35,10 @@ PXI_SUBAGENT = [
     *(line for n in range(7, 20) for line in ("  assistant:text+1calls", f"  tool:call-{n:02d}")),
     "  assistant:text",
 ]
+LANGCHAIN_AGENT = [
+    *["system", "user:text", "  assistant:text+1calls", "  tool:call_paris", "  assistant:text"],
+    *["user:text", "  assistant:text+1calls", "  tool:call_lyon", "  assistant:text"],
+]
 
 # file, format sniffed, {conversation_id: summary}, tool calls (id, name, arguments) of the first conversation
 CASES = [
@@ -56,6 +60,16 @@ CASES = [
         "otlp",
         {"ID_2": ["system", "user:text", "  assistant:text+1calls", "  tool:call_1", "  assistant:text"]},
         [("call_1", "get_weather", '{"city": "NYC"}')],
+    ),
+    (
+        "otlp/pydantic_ai_tools.pb",
+        "otlp",
+        {
+            "01a248d7-a069-75b7-8add-a3a2371a6330": [
+                *["system", "user:text", "  assistant:text+1calls", "  tool:call_paris", "  assistant:text"],
+            ]
+        },
+        [("call_paris", "get_weather", '{"city": "Paris"}')],
     ),
     ("otlp/openllmetry_openai.json", "otlp", {"0f69feaecfced498": ["system", "user:text", "  assistant:text"]}, []),
     ("otlp/strands.json", "otlp", {"4b6bf754c099094a": ["user:text", "  assistant:text"]}, []),
@@ -90,6 +104,33 @@ CASES = [
         None,
     ),
     ("openinference/phoenix_pxi_turn_trace.json", "openinference", {"fixture-session": PXI_TURN}, None),
+    *(
+        (
+            f"langsmith/langchain_agent_{kind}.json",
+            "langsmith",
+            {"thread-weather-7": LANGCHAIN_AGENT},
+            [("call_paris", "get_weather", '{"city": "Paris"}'), ("call_lyon", "get_weather", '{"city": "Lyon"}')],
+        )
+        for kind in ("ingest", "run_tree")
+    ),
+    (
+        "langsmith/langsmith_py_wrap_openai_.json",
+        "langsmith",
+        {"d0d84d31-923d-4cb5-94a8-40a0a0087578": ["user:text", "  assistant:text"]},
+        [],
+    ),
+    (
+        "langsmith/langsmith_js_wrap_openai_default.json",
+        "langsmith",
+        {"dc34609e-3eeb-459d-bc2a-6fedb01d2e6e": ["user:text", "  assistant:text"]},
+        [],
+    ),
+    (
+        "langsmith/langsmith_js_wrap_openai_reasoning.json",
+        "langsmith",
+        {"e954b8e3-c337-4a05-bf0a-ca2baac3ba48": ["user:text", "  assistant:text"]},
+        [],
+    ),
     (
         "openinference/phoenix_pxi_turn_subagent_trace.json",
         "openinference",
@@ -142,12 +183,12 @@ def test_object_arguments_become_json_text_and_tool_spans_give_results() -> None
     assert orjson.loads(records[0]["tool_calls"][0]["arguments"]) == {"city": "NYC"}
 
 
-@pytest.mark.parametrize("folder", ["otlp", "openinference", "langfuse"])
+@pytest.mark.parametrize("folder", ["otlp", "openinference", "langfuse", "langsmith"])
 def test_a_second_import_changes_nothing_and_an_export_reimports_unchanged(
     folder: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     url = f"sqlite:///{tmp_path / 'store.db'}"
-    paths = sorted(str(p) for p in (DATA / folder).glob("*.json"))
+    paths = sorted(str(p) for p in (DATA / folder).iterdir() if p.suffix in (".json", ".pb"))
     assert main(["import", "--from", "auto", *paths, "--db", url]) == 0
     with Store.open(url) as store:
         first = list(store.export_texts())
@@ -162,6 +203,26 @@ def test_a_second_import_changes_nothing_and_an_export_reimports_unchanged(
     assert main(["import", str(exported), "--db", again]) == 0  # an export of ours re-imports unchanged
     with Store.open(again) as store:
         assert list(store.export_texts()) == first
+
+
+def test_an_ingest_body_gives_the_patched_reply_its_model_and_its_usage_aside() -> None:
+    # The JS SDK's patch names its run by trace and dotted order only; the reply and the usage are in it.
+    _, conversations, notes = _conversations("langsmith/langsmith_js_wrap_openai_default.json")
+    [user] = conversations["dc34609e-3eeb-459d-bc2a-6fedb01d2e6e"]
+    [reply] = user["intermediate_trace"]["records"]  # type: ignore[index]
+    assert (user["content"], reply["content"]) == ("howdy", "Howdy! How can I assist you today?")
+    assert reply["additional_kwargs"]["traceloupe_import"]["unplaced"]["usage_metadata"]["total_tokens"] == 18
+    assert notes == [
+        "kept under additional_kwargs.traceloupe_import.unplaced, no place in the stored format: usage_metadata (1)"
+    ]
+
+
+def test_a_langchain_run_tree_and_the_ingest_bodies_of_the_same_runs_give_the_same_conversation() -> None:
+    _, tree, _ = _conversations("langsmith/langchain_agent_run_tree.json")
+    _, ingest, _ = _conversations("langsmith/langchain_agent_ingest.json")
+    assert tree == ingest
+    records = tree["thread-weather-7"][1]["intermediate_trace"]["records"]  # type: ignore[index]
+    assert [r["tool_reses"][0]["result"] for r in records if r["role"] == "tool"] == ["18C and sunny"]
 
 
 def test_langchain_tool_definitions_sent_as_tool_messages_are_the_requests_tools() -> None:

@@ -36,6 +36,8 @@ def test_every_format_has_a_unique_name_and_ours_comes_last() -> None:
         (b'[{"name": "llm", "context": {"trace_id": "t", "span_id": "s"}, "span_kind": "LLM"}]', "openinference"),
         (b"\x0a\x84\x01\x12\x7fgen_ai.system", "otlp"),
         (b'{"trace": {"id": "t", "projectId": "p"}, "observations": [{"type": "GENERATION"}]}', "langfuse"),
+        (b'{"post": [{"id": "r", "run_type": "llm", "inputs": {"messages": []}}]}', "langsmith"),
+        (b'[{"id": "r", "run_type": "chain", "child_runs": [{"run_type": "llm"}]}]', "langsmith"),
     ],
 )
 def test_the_content_tells_the_format(head: bytes, expected: str) -> None:

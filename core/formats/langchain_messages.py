@@ -1,0 +1,101 @@
+"""LangChain's message shapes, as LangSmith runs record them, turned into the chat shape ``MessageReader`` reads.
+
+Three spellings of one message: the serialized constructor (``{"lc": 1, "type": "constructor", "id": [...,
+"AIMessage"], "kwargs": {...}}``, what ``langchain_core.load.dumpd`` writes), ``message_to_dict``'s
+``{"type": "ai", "data": {...}}``, and the flat ``{"type": "ai", "content": ...}`` of ``model_dump``. A chat
+message (``{"role", "content"}``) passes through as it is. Tool calls are LangChain's ``{"name", "args", "id"}``
+(``kwargs.tool_calls``), else the OpenAI ones under ``additional_kwargs.tool_calls``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.formats.span_fields import arguments_text
+
+# The message class (last part of a constructor id) or ``type`` word, and the chat role it is.
+_ROLES: dict[str, str] = {
+    "HumanMessage": "user",
+    "HumanMessageChunk": "user",
+    "AIMessage": "assistant",
+    "AIMessageChunk": "assistant",
+    "SystemMessage": "system",
+    "SystemMessageChunk": "system",
+    "ToolMessage": "tool",
+    "ToolMessageChunk": "tool",
+    "FunctionMessage": "function",
+    "ChatMessage": "",  # its own ``role`` field
+    "human": "user",
+    "ai": "assistant",
+    "system": "system",
+    "tool": "tool",
+    "function": "function",
+    "chat": "",
+}
+# Content blocks that restate a tool call LangChain also lists in ``tool_calls`` (Anthropic's ``tool_use``).
+_CALL_BLOCKS = ("tool_use", "function_call", "tool_call")
+
+
+def _class_and_fields(item: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """The message class (or type word) and its fields, for any LangChain spelling; None for other dicts."""
+    ident = item.get("id")
+    if item.get("lc") is not None and isinstance(ident, list) and ident and isinstance(item.get("kwargs"), dict):
+        return str(ident[-1]), item["kwargs"]
+    kind = item.get("type")
+    if isinstance(kind, str) and kind in _ROLES:
+        data = item.get("data")
+        return kind, data if isinstance(data, dict) and "role" not in item else item
+    return None
+
+
+def is_langchain_message(item: Any) -> bool:
+    """Whether ``item`` is a LangChain message in one of its spellings."""
+    return isinstance(item, dict) and _class_and_fields(item) is not None and "role" not in item
+
+
+def _tool_calls(fields: dict[str, Any]) -> list[dict[str, Any]]:
+    calls = fields.get("tool_calls")
+    if isinstance(calls, list) and calls:
+        return [
+            {"id": c.get("id"), "name": c.get("name"), "arguments": arguments_text(c.get("args"))}
+            for c in calls
+            if isinstance(c, dict)
+        ]
+    extra = fields.get("additional_kwargs")
+    legacy = extra.get("tool_calls") if isinstance(extra, dict) else None
+    return [c for c in legacy if isinstance(c, dict)] if isinstance(legacy, list) else []
+
+
+def _content(value: Any, drop_calls: bool) -> Any:
+    """Content blocks as ``MessageReader`` reads them: Anthropic's ``tool_result`` names its call ``tool_use_id``."""
+    if not isinstance(value, list):
+        return value
+    out: list[Any] = []
+    for block in value:
+        if isinstance(block, dict):
+            if drop_calls and block.get("type") in _CALL_BLOCKS:
+                continue
+            if block.get("type") == "tool_result" and "tool_use_id" in block and "id" not in block:
+                block = {**block, "id": block["tool_use_id"]}
+        out.append(block)
+    return out
+
+
+def chat_message(item: Any) -> Any:
+    """A LangChain message as a chat message (``role``, ``content``, ``tool_calls``, ``tool_call_id``); any
+    other value as it is."""
+    if not isinstance(item, dict) or "role" in item:
+        return item
+    found = _class_and_fields(item)
+    if found is None:
+        return item
+    kind, fields = found
+    role = _ROLES.get(kind) or str(fields.get("role") or "user")
+    calls = _tool_calls(fields) if role == "assistant" else []
+    message: dict[str, Any] = {"role": role, "content": _content(fields.get("content"), bool(calls))}
+    if calls:
+        message["tool_calls"] = calls
+    if role in ("tool", "function"):
+        message["tool_call_id"] = fields.get("tool_call_id")
+        message["name"] = fields.get("name")
+    return message
