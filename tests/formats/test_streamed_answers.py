@@ -77,6 +77,14 @@ def test_chat_reasoning_content_deltas_are_the_thinking() -> None:
     assert isinstance(message.reasoning_content, str) and "2 + 2" in message.reasoning_content
 
 
+def test_a_streamed_chat_run_reads_its_call_then_its_answer() -> None:
+    call_message, _ = _answer("openai_chat", "test_run_stream_sync_streams_real_model.yaml")
+    (tool_call,) = call_message.tool_calls
+    assert (tool_call.name, json.loads(tool_call.arguments)) == ("get_capital", {"country": "UK"})
+    answer, _ = _answer("openai_chat", "test_run_stream_sync_streams_real_model.yaml", 1)
+    assert answer.content == "The capital of the UK is London." and answer.tool_calls == ()
+
+
 def test_anthropic_text_and_tool_input_json_deltas_make_the_message() -> None:
     message, call = _answer("anthropic", "ddtrace_anthropic_completion_tools_stream.yaml")
     assert message.content.startswith("<thinking>\nThe get_weather tool") and message.content.endswith("</thinking>")
@@ -91,6 +99,13 @@ def test_anthropic_thinking_and_signature_deltas_make_a_signed_thinking_block() 
     message, _ = _answer("anthropic", "ddtrace_anthropic_completion_stream_thinking.yaml")
     assert message.reasoning_content == (LLMThinking("Let me think about the best selling book.", "sig_abc123"),)
     assert message.content == "The best-selling book of all time is Don Quixote."
+
+
+def test_anthropic_streamed_thinking_keeps_its_text_and_signature() -> None:
+    message, _ = _answer("anthropic", "test_anthropic_model_thinking_part_stream.yaml")
+    (thinking,) = message.reasoning_content or ()
+    assert isinstance(thinking, LLMThinking) and thinking.thinking.startswith("This is a straightforward question")
+    assert thinking.signature and message.content.startswith("Here are the basic steps for safely crossing")
 
 
 def test_responses_stream_takes_the_completed_response() -> None:
