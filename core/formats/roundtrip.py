@@ -50,7 +50,7 @@ STREAMED = Normalisation(
     "streamed call",
     "stream and stream_options ask for the answer as events; the builder asks for one answer (an import folds "
     "a recorded stream into that one answer, so the messages are the same)",
-    re.compile(r"/stream(_options)?"),
+    re.compile(r"/stream(_options(/.*)?)?"),
     frozenset({"removed"}),
 )
 COMMON: tuple[Normalisation, ...] = (

@@ -11,6 +11,7 @@ import yaml  # type: ignore[import-untyped]
 from core.errors import InputError
 from core.formats.events import ModelCall
 from core.formats.provider_logs import calls_of, read_cassette, read_pairs
+from core.formats.roundtrip import verify
 from core.formats.streamed import sse_events
 from core.llm.messages import LLMAssistantMessage, LLMThinking
 
@@ -217,3 +218,10 @@ def test_a_jsonl_pair_may_hold_a_streamed_answer_as_text_or_as_chunks(tmp_path: 
 def test_event_stream_lines_follow_the_sse_rules() -> None:
     text = ': comment\r\nevent: message_start\r\ndata: {"a":\r\ndata: 1}\r\n\r\nid: 3\ndata:[DONE]\n'
     assert [(e.line, e.data) for e in sse_events(text)] == [(3, '{"a":\n1}'), (7, "[DONE]")]
+
+
+def test_the_round_trip_names_the_streaming_switch_and_its_options() -> None:
+    cassette = CORPUS / "openai_chat" / "test_run_stream_sync_streams_real_model.yaml"
+    differences = [d for _, trip in verify(calls_of([cassette])) for d in trip.differences]
+    named = {d.path: d.normalisation.name if d.normalisation else None for d in differences}
+    assert named["/stream"] == named["/stream_options/include_usage"] == "streamed call"
