@@ -33,6 +33,7 @@ from core.formats.streamed import fold_answer, looks_like_sse
 from core.jsonio import loads
 from core.providers.base import JSON, Dialect, ReadBody
 from core.providers.registry import all_providers
+from core.providers.streamed import StreamFailed
 from core.request_context.shapes import RequestFieldError
 from core.request_context.stored import StoredRequest
 
@@ -201,13 +202,16 @@ def _call(
         try:
             body = recorded if isinstance(recorded, dict) else fold_answer(dialect, recorded)
             answer: ReadBody = dialect.read_response(body)
+        except StreamFailed as exc:  # the call failed mid-stream: its answer is not captured, and why is kept
+            extra["response"] = {"stream_error": exc.error, "stream_error_at": exc.reason}
         except RequestFieldError as exc:
             raise InputError(
                 exc.reason, source=source.path, line=source.line, path=_at(where, "response", exc)
             ) from None
-        output = answer.messages
-        if answer.extra:
-            extra["response"] = answer.extra
+        else:
+            output = answer.messages
+            if answer.extra:
+                extra["response"] = answer.extra
     params = read.params
     stored = StoredRequest(
         conversation_id=f"{source.path}#{where or source.line}",

@@ -20,6 +20,7 @@ from typing import Any
 
 from core.jsonio import loads
 from core.providers.base import JSON, Dialect
+from core.providers.streamed import StreamFailed
 from core.request_context.shapes import RequestFieldError
 
 _EVENT = re.compile(r"events\[(\d+)\]")
@@ -72,7 +73,10 @@ def fold_answer(dialect: Dialect, stream: str | list[Any]) -> JSON:
         index = int(found.group(1)) if found else -1
         if not 0 <= index < len(events):
             raise
-        raise RequestFieldError(exc.field, f"line {events[index].line} of the streamed answer: {exc.reason}") from None
+        where = f"line {events[index].line} of the streamed answer: "
+        if isinstance(exc, StreamFailed):
+            raise StreamFailed(exc.field, exc.error, where) from None
+        raise RequestFieldError(exc.field, where + exc.reason) from None
 
 
 def _decoded(data: str) -> JSON | str:

@@ -19,8 +19,18 @@ from core.request_context.shapes import RequestFieldError
 StreamEvents = Sequence[JSON | str]
 """A stream's events in order: each data decoded as JSON, or its text when it is not JSON (``[DONE]``)."""
 
-# Keys a delta sets rather than extends (the OpenAI SDK's accumulate_delta: index and type; an id is sent once).
-_SET_KEYS = frozenset({"index", "type", "id", "role"})
+# The fields a delta extends (text arriving in pieces); any other value a delta gives replaces the one before
+# (the OpenAI SDK's accumulate_delta extends every string, which garbles a tag repeated per chunk: Groq's channel).
+TEXT_KEYS = frozenset({"content", "refusal", "reasoning_content", "reasoning", "arguments", "name"})
+
+
+class StreamFailed(RequestFieldError):
+    """The stream itself says the call failed (an error event): the provider's failure, not a damaged record;
+    the call's answer is reported as not captured, its ``error`` (as the stream gave it) kept."""
+
+    def __init__(self, field: str, error: Any, where: str = "") -> None:
+        self.error = error
+        super().__init__(field, f"{where}the stream reports an error: {error!r:.160}")
 
 
 def at(index: int) -> str:
@@ -44,6 +54,11 @@ def cut_short(events: StreamEvents, what: str) -> RequestFieldError:
     return RequestFieldError(at(last), f"the stream stops before {what}: truncated, refused rather than half read")
 
 
+def failed(index: int, error: Any) -> StreamFailed:
+    """The error for an event that reports the call failed."""
+    return StreamFailed(f"{at(index)}.error", error)
+
+
 def merge_delta(acc: dict[str, Any], delta: Mapping[str, Any]) -> None:
     """Fold one delta into ``acc``: text extends text, objects merge, lists of indexed items merge by index,
     other lists extend, anything else replaces (None never does)."""
@@ -53,13 +68,13 @@ def merge_delta(acc: dict[str, Any], delta: Mapping[str, Any]) -> None:
         old = acc.get(key)
         if old is None:
             acc[key] = _fresh(value)
-        elif isinstance(value, str) and isinstance(old, str) and key not in _SET_KEYS:
+        elif isinstance(value, str) and isinstance(old, str) and key in TEXT_KEYS:
             acc[key] = old + value
         elif isinstance(value, Mapping) and isinstance(old, dict):
             merge_delta(old, value)
         elif isinstance(value, list) and isinstance(old, list):
             _merge_list(old, value)
-        elif key not in _SET_KEYS or not old:
+        elif value != "":  # an empty tag never blanks the one given before (an id sent once)
             acc[key] = _fresh(value)
 
 

@@ -46,7 +46,9 @@ def test_every_streamed_answer_of_the_corpus_is_read() -> None:
     for _, call in streamed:
         assert call.request is not None
         per_api[call.request.provider or ""] = per_api.get(call.request.provider or "", 0) + 1
-    assert [f"{p.name} {c.source.source_id}" for p, c in streamed if c.output is None] == []
+    failed = [c for _, c in streamed if "stream_error" in (c.extra.get("response") or {})]
+    assert [f"{p.name} {c.source.source_id}" for p, c in streamed if c.output is None and c not in failed] == []
+    assert len(failed) == 2  # Groq's and OpenRouter's calls that failed mid-stream
     assert all(per_api.get(api, 0) >= 2 for api in ("openai", "openai-responses", "anthropic", "gemini"))
 
 
@@ -146,6 +148,30 @@ def test_gemini_streamed_call_keeps_its_thought_signature() -> None:
     assert tool_call.extra is not None and tool_call.extra["thought_signature"].startswith("EpwICpkI")
     answer, _ = _answer("gemini", "test_google_streaming_tool_call_thought_signature.yaml", 1)
     assert answer.content == "The capital of Mexico is Mexico City."
+
+
+def test_a_call_whose_stream_reports_an_error_is_not_captured_and_keeps_the_error() -> None:
+    calls = list(read_cassette(CORPUS / "openai_chat" / "test_tool_use_failed_error_streaming.yaml"))
+    assert calls[0].output is None
+    assert calls[0].extra["response"]["stream_error"]["code"] == "tool_use_failed"
+    assert "line 190 of the streamed answer" in calls[0].extra["response"]["stream_error_at"]
+    assert calls[0].input is not None  # the request is still a model call: its input is stored
+    retried, _ = _answer("openai_chat", "test_tool_use_failed_error_streaming.yaml", 1)
+    assert [c.name for c in retried.tool_calls] == ["get_something_by_name"]
+    (failed,) = read_cassette(CORPUS / "openai_chat" / "test_openrouter_stream_error.yaml")
+    assert failed.output is None and failed.extra["response"]["stream_error"]["message"] == "Token limit reached"
+
+
+def test_responses_stream_with_a_trailing_done_reads_its_answer() -> None:
+    message, call = _answer("openai_responses", "test_openai_responses_raw_cot_stream_openrouter.yaml")
+    assert message.content == "4" and call.extra["response"]["status"] == "completed"
+
+
+def test_anthropic_compaction_deltas_are_folded_into_their_block() -> None:
+    message, call = _answer("anthropic", "test_anthropic_compaction_usage_with_cache_streaming.yaml")
+    assert message.content == "Hello! 👋"
+    (block,) = call.extra["response"]["content"].values()
+    assert block["type"] == "compaction" and block["content"]
 
 
 # --- malformed streams ---------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import orjson
 
 from core.providers.base import JSON
 from core.providers.reading import as_object
-from core.providers.streamed import StreamEvents, at, cut_short, event_object
+from core.providers.streamed import StreamEvents, at, cut_short, event_object, failed
 from core.request_context.shapes import RequestFieldError
 
 # Each delta type: the block field its text extends (citations_delta appends to a list instead).
@@ -24,6 +24,7 @@ DELTA_FIELDS = {
     "thinking_delta": "thinking",
     "signature_delta": "signature",
     "input_json_delta": "partial_json",
+    "compaction_delta": "content",  # a compaction block's summary (context management; pydantic-ai's cassettes)
 }
 IGNORED = frozenset({"ping"})
 
@@ -38,7 +39,7 @@ def fold(events: StreamEvents) -> JSON:
         if kind in IGNORED:
             continue
         if kind == "error":
-            raise RequestFieldError(f"{at(i)}.error", f"the stream reports an error: {event.get('error')!r:.120}")
+            raise failed(i, event.get("error"))
         if kind == "message_start":
             message = dict(as_object(event.get("message"), f"{at(i)}.message"))
             message["content"] = list(message.get("content") or [])

@@ -9,11 +9,12 @@ usage comes in the last chunk (``stream_options.include_usage``), whose choices 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from core.providers.base import JSON
 from core.providers.reading import as_list, as_object
-from core.providers.streamed import StreamEvents, at, cut_short, event_object, merge_delta
+from core.providers.streamed import StreamEvents, at, cut_short, event_object, failed, merge_delta
 from core.request_context.shapes import RequestFieldError
 
 END = "[DONE]"
@@ -25,6 +26,9 @@ LAST_KEYS = ("usage", "system_fingerprint", "service_tier")
 
 def fold(events: StreamEvents) -> JSON:
     """The ``chat.completion`` the chunks of ``events`` make; refused when the stream has no ``[DONE]``."""
+    for i, event in enumerate(events):
+        if isinstance(event, Mapping) and event.get("error") is not None:
+            raise failed(i, event["error"])  # Groq ends a failed call with an error event and no [DONE]
     if not events or events[-1] != END:
         ended = [i for i, e in enumerate(events) if e == END]
         if ended:
@@ -34,8 +38,6 @@ def fold(events: StreamEvents) -> JSON:
     choices: dict[int, dict[str, Any]] = {}
     for i in range(len(events) - 1):
         chunk = event_object(events, i)
-        if "error" in chunk:
-            raise RequestFieldError(f"{at(i)}.error", f"the stream reports an error: {chunk['error']!r:.120}")
         for key in FIRST_KEYS:
             if chunk.get(key) is not None:
                 answer.setdefault(key, chunk[key])

@@ -14,7 +14,7 @@ from typing import Any
 
 from core.providers.base import JSON
 from core.providers.reading import as_list, as_object
-from core.providers.streamed import StreamEvents, at, cut_short, event_object
+from core.providers.streamed import StreamEvents, at, cut_short, event_object, failed
 
 # Candidate fields of the last chunk that gave them (the content is folded apart).
 CANDIDATE_KEYS = ("finishReason", "finishMessage", "safetyRatings", "citationMetadata", "groundingMetadata")
@@ -28,6 +28,8 @@ def fold(events: StreamEvents) -> JSON:
     finished = False
     for i in range(len(events)):
         chunk = event_object(events, i)
+        if chunk.get("error") is not None:
+            raise failed(i, chunk["error"])
         for key, value in chunk.items():
             if key != "candidates" and value is not None:
                 answer[key] = value  # usage, model version, response id, prompt feedback: the last given

@@ -14,10 +14,12 @@ from typing import Any
 
 from core.providers.base import JSON
 from core.providers.reading import as_object
-from core.providers.streamed import StreamEvents, at, cut_short, event_object
+from core.providers.streamed import StreamEvents, at, cut_short, event_object, failed
 from core.request_context.shapes import RequestFieldError
 
 FINAL = frozenset({"response.completed", "response.incomplete", "response.failed"})
+TRAILER = "[DONE]"
+"""Chat's end mark, which OpenRouter's Responses endpoint also sends after the final event."""
 # A delta event's type, the item field it grows, and whether that field is inside an indexed list of parts.
 DELTAS: dict[str, tuple[str, str | None]] = {
     "response.output_text.delta": ("text", "content"),
@@ -46,10 +48,11 @@ def fold(events: StreamEvents) -> JSON:
         event = event_object(events, i)
         kind = event.get("type")
         if kind == "error":
-            raise RequestFieldError(f"{at(i)}.error", f"the stream reports an error: {event!r:.120}")
+            raise failed(i, event)
         if kind in FINAL:
-            if i != len(events) - 1:
-                raise RequestFieldError(at(i + 1), f"an event after {kind}")
+            trailing = [j for j in range(i + 1, len(events)) if events[j] != TRAILER]
+            if trailing:
+                raise RequestFieldError(at(trailing[0]), f"an event after {kind}")
             response = dict(as_object(event.get("response"), f"{at(i)}.response"))
             if not response.get("output"):
                 response["output"] = [items[k] for k in sorted(items)]
