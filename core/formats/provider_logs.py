@@ -13,7 +13,8 @@ request is read back by that dialect (``read_request``) and each answer too (``r
 nothing: the assembler merges calls whose input continues an earlier transcript. Exchanges that are not model
 calls (a token count, a file upload) are skipped. A streamed answer (Server-Sent Events, or Gemini's JSON array of
 chunks) is folded by its dialect (``Dialect.fold_stream``) into the answer its reader takes; a stream cut short
-or holding a bad event is refused naming the event's line. An answer that is neither (a binary body) is reported
+or holding a bad event is refused naming the event's line, and one that reports an error (the call failed) is not
+captured, its error kept. An answer that is neither (a binary body) is reported
 as not captured (``output`` None), never as an empty turn.
 """
 

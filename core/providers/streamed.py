@@ -4,7 +4,7 @@ A recorded ``stream: true`` call has its answer as events (Server-Sent Events' d
 chunks). Each dialect's fold (``core/providers/dialects/<x>_stream.py``) rebuilds the one answer object its
 non-streamed reader reads, so a streamed call gives the messages the same call unstreamed gives. An event that
 is not JSON, or a stream that stops before its end, is refused naming the event (``events[i]``): a half answer
-is never read as a whole one.
+is never read as a whole one. A stream that reports an error event is the provider's failure (StreamFailed).
 """
 
 from __future__ import annotations
