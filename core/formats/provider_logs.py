@@ -11,8 +11,11 @@ Two shapes, one function each, and a content sniff for each:
 Which provider an exchange is, its dialect says (``Dialect.claims``: by URL, else by the bodies' shape); each
 request is read back by that dialect (``read_request``) and each answer too (``read_response``). A call keys
 nothing: the assembler merges calls whose input continues an earlier transcript. Exchanges that are not model
-calls (a token count, a file upload) are skipped; an answer that is not JSON (a streamed one) is reported as
-not captured (``output`` None), never as an empty turn.
+calls (a token count, a file upload) are skipped. A streamed answer (Server-Sent Events, or Gemini's JSON array of
+chunks) is folded by its dialect (``Dialect.fold_stream``) into the answer its reader takes; a stream cut short
+or holding a bad event is refused naming the event's line, and one that reports an error (the call failed) is not
+captured, its error kept. An answer that is neither (a binary body) is reported
+as not captured (``output`` None), never as an empty turn.
 """
 
 from __future__ import annotations
@@ -27,9 +30,11 @@ import yaml  # type: ignore[import-untyped]
 
 from core.errors import InputError
 from core.formats.events import ConversationKey, ModelCall, SourceRef
+from core.formats.streamed import fold_answer, looks_like_sse
 from core.jsonio import loads
 from core.providers.base import JSON, Dialect, ReadBody
 from core.providers.registry import all_providers
+from core.providers.streamed import StreamFailed
 from core.request_context.shapes import RequestFieldError
 from core.request_context.stored import StoredRequest
 
@@ -94,13 +99,7 @@ def _pairs(handle: Iterable[bytes], path: str, dialect: Dialect | None) -> Itera
             raise InputError('expected {"request": {...}, "response": {...}}', source=str(path), line=number)
         response = line.get("response")
         url = line.get("url") if isinstance(line.get("url"), str) else None
-        call = _call(
-            SourceRef(str(path), line=number),
-            url,
-            line["request"],
-            response if isinstance(response, dict) else None,
-            dialect,
-        )
+        call = _call(SourceRef(str(path), line=number), url, line["request"], _answer(response), dialect)
         if call is None:
             raise InputError("no provider reads this request", source=str(path), line=number)
         yield call
@@ -130,26 +129,25 @@ def _cassette(text: bytes, path: str, dialect: Dialect | None) -> Iterator[Model
         response = interaction.get("response")
         if not isinstance(body, dict) or (isinstance(response, dict) and not _ok(response)):
             continue  # a GET, a file upload, a request the provider refused: not a model call
-        answer = _body(response) if isinstance(response, dict) else None
+        answer = _answer(_body(response, keep_text=True)) if isinstance(response, dict) else None
         uri = request.get("uri")
-        call = _call(source, uri if isinstance(uri, str) else None, body, answer if isinstance(answer, dict) else None,
-                     dialect)  # fmt: skip
+        call = _call(source, uri if isinstance(uri, str) else None, body, answer, dialect)
         if call is not None:
             yield call
 
 
 def _ok(response: Mapping[str, Any]) -> bool:
     status = response.get("status")
-    code = status.get("code") if isinstance(status, Mapping) else None
+    code = status.get("code") if isinstance(status, Mapping) else response.get("status_code")
     return code is None or (isinstance(code, int) and 200 <= code < 300)
 
 
-def _body(message: Mapping[str, Any]) -> Any:
+def _body(message: Mapping[str, Any], keep_text: bool = False) -> Any:
     """A recorded request's or answer's body as JSON: parsed already, or the text VCR kept (None when it is not
-    JSON: a streamed answer, a multipart upload)."""
+    JSON: a multipart upload; its text with ``keep_text``, as a streamed answer is)."""
     if "parsed_body" in message:
         return message["parsed_body"]
-    body = message.get("body")
+    body = message.get("body", message.get("content"))  # ``content``: pytest-recording's httpx cassettes
     if isinstance(body, Mapping):
         body = body.get("string")
     if isinstance(body, bytes):
@@ -159,7 +157,18 @@ def _body(message: Mapping[str, Any]) -> Any:
     try:
         return loads(body)
     except ValueError:
-        return None
+        return body if keep_text else None
+
+
+Answer = JSON | list[Any] | str
+"""A recorded answer: one JSON object, or a stream (event-stream text, or a JSON array of chunks)."""
+
+
+def _answer(value: Any) -> Answer | None:
+    """A recorded answer as read (None when it is none: absent, binary, not an event stream)."""
+    if isinstance(value, dict | list):
+        return value
+    return value if isinstance(value, str) and looks_like_sse(value) else None
 
 
 def dialect_of(url: str | None, request: JSON, response: JSON | None) -> Dialect | None:
@@ -173,10 +182,11 @@ def dialect_of(url: str | None, request: JSON, response: JSON | None) -> Dialect
 
 
 def _call(
-    source: SourceRef, url: str | None, request: JSON, response: JSON | None, given: Dialect | None
+    source: SourceRef, url: str | None, request: JSON, recorded: Answer | None, given: Dialect | None
 ) -> ModelCall | None:
     # The dialect asked for reads what it claims; an exchange another provider claims (a cassette passing a
     # history between providers) is read by that one rather than misread or dropped.
+    response = recorded if isinstance(recorded, dict) else None
     claimed = given is not None and given.claims(url, request, response) > 0
     dialect = given if claimed else dialect_of(url, request, response) or given
     if dialect is None:
@@ -189,16 +199,20 @@ def _call(
     model = read.model or (dialect.model_of(url) if url else None)
     output: tuple[Any, ...] | None = None
     extra: JSON = {"request": read.extra} if read.extra else {}
-    if response is not None:
+    if recorded is not None:
         try:
-            answer: ReadBody = dialect.read_response(response)
+            body = recorded if isinstance(recorded, dict) else fold_answer(dialect, recorded)
+            answer: ReadBody = dialect.read_response(body)
+        except StreamFailed as exc:  # the call failed mid-stream: its answer is not captured, and why is kept
+            extra["response"] = {"stream_error": exc.error, "stream_error_at": exc.reason}
         except RequestFieldError as exc:
             raise InputError(
                 exc.reason, source=source.path, line=source.line, path=_at(where, "response", exc)
             ) from None
-        output = answer.messages
-        if answer.extra:
-            extra["response"] = answer.extra
+        else:
+            output = answer.messages
+            if answer.extra:
+                extra["response"] = answer.extra
     params = read.params
     stored = StoredRequest(
         conversation_id=f"{source.path}#{where or source.line}",

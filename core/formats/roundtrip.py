@@ -41,12 +41,20 @@ from core.providers.registry import all_providers, provider_named
 
 UNMODELLED = Normalisation(
     "unmodelled field",
-    "a field the neutral request has no place for (stream, metadata, a provider's built-in tool, response "
+    "a field the neutral request has no place for (metadata, a provider's built-in tool, response "
     "format, ...): the reader keeps it in the call's extra, the builder does not send it",
     re.compile(r".*"),
     frozenset({"removed"}),
 )
+STREAMED = Normalisation(
+    "streamed call",
+    "stream and stream_options ask for the answer as events; the builder asks for one answer (an import folds "
+    "a recorded stream into that one answer, so the messages are the same)",
+    re.compile(r"/stream(_options(/.*)?)?"),
+    frozenset({"removed"}),
+)
 COMMON: tuple[Normalisation, ...] = (
+    STREAMED,
     Normalisation(
         "empty tool description",
         "an empty description says nothing; the builder omits the key (tool_spec)",
@@ -165,7 +173,7 @@ def compare_bodies(dialect: Dialect, recorded: JSON, built: JSON) -> tuple[Diffe
 def _classified(dialect: Dialect, recorded: JSON, built: JSON, extra: Mapping[str, Any]) -> tuple[Difference, ...]:
     comparable, unmodelled = _without_unmodelled(recorded, extra)
     table = (*COMMON, *dialect.normalisations)
-    found = [Difference(path, "removed", value, None, UNMODELLED) for path, value in unmodelled]
+    found = [Difference(path, "removed", value, None, _kept_aside(path, value, recorded)) for path, value in unmodelled]
     for rule in table:
         if rule.drop is not None:
             found += [Difference(path, "removed", value, None, rule) for path, value in _drop(comparable, rule.drop)]
@@ -173,6 +181,11 @@ def _classified(dialect: Dialect, recorded: JSON, built: JSON, extra: Mapping[st
         explained = next((n for n in table if n.covers(path, kind, old, new, recorded)), None)
         found.append(Difference(path, kind, old, new, explained))
     return tuple(found)
+
+
+def _kept_aside(path: str, value: Any, recorded: JSON) -> Normalisation:
+    """What explains a field the reader kept aside: the streaming switch has its own name, the rest are unmodelled."""
+    return STREAMED if STREAMED.covers(path, "removed", value, None, recorded) else UNMODELLED
 
 
 # Keys of ReadBody.extra that hold what the reader skipped inside the body, by the reader's path.

@@ -151,6 +151,11 @@ class Dialect:
         """An answer of this provider read back into the assistant message(s) it holds, usage in ``extra``."""
         raise NotImplementedError
 
+    def fold_stream(self, events: Sequence[JSON | str]) -> JSON:
+        """A streamed answer's events (each data as JSON, or its text when not JSON) folded into the one answer
+        :meth:`read_response` takes; RequestFieldError naming the event (``events[i]``) when it cannot be."""
+        raise NotImplementedError
+
     def validate_types(self, body: JSON) -> None:
         """Check ``body`` strictly against the SDK's request types; BodyTypeError on any mistake."""
         raise NotImplementedError

@@ -92,12 +92,12 @@ def test_a_request_the_provider_refused_is_not_a_model_call(tmp_path: Path) -> N
     assert list(read_cassette(path)) == []
 
 
-def test_a_streamed_answer_is_not_captured_rather_than_empty(tmp_path: Path) -> None:
+def test_an_answer_that_is_neither_json_nor_a_stream_is_not_captured_rather_than_empty(tmp_path: Path) -> None:
     path = tmp_path / "cassette.yaml"
     path.write_text(
         "interactions:\n- request:\n    uri: https://api.openai.com/v1/chat/completions\n"
-        '    body: \'{"model": "gpt-4.1", "messages": [{"role": "user", "content": "hi"}], "stream": true}\'\n'
-        "  response:\n    status: {code: 200}\n    body: {string: 'data: {}'}\n"
+        '    body: \'{"model": "gpt-4.1", "messages": [{"role": "user", "content": "hi"}]}\'\n'
+        "  response:\n    status: {code: 200}\n    body: {string: '<html>bad gateway</html>'}\n"
     )
     (call,) = read_cassette(path)
     assert call.output is None and call.input is not None

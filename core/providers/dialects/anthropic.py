@@ -38,7 +38,7 @@ from core.providers.base import (
     map_parts,
     tool_spec,
 )
-from core.providers.dialects import anthropic_read
+from core.providers.dialects import anthropic_read, anthropic_stream
 from core.providers.dialects.anthropic_media import (
     IMAGES_PER_REQUEST,
     IMAGES_PER_REQUEST_WIDE,
@@ -250,6 +250,7 @@ class AnthropicDialect(Dialect):
         return int("max_tokens" in request and roles <= {"user", "assistant"})
 
     normalisations = anthropic_read.NORMALISATIONS
+    fold_stream = staticmethod(anthropic_stream.fold)
 
     def read_request(self, body: JSON) -> ReadBody:
         return anthropic_read.read_request(body)

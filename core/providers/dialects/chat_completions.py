@@ -52,7 +52,7 @@ from core.providers.base import (
     map_parts,
     tool_spec,
 )
-from core.providers.dialects import chat_read
+from core.providers.dialects import chat_read, chat_stream
 from core.providers.dialects.chat_wire import CHAT_PATH, CHAT_WIRE
 from core.providers.media import ResolvedMedia
 from core.providers.media_rules import base64_length
@@ -213,6 +213,7 @@ class ChatCompletionsDialect(Dialect):
         return int("choices" in response if response is not None else "messages" in request)
 
     normalisations = chat_read.NORMALISATIONS
+    fold_stream = staticmethod(chat_stream.fold)
 
     def read_request(self, body: JSON) -> ReadBody:
         switch = self.EXTENSIONS is not None and "thinking" in self.EXTENSIONS.params

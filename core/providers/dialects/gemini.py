@@ -38,7 +38,7 @@ from core.providers.base import (
     map_parts,
     tool_spec,
 )
-from core.providers.dialects import gemini_read
+from core.providers.dialects import gemini_read, gemini_stream
 from core.providers.dialects.gemini_model_rules import (
     HAND_VERIFIED_MODELS,
     fold_system,
@@ -219,6 +219,7 @@ class GeminiDialect(Dialect):
         return gemini_read.model_of(url)
 
     normalisations = gemini_read.NORMALISATIONS
+    fold_stream = staticmethod(gemini_stream.fold)
 
     def read_request(self, body: JSON) -> ReadBody:
         return gemini_read.read_request(body)

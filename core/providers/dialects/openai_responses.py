@@ -45,7 +45,7 @@ from core.providers.base import (
     map_parts,
     tool_spec,
 )
-from core.providers.dialects import responses_read
+from core.providers.dialects import responses_read, responses_stream
 from core.providers.dialects.chat_completions import (
     OPENAI_IMAGE_LIMIT,
     OPENAI_MAX_IMAGES,
@@ -145,6 +145,7 @@ class OpenAIResponsesDialect(Dialect):
         return int(response.get("object") == "response" if response is not None else "input" in request)
 
     normalisations = responses_read.NORMALISATIONS
+    fold_stream = staticmethod(responses_stream.fold)
 
     def read_request(self, body: JSON) -> ReadBody:
         return responses_read.read_request(body)
