@@ -30,8 +30,6 @@ _THREAD_KEYS = ("thread_id", "session_id", "conversation_id")
 _KEPT_RUN = ("error", "total_tokens", "prompt_tokens", "completion_tokens", "total_cost", "feedback_stats")
 _KEPT_OUTPUT = ("usage_metadata", "llm_output", "usage")
 _PARAMS = ("max_tokens", "temperature", "top_p", "stop")
-# LangChain's ls_provider names (each chat model class's _get_ls_params) where they differ from our providers'.
-_LS_PROVIDERS: dict[str, str] = {"google_genai": "gemini", "google_vertexai": "gemini", "azure": "openai"}
 
 Run = dict[str, Any]
 
@@ -170,9 +168,8 @@ def _model_call(run: Run, path: str, key: ConversationKey, reader: MessageReader
     sent = _messages(_input_items(inputs), reader)
     answered = _messages(_output_items(outputs), reader)
     model = invocation.get("model") or invocation.get("model_name") or inputs.get("model")
-    provider = metadata.get("ls_provider")
     request = request_of(
-        system=_LS_PROVIDERS.get(provider, provider) if isinstance(provider, str) else None,
+        system=metadata.get("ls_provider"),
         model=model or metadata.get("ls_model_name"),
         tools=invocation.get("tools") or inputs.get("tools"),
         params={p: invocation.get(p, inputs.get(p)) for p in _PARAMS},

@@ -92,6 +92,8 @@ class Dialect:
     name: ClassVar[str]
     default_model: ClassVar[str]
     description: ClassVar[str] = ""
+    other_names: ClassVar[tuple[str, ...]] = ()
+    """Names other tools give this provider in their traces (LangChain's ``ls_provider``), lower case."""
     key_var: ClassVar[str]
     """The environment variable holding the API key (read at the moment of sending, never stored)."""
     base_url_var: ClassVar[str]

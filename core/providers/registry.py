@@ -67,6 +67,15 @@ def provider_named(name: str) -> Dialect:
     return dialect
 
 
+def provider_called(name: str) -> Dialect | None:
+    """The provider a trace's own name for it means (its dialect name or one of its ``other_names``), or None."""
+    wanted = name.lower()
+    for dialect in dialects().values():
+        if wanted == dialect.name or wanted in dialect.other_names:
+            return dialect
+    return None
+
+
 get_dialect = provider_named
 """The lookup under its first name, as the tests still call it; code calls :func:`provider_named`."""
 

@@ -182,6 +182,8 @@ class GeminiDialect(Dialect):
     """Gemini generateContent: roles user/model, systemInstruction, functionCall/functionResponse parts."""
 
     name = "gemini"
+    # LangChain's ChatGoogleGenerativeAI and ChatVertexAI report these in _get_ls_params.
+    other_names = ("google_genai", "google_vertexai")
     default_model = "gemini-2.5-flash"
     description = "Google Gemini generateContent (REST JSON)"
     key_var = "GEMINI_API_KEY"

@@ -37,6 +37,8 @@ class OpenAIChatDialect(ChatCompletionsDialect):
     """OpenAI Chat Completions."""
 
     name = "openai"
+    # LangChain's AzureChatOpenAI reports "azure" in _get_ls_params.
+    other_names = ("azure",)
     default_model = "gpt-4.1"
     description = "OpenAI Chat Completions"
     SYSTEM_ROLE: ClassVar[str] = "system"
