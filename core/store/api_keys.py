@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, get_args
 
-from sqlalchemy import Connection, Engine, Row, insert, select, update
+from sqlalchemy import Connection, Engine, insert, select, update
 
 from core.errors import InputError, UnknownNameError
 from core.messages.base import now_ms
@@ -82,7 +82,7 @@ def new_key() -> str:
     return KEY_PREFIX + secrets.token_urlsafe(KEY_BYTES)
 
 
-def _record(row: Row[Any]) -> KeyRecord:
+def _record(row: Any) -> KeyRecord:
     m = row._mapping
     return KeyRecord(
         id=m["id"],
