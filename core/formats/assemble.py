@@ -152,7 +152,8 @@ Branches = dict[Opening, list["Transcript"]]
 its system prompt), so a call looks only at the branches its input could continue."""
 
 
-def _opening(messages: tuple[LLMMessage, ...]) -> Opening:
+def call_opening(messages: tuple[LLMMessage, ...]) -> Opening:
+    """How a call's input opens: the key of the branches it may continue."""
     user = next((m for m in messages if isinstance(m, LLMUserMessage) and not m.attachment_of), None)
     return opening(messages[0]), None if user is None else opening(user)
 
@@ -160,7 +161,7 @@ def _opening(messages: tuple[LLMMessage, ...]) -> Opening:
 def _candidates(branches: Branches, call: ModelCall) -> list[Transcript]:
     if not call.input:
         return []
-    first, user = _opening(call.input)
+    first, user = call_opening(call.input)
     found = branches.get((first, user), [])
     return found + branches.get((first, None), []) if user is not None else found
 
@@ -181,7 +182,7 @@ def _merge(key: str | None, calls: list[ModelCall], keyless: Branches, notes: li
         if best is None:
             best = Transcript(key)
             if call.input:
-                branches.setdefault(_opening(call.input), []).append(best)
+                branches.setdefault(call_opening(call.input), []).append(best)
             made.append(best)
         _extend(best, call)
     if key is None or len(made) <= 1:
