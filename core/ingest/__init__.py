@@ -6,7 +6,7 @@ of the stored spans with the file importers' reader and assembler, whatever the 
 """
 
 from core.ingest.assembly import ASSEMBLE_TASK, AssemblyReport, assemble_pending, queue_assembly
-from core.ingest.intake import DEFAULT_MAX_PENDING, QueueFull, store_batch
+from core.ingest.intake import DEFAULT_MAX_PENDING, QueueFull, StoreBusy, store_batch
 from core.ingest.receive import (
     MEDIA_TYPES,
     BodyTooLarge,
@@ -28,6 +28,7 @@ __all__ = [
     "MediaType",
     "QueueFull",
     "ReceivedBatch",
+    "StoreBusy",
     "UnsupportedEncoding",
     "assemble_pending",
     "decompressed",
