@@ -27,11 +27,13 @@ from core.formats.events import Event, ModelCall
 from core.formats.genai_messages import MessageReader
 from core.formats.importing import foreign_events
 from core.formats.otlp import Span
+from core.formats.records import IMPORT_KEY
 from core.formats.registry import otlp_span_events
 from core.ingest.receive import MEDIA_TYPES, SOURCE, MediaType, span_problem, spans_of
 from core.jobs.queue import JSON, JobQueue
 from core.jobs.registry import JobContext, task
 from core.messages.base import now_ms
+from core.reader import Record
 from core.store import Store
 from core.store import ingest as tables
 from core.store.engine import read_transaction, write_transaction
@@ -95,6 +97,19 @@ def links_of(events: Iterable[Event]) -> dict[str, set[str]]:
     return links
 
 
+def _outputs(records: Iterable[Record], trace_of_span: Mapping[str, str]) -> dict[str, set[str]]:
+    """Each trace's conversations: those holding a message one of its spans carried (the import's source id)."""
+    outputs: dict[str, set[str]] = {}
+    for record in records:
+        trace = (record.raw.get("intermediate_trace") or {}).get("records") or []
+        for message in [record.raw, *trace]:
+            meta = (message.get("additional_kwargs") or {}).get(IMPORT_KEY) if isinstance(message, dict) else None
+            span = meta.get("source_id") if isinstance(meta, dict) else None
+            if isinstance(span, str) and span in trace_of_span:
+                outputs.setdefault(trace_of_span[span], set()).add(record.message.conversation_id)
+    return outputs
+
+
 def assemble_round(store: Store, limit: int = BATCHES_PER_ROUND, *, pks: list[int] | None = None) -> AssemblyReport:
     """One round over the oldest pending batches (or ``pks``); an empty report when none wait."""
     report = AssemblyReport()
@@ -114,11 +129,12 @@ def assemble_round(store: Store, limit: int = BATCHES_PER_ROUND, *, pks: list[in
     foreign = foreign_events(_events(spans), SOURCE)
     records = list(foreign.records)
     made = {record.message.conversation_id for record in records}
+    outputs = _outputs(records, {span.span_id: span.trace_id for span in spans})
     received_at = max(batch.received_at for batch in stored) if stored else now_ms()
     with write_transaction(store.engine, label="the assembly of received spans") as conn:
         previous = tables.outputs_of(conn, traces)
         replace_conversations(conn, records, foreign.store_lines, previous=previous, source=SOURCE)
-        tables.set_outputs(conn, traces, made)
+        tables.set_outputs(conn, traces, outputs)
         tables.forget_live(conn, previous - made)
         tables.mark_live(conn, made, received_at)
         tables.mark_assembled(conn, pending, now_ms())

@@ -149,11 +149,12 @@ def outputs_of(conn: Connection, traces: Iterable[str]) -> set[str]:
     return found
 
 
-def set_outputs(conn: Connection, traces: Collection[str], conversation_ids: Collection[str]) -> None:
-    """These traces are now assembled into these conversations (what they made before is forgotten)."""
+def set_outputs(conn: Connection, traces: Collection[str], outputs: Mapping[str, Collection[str]]) -> None:
+    """These traces are now assembled into the conversations ``outputs`` gives each (what they made before is
+    forgotten)."""
     for chunk in _chunks(traces):
         conn.execute(delete(INGEST_OUTPUTS).where(_O.trace_id.in_(chunk)))
-    rows = [{"trace_id": t, "conversation_id": c} for t in sorted(traces) for c in sorted(conversation_ids)]
+    rows = [{"trace_id": t, "conversation_id": c} for t in sorted(outputs) for c in sorted(outputs[t])]
     for start in range(0, len(rows), CHUNK):
         conn.execute(insert(INGEST_OUTPUTS), rows[start : start + CHUNK])
 

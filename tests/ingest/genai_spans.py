@@ -8,6 +8,7 @@ same arguments give the same spans but for their random ids.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -17,6 +18,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.trace import set_span_in_context
 
 AGENT_OPERATION = "gen_ai.operation.name"
@@ -103,9 +105,23 @@ def recorded_spans(conversations: int, turns: int = 2) -> list[ReadableSpan]:
     return list(memory.get_finished_spans())
 
 
+class CountingIds(IdGenerator):
+    """Ids from a counter: unique in a test run whatever seeds ``random`` (Hypothesis does, for each example)."""
+
+    _next = itertools.count(1)
+
+    def generate_span_id(self) -> int:
+        return next(self._next)
+
+    def generate_trace_id(self) -> int:
+        return next(self._next) << 64 | 1
+
+
 def tracer_provider(*exporters: SpanExporter) -> TracerProvider:
     """A tracer provider (not the global one) that hands each span to each of ``exporters`` as it ends."""
-    provider = TracerProvider(resource=Resource.create({"service.name": "traceloupe-tests"}))
+    provider = TracerProvider(
+        resource=Resource.create({"service.name": "traceloupe-tests"}), id_generator=CountingIds()
+    )
     for exporter in exporters:
         provider.add_span_processor(SimpleSpanProcessor(exporter))
     return provider
