@@ -7,6 +7,7 @@ of the stored spans with the file importers' reader and assembler, whatever the 
 
 from core.ingest.assembly import ASSEMBLE_TASK, AssemblyReport, assemble_pending, queue_assembly
 from core.ingest.intake import DEFAULT_MAX_PENDING, QueueFull, StoreBusy, store_batch
+from core.ingest.live import LIVE_WINDOW_MS, live_among
 from core.ingest.receive import (
     MEDIA_TYPES,
     BodyTooLarge,
@@ -22,6 +23,7 @@ from core.ingest.receive import (
 __all__ = [
     "ASSEMBLE_TASK",
     "DEFAULT_MAX_PENDING",
+    "LIVE_WINDOW_MS",
     "MEDIA_TYPES",
     "AssemblyReport",
     "BodyTooLarge",
@@ -33,6 +35,7 @@ __all__ = [
     "assemble_pending",
     "decompressed",
     "export_response",
+    "live_among",
     "media_type",
     "queue_assembly",
     "status_body",

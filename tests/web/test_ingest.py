@@ -140,3 +140,14 @@ def test_spans_with_invalid_ids_are_named_in_partial_success(key: str, url: str)
     headers = {"content-type": "application/x-protobuf", "authorization": f"Bearer {key}"}
     protobuf = _post(url, otlp_body(recorded_spans(1)), **headers)
     assert protobuf.status_code == 200 and ExportTraceServiceResponse.FromString(protobuf.content).ByteSize() == 0
+
+
+def test_the_list_marks_a_conversation_still_receiving_spans_live(store: Store, key: str, url: str) -> None:
+    exporter = OTLPSpanExporter(endpoint=url, headers={"Authorization": f"Bearer {key}"})
+    provider = tracer_provider(exporter)
+    record(provider, 1, offset=20)
+    provider.shutdown()
+    _wait_for(store, "conv-20")
+    page = httpx.get(url.removesuffix("/v1/traces") + "/", timeout=30).text
+    row = page.split('data-conversation-id="conv-20"', 1)[1].split("</tr>", 1)[0]
+    assert "data-live" in row

@@ -13,6 +13,7 @@ from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Redirect, Template
 
 from core.fields import MAX_INT32
+from core.ingest import live_among
 from web import masking, urls
 from web.conversation_page import conversation_page
 from web.conversations.pages import IndexPage, SaveControl, save_control
@@ -75,6 +76,7 @@ class ConversationController(Controller):
             empty_store=not result.items and not query.filtered and not query.after,
             snippets=found,
             save=_save_control(source, query, len(result.items), more=bool(result.next_cursor or query.after)),
+            live=live_among(source.store, [c.conversation_id for c in result.items]),
         )
         return Template("conversations/index.html", context={"page": page})
 
