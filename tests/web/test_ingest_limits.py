@@ -4,6 +4,7 @@ ingest key in no log line, no page and no row of the store but as its hash."""
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
 
-from core.ingest.intake import waiting
+from core.ingest.intake import store_batch, waiting
 from core.jobs import queue_for
 from core.store import Store
 from core.store.api_keys import key_hash
@@ -50,3 +51,14 @@ def test_past_the_pending_bound_an_export_gets_503_with_retry_after_and_nothing_
     dump = dump_database(store)
     assert key not in dump and key_hash(key) in dump
     assert key not in caplog.text and key[4:] not in caplog.text
+
+
+def test_exports_a_stopped_server_stored_are_assembled_when_it_starts_again(store: Store) -> None:
+    for span in recorded_spans(1):  # answered 200 one by one, then the server died before any assembly
+        store_batch(store, otlp_body([span]), "application/x-protobuf", key_pk=None)
+    with TestClient(create_app(Settings(), store), base_url=BASE_URL):
+        deadline = time.monotonic() + 20
+        while waiting(store, 10):
+            assert time.monotonic() < deadline, "the stored exports were not assembled after a start"
+            time.sleep(0.05)
+    assert [m.message.role for m in store.get_conversation("conv-0").messages] == ["system", "user", "user"]
