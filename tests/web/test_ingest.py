@@ -151,3 +151,23 @@ def test_the_list_marks_a_conversation_still_receiving_spans_live(store: Store, 
     page = httpx.get(url.removesuffix("/v1/traces") + "/", timeout=30).text
     row = page.split('data-conversation-id="conv-20"', 1)[1].split("</tr>", 1)[0]
     assert "data-live" in row
+    base = url.removesuffix("/v1/traces")
+    timeline = httpx.get(f"{base}/conversations/conv-20", timeout=30).text
+    assert "data-live-timeline" in timeline and 'hx-trigger="every 3s"' in timeline
+    poll = {"HX-Request": "true", "HX-Trigger": "timeline"}
+    polled = httpx.get(f"{base}/conversations/conv-20", headers=poll, timeout=30)
+    assert polled.status_code == 200 and "It is sunny in city 1." in polled.text
+
+
+def test_a_conversation_no_longer_live_stops_its_timeline_s_polling(store: Store, url: str, tmp_path: Path) -> None:
+    memory = InMemorySpanExporter()
+    provider = tracer_provider(memory)
+    record(provider, 1, offset=30)
+    provider.shutdown()
+    body = otlp_body(memory.get_finished_spans())
+    records, foreign = read_foreign(format_named("otlp"), io.BufferedReader(io.BytesIO(body)), "spans.pb")
+    store.import_records(records, source="spans.pb", store_lines=foreign.store_lines)  # a file: never live
+    base = url.removesuffix("/v1/traces")
+    assert "data-live-timeline" not in httpx.get(f"{base}/conversations/conv-30", timeout=30).text
+    poll = {"HX-Request": "true", "HX-Trigger": "timeline"}
+    assert httpx.get(f"{base}/conversations/conv-30", headers=poll, timeout=30).status_code == 286

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bisect import bisect_left
+from dataclasses import replace
 from typing import Annotated
 from urllib.parse import urlencode
 
@@ -29,6 +30,10 @@ Text = Annotated[str, QueryParameter(max_length=200)]
 Cursor = Annotated[str | None, QueryParameter(max_length=300)]
 MAX_RUNS_READ = 500
 """Runs read to find divergences: the newest ones (a conversation replayed more often is cut, not slow)."""
+
+
+LIVE_TIMELINE = "timeline"
+"""The id of the timeline element that polls while its conversation is live (``conversation.html``)."""
 
 
 def _offset_of(loaded: Loaded, anchor: str, kind: str, size: int) -> int:
@@ -112,9 +117,14 @@ class ConversationController(Controller):
             notice = f"No {SEEK_LABELS[none]} {'after this card' if at else 'in this conversation'}."
         rerun = RerunForms(conversation_id, run_service.choices())
         context = conversation_page(loaded, settings, rerun, offset, through, kind=kind, at=at, notice=notice)
+        context = replace(context, live=bool(live_among(source.store, [conversation_id])))
         template = "timeline/_timeline_page.html" if request.htmx else "conversations/conversation.html"
+        # htmx stops polling on 286: the timeline's last poll once the conversation stopped receiving spans.
+        stop = bool(request.htmx) and request.htmx.trigger == LIVE_TIMELINE and not context.live
         # The same URL answers with a page or a fragment, so caches must key on HX-Request.
-        return Template(template, context={"page": context}, headers={"Vary": "HX-Request"})
+        return Template(
+            template, context={"page": context}, headers={"Vary": "HX-Request"}, status_code=286 if stop else 200
+        )
 
     @get("/conversations/{conversation_id:str}/seek", name="conversation-seek", sync_to_thread=True)
     def seek(
