@@ -35,12 +35,14 @@ from web.diff import routes as diff_routes
 from web.errors import EXCEPTION_HANDLERS, document_api_errors
 from web.heavy import HeavyWork, Limits
 from web.imports import routes as imports_routes
+from web.ingest import routes as ingest_routes
+from web.ingest.service import resume_assembly
 from web.payloads import routes as payloads_routes
 from web.records import routes as records_routes
 from web.replays.service import RunService
 from web.runs import routes as runs_routes
 from web.security import SecurityGuard, add_security_headers
-from web.settings import HTMX_VERSION, Settings
+from web.settings import HTMX_VERSION, INGEST_PATH, Settings
 from web.source import StoreSource
 from web.suites import routes as suites_routes
 from web.tasks import use_web_tasks
@@ -60,7 +62,7 @@ PAGE_ROUTES = [
     *suites_routes.ROUTES,
     *apidocs_routes.ROUTES,
 ]
-"""Every slice's handlers but the imports', which ``create_app`` mounts under the upload's body limit."""
+"""Every slice's handlers but the imports' and the ingest's, which ``create_app`` mounts under their body limits."""
 
 HTMX_CONFIG: dict[str, Any] = {
     # Explicit even where 2.x defaults agree: the page must not depend on a default changing.
@@ -117,6 +119,8 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
             *PAGE_ROUTES,
             # The import upload's own, larger body limit lives on this router and nowhere else.
             Router("/", route_handlers=imports_routes.ROUTES, request_max_body_size=settings.import_max_bytes),
+            # So does the OTLP export's (its handler bounds the decompressed body to the same figure).
+            Router("/", route_handlers=ingest_routes.ROUTES, request_max_body_size=settings.ingest_max_bytes),
             assets.handler(),
         ],
         dependencies={
@@ -127,7 +131,7 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
             "heavy": Provide(lambda: heavy, use_cache=True, sync_to_thread=False),
             "work": REQUEST_WORK,
         },
-        on_startup=[run_service.start],
+        on_startup=[run_service.start, lambda: resume_assembly(source.store, run_service.queue)],
         on_shutdown=[run_service.shutdown, backlog.close],
         template_config=TemplateConfig(engine=JinjaTemplateEngine.from_environment(env)),
         plugins=[HTMXPlugin()],
@@ -160,5 +164,6 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
         max_body_bytes=settings.max_body_bytes,
         body_limits=settings.body_limits,
         body_timeout=settings.body_timeout_seconds,
+        key_paths=frozenset({INGEST_PATH}),
     )
     return app

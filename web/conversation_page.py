@@ -51,9 +51,16 @@ class ConversationPage(urls.ConversationLinks):
     """Cards in the whole timeline, unfiltered."""
     last_anchor: str | None = None
     notice: str = ""
+    live: bool = False
+    """Still receiving spans over OTLP: the top of the unfiltered timeline reloads itself in place."""
     kinds: dict[str, str] = field(default_factory=lambda: ROLE_FILTERS)
     seeks: dict[SeekTarget, str] = field(default_factory=lambda: SEEK_LABELS)
     seek_titles: dict[SeekTarget, str] = field(default_factory=lambda: SEEK_TITLES)
+
+    @property
+    def polls(self) -> bool:
+        """Whether the timeline asks for its first page again every few seconds (live, at the top, unfiltered)."""
+        return self.live and self.timeline.offset == 0 and not self.kind
 
     @property
     def next_url(self) -> str | None:

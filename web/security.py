@@ -15,7 +15,9 @@ the whole ASGI pipeline, outside routing, so it also covers 404s and static file
 3. A state-changing method must come from this origin: ``Sec-Fetch-Site`` must
    be ``same-origin`` (or ``none``: typed by the user), and an ``Origin`` header,
    whenever present, must match the Host. Litestar's CSRF token check runs after
-   this; both must pass.
+   this; both must pass. The one exception is a path that authenticates with a
+   key in ``Authorization`` (``key_paths``: the OTLP export), which no browser sends
+   on its own, so another site cannot make one: its handler requires the key.
 4. A declared ``Content-Length`` above the body limit is refused with 413 before
    the body is read; Litestar enforces the same limit on streamed bodies. The import
    upload (``POST /import``) has its own, explicit, larger limit (``body_limits``).
@@ -141,8 +143,10 @@ class SecurityGuard:
         max_body_bytes: int,
         body_limits: Mapping[str, int] | None = None,
         body_timeout: float = 30.0,
+        key_paths: frozenset[str] = frozenset(),
     ) -> None:
         self.app = app
+        self.key_paths = key_paths
         self.hosts = hosts
         self.max_body_bytes = max_body_bytes
         self.body_limits = dict(body_limits or {})
@@ -175,11 +179,12 @@ class SecurityGuard:
         if _from_another_site(scope):
             return 403, "Cross-site request refused: other sites may link to this dashboard, not load from it."
         method = str(cast("dict[str, Any]", scope).get("method", "GET")).upper()
-        if method not in SAFE_METHODS and not _same_origin(scope, host):
+        path = str(cast("dict[str, Any]", scope).get("path", "")).rstrip("/")
+        if method not in SAFE_METHODS and path not in self.key_paths and not _same_origin(scope, host):
             return 403, "Cross-origin request refused: state-changing requests must come from this dashboard."
         length = _header(scope, b"content-length")
         if length is not None:
-            limit = self.limit_for(str(cast("dict[str, Any]", scope).get("path", "")), method)
+            limit = self.limit_for(path, method)
             try:
                 too_big = int(length) > limit
             except ValueError:

@@ -38,7 +38,10 @@ MiB = 1024 * 1024
 CSRF_COOKIE_PREFIX = "csrftoken_"
 
 IMPORT_PATH = urls.IMPORT
-"""The one route with a larger body limit (``Settings.import_max_bytes``): uploads of trace files."""
+"""A route with a larger body limit (``Settings.import_max_bytes``): uploads of trace files."""
+INGEST_PATH = urls.OTLP_TRACES
+"""The other route with its own body limit (``Settings.ingest_max_bytes``): OTLP trace exports. It authenticates
+with an ingest key, not a cookie, so the browser's same-origin rule is not its (``SecurityGuard.key_paths``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,8 +57,10 @@ class Settings:
     opens the card's own page beyond that.
 
     ``max_body_bytes`` bounds every request body except the import upload's, which has its
-    own explicit, larger ``import_max_bytes`` (``POST /import`` only). ``attachments_root``
-    is the one directory Path attachments are read from, by the payload adapters and by the
+    own explicit, larger ``import_max_bytes`` (``POST /import`` only), and an OTLP export's,
+    ``ingest_max_bytes`` (``POST /v1/traces`` only; the bound of its decompressed body too). At most
+    ``ingest_max_pending`` received batches wait for assembly; past it an export gets 503 and Retry-After.
+    ``attachments_root`` is the one directory Path attachments are read from, by the payload adapters and by the
     attachments route alike; None means no file is ever read or served.
 
     Heavy requests (payload, phases, diff, compare, import) run at most ``heavy_concurrency``
@@ -78,6 +83,8 @@ class Settings:
     max_jump_cards: int = 1000
     debug: bool = False
     import_max_bytes: int = 256 * MiB
+    ingest_max_bytes: int = 64 * MiB
+    ingest_max_pending: int = 10_000
     attachments_root: Path | None = None
     default_provider: str = DEFAULT_PROVIDER
     heavy_budget_seconds: float = 20.0
@@ -100,6 +107,8 @@ class Settings:
             raise ValueError("max_body_bytes must be at least 1")
         if self.import_max_bytes < self.max_body_bytes:
             raise ValueError("import_max_bytes must be at least max_body_bytes")
+        if self.ingest_max_bytes < 1 or self.ingest_max_pending < 1:
+            raise ValueError("ingest_max_bytes and ingest_max_pending must be at least 1")
         timeouts = (self.heavy_budget_seconds, self.import_budget_seconds, self.body_timeout_seconds)
         if min(*timeouts, self.header_timeout_seconds) <= 0:
             raise ValueError("time budgets and timeouts must be positive")
@@ -129,4 +138,4 @@ class Settings:
     @property
     def body_limits(self) -> dict[str, int]:
         """Paths whose POST body may be larger than ``max_body_bytes``, and their own limit."""
-        return {IMPORT_PATH: self.import_max_bytes}
+        return {IMPORT_PATH: self.import_max_bytes, INGEST_PATH: self.ingest_max_bytes}

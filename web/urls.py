@@ -90,6 +90,8 @@ def _flag(on: bool) -> str | None:
 
 INDEX = "/"
 IMPORT = "/import"
+OTLP_TRACES = "/v1/traces"
+"""OTLP/HTTP trace export (the path an exporter appends to ``OTEL_EXPORTER_OTLP_ENDPOINT``)."""
 CHECK = "/check"
 SUITES = "/suites"
 SCHEMA = "/schema"

@@ -154,7 +154,8 @@ Branches = dict[Opening, list["Transcript"]]
 its system prompt), so a call looks only at the branches its input could continue."""
 
 
-def _opening(messages: tuple[LLMMessage, ...]) -> Opening:
+def call_opening(messages: tuple[LLMMessage, ...]) -> Opening:
+    """How a call's input opens: the key of the branches it may continue."""
     user = next((m for m in messages if isinstance(m, LLMUserMessage) and not m.attachment_of), None)
     return opening(messages[0]), None if user is None else opening(user)
 
@@ -162,7 +163,7 @@ def _opening(messages: tuple[LLMMessage, ...]) -> Opening:
 def _candidates(branches: Branches, call: ModelCall) -> list[Transcript]:
     if not call.input:
         return []
-    first, user = _opening(call.input)
+    first, user = call_opening(call.input)
     found = branches.get((first, user), [])
     return found + branches.get((first, None), []) if user is not None else found
 
@@ -186,7 +187,7 @@ def _merge(key: str | None, calls: list[ModelCall], keyless: Branches, notes: li
             made.append(best)
         _extend(best, call)
         if fresh and best.messages:  # by the messages it opens with, its call's input or (when none) its output
-            branches.setdefault(_opening(tuple(best.messages)), []).append(best)
+            branches.setdefault(call_opening(tuple(best.messages)), []).append(best)
     if key is None or len(made) <= 1:
         return made
     joined = made[0]

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from core.errors import InputError
 from core.formats.assemble import ImportNote
+from core.formats.events import Event
 from core.formats.records import AssembledConversation, Assembly, assembled
 from core.formats.registry import TraceFormat
 from core.messages.union import MESSAGE_ADAPTER
@@ -60,9 +61,14 @@ def _records(
 def stream_foreign(trace_format: TraceFormat, stream: IO[bytes], source: str) -> ForeignFile:
     """A foreign file's records, made as the store takes them (``stream`` must stay open until then)."""
     assert trace_format.read is not None, "our own format is read by core.reader"
+    return foreign_events(trace_format.read(stream, source), source)
+
+
+def foreign_events(events: Iterable[Event], source: str) -> ForeignFile:
+    """The records the events make (read as the store takes them), as a file of them would give."""
     assembly = Assembly()
     out = ForeignFile(iter(()), notes=assembly.notes)
-    out.records = _records(assembled(trace_format.read(stream, source), assembly), assembly, out, source)
+    out.records = _records(assembled(events, assembly), assembly, out, source)
     return out
 
 

@@ -21,7 +21,7 @@ from core.formats.langfuse import looks_like_langfuse, read_langfuse
 from core.formats.langsmith import looks_like_langsmith, read_langsmith
 from core.formats.openinference import SPAN_KIND, read_openinference
 from core.formats.openinference import span_events as openinference_span_events
-from core.formats.otlp import looks_like_json, looks_like_protobuf, read_spans
+from core.formats.otlp import Span, looks_like_json, looks_like_protobuf, read_spans
 from core.formats.phoenix_spans import looks_like_phoenix
 from core.formats.provider_logs import read_log, sniff_cassette, sniff_pairs
 from core.formats.pydantic_ai import looks_like_pydantic_ai, read_pydantic_ai
@@ -49,14 +49,19 @@ class TraceFormat:
     verifiable: bool = False
 
 
+def otlp_span_events(span: Span, path: str, reader: MessageReader) -> Iterator[Event]:
+    """The model call or tool run one OTLP span is, read by the convention it follows (a file's and a live span's)."""
+    if SPAN_KIND in span.attributes:
+        yield from openinference_span_events(span, path, reader)
+    else:
+        yield from genai_span_events(span, path, reader)
+
+
 def read_otlp(stream: IO[bytes], path: str) -> Iterator[Event]:
     """An OTLP file's model calls and tool runs, each span read by the convention it follows."""
     reader = MessageReader()
     for span in read_spans(stream, path):
-        if SPAN_KIND in span.attributes:
-            yield from openinference_span_events(span, path, reader)
-        else:
-            yield from genai_span_events(span, path, reader)
+        yield from otlp_span_events(span, path, reader)
 
 
 def _otlp_head(head: bytes) -> bool:

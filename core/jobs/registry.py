@@ -25,7 +25,7 @@ from core.jobs.queue import JSON, JobId
 from core.replay.send import Sender
 from core.store import Store
 
-TASK_MODULES: list[str] = ["core.jobs.replay_tasks", "core.suites.tasks"]
+TASK_MODULES: list[str] = ["core.jobs.replay_tasks", "core.suites.tasks", "core.ingest.assembly"]
 """Modules whose import registers tasks; a library feature with tasks of its own adds its module here."""
 
 

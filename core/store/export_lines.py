@@ -184,6 +184,12 @@ NOT_EXPORTED: dict[str, str] = {
     "digest_parts": "a cache, derived from the messages",
     "jobs": "the queue's work in flight, not a record",
     "app_secrets": "the dashboard's signing key: never leaves the store",
+    "api_keys": "key hashes: credentials never leave the store",
+    "ingest_batches": "spans received over OTLP: exported as the conversations they were assembled into",
+    "ingest_spans": "an index of the received batches",
+    "ingest_links": "derived from the received spans",
+    "ingest_outputs": "derived from the received spans",
+    "live_conversations": "when spans last arrived: the state of a live feed, not a record",
 }
 """Tables an export leaves out, and why."""
 

@@ -84,33 +84,56 @@ def write(
     ``digest_min_records``: the summary names the conversations changed that hold at least that many
     records, whose pages are worth making ahead.
     """
-    done = _Written(source=source)
     # The cyclic GC would rescan a large message's many objects again and again while it is prepared; what a
     # message leaves behind is freed by reference counting, so memory stays bounded with the collector paused.
     with gc_paused(), write_transaction(engine, label=f"the import of {source}") as conn:
-        backend = backend_of(conn)
-        backend.lock(conn, IMPORT_LOCK)
-        backend.unbounded_statements(conn)  # an import runs as long as its file needs
-        batch: list[PreparedMessage] = []
-        size = 0
-        for item in prepared:
-            done.read += 1
-            if bad is not None and bad.errors:
-                continue  # the file is refused at the end: read on only to report every bad line
-            batch.append(item)
-            size += len(item.row["body"])
-            if len(batch) >= CHUNK or size >= BATCH_BYTES:
-                _write_batch(conn, batch, done, replace, digest_min_records)
-                batch, size = [], 0
-        if bad is not None:
-            bad.check()
-        if batch:
+        summary = write_in(
+            conn,
+            prepared,
+            source=source,
+            replace=replace,
+            store_lines=store_lines,
+            bad=bad,
+            digest_min_records=digest_min_records,
+        )
+    analyze_after_import(engine, summary.imported)
+    return summary
+
+
+def write_in(
+    conn: Connection,
+    prepared: Iterable[PreparedMessage],
+    *,
+    source: str,
+    replace: bool = False,
+    store_lines: Callable[[], Sequence[PreparedLine]] = tuple,
+    bad: BadMessages | None = None,
+    digest_min_records: int | None = None,
+) -> ImportSummary:
+    """``write`` within the caller's write transaction (the live ingest's assembly writes more beside it)."""
+    done = _Written(source=source)
+    backend = backend_of(conn)
+    backend.lock(conn, IMPORT_LOCK)
+    backend.unbounded_statements(conn)  # an import runs as long as its file needs
+    batch: list[PreparedMessage] = []
+    size = 0
+    for item in prepared:
+        done.read += 1
+        if bad is not None and bad.errors:
+            continue  # the file is refused at the end: read on only to report every bad line
+        batch.append(item)
+        size += len(item.row["body"])
+        if len(batch) >= CHUNK or size >= BATCH_BYTES:
             _write_batch(conn, batch, done, replace, digest_min_records)
-        del batch
-        records_stored = write_lines(conn, store_lines(), replace=replace)
-        if done.refigured:
-            refigure(conn, sorted(done.refigured))
-    analyze_after_import(engine, done.imported)
+            batch, size = [], 0
+    if bad is not None:
+        bad.check()
+    if batch:
+        _write_batch(conn, batch, done, replace, digest_min_records)
+    del batch
+    records_stored = write_lines(conn, store_lines(), replace=replace)
+    if done.refigured:
+        refigure(conn, sorted(done.refigured))
     return ImportSummary(
         source=source,
         read=done.read,

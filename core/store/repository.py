@@ -20,6 +20,7 @@ from core.jsonio import loads
 from core.messages.union import MESSAGE_ADAPTER
 from core.reader import DEFAULT_LIMITS, BadMessages, ReadLimits, Record, StoreLine, read_path
 from core.store import (
+    api_keys,
     app_secrets,
     export_lines,
     import_lines,
@@ -390,7 +391,12 @@ class Store:
         with read_transaction(self.engine) as conn:
             return runs.list_run_summaries(conn, conversation_id, limit=limit)
 
-    # -- shared secrets -----------------------------------------------------
+    # -- shared secrets and keys --------------------------------------------
+
+    @property
+    def api_keys(self) -> api_keys.ApiKeys:
+        """The API keys (``core.store.api_keys``): made once, stored as hashes, verified in constant time."""
+        return api_keys.ApiKeys(self.engine)
 
     def shared_secret(self, name: str) -> str:
         """A secret every process on this database shares (made by the first to ask); never logged or shown."""

@@ -20,6 +20,7 @@ SLICES = (
     "diff",
     "runs",
     "imports",
+    "ingest",
     "attachments",
     "check",
     "suites",

@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "models": ("web.cli.models", "list what the model table says about each provider's models (limits, capabilities)"),
     "rules": ("web.cli.rules", "list each provider's request-time rules: id, severity and source (preflight, fixes)"),
     "db": ("web.cli.db", "upgrade the database schema or show its status"),
+    "keys": ("web.cli.keys", "make, list and revoke the API keys programs present (OTLP exporters: --scope ingest)"),
     "worker": ("web.cli.worker", "run queued replay jobs from a PostgreSQL store (start one per machine or more)"),
 }
 

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from web.settings import Settings
 
 DEFAULT_IMPORT_MIB = 256
+DEFAULT_INGEST_MIB = 64
 DEFAULT_BUILD_SECONDS = 20.0
 DEFAULT_BUILD_CONCURRENCY = 4
 DEFAULT_MAX_CONNECTIONS = 100
@@ -55,6 +56,10 @@ def add_server_arguments(parser: argparse.ArgumentParser, *, port: int = 8000) -
     parser.add_argument(
         "--import-max-mib", type=flags.MIB, default=DEFAULT_IMPORT_MIB, metavar="N",
         help="largest upload the import page accepts, in MiB (default: %(default)s; every other request: 16 MiB)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--ingest-max-mib", type=flags.MIB, default=DEFAULT_INGEST_MIB, metavar="N",
+        help="largest OTLP export POST /v1/traces accepts, in MiB, decompressed too (default: %(default)s)",
     )  # fmt: skip
     parser.add_argument(
         "--build-seconds", type=flags.SECONDS, default=DEFAULT_BUILD_SECONDS, metavar="S",
@@ -116,6 +121,7 @@ def settings_from(ns: argparse.Namespace) -> Settings:
         allowed_hosts=tuple(ns.allowed_hosts),
         attachments_root=root,
         import_max_bytes=ns.import_max_mib * MiB,
+        ingest_max_bytes=ns.ingest_max_mib * MiB,
         heavy_budget_seconds=ns.build_seconds,
         heavy_concurrency=ns.build_concurrency,
         max_connections=ns.max_connections,

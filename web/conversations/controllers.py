@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bisect import bisect_left
+from dataclasses import replace
 from typing import Annotated
 from urllib.parse import urlencode
 
@@ -13,6 +14,7 @@ from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Redirect, Template
 
 from core.fields import MAX_INT32
+from core.ingest import live_among
 from web import masking, urls
 from web.conversation_page import conversation_page
 from web.conversations.pages import IndexPage, SaveControl, save_control
@@ -28,6 +30,10 @@ Text = Annotated[str, QueryParameter(max_length=200)]
 Cursor = Annotated[str | None, QueryParameter(max_length=300)]
 MAX_RUNS_READ = 500
 """Runs read to find divergences: the newest ones (a conversation replayed more often is cut, not slow)."""
+
+
+LIVE_TIMELINE = "timeline"
+"""The id of the timeline element that polls while its conversation is live (``conversation.html``)."""
 
 
 def _offset_of(loaded: Loaded, anchor: str, kind: str, size: int) -> int:
@@ -75,6 +81,7 @@ class ConversationController(Controller):
             empty_store=not result.items and not query.filtered and not query.after,
             snippets=found,
             save=_save_control(source, query, len(result.items), more=bool(result.next_cursor or query.after)),
+            live=live_among(source.store, [c.conversation_id for c in result.items]),
         )
         return Template("conversations/index.html", context={"page": page})
 
@@ -110,9 +117,14 @@ class ConversationController(Controller):
             notice = f"No {SEEK_LABELS[none]} {'after this card' if at else 'in this conversation'}."
         rerun = RerunForms(conversation_id, run_service.choices())
         context = conversation_page(loaded, settings, rerun, offset, through, kind=kind, at=at, notice=notice)
+        context = replace(context, live=bool(live_among(source.store, [conversation_id])))
         template = "timeline/_timeline_page.html" if request.htmx else "conversations/conversation.html"
+        # htmx stops polling on 286: the timeline's last poll once the conversation stopped receiving spans.
+        stop = bool(request.htmx) and request.htmx.trigger == LIVE_TIMELINE and not context.live
         # The same URL answers with a page or a fragment, so caches must key on HX-Request.
-        return Template(template, context={"page": context}, headers={"Vary": "HX-Request"})
+        return Template(
+            template, context={"page": context}, headers={"Vary": "HX-Request"}, status_code=286 if stop else 200
+        )
 
     @get("/conversations/{conversation_id:str}/seek", name="conversation-seek", sync_to_thread=True)
     def seek(

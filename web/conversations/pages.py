@@ -46,6 +46,8 @@ class IndexPage:
     """Why each listed conversation matched the search (by conversation id)."""
     save: SaveControl | None = None
     """"Save these N as a suite", when a search or a filter narrows the list."""
+    live: frozenset[str] = frozenset()
+    """The listed conversations still receiving spans over OTLP."""
 
     def url_of(self, summary: ConversationSummary) -> str:
         return urls.conversation(summary.conversation_id)

@@ -1,0 +1,188 @@
+"""The assembly job: received span batches made into conversations, the same ones a file of those spans gives.
+
+Each round takes the oldest pending batches and, in three steps:
+
+1. reads their spans into events (``core.formats.registry.otlp_span_events``, a file import's reader) and
+   records what ties each trace to others: a conversation key (``gen_ai.conversation.id``, a session id) or,
+   for a call without one, the opening of its history (how a file import merges keyless calls);
+2. gathers every stored span of the traces so tied (``core.store.ingest.linked_traces``), keeps one of each
+   ``(trace_id, span_id)`` however often it was sent, and assembles them with the one assembler
+   (``core.formats.records``), in an order that does not depend on how they arrived;
+3. writes the conversations in place of what those traces made before (``core.store.ingest_replace``),
+   marks them live, and the batches assembled, in one transaction: a round that runs again (its worker
+   died) writes the same.
+
+The jobs run in one lane, so one round runs at a time; a batch received during a round is the next one's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from core.formats.assemble import call_opening
+from core.formats.events import Event, ModelCall
+from core.formats.genai_messages import MessageReader
+from core.formats.importing import foreign_events
+from core.formats.otlp import Span
+from core.formats.records import IMPORT_KEY
+from core.formats.registry import otlp_span_events
+from core.ingest.receive import MEDIA_TYPES, SOURCE, MediaType, span_problem, spans_of
+from core.jobs.queue import JSON, JobQueue
+from core.jobs.registry import JobContext, task
+from core.messages.base import now_ms
+from core.reader import Record
+from core.store import Store
+from core.store import ingest as tables
+from core.store.engine import read_transaction, write_transaction
+from core.store.ingest_replace import replace_conversations
+
+log = logging.getLogger(__name__)
+
+ASSEMBLE_TASK = "ingest_assemble"
+ASSEMBLY_LANE = "ingest-assembly"
+"""Every assembly job runs in this lane: one round at a time across every worker."""
+ASSEMBLY_PROVIDER = "ingest"
+"""The jobs' provider slot: they call no provider."""
+BATCHES_PER_ROUND = 200
+
+
+@dataclass(slots=True)
+class AssemblyReport:
+    """What assembly rounds did: batches assembled, conversations written, batches that could not be."""
+
+    batches: int = 0
+    conversations: set[str] = field(default_factory=set)
+    failed: int = 0
+
+
+def _spans(batches: Iterable[tables.StoredBatch], wanted: Mapping[int, set[int]] | None = None) -> list[Span]:
+    """The valid spans of these batches (those at ``wanted`` positions, when given), one per id, in a fixed order."""
+    kept: dict[tuple[str, str], Span] = {}
+    for batch in batches:
+        media: MediaType = next((m for m in MEDIA_TYPES if m == batch.content_type), "application/x-protobuf")
+        positions = None if wanted is None else wanted.get(batch.pk, set())
+        for position, span in enumerate(spans_of(batch.body, media)):
+            if positions is not None and position not in positions:
+                continue
+            if span_problem(span) is None:
+                kept.setdefault((span.trace_id, span.span_id), span)
+    return sorted(kept.values(), key=lambda s: (s.start is None, s.start or 0, s.trace_id, s.span_id))
+
+
+def _events(spans: Iterable[Span]) -> list[Event]:
+    reader = MessageReader()
+    return [event for span in spans for event in otlp_span_events(span, SOURCE, reader)]
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def links_of(events: Iterable[Event]) -> dict[str, set[str]]:
+    """What ties each trace to others: its conversation keys, and the openings of its keyless calls."""
+    links: dict[str, set[str]] = {}
+    for event in events:
+        trace = event.source.trace
+        if not trace:
+            continue
+        found = links.setdefault(trace, set())
+        key = event.key.conversation or event.key.thread
+        if key:
+            found.add("key:" + _digest(key))
+        elif isinstance(event, ModelCall) and event.input:
+            found.add("opening:" + _digest(repr(call_opening(event.input))))
+    return links
+
+
+def _outputs(records: Iterable[Record], trace_of_span: Mapping[str, str]) -> dict[str, set[str]]:
+    """Each trace's conversations: those holding a message one of its spans carried (the import's source id)."""
+    outputs: dict[str, set[str]] = {}
+    for record in records:
+        trace = (record.raw.get("intermediate_trace") or {}).get("records") or []
+        for message in [record.raw, *trace]:
+            meta = (message.get("additional_kwargs") or {}).get(IMPORT_KEY) if isinstance(message, dict) else None
+            span = meta.get("source_id") if isinstance(meta, dict) else None
+            if isinstance(span, str) and span in trace_of_span:
+                outputs.setdefault(trace_of_span[span], set()).add(record.message.conversation_id)
+    return outputs
+
+
+def assemble_round(store: Store, limit: int = BATCHES_PER_ROUND, *, pks: list[int] | None = None) -> AssemblyReport:
+    """One round over the oldest pending batches (or ``pks``); an empty report when none wait."""
+    report = AssemblyReport()
+    with read_transaction(store.engine) as conn:
+        pending = pks if pks is not None else tables.pending_batches(conn, limit)
+        fresh = tables.batches(conn, pending)
+    if not fresh:
+        return report
+    links = links_of(_events(_spans(fresh)))
+    with write_transaction(store.engine) as conn:
+        tables.add_links(conn, links)
+    with read_transaction(store.engine) as conn:
+        traces = tables.linked_traces(conn, tables.traces_of_batches(conn, pending) | links.keys())
+        places = tables.span_places(conn, traces)
+        stored = tables.batches(conn, places)
+    spans = _spans(stored, places)
+    foreign = foreign_events(_events(spans), SOURCE)
+    records = list(foreign.records)
+    made = {record.message.conversation_id for record in records}
+    outputs = _outputs(records, {span.span_id: span.trace_id for span in spans})
+    received_at = max(batch.received_at for batch in stored) if stored else now_ms()
+    with write_transaction(store.engine, label="the assembly of received spans") as conn:
+        previous = tables.outputs_of(conn, traces)
+        replace_conversations(conn, records, foreign.store_lines, previous=previous, source=SOURCE)
+        tables.set_outputs(conn, traces, outputs)
+        tables.forget_live(conn, previous - made)
+        tables.mark_live(conn, made, received_at)
+        tables.mark_assembled(conn, pending, now_ms())
+    report.batches = len(fresh)
+    report.conversations = made
+    return report
+
+
+def _give_up(store: Store, pks: list[int]) -> None:
+    """A batch the assembler fails on is set aside, kept as received, so that it does not hold up the others."""
+    with write_transaction(store.engine) as conn:
+        tables.mark_assembled(conn, pks, now_ms())
+
+
+def assemble_pending(store: Store, limit: int = BATCHES_PER_ROUND) -> AssemblyReport:
+    """Rounds until no batch waits; a round that fails is tried again batch by batch, and a failing batch set aside."""
+    report = AssemblyReport()
+    while True:
+        with read_transaction(store.engine) as conn:
+            pending = tables.pending_batches(conn, limit)
+        if not pending:
+            return report
+        try:
+            done = assemble_round(store, pks=pending)
+        except Exception:
+            log.exception("assembling %d received batches failed: trying them one by one", len(pending))
+            done = AssemblyReport()
+            for pk in pending:
+                try:
+                    one = assemble_round(store, pks=[pk])
+                except Exception:
+                    log.exception("received batch %d could not be assembled: kept as received, set aside", pk)
+                    _give_up(store, [pk])
+                    done.failed += 1
+                    continue
+                done.batches += one.batches
+                done.conversations |= one.conversations
+        report.batches += done.batches
+        report.failed += done.failed
+        report.conversations |= done.conversations
+
+
+@task(ASSEMBLE_TASK)
+def assemble_task(ctx: JobContext, args: Mapping[str, JSON]) -> None:
+    """Assemble every pending batch (see the module)."""
+    assemble_pending(ctx.store)
+
+
+def queue_assembly(queue: JobQueue) -> str:
+    """Queue an assembly job in the assembly lane; its id."""
+    return queue.enqueue(ASSEMBLE_TASK, {}, provider=ASSEMBLY_PROVIDER, lane=ASSEMBLY_LANE)

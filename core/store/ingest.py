@@ -1,0 +1,193 @@
+"""The live ingest's tables: batches appended as received, the spans they hold, and what was assembled of them.
+
+A batch is written before its request is answered (``append_batch``) and stays pending until the
+assembly job (``core.ingest.assembly``) has made conversations of it. The job finds the spans of a
+conversation through ``ingest_spans`` (trace by trace) and ``ingest_links`` (the conversation keys and
+openings that tie traces together), and replaces what it made before (``ingest_outputs``) in one transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, delete, func, insert, select, update
+
+from core.store.backend import backend_of
+from core.store.tables import (
+    INGEST_BATCHES,
+    INGEST_LINKS,
+    INGEST_OUTPUTS,
+    INGEST_SPANS,
+    LIVE_CONVERSATIONS,
+)
+
+_B = INGEST_BATCHES.c
+_S = INGEST_SPANS.c
+_L = INGEST_LINKS.c
+_O = INGEST_OUTPUTS.c
+_LIVE = LIVE_CONVERSATIONS.c
+
+CHUNK = 500
+"""Values per ``IN (...)`` list: under SQLite's bound-variable limit with room to spare."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredBatch:
+    """One received batch as the assembly reads it back."""
+
+    pk: int
+    received_at: int
+    content_type: str
+    body: bytes
+
+
+def _chunks(values: Iterable[str]) -> Iterable[list[str]]:
+    items = sorted(set(values))
+    for start in range(0, len(items), CHUNK):
+        yield items[start : start + CHUNK]
+
+
+def append_batch(
+    conn: Connection,
+    *,
+    body: bytes,
+    content_type: str,
+    spans: Collection[tuple[int, str, str]],
+    key_pk: int | None,
+    now: int,
+) -> int:
+    """Store one received body and the ``(position, trace_id, span_id)`` of each span kept; its row id."""
+    values = {
+        "received_at": now,
+        "key_pk": key_pk,
+        "content_type": content_type,
+        "spans": len(spans),
+        "assembled_at": None,
+        "body": body,
+    }
+    pk = int(conn.execute(insert(INGEST_BATCHES).values(values).returning(_B.id)).scalar_one())
+    if spans:
+        rows = [{"batch_pk": pk, "position": p, "trace_id": t, "span_id": s} for p, t, s in spans]
+        conn.execute(insert(INGEST_SPANS), rows)
+    return pk
+
+
+def pending_count(conn: Connection, cap: int) -> int:
+    """How many batches wait for assembly, counted up to ``cap``."""
+    waiting = select(_B.id).where(_B.assembled_at.is_(None)).limit(cap).subquery()
+    return int(conn.execute(select(func.count()).select_from(waiting)).scalar_one())
+
+
+def pending_batches(conn: Connection, limit: int) -> list[int]:
+    """The oldest batches waiting for assembly, at most ``limit``."""
+    stmt = select(_B.id).where(_B.assembled_at.is_(None)).order_by(_B.id).limit(limit)
+    return list(conn.execute(stmt).scalars())
+
+
+def batches(conn: Connection, pks: Collection[int]) -> list[StoredBatch]:
+    """These batches, in the order they were received."""
+    out: list[StoredBatch] = []
+    ordered = sorted(pks)
+    for start in range(0, len(ordered), CHUNK):
+        stmt = select(_B.id, _B.received_at, _B.content_type, _B.body).where(_B.id.in_(ordered[start : start + CHUNK]))
+        out.extend(StoredBatch(pk, at, kind, bytes(body)) for pk, at, kind, body in conn.execute(stmt))
+    out.sort(key=lambda b: b.pk)
+    return out
+
+
+def traces_of_batches(conn: Connection, pks: Collection[int]) -> set[str]:
+    """The traces whose spans these batches hold."""
+    found: set[str] = set()
+    ordered = sorted(pks)
+    for start in range(0, len(ordered), CHUNK):
+        stmt = select(_S.trace_id).where(_S.batch_pk.in_(ordered[start : start + CHUNK])).distinct()
+        found.update(conn.execute(stmt).scalars())
+    return found
+
+
+def span_places(conn: Connection, traces: Iterable[str]) -> dict[int, set[int]]:
+    """Where the spans of these traces are: each batch's positions of them."""
+    out: dict[int, set[int]] = {}
+    for chunk in _chunks(traces):
+        for batch_pk, position in conn.execute(select(_S.batch_pk, _S.position).where(_S.trace_id.in_(chunk))):
+            out.setdefault(batch_pk, set()).add(position)
+    return out
+
+
+def add_links(conn: Connection, links: Mapping[str, Collection[str]]) -> None:
+    """Record what ties each trace to others (kept once however often it is recorded)."""
+    rows = [{"trace_id": trace, "link": link} for trace, found in links.items() for link in found]
+    if rows:
+        conn.execute(backend_of(conn).insert(INGEST_LINKS).values(rows).on_conflict_do_nothing())
+
+
+def linked_traces(conn: Connection, traces: Iterable[str]) -> set[str]:
+    """Every trace tied to these, directly or through others (the closure of ``ingest_links``)."""
+    found = set(traces)
+    frontier = set(found)
+    seen_links: set[str] = set()
+    while frontier:
+        links: set[str] = set()
+        for chunk in _chunks(frontier):
+            links.update(conn.execute(select(_L.link).where(_L.trace_id.in_(chunk))).scalars())
+        links -= seen_links
+        seen_links |= links
+        frontier = set()
+        for chunk in _chunks(links):
+            frontier.update(conn.execute(select(_L.trace_id).where(_L.link.in_(chunk))).scalars())
+        frontier -= found
+        found |= frontier
+    return found
+
+
+def outputs_of(conn: Connection, traces: Iterable[str]) -> set[str]:
+    """The conversations these traces were assembled into before."""
+    found: set[str] = set()
+    for chunk in _chunks(traces):
+        found.update(conn.execute(select(_O.conversation_id).where(_O.trace_id.in_(chunk))).scalars())
+    return found
+
+
+def set_outputs(conn: Connection, traces: Collection[str], outputs: Mapping[str, Collection[str]]) -> None:
+    """These traces are now assembled into the conversations ``outputs`` gives each (what they made before is
+    forgotten)."""
+    for chunk in _chunks(traces):
+        conn.execute(delete(INGEST_OUTPUTS).where(_O.trace_id.in_(chunk)))
+    rows = [{"trace_id": t, "conversation_id": c} for t in sorted(outputs) for c in sorted(outputs[t])]
+    for start in range(0, len(rows), CHUNK):
+        conn.execute(insert(INGEST_OUTPUTS), rows[start : start + CHUNK])
+
+
+def mark_live(conn: Connection, conversation_ids: Collection[str], received_at: int) -> None:
+    """These conversations received spans at ``received_at`` (a later time already recorded stays)."""
+    if not conversation_ids:
+        return
+    stmt = backend_of(conn).insert(LIVE_CONVERSATIONS)
+    values = [{"conversation_id": c, "last_received_at": received_at} for c in sorted(conversation_ids)]
+    later = backend_of(conn).greatest(stmt.excluded.last_received_at, _LIVE.last_received_at)
+    conn.execute(
+        stmt.values(values).on_conflict_do_update(index_elements=["conversation_id"], set_={"last_received_at": later})
+    )
+
+
+def forget_live(conn: Connection, conversation_ids: Collection[str]) -> None:
+    """These conversations are no longer made by the ingest."""
+    for chunk in _chunks(conversation_ids):
+        conn.execute(delete(LIVE_CONVERSATIONS).where(_LIVE.conversation_id.in_(chunk)))
+
+
+def live_since(conn: Connection, conversation_ids: Iterable[str], since: int) -> set[str]:
+    """Those of these conversations that received spans at ``since`` or later."""
+    found: set[str] = set()
+    for chunk in _chunks(conversation_ids):
+        stmt = select(_LIVE.conversation_id).where(_LIVE.conversation_id.in_(chunk), _LIVE.last_received_at >= since)
+        found.update(conn.execute(stmt).scalars())
+    return found
+
+
+def mark_assembled(conn: Connection, pks: Collection[int], now: int) -> None:
+    """These batches' spans are in the store's conversations."""
+    ordered = sorted(pks)
+    for start in range(0, len(ordered), CHUNK):
+        conn.execute(update(INGEST_BATCHES).where(_B.id.in_(ordered[start : start + CHUNK])).values(assembled_at=now))

@@ -1,0 +1,1 @@
+"""The live ingest slice: ``POST /v1/traces`` (OTLP/HTTP)."""
