@@ -8,8 +8,6 @@ from typing import Any
 from sqlalchemy import ClauseElement, Connection, Table, insert
 from sqlalchemy.sql.compiler import SQLCompiler
 
-from core.store.jsonio import RawJSON
-
 
 def executemany_rows(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
     """INSERT rows (all with the keys of the first) with the driver's executemany; the SQL compiled from ``table``."""
@@ -35,8 +33,9 @@ def copy_rows(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> Non
     """PostgreSQL: stream rows (all with the keys of the first) with COPY, several times faster than INSERT.
 
     The column list comes from the Table (quoted by the dialect), never from input; the values
-    travel in COPY's data stream, not in SQL text. JSON columns already hold JSON text, which
-    COPY's text format hands to the server's jsonb parser unchanged.
+    travel in COPY's data stream, not in SQL text. JSON columns already hold JSON text (RawJSON, a str that
+    psycopg writes as it writes any str, no copy made first), which COPY's text format hands to the server's
+    jsonb parser unchanged.
     """
     columns = list(rows[0])
     quote = conn.dialect.identifier_preparer.quote
@@ -45,4 +44,4 @@ def copy_rows(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> Non
     assert driver is not None
     with driver.cursor() as cursor, cursor.copy(statement) as copy:
         for row in rows:
-            copy.write_row(tuple(str(row[c]) if isinstance(row[c], RawJSON) else row[c] for c in columns))
+            copy.write_row(tuple(row[c] for c in columns))
