@@ -5,7 +5,8 @@
 
 Figures, not assertions. Each import runs ``traceloupe import`` in a child process of its own, so its
 peak RSS (``VmHWM``) is the import's alone; the parent then reads back the rows it stored and
-times bench_store.py's floor (a bare executemany of exactly those rows into a fresh database).
+times bench_store.py's floor (a bare executemany of exactly those rows, search rows included, into a fresh
+database).
 
 1. Trace: one message whose trace holds ``--records`` records (``bench/trace_fixture.py``; 100,000
    records are one JSONL line of about 160 MB). On PostgreSQL the database is created with
@@ -33,12 +34,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import orjson  # noqa: E402
-from sqlalchemy import select  # noqa: E402
 
-from bench.bench_store import JSON_COLUMNS, MESSAGE_COLUMNS, backend_flags, floor_rate, pg_database  # noqa: E402
+from bench.bench_store import backend_flags, floor_rate, pg_database, read_stored  # noqa: E402
 from core.store import Store  # noqa: E402
-from core.store.engine import read_transaction  # noqa: E402
-from core.store.tables import CONVERSATIONS, MESSAGE_OUTLINES, MESSAGE_TEXTS, MESSAGES  # noqa: E402
 
 SERVER_TIMEOUT = "30s"
 MAX_LINE_MIB = 1024
@@ -101,25 +99,14 @@ def run_import(url: str, path: Path) -> dict[str, Any]:
     return result
 
 
-def stored_rows(url: str) -> tuple[list[dict[str, Any]], list[Any], list[Any], list[Any], str]:
-    """What the import stored, as bench_store.py's floor takes it."""
-    with Store.open(url) as store, read_transaction(store.engine) as conn:
-        rows = [dict(r._mapping) for r in conn.execute(select(*[MESSAGES.c[c] for c in MESSAGE_COLUMNS]))]
-        conversations = [tuple(r) for r in conn.execute(select(CONVERSATIONS.c.id, CONVERSATIONS.c.conversation_id))]
-        o, t = MESSAGE_OUTLINES.c, MESSAGE_TEXTS.c
-        outlines = [tuple(r) for r in conn.execute(select(o.message_pk, o.outline))]
-        texts = [tuple(r) for r in conn.execute(select(t.message_pk, t.text))]
-        return rows, conversations, outlines, texts, store.backend
-
-
 def bench(label: str, new_url: Callable[[], str], path: Path, messages: int) -> None:
     url = new_url()
     result = run_import(url, path)
-    rows, conversations, outlines, texts, backend = stored_rows(url)
-    assert len(rows) == messages, (len(rows), messages)
-    assert not JSON_COLUMNS - set(MESSAGE_COLUMNS)
-    floor = floor_rate(new_url(), rows, conversations, outlines, texts)
-    del rows, outlines, texts
+    with Store.open(url) as store:
+        stored, backend = read_stored(store), store.backend
+    assert len(stored.messages) == messages, (len(stored.messages), messages)
+    floor = floor_rate(new_url(), stored)
+    del stored
     seconds, floor_seconds = result["seconds"], messages / floor
     mb = path.stat().st_size / 1e6
     print(

@@ -9,8 +9,8 @@ fresh database on the server, skipped when unreachable):
 1. ``traceloupe import`` of N messages (read + validate + derive + write, one
    transaction): messages per second.
 2. The floor: a bare DB-API ``executemany`` of exactly the rows the import stored
-   (messages, their outlines and, on PostgreSQL, their texts; JSON already serialised, conversations
-   already present) into a fresh database
+   (messages, their outlines and search rows: on SQLite the FTS5 and grams rows, on PostgreSQL the
+   texts and search chunks; JSON already serialised, conversations already present) into a fresh database
    with the same schema (indexes, FTS trigger): messages per second. The ratio is
    import rate / floor rate; the target is at least 0.5.
 3. The list over M conversations: page 1 and page 1,000 (50 per page, keyset cursor)
@@ -27,6 +27,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,9 @@ from sqlalchemy import select, text  # noqa: E402
 
 from core.store import SORTS, ConversationQuery, Store  # noqa: E402
 from core.store.engine import read_transaction, write_transaction  # noqa: E402
+from core.store.grams import GRAMS_TABLE, tokens  # noqa: E402
 from core.store.jsonio import dumps_text  # noqa: E402
+from core.store.pg_search import SEARCH_CHUNKS  # noqa: E402
 from core.store.tables import CONVERSATIONS, MESSAGE_OUTLINES, MESSAGE_TEXTS, MESSAGES  # noqa: E402
 from tests.store.store_factory import dataset  # noqa: E402
 
@@ -60,19 +63,47 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - start, result
 
 
-def floor_rate(
-    url: str,
-    rows: list[dict[str, Any]],
-    conversations: list[tuple[int, str]],
-    outlines: list[tuple[int, str]],
-    texts: list[tuple[int, bytes]],
-) -> float:
-    """Messages per second of a bare executemany of ``rows`` (and the outline and text rows) into a fresh store."""
+@dataclass(frozen=True, slots=True)
+class StoredRows:
+    """Every row an import stored, as a floor writes them again: messages, conversations, outlines, and the
+    search rows (PostgreSQL: texts and chunks; SQLite: each message's grams, made before the clock starts)."""
+
+    messages: list[dict[str, Any]]
+    conversations: list[tuple[int, str]]
+    outlines: list[tuple[int, str]]
+    texts: list[tuple[int, bytes]]
+    chunks: list[tuple[int, int, int, str]]
+
+
+def read_stored(store: Store) -> StoredRows:
+    """What an import stored in ``store``."""
+    o, t, s = MESSAGE_OUTLINES.c, MESSAGE_TEXTS.c, SEARCH_CHUNKS.c
+    with read_transaction(store.engine) as conn:
+        messages = [dict(r._mapping) for r in conn.execute(select(*[MESSAGES.c[c] for c in MESSAGE_COLUMNS]))]
+        conversations = [
+            (pk, cid) for pk, cid in conn.execute(select(CONVERSATIONS.c.id, CONVERSATIONS.c.conversation_id))
+        ]
+        outlines = [(pk, outline) for pk, outline in conn.execute(select(o.message_pk, o.outline))]
+        texts = [(pk, text) for pk, text in conn.execute(select(t.message_pk, t.text))]
+        chunks: list[tuple[int, int, int, str]] = []
+        if store.backend == "postgresql":
+            query = select(s.message_pk, s.seq, s.conversation_pk, s.folded)
+            chunks = [(pk, seq, cpk, folded) for pk, seq, cpk, folded in conn.execute(query)]
+    return StoredRows(messages, conversations, outlines, texts, chunks)
+
+
+def floor_rate(url: str, stored: StoredRows) -> float:
+    """Messages per second of a bare executemany (COPY for PostgreSQL's search chunks) of the rows an import
+    stored, search rows included, into a fresh store."""
+    rows = stored.messages
     with Store.open(url) as store:
         with write_transaction(store.engine) as conn:
-            conn.execute(CONVERSATIONS.insert(), [{"id": pk, "conversation_id": cid} for pk, cid in conversations])
+            conn.execute(
+                CONVERSATIONS.insert(), [{"id": pk, "conversation_id": cid} for pk, cid in stored.conversations]
+            )
         backend = store.backend
         values = [tuple(dumps_text(r[c]) if c in JSON_COLUMNS else r[c] for c in MESSAGE_COLUMNS) for r in rows]
+        grams = [(r["id"], tokens(r["search_text"])) for r in rows] if backend == "sqlite" else []
         raw = store.engine.raw_connection()
         try:
             cur = raw.cursor()
@@ -88,14 +119,19 @@ def floor_rate(
                 sql = f"INSERT INTO messages ({cols}) VALUES ({marks})"
                 start = time.perf_counter()
             cur.executemany(sql, values)
-            if backend == "sqlite":  # the search index, which no trigger fills (revision 0021)
+            if backend == "sqlite":  # the search indexes, which no trigger fills (revisions 0020, 0021)
                 cur.execute("INSERT INTO message_fts(rowid, search_text) SELECT id, search_text FROM messages")
+                cur.executemany(f"INSERT INTO {GRAMS_TABLE}(rowid, grams) VALUES (?, ?)", grams)
             # An import stores each message's outline too (core.store.outline), and on PostgreSQL its text.
-            if outlines:
+            if stored.outlines:
                 sql = "INSERT INTO message_outlines (message_pk, outline) VALUES (%s, %s)"
-                cur.executemany(sql if backend == "postgresql" else sql.replace("%s", "?"), outlines)
-            if texts:  # PostgreSQL only
-                cur.executemany("INSERT INTO message_texts (message_pk, text) VALUES (%s, %s)", texts)
+                cur.executemany(sql if backend == "postgresql" else sql.replace("%s", "?"), stored.outlines)
+            if stored.texts:  # PostgreSQL only
+                cur.executemany("INSERT INTO message_texts (message_pk, text) VALUES (%s, %s)", stored.texts)
+            if stored.chunks:  # PostgreSQL only
+                with cur.copy("COPY search_chunks (message_pk, seq, conversation_pk, folded) FROM STDIN") as copy:
+                    for chunk in stored.chunks:
+                        copy.write_row(chunk)
             raw.commit() if backend == "postgresql" else cur.execute("COMMIT")
             elapsed = time.perf_counter() - start
         finally:
@@ -103,22 +139,12 @@ def floor_rate(
     return len(rows) / elapsed
 
 
-def _import_once(
-    url: str, path: Path, n: int
-) -> tuple[float, str, list[dict[str, Any]], list[Any], list[Any], list[Any]]:
-    """One import into a fresh store: its seconds, backend, the rows, the conversations, outlines, texts."""
+def _import_once(url: str, path: Path, n: int) -> tuple[float, str, StoredRows]:
+    """One import into a fresh store: its seconds, backend, and the rows it stored."""
     with Store.open(url) as store:
         elapsed, summary = timed(lambda: store.import_path(path))
         assert summary.imported == n, summary
-        with read_transaction(store.engine) as conn:
-            rows = [dict(r._mapping) for r in conn.execute(select(*[MESSAGES.c[c] for c in MESSAGE_COLUMNS]))]
-            conversations = [
-                (pk, cid) for pk, cid in conn.execute(select(CONVERSATIONS.c.id, CONVERSATIONS.c.conversation_id))
-            ]
-            o, t = MESSAGE_OUTLINES.c, MESSAGE_TEXTS.c
-            outlines = [tuple(r) for r in conn.execute(select(o.message_pk, o.outline))]
-            texts = [tuple(r) for r in conn.execute(select(t.message_pk, t.text))]
-        return elapsed, store.backend, rows, conversations, outlines, texts
+        return elapsed, store.backend, read_stored(store)
 
 
 def bench_import(new_url: Callable[[], str], path: Path, n: int, repeat: int) -> None:
@@ -130,9 +156,9 @@ def bench_import(new_url: Callable[[], str], path: Path, n: int, repeat: int) ->
     floors: list[float] = []
     backend = ""
     for _ in range(repeat):
-        elapsed, backend, rows, conversations, outlines, texts = _import_once(new_url(), path, n)
+        elapsed, backend, stored = _import_once(new_url(), path, n)
         imports.append(elapsed)
-        floors.append(floor_rate(new_url(), rows, conversations, outlines, texts))
+        floors.append(floor_rate(new_url(), stored))
     elapsed = min(imports)
     rate = n / elapsed
     floor = max(floors)

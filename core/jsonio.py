@@ -33,15 +33,28 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
     ``RecursionError`` is turned into that error too.
     """
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)  # bytes: no copy
-    zeros = raw.translate(_DIGITS_TO_ZERO)
-    # Counting first is cheaper than the substring search on the short texts of the hot path (tool arguments).
-    if zeros.count(0x30) < len(_LONG_DIGIT_RUN) or _LONG_DIGIT_RUN not in zeros:
+    if not _has_long_digit_run(raw):
         return orjson.loads(raw)
     value = orjson.loads(raw)  # what is valid JSON, and the error when it is not, stay orjson's
     try:
         return json.loads(raw)
     except RecursionError:  # nesting orjson takes but the stdlib's recursion cannot: orjson's reading stands
         return value
+
+
+_SCAN_BYTES = 1024 * 1024
+"""The digit run is looked for a slice of this size at a time: a long trace's text is not copied whole to find it."""
+
+
+def _has_long_digit_run(raw: bytes) -> bool:
+    """Whether ``raw`` holds a run of ``_LONG_DIGIT_RUN`` digits (slices overlap so a run across two is found)."""
+    overlap = len(_LONG_DIGIT_RUN) - 1
+    for start in range(0, max(len(raw), 1), _SCAN_BYTES):
+        zeros = raw[start : start + _SCAN_BYTES + overlap].translate(_DIGITS_TO_ZERO)
+        # Counting first is cheaper than the substring search on the short texts of the hot path (tool arguments).
+        if zeros.count(0x30) >= len(_LONG_DIGIT_RUN) and _LONG_DIGIT_RUN in zeros:
+            return True
+    return False
 
 
 def dumps(value: Any, *, sort_keys: bool = False, indent: bool = False) -> bytes:

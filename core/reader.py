@@ -226,10 +226,12 @@ def _read_jsonl(
             while line and not line.endswith(b"\n"):  # the rest of the long line, a bounded read at a time
                 line = stream.readline(limits.max_record_bytes + 1)
             continue
-        if not line.strip():
+        if line.isspace():  # not strip(): that would copy a long line
             continue
         try:
             value = _loads(line, source, line_no)
+            may_be_deep = _containers(line) >= NESTING_GATE
+            del line  # the text is read: not kept while its message is validated (a long trace's is hundreds of MB)
             key = store_line_key(value)
             if key is not None:
                 if store_lines is None:
@@ -241,13 +243,13 @@ def _read_jsonl(
                     )
                 store_lines.append(StoreLine(source=source, line=line_no, path="$", value=value))
                 continue
-            record = _record(value, source, line_no, index, "$", may_be_deep=_containers(line) >= NESTING_GATE)
+            record = _record(value, source, line_no, index, "$", may_be_deep=may_be_deep)
         except InputError as error:
             _note(bad, error)
             continue
         # Nothing of a line (which can be hundreds of MB) stays in this frame while the consumer stores it.
         handed = [record]
-        del line, value, record
+        del value, record
         yield handed.pop()
         index += 1
 

@@ -8,8 +8,6 @@ from typing import Any
 from sqlalchemy import ClauseElement, Connection, Table, insert
 from sqlalchemy.sql.compiler import SQLCompiler
 
-from core.store.jsonio import RawJSON
-
 
 def executemany_rows(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
     """INSERT rows (all with the keys of the first) with the driver's executemany; the SQL compiled from ``table``."""
@@ -31,18 +29,28 @@ def executemany(conn: Connection, statement: ClauseElement, rows: Sequence[Mappi
         conn.exec_driver_sql(str(compiled), rows)
 
 
-def copy_rows(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
+def copy_rows(
+    conn: Connection, table: Table, rows: list[dict[str, Any]], *, binary_types: Sequence[str] | None = None
+) -> None:
     """PostgreSQL: stream rows (all with the keys of the first) with COPY, several times faster than INSERT.
 
     The column list comes from the Table (quoted by the dialect), never from input; the values
-    travel in COPY's data stream, not in SQL text. JSON columns already hold JSON text, which
-    COPY's text format hands to the server's jsonb parser unchanged.
+    travel in COPY's data stream, not in SQL text. JSON columns already hold JSON text (RawJSON, a str that
+    psycopg writes as it writes any str, no copy made first), which COPY's text format hands to the server's
+    jsonb parser unchanged.
+
+    ``binary_types`` (the server's type of each column, in order) chooses COPY's binary format: a bytea
+    value travels as its bytes, where the text format writes each byte as two hexadecimal digits.
     """
     columns = list(rows[0])
     quote = conn.dialect.identifier_preparer.quote
     statement = f"COPY {quote(table.name)} ({', '.join(quote(c) for c in columns)}) FROM STDIN"
+    if binary_types is not None:
+        statement += " (FORMAT BINARY)"
     driver = conn.connection.driver_connection
     assert driver is not None
     with driver.cursor() as cursor, cursor.copy(statement) as copy:
+        if binary_types is not None:
+            copy.set_types(list(binary_types))
         for row in rows:
-            copy.write_row(tuple(str(row[c]) if isinstance(row[c], RawJSON) else row[c] for c in columns))
+            copy.write_row(tuple(row[c] for c in columns))

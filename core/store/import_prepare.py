@@ -80,8 +80,11 @@ def _prepare(record: Record, postgres: bool, now: int) -> PreparedMessage:
         raise InputError("nested too deeply to store", source=record.source, line=record.line, path="$") from None
     if postgres and b"\\u0000" in body:
         _refuse_nul(raw, record)
+    written = _parsed_json(record)
     text = RawJSON(body.decode())
-    del body  # a large message's text is held once, as the row's
+    # What the parser made of it is most often the text itself: then one object stands for both.
+    parsed = text if written == body else RawJSON(written.decode())
+    del body, written  # a large message's text is held once, as the row's
     raw_id = raw.get("msg_id")
     msg_id = raw_id if isinstance(raw_id, str) else derived_msg_id(raw)
     _check_id_length("msg_id", msg_id, record)
@@ -105,7 +108,7 @@ def _prepare(record: Record, postgres: bool, now: int) -> PreparedMessage:
         "records": fig.records,
         "damaged": fig.damaged,
         "body": text,
-        "parsed": _parsed_json(record),
+        "parsed": parsed,
         "search_text": search_text,
         "source": record.source,
         "line": record.line,
@@ -132,10 +135,9 @@ def _check_id_length(key: str, value: str, record: Record) -> None:
         )
 
 
-def _parsed_json(record: Record) -> RawJSON:
+def _parsed_json(record: Record) -> bytes:
     """What the parser made of a message, as JSON text (the reader's, when its nesting check wrote it)."""
-    written = record.written if record.written is not None else MESSAGE_ADAPTER.dump_json(record.message)
-    return RawJSON(written.decode())
+    return record.written if record.written is not None else MESSAGE_ADAPTER.dump_json(record.message)
 
 
 def _refuse_nul(raw: dict[str, Any], record: Record) -> None:

@@ -7,11 +7,15 @@ from typing import Any
 
 import orjson
 import pytest
+from sqlalchemy import select
 
 from core import AssistantTextMessage, BaseMessage, InputError, TextMessage
 from core.errors import UnknownNameError
+from core.messages.union import MESSAGE_ADAPTER
 from core.reader import read_bytes
 from core.store import ConversationQuery, Store
+from core.store.engine import read_transaction
+from core.store.tables import MESSAGES
 from tests.store.store_factory import conversation, count_nested, dataset
 
 
@@ -74,6 +78,20 @@ def test_messages_come_back_typed_and_verbatim(store: Store) -> None:
     assert type(records[3]) is BaseMessage and records[3].role == "assistant"  # damaged, kept as read
     assert (user.kind, user.role, user.msg_type, user.source) == ("user:text", "user", "text", "test.jsonl")
     assert user.records == 5 and user.damaged == 1
+
+
+def test_the_parsers_reading_is_stored_beside_the_body_whether_or_not_it_is_the_same_text(store: Store) -> None:
+    written = TextMessage(msg_id="same", conversation_id="p", create_ts=1, content="as the parser writes it")
+    as_written = orjson.loads(MESSAGE_ADAPTER.dump_json(written))
+    reordered = {"content": "keys in another order", "create_ts": 2, "conversation_id": "p", "msg_id": "other",
+                 "msg_type": "text", "role": "user", "x_agent_extra": 1}  # fmt: skip
+    import_messages(store, [as_written, reordered])
+    with read_transaction(store.engine) as conn:
+        stored = {msg_id: parsed for msg_id, parsed in conn.execute(select(MESSAGES.c.msg_id, MESSAGES.c.parsed))}
+    assert [orjson.loads(text) for text in store.export_texts("p")] == [as_written, reordered]
+    assert stored["same"] == as_written
+    assert stored["other"] == MESSAGE_ADAPTER.dump_python(MESSAGE_ADAPTER.validate_python(reordered), mode="json")
+    assert stored["other"] != reordered
 
 
 def test_conversation_json_is_the_bodies_as_text_in_order(store: Store) -> None:

@@ -143,7 +143,8 @@ class PostgresBackend:
         if outlines:
             copy_rows(conn, MESSAGE_OUTLINES, outlines)
         # Every text, outlined or not: an export writes these, byte for byte, not JSONB's rendering.
-        copy_rows(conn, MESSAGE_TEXTS, [{"message_pk": row["id"], "text": str(row["body"]).encode()} for row in rows])
+        texts = [{"message_pk": row["id"], "text": row["body"].encode()} for row in rows]
+        copy_rows(conn, MESSAGE_TEXTS, texts, binary_types=("int4", "bytea"))
         write_chunks(conn, [(row["id"], row["conversation_pk"], row["search_text"]) for row in rows])
 
     def forget_messages(self, conn: Connection, rows: Sequence[int]) -> None:
