@@ -29,6 +29,7 @@ CASES: dict[str, tuple[list[str], str]] = {
     "db": (["status", "--db", "{db}"], "core.store.Store.open"),
     "worker": (["--db", "{db}"], "core.store.Store.open"),
     "suite": (["list", "--db", "{db}"], "core.store.Store.open"),
+    "keys": (["list", "--db", "{db}"], "core.store.Store.open"),
 }
 
 
