@@ -86,7 +86,7 @@ def test_a_replys_recorded_request_is_compared_with_the_built_one(client: TestCl
     panel = _panel(html)
     assert 'data-unexplained="0"' in panel
     labels = re.findall(r"normalisation: ([^<]+)</span>", panel)
-    assert "unmodelled field" in labels and "is_error false omitted" in labels
+    assert "streamed call" in labels and "is_error false omitted" in labels
     assert panel.count("data-recorded-difference=") == len(labels)
     assert "data-recorded-body" in panel and "data-built-body" in panel
 
