@@ -78,8 +78,10 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     _run(sys.executable, "-m", "build", "--outdir", tmp / "dist", ROOT, cwd=tmp)  # sdist, then the wheel from it
     (wheel,) = (tmp / "dist").glob("traceloupe-*.whl")
     venv = tmp / "venv"
-    _run(sys.executable, "-m", "venv", venv, cwd=tmp)
-    _run(venv / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", wheel, cwd=tmp)
+    # No pip of its own (ensurepip writes thousands of files): the outer pip installs into it.
+    _run(sys.executable, "-m", "venv", "--without-pip", venv, cwd=tmp)
+    pip = (sys.executable, "-m", "pip", "--python", venv / "bin" / "python")
+    _run(*pip, "install", "--quiet", "--no-deps", "--no-index", wheel, cwd=tmp)
     purelib = _run(venv / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])", cwd=tmp)
     Path(purelib.strip(), "outer-venv.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     return venv / "bin"

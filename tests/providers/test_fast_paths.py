@@ -21,6 +21,7 @@ from core.llm.messages import (
     parse_arguments,
 )
 from core.providers.base import RAW_ARGUMENTS_KEY, RequestContext, RequestOptions, arguments_object
+from tests.long_runs import examples
 
 SCALARS = st.one_of(
     st.none(),
@@ -60,7 +61,7 @@ def _exact(call: LLMToolCall, ctx: RequestContext) -> dict[str, Any]:
     return {RAW_ARGUMENTS_KEY: call.arguments}
 
 
-@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200, long=800), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(JSON_TEXTS | ODD_TEXTS | st.text(max_size=12))
 def test_arguments_object_equals_the_exact_reader(text: str) -> None:
     call = LLMToolCall("c1", "f", text)

@@ -29,6 +29,7 @@ from core import (
 )
 from core.preflight.sdk_types import validate_body
 from core.providers import ChatLLM, RequestOptions, dialect_names, get_dialect, provider_named
+from tests.long_runs import examples
 from tests.providers.builders import BASE_OPTIONS, PNG_B64, call, reply, tool, user
 
 # "c.1" and "c 1" differ only in characters Anthropic rejects in a tool id; "c_1" is what both would become.
@@ -192,7 +193,7 @@ def check_rules(dialect: str, body: dict[str, Any]) -> None:
         check_chat(body, dialect)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40, long=120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(histories())
 def test_any_history_gives_valid_rule_abiding_bodies(msgs: list[Message]) -> None:
     for dialect in dialect_names():

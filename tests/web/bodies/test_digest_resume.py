@@ -20,6 +20,8 @@ from web.source import StoreSource
 CID = "c-resume"
 ASKED = AskedRequest(CID, "openai", None, False, None)
 DIFF = DiffLinks(CID, "openai", "anthropic", None, False)
+LONG = 1_500
+"""Records of the trace: a body of ten windows, so a fill stopped after two parts leaves most of them to make."""
 
 
 class Killed(Exception):
@@ -28,7 +30,7 @@ class Killed(Exception):
 
 @pytest.fixture
 def store() -> Store:
-    return temp_store(long_trace(3_000, conversation_id=CID))  # type: ignore[arg-type]
+    return temp_store(long_trace(LONG, conversation_id=CID))  # type: ignore[arg-type]
 
 
 def _killed_after(monkeypatch: pytest.MonkeyPatch, parts: int) -> pytest.MonkeyPatch:
@@ -102,7 +104,7 @@ def test_a_diff_digest_stopped_half_way_resumes_with_the_parts_it_lacks(
         assert _parts(store, side) == set(range(plan.count))
         missing += plan.count - len(kept[side])
     assert 0 < len(seen) == missing  # only the windows the stopped fill had not stored
-    once = temp_store(long_trace(3_000, conversation_id=CID))  # type: ignore[arg-type]
+    once = temp_store(long_trace(LONG, conversation_id=CID))  # type: ignore[arg-type]
     diff_digest(StoreSource(once), PayloadBuilder(None), DIFF, every_window=True)
     whole = diff_digest(StoreSource(once), PayloadBuilder(None), DIFF)  # read back from the store
     for side in ("left", "right"):

@@ -28,6 +28,8 @@ CID = "c-dig"
 PAGE = f"/conversations/{CID}/payload/openai"
 DIFF = f"/conversations/{CID}/diff?left=openai&right=anthropic"
 SECRET = "sk-proj-" + "Z9y8X7w6" * 6
+LONG = 1_500
+"""Records of a long trace: a body of ten windows and a diff with a cause of more changes than one listing shows."""
 
 
 def _secret_message(msg_id: str = "s-u", text: str = f"key {SECRET}") -> object:
@@ -39,7 +41,7 @@ def _secret_message(msg_id: str = "s-u", text: str = f"key {SECRET}") -> object:
 
 @pytest.fixture
 def store() -> Store:
-    return temp_store([*long_trace(4_000, conversation_id=CID), _secret_message()])  # type: ignore[list-item]
+    return temp_store([*long_trace(LONG, conversation_id=CID), _secret_message()])  # type: ignore[list-item]
 
 
 @pytest.fixture
@@ -223,7 +225,7 @@ def test_a_conversation_whose_pages_are_whole_leaves_nothing_for_later(monkeypat
     """A short conversation's first page stores its whole digest: no background work is queued that could crowd
     out a long trace's (the backlog takes a bounded number of pieces)."""
     short = temp_store([_secret_message()])  # type: ignore[list-item]
-    long = temp_store([*long_trace(4_000, conversation_id=CID), _secret_message()])  # type: ignore[list-item]
+    long = temp_store([*long_trace(LONG, conversation_id=CID), _secret_message()])  # type: ignore[list-item]
     queued: list[object] = []
     real = web_app.Backlog.submit
 
