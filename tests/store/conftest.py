@@ -38,7 +38,10 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     engine = make_engine(resolve_url(url))
     with engine.begin() as conn:
         conn.execute(
-            text("TRUNCATE conversations, messages, conversation_kinds, runs, suites RESTART IDENTITY CASCADE")
+            text(
+                "TRUNCATE conversations, messages, conversation_kinds, runs, suites, users, audit_events"
+                " RESTART IDENTITY CASCADE"
+            )
         )
     engine.dispose()
     yield url
