@@ -96,6 +96,9 @@ SCHEMA = "/schema"
 API_DOCS = "/api-docs"
 STATIC = "/static"
 ATTACHMENTS = "/attachments/"
+LOGIN = "/login"
+LOGOUT = "/logout"
+AUDIT = "/admin/audit"
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +111,9 @@ class SitePaths:
     schema: str = SCHEMA
     api_docs: str = API_DOCS
     suites: str = SUITES
+    login: str = LOGIN
+    logout: str = LOGOUT
+    audit: str = AUDIT
 
 
 # Pages of one conversation.
