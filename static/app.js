@@ -354,7 +354,8 @@
     }
     var words = serverWords(xhr);
     var text = xhr.status + " " + (xhr.statusText || "error") + (words ? ": " + words : "");
-    if (xhr.status === 403) text += " (reload the page for a fresh form, then try again)";
+    // A refused role says what would help; any other 403 is a stale form's token.
+    if (xhr.status === 403 && words.indexOf(" role") === -1) text += " (reload the page for a fresh form, then try again)";
     return text;
   }
 

@@ -13,18 +13,25 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from litestar import Litestar, Router
 from litestar.config.csrf import CSRFConfig
 from litestar.di import Provide
+from litestar.middleware import DefineMiddleware
 from litestar.openapi.config import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.plugins.htmx import HTMXPlugin
 from litestar.plugins.jinja import JinjaTemplateEngine
 from litestar.template.config import TemplateConfig
 
+from core.accounts import Accounts, Role
 from core.providers import dialect_names
 from core.store import Store
 from web import masking, urls
+from web.accounts import routes as accounts_routes
 from web.apidocs import routes as apidocs_routes
 from web.assets import Assets
 from web.attachments import routes as attachments_routes
+from web.auth.access import needs
+from web.auth.audit import AuditMiddleware
+from web.auth.guard import access_guard
+from web.auth.principals import Gate, signed_in
 from web.backlog import Backlog
 from web.bodies.builder import PayloadBuilder
 from web.bodies.preparations import Preparations
@@ -61,6 +68,7 @@ PAGE_ROUTES = [
     *check_routes.ROUTES,
     *suites_routes.ROUTES,
     *apidocs_routes.ROUTES,
+    *accounts_routes.ROUTES,
 ]
 """Every slice's handlers but the imports' and the ingest's, which ``create_app`` mounts under their body limits."""
 
@@ -97,6 +105,7 @@ def jinja_environment(settings: Settings, assets: Assets | None = None) -> Envir
     env.tests["collapsed"] = collapses
     env.globals["attachments_enabled"] = settings.attachments_root is not None
     env.globals["providers"] = dialect_names()
+    env.globals["signed_in"] = signed_in
     return env
 
 
@@ -114,6 +123,13 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
     heavy = HeavyWork(Limits(settings.heavy_budget_seconds, settings.heavy_concurrency, settings.heavy_queue_seconds))
     assets = Assets(settings.static_dir)
     env = jinja_environment(settings, assets)
+    gate = Gate(
+        Accounts(source.store.engine, settings.login_policy),
+        source.store.api_keys,
+        cookie_name=settings.session_cookie_name,
+        secure_cookies=settings.secure_cookies,
+        login_required=settings.login_required,
+    )
     app = Litestar(
         route_handlers=[
             *PAGE_ROUTES,
@@ -129,8 +145,12 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
             "payloads": Provide(lambda: payloads, use_cache=True, sync_to_thread=False),
             "run_service": Provide(lambda: run_service, use_cache=True, sync_to_thread=False),
             "heavy": Provide(lambda: heavy, use_cache=True, sync_to_thread=False),
+            "gate": Provide(lambda: gate, use_cache=True, sync_to_thread=False),
             "work": REQUEST_WORK,
         },
+        # Every route declares what it needs (``web.auth.access``); this one guard enforces it.
+        guards=[access_guard(gate)],
+        middleware=[DefineMiddleware(AuditMiddleware, accounts=gate.accounts)],
         on_startup=[run_service.start, lambda: resume_assembly(source.store, run_service.queue)],
         on_shutdown=[run_service.shutdown, backlog.close],
         template_config=TemplateConfig(engine=JinjaTemplateEngine.from_environment(env)),
@@ -140,6 +160,7 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
             cookie_name=settings.csrf_cookie_name,
             cookie_samesite="strict",
             cookie_httponly=True,
+            cookie_secure=settings.secure_cookies,
         ),
         exception_handlers=EXCEPTION_HANDLERS,
         before_send=[add_security_headers],
@@ -152,6 +173,7 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
             path=urls.SCHEMA,
             use_handler_docstrings=True,  # the API page (web/apidocs) says what each operation does
             render_plugins=[JsonRenderPlugin(path=["/", "/openapi.json"])],
+            openapi_router=Router(urls.SCHEMA, route_handlers=[], include_in_schema=False, opt=needs(Role.VIEWER)),
         ),
     )
     document_api_errors(app)

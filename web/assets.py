@@ -21,6 +21,7 @@ from litestar.handlers import HTTPRouteHandler
 from litestar.params import FromPath
 
 from web import urls
+from web.auth.access import PUBLIC, needs
 
 STATIC_PREFIX = urls.STATIC
 IMMUTABLE = "public, max-age=31536000, immutable"
@@ -79,7 +80,13 @@ class Assets:
         """``GET /static/{name}``: the file from memory, with its cache lifetime and ETag."""
         assets = self
 
-        @get(f"{STATIC_PREFIX}/{{name:path}}", name="static", include_in_schema=False, sync_to_thread=False)
+        @get(
+            f"{STATIC_PREFIX}/{{name:path}}",
+            name="static",
+            include_in_schema=False,
+            sync_to_thread=False,
+            opt=needs(PUBLIC),
+        )
         def static(name: FromPath[str], request: Request[Any, Any, Any]) -> Response[bytes]:
             asset = assets.get(name.lstrip("/"))
             if asset is None:

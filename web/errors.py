@@ -14,12 +14,14 @@ from typing import Any
 from litestar import Litestar, Request, Response
 from litestar.exceptions import HTTPException
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.response import Template
+from litestar.response import Redirect, Template
 from litestar.types import ExceptionHandlersMap
 
 from core import InputError, MisuseError, ProviderError, UnknownNameError
 from core.store import StoreError
 from core.store.errors import DATABASE_LOST
+from web import urls
+from web.auth.guard import LoginRequired
 from web.heavy import BudgetExceeded, ClientGone, HeavyBusy
 from web.replays.service import KeyConflict, ReplayBusy
 from web.security import log_safe
@@ -126,6 +128,14 @@ def _http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response
     return error_response(request, exc.status_code, detail or _DETAILS.get(exc.status_code, ""), headers=headers)
 
 
+def _login_required(request: Request[Any, Any, Any], exc: LoginRequired) -> Response[Any]:
+    """A page opened without a login goes to the login form, which comes back to it; anything else gets 401."""
+    if request.method == "GET" and not wants_json(request) and not request.headers.get("hx-request"):
+        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        return Redirect(f"{urls.LOGIN}{urls.query(next=target)}", status_code=303)
+    return error_response(request, 401, str(exc.detail))
+
+
 def _core_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     if isinstance(exc, UnknownNameError):
         return error_response(request, 404, str(exc))
@@ -152,6 +162,7 @@ def _core_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Any
 
 
 EXCEPTION_HANDLERS: ExceptionHandlersMap = {
+    LoginRequired: _login_required,
     HTTPException: _http_error,
     Exception: _core_error,
 }

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from core.accounts.policy import LoginPolicy
 from core.providers.dialects import DEFAULT_PROVIDER
 from web import urls
 
@@ -36,6 +37,7 @@ LOOPBACK_HOSTS: tuple[str, ...] = ("127.0.0.1", "localhost", "::1")
 
 MiB = 1024 * 1024
 CSRF_COOKIE_PREFIX = "csrftoken_"
+SESSION_COOKIE_PREFIX = "session_"
 
 IMPORT_PATH = urls.IMPORT
 """A route with a larger body limit (``Settings.import_max_bytes``): uploads of trace files."""
@@ -74,6 +76,10 @@ class Settings:
     The payload and diff pages of a conversation of at least ``prepare_min_records`` records are
     not built on a request when their digest is missing: the page shows how far its digest is made
     in the background (``web.bodies.preparing``).
+
+    Accounts (``web.auth``): once one exists every request needs a login; ``login_required`` demands one even
+    before (``--allow-remote``). ``secure_cookies`` marks the session and CSRF cookies Secure (HTTPS only);
+    ``login_policy`` holds the session lifetimes and the login rate limit.
     """
 
     allowed_hosts: tuple[str, ...] = ()
@@ -95,6 +101,9 @@ class Settings:
     header_timeout_seconds: float = 10.0
     max_connections: int = 100
     prepare_min_records: int = 20_000
+    secure_cookies: bool = False
+    login_required: bool = False
+    login_policy: LoginPolicy = field(default_factory=LoginPolicy)
     templates_dir: Path = TEMPLATES_DIR
     static_dir: Path = STATIC_DIR
 
@@ -129,6 +138,12 @@ class Settings:
         on one host (a demo beside a store's) must not overwrite each other's. A hash: the name reveals no key."""
         digest = hashlib.sha256(b"traceloupe csrf cookie name\0" + self.csrf_secret.encode()).hexdigest()
         return f"{CSRF_COOKIE_PREFIX}{digest[:16]}"
+
+    @property
+    def session_cookie_name(self) -> str:
+        """The session cookie's name, one per store like the CSRF cookie's (and for the same reason)."""
+        digest = hashlib.sha256(b"traceloupe session cookie name\0" + self.csrf_secret.encode()).hexdigest()
+        return f"{SESSION_COOKIE_PREFIX}{digest[:16]}"
 
     @property
     def hosts(self) -> frozenset[str]:

@@ -98,6 +98,9 @@ SCHEMA = "/schema"
 API_DOCS = "/api-docs"
 STATIC = "/static"
 ATTACHMENTS = "/attachments/"
+LOGIN = "/login"
+LOGOUT = "/logout"
+AUDIT = "/admin/audit"
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +113,9 @@ class SitePaths:
     schema: str = SCHEMA
     api_docs: str = API_DOCS
     suites: str = SUITES
+    login: str = LOGIN
+    logout: str = LOGOUT
+    audit: str = AUDIT
 
 
 # Pages of one conversation.

@@ -5,7 +5,8 @@ all-or-nothing per file and idempotent by msg_id; export gives back every key
 that was imported.
 """
 
-from core.store import digests as digests  # its tables join the store's metadata
+from core.store import account_tables as account_tables  # its tables join the store's metadata
+from core.store import digests as digests  # so do these
 from core.store.engine import ENV_VAR, EngineSettings, make_engine, resolve_url
 from core.store.errors import InvalidQueryError, SchemaOutOfDate, StoreError
 from core.store.query import SORTS, ConversationQuery

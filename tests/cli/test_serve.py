@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import socket
 from pathlib import Path
 from typing import Any
@@ -31,9 +32,24 @@ def test_refuses_public_bind_without_flag(host: str, served: list[dict[str, Any]
     assert f"refusing to bind {host}" in capsys.readouterr().err
 
 
-def test_public_bind_with_explicit_flag(served: list[dict[str, Any]]) -> None:
-    assert main(["serve", "--host", "0.0.0.0", "--allow-remote", "--port", "8123", "--create"]) == 0
+def test_public_bind_with_explicit_flag_needs_an_admin_account(
+    served: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    public = ["serve", "--host", "0.0.0.0", "--allow-remote", "--port", "8123"]
+    assert main([*public, "--create"]) == 2
+    assert served == []
+    assert "needs an admin account first" in capsys.readouterr().err
+    monkeypatch.setattr("sys.stdin", io.StringIO("a long admin password\n"))
+    assert main(["users", "create", "ada", "--role", "admin"]) == 0
+    assert main(public) == 0
     assert served[0]["host"] == "0.0.0.0" and served[0]["port"] == 8123
+    from litestar.testing import TestClient
+
+    with TestClient(served[0]["app"], base_url="http://127.0.0.1:8000") as client:
+        response = client.get("/login")
+        assert response.status_code == 200
+        assert "secure" in response.headers["set-cookie"].lower()  # the CSRF cookie: on by default with the flag
+        assert client.get("/", follow_redirects=False).status_code == 303  # a login first
 
 
 def test_default_is_loopback_over_the_store(served: list[dict[str, Any]], tmp_path: Path) -> None:

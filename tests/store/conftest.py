@@ -40,7 +40,7 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         conn.execute(
             text(
                 "TRUNCATE conversations, messages, conversation_kinds, runs, suites, api_keys, ingest_batches, "
-                "ingest_links, ingest_outputs, live_conversations RESTART IDENTITY CASCADE"
+                "ingest_links, ingest_outputs, live_conversations, users, audit_events RESTART IDENTITY CASCADE"
             )
         )
     engine.dispose()

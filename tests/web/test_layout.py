@@ -25,6 +25,7 @@ SLICES = (
     "check",
     "suites",
     "apidocs",
+    "accounts",
 )
 NOT_SHARED = ("app.py", "cli", "devtools", "templates", "static")
 """The app that assembles the slices, the CLI and the dev tools above them, and the packaged data folders."""

@@ -12,12 +12,16 @@ from typing import Any
 from litestar import Controller, Request, get
 from litestar.response import Template
 
+from core.accounts.roles import Role
 from web import urls
 from web.apidocs.pages import api_page
+from web.auth.access import needs
 
 
 class ApiDocsController(Controller):
     """The API page (a page of the dashboard, not part of the API it describes)."""
+
+    opt = needs(Role.VIEWER)
 
     include_in_schema = False
 

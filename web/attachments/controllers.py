@@ -13,7 +13,9 @@ from litestar import Controller, Request, Response, get
 from litestar.exceptions import HTTPException, NotFoundException
 from litestar.params import FromQuery
 
+from core.accounts.roles import Role
 from web.attachments.files import ATTACHMENT_CSP, PREFIX, serve
+from web.auth.access import needs
 from web.deps import SettingsDep
 
 NOT_FOUND = "No attachment at this path under the attachments root."
@@ -21,6 +23,8 @@ NOT_FOUND = "No attachment at this path under the attachments root."
 
 class AttachmentController(Controller):
     """Serves files under ``Settings.attachments_root``; never fetches a URL."""
+
+    opt = needs(Role.VIEWER)
 
     include_in_schema = False
 

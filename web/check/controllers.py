@@ -16,11 +16,13 @@ from litestar.params import Body
 from litestar.response import Template
 
 from core import InputError, UserMessage
+from core.accounts.roles import Role
 from core.integrity import walk
 from core.reader import StoreLine, read_bytes
 from core.request_context.calls import RecordedCalls, TurnTracker, undefined_tool_calls
 from core.store.request_contexts import is_request_line, read_request_lines
 from web import urls
+from web.auth.access import needs
 from web.check.pages import CheckFinding, CheckPage
 from web.deps import SettingsDep
 from web.timeline.damage import inspect_record
@@ -28,6 +30,8 @@ from web.timeline.damage import inspect_record
 
 class CheckController(Controller):
     """A state-changing form in the dashboard's rules: CSRF token, same origin, body limit."""
+
+    opt = needs(Role.VIEWER)
 
     path = urls.CHECK
     include_in_schema = False

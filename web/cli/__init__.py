@@ -33,6 +33,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "rules": ("web.cli.rules", "list each provider's request-time rules: id, severity and source (preflight, fixes)"),
     "db": ("web.cli.db", "upgrade the database schema or show its status"),
     "keys": ("web.cli.keys", "make, list and revoke the API keys programs present (OTLP exporters: --scope ingest)"),
+    "users": ("web.cli.users", "the accounts of a shared server: create, list, set-role, disable, reset-password"),
+    "audit": ("web.cli.audit", "show who did what on a shared server: logins, imports, replays, account changes"),
     "worker": ("web.cli.worker", "run queued replay jobs from a PostgreSQL store (start one per machine or more)"),
 }
 

@@ -151,7 +151,7 @@ def run(ns: argparse.Namespace) -> int:
                 with Store.open(str(db)) as store:
                     seed_step_runs(store, stub, os.environ)
                     script_turns(store, stub)
-                    return serve(store, settings_from(ns), ns, banner="Traceloupe demo")
+                    return serve(store, settings_from(ns), ns, banner="Traceloupe demo", command="demo")
             finally:
                 stub.shutdown()
                 stub.server_close()

@@ -1,9 +1,10 @@
 """``traceloupe serve``: run the dashboard over the store on this machine.
 
-Binds 127.0.0.1 by default. The dashboard has no login and shows every trace it
-holds, so a host that other machines can reach is refused unless the operator
-says ``--allow-remote`` (the README's Commands table). The database is chosen like every
-store command's: ``--db URL``, else ``$TRACELOUPE_DATABASE_URL``, else ``./traceloupe.db``.
+Binds 127.0.0.1 by default. A host that other machines can reach is refused unless the operator
+says ``--allow-remote`` (the README's Commands table), and then only once an admin account exists:
+every request then needs a login, and the cookies are Secure (HTTPS) unless ``--no-secure-cookies``.
+The database is chosen like every store command's: ``--db URL``, else ``$TRACELOUPE_DATABASE_URL``,
+else ``./traceloupe.db``.
 Forms are signed with the secret every process on that database shares (``web.processes``), so
 ``--workers N`` processes, or several ``serve`` commands, answer as one server.
 """
@@ -47,7 +48,12 @@ def add_server_arguments(parser: argparse.ArgumentParser, *, port: int = 8000) -
     )  # fmt: skip
     parser.add_argument(
         "--allow-remote", action="store_true",
-        help="bind a non-loopback address: anyone who can reach it can read every trace",
+        help="bind a non-loopback address; needs an admin account (traceloupe users create), and every request a login",
+    )  # fmt: skip
+    parser.add_argument(
+        "--secure-cookies", action=argparse.BooleanOptionalAction, default=None,
+        help="mark the login and form cookies Secure, for a dashboard reached over HTTPS (default: on with "
+        "--allow-remote, off otherwise)",
     )  # fmt: skip
     parser.add_argument(
         "--attachments-root", type=Path, metavar="DIR", default=None,
@@ -104,8 +110,8 @@ def refuse_public_bind(ns: argparse.Namespace, command: str) -> bool:
     if is_loopback(ns.host) or ns.allow_remote:
         return False
     print(
-        f"traceloupe {command}: refusing to bind {ns.host}: the dashboard has no login and other machines could "
-        "read every trace. Use --host 127.0.0.1, or pass --allow-remote if you mean it.",
+        f"traceloupe {command}: refusing to bind {ns.host}: other machines could reach the dashboard. "
+        "Use --host 127.0.0.1, or pass --allow-remote (which needs an admin account and a login on every request).",
         file=sys.stderr,
     )
     return True
@@ -125,6 +131,8 @@ def settings_from(ns: argparse.Namespace) -> Settings:
         heavy_budget_seconds=ns.build_seconds,
         heavy_concurrency=ns.build_concurrency,
         max_connections=ns.max_connections,
+        login_required=ns.allow_remote,
+        secure_cookies=ns.allow_remote if ns.secure_cookies is None else ns.secure_cookies,
     )
 
 
@@ -158,11 +166,31 @@ def listen_group(host: str, port: int, count: int) -> list[socket.socket]:
     return [first, *(listen(host, port, reuse_port=True) for _ in range(count - 1))]
 
 
-def serve(store: Store, settings: Settings, ns: argparse.Namespace, *, banner: str = "Traceloupe") -> int:
+def refuse_without_admin(store: Store, settings: Settings, ns: argparse.Namespace, command: str) -> bool:
+    """Print how to make one and return True when logins are required and no enabled admin account exists."""
+    from core.accounts import Accounts
+
+    if not settings.login_required or Accounts(store.engine).any_admin():
+        return False
+    db = ["--db", ns.db] if getattr(ns, "db", None) else []
+    create = shlex.join(["traceloupe", "users", "create", "NAME", "--role", "admin", *db])
+    print(
+        f"traceloupe {command}: --allow-remote needs an admin account first (nobody could log in): {create}",
+        file=sys.stderr,
+    )
+    return True
+
+
+def serve(
+    store: Store, settings: Settings, ns: argparse.Namespace, *, banner: str = "Traceloupe", command: str = "serve"
+) -> int:
     """Serve the dashboard over ``store`` until interrupted; the URL is printed once the port is listening.
 
     With ``ns.workers`` above 1, that many processes serve it (``web.cli.workers``), each opening the store itself.
+    With ``--allow-remote`` an admin account must exist (``refuse_without_admin``).
     """
+    if refuse_without_admin(store, settings, ns, command):
+        return 2
     from web.allocator import tune_allocator
     from web.app import create_app
     from web.cli.terminal import echo

@@ -14,9 +14,11 @@ from litestar import Controller, get
 from litestar.params import FromQuery, QueryParameter
 
 from core import MESSAGES_ADAPTER
+from core.accounts.roles import Role
 from core.fields import MAX_INT32
 from core.store import SORTS, ConversationSummary
 from web import masking, urls
+from web.auth.access import needs
 from web.deps import SourceDep
 from web.list_query import KIND_FILTERS, ListQuery
 
@@ -54,6 +56,8 @@ class ConversationMessages:
 
 class ConversationApiController(Controller):
     """The conversation list and one conversation's messages, as JSON."""
+
+    opt = needs(Role.VIEWER)
 
     path = "/api"
     after_request = staticmethod(masking.mask_response)  # trace text goes out masked, as on the pages

@@ -9,9 +9,11 @@ from litestar import Controller, Request, get
 from litestar.exceptions import ValidationException
 from litestar.params import FromQuery, QueryParameter
 
+from core.accounts.roles import Role
 from core.providers.registry import dialect_names
 from core.providers.request_diff import diff_requests
 from web import masking, urls
+from web.auth.access import needs
 from web.bodies.builder import usable_result
 from web.bodies.diffs import build_both, diff_command
 from web.bodies.requests import MsgId, asked_options
@@ -37,6 +39,8 @@ class Diff:
 
 class DiffApiController(Controller):
     """The structural diff of two providers' bodies, as JSON."""
+
+    opt = needs(Role.VIEWER)
 
     path = "/api"
     after_request = staticmethod(masking.mask_response)  # trace text goes out masked, as on the pages

@@ -17,7 +17,9 @@ from litestar.params import FromQuery, Parameter, QueryParameter
 from litestar.plugins.htmx import ClientRefresh, HTMXRequest
 from litestar.response import Redirect, Template
 
+from core.accounts.roles import Role
 from web import masking, urls
+from web.auth.access import needs
 from web.bodies.asked import DiffLinks
 from web.bodies.builder import PayloadBuilder
 from web.bodies.compare import Listing
@@ -48,6 +50,8 @@ PANEL = "diff-panel"
 
 class DiffController(Controller):
     """The diff page, its windows and its listings."""
+
+    opt = needs(Role.VIEWER)
 
     include_in_schema = False
     path = "/conversations/{conversation_id:str}/diff"

@@ -18,6 +18,8 @@ from litestar.exceptions import ClientException
 from litestar.params import Body
 from litestar.response import Template
 
+from core.accounts.roles import Role
+from web.auth.access import needs
 from web.bodies import digest_task
 from web.deps import HeavyDep, RunsDep, SettingsDep, SourceDep
 from web.heavy import WorkStopped, release_memory, shell_command
@@ -64,6 +66,8 @@ class StoppableUpload:
 class ImportController(Controller):
     """The import form and its upload."""
 
+    opt = needs(Role.REVIEWER)
+
     path = IMPORT_PATH
     include_in_schema = False
 
@@ -75,7 +79,7 @@ class ImportController(Controller):
     # The body limit (settings.import_max_bytes) is set on the Router that create_app wraps this controller in.
     # Litestar's multipart parser writes each file part to a temporary file as it arrives (in memory only
     # up to 1 MiB), and the reader parses from there.
-    @post("/", name="import-upload", status_code=200)
+    @post("/", name="import-upload", status_code=200, opt=needs(Role.REVIEWER, audited_as="import"))
     async def upload(
         self,
         request: Request[Any, Any, Any],

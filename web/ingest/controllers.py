@@ -30,6 +30,7 @@ from core.ingest import (
     store_batch,
 )
 from core.ingest.receive import INVALID_ARGUMENT
+from web.auth.access import OWN_KEY, needs
 from web.deps import RunsDep, SettingsDep, SourceDep
 from web.ingest.service import assemble_later, ingest_key
 from web.security import log_safe
@@ -51,7 +52,14 @@ def _failure(status: int, code: int, message: str, media: MediaType | None, **he
     )
 
 
-@post(INGEST_PATH, name="otlp-traces", status_code=200, include_in_schema=False, exclude_from_csrf=True)
+@post(
+    INGEST_PATH,
+    name="otlp-traces",
+    status_code=200,
+    include_in_schema=False,
+    exclude_from_csrf=True,
+    opt=needs(OWN_KEY),
+)
 async def export_traces(
     request: Request[Any, Any, Any], source: SourceDep, settings: SettingsDep, run_service: RunsDep
 ) -> Response[bytes]:

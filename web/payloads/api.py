@@ -13,7 +13,9 @@ from litestar.di import Provide
 from litestar.exceptions import ValidationException
 from litestar.params import FromQuery
 
+from core.accounts.roles import Role
 from web import masking
+from web.auth.access import needs
 from web.bodies.builder import usable_result
 from web.bodies.requests import AskedDep, asked_request
 from web.deps import WorkDep
@@ -39,6 +41,8 @@ class Payload:
 
 class PayloadApiController(Controller):
     """One provider's request body for a conversation, as JSON."""
+
+    opt = needs(Role.VIEWER)
 
     path = "/api"
     dependencies = {"asked": Provide(asked_request, sync_to_thread=False)}  # noqa: RUF012 - Litestar reads it

@@ -12,7 +12,9 @@ from litestar.params import FromQuery, Parameter, QueryParameter
 from litestar.plugins.htmx import ClientRefresh, HTMXRequest
 from litestar.response import Redirect, Stream, Template
 
+from core.accounts.roles import Role
 from web import masking, urls
+from web.auth.access import needs
 from web.bodies.builder import PayloadBuilder
 from web.bodies.page_responses import page_response, preparing_response
 from web.bodies.preparing import PreparingPage, payload_preparing, preparing_page
@@ -67,6 +69,8 @@ def _pretty(name: str, value: Any) -> PhaseView:
 
 class PayloadController(Controller):
     """The payload page and its phases fragment."""
+
+    opt = needs(Role.VIEWER)
 
     include_in_schema = False
     path = "/conversations/{conversation_id:str}/payload/{provider:str}"

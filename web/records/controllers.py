@@ -17,7 +17,9 @@ from litestar.params import FromPath, QueryParameter
 from litestar.response import Template
 
 from core import MESSAGES_ADAPTER
+from core.accounts.roles import Role
 from web import masking, urls
+from web.auth.access import needs
 from web.deps import SourceDep
 from web.source import StoreSource
 from web.timeline.fields import field_text, find_record
@@ -74,6 +76,8 @@ def _whole(source: StoreSource, conversation_id: str, msg_id: str, pointer: str)
 class RecordController(Controller):
     """The whole value of one card field, as a page."""
 
+    opt = needs(Role.VIEWER)
+
     include_in_schema = False
 
     @get("/conversations/{conversation_id:str}/records/{msg_id:str}/field", name="record-field", sync_to_thread=True)
@@ -86,6 +90,8 @@ class RecordController(Controller):
 
 class RecordApiController(Controller):
     """A card field whole, and a secret revealed, as JSON."""
+
+    opt = needs(Role.VIEWER)
 
     path = "/api/conversations/{conversation_id:str}"
     tags = ["conversations"]  # noqa: RUF012 - Litestar reads a class attribute

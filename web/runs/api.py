@@ -9,8 +9,10 @@ from typing import Annotated, Any
 from litestar import Controller, get
 from litestar.params import FromQuery, QueryParameter
 
+from core.accounts.roles import Role
 from core.store import RunView
 from web import masking, urls
+from web.auth.access import needs
 from web.deps import SourceDep
 
 Limit = Annotated[int, QueryParameter(ge=1, le=500)]
@@ -34,6 +36,8 @@ def _run(run: RunView, bodies: bool) -> dict[str, Any]:
 
 class ApiRunsController(Controller):
     """The runs the store holds, newest first, without their bodies unless ``bodies=1``."""
+
+    opt = needs(Role.VIEWER)
 
     path = "/api"
     after_request = staticmethod(masking.mask_response)  # trace text goes out masked, as on the pages

@@ -26,11 +26,13 @@ from litestar.params import QueryParameter
 from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Redirect, Template
 
+from core.accounts.roles import Role
 from core.errors import UnknownNameError
 from core.replay.run import reply_message
 from core.replay.sent_tools import given_tools_of_text
 from core.store import RunSummary, RunView, Store
 from web import masking, urls
+from web.auth.access import needs
 from web.deps import FORM, ReplayFields, RunsDep, SourceDep, WorkDep
 from web.heavy import shell_command
 from web.replays.forms import rerun_form
@@ -98,12 +100,15 @@ def _get_summary(store: Store, run_id: str) -> RunSummary:
 class RunsController(Controller):
     """Replay pages and the one route that starts a run."""
 
+    opt = needs(Role.VIEWER)
+
     include_in_schema = False
 
     @post(
         "/conversations/{conversation_id:str}/runs",
         name="run-start",
         status_code=200,
+        opt=needs(Role.REVIEWER, audited_as="replay.start"),
         sync_to_thread=True,
         dependencies={"posted": Provide(posted_options)},
     )
@@ -192,6 +197,8 @@ class RunsApiController(Controller):
 
     Lists of runs are ``/api/runs`` and ``/api/conversations/{id}/runs`` (web/controllers/api_runs.py).
     """
+
+    opt = needs(Role.VIEWER)
 
     path = "/api"
     after_request = staticmethod(masking.mask_response)  # trace text goes out masked, as on the pages

@@ -23,12 +23,14 @@ from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Redirect, Template
 
 from core import fields
+from core.accounts.roles import Role
 from core.errors import MisuseError, UnknownNameError
 from core.replay.sent_tools import given_tools_of_text
 from core.replay.turns import RecordedStep, turn_of
 from core.store import Store
 from core.store.step_runs import StepRunView
 from web import masking, urls
+from web.auth.access import needs
 from web.deps import FORM, ReplayFields, RunsDep, SourceDep
 from web.runs.starts import answer_start
 from web.runs.step_compare import StepComparePage, step_compare_page
@@ -88,9 +90,17 @@ def step_compare(store: Store, a: str, b: str) -> StepComparePage | None:
 class StepRunsController(Controller):
     """The step run pages and the one route that starts a step run."""
 
+    opt = needs(Role.VIEWER)
+
     include_in_schema = False
 
-    @post("/conversations/{conversation_id:str}/step-runs", name="step-run-start", status_code=200, sync_to_thread=True)
+    @post(
+        "/conversations/{conversation_id:str}/step-runs",
+        name="step-run-start",
+        status_code=200,
+        sync_to_thread=True,
+        opt=needs(Role.REVIEWER, audited_as="replay.steps"),
+    )
     def start(
         self,
         request: HTMXRequest,
@@ -139,6 +149,8 @@ class StepRunsController(Controller):
 
 class StepRunsApiController(Controller):
     """One step run as JSON: the fields of ``traceloupe replay --steps --json``; never a key."""
+
+    opt = needs(Role.VIEWER)
 
     path = "/api"
     after_request = staticmethod(masking.mask_response)  # trace text goes out masked, as on the pages

@@ -22,8 +22,10 @@ from litestar.params import QueryParameter
 from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Redirect, Template
 
+from core.accounts.roles import Role
 from core.suites import OUTCOMES
 from web import masking, urls
+from web.auth.access import needs
 from web.deps import FORM, ReplayFields
 from web.list_query import ListQuery
 from web.suites.deps import SUITES_PROVIDER, SuitesDep
@@ -71,10 +73,18 @@ class RunData(ReplayFields):
 class SuitesController(Controller):
     """The suite pages and the two routes that record something (a suite, a suite run)."""
 
+    opt = needs(Role.VIEWER)
+
     include_in_schema = False
     dependencies = {"suites": SUITES_PROVIDER}  # noqa: RUF012 - Litestar reads a class attribute
 
-    @post(urls.SUITES, name="suite-create", status_code=303, sync_to_thread=True)
+    @post(
+        urls.SUITES,
+        name="suite-create",
+        status_code=303,
+        sync_to_thread=True,
+        opt=needs(Role.REVIEWER, audited_as="suite.create"),
+    )
     def create(self, suites: SuitesDep, data: Annotated[SaveData, FORM]) -> Redirect:
         """Save what the list's filters match now as a suite, then open it."""
         if len(data.q) > MAX_SEARCH_CHARS:
@@ -105,7 +115,13 @@ class SuitesController(Controller):
         page = SuitePage(suite, members(suite, found), rows, run_form(name, suites.choices(), runs))
         return Template("suites/suite.html", context={"page": page})
 
-    @post(f"{urls.SUITES}/{{name:str}}/runs", name="suite-run-start", status_code=303, sync_to_thread=True)
+    @post(
+        f"{urls.SUITES}/{{name:str}}/runs",
+        name="suite-run-start",
+        status_code=303,
+        sync_to_thread=True,
+        opt=needs(Role.REVIEWER, audited_as="suite.run"),
+    )
     def start(
         self,
         name: urls.PathId,
@@ -150,6 +166,8 @@ class SuitesController(Controller):
 
 class SuiteRunsApiController(Controller):
     """A suite run's report as JSON: outcomes, totals, regressions and fixes; never a key."""
+
+    opt = needs(Role.VIEWER)
 
     path = "/api"
     after_request = staticmethod(masking.mask_response)  # provider errors can quote trace text

@@ -1,0 +1,50 @@
+"""Accounts in Chromium: log in, be refused a replay as a viewer (the reason in place), log out."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from core.accounts import Role
+from core.store import Store
+from tests.replay.replay_data import CONVERSATION
+from tests.replay.web_server import replay_app, serving
+from tests.web.accounts_data import PASSWORDS, add_accounts
+from tests.web.test_browser import Visit, _shot, _until, browser, page, visit  # noqa: F401 - fixtures
+from web.devtools.stub_provider import StubServer
+from web.replays.service import RunService
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def base_url(store: Store, stub: StubServer, stub_env: dict[str, str]) -> Iterator[str]:
+    add_accounts(store)
+    with serving(replay_app(store, RunService(store, environ=lambda: stub_env, timeout=2))) as url:
+        yield url
+
+
+def test_a_viewer_logs_in_is_refused_a_replay_in_place_and_logs_out(visit: Visit, stub: StubServer) -> None:  # noqa: F811
+    pg, _ = visit(f"/conversations/{CONVERSATION}")
+    assert "/login?next=" in pg.url  # type: ignore[attr-defined]
+    pg.fill("[data-login-name]", "viewer")  # type: ignore[attr-defined]
+    pg.fill("[data-login-password]", PASSWORDS[Role.VIEWER])  # type: ignore[attr-defined]
+    pg.click("[data-login-submit]")  # type: ignore[attr-defined]
+    _until(lambda: pg.query_selector("[data-account=viewer]") is not None)  # type: ignore[attr-defined]
+    assert pg.url.endswith(f"/conversations/{CONVERSATION}")  # type: ignore[attr-defined]
+
+    pg.select_option("#rerun-form [data-rerun-provider]", "anthropic")  # type: ignore[attr-defined]
+    pg.click("#rerun-form [data-rerun-submit]")  # type: ignore[attr-defined]
+    _until(lambda: pg.query_selector("#rerun-form + [data-htmx-error]") is not None)  # type: ignore[attr-defined]
+    said = pg.inner_text("#rerun-form + [data-htmx-error]")  # type: ignore[attr-defined]
+    assert "403" in said and "viewer role cannot" in said and "needs the reviewer role" in said
+    assert "reload the page" not in said  # a fresh form would not help
+    _shot(pg, "accounts-viewer-refused.png")
+    assert stub.state.requests == []
+
+    pg.click("[data-logout] button")  # type: ignore[attr-defined]
+    _until(lambda: "/login" in pg.url)  # type: ignore[attr-defined]
+    pg.goto(pg.url.replace("/login", "/"))  # type: ignore[attr-defined]
+    assert "/login?next=" in pg.url  # type: ignore[attr-defined]
+    assert pg.query_selector("[data-account]") is None  # type: ignore[attr-defined]
