@@ -30,6 +30,8 @@ CASES: dict[str, tuple[list[str], str]] = {
     "worker": (["--db", "{db}"], "core.store.Store.open"),
     "suite": (["list", "--db", "{db}"], "core.store.Store.open"),
     "keys": (["list", "--db", "{db}"], "core.store.Store.open"),
+    "users": (["list", "--db", "{db}"], "core.store.Store.open"),
+    "audit": (["--db", "{db}"], "core.store.Store.open"),
 }
 
 
