@@ -124,7 +124,7 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
     assets = Assets(settings.static_dir)
     env = jinja_environment(settings, assets)
     gate = Gate(
-        Accounts(source.store.engine, settings.login_policy),
+        Accounts(source.store, settings.login_policy),
         source.store.api_keys,
         cookie_name=settings.session_cookie_name,
         secure_cookies=settings.secure_cookies,

@@ -11,14 +11,12 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Engine
-
 from core.accounts import passwords
 from core.accounts.policy import LoginPolicy
 from core.accounts.roles import Role
 from core.accounts.tokens import new_token, token_id
 from core.messages.base import now_ms
-from core.store import audit, sessions, users
+from core.store import Store, audit, sessions, users
 from core.store.audit import LOGIN_FAILED, AuditEvent
 from core.store.users import UserView
 
@@ -50,8 +48,8 @@ class Login:
 class Accounts:
     """The accounts of one store, with the server's session and login limits."""
 
-    def __init__(self, engine: Engine, policy: LoginPolicy | None = None) -> None:
-        self.engine = engine
+    def __init__(self, store: Store, policy: LoginPolicy | None = None) -> None:
+        self.engine = store.engine
         self.policy = policy if policy is not None else LoginPolicy()
 
     # -- accounts ----------------------------------------------------------

@@ -7,14 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, Column, ForeignKey, Index, Integer, String, Text, false
-from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.types import TypeEngine
+from sqlalchemy import BigInteger, Boolean, Column, ForeignKey, Index, Integer, String, Text, false
 from sqlmodel import Field, SQLModel
 
+from core.store.tables import JSON_COLUMN as _JSON
 from core.store.tables import table_of
-
-_JSON: TypeEngine[Any] = JSON().with_variant(JSONB(), "postgresql")
 
 
 class UserRow(SQLModel, table=True):

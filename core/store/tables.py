@@ -35,6 +35,8 @@ The same on SQLite, so a file means the same on both backends."""
 
 _JSON: TypeEngine[Any] = JSON().with_variant(JSONB(), "postgresql")
 """JSON text on SQLite, JSONB on PostgreSQL."""
+JSON_COLUMN = _JSON
+"""The same type, for the tables declared in modules of their own."""
 
 
 def conversation_key() -> Column[int]:

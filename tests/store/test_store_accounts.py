@@ -18,7 +18,7 @@ PASSWORD = "correct horse battery staple"
 
 @pytest.fixture
 def accounts(store: Store) -> Accounts:
-    found = Accounts(store.engine, LoginPolicy(per_account=3, per_client=4))
+    found = Accounts(store, LoginPolicy(per_account=3, per_client=4))
     found.create("ada", Role.ADMIN, PASSWORD)
     return found
 

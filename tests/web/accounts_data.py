@@ -19,7 +19,7 @@ PASSWORDS: dict[Role, str] = {
 
 def add_accounts(store: Store) -> Accounts:
     """One account per role, named after it."""
-    accounts = Accounts(store.engine)
+    accounts = Accounts(store)
     for role, password in PASSWORDS.items():
         accounts.create(role.value, role, password)
     return accounts

@@ -36,7 +36,7 @@ def store() -> Store:
 
 @pytest.fixture(scope="module")
 def accounts(store: Store) -> Accounts:
-    return Accounts(store.engine)
+    return Accounts(store)
 
 
 @pytest.fixture(scope="module")
@@ -163,7 +163,7 @@ def test_no_password_or_session_token_leaks(
 ) -> None:
     caplog.set_level(logging.DEBUG)
     canary = "canary-password-9f8e7d6c"
-    Accounts(store.engine).create("canary", Role.ADMIN, canary)
+    Accounts(store).create("canary", Role.ADMIN, canary)
     seen: list[str] = []
     token = csrf_token(client)
     typed_as_name = client.post("/login", data={"name": canary, "password": "x" * 12, "_csrf_token": token})

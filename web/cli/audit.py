@@ -52,7 +52,7 @@ def run(ns: argparse.Namespace) -> int:
     from core.jsonio import dumps
 
     def body(store: Store) -> int:
-        events = Accounts(store.engine).events(since=ns.since, actor=ns.user, limit=ns.limit)
+        events = Accounts(store).events(since=ns.since, actor=ns.user, limit=ns.limit)
         if ns.json:
             rows = [
                 {"at": e.at, "actor": e.actor, "action": e.action, "target": e.target, "detail": e.detail,

@@ -170,7 +170,7 @@ def refuse_without_admin(store: Store, settings: Settings, ns: argparse.Namespac
     """Print how to make one and return True when logins are required and no enabled admin account exists."""
     from core.accounts import Accounts
 
-    if not settings.login_required or Accounts(store.engine).any_admin():
+    if not settings.login_required or Accounts(store).any_admin():
         return False
     db = ["--db", ns.db] if getattr(ns, "db", None) else []
     create = shlex.join(["traceloupe", "users", "create", "NAME", "--role", "admin", *db])

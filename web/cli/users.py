@@ -70,7 +70,7 @@ def run(ns: argparse.Namespace) -> int:
     from core.accounts import Accounts, Role
 
     def body(store: Store) -> int:
-        accounts = Accounts(store.engine)
+        accounts = Accounts(store)
         if ns.action == "list":
             return _list(accounts, json=ns.json)
         if ns.action == "set-role":
