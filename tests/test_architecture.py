@@ -18,7 +18,7 @@ WEB_MODULE = re.compile(r"web(\.\w+)*")
 BACKEND = STORE / "backend"
 """The one package that knows which database the store runs on (with the migrations, written per database)."""
 DATABASE_NAMES = {"sqlite", "postgresql"}
-COLUMN_TYPES = STORE / "tables.py"
+COLUMN_TYPES = STORE / "column_types.py"
 """Declares a column type per database (JSONB on PostgreSQL): a schema, as the migrations are."""
 
 

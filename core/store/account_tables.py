@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import BigInteger, Boolean, Column, ForeignKey, Index, Integer, String, Text, false
 from sqlmodel import Field, SQLModel
 
-from core.store.tables import JSON_COLUMN as _JSON
+from core.store.column_types import JSON_COLUMN as _JSON
 from core.store.tables import table_of
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import (
-    JSON,
     BigInteger,
     Column,
     Float,
@@ -24,18 +23,15 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
-from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.types import TypeEngine
 from sqlmodel import Field, SQLModel
+
+from core.store.column_types import JSON_COLUMN as _JSON
 
 MAX_ID_CHARS = 512
 """Longest ``msg_id``, ``conversation_id`` or ``run_id`` an import stores, in characters: 2,048 bytes of
 UTF-8 at most, under PostgreSQL's B-tree limit of 2,704 bytes per index entry (past it the insert fails).
 The same on SQLite, so a file means the same on both backends."""
 
-_JSON: TypeEngine[Any] = JSON().with_variant(JSONB(), "postgresql")
-"""JSON text on SQLite, JSONB on PostgreSQL."""
-JSON_COLUMN = _JSON
 """The same type, for the tables declared in modules of their own."""
 
 
