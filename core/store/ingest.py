@@ -141,6 +141,25 @@ def linked_traces(conn: Connection, traces: Iterable[str]) -> set[str]:
     return found
 
 
+def tied_units(conn: Connection, traces: Iterable[str]) -> list[set[str]]:
+    """These traces grouped with every trace tied to them: each group one unit of assembly, apart from the others."""
+    units: list[set[str]] = []
+    remaining = set(traces)
+    while remaining:
+        unit = linked_traces(conn, {remaining.pop()})
+        remaining -= unit
+        units.append(unit)
+    return units
+
+
+def span_count(conn: Connection, traces: Iterable[str]) -> int:
+    """How many spans of these traces are stored (a span sent twice counts twice)."""
+    total = 0
+    for chunk in _chunks(traces):
+        total += int(conn.execute(select(func.count()).where(_S.trace_id.in_(chunk))).scalar_one())
+    return total
+
+
 def outputs_of(conn: Connection, traces: Iterable[str]) -> set[str]:
     """The conversations these traces were assembled into before."""
     found: set[str] = set()
