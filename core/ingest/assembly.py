@@ -131,11 +131,24 @@ def _assemble_unit(store: Store, traces: set[str]) -> set[str]:
     return made
 
 
+def _batches(store: Store, pks: list[int]) -> list[tables.StoredBatch]:
+    with read_transaction(store.engine) as conn:
+        return tables.batches(conn, pks)
+
+
+def _traces_of(store: Store, pks: list[int], links: Mapping[str, set[str]]) -> set[str]:
+    """The traces these batches hold spans of, and every trace tied to them."""
+    with read_transaction(store.engine) as conn:
+        return tables.linked_traces(conn, tables.traces_of_batches(conn, pks) | links.keys())
+
+
 def assemble_round(store: Store, limit: int = BATCHES_PER_ROUND, *, pks: list[int] | None = None) -> AssemblyReport:
     """One round over the oldest pending batches (or ``pks``); an empty report when none wait.
 
     Each unit of tied traces is written on its own, the fewest stored spans first, so that a huge conversation's
-    assembly delays none of the small ones received with it.
+    assembly delays none of the small ones received with it. A round over the oldest batches also takes every later
+    pending batch that holds only spans of its traces: their spans are assembled with them anyway, so a
+    conversation sent in many batches is assembled once, not once per round while the others wait behind it.
     """
     report = AssemblyReport()
     with read_transaction(store.engine) as conn:
@@ -146,14 +159,24 @@ def assemble_round(store: Store, limit: int = BATCHES_PER_ROUND, *, pks: list[in
     links = links_of(_events(_spans(fresh)))
     with write_transaction(store.engine) as conn:
         tables.add_links(conn, links)
+    traces = _traces_of(store, pending, links)
+    if pks is None:
+        with read_transaction(store.engine) as conn:
+            later = tables.pending_within(conn, traces, exclude=pending)
+        if later:
+            more = links_of(_events(_spans(_batches(store, later))))
+            with write_transaction(store.engine) as conn:
+                tables.add_links(conn, more)
+            pending = [*pending, *later]
+            traces = _traces_of(store, pending, more) | traces
     with read_transaction(store.engine) as conn:
-        units = tables.tied_units(conn, tables.traces_of_batches(conn, pending) | links.keys())
+        units = tables.tied_units(conn, traces)
         sizes = [tables.span_count(conn, unit) for unit in units]
     for _, unit in sorted(zip(sizes, units, strict=True), key=lambda pair: (pair[0], sorted(pair[1]))):
         report.conversations |= _assemble_unit(store, unit)
     with write_transaction(store.engine) as conn:
         tables.mark_assembled(conn, pending, now_ms())
-    report.batches = len(fresh)
+    report.batches = len(pending)
     return report
 
 
