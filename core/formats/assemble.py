@@ -50,6 +50,8 @@ class Entry:
     extra: dict[str, Any] = field(default_factory=dict)
     first_reply: bool = False
     """The first message ``call`` answered: where the call's recorded request body is kept."""
+    incomplete: str | None = None
+    """Why messages around this one may be missing (the span that carried it dropped attributes), or None."""
 
 
 @dataclass(slots=True)
@@ -116,14 +118,15 @@ def _extend(branch: Transcript, call: ModelCall) -> None:
     have = branch.messages
     shared = common_prefix(have, sent)
     for message in sent[shared:]:
-        branch.add(Entry(message, call.source, start, call))
+        branch.add(Entry(message, call.source, start, call, incomplete=call.incomplete))
     answered = list(call.output or ())
     after = len(sent) if shared == len(sent) and len(have) > len(sent) else None
     if after is not None and common_prefix(have[after:], answered) == len(answered):
         return  # a repeat of calls already in the branch: nothing new
     for position, message in enumerate(answered):
         extra = dict(call.extra) if position == 0 else {}
-        branch.add(Entry(message, call.source, end if end is not None else start, call, extra, position == 0))
+        ts = end if end is not None else start
+        branch.add(Entry(message, call.source, ts, call, extra, position == 0, call.incomplete))
     branch.calls.append(call)
     if call.source.trace:
         branch.traces.add(call.source.trace)
@@ -245,7 +248,7 @@ class _ToolIndex:
             position += 1
         result = LLMToolMessage(run.result or "", call_id, run.name, run.is_error)
         ts = ms(run.ended_at) or ms(run.started_at) or after.ts
-        entries.insert(position, Entry(result, run.source, ts, None, dict(run.extra)))
+        entries.insert(position, Entry(result, run.source, ts, None, dict(run.extra), incomplete=run.incomplete))
         self.answered[id(transcript)].add(call_id)
 
 

@@ -8,7 +8,8 @@ its reader gives back), so a provider body read back and a span's JSON messages 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -57,6 +58,8 @@ class ModelCall:
     ended_at: datetime | None = None
     recorded_body: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    incomplete: str | None = None
+    """Why messages of this call may be missing (its span dropped attributes past the SDK's limit), or None."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +77,15 @@ class ToolExecution:
     started_at: datetime | None = None
     ended_at: datetime | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    incomplete: str | None = None
+    """Why this run's arguments or result may be missing (its span dropped attributes), or None."""
 
 
 Event = ModelCall | ToolExecution
 """Anything a format module yields, in the order its source holds them (the assembler sorts by time and id)."""
+
+
+def marked_incomplete(events: Iterable[Event], reason: str | None) -> Iterator[Event]:
+    """The events, each saying ``reason`` (why its messages may be missing) when there is one."""
+    for event in events:
+        yield event if reason is None else replace(event, incomplete=reason)

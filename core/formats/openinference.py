@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import IO, Any
 
-from core.formats.events import ConversationKey, Event, ModelCall
+from core.formats.events import ConversationKey, Event, ModelCall, marked_incomplete
 from core.formats.genai_messages import MessageReader, indexed, joined
-from core.formats.otlp import Span, read_spans
+from core.formats.otlp import Span, dropped_reason, read_spans
 from core.formats.phoenix_spans import looks_like_phoenix, read_phoenix_spans
 from core.formats.span_fields import loads, request_of, span_model_call, tool_execution
 
@@ -165,4 +165,4 @@ def read_openinference(stream: IO[bytes], path: str) -> Iterator[Event]:
     head = peek(SNIFF_HEAD)[:SNIFF_HEAD] if peek is not None else b""
     spans = read_phoenix_spans(stream, path) if looks_like_phoenix(head) else read_spans(stream, path)
     for span in spans:
-        yield from span_events(span, path, reader)
+        yield from marked_incomplete(span_events(span, path, reader), dropped_reason(span))

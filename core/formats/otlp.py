@@ -60,6 +60,21 @@ class Span:
     scope: str = ""
     is_error: bool = False
     line: int | None = None
+    dropped_attributes: int = 0
+    """Attributes the SDK dropped past its limit (``droppedAttributesCount``): the oldest messages of a history."""
+    dropped_events: int = 0
+
+
+def dropped_reason(span: Span) -> str | None:
+    """What a span that reports dropped attributes or events lost, said for the conversation; None when nothing."""
+    lost = [
+        f"{n} {what}{'s' * (n != 1)}"
+        for n, what in ((span.dropped_attributes, "attribute"), (span.dropped_events, "event"))
+        if n > 0
+    ]
+    if not lost:
+        return None
+    return f"span {span.span_id} dropped {' and '.join(lost)} past its SDK's limit: messages may be missing"
 
 
 def hex_id(value: Any) -> str:
@@ -118,6 +133,14 @@ def _get(obj: dict[str, Any], camel: str, snake: str) -> Any:
     return obj.get(camel, obj.get(snake))
 
 
+def _count(value: Any) -> int:
+    """A ``uint32`` count as OTLP/JSON writes it (a number, or a string from some encoders); 0 when unreadable."""
+    try:
+        return max(0, int(value or 0))
+    except (TypeError, ValueError):
+        return 0
+
+
 def spans_of_batch(batch: Any, line: int | None) -> Iterator[Span]:
     """The spans of one ``ResourceSpans`` (as JSON), each with its resource's attributes."""
     if not isinstance(batch, dict):
@@ -149,6 +172,8 @@ def spans_of_batch(batch: Any, line: int | None) -> Iterator[Span]:
                 scope=str(scope),
                 is_error=code in (2, "STATUS_CODE_ERROR"),
                 line=line,
+                dropped_attributes=_count(_get(span, "droppedAttributesCount", "dropped_attributes_count")),
+                dropped_events=_count(_get(span, "droppedEventsCount", "dropped_events_count")),
             )
 
 

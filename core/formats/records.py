@@ -32,6 +32,9 @@ from core.request_context.stored import StoredRequest
 IMPORT_KEY = "traceloupe_import"
 """The ``additional_kwargs`` key an import writes: the source id, a placeholder mark, what had no place."""
 
+INCOMPLETE_KEY = "incomplete"
+"""Under ``IMPORT_KEY``: why messages may be missing around this one (its span dropped attributes)."""
+
 PLACEHOLDER_TEXT = "[no user message was recorded for this turn]"
 
 RECORDED_KEY = "recorded_request"
@@ -58,6 +61,13 @@ def recorded_request(additional_kwargs: Any) -> RecordedRequest | None:
         return None
     model = kept.get("model")
     return RecordedRequest(kept["provider"], model if isinstance(model, str) else None, kept["body"])
+
+
+def incomplete_reason(additional_kwargs: Any) -> str | None:
+    """Why messages may be missing around an imported message (``additional_kwargs`` of the stored one), or None."""
+    meta = additional_kwargs.get(IMPORT_KEY) if isinstance(additional_kwargs, dict) else None
+    reason = meta.get(INCOMPLETE_KEY) if isinstance(meta, dict) else None
+    return reason if isinstance(reason, str) else None
 
 
 @dataclass(slots=True)
@@ -144,6 +154,8 @@ def _import_kwargs(entry: Entry) -> dict[str, Any]:
         meta["source_id"] = entry.source.source_id
     if entry.extra:
         meta["unplaced"] = entry.extra
+    if entry.incomplete:
+        meta[INCOMPLETE_KEY] = entry.incomplete
     call = entry.call
     request = call.request if call is not None and entry.first_reply else None
     if call is not None and call.recorded_body is not None and request is not None and request.provider is not None:
@@ -161,6 +173,7 @@ def _records(
     top: list[Json] = []
     turn: Json | None = None
     turns_of_calls: dict[int, str] = {}
+    warned: set[str] = set()
     last_ts = 0
     for entry, message, msg_id in zip(entries, messages, msg_ids, strict=True):
         last_ts = max(last_ts, entry.ts if entry.ts is not None else last_ts)
@@ -174,6 +187,9 @@ def _records(
             record = tool_json(message, message.tool_call_id or f"{msg_id}-orphan")
         record.update(msg_id=msg_id, conversation_id=cid, create_ts=last_ts)
         kwargs = _import_kwargs(entry)
+        if entry.incomplete and entry.incomplete not in warned:
+            warned.add(entry.incomplete)
+            notes.append(ImportNote(entry.source, entry.incomplete))
         if kwargs:
             record["additional_kwargs"] = kwargs
             unplaced.update(entry.extra.keys())
@@ -261,6 +277,8 @@ def import_marks(raw: Json, root: str = "$") -> list[str]:
         ident = record.get("msg_id")
         if meta.get("placeholder"):
             found.append(f"{path} msg_id={ident}: placeholder user turn (the source recorded none)")
+        if isinstance(meta.get(INCOMPLETE_KEY), str):
+            found.append(f"{path} msg_id={ident}: {meta[INCOMPLETE_KEY]}")
         unplaced = meta.get("unplaced")
         if isinstance(unplaced, dict) and unplaced:
             found.append(

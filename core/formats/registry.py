@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from core.errors import InputError
-from core.formats.events import Event
+from core.formats.events import Event, marked_incomplete
 from core.formats.genai import span_events as genai_span_events
 from core.formats.genai_messages import MessageReader
 from core.formats.inspect_ai import looks_like_inspect, read_inspect
@@ -21,7 +21,7 @@ from core.formats.langfuse import looks_like_langfuse, read_langfuse
 from core.formats.langsmith import looks_like_langsmith, read_langsmith
 from core.formats.openinference import SPAN_KIND, read_openinference
 from core.formats.openinference import span_events as openinference_span_events
-from core.formats.otlp import Span, looks_like_json, looks_like_protobuf, read_spans
+from core.formats.otlp import Span, dropped_reason, looks_like_json, looks_like_protobuf, read_spans
 from core.formats.phoenix_spans import looks_like_phoenix
 from core.formats.provider_logs import read_log, sniff_cassette, sniff_pairs
 from core.formats.pydantic_ai import looks_like_pydantic_ai, read_pydantic_ai
@@ -52,9 +52,10 @@ class TraceFormat:
 def otlp_span_events(span: Span, path: str, reader: MessageReader) -> Iterator[Event]:
     """The model call or tool run one OTLP span is, read by the convention it follows (a file's and a live span's)."""
     if SPAN_KIND in span.attributes:
-        yield from openinference_span_events(span, path, reader)
+        events = openinference_span_events(span, path, reader)
     else:
-        yield from genai_span_events(span, path, reader)
+        events = genai_span_events(span, path, reader)
+    yield from marked_incomplete(events, dropped_reason(span))
 
 
 def read_otlp(stream: IO[bytes], path: str) -> Iterator[Event]:

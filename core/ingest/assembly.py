@@ -5,12 +5,13 @@ Each round takes the oldest pending batches and, in three steps:
 1. reads their spans into events (``core.formats.registry.otlp_span_events``, a file import's reader) and
    records what ties each trace to others: a conversation key (``gen_ai.conversation.id``, a session id) or,
    for a call without one, the opening of its history (how a file import merges keyless calls);
-2. gathers every stored span of the traces so tied (``core.store.ingest.linked_traces``), keeps one of each
-   ``(trace_id, span_id)`` however often it was sent, and assembles them with the one assembler
-   (``core.formats.records``), in an order that does not depend on how they arrived;
-3. writes the conversations in place of what those traces made before (``core.store.ingest_replace``),
-   marks them live, and the batches assembled, in one transaction: a round that runs again (its worker
-   died) writes the same.
+2. groups the traces so tied into units (``core.store.ingest.tied_units``) and, the unit of fewest stored spans
+   first, gathers its every stored span, keeps one of each ``(trace_id, span_id)`` however often it was sent,
+   and assembles them with the one assembler (``core.formats.records``), in an order that does not depend on
+   how they arrived: a huge conversation received with small ones is assembled after them, not before;
+3. writes each unit's conversations in place of what its traces made before (``core.store.ingest_replace``)
+   and marks them live, in one transaction per unit, then marks the batches assembled: a round that runs
+   again (its worker died) writes the same.
 
 The jobs run in one lane, so one round runs at a time; a batch received during a round is the next one's.
 """
@@ -110,19 +111,9 @@ def _outputs(records: Iterable[Record], trace_of_span: Mapping[str, str]) -> dic
     return outputs
 
 
-def assemble_round(store: Store, limit: int = BATCHES_PER_ROUND, *, pks: list[int] | None = None) -> AssemblyReport:
-    """One round over the oldest pending batches (or ``pks``); an empty report when none wait."""
-    report = AssemblyReport()
+def _assemble_unit(store: Store, traces: set[str]) -> set[str]:
+    """Assemble every stored span of these tied traces and write their conversations; the conversations made."""
     with read_transaction(store.engine) as conn:
-        pending = pks if pks is not None else tables.pending_batches(conn, limit)
-        fresh = tables.batches(conn, pending)
-    if not fresh:
-        return report
-    links = links_of(_events(_spans(fresh)))
-    with write_transaction(store.engine) as conn:
-        tables.add_links(conn, links)
-    with read_transaction(store.engine) as conn:
-        traces = tables.linked_traces(conn, tables.traces_of_batches(conn, pending) | links.keys())
         places = tables.span_places(conn, traces)
         stored = tables.batches(conn, places)
     spans = _spans(stored, places)
@@ -137,9 +128,55 @@ def assemble_round(store: Store, limit: int = BATCHES_PER_ROUND, *, pks: list[in
         tables.set_outputs(conn, traces, outputs)
         tables.forget_live(conn, previous - made)
         tables.mark_live(conn, made, received_at)
+    return made
+
+
+def _batches(store: Store, pks: list[int]) -> list[tables.StoredBatch]:
+    with read_transaction(store.engine) as conn:
+        return tables.batches(conn, pks)
+
+
+def _traces_of(store: Store, pks: list[int], links: Mapping[str, set[str]]) -> set[str]:
+    """The traces these batches hold spans of, and every trace tied to them."""
+    with read_transaction(store.engine) as conn:
+        return tables.linked_traces(conn, tables.traces_of_batches(conn, pks) | links.keys())
+
+
+def assemble_round(store: Store, limit: int = BATCHES_PER_ROUND, *, pks: list[int] | None = None) -> AssemblyReport:
+    """One round over the oldest pending batches (or ``pks``); an empty report when none wait.
+
+    Each unit of tied traces is written on its own, the fewest stored spans first, so that a huge conversation's
+    assembly delays none of the small ones received with it. A round over the oldest batches also takes every later
+    pending batch that holds only spans of its traces: their spans are assembled with them anyway, so a
+    conversation sent in many batches is assembled once, not once per round while the others wait behind it.
+    """
+    report = AssemblyReport()
+    with read_transaction(store.engine) as conn:
+        pending = pks if pks is not None else tables.pending_batches(conn, limit)
+        fresh = tables.batches(conn, pending)
+    if not fresh:
+        return report
+    links = links_of(_events(_spans(fresh)))
+    with write_transaction(store.engine) as conn:
+        tables.add_links(conn, links)
+    traces = _traces_of(store, pending, links)
+    if pks is None:
+        with read_transaction(store.engine) as conn:
+            later = tables.pending_within(conn, traces, exclude=pending)
+        if later:
+            more = links_of(_events(_spans(_batches(store, later))))
+            with write_transaction(store.engine) as conn:
+                tables.add_links(conn, more)
+            pending = [*pending, *later]
+            traces = _traces_of(store, pending, more) | traces
+    with read_transaction(store.engine) as conn:
+        units = tables.tied_units(conn, traces)
+        sizes = [tables.span_count(conn, unit) for unit in units]
+    for _, unit in sorted(zip(sizes, units, strict=True), key=lambda pair: (pair[0], sorted(pair[1]))):
+        report.conversations |= _assemble_unit(store, unit)
+    with write_transaction(store.engine) as conn:
         tables.mark_assembled(conn, pending, now_ms())
-    report.batches = len(fresh)
-    report.conversations = made
+    report.batches = len(pending)
     return report
 
 

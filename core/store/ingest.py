@@ -141,6 +141,45 @@ def linked_traces(conn: Connection, traces: Iterable[str]) -> set[str]:
     return found
 
 
+def tied_units(conn: Connection, traces: Iterable[str]) -> list[set[str]]:
+    """These traces grouped with every trace tied to them: each group one unit of assembly, apart from the others."""
+    units: list[set[str]] = []
+    remaining = set(traces)
+    while remaining:
+        unit = linked_traces(conn, {remaining.pop()})
+        remaining -= unit
+        units.append(unit)
+    return units
+
+
+def pending_within(conn: Connection, traces: Collection[str], *, exclude: Collection[int]) -> list[int]:
+    """The pending batches, but ``exclude``, that hold spans of these traces and of no other, oldest first."""
+    candidates: set[int] = set()
+    for chunk in _chunks(traces):
+        stmt = (
+            select(_S.batch_pk)
+            .join(INGEST_BATCHES, _B.id == _S.batch_pk)
+            .where(_S.trace_id.in_(chunk), _B.assembled_at.is_(None))
+            .distinct()
+        )
+        candidates.update(conn.execute(stmt).scalars())
+    candidates -= set(exclude)
+    outside: set[int] = set()
+    ordered = sorted(candidates)
+    for start in range(0, len(ordered), CHUNK):
+        stmt = select(_S.batch_pk, _S.trace_id).where(_S.batch_pk.in_(ordered[start : start + CHUNK])).distinct()
+        outside.update(pk for pk, trace in conn.execute(stmt) if trace not in traces)
+    return [pk for pk in ordered if pk not in outside]
+
+
+def span_count(conn: Connection, traces: Iterable[str]) -> int:
+    """How many spans of these traces are stored (a span sent twice counts twice)."""
+    total = 0
+    for chunk in _chunks(traces):
+        total += int(conn.execute(select(func.count()).where(_S.trace_id.in_(chunk))).scalar_one())
+    return total
+
+
 def outputs_of(conn: Connection, traces: Iterable[str]) -> set[str]:
     """The conversations these traces were assembled into before."""
     found: set[str] = set()

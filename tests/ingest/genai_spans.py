@@ -15,7 +15,7 @@ from typing import Any
 
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, SpanLimits, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.id_generator import IdGenerator
@@ -130,3 +130,24 @@ def tracer_provider(*exporters: SpanExporter) -> TracerProvider:
 def otlp_body(spans: Sequence[ReadableSpan]) -> bytes:
     """The OTLP/protobuf ``ExportTraceServiceRequest`` the exporter sends for ``spans``."""
     return bytes(encode_spans(spans).SerializeToString())
+
+
+def limited_span_body(conversation: str, turns: int, max_attributes: int) -> bytes:
+    """One model call resending ``turns`` questions as OpenLLMetry's ``gen_ai.prompt.N.*`` attributes, recorded by
+    the real SDK keeping ``max_attributes`` per span: past it the oldest are evicted and the span counts them."""
+    memory = InMemorySpanExporter()
+    provider = TracerProvider(span_limits=SpanLimits(max_attributes=max_attributes), id_generator=CountingIds())
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    span = provider.get_tracer("traceloupe.tests").start_span("chat gpt-4o", start_time=START_NS)
+    span.set_attribute("gen_ai.operation.name", "chat")
+    span.set_attribute("gen_ai.system", "openai")
+    span.set_attribute("gen_ai.request.model", "gpt-4o")
+    span.set_attribute("gen_ai.conversation.id", conversation)
+    for turn in range(turns):  # the oldest messages are set first, so evicted first
+        span.set_attribute(f"gen_ai.prompt.{turn}.role", "user")
+        span.set_attribute(f"gen_ai.prompt.{turn}.content", f"question {turn}")
+    span.set_attribute("gen_ai.completion.0.role", "assistant")
+    span.set_attribute("gen_ai.completion.0.content", "the answer")
+    span.end(end_time=START_NS + STEP_NS)
+    provider.shutdown()
+    return otlp_body(memory.get_finished_spans())

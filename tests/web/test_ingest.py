@@ -23,7 +23,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from core.formats.importing import read_foreign
 from core.formats.registry import format_named
 from core.store import Store
-from tests.ingest.genai_spans import otlp_body, record, recorded_spans, tracer_provider
+from tests.ingest.genai_spans import limited_span_body, otlp_body, record, recorded_spans, tracer_provider
 from tests.replay.web_server import serving
 from web.app import create_app
 from web.settings import Settings
@@ -92,6 +92,21 @@ def test_the_sdk_exporter_s_spans_become_the_conversation_a_file_of_them_gives(
 
 def _post(url: str, body: bytes, **headers: str) -> httpx.Response:
     return httpx.post(url, content=body, headers=headers, timeout=30)
+
+
+def test_a_span_that_dropped_attributes_warns_on_its_cards_that_messages_may_be_missing(
+    store: Store, key: str, url: str
+) -> None:
+    body = limited_span_body("dropped", turns=10, max_attributes=16)
+    records, _ = read_foreign(format_named("otlp"), io.BufferedReader(io.BytesIO(body)), "spans.pb")
+    conversation = records[0].message.conversation_id  # its id attribute was among the evicted
+    sent = _post(url, body, **{"content-type": "application/x-protobuf", "authorization": f"Bearer {key}"})
+    assert sent.status_code == 200
+    _wait_for(store, conversation)
+
+    page = httpx.get(f"{url.removesuffix('/v1/traces')}/conversations/{conversation}", timeout=30).text
+    assert page.count("data-incomplete-note") == page.count("data-msg-id=") > len(records)  # the trace record too
+    assert "dropped 10 attributes past its SDK&#39;s limit: messages may be missing" in page
 
 
 def test_without_an_active_ingest_key_an_export_is_refused(store: Store, key: str, url: str) -> None:

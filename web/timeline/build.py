@@ -37,6 +37,7 @@ from core import (
     UrlMessage,
     VideoMessage,
 )
+from core.formats.records import incomplete_reason
 from core.integrity import Damage
 from core.messages.convert import text_of
 from core.providers.jsonable import pointer_token
@@ -111,6 +112,7 @@ def build_card(entry: Entry, calls: CallIndex) -> Card:
         damage=damage,
         metadata=cap(pretty_json(msg.additional_kwargs), "/additional_kwargs") if msg.additional_kwargs else None,
         extra=tuple(cap(f"{k}: {_compact(v)}", f"/{pointer_token(k)}") for k, v in (msg.model_extra or {}).items()),
+        incomplete=incomplete_reason(msg.additional_kwargs),
     )
 
 

@@ -220,6 +220,8 @@ class Card:
     damage: Damage | None = None
     metadata: str | None = None
     extra: tuple[str, ...] = field(default=())
+    incomplete: str | None = None
+    """Why messages may be missing around this one (its span dropped attributes past its SDK's limit)."""
     step_ms: int | None = None
     """Milliseconds between the previous card's stamp and this one's (None for the first card)."""
 
