@@ -11,6 +11,7 @@ index, whose overlapping chunks hold every pair whole. Both are written from ``g
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -41,7 +42,9 @@ $$
 
 def grams_of(folded: str) -> set[str]:
     """Every character and every pair of adjacent characters of a folded text, once each."""
-    return set(folded) | {folded[i : i + 2] for i in range(len(folded) - 1)}
+    found = set(map(operator.add, folded, folded[1:]))  # the pairs: each character joined to the next
+    found.update(folded)
+    return found
 
 
 def token(gram: str) -> str:

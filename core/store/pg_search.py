@@ -14,6 +14,7 @@ carries its grams (``core.store.grams``), made here as SQLite's are, for needles
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from itertools import islice
 from typing import Any
 
 from sqlalchemy import Column, Connection, ForeignKey, Integer, MetaData, Table, Text
@@ -28,6 +29,8 @@ STRIDE = 4096
 """Characters between the starts of two chunks of one text."""
 MAX_NEEDLE = 256
 """The longest search text (after trimming), in characters; the overlap between chunks is one less."""
+CHUNK_BATCH = 256
+"""Chunks written by one COPY: the memory of their grams stays bounded whatever a text's length."""
 
 SEARCH_CHUNKS = Table(
     "search_chunks",
@@ -51,14 +54,15 @@ def chunk_rows(message_pk: int, conversation_pk: int, text: str) -> Iterator[dic
 
 def with_grams(row: dict[str, Any]) -> dict[str, Any]:
     """A chunk row with its distinct grams, computed here rather than by the server's ``traceloupe_grams``."""
-    return {**row, "grams": sorted(grams_of(row["folded"]))}
+    return {**row, "grams": list(grams_of(row["folded"]))}
 
 
 def write_chunks(conn: Connection, messages: Iterable[tuple[int, int, str]]) -> None:
-    """Store the chunks of messages given as (row id, conversation row id, searchable text), with their grams."""
-    rows = [with_grams(row) for pk, conversation_pk, text in messages for row in chunk_rows(pk, conversation_pk, text)]
-    if rows:
-        copy_rows(conn, SEARCH_CHUNKS, rows)
+    """Store the chunks of messages given as (row id, conversation row id, searchable text), with their grams,
+    ``CHUNK_BATCH`` at a time: a long text's grams, as Python strings, weigh many times the text."""
+    rows = (with_grams(row) for pk, conversation_pk, text in messages for row in chunk_rows(pk, conversation_pk, text))
+    while batch := list(islice(rows, CHUNK_BATCH)):
+        copy_rows(conn, SEARCH_CHUNKS, batch)
 
 
 def contains_pattern(text: str) -> str:
