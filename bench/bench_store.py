@@ -72,7 +72,7 @@ class StoredRows:
     conversations: list[tuple[int, str]]
     outlines: list[tuple[int, str]]
     texts: list[tuple[int, bytes]]
-    chunks: list[tuple[int, int, int, str]]
+    chunks: list[tuple[int, int, int, str, list[str]]]
 
 
 def read_stored(store: Store) -> StoredRows:
@@ -85,10 +85,10 @@ def read_stored(store: Store) -> StoredRows:
         ]
         outlines = [(pk, outline) for pk, outline in conn.execute(select(o.message_pk, o.outline))]
         texts = [(pk, text) for pk, text in conn.execute(select(t.message_pk, t.text))]
-        chunks: list[tuple[int, int, int, str]] = []
+        chunks: list[tuple[int, int, int, str, list[str]]] = []
         if store.backend == "postgresql":
-            query = select(s.message_pk, s.seq, s.conversation_pk, s.folded)
-            chunks = [(pk, seq, cpk, folded) for pk, seq, cpk, folded in conn.execute(query)]
+            query = select(s.message_pk, s.seq, s.conversation_pk, s.folded, s.grams)
+            chunks = [(pk, seq, cpk, folded, grams) for pk, seq, cpk, folded, grams in conn.execute(query)]
     return StoredRows(messages, conversations, outlines, texts, chunks)
 
 
@@ -129,7 +129,8 @@ def floor_rate(url: str, stored: StoredRows) -> float:
             if stored.texts:  # PostgreSQL only
                 cur.executemany("INSERT INTO message_texts (message_pk, text) VALUES (%s, %s)", stored.texts)
             if stored.chunks:  # PostgreSQL only
-                with cur.copy("COPY search_chunks (message_pk, seq, conversation_pk, folded) FROM STDIN") as copy:
+                columns = "message_pk, seq, conversation_pk, folded, grams"
+                with cur.copy(f"COPY search_chunks ({columns}) FROM STDIN") as copy:
                     for chunk in stored.chunks:
                         copy.write_row(chunk)
             raw.commit() if backend == "postgresql" else cur.execute("COMMIT")

@@ -5,12 +5,13 @@ A trigram index cannot answer a needle of one or two characters, so such a searc
 of its characters and of its pairs of adjacent characters: a needle of one or two characters occurs in
 the text exactly when it is one of them, so the index alone answers, with nothing to check after.
 SQLite keeps them in a contentless FTS5 table (``message_grams``, written beside each message, each
-gram an ASCII token); PostgreSQL computes them in SQL (``GRAMS_FUNCTION``) under a GIN index on
-``search_chunks``, whose overlapping chunks hold every pair whole.
+gram an ASCII token); PostgreSQL in the ``grams`` column of ``search_chunks`` (revision 0025), under a GIN
+index, whose overlapping chunks hold every pair whole. Both are written from ``grams_of``, so they agree.
 """
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -26,8 +27,9 @@ CONVERSATION_GRAMS_TABLE = "conversation_grams"
 """SQLite: the FTS5 table of each conversation's id and title grams, its rowid the conversation's (revision 0020),
 kept by triggers calling ``GRAMS_FUNCTION``."""
 GRAMS_FUNCTION = "traceloupe_grams"
-"""The SQL function giving a text's grams: on PostgreSQL an array of a folded text's (SQL, revision 0020), on
-SQLite the FTS5 document of ``tokens`` (Python, registered on every connection, as the triggers need it)."""
+"""The SQL function giving a text's grams: on PostgreSQL an array of a folded text's (SQL, revision 0020; indexes
+the conversations' ids and titles), on SQLite the FTS5 document of ``tokens`` (Python, registered on every
+connection, as the triggers need it)."""
 # Pairs come from the characters zipped with themselves shifted by one: ``substr`` walks a multibyte text from its
 # start, so a pair per ``substr`` made a chunk cost its length squared.
 GRAMS_FUNCTION_SQL = """
@@ -38,6 +40,13 @@ $$
 """
 
 
+def grams_of(folded: str) -> set[str]:
+    """Every character and every pair of adjacent characters of a folded text, once each."""
+    found = set(map(operator.add, folded, folded[1:]))  # the pairs: each character joined to the next
+    found.update(folded)
+    return found
+
+
 def token(gram: str) -> str:
     """``gram`` (folded) as one FTS5 token: its code points in hexadecimal, so any character is plain ASCII."""
     return "g" + "x".join(f"{ord(char):x}" for char in gram)
@@ -45,9 +54,7 @@ def token(gram: str) -> str:
 
 def tokens(search_text: str) -> str:
     """The FTS5 document of a message's grams: every character and every pair of the folded text, once."""
-    folded = fold(search_text)
-    found = set(folded) | {folded[i : i + 2] for i in range(len(folded) - 1)}
-    return " ".join(token(gram) for gram in found)
+    return " ".join(token(gram) for gram in grams_of(fold(search_text)))
 
 
 def _rows(messages: Iterable[tuple[int, str]]) -> Iterator[dict[str, Any]]:

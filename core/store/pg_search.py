@@ -7,24 +7,30 @@ once, at import, and stored in chunks of ``STRIDE`` characters that overlap by `
 needle of at most ``MAX_NEEDLE`` characters that occurs in a text lies whole inside one chunk (the
 one holding its first character), so a plain ``LIKE`` on the chunks, under a trigram index, finds
 exactly the texts that hold it. The fold keeps every character's place, so a match's position in a
-chunk gives its position in ``messages.search_text``, where the snippet around it is read.
+chunk gives its position in ``messages.search_text``, where the snippet around it is read. Each chunk
+carries its grams (``core.store.grams``), made here as SQLite's are, for needles too short for a trigram.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from itertools import islice
 from typing import Any
 
 from sqlalchemy import Column, Connection, ForeignKey, Integer, MetaData, Table, Text
+from sqlalchemy.dialects.postgresql import ARRAY
 
 from core.store.bulk import copy_rows
 from core.store.casefold import fold as fold  # re-exported: the chunks and their readers fold alike
+from core.store.grams import grams_of
 from core.store.tables import MESSAGES
 
 STRIDE = 4096
 """Characters between the starts of two chunks of one text."""
 MAX_NEEDLE = 256
 """The longest search text (after trimming), in characters; the overlap between chunks is one less."""
+CHUNK_BATCH = 256
+"""Chunks written by one COPY: the memory of their grams stays bounded whatever a text's length."""
 
 SEARCH_CHUNKS = Table(
     "search_chunks",
@@ -33,22 +39,30 @@ SEARCH_CHUNKS = Table(
     Column("seq", Integer, primary_key=True),
     Column("conversation_pk", Integer, nullable=False),
     Column("folded", Text, nullable=False),
+    Column("grams", ARRAY(Text), nullable=False),  # revision 0025
 )
 
 
 def chunk_rows(message_pk: int, conversation_pk: int, text: str) -> Iterator[dict[str, Any]]:
-    """The ``search_chunks`` rows of one message's searchable text (one row, maybe empty, for a short text)."""
+    """The ``search_chunks`` rows of one message's searchable text (one row, maybe empty, for a short text),
+    without their grams (``with_grams`` adds them; revision 0013 wrote chunks before there were any)."""
     folded = fold(text)
     for seq, start in enumerate(range(0, max(len(folded), 1), STRIDE)):
         piece = folded[start : start + STRIDE + MAX_NEEDLE - 1]
         yield {"message_pk": message_pk, "seq": seq, "conversation_pk": conversation_pk, "folded": piece}
 
 
+def with_grams(row: dict[str, Any]) -> dict[str, Any]:
+    """A chunk row with its distinct grams, computed here rather than by the server's ``traceloupe_grams``."""
+    return {**row, "grams": list(grams_of(row["folded"]))}
+
+
 def write_chunks(conn: Connection, messages: Iterable[tuple[int, int, str]]) -> None:
-    """Store the chunks of messages given as (row id, conversation row id, searchable text)."""
-    rows = [row for pk, conversation_pk, text in messages for row in chunk_rows(pk, conversation_pk, text)]
-    if rows:
-        copy_rows(conn, SEARCH_CHUNKS, rows)
+    """Store the chunks of messages given as (row id, conversation row id, searchable text), with their grams,
+    ``CHUNK_BATCH`` at a time: a long text's grams, as Python strings, weigh many times the text."""
+    rows = (with_grams(row) for pk, conversation_pk, text in messages for row in chunk_rows(pk, conversation_pk, text))
+    while batch := list(islice(rows, CHUNK_BATCH)):
+        copy_rows(conn, SEARCH_CHUNKS, batch)
 
 
 def contains_pattern(text: str) -> str:

@@ -3,6 +3,7 @@ every row (and, on PostgreSQL, applying the job queue's schema once)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import orjson
@@ -11,14 +12,16 @@ from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from procrastinate.schema import SchemaManager
-from sqlalchemy import func, insert, select, table, text
+from sqlalchemy import Connection, func, insert, select, table, text
 
 from core.jobs import JobSettings
 from core.jobs.pg import ProcrastinateQueue
 from core.reader import read_bytes
 from core.store import ConversationQuery, NewRun, Store, head_revision, make_engine, resolve_url
 from core.store.backend import postgres, sqlite
+from core.store.bulk import copy_rows
 from core.store.engine import write_transaction
+from core.store.pg_search import SEARCH_CHUNKS, chunk_rows
 from core.store.schema import _config
 from core.store.tables import METADATA, STEP_RUNS
 from tests.store.store_factory import dataset
@@ -96,6 +99,7 @@ def test_db_upgrade_counts_the_step_runs_recorded_before_as_runs_and_status_list
         command.upgrade(_config(conn), "0014")
     old = Store(engine)
     monkeypatch.setattr(sqlite, "write_grams", lambda conn, rows: None)  # as Traceloupe 0014 wrote
+    monkeypatch.setattr(postgres, "write_chunks", _chunks_without_grams)
     old.import_records(read_bytes(MESSAGE, source="a"), source="a")
     monkeypatch.undo()
     with write_transaction(engine) as conn:  # as Traceloupe 0014 recorded a step run: not counted
@@ -110,6 +114,13 @@ def test_db_upgrade_counts_the_step_runs_recorded_before_as_runs_and_status_list
     assert main(["db", "status", "--db", fresh_url]) == 0
     out = capsys.readouterr().out
     assert "runs: 0\n" in out and "step_runs: 1\n" in out
+
+
+def _chunks_without_grams(conn: Connection, messages: Iterable[tuple[int, int, str]]) -> None:
+    """PostgreSQL's search chunks as Traceloupe wrote them before revision 0025 added their grams."""
+    rows = [row for pk, conversation_pk, body in messages for row in chunk_rows(pk, conversation_pk, body)]
+    if rows:
+        copy_rows(conn, SEARCH_CHUNKS, rows)
 
 
 _STEP_RUN = {

@@ -11,7 +11,7 @@ from sqlalchemy import func, select, text
 
 from core.store import ConversationQuery, Store
 from core.store.engine import make_engine, write_transaction
-from core.store.pg_search import MAX_NEEDLE, SEARCH_CHUNKS, STRIDE, chunk_rows, fold
+from core.store.pg_search import MAX_NEEDLE, SEARCH_CHUNKS, STRIDE, chunk_rows, fold, with_grams
 from core.store.schema import _config, upgrade
 from tests.store.store_factory import import_texts
 from tests.store.store_pg import pg_database
@@ -64,3 +64,69 @@ def test_an_upgrade_from_0012_cuts_the_chunks_of_what_was_stored_before() -> Non
             with store.engine.connect() as conn:
                 chunks = conn.execute(select(func.count()).select_from(SEARCH_CHUNKS)).scalar_one()
             assert chunks == len(list(chunk_rows(0, 0, filler + "Hidden Deep"))) + 2
+
+
+def test_a_chunk_carries_each_of_its_grams_once() -> None:
+    (row,) = [with_grams(row) for row in chunk_rows(1, 1, "Abab 北京北京")]
+    assert sorted(row["grams"]) == sorted({"a", "b", " ", "北", "京", "ab", "ba", "b ", " 北", "北京", "京北"})
+
+
+SHORT_NEEDLES = ("北京", "京", "ox", "O", '{"', "\\,", "zz")
+"""Two CJK characters, a short word, characters COPY's array format must quote, and one found nowhere."""
+
+
+def _found(url: str) -> dict[str, set[str]]:
+    with Store.open(url) as store:
+        return {
+            needle: {c.conversation_id for c in store.iter_conversations(ConversationQuery(search=needle))}
+            for needle in SHORT_NEEDLES
+        }
+
+
+def _grams_by_conversation(url: str) -> dict[str, list[list[str]]]:
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            query = text(
+                "SELECT c.conversation_id, s.grams FROM search_chunks s "
+                "JOIN conversations c ON c.id = s.conversation_pk ORDER BY s.message_pk, s.seq"
+            )
+            found: dict[str, list[list[str]]] = {}
+            for cid, grams in conn.execute(query):
+                found.setdefault(cid, []).append(sorted(grams))
+            return found
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.postgres
+def test_grams_written_by_the_migration_and_by_the_import_find_the_same_short_needles() -> None:
+    """Revision 0025 fills the chunks stored before from SQL; the import writes its own from Python: both agree."""
+    texts = {"beijing": "欢迎来到北京", "word": "an OX ran", "marks": 'a {"b\\, c}', "none": "nothing here"}
+    with pg_database() as url:
+        with Store.open(url) as store:
+            import_texts(store, texts)
+        imported = _found(url)
+        assert imported == {
+            "北京": {"beijing"},
+            "京": {"beijing"},
+            "ox": {"word"},
+            "O": {"word", "none"},
+            '{"': {"marks"},
+            "\\,": {"marks"},
+            "zz": set(),
+        }
+        engine = make_engine(url)
+        try:
+            with write_transaction(engine) as conn:
+                command.downgrade(_config(conn), "0023")
+            assert upgrade(engine).before == "0023"
+        finally:
+            engine.dispose()
+        assert _found(url) == imported  # the migration's grams answer as the import's did
+        migrated = _grams_by_conversation(url)
+        with Store.open(url) as store:
+            import_texts(store, {f"again-{cid}": body for cid, body in texts.items()})
+        again = _grams_by_conversation(url)
+        assert {cid: again[f"again-{cid}"] for cid in texts} == {cid: migrated[cid] for cid in texts}
+        assert _found(url) == {needle: found | {f"again-{cid}" for cid in found} for needle, found in imported.items()}

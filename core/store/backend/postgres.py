@@ -182,14 +182,18 @@ class PostgresBackend:
     def matching_conversations(self, needle: str) -> CompoundSelect[Any]:
         # Each under its own index (revision 0020), where an OR of the three would read every row.
         own = (select(_C.id).where(self._indexed(func.lower(column), needle)) for column in (_OWN_TEXT))
-        return union(select(_S.conversation_pk).where(self._indexed(_S.folded, needle)), *own)
+        return union(select(_S.conversation_pk).where(self._indexed(_S.folded, needle, _S.grams)), *own)
 
-    def _indexed(self, folded: ColumnElement[str], needle: str) -> ColumnElement[bool]:
-        """``folded`` contains ``needle``, as an index answers it: its trigrams, or its grams when it is shorter."""
+    def _indexed(
+        self, folded: ColumnElement[str], needle: str, grams: ColumnElement[list[str]] | None = None
+    ) -> ColumnElement[bool]:
+        """``folded`` contains ``needle``, as an index answers it: its trigrams, or its grams when it is shorter
+        (``grams`` a chunk's stored ones, revision 0025; else those ``GRAMS_FUNCTION`` computes, as indexed)."""
         if len(needle) > MAX_GRAM:
             return folded.like(like_pattern(needle), escape="\\")
         gram = bindparam("gram", [fold(needle)], type_=pg_dialect.ARRAY(Text), unique=True)
-        grams: ColumnElement[list[str]] = getattr(func, GRAMS_FUNCTION)(folded, type_=pg_dialect.ARRAY(Text))
+        if grams is None:
+            grams = getattr(func, GRAMS_FUNCTION)(folded, type_=pg_dialect.ARRAY(Text))
         return grams.contains(gram)
 
     def conversation_contains(self, needle: str) -> ColumnElement[bool]:

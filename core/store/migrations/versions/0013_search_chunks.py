@@ -10,7 +10,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from core.store.pg_search import SEARCH_CHUNKS, write_chunks
+from core.store.bulk import copy_rows
+from core.store.pg_search import chunk_rows
 
 revision = "0013"
 down_revision = "0012"
@@ -23,7 +24,13 @@ def upgrade() -> None:
     conn = op.get_bind()
     if conn.dialect.name != "postgresql":
         return
-    SEARCH_CHUNKS.create(conn)
+    chunks_table = op.create_table(  # as this revision made it: revision 0025 adds the grams
+        "search_chunks",
+        sa.Column("message_pk", sa.Integer, sa.ForeignKey("messages.id", ondelete="CASCADE"), primary_key=True),
+        sa.Column("seq", sa.Integer, primary_key=True),
+        sa.Column("conversation_pk", sa.Integer, nullable=False),
+        sa.Column("folded", sa.Text, nullable=False),
+    )
     m = sa.table("messages", sa.column("id"), sa.column("conversation_pk"), sa.column("search_text"))
     after = 0
     while True:
@@ -32,7 +39,9 @@ def upgrade() -> None:
         ).all()
         if not rows:
             break
-        write_chunks(conn, [(r.id, r.conversation_pk, r.search_text) for r in rows])
+        chunks = [chunk for r in rows for chunk in chunk_rows(r.id, r.conversation_pk, r.search_text)]
+        if chunks:
+            copy_rows(conn, chunks_table, chunks)
         after = rows[-1].id
     op.execute("CREATE INDEX ix_search_chunks_trgm ON search_chunks USING gin (folded gin_trgm_ops)")
     op.create_index("ix_search_chunks_conversation", "search_chunks", ["conversation_pk"])
@@ -45,4 +54,4 @@ def downgrade() -> None:
     if conn.dialect.name != "postgresql":
         return
     op.execute("CREATE INDEX ix_messages_search_trgm ON messages USING gin (search_text gin_trgm_ops)")
-    SEARCH_CHUNKS.drop(conn)
+    op.drop_table("search_chunks")
