@@ -174,3 +174,37 @@ def test_a_revoked_key_is_refused_at_once(store: Store, client: TestClient[Lites
     assert _with_key(client, key, "GET", "/api/conversations") == 200
     store.api_keys.revoke(record.id)
     assert _with_key(client, key, "GET", "/api/conversations") == 401
+
+
+KEYED_JSONL = b'{"role": "user", "msg_type": "text", "content": "hi", "conversation_id": "k"}\n'
+IMPORT_FILE = {"file": ("keyed.jsonl", KEYED_JSONL)}
+
+
+def _import_with(client: TestClient[Litestar], authorization: str | None) -> tuple[int, str]:
+    client.cookies.clear()
+    headers = {"authorization": authorization} if authorization is not None else {}
+    response = client.post("/import", files=IMPORT_FILE, headers=headers, follow_redirects=False)
+    return response.status_code, response.text
+
+
+def test_a_write_key_posts_without_a_csrf_token(client: TestClient[Litestar], keys: dict[str, str]) -> None:
+    # No browser attaches Authorization by itself, so a keyed request cannot be forged cross-site.
+    status, text = _import_with(client, f"Bearer {keys['write']}")
+    assert status == 200 and "keyed.jsonl" in text
+
+
+def test_a_read_key_is_refused_by_its_role_not_by_csrf(client: TestClient[Litestar], keys: dict[str, str]) -> None:
+    status, text = _import_with(client, f"Bearer {keys['read']}")
+    assert status == 403 and "reviewer role" in text and "CSRF" not in text
+
+
+@pytest.mark.parametrize("authorization", [None, "Bearer tlk_" + "x" * 43], ids=["no key", "made-up key"])
+def test_without_a_valid_key_a_post_still_needs_the_csrf_token(
+    client: TestClient[Litestar], cookies: dict[Role | None, dict[str, str]], authorization: str | None
+) -> None:
+    client.cookies.clear()
+    client.cookies.update(cookies[Role.REVIEWER])  # a reviewer's session, so only the token is missing
+    headers = {"authorization": authorization} if authorization is not None else {}
+    # A form without files: Litestar's CSRF check parses the form and leaves uploaded files to the collector.
+    response = client.post("/import", data={"note": "forged"}, headers=headers, follow_redirects=False)
+    assert response.status_code == 403 and "CSRF" in response.text
