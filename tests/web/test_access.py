@@ -1,4 +1,4 @@
-"""Every route declares what it needs, and the guard holds it: the route-by-role matrix.
+"""Every route declares what it needs, and the guard holds it: the route-by-role matrix, on both backends.
 
 The route table of the app is walked, so a new route that forgets its ``opt=needs(...)`` fails here, and
 every route is requested as anonymous, viewer, reviewer and admin. A refusal must be the guard's (401 or a
@@ -16,6 +16,7 @@ from litestar.testing import TestClient
 
 from core.accounts import Role
 from core.store import Store
+from tests.store.store_pg import BACKENDS, empty_store_url
 from tests.web.accounts_data import add_accounts, csrf_token, log_in
 from tests.web.web_corpus import BASE_URL, csrf_cookie, make_app, temp_store
 from web.app import create_app
@@ -36,11 +37,12 @@ def _routes(app: Litestar) -> Iterator[tuple[str, str, Access | None]]:
                 yield method, route.path_format, declared(dict(handler.opt))
 
 
-@pytest.fixture(scope="module")
-def store() -> Store:
-    made = temp_store()
-    add_accounts(made)
-    return made
+@pytest.fixture(scope="module", params=BACKENDS)
+def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+    """The accounts of each role, on each backend (the guard reads sessions and keys from the store)."""
+    with empty_store_url(request.param, tmp_path_factory.mktemp("access")) as url, Store.open(url) as made:
+        add_accounts(made)
+        yield made
 
 
 @pytest.fixture(scope="module")
