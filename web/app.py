@@ -30,6 +30,7 @@ from web.assets import Assets
 from web.attachments import routes as attachments_routes
 from web.auth.access import needs
 from web.auth.audit import AuditMiddleware
+from web.auth.csrf import KeyAwareCSRF
 from web.auth.guard import access_guard
 from web.auth.principals import Gate, signed_in
 from web.backlog import Backlog
@@ -130,6 +131,13 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
         secure_cookies=settings.secure_cookies,
         login_required=settings.login_required,
     )
+    csrf = CSRFConfig(
+        secret=settings.csrf_secret,
+        cookie_name=settings.csrf_cookie_name,
+        cookie_samesite="strict",
+        cookie_httponly=True,
+        cookie_secure=settings.secure_cookies,
+    )
     app = Litestar(
         route_handlers=[
             *PAGE_ROUTES,
@@ -150,18 +158,15 @@ def create_app(settings: Settings, store: Store | StoreSource, *, runs: RunServi
         },
         # Every route declares what it needs (``web.auth.access``); this one guard enforces it.
         guards=[access_guard(gate)],
-        middleware=[DefineMiddleware(AuditMiddleware, accounts=gate.accounts)],
+        # The CSRF check is innermost, as Litestar's own is; it leaves requests with a valid API key alone.
+        middleware=[
+            DefineMiddleware(AuditMiddleware, accounts=gate.accounts),
+            DefineMiddleware(KeyAwareCSRF, config=csrf, gate=gate),
+        ],
         on_startup=[run_service.start, lambda: resume_assembly(source.store, run_service.queue)],
         on_shutdown=[run_service.shutdown, backlog.close],
         template_config=TemplateConfig(engine=JinjaTemplateEngine.from_environment(env)),
         plugins=[HTMXPlugin()],
-        csrf_config=CSRFConfig(
-            secret=settings.csrf_secret,
-            cookie_name=settings.csrf_cookie_name,
-            cookie_samesite="strict",
-            cookie_httponly=True,
-            cookie_secure=settings.secure_cookies,
-        ),
         exception_handlers=EXCEPTION_HANDLERS,
         before_send=[add_security_headers],
         request_max_body_size=settings.max_body_bytes,

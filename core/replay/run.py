@@ -164,8 +164,11 @@ def preflight_refusal(verdict: Preflight) -> str:
     )
 
 
-def start(store: Store, prepared: Prepared, *, idempotency_key: str | None = None) -> tuple[RunView, bool]:
-    """Record the run as started; True when this call created it (only then may it be sent).
+def start(
+    store: Store, prepared: Prepared, *, idempotency_key: str | None = None, started_by: str | None = None
+) -> tuple[RunView, bool]:
+    """Record the run as started (by the account ``started_by``); True when this call created it (only then may
+    it be sent).
 
     A refused preparation is recorded and finished at once with status ``refused``.
     """
@@ -177,6 +180,7 @@ def start(store: Store, prepared: Prepared, *, idempotency_key: str | None = Non
             request_body=prepared.body,
             up_to_msg_id=prepared.upto,
             idempotency_key=idempotency_key,
+            started_by=started_by,
         )
     )
     if created and prepared.refusal is not None:

@@ -133,8 +133,11 @@ def plan_steps(
     return StepPlan(prepared, found, limit, max_cost, refusal, reason, force, comparison, environ)
 
 
-def start_steps(store: Store, plan: StepPlan, *, idempotency_key: str | None = None) -> tuple[StepRunView, bool]:
-    """Record the step run as started; True when this call created it. A refused plan ends at once."""
+def start_steps(
+    store: Store, plan: StepPlan, *, idempotency_key: str | None = None, started_by: str | None = None
+) -> tuple[StepRunView, bool]:
+    """Record the step run as started (by the account ``started_by``); True when this call created it. A refused
+    plan ends at once."""
     prepared = plan.prepared
     run, created = store.claim_step_run(
         NewStepRun(
@@ -150,6 +153,7 @@ def start_steps(store: Store, plan: StepPlan, *, idempotency_key: str | None = N
             tools_source=prepared.tools.source,
             tools=prepared.tools.tools_json(),
             tool_choice=prepared.tools.tool_choice_json(),
+            started_by=started_by,
         )
     )
     if created and plan.refusal is not None:

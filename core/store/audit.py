@@ -9,13 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Engine, func, insert, select
+from sqlalchemy import Connection, Engine, func, insert, select
 
 from core.store.account_tables import AUDIT_EVENTS
 from core.store.engine import one_statement_write, read_transaction
 
 _A = AUDIT_EVENTS.c
 LOGIN_FAILED = "login.failed"
+SUITE_RUN_FINISHED = "suite.run.finished"
+"""A suite run's last item ended: recorded for whoever started it, with what the run cost."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,16 +35,21 @@ class AuditEvent:
 def record(engine: Engine, event: AuditEvent) -> None:
     """Append one event."""
     with one_statement_write(engine) as conn:
-        conn.execute(
-            insert(AUDIT_EVENTS).values(
-                at=event.at,
-                actor=event.actor,
-                action=event.action,
-                target=event.target,
-                detail=event.detail,
-                client=event.client,
-            )
+        record_in(conn, event)
+
+
+def record_in(conn: Connection, event: AuditEvent) -> None:
+    """Append one event in the caller's transaction (so it is written with what it records, or not at all)."""
+    conn.execute(
+        insert(AUDIT_EVENTS).values(
+            at=event.at,
+            actor=event.actor,
+            action=event.action,
+            target=event.target,
+            detail=event.detail,
+            client=event.client,
         )
+    )
 
 
 def list_events(

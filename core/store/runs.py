@@ -109,6 +109,7 @@ def claim_run(conn: Connection, new: NewRun) -> tuple[RunView, bool]:
             "status": "running",
             "started_at": started,
             "request_body": new.request_body,
+            "started_by": new.started_by,
         },
     ).first()
     if row is None:  # the key is taken, by a committed run (runs are never deleted), or there is no such conversation
@@ -232,6 +233,7 @@ def _statements(backend: Backend) -> _Statements:
 
 _STARTED_COLUMNS = (
     "run_id", "idempotency_key", "up_to_msg_id", "provider", "model", "status", "started_at", "request_body",
+    "started_by",
 )  # fmt: skip
 _ENDED_COLUMNS = (
     "status", "response_body", "error", "finished_at",

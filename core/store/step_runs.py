@@ -52,6 +52,8 @@ class NewStepRun:
     """The tools every step sends, neutral: ``{"name", "description", "parameters"}``."""
     tool_choice: Any = None
     """The tool choice every step sends, neutral: ``auto``, ``none``, ``required`` or ``{"name": ...}``."""
+    started_by: str | None = None
+    """The signed-in account that started it; None on an open dashboard or from the CLI."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +125,8 @@ class StepRunView:
     """The tools every step sent, neutral: ``{"name", "description", "parameters"}``."""
     tool_choice: Any = None
     """The tool choice every step sent, neutral; None when none was sent."""
+    started_by: str | None = None
+    """The account that started it; None when nobody was signed in."""
 
     @property
     def tool_names(self) -> list[str]:
@@ -185,6 +189,7 @@ class StepRunView:
             "tools": self.tools,
             "tool_choice": self.tool_choice,
             "started_at": self.started_at,
+            "started_by": self.started_by,
             "finished_at": self.finished_at,
             "steps": [
                 {
@@ -248,6 +253,7 @@ def claim_step_run(conn: Connection, new: NewStepRun) -> tuple[StepRunView, bool
             tools_source=new.tools_source,
             tools=new.tools,
             tool_choice=new.tool_choice,
+            started_by=new.started_by,
         )
     )
     later = backend_of(conn).greatest(_C.last_activity, started)

@@ -23,6 +23,7 @@ from sqlalchemy import Connection, Engine, bindparam, exists, func, select, upda
 
 from core.errors import MisuseError
 from core.messages.base import now_ms
+from core.store.audit import SUITE_RUN_FINISHED, AuditEvent, record_in
 from core.store.engine import one_statement_read, one_statement_write, read_transaction, write_transaction
 from core.store.suite_views import DONE, Mode, Outcome
 from core.store.tables import CONVERSATIONS, RUNS, STEP_RUNS, SUITE_RUN_ITEMS, SUITE_RUNS
@@ -262,13 +263,26 @@ def finish_run_if_done(conn: Connection, run_pk: int) -> None:
     items ending at once, the one whose check starts last sees the other's outcome, so no lock over the
     run has to serialise every item's end. A check made inside the ending transaction could miss the other.
     """
-    conn.execute(_statements().finish_run_if_done, {"run_pk": run_pk, "now": now_ms()})
+    now = now_ms()
+    _audit_finished(conn, conn.execute(_statements().finish_run_if_done, {"run_pk": run_pk, "now": now}).first(), now)
 
 
 def finish_run_of_item_if_done(engine: Engine, item_pk: int) -> None:
-    """:func:`finish_run_if_done` for the run an item belongs to, in one statement (after the item's end)."""
-    with one_statement_write(engine) as conn:
-        conn.execute(_statements().finish_run_of_item_if_done, {"item_pk": item_pk, "now": now_ms()})
+    """:func:`finish_run_if_done` for the run an item belongs to (after the item's end)."""
+    now = now_ms()
+    with write_transaction(engine) as conn:
+        finished = conn.execute(_statements().finish_run_of_item_if_done, {"item_pk": item_pk, "now": now}).first()
+        _audit_finished(conn, finished, now)
+
+
+def _audit_finished(conn: Connection, finished: Any, now: int) -> None:
+    """The audit event of a run that just finished (``finished``: its row, None when it did not): who started
+    it and what its items cost (None when no item's cost is known)."""
+    if finished is None:
+        return
+    cost = conn.execute(select(func.sum(_I.cost_usd)).where(_I.suite_run_pk == finished.id)).scalar()
+    detail = {"cost_usd": None if cost is None else float(cost), "status": "finished"}
+    record_in(conn, AuditEvent(now, finished.started_by, SUITE_RUN_FINISHED, finished.run_id, detail))
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,4 +347,5 @@ def _finish_if_done(run_pk: Any) -> Any:
         update(SUITE_RUNS)
         .where(_R.id == run_pk, _R.status == "running", ~left)
         .values(status="finished", finished_at=bindparam("now"))
+        .returning(_R.id, _R.run_id, _R.started_by)
     )

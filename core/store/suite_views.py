@@ -88,6 +88,8 @@ class SuiteRunView:
     comparison: str | None = None
     """How final answers were judged (``exact``, ``similar:T``, ``json``, ``judge:P/M``); None for a run
     recorded before the comparison was chosen (any final answer matched then)."""
+    started_by: str | None = None
+    """The account that started it; None when nobody was signed in."""
 
     @property
     def comparison_text(self) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Engine, func, insert, select, update
+from sqlalchemy import Connection, Engine, func, insert, select
 
 from core.errors import MisuseError, UnknownNameError
 from core.messages.base import now_ms
@@ -106,6 +106,8 @@ class NewSuiteRun:
     concurrency: int
     max_cost: float | None
     idempotency_key: str | None = None
+    started_by: str | None = None
+    """The signed-in account that started it; None on an open dashboard or from the CLI."""
 
 
 def claim_run(
@@ -163,6 +165,7 @@ def _create_run(conn: Connection, new: NewSuiteRun, baseline_run_id: str | None)
             run_id=run_id, suite_pk=suite_pk, provider=new.provider, model=new.model, mode=new.mode,
             concurrency=new.concurrency, max_cost=new.max_cost, baseline_pk=baseline_pk, status="running",
             created_at=now_ms(), idempotency_key=new.idempotency_key, comparison=new.comparison,
+            started_by=new.started_by,
         )
         .returning(_R.id)
     ).scalar_one()  # fmt: skip
@@ -175,8 +178,8 @@ def _create_run(conn: Connection, new: NewSuiteRun, baseline_run_id: str | None)
                 for p, c in members
             ],
         )
-    else:
-        conn.execute(update(SUITE_RUNS).where(_R.id == run_pk).values(status="finished", finished_at=now_ms()))
+    else:  # nothing to replay: finished at once, and audited as any finished run
+        finish_run_of_pk_if_done(conn, run_pk)
     return _get_run(conn, run_id)
 
 
@@ -309,4 +312,5 @@ def _run_view(conn: Connection, row: Any, *, items: bool) -> SuiteRunView:
         run_id=row.run_id, suite=row.suite, provider=row.provider, model=row.model, mode=row.mode,
         concurrency=row.concurrency, max_cost=row.max_cost, baseline_run_id=row.baseline_run_id, status=row.status,
         created_at=row.created_at, finished_at=row.finished_at, items=found, comparison=row.comparison,
+        started_by=row.started_by,
     )  # fmt: skip

@@ -164,6 +164,8 @@ class RunRow(SQLModel, table=True):
     total_tokens: int | None = Field(default=None)
     usage: dict[str, Any] | None = Field(default=None, sa_column=Column(_JSON, nullable=True))
     reply: dict[str, Any] | None = Field(default=None, sa_column=Column(_JSON, nullable=True))
+    started_by: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    """The account that started the run; None when nobody was signed in (revision 0024)."""
     # Last: SQLite reaches a column by walking the ones before it, and a long trace's bodies are megabytes.
     request_body: dict[str, Any] = Field(sa_column=Column(_JSON, nullable=False))
     response_body: dict[str, Any] | None = Field(default=None, sa_column=Column(_JSON, nullable=True))
@@ -199,6 +201,8 @@ class StepRunRow(SQLModel, table=True):
     """The tools every step sent, neutral (name, description, parameters)."""
     tool_choice: Any = Field(default=None, sa_column=Column(_JSON, nullable=True))
     """The tool choice every step sent, neutral (``auto``, ``none``, ``required`` or ``{"name": ...}``)."""
+    started_by: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    """The account that started the run; None when nobody was signed in (revision 0024)."""
 
 
 class StepRow(SQLModel, table=True):
@@ -322,6 +326,8 @@ class SuiteRunRow(SQLModel, table=True):
     finished_at: int | None = Field(default=None, sa_type=BigInteger)
     comparison: str | None = Field(default=None, sa_column=Column(String, nullable=True))
     """How final answers were judged (``core.replay.answers``); None for a run recorded before it was chosen."""
+    started_by: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    """The account that started the run; None when nobody was signed in (revision 0024)."""
 
 
 class SuiteRunItemRow(SQLModel, table=True):

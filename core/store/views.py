@@ -133,6 +133,8 @@ class NewRun:
     up_to_msg_id: str | None = None
     idempotency_key: str | None = None
     started_at: int | None = None
+    started_by: str | None = None
+    """The signed-in account that started it; None on an open dashboard or from the CLI."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +163,8 @@ class RunView(RunHead):
     idempotency_key: str | None
     reply: dict[str, Any] | None = None
     """The answer parsed back into the stored format (an AssistantTextMessage as JSON); None unless ``ok``."""
+    started_by: str | None = None
+    """The account that started it; None when nobody was signed in."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +182,8 @@ class RunSummary(RunHead):
     usage: TokenUsage
     reply: dict[str, Any] | None = None
     """The answer parsed back into the stored format (an AssistantTextMessage as JSON); None unless ``ok``."""
+    started_by: str | None = None
+    """The account that started it; None when nobody was signed in."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -84,6 +84,7 @@ class Suites:
         baseline: str | None = None,
         comparison: AnswerComparison = DEFAULT_COMPARISON,
         cross_baseline: bool = False,
+        started_by: str | None = None,
     ) -> tuple[SuiteRunView, bool]:
         """As :meth:`new_run`, and True when this call recorded the run: False returns the run the key names.
 
@@ -96,7 +97,9 @@ class Suites:
             raise MisuseError("--concurrency must be at least 1")
         if max_cost is not None and not max_cost >= 0:
             raise MisuseError("--max-cost must be a non-negative number of US dollars")
-        new = NewSuiteRun(name, provider, model.strip(), mode, str(comparison), concurrency, max_cost, idempotency_key)
+        new = NewSuiteRun(
+            name, provider, model.strip(), mode, str(comparison), concurrency, max_cost, idempotency_key, started_by
+        )
         return stored.claim_run(self.store.engine, new, baseline=baseline, cross_baseline=cross_baseline)
 
     def run(self, run_id: str) -> SuiteRunView:

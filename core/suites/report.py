@@ -113,6 +113,7 @@ class Report:
             "baseline_mode": None if self.baseline is None else self.baseline.mode,
             "across": self.across,
             "created_at": run.created_at,
+            "started_by": run.started_by,
             "finished_at": run.finished_at,
             "totals": {
                 "conversations": len(run.items),

@@ -17,7 +17,7 @@ from sqlalchemy import Connection, func, insert, select, table, text
 from core.jobs import JobSettings
 from core.jobs.pg import ProcrastinateQueue
 from core.reader import read_bytes
-from core.store import ConversationQuery, NewRun, Store, head_revision, make_engine, resolve_url
+from core.store import ConversationQuery, Store, head_revision, make_engine, resolve_url
 from core.store.backend import postgres, sqlite
 from core.store.bulk import copy_rows
 from core.store.engine import write_transaction
@@ -59,7 +59,14 @@ def test_db_upgrade_from_0003_keys_messages_by_conversation(
     old = Store(engine)
     messages = dataset(seed=31, conversations=3, turns=2, records=4)
     old.import_records(read_bytes(b"".join(orjson.dumps(m) + b"\n" for m in messages), source="a"), source="a")
-    old.start_run(NewRun("s31-c0", provider="openai", model="m", request_body={"k": 1}))
+    with write_transaction(engine) as conn:  # a run as 0003 stored it (today's insert names later columns)
+        conn.execute(
+            text(
+                "INSERT INTO runs (run_id, conversation_pk, provider, model, status, started_at, request_body) VALUES "
+                "('r0', (SELECT id FROM conversations WHERE conversation_id = 's31-c0'), 'openai', 'm', 'running', 1,"
+                " '{\"k\": 1}')"
+            )
+        )
     before = (_counts(old), list(old.iter_conversations()), old.get_conversation_outline("s31-c1"))
     engine.dispose()
     monkeypatch.undo()

@@ -42,7 +42,7 @@ def fill_every_kind(store: Store) -> None:
 
     ok = store.start_run(
         NewRun(ids[0], provider="openai", model="gpt-x", request_body={"z": 1, "a": {"y": [2]}}, up_to_msg_id="m1",
-               started_at=2 * 10**12, idempotency_key="run-key")
+               started_at=2 * 10**12, idempotency_key="run-key", started_by="reviewer")
     )  # fmt: skip
     store.finish_run(
         ok.run_id, status="ok", response_body={"choices": [{"message": {"content": "hi"}}]},
@@ -58,7 +58,7 @@ def fill_every_kind(store: Store) -> None:
             max_cost=1.5, idempotency_key=f"steps-key-{n}", comparison="similar:0.6",
             tools_source=("stored", "inferred")[n],
             tools=[{"name": "lookup", "description": "Ünïcode", "parameters": {"type": "object", "properties": {}}}],
-            tool_choice=({"name": "lookup"}, "auto")[n],
+            tool_choice=({"name": "lookup"}, "auto")[n], started_by="reviewer",
         )  # fmt: skip
         run, _ = store.claim_step_run(new)
         store.add_step(run.run_id, _step(1))
@@ -79,7 +79,8 @@ def fill_every_kind(store: Store) -> None:
         cross_baseline=True,
     )
     _finish_items(suites, second.run_id)
-    suites.claim_run("one", provider="gemini", model="g", idempotency_key="form-key")  # left running: item pending
+    # Left running: its item is pending.
+    suites.claim_run("one", provider="gemini", model="g", idempotency_key="form-key", started_by="admin")
 
 
 def _request_contexts(conversation_id: str, turn: str) -> list[dict[str, Any]]:

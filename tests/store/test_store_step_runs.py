@@ -88,3 +88,14 @@ def test_a_replaced_message_keeps_its_conversation_s_step_runs_counted(with_conv
     store.import_records(read_bytes(other, source="r2"), source="r2", replace=True)
     (c,) = store.iter_conversations()
     assert (c.runs, c.last_activity) == (2, run.started_at)
+
+
+def test_runs_and_step_runs_keep_who_started_them(with_conversation: Store) -> None:
+    store = with_conversation
+    stepped, _ = store.claim_step_run(NewStepRun("c", "u", "openai", "m", 1, 3, started_by="reviewer"))
+    assert store.get_step_run(stepped.run_id).to_json()["started_by"] == "reviewer"
+    run = store.start_run(NewRun("c", provider="openai", model="m", request_body={"m": 1}, started_by="admin"))
+    done = store.finish_run(run.run_id, status="ok", response_body={}, finished_at=run.started_at + 1)
+    assert run.started_by == done.started_by == store.get_run_summary(run.run_id).started_by == "admin"
+    anonymous = store.start_run(NewRun("c", provider="openai", model="m", request_body={}))
+    assert store.get_run(anonymous.run_id).started_by is None

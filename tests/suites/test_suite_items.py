@@ -12,6 +12,7 @@ from core.errors import MisuseError, UnknownNameError
 from core.jobs import JobSettings, queue_for
 from core.store import ConversationQuery, Store
 from core.store import suite_items as items
+from core.store.audit import list_events
 from core.store.suite_views import Progress, SuiteRunView
 from core.suites import Suites, run_item
 from core.suites.runner import watch
@@ -216,3 +217,18 @@ def test_watching_a_run_returns_once_it_is_marked_finished_just_after_its_last_o
         suites, queue_for(suites.store, JobSettings()), run.run_id, on_progress=finish_after_the_first_poll, poll=0
     )
     assert done.status == "finished" and done.items[0].outcome == "failed"
+
+
+def test_a_suite_run_records_who_started_it_and_its_end_is_audited_with_its_cost(
+    suites: Suites, stub: StubServer, stub_env: dict[str, str]
+) -> None:
+    suites.create("all", conversations=[suite_data.conversation_id(i) for i in range(COUNT)])
+    suite_data.script(stub.base_url, COUNT, diverge=frozenset(), mode="final")
+    run, _ = suites.claim_run("all", provider="openai", model="gpt-4o", idempotency_key=None, started_by="reviewer")
+    assert run.started_by == "reviewer" and not list_events(suites.store.engine, actor="reviewer")
+    _run_all(suites, run.run_id, stub_env)
+    report = suites.report(run.run_id)
+    assert report.run.started_by == "reviewer" and report.to_json()["started_by"] == "reviewer"
+    (event,) = list_events(suites.store.engine, actor="reviewer")
+    assert (event.action, event.target) == ("suite.run.finished", run.run_id)
+    assert event.detail is not None and event.detail["cost_usd"] == pytest.approx(report.cost_usd) and report.cost_usd

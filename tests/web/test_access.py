@@ -1,4 +1,4 @@
-"""Every route declares what it needs, and the guard holds it: the route-by-role matrix.
+"""Every route declares what it needs, and the guard holds it: the route-by-role matrix, on both backends.
 
 The route table of the app is walked, so a new route that forgets its ``opt=needs(...)`` fails here, and
 every route is requested as anonymous, viewer, reviewer and admin. A refusal must be the guard's (401 or a
@@ -16,6 +16,7 @@ from litestar.testing import TestClient
 
 from core.accounts import Role
 from core.store import Store
+from tests.store.store_pg import BACKENDS, empty_store_url
 from tests.web.accounts_data import add_accounts, csrf_token, log_in
 from tests.web.web_corpus import BASE_URL, csrf_cookie, make_app, temp_store
 from web.app import create_app
@@ -36,11 +37,12 @@ def _routes(app: Litestar) -> Iterator[tuple[str, str, Access | None]]:
                 yield method, route.path_format, declared(dict(handler.opt))
 
 
-@pytest.fixture(scope="module")
-def store() -> Store:
-    made = temp_store()
-    add_accounts(made)
-    return made
+@pytest.fixture(scope="module", params=BACKENDS)
+def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+    """The accounts of each role, on each backend (the guard reads sessions and keys from the store)."""
+    with empty_store_url(request.param, tmp_path_factory.mktemp("access")) as url, Store.open(url) as made:
+        add_accounts(made)
+        yield made
 
 
 @pytest.fixture(scope="module")
@@ -174,3 +176,37 @@ def test_a_revoked_key_is_refused_at_once(store: Store, client: TestClient[Lites
     assert _with_key(client, key, "GET", "/api/conversations") == 200
     store.api_keys.revoke(record.id)
     assert _with_key(client, key, "GET", "/api/conversations") == 401
+
+
+KEYED_JSONL = b'{"role": "user", "msg_type": "text", "content": "hi", "conversation_id": "k"}\n'
+IMPORT_FILE = {"file": ("keyed.jsonl", KEYED_JSONL)}
+
+
+def _import_with(client: TestClient[Litestar], authorization: str | None) -> tuple[int, str]:
+    client.cookies.clear()
+    headers = {"authorization": authorization} if authorization is not None else {}
+    response = client.post("/import", files=IMPORT_FILE, headers=headers, follow_redirects=False)
+    return response.status_code, response.text
+
+
+def test_a_write_key_posts_without_a_csrf_token(client: TestClient[Litestar], keys: dict[str, str]) -> None:
+    # No browser attaches Authorization by itself, so a keyed request cannot be forged cross-site.
+    status, text = _import_with(client, f"Bearer {keys['write']}")
+    assert status == 200 and "keyed.jsonl" in text
+
+
+def test_a_read_key_is_refused_by_its_role_not_by_csrf(client: TestClient[Litestar], keys: dict[str, str]) -> None:
+    status, text = _import_with(client, f"Bearer {keys['read']}")
+    assert status == 403 and "reviewer role" in text and "CSRF" not in text
+
+
+@pytest.mark.parametrize("authorization", [None, "Bearer tlk_" + "x" * 43], ids=["no key", "made-up key"])
+def test_without_a_valid_key_a_post_still_needs_the_csrf_token(
+    client: TestClient[Litestar], cookies: dict[Role | None, dict[str, str]], authorization: str | None
+) -> None:
+    client.cookies.clear()
+    client.cookies.update(cookies[Role.REVIEWER])  # a reviewer's session, so only the token is missing
+    headers = {"authorization": authorization} if authorization is not None else {}
+    # A form without files: Litestar's CSRF check parses the form and leaves uploaded files to the collector.
+    response = client.post("/import", data={"note": "forged"}, headers=headers, follow_redirects=False)
+    assert response.status_code == 403 and "CSRF" in response.text

@@ -88,6 +88,12 @@ GateDep = NamedDependency[SkipValidation[Gate]]
 """The app's gate, for the handlers that log in and out."""
 
 
+def started_by(request: ASGIConnection[Any, Any, Any, Any]) -> str | None:
+    """The name a run started by this request records: its principal's, None on an open dashboard."""
+    found = signed_in(request)
+    return found.name if found is not None else None
+
+
 def signed_in(request: ASGIConnection[Any, Any, Any, Any]) -> Principal | None:
     """For the page header: who the guard found this request acts for (None on public pages and open dashboards)."""
     found = request.scope.get("state", {}).get(STATE_KEY)

@@ -121,6 +121,7 @@ class RunService:
         idempotency_key: str,
         model_as_typed: bool = False,
         tools: GivenTools | None = None,
+        started_by: str | None = None,
     ) -> RunView:
         """Record a run and queue its send; the recorded run when the key was used already.
 
@@ -135,7 +136,7 @@ class RunService:
             self.store, conversation_id, provider, model, upto=upto, environ=self._environ(), tools=tools
         )
         self._check_room()
-        run, created = start(self.store, prepared, idempotency_key=idempotency_key)
+        run, created = start(self.store, prepared, idempotency_key=idempotency_key, started_by=started_by)
 
         def unqueued(run_id: str) -> RunView:
             return self.store.finish_run(run_id, status="error", error="the replay could not be queued")
@@ -155,6 +156,7 @@ class RunService:
         model_as_typed: bool = False,
         compare: str = "",
         tools: GivenTools | None = None,
+        started_by: str | None = None,
     ) -> StepRunView:
         """Record a step replay of one turn (the last with a trace when ``turn`` is None) and queue it.
 
@@ -169,7 +171,7 @@ class RunService:
             tools=tools,
         )  # fmt: skip
         self._check_room()
-        run, created = start_steps(self.store, plan, idempotency_key=idempotency_key)
+        run, created = start_steps(self.store, plan, idempotency_key=idempotency_key, started_by=started_by)
 
         def unqueued(run_id: str) -> StepRunView:
             error = "the step replay could not be queued"

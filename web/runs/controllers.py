@@ -33,6 +33,7 @@ from core.replay.sent_tools import given_tools_of_text
 from core.store import RunSummary, RunView, Store
 from web import masking, urls
 from web.auth.access import needs
+from web.auth.principals import started_by
 from web.deps import FORM, ReplayFields, RunsDep, SourceDep, WorkDep
 from web.heavy import shell_command
 from web.replays.forms import rerun_form
@@ -136,6 +137,7 @@ class RunsController(Controller):
                 idempotency_key=data.idempotency_key,
                 model_as_typed=data.as_typed,
                 tools=replay_tools(given, asked) if asked is not None else given,
+                started_by=started_by(request),
             )
 
         return answer_start(request, submit, urls.run, ("runs/_run.html", lambda run: _panel(source, run)), source)

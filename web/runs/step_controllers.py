@@ -31,6 +31,7 @@ from core.store import Store
 from core.store.step_runs import StepRunView
 from web import masking, urls
 from web.auth.access import needs
+from web.auth.principals import started_by
 from web.deps import FORM, ReplayFields, RunsDep, SourceDep
 from web.runs.starts import answer_start
 from web.runs.step_compare import StepComparePage, step_compare_page
@@ -125,6 +126,7 @@ class StepRunsController(Controller):
                 model_as_typed=data.as_typed,
                 compare=data.compare,
                 tools=given_tools_of_text(data.tools, data.tool_choice),
+                started_by=started_by(request),
             )
 
         # Answered with the compact region: it appears on the timeline.

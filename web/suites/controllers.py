@@ -26,6 +26,7 @@ from core.accounts.roles import Role
 from core.suites import OUTCOMES
 from web import masking, urls
 from web.auth.access import needs
+from web.auth.principals import started_by
 from web.deps import FORM, ReplayFields
 from web.list_query import ListQuery
 from web.suites.deps import SUITES_PROVIDER, SuitesDep
@@ -124,17 +125,18 @@ class SuitesController(Controller):
     )
     def start(
         self,
+        request: HTMXRequest,
         name: urls.PathId,
         suites: SuitesDep,
         data: Annotated[RunData, FORM],
     ) -> Redirect:
         """Record a suite run and queue one job per conversation; open its page at once."""
         name = urls.from_segment(name)
-        request = parse_run_request(
+        asked = parse_run_request(
             data.provider, data.model, data.mode, data.concurrency, data.max_cost, data.baseline,
             model_as_typed=data.as_typed, compare=data.compare,
         )  # fmt: skip
-        run = suites.start(name, request, data.idempotency_key)  # KeyConflict: 409 (web.errors)
+        run = suites.start(name, asked, data.idempotency_key, started_by(request))  # KeyConflict: 409 (web.errors)
         return Redirect(urls.suite_run(run.run_id), status_code=303)
 
     @get("/suite-runs/{run_id:str}", name="suite-run", sync_to_thread=True)

@@ -87,8 +87,11 @@ class SuiteStarts:
         fields.SUITE_NAME.check(name)
         return self.suites.create(name, query=query).name
 
-    def start(self, name: str, request: RunRequest, idempotency_key: str) -> SuiteRunView:
-        """Record a suite run and queue its jobs; the run already started when the key was used before.
+    def start(
+        self, name: str, request: RunRequest, idempotency_key: str, started_by: str | None = None
+    ) -> SuiteRunView:
+        """Record a suite run (by the account ``started_by``) and queue its jobs; the run already started when the
+        key was used before.
 
         Raises (nothing recorded): MisuseError for a bad key, provider, model or baseline,
         UnknownNameError for an unknown suite or baseline, KeyConflict for a key of another suite.
@@ -100,7 +103,7 @@ class SuiteStarts:
         run, created = self.suites.claim_run(
             name, provider=request.provider, model=request.model, mode=request.mode, idempotency_key=idempotency_key,
             concurrency=request.concurrency, max_cost=request.max_cost, baseline=request.baseline,
-            comparison=request.comparison,
+            comparison=request.comparison, started_by=started_by,
         )  # fmt: skip
         if run.suite != name:
             raise KeyConflict("this idempotency key belongs to a run of another suite")
