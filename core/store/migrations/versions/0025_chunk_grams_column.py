@@ -15,7 +15,7 @@ from alembic import op
 from core.store.grams import GRAMS_FUNCTION
 
 revision = "0025"
-down_revision = "0023"
+down_revision = "0024"
 
 EXPRESSION_INDEX = "ix_search_chunks_grams"
 COLUMN_INDEX = "ix_search_chunks_grams_column"
