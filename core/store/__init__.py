@@ -7,6 +7,7 @@ that was imported.
 
 from core.store import account_tables as account_tables  # its tables join the store's metadata
 from core.store import digests as digests  # so do these
+from core.store import ingest_tables as ingest_tables  # so do these
 from core.store.engine import ENV_VAR, EngineSettings, make_engine, resolve_url
 from core.store.errors import InvalidQueryError, SchemaOutOfDate, StoreError
 from core.store.query import SORTS, ConversationQuery

@@ -27,7 +27,7 @@ from sqlalchemy import Connection, Engine, insert, select, update
 from core.errors import InputError, UnknownNameError
 from core.messages.base import now_ms
 from core.store.engine import read_transaction, write_transaction
-from core.store.tables import API_KEYS
+from core.store.ingest_tables import API_KEYS
 
 Scope = Literal["ingest", "read", "write", "admin"]
 """What a key may do: send spans, read the store, change it, administer accounts and keys."""

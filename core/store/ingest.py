@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, delete, func, insert, select, update
 
 from core.store.backend import backend_of
-from core.store.tables import (
+from core.store.ingest_tables import (
     INGEST_BATCHES,
     INGEST_LINKS,
     INGEST_OUTPUTS,

@@ -17,8 +17,7 @@ from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import Any
 
-from sqlalchemy import Column, Connection, ForeignKey, Integer, MetaData, Table, Text
-from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy import ARRAY, Column, Connection, ForeignKey, Integer, MetaData, Table, Text
 
 from core.store.bulk import copy_rows
 from core.store.casefold import fold as fold  # re-exported: the chunks and their readers fold alike

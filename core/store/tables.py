@@ -32,8 +32,6 @@ MAX_ID_CHARS = 512
 UTF-8 at most, under PostgreSQL's B-tree limit of 2,704 bytes per index entry (past it the insert fails).
 The same on SQLite, so a file means the same on both backends."""
 
-"""The same type, for the tables declared in modules of their own."""
-
 
 def conversation_key() -> Column[int]:
     """The column naming the conversation a row belongs to: deleting the conversation deletes the row."""
@@ -387,93 +385,6 @@ class RequestContextRow(SQLModel, table=True):
     params: dict[str, Any] | None = Field(default=None, sa_column=Column(_JSON, nullable=True))
 
 
-class ApiKeyRow(SQLModel, table=True):
-    """A key a program presents (``Authorization: Bearer tlk_...``): only its SHA-256 is kept (``core.store.api_keys``).
-
-    ``scope`` is what it may do (ingest, read, write, admin); ``user_name`` the account it acts for, when accounts
-    name one. Revoking keeps the row, so a listing still says who had which key and until when.
-    """
-
-    __tablename__ = "api_keys"
-
-    id: int | None = Field(default=None, primary_key=True)
-    name: str = Field(default="", sa_column=Column(Text, nullable=False, server_default=""))
-    scope: str = Field(sa_column=Column(String, nullable=False))
-    key_hash: str = Field(sa_column=Column(String, nullable=False, unique=True))
-    prefix: str = Field(sa_column=Column(String, nullable=False))
-    """The key's first characters, enough to tell keys apart in a listing, never enough to use one."""
-    user_name: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
-    created_at: int = Field(sa_column=Column(BigInteger, nullable=False))
-    expires_at: int | None = Field(default=None, sa_type=BigInteger)
-    last_used_at: int | None = Field(default=None, sa_type=BigInteger)
-    revoked_at: int | None = Field(default=None, sa_type=BigInteger)
-
-
-class IngestBatchRow(SQLModel, table=True):
-    """One ``POST /v1/traces`` request body as received (decompressed), stored before the request is answered.
-
-    ``assembled_at`` is None while its spans wait for the assembly job (``core.ingest.assembly``).
-    """
-
-    __tablename__ = "ingest_batches"
-    __table_args__ = (Index("ix_ingest_batches_pending", "assembled_at", "id"),)
-
-    id: int | None = Field(default=None, primary_key=True)
-    received_at: int = Field(sa_column=Column(BigInteger, nullable=False))
-    key_pk: int | None = Field(
-        default=None, sa_column=Column(Integer, ForeignKey("api_keys.id", ondelete="SET NULL"), nullable=True)
-    )
-    content_type: str = Field(sa_column=Column(String, nullable=False))
-    spans: int = Field(sa_column=Column(Integer, nullable=False))
-    assembled_at: int | None = Field(default=None, sa_type=BigInteger)
-    body: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
-
-
-class IngestSpanRow(SQLModel, table=True):
-    """Which batch holds which span (a span sent twice is in two batches): how a trace's spans are found again."""
-
-    __tablename__ = "ingest_spans"
-    __table_args__ = (Index("ix_ingest_spans_trace", "trace_id", "batch_pk"),)
-
-    batch_pk: int = Field(
-        sa_column=Column(
-            Integer, ForeignKey("ingest_batches.id", ondelete="CASCADE"), primary_key=True, autoincrement=False
-        )
-    )
-    position: int = Field(sa_column=Column(Integer, primary_key=True, autoincrement=False))
-    trace_id: str = Field(sa_column=Column(String, nullable=False))
-    span_id: str = Field(sa_column=Column(String, nullable=False))
-
-
-class IngestLinkRow(SQLModel, table=True):
-    """What ties a trace to others into one conversation: a conversation key, or the opening of a keyless call."""
-
-    __tablename__ = "ingest_links"
-    __table_args__ = (Index("ix_ingest_links_link", "link", "trace_id"),)
-
-    trace_id: str = Field(sa_column=Column(String, primary_key=True))
-    link: str = Field(sa_column=Column(String, primary_key=True))
-
-
-class IngestOutputRow(SQLModel, table=True):
-    """The conversations a trace's spans were assembled into, so that a new assembly replaces them."""
-
-    __tablename__ = "ingest_outputs"
-    __table_args__ = (Index("ix_ingest_outputs_conversation", "conversation_id"),)
-
-    trace_id: str = Field(sa_column=Column(String, primary_key=True))
-    conversation_id: str = Field(sa_column=Column(String, primary_key=True))
-
-
-class LiveConversationRow(SQLModel, table=True):
-    """When a conversation last received spans over OTLP: live while that is recent."""
-
-    __tablename__ = "live_conversations"
-
-    conversation_id: str = Field(sa_column=Column(String, primary_key=True))
-    last_received_at: int = Field(sa_column=Column(BigInteger, nullable=False))
-
-
 def table_of(model: type[SQLModel]) -> Table:
     """The SQLAlchemy table of a ``table=True`` model."""
     table = model.__table__  # type: ignore[attr-defined]  # SQLModel sets it at class creation; untyped
@@ -496,10 +407,4 @@ SUITE_MEMBERS = table_of(SuiteMemberRow)
 SUITE_RUNS = table_of(SuiteRunRow)
 SUITE_RUN_ITEMS = table_of(SuiteRunItemRow)
 REQUEST_CONTEXTS = table_of(RequestContextRow)
-API_KEYS = table_of(ApiKeyRow)
-INGEST_BATCHES = table_of(IngestBatchRow)
-INGEST_SPANS = table_of(IngestSpanRow)
-INGEST_LINKS = table_of(IngestLinkRow)
-INGEST_OUTPUTS = table_of(IngestOutputRow)
-LIVE_CONVERSATIONS = table_of(LiveConversationRow)
 METADATA = SQLModel.metadata

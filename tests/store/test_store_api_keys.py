@@ -11,7 +11,7 @@ from core.errors import InputError, UnknownNameError
 from core.store import Store
 from core.store.api_keys import KEY_PREFIX, find_key, key_hash
 from core.store.engine import read_transaction
-from core.store.tables import API_KEYS
+from core.store.ingest_tables import API_KEYS
 
 
 def test_a_key_is_shown_once_and_only_its_hash_is_stored(store: Store) -> None:

@@ -194,7 +194,7 @@ class PostgresBackend:
         gram = bindparam("gram", [fold(needle)], type_=pg_dialect.ARRAY(Text), unique=True)
         if grams is None:
             grams = getattr(func, GRAMS_FUNCTION)(folded, type_=pg_dialect.ARRAY(Text))
-        return grams.contains(gram)
+        return grams.op("@>")(gram)  # "contains", spelled out: the table declares the generic ARRAY type
 
     def conversation_contains(self, needle: str) -> ColumnElement[bool]:
         in_messages = exists().where(_S.conversation_pk == _C.id, _S.folded.like(like_pattern(needle), escape="\\"))
