@@ -78,3 +78,31 @@ def stub() -> Iterator[StubServer]:
     yield server
     server.shutdown()
     server.server_close()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Empty SQLite stores start from a copy of one migrated file (``tests.migrated_template``)."""
+    from core.store import schema
+    from tests.migrated_template import TEMPLATE
+
+    schema.upgrade = TEMPLATE.upgrade
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    from tests.migrated_template import TEMPLATE
+
+    TEMPLATE.remove()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _real_migrations_where_asked(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A module that sets ``REAL_MIGRATIONS = True`` runs every first upgrade through the migrations themselves."""
+    if not getattr(request.module, "REAL_MIGRATIONS", False):
+        yield
+        return
+    from core.store import schema
+    from tests.migrated_template import REAL_UPGRADE
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(schema, "upgrade", REAL_UPGRADE)
+        yield

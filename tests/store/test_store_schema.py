@@ -17,6 +17,8 @@ from core.store.tables import CONVERSATIONS, METADATA
 from tests.store.store_pg import BACKENDS
 from web.cli import main
 
+REAL_MIGRATIONS = True  # the first upgrade of an empty file is what these tests pin (tests.migrated_template)
+
 
 def in_the_models(obj: object, name: str | None, type_: str, reflected: bool, compare_to: object) -> bool:
     """What the SQLModel classes describe: not the backend-specific search indexes, nor the queue's tables."""
