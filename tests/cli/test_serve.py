@@ -207,3 +207,46 @@ def test_serve_passes_the_limits_to_uvicorn(served: list[dict[str, Any]], tmp_pa
     assert options["http"].header_timeout == Settings().header_timeout_seconds
     assert options["h11_max_incomplete_event_size"] == 16 * 1024
     assert options["proxy_headers"] is False and options["server_header"] is False
+
+
+def test_the_uvicorn_factory_with_allow_remote_needs_an_admin_then_a_login_and_secure_cookies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from litestar.testing import TestClient
+
+    from core.accounts import Accounts, Role
+    from core.store import Store
+    from web.processes import app_from_env
+
+    db = str(tmp_path / "env.db")
+    monkeypatch.delenv("TRACELOUPE_SECRET", raising=False)
+    monkeypatch.delenv("TRACELOUPE_SECURE_COOKIES", raising=False)
+    monkeypatch.setenv("TRACELOUPE_DATABASE_URL", db)
+    monkeypatch.setenv("TRACELOUPE_ALLOW_REMOTE", "1")
+    with pytest.raises(SystemExit) as refused:  # as serve --allow-remote: nobody could log in
+        app_from_env()
+    assert "needs an admin account first" in str(refused.value) and "traceloupe users create" in str(refused.value)
+    with Store.open(db) as store:
+        Accounts(store).create("ada", Role.ADMIN, "a long admin password")
+    with TestClient(app_from_env(), base_url="https://127.0.0.1:8000") as client:
+        response = client.get("/login")
+        assert "secure" in response.headers["set-cookie"].lower()  # on by default with remote access, as in serve
+        assert client.get("/", follow_redirects=False).status_code == 303
+
+
+def test_the_uvicorn_factory_takes_secure_cookies_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from litestar.testing import TestClient
+
+    from web.processes import app_from_env
+
+    monkeypatch.delenv("TRACELOUPE_SECRET", raising=False)
+    monkeypatch.delenv("TRACELOUPE_ALLOW_REMOTE", raising=False)
+    monkeypatch.setenv("TRACELOUPE_DATABASE_URL", str(tmp_path / "env.db"))
+    monkeypatch.setenv("TRACELOUPE_SECURE_COOKIES", "1")  # a loopback server behind an HTTPS proxy
+    with TestClient(app_from_env(), base_url="https://127.0.0.1:8000") as client:
+        assert "secure" in client.get("/login").headers["set-cookie"].lower()
+    monkeypatch.setenv("TRACELOUPE_SECURE_COOKIES", "maybe")
+    with pytest.raises(ValueError, match="TRACELOUPE_SECURE_COOKIES"):
+        app_from_env()
