@@ -84,6 +84,11 @@ class Accounts:
         self.record(by, "user.reset-password", name, None, client)
         return user
 
+    def account(self, name: str) -> UserView | None:
+        """The account called ``name``, or None when there is none."""
+        found = users.credentials(self.engine, name)
+        return found.user if found is not None else None
+
     def any_user(self) -> bool:
         """True once an account exists: from then on every request needs a login."""
         return users.any_user(self.engine)

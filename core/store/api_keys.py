@@ -26,6 +26,7 @@ from sqlalchemy import Connection, Engine, insert, select, update
 
 from core.errors import InputError, UnknownNameError
 from core.messages.base import now_ms
+from core.store.audit import AuditEvent, record_in
 from core.store.engine import read_transaction, write_transaction
 from core.store.ingest_tables import API_KEYS
 
@@ -49,6 +50,8 @@ LAST_USED_EVERY_MS = 60_000
 """``last_used_at`` is written at most once a minute per key: a busy exporter must not turn every request into a
 write of the key's row."""
 MAX_NAME_CHARS = 200
+KEY_CREATED, KEY_REVOKED = "key.create", "key.revoke"
+"""The audit log's actions for key changes, recorded in the change's transaction (never the key, only its prefix)."""
 
 _K = API_KEYS.c
 
@@ -163,15 +166,25 @@ class ApiKeys:
         self.engine = engine
 
     def create(
-        self, scope: Scope, name: str = "", *, user: str | None = None, expires: datetime | int | None = None
+        self,
+        scope: Scope,
+        name: str = "",
+        *,
+        user: str | None = None,
+        expires: datetime | int | None = None,
+        by: str | None = None,
+        client: str | None = None,
     ) -> tuple[KeyRecord, str]:
-        """A new key: its record, and the key itself (shown this once; only its hash is stored).
+        """A new key: its record, and the key itself (shown this once; only its hash is stored). The audit log
+        records it (``key.create``, done ``by`` an account from ``client``).
 
         ``expires``: an aware datetime or milliseconds since the epoch; InputError for an unknown scope, a past
         expiry or a name over 200 characters.
         """
         with write_transaction(self.engine) as conn:
-            return create_key(conn, scope, name, user=user, expires=expires)
+            record, token = create_key(conn, scope, name, user=user, expires=expires)
+            _audit(conn, KEY_CREATED, record, by, client)
+            return record, token
 
     def verify(self, token: str, scope: Scope) -> KeyRecord | None:
         """The key ``token`` is when it is active and grants ``scope`` (``GRANTS``); None otherwise. Records its use."""
@@ -203,12 +216,25 @@ class ApiKeys:
             raise UnknownNameError(f"no key with id {key_id}")
         return _record(row)
 
-    def revoke(self, key_id: int) -> bool:
-        """Revoke a key from now on; True when it was not revoked yet. UnknownNameError when there is none."""
+    def revoke(self, key_id: int, *, by: str | None = None, client: str | None = None) -> bool:
+        """Revoke a key from now on; True when it was not revoked yet (the audit log then records ``key.revoke``).
+        UnknownNameError when there is none."""
         with write_transaction(self.engine) as conn:
             done = conn.execute(
-                update(API_KEYS).where(_K.id == key_id, _K.revoked_at.is_(None)).values(revoked_at=now_ms())
-            ).rowcount
-            if not done and conn.execute(select(_K.id).where(_K.id == key_id)).first() is None:
+                update(API_KEYS)
+                .where(_K.id == key_id, _K.revoked_at.is_(None))
+                .values(revoked_at=now_ms())
+                .returning(*_RECORD_COLUMNS)
+            ).first()
+            if done is None and conn.execute(select(_K.id).where(_K.id == key_id)).first() is None:
                 raise UnknownNameError(f"no key with id {key_id}")
-        return bool(done)
+            if done is not None:
+                _audit(conn, KEY_REVOKED, _record(done), by, client)
+        return done is not None
+
+
+def _audit(conn: Connection, action: str, record: KeyRecord, by: str | None, client: str | None) -> None:
+    """A key change in the audit log: the key's id as target, what tells it apart as detail (never the key)."""
+    detail = {"scope": record.scope, "name": record.name, "prefix": record.prefix, "user": record.user_name}
+    at = record.revoked_at if record.revoked_at is not None else record.created_at
+    record_in(conn, AuditEvent(at=at, actor=by, action=action, target=f"key {record.id}", detail=detail, client=client))

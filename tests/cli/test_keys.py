@@ -45,3 +45,32 @@ def test_bad_input_is_one_line_and_an_exit_code(db: str, capsys: pytest.CaptureF
     assert main(["keys", "create", "--scope", "ingest", "--expires", "soon", "--db", db]) == 2
     assert main(["keys", "create", "--scope", "ingest", "--expires", "2001-01-01", "--db", db]) == 1
     assert "tlk_" not in capsys.readouterr().out
+
+
+def test_a_key_made_and_revoked_is_in_the_audit_log_without_the_key(
+    db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    assert main(["keys", "create", "--scope", "read", "--name", "grafana", "--db", db]) == 0
+    key = capsys.readouterr().out.strip()
+    assert main(["keys", "revoke", "1", "--db", db]) == 0
+    assert main(["keys", "revoke", "1", "--db", db]) == 0  # already revoked: nothing done, nothing recorded
+    capsys.readouterr()
+    assert main(["audit", "--json", "--db", db]) == 0
+    out = capsys.readouterr().out
+    events = json.loads(out)
+    assert [(e["action"], e["target"], e["client"]) for e in events] == [
+        ("key.revoke", "key 1", "command line"),
+        ("key.create", "key 1", "command line"),
+    ]
+    assert events[1]["detail"] == {"scope": "read", "name": "grafana", "prefix": key[:12], "user": None}
+    assert key not in out and key[12:20] not in out
+
+
+def test_a_key_for_an_account_that_does_not_exist_is_refused(db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["keys", "create", "--scope", "write", "--user", "nobody", "--db", db]) == 1
+    out, err = capsys.readouterr()
+    assert "no account 'nobody'" in err and "tlk_" not in out
+    with Store.open(db) as store:
+        assert store.api_keys.list() == []

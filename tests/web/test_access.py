@@ -14,7 +14,7 @@ import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
 
-from core.accounts import Role
+from core.accounts import Accounts, Role
 from core.store import Store
 from tests.store.store_pg import BACKENDS, empty_store_url
 from tests.web.accounts_data import add_accounts, csrf_token, log_in
@@ -175,6 +175,18 @@ def test_a_revoked_key_is_refused_at_once(store: Store, client: TestClient[Lites
     record, key = store.api_keys.create("read", "soon revoked")
     assert _with_key(client, key, "GET", "/api/conversations") == 200
     store.api_keys.revoke(record.id)
+    assert _with_key(client, key, "GET", "/api/conversations") == 401
+
+
+def test_a_key_acts_no_higher_than_its_account_and_stops_with_it(store: Store, client: TestClient[Litestar]) -> None:
+    accounts = Accounts(store)
+    accounts.create("keyholder", Role.REVIEWER, "keyholder password, long enough")
+    _, key = store.api_keys.create("admin", "more than its account", user="keyholder")
+    assert _with_key(client, key, "GET", "/admin/audit") == 403  # the account's role, not the scope's
+    assert _with_key(client, key, "GET", "/api/conversations") == 200
+    accounts.set_role("keyholder", Role.VIEWER)
+    assert _import_with(client, f"Bearer {key}")[0] == 403  # a demotion takes the key's power at once
+    accounts.set_disabled("keyholder", True)
     assert _with_key(client, key, "GET", "/api/conversations") == 401
 
 

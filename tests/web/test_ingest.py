@@ -20,6 +20,7 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExport
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from core.accounts import Accounts, Role
 from core.formats.importing import read_foreign
 from core.formats.registry import format_named
 from core.store import Store
@@ -120,6 +121,18 @@ def test_without_an_active_ingest_key_an_export_is_refused(store: Store, key: st
     store.api_keys.revoke(revoked.id)
     refused = _post(url, body, **{"content-type": protobuf, "authorization": f"Bearer {token}"})
     assert refused.status_code == 401 and refused.headers["www-authenticate"] == "Bearer"
+
+
+def test_an_ingest_key_of_a_disabled_account_is_refused(tmp_path: Path) -> None:
+    with Store.open(str(tmp_path / "own.db")) as own:  # an account turns logins on: not the module's store
+        accounts = Accounts(own)
+        accounts.create("exporter", Role.VIEWER, "exporter password, long enough")
+        _, token = own.api_keys.create("ingest", "agent", user="exporter")
+        headers = {"content-type": "application/x-protobuf", "authorization": f"Bearer {token}"}
+        with serving(create_app(Settings(), own)) as base:
+            assert _post(base + "/v1/traces", otlp_body(recorded_spans(1)), **headers).status_code == 200
+            accounts.set_disabled("exporter", True)
+            assert _post(base + "/v1/traces", otlp_body(recorded_spans(1)), **headers).status_code == 401
 
 
 def test_each_refusal_has_its_otlp_status(key: str, url: str) -> None:

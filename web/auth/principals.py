@@ -18,6 +18,7 @@ from litestar.params import SkipValidation
 from core.accounts import Accounts, Principal
 from core.accounts.roles import Role
 from core.store.api_keys import ApiKeys, KeyRecord
+from core.store.users import UserView
 
 STATE_KEY = "traceloupe.principal"
 """Where a request's principal is kept once found (the scope's state), so it is looked up once per request."""
@@ -58,25 +59,38 @@ class Gate:
         return self._accounts_exist
 
     async def principal_of(self, connection: ASGIConnection[Any, Any, Any, Any]) -> Principal | None:
-        """The account a request acts for, or None (anonymous). The place an API key check plugs in."""
+        """The account a request acts for, or None (anonymous): a session cookie, or an API key (``key_principal``)."""
         state = connection.scope.setdefault("state", {})
         if STATE_KEY in state:
             found: Principal | None = state[STATE_KEY]
             return found
         authorization = connection.headers.get("authorization", "")
         if authorization[: len(BEARER)].lower() == BEARER:
-            key = await anyio.to_thread.run_sync(self.keys.verify, authorization[len(BEARER) :].strip(), "read")
-            principal = _key_principal(key) if key is not None else None
+            key = authorization[len(BEARER) :].strip()
+            principal = await anyio.to_thread.run_sync(self._key_principal, key)
         else:
             token = connection.cookies.get(self.cookie_name)
             principal = await anyio.to_thread.run_sync(self.accounts.session, token) if token else None
         state[STATE_KEY] = principal
         return principal
 
+    def _key_principal(self, token: str) -> Principal | None:
+        """Who a key acts for, or None when it is not an active key of a reading scope or better."""
+        key = self.keys.verify(token, "read")
+        if key is None:
+            return None
+        if key.user_name is None:
+            return Principal(f"key {key.prefix}", KEY_ROLES[key.scope], via="key")
+        return key_principal(key, self.accounts.account(key.user_name))
 
-def _key_principal(key: KeyRecord) -> Principal:
-    """A key acts with its scope's role, under its account's name when it has one, else its own."""
-    return Principal(key.user_name or f"key {key.prefix}", KEY_ROLES[key.scope], via="key")
+
+def key_principal(key: KeyRecord, account: UserView | None) -> Principal | None:
+    """A key of an account acts under its name, with the lower of its scope's role and the account's: a disabled,
+    demoted or missing account takes its keys' power with it, as it ends its sessions."""
+    if account is None or account.disabled:
+        return None
+    role = min(KEY_ROLES[key.scope], account.role, key=lambda r: r.rank)
+    return Principal(account.name, role, via="key")
 
 
 def client_address(connection: ASGIConnection[Any, Any, Any, Any]) -> str | None:

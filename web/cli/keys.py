@@ -69,18 +69,23 @@ def run(ns: argparse.Namespace) -> int:
     """Do the action; exit 0, or 1 for an unknown key id or bad input."""
     import sys
 
+    from core.accounts import Accounts
     from core.jsonio import dumps
     from web.cli.terminal import cell, echo
+    from web.cli.users import CLIENT
 
     def body(store: Store) -> int:
         keys = store.api_keys
         if ns.action == "create":
-            record, plaintext = keys.create(ns.scope, ns.name, user=ns.user, expires=ns.expires)
+            if ns.user is not None and Accounts(store).account(ns.user) is None:
+                echo(f"traceloupe keys: no account {ns.user!r} (traceloupe users list)", file=sys.stderr)
+                return 1
+            record, plaintext = keys.create(ns.scope, ns.name, user=ns.user, expires=ns.expires, client=CLIENT)
             echo(f"key {record.id} ({record.scope}) made: it is shown once, store it now", file=sys.stderr)
             print(plaintext)
             return 0
         if ns.action == "revoke":
-            revoked = keys.revoke(ns.id)
+            revoked = keys.revoke(ns.id, client=CLIENT)
             print(f"key {ns.id} revoked" if revoked else f"key {ns.id} was already revoked")
             return 0
         records = keys.list()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from core.accounts import Accounts
 from core.ingest import queue_assembly
 from core.ingest.intake import waiting
 from core.jobs import JobQueue
@@ -16,10 +17,15 @@ BEARER = "bearer "
 
 
 def ingest_key(store: Store, authorization: str | None) -> KeyRecord | None:
-    """The ingest key an ``Authorization: Bearer ...`` header carries, when it is an active one."""
+    """The ingest key an ``Authorization: Bearer ...`` header carries, when it is an active one (and its account,
+    when it has one, is neither disabled nor gone: the account takes its keys with it)."""
     if not authorization or authorization[: len(BEARER)].lower() != BEARER:
         return None
-    return store.api_keys.verify(authorization[len(BEARER) :].strip(), "ingest")
+    key = store.api_keys.verify(authorization[len(BEARER) :].strip(), "ingest")
+    if key is None or key.user_name is None:
+        return key
+    account = Accounts(store).account(key.user_name)
+    return key if account is not None and not account.disabled else None
 
 
 def assemble_later(queue: JobQueue) -> None:
