@@ -15,6 +15,7 @@ import orjson
 import pytest
 from hypothesis import example, given
 
+from core.accounts import Accounts
 from core.jsonio import dumps
 from core.reader import read_bytes
 from core.store import ConversationQuery, NewRun, Store
@@ -150,6 +151,22 @@ def test_replace_takes_the_new_version_and_says_how_many(
         assert store.get_conversation_outline("c") is not None  # the new rows have their outlines
         assert [r.up_to_msg_id for r in store.list_runs("c")[0]] == ["m1"]
         assert store.counts()["messages"] == 4
+
+
+def test_an_import_that_replaces_messages_is_in_the_audit_log(
+    db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old = _write(tmp_path / "old.jsonl", [_msg("c", "m1", "old", 10)])
+    new = _write(tmp_path / "new.jsonl", [_msg("c", "m1", "new", 10), _msg("c", "m2", "added", 20)])
+    assert _import(db_url, capsys, str(old))[0] == 0
+    assert _import(db_url, capsys, str(new), "--replace")[0] == 0
+    with Store.open(db_url) as store:
+        events = Accounts(store).events()
+    assert [(e.action, e.target, e.client) for e in events] == [
+        ("import.replace", str(new), "command line"),  # the stored version of m1 was deleted for this one
+        ("import", str(old), "command line"),
+    ]
+    assert events[0].detail == {"imported": 2, "conversations": 1, "replaced": 1}
 
 
 def _stored(db: str) -> dict[tuple[str, str], str]:

@@ -238,6 +238,20 @@ def _queue_digests(store: Store, conversation_ids: list[str]) -> int:
         queue.stop()
 
 
+IMPORT_REPLACED = "import.replace"
+"""The audit log's action for an import that replaced stored messages (deleted the versions it replaced)."""
+
+
+def _audit(store: Store, path: str, summary: ImportSummary) -> None:
+    """The file's import in the audit log, as the dashboard's are: ``import.replace`` when it replaced messages."""
+    from core.accounts import Accounts
+    from web.cli.users import CLIENT
+
+    action = IMPORT_REPLACED if summary.replaced else "import"
+    detail = {"imported": summary.imported, "conversations": summary.conversations, "replaced": summary.replaced}
+    Accounts(store).record(None, action, path, detail, CLIENT)
+
+
 def run(ns: argparse.Namespace) -> int:
     """Import every path; a bad file is reported (one line per bad line) and skipped, the others still import."""
     from core.errors import InputError
@@ -269,6 +283,7 @@ def run(ns: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
                 unexplained += undocumented
+            _audit(store, path, summary)
             totals[0] += summary.imported
             totals[1] += summary.conversations
             totals[2] += summary.damaged
