@@ -1,14 +1,16 @@
 """Every route declares what it needs, and the guard holds it: the route-by-role matrix, on both backends.
 
-The route table of the app is walked, so a new route that forgets its ``opt=needs(...)`` fails here, and
-every route is requested as anonymous, viewer, reviewer and admin. A refusal must be the guard's (401 or a
-redirect to the login page; 403 naming the role needed); anything else means the request got past the guard.
+The route table of the app is walked, so a new route that forgets its ``opt=needs(...)`` fails here (shown with a
+toy controller), and every route is requested as anonymous, viewer, reviewer and admin, and with an API key of each
+scope. A refusal must be the guard's (401 or a redirect to the login page; 403 naming the role needed); anything
+else means the request got past the guard. Every state-changing route refuses a session without its CSRF token.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import pytest
 from litestar import Litestar
@@ -20,7 +22,7 @@ from tests.store.store_pg import BACKENDS, empty_store_url
 from tests.web.accounts_data import add_accounts, csrf_token, log_in
 from tests.web.web_corpus import BASE_URL, csrf_cookie, make_app, temp_store
 from web.app import create_app
-from web.auth.access import OWN_KEY, PUBLIC, Access, declared
+from web.auth.access import OWN_KEY, PUBLIC, Access, declared, needs
 from web.settings import Settings
 
 ANONYMOUS = None
@@ -75,6 +77,28 @@ def test_every_route_declares_what_it_needs(app: Litestar) -> None:
     assert len(list(_routes(app))) > 40
 
 
+def test_the_walk_fails_on_a_new_route_that_forgets_its_role(monkeypatch: pytest.MonkeyPatch) -> None:
+    from litestar import Controller, get, post
+
+    from web import app as web_app
+
+    class Forgetful(Controller):
+        path = "/forgetful"
+
+        @get("/", sync_to_thread=False)
+        def page(self) -> str:
+            return "reached"
+
+        @post("/", sync_to_thread=False, opt=needs(Role.REVIEWER))
+        def change(self) -> str:
+            return "changed"
+
+    monkeypatch.setattr(web_app, "PAGE_ROUTES", [*web_app.PAGE_ROUTES, Forgetful])
+    with pytest.raises(AssertionError) as failed:
+        test_every_route_declares_what_it_needs(create_app(Settings(), temp_store()))
+    assert "GET /forgetful" in str(failed.value) and "POST /forgetful" not in str(failed.value)
+
+
 def test_a_route_without_a_declaration_is_refused() -> None:
     from litestar import get
 
@@ -90,12 +114,45 @@ def test_a_route_without_a_declaration_is_refused() -> None:
     assert "reached" not in response.text
 
 
-def _request(client: TestClient[Litestar], cookies: dict[str, str], method: str, path: str) -> tuple[int, str, str]:
+@dataclass(frozen=True)
+class Caller:
+    """Who asks in the matrix: a browser's session (or none), or a program's API key of one scope."""
+
+    label: str
+    role: Role | None  # what the guard lets it do; None: nothing that needs a role
+    cookies: dict[str, str]
+    headers: dict[str, str]
+    opens_ingest: bool = False  # its key is one the OTLP route (OWN_KEY) takes
+
+
+KEY_ROLES: dict[str, Role | None] = {"ingest": None, "read": Role.VIEWER, "write": Role.REVIEWER, "admin": Role.ADMIN}
+"""The role a key of each scope acts with, as the README's table says (an ingest key: none)."""
+
+
+@pytest.fixture(scope="module")
+def callers(cookies: dict[Role | None, dict[str, str]], keys: dict[str, str]) -> list[Caller]:
+    """Anonymous and each role's session (with the CSRF token a browser's form carries), then each key scope's
+    program: a key and nothing else, so a state-changing request shows that a valid key needs no CSRF token.
+    An ingest key opens no route but its own, so it carries the anonymous browser's token, to reach the guard."""
+    made = [
+        Caller(role.value if role else "anonymous", role, held, {"x-csrftoken": csrf_cookie(held)})
+        for role, held in cookies.items()
+    ]
+    for scope, role in KEY_ROLES.items():
+        held = cookies[ANONYMOUS] if role is None else {}
+        token = {"x-csrftoken": csrf_cookie(held)} if held else {}
+        made.append(
+            Caller(f"{scope} key", role, held, {"authorization": f"Bearer {keys[scope]}", **token},
+                   opens_ingest=scope in ("ingest", "admin"))
+        )  # fmt: skip
+    return made
+
+
+def _request(client: TestClient[Litestar], caller: Caller, method: str, path: str) -> tuple[int, str, str]:
     url = _PARAM.sub(lambda m: SAMPLE.get(m[1], "nobody-has-this"), path)
     client.cookies.clear()
-    client.cookies.update(cookies)
-    token = csrf_cookie(cookies)
-    response = client.request(method, url, headers={"x-csrftoken": token}, follow_redirects=False)
+    client.cookies.update(caller.cookies)
+    response = client.request(method, url, headers=caller.headers, follow_redirects=False)
     return response.status_code, response.headers.get("location", ""), response.text
 
 
@@ -108,29 +165,57 @@ def _guard_refused(status: int, location: str, text: str) -> bool:
     )
 
 
-def test_the_route_by_role_matrix(
-    app: Litestar, client: TestClient[Litestar], cookies: dict[Role | None, dict[str, str]]
-) -> None:
+def _wrong(access: Access, caller: Caller, method: str, path: str, answer: tuple[int, str, str]) -> str | None:
+    """What is wrong with ``answer`` to ``caller`` on a route that needs ``access`` (None: it is as expected)."""
+    status, location, text = answer
+    if access == OWN_KEY:  # past the guard, the handler checks its own key: 401 without one of its scopes
+        if caller.opens_ingest:
+            return None if status != 401 and not _guard_refused(*answer) else "expected the route to take its key"
+        return None if status == 401 and not _guard_refused(*answer) else "expected the route's own 401 for its key"
+    if access == PUBLIC or (caller.role is not None and caller.role.allows(access)):
+        # 403: not even CSRF may refuse (a session's form carries the token, a key needs none)
+        return None if not _guard_refused(*answer) and status != 403 else "expected to pass the guard"
+    if caller.role is None:
+        sent_to_login = status == 303 and location.startswith("/login?next=")
+        expected = sent_to_login if method == "GET" and not path.startswith("/api/") else status == 401
+        return None if expected else "expected a login first"
+    named = status == 403 and f"needs the {access.value} role" in text
+    return None if named else f"expected a refusal naming the {access.value} role"
+
+
+def test_the_route_by_role_matrix(app: Litestar, client: TestClient[Litestar], callers: list[Caller]) -> None:
     wrong: list[str] = []
     # Logout ends the session every other request uses: it goes last.
     for method, path, access in sorted(_routes(app), key=lambda route: route[1] == "/logout"):
         assert access is not None
-        for caller, held in cookies.items():
-            status, location, text = _request(client, held, method, path)
-            where = f"{method} {path} as {caller.value if caller else 'anonymous'}: {status}"
-            if access == OWN_KEY:  # a session is no key: the handler itself answers 401, past the guard
-                if status != 401 or _guard_refused(status, location, text):
-                    wrong.append(f"{where}, expected the route's own 401 asking for its key")
-            elif access == PUBLIC or (caller is not None and caller.allows(access)):
-                if _guard_refused(status, location, text) or status == 403:  # 403: not even CSRF may refuse
-                    wrong.append(f"{where}, expected to pass the guard")
-            elif caller is None:
-                sent_to_login = status == 303 and location.startswith("/login?next=")
-                if not (sent_to_login if method == "GET" and not path.startswith("/api/") else status == 401):
-                    wrong.append(f"{where}, expected a login first")
-            elif status != 403 or f"needs the {access.value} role" not in text:
-                wrong.append(f"{where}, expected a refusal naming the {access.value} role")
+        for caller in callers:
+            answer = _request(client, caller, method, path)
+            problem = _wrong(access, caller, method, path, answer)
+            if problem is not None:
+                wrong.append(f"{method} {path} as {caller.label}: {answer[0]}, {problem}")
     assert wrong == [], "\n".join(wrong)
+
+
+STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+@pytest.mark.parametrize("token", [None, "forged"], ids=["no token", "forged token"])
+def test_every_state_changing_route_refuses_a_session_without_its_csrf_token(
+    app: Litestar, client: TestClient[Litestar], cookies: dict[Role | None, dict[str, str]], token: str | None
+) -> None:
+    # The OTLP route alone is exempt: it takes no cookie, only its key (which no other site can send).
+    changing = [(m, p) for m, p, access in _routes(app) if m in STATE_CHANGING and access != OWN_KEY]
+    assert len(changing) >= 8
+    passed: list[str] = []
+    for method, path in changing:
+        client.cookies.clear()
+        client.cookies.update(cookies[Role.ADMIN])  # the guard would let an admin through
+        headers = {"x-csrftoken": token} if token is not None else {}
+        url = _PARAM.sub(lambda m: SAMPLE.get(m[1], "nobody-has-this"), path)
+        response = client.request(method, url, headers=headers, follow_redirects=False)
+        if response.status_code != 403 or "CSRF" not in response.text:
+            passed.append(f"{method} {path}: {response.status_code}")
+    assert passed == []
 
 
 def test_an_open_dashboard_without_accounts_needs_no_login() -> None:
