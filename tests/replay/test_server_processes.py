@@ -33,9 +33,10 @@ HX = {"HX-Request": "true"}
 
 
 class Server:
-    """One ``traceloupe serve`` process on a free loopback port."""
+    """One ``traceloupe serve`` process on a free loopback port, started once ``ready`` answers 200 (a page open to
+    anyone: ``/login`` once accounts exist)."""
 
-    def __init__(self, db: str, env: dict[str, str], *extra: str) -> None:
+    def __init__(self, db: str, env: dict[str, str], *extra: str, ready: str = "/") -> None:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         command = [sys.executable, "-m", "web.cli", "serve", "--db", db, "--port", str(self.port), *extra]
@@ -46,7 +47,7 @@ class Server:
         while True:
             assert self.process.poll() is None, self.process.communicate()[1][-2000:]
             try:
-                if httpx.get(f"{self.base}/", timeout=2).status_code == 200:
+                if httpx.get(f"{self.base}{ready}", timeout=2).status_code == 200:
                     return
             except httpx.TransportError:
                 pass
