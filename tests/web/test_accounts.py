@@ -16,12 +16,14 @@ from litestar.testing import TestClient
 
 from core.accounts import Accounts, LoginPolicy, Role
 from core.store import Store
+from core.store.api_keys import SHOWN_CHARS
 from tests.replay.canary import dump_database
 from tests.web.accounts_data import PASSWORDS, add_accounts, csrf_token, log_in
 from tests.web.test_security import upstream_upload_leak
 from tests.web.web_corpus import BASE_URL, csrf_cookie, temp_store
 from web.accounts.pages import REFUSED
 from web.app import create_app
+from web.cli import main
 from web.settings import SESSION_COOKIE_PREFIX, Settings
 
 JSONL = b'{"role": "user", "msg_type": "text", "content": "hello", "conversation_id": "audited"}\n'
@@ -158,12 +160,16 @@ def test_an_import_is_in_the_audit_log_with_who_did_it(client: TestClient[Litest
     assert 'data-audit-event="login"' in page
 
 
-def test_no_password_or_session_token_leaks(
-    client: TestClient[Litestar], store: Store, caplog: pytest.LogCaptureFixture
+@upstream_upload_leak
+def test_no_password_key_or_session_token_leaks(
+    client: TestClient[Litestar], store: Store, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
 ) -> None:
     caplog.set_level(logging.DEBUG)
     canary = "canary-password-9f8e7d6c"
     Accounts(store).create("canary", Role.ADMIN, canary)
+    _, key = store.api_keys.create("admin", "canary key", user="canary")
+    _, unnamed = store.api_keys.create("write", "a key of no account")
+    hidden = [key[SHOWN_CHARS:], unnamed[SHOWN_CHARS:]]  # listings show the first characters; never the rest
     seen: list[str] = []
     token = csrf_token(client)
     typed_as_name = client.post("/login", data={"name": canary, "password": "x" * 12, "_csrf_token": token})
@@ -176,7 +182,28 @@ def test_no_password_or_session_token_leaks(
         got = client.get(path)
         seen.append(got.text + repr(got.headers))
     seen.append(repr({k: v for k, v in response.headers.items() if k != "set-cookie"}) + response.text)
-    places = {"pages": "\n".join(seen), "logs": caplog.text, "database": dump_database(store)}
+    client.cookies.clear()
+    statuses: list[int] = []
+    for bearer in (key, unnamed, key[:-1] + "x"):  # a program's requests, and one key mistyped
+        headers = {"authorization": f"Bearer {bearer}"}
+        for path in ("/api/conversations", "/admin/audit", "/nowhere"):
+            got = client.get(path, headers=headers, follow_redirects=False)
+            statuses.append(got.status_code)
+            seen.append(got.text + repr(got.headers))
+        posted = client.post("/import", files={"files": ("k.jsonl", JSONL)}, headers=headers)
+        seen.append(posted.text + repr(posted.headers))
+    gc.collect()  # the uploads' spooled files (Litestar leaves them to the collector)
+    assert statuses == [200, 200, 404, 200, 403, 404, 401, 303, 404]  # the keys were taken, and refused
+    for command in (["keys", "list"], ["keys", "list", "--json"], ["audit", "--json"], ["users", "list"]):
+        assert main([*command, "--db", store.engine.url.render_as_string(hide_password=False)]) == 0
+    out, err = capsys.readouterr()
+    places = {
+        "pages": "\n".join(seen),
+        "logs": caplog.text,
+        "database": dump_database(store),
+        "command output": out + err,
+    }
     for where, text in places.items():
         assert canary not in text, f"the password leaked into the {where}"
         assert session not in text, f"the session token leaked into the {where}"
+        assert not any(part in text for part in hidden), f"a key leaked into the {where}"
