@@ -295,6 +295,7 @@ def test_a_write_key_posts_without_a_csrf_token(client: TestClient[Litestar], ke
 def test_a_read_key_is_refused_by_its_role_not_by_csrf(client: TestClient[Litestar], keys: dict[str, str]) -> None:
     status, text = _import_with(client, f"Bearer {keys['read']}")
     assert status == 403 and "reviewer role" in text and "CSRF" not in text
+    assert "a key of scope write" in text and "traceloupe keys create --scope write" in text  # not users set-role
 
 
 @pytest.mark.parametrize("authorization", [None, "Bearer tlk_" + "x" * 43], ids=["no key", "made-up key"])

@@ -15,9 +15,10 @@ from litestar.exceptions import NotAuthorizedException, PermissionDeniedExceptio
 from litestar.handlers.base import BaseRouteHandler
 from litestar.types import Guard
 
+from core.accounts import Principal
 from core.accounts.roles import Role
 from web.auth.access import ACTIONS, declared
-from web.auth.principals import Gate
+from web.auth.principals import KEY_ROLES, Gate
 
 
 class LoginRequired(NotAuthorizedException):
@@ -28,14 +29,23 @@ class LoginRequired(NotAuthorizedException):
 
 
 class RoleRefused(PermissionDeniedException):
-    """The principal's role does not allow what the route does; the detail says which role would."""
+    """The principal's role does not allow what the route does; the detail says which role would, and how to get
+    it: an account's role is given by an admin, a program needs a key of another scope."""
 
-    def __init__(self, name: str, role: Role, needed: Role) -> None:
-        detail = (
-            f"Refused: the {role.value} role cannot {ACTIONS[needed]}; that needs the {needed.value} role "
-            f"(an admin can give it: traceloupe users set-role {name} {needed.value})."
+    def __init__(self, principal: Principal, needed: Role) -> None:
+        refused = (
+            f"Refused: the {principal.role.value} role cannot {ACTIONS[needed]}; that needs the {needed.value} role"
         )
-        super().__init__(detail=detail)
+        if principal.via == "key":
+            scope = KEY_SCOPES[needed]
+            remedy = f"a key of scope {scope}, of an account with that role: traceloupe keys create --scope {scope}"
+        else:
+            remedy = f"an admin can give it: traceloupe users set-role {principal.name} {needed.value}"
+        super().__init__(detail=f"{refused} ({remedy}).")
+
+
+KEY_SCOPES: dict[Role, str] = {role: scope for scope, role in KEY_ROLES.items()}
+"""The key scope that acts with each role."""
 
 
 def _litestar_options(handler: BaseRouteHandler) -> bool:
@@ -60,6 +70,6 @@ def access_guard(gate: Gate) -> Guard:
                 raise LoginRequired()
             return
         if not principal.role.allows(needed):
-            raise RoleRefused(principal.name, principal.role, needed)
+            raise RoleRefused(principal, needed)
 
     return guard
