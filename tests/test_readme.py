@@ -46,3 +46,28 @@ def test_the_readme_opens_with_the_set_up_then_a_first_hour_in_commands() -> Non
     parsed = [_parses(line) for line in commands]  # every command as written is one the CLI takes
     assert parsed[3].steps
     assert "--create" in commands[1]  # serve names the flag a missing database needs
+
+
+def _section(lines: list[str], heading: str) -> list[str]:
+    """The lines of a ``## `` section, up to the next one."""
+    start = lines.index(heading)
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return lines[start:end]
+
+
+def test_the_shared_server_section_sets_up_an_admin_a_remote_server_a_key_and_the_audit_in_commands_the_cli_takes() -> (
+    None
+):
+    section = _section(README.read_text(encoding="utf-8").splitlines(), "## Shared server")
+    start = section.index("```sh")
+    commands = [line.split("|")[-1].strip() for line in section[start + 1 : section.index("```", start + 1)]]
+    parsed: dict[str, argparse.Namespace] = {}
+    for line in commands:  # the first of each command: the admin is made first
+        parsed.setdefault(shlex.split(line, comments=True)[1], _parses(line))
+    assert parsed["users"].action == "create" and parsed["users"].role == "admin"
+    assert parsed["serve"].allow_remote and parsed["serve"].allowed_hosts == ["traces.example.com"]
+    assert parsed["keys"].action == "create" and parsed["keys"].user == "bob"
+    assert parsed["audit"].user == "bob"
+    prose = " ".join(section)
+    for needed in ("TLS proxy", "--secure-cookies", "`viewer`", "`reviewer`", "`admin`", "keys revoke", "Bearer"):
+        assert needed in prose, needed

@@ -6,7 +6,7 @@ from enum import StrEnum
 
 
 class Role(StrEnum):
-    """What an account may do: ``viewer`` reads; ``reviewer`` also imports, replays, runs suites, annotates;
+    """What an account may do: ``viewer`` reads; ``reviewer`` also imports, replays, saves and runs suites;
     ``admin`` also manages accounts and keys."""
 
     VIEWER = "viewer"

@@ -142,7 +142,7 @@ def test_a_viewer_is_refused_an_import_with_the_role_it_needs(client: TestClient
     response = client.post("/import", files={"files": ("t.jsonl", JSONL)}, data={"_csrf_token": token})
     assert response.status_code == 403
     assert (
-        "the viewer role cannot import, replay, run suites or annotate; that needs the reviewer role" in response.text
+        "the viewer role cannot import, replay, or save and run suites; that needs the reviewer role" in response.text
     )
 
 

@@ -41,7 +41,7 @@ def declared(opt: dict[str, Any]) -> Access | None:
 
 ACTIONS: dict[Role, str] = {
     Role.VIEWER: "read",
-    Role.REVIEWER: "import, replay, run suites or annotate",
+    Role.REVIEWER: "import, replay, or save and run suites",
     Role.ADMIN: "manage accounts and keys",
 }
 """What each role adds, in the words a refusal uses."""
