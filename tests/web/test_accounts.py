@@ -75,6 +75,19 @@ def test_the_cookie_is_secure_when_asked(store: Store) -> None:
         assert "secure" in response.headers["set-cookie"].lower()
 
 
+def test_behind_a_tls_proxy_a_login_works_with_secure_cookies(store: Store) -> None:
+    # As the README sets it up: serve on loopback, --secure-cookies, --allowed-host the public name the proxy
+    # forwards in Host; the browser's Origin is the proxy's https one.
+    settings = Settings(allowed_hosts=("traces.example.com",), secure_cookies=True)
+    public = "https://traces.example.com"
+    with TestClient(create_app(settings, store), base_url=public) as client:
+        data = {"name": "reviewer", "password": PASSWORDS[Role.REVIEWER], "_csrf_token": csrf_token(client)}
+        browser = {"Origin": public, "Sec-Fetch-Site": "same-origin"}
+        response = client.post("/login", data=data, headers=browser, follow_redirects=False)
+        assert response.status_code == 303 and "secure" in response.headers["set-cookie"].lower()
+        assert 'data-account="reviewer"' in client.get("/").text
+
+
 def test_a_failed_login_says_nothing_of_which_part_was_wrong(client: TestClient[Litestar]) -> None:
     token = csrf_token(client)
     wrong = client.post("/login", data={"name": "viewer", "password": "not it at all", "_csrf_token": token})
