@@ -242,3 +242,12 @@ def test_the_demo_stores_its_agents_tools_but_one_whose_step_run_says_they_were_
     finally:
         stub.shutdown()
         stub.server_close()
+
+
+def test_demo_with_allow_remote_is_refused_before_it_builds_saying_what_to_do(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["demo", "--host", "0.0.0.0", "--allow-remote"]) == 2
+    err = capsys.readouterr().err
+    assert "database is temporary" in err and "traceloupe serve --db FILE --allow-remote" in err
+    assert "stub provider on" not in err  # nothing was started

@@ -127,6 +127,14 @@ def run(ns: argparse.Namespace) -> int:
 
     if refuse_public_bind(ns, "demo"):
         return 2
+    if ns.allow_remote:  # said now: the demo's temporary database can hold no admin account to log in with
+        print(
+            "traceloupe demo: --allow-remote needs an admin account, and the demo's database is temporary: "
+            "serve a store of your own instead (traceloupe users create NAME --role admin --db FILE, then "
+            "traceloupe serve --db FILE --allow-remote)",
+            file=sys.stderr,
+        )
+        return 2
     if ns.port is not None and port_is_busy(ns.host, ns.port):  # say so now, not after building the demo
         print(f"traceloupe: port {ns.port} on {ns.host} is busy; choose another with --port", file=sys.stderr)
         return 2
