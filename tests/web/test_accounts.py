@@ -173,6 +173,21 @@ def test_an_import_is_in_the_audit_log_with_who_did_it(client: TestClient[Litest
     assert 'data-audit-event="login"' in page
 
 
+def test_an_admin_sees_the_keys_with_their_last_use_and_never_the_key(
+    client: TestClient[Litestar], store: Store
+) -> None:
+    record, key = store.api_keys.create("read", "nightly report", user="reviewer")
+    unused, _ = store.api_keys.create("write", "never used", user="reviewer")
+    assert client.get("/api/conversations", headers={"authorization": f"Bearer {key}"}).status_code == 200
+    assert log_in(client, Role.ADMIN) == 303
+    page = client.get("/admin/audit?user=reviewer").text
+    row = page.split(f'data-key-row="{record.id}"')[1].split("</tr>")[0]
+    assert "nightly report" in row and "read" in row and record.prefix in row and "active" in row
+    assert "never" not in row.split("data-key-last-used>")[1].split("</td>")[0]
+    assert "never" in page.split(f'data-key-row="{unused.id}"')[1].split("</tr>")[0]
+    assert key[SHOWN_CHARS:] not in page
+
+
 @upstream_upload_leak
 def test_no_password_key_or_session_token_leaks(
     client: TestClient[Litestar], store: Store, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]

@@ -4,7 +4,7 @@
   (HttpOnly, SameSite=Lax, named per store, Secure on HTTPS servers) and a redirect to ``next``; a refusal
   re-renders the form with one sentence for every cause (401).
 - ``POST /logout``: the session ends in the store, so no process accepts the cookie again.
-- ``GET /admin/audit``: accounts and the newest events (admin only).
+- ``GET /admin/audit``: accounts, API keys and the newest events (admin only).
 """
 
 from __future__ import annotations
@@ -92,7 +92,12 @@ class AccountsController(Controller):
 
     @get(urls.AUDIT, name="audit", opt=needs(Role.ADMIN), sync_to_thread=True)
     def audit(self, gate: GateDep, user: Annotated[str | None, QueryParameter(max_length=64)] = None) -> Template:
-        """The accounts and the newest events of the audit log."""
+        """The accounts, the API keys with their last use, and the newest events of the audit log."""
         accounts = gate.accounts
-        page = AuditPage(users=accounts.users(), events=accounts.events(actor=user, limit=MAX_EVENTS), actor=user)
+        page = AuditPage(
+            users=accounts.users(),
+            keys=gate.keys.list(user=user),
+            events=accounts.events(actor=user, limit=MAX_EVENTS),
+            actor=user,
+        )
         return Template("accounts/audit.html", context={"page": page})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.store.api_keys import KeyRecord
 from core.store.audit import AuditEvent
 from core.store.users import UserView
 
@@ -22,8 +23,10 @@ class LoginPage:
 
 @dataclass(frozen=True, slots=True)
 class AuditPage:
-    """The accounts and the newest events of the audit log (``actor``: only that account's)."""
+    """The accounts, the API keys (never a key: its shown prefix) and the newest events of the audit log
+    (``actor``: only that account's events and keys)."""
 
     users: list[UserView]
+    keys: list[KeyRecord]
     events: list[AuditEvent]
     actor: str | None
