@@ -66,6 +66,14 @@ def test_a_login_sets_an_httponly_lax_cookie_named_per_store(client: TestClient[
     assert client.get("/").status_code == 200
 
 
+def test_the_session_cookie_is_named_per_store() -> None:
+    # Cookies ignore ports: two stores' dashboards on one host must not read or overwrite each other's sessions.
+    one, other = Settings(csrf_secret="1" * 16 + "a" * 16), Settings(csrf_secret="2" * 16 + "b" * 16)
+    assert one.session_cookie_name != other.session_cookie_name
+    assert one.session_cookie_name == Settings(csrf_secret="1" * 16 + "a" * 16).session_cookie_name  # its processes
+    assert one.session_cookie_name not in (one.csrf_cookie_name, other.csrf_cookie_name)
+
+
 def test_the_cookie_is_secure_when_asked(store: Store) -> None:
     # Over HTTPS: a client sends Secure cookies nowhere else.
     with TestClient(create_app(Settings(secure_cookies=True), store), base_url="https://127.0.0.1:8000") as client:
