@@ -17,6 +17,9 @@ from web.devtools.stub_provider import StubServer
 from web.replays.service import RunService
 
 pytestmark = pytest.mark.browser
+RUN_SECONDS = 60.0
+"""How long a replay may take to start and to end: its POST and its job share the machine with the browser and the
+stub, so a loaded machine slows it far more than a page's change."""
 
 
 @pytest.fixture
@@ -63,10 +66,11 @@ def test_a_reviewers_replay_says_who_started_it_and_an_admin_sees_it_in_the_audi
     _log_in(pg, Role.REVIEWER)
     pg.select_option("#rerun-form [data-rerun-provider]", "anthropic")  # type: ignore[attr-defined]
     pg.click("#rerun-form [data-rerun-submit]")  # type: ignore[attr-defined]
-    _until(lambda: pg.query_selector("#runs-live [data-run] [data-started-by]") is not None)  # type: ignore[attr-defined]
+    started = lambda: pg.query_selector("#runs-live [data-run] [data-started-by]") is not None  # type: ignore[attr-defined]  # noqa: E731
+    _until(started, timeout=RUN_SECONDS)
     assert pg.inner_text("#runs-live [data-run] [data-started-by]") == "by reviewer"  # type: ignore[attr-defined]
     run_id = pg.get_attribute("#runs-live [data-run]", "data-run")  # type: ignore[attr-defined]
-    _until(lambda: pg.get_attribute(f"#run-{run_id}", "data-run-status") == "ok")  # type: ignore[attr-defined]
+    _until(lambda: pg.get_attribute(f"#run-{run_id}", "data-run-status") == "ok", timeout=RUN_SECONDS)  # type: ignore[attr-defined]
     assert len(stub.state.requests) == 1
 
     pg.click("[data-logout] button")  # type: ignore[attr-defined]
