@@ -96,9 +96,7 @@ INSTRUMENTATIONS = (
     Instrumentation("opentelemetry-instrumentation-genai-openai", "openai", "genai", _genai_openai),
     Instrumentation("opentelemetry-instrumentation-genai-anthropic", "anthropic", "genai", _genai_anthropic),
     Instrumentation("openinference-instrumentation-openai", "openai", "openinference", _openinference_openai),
-    Instrumentation(
-        "openinference-instrumentation-anthropic", "anthropic", "openinference", _openinference_anthropic
-    ),
+    Instrumentation("openinference-instrumentation-anthropic", "anthropic", "openinference", _openinference_anthropic),
 )
 
 
@@ -221,9 +219,10 @@ def _openinference_run(agent: _Agent, provider: TracerProvider, conversation: st
             tool.set_output(result)
         return result
 
-    with using_session(conversation), tracer.start_as_current_span(
-        "weather-agent", openinference_span_kind="agent"
-    ) as span:
+    with (
+        using_session(conversation),
+        tracer.start_as_current_span("weather-agent", openinference_span_kind="agent") as span,
+    ):
         span.set_input(questions(conversation)[0])
         finals = _turns(agent, conversation, run_tool)
         span.set_output(finals[-1])
@@ -231,7 +230,9 @@ def _openinference_run(agent: _Agent, provider: TracerProvider, conversation: st
 
 
 @contextmanager
-def instrumented(instrumentation: Instrumentation, provider: TracerProvider, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def instrumented(
+    instrumentation: Instrumentation, provider: TracerProvider, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
     """``instrumentation`` recording into ``provider``, with message content captured on the spans."""
     monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "span_only")
     instrumentor = instrumentation.instrumentor()
