@@ -46,6 +46,16 @@ def weather(city: str, conversation: str) -> str:
     return f"sunny, 21 C in {city} ({conversation})"
 
 
+def failure(city: str) -> str:
+    """What the tool raises for a city it fails on."""
+    return f"no weather station in {city}"
+
+
+def failure_result(city: str) -> str:
+    """The result the agent sends the model for a failed run."""
+    return f"error: {failure(city)}"
+
+
 def answers(conversation: str) -> tuple[str, str]:
     """The model's final answer of each turn."""
     return f"Sunny in both ({conversation}).", f"No umbrella needed ({conversation})."
@@ -159,19 +169,33 @@ class _Agent:
         calls = [{"id": b.id, "name": b.name, "arguments": b.input} for b in reply.content if b.type == "tool_use"]
         return "".join(b.text for b in reply.content if b.type == "text"), calls
 
+    def close(self) -> None:
+        """Close the SDK's connections (a socket left to the garbage collector is a ResourceWarning)."""
+        (self.openai if self.sdk == "openai" else self.anthropic).close()
+
     def say(self, text: str) -> None:
         self.messages.append({"role": "user", "content": text})
 
-    def answer(self, results: list[tuple[Call, str]]) -> None:
+    def answer(self, results: list[tuple[Call, str | None]]) -> None:
+        """Send each call's result, or for a failed run (None) the error text, flagged where the API can."""
+        texts = [(c, r if r is not None else failure_result(c["arguments"]["city"])) for c, r in results]
         if self.sdk == "openai":
-            self.messages += [{"role": "tool", "tool_call_id": c["id"], "content": r} for c, r in results]
-        else:
-            blocks = [{"type": "tool_result", "tool_use_id": c["id"], "content": r} for c, r in results]
-            self.messages.append({"role": "user", "content": blocks})
+            self.messages += [{"role": "tool", "tool_call_id": c["id"], "content": text} for c, text in texts]
+            return
+        blocks = [
+            {
+                "type": "tool_result",
+                "tool_use_id": c["id"],
+                "content": text,
+                **({"is_error": True} if r is None else {}),
+            }
+            for (c, text), (_, r) in zip(texts, results, strict=True)
+        ]
+        self.messages.append({"role": "user", "content": blocks})
 
 
 ToolRunner = Callable[[Call], str]
-"""Runs one tool call inside the instrumentation's tool span; its result."""
+"""Runs one tool call inside the instrumentation's tool span; its result (raises ``LookupError`` if it fails)."""
 
 
 def _turns(agent: _Agent, conversation: str, run_tool: ToolRunner) -> list[str]:
@@ -181,13 +205,26 @@ def _turns(agent: _Agent, conversation: str, run_tool: ToolRunner) -> list[str]:
         agent.say(text)
         reply, calls = agent.ask()
         while calls:
-            agent.answer([(call, run_tool(call)) for call in calls])
+            agent.answer([(call, _result(run_tool, call)) for call in calls])
             reply, calls = agent.ask()
         finals.append(reply)
     return finals
 
 
-def _genai_run(agent: _Agent, provider: TracerProvider, conversation: str) -> list[str]:
+def _result(run_tool: ToolRunner, call: Call) -> str | None:
+    try:
+        return run_tool(call)
+    except LookupError:
+        return None
+
+
+def _weather_tool(city: str, conversation: str, failing: str | None) -> str:
+    if city == failing:
+        raise LookupError(failure(city))
+    return weather(city, conversation)
+
+
+def _genai_run(agent: _Agent, provider: TracerProvider, conversation: str, failing: str | None) -> list[str]:
     from opentelemetry.util.genai.handler import TelemetryHandler
 
     handler = TelemetryHandler(tracer_provider=provider)
@@ -196,7 +233,7 @@ def _genai_run(agent: _Agent, provider: TracerProvider, conversation: str) -> li
         with handler.tool(TOOL_NAME) as tool:
             tool.tool_call_id = call["id"]
             tool.tool_call_arguments = call["arguments"]
-            tool.tool_call_result = result = weather(call["arguments"]["city"], conversation)
+            tool.tool_call_result = result = _weather_tool(call["arguments"]["city"], conversation, failing)
         return result
 
     with handler.invoke_local_agent(
@@ -205,7 +242,7 @@ def _genai_run(agent: _Agent, provider: TracerProvider, conversation: str) -> li
         return _turns(agent, conversation, run_tool)
 
 
-def _openinference_run(agent: _Agent, provider: TracerProvider, conversation: str) -> list[str]:
+def _openinference_run(agent: _Agent, provider: TracerProvider, conversation: str, failing: str | None) -> list[str]:
     from openinference.instrumentation import OITracer, TraceConfig, using_session
 
     tracer = OITracer(provider.get_tracer("weather-agent"), TraceConfig())
@@ -215,7 +252,7 @@ def _openinference_run(agent: _Agent, provider: TracerProvider, conversation: st
             tool.set_tool(name=TOOL_NAME, description=TOOL_DESCRIPTION, parameters=TOOL_SCHEMA)
             tool.set_attribute("tool.id", call["id"])
             tool.set_input(json.dumps(call["arguments"]), mime_type="application/json")
-            result = weather(call["arguments"]["city"], conversation)
+            result = _weather_tool(call["arguments"]["city"], conversation, failing)
             tool.set_output(result)
         return result
 
@@ -249,11 +286,16 @@ def run_agent(
     provider: TracerProvider,
     conversation: str,
     monkeypatch: pytest.MonkeyPatch,
+    *,
+    failing: str | None = None,
 ) -> list[str]:
     """Two turns of the agent for ``conversation``, recorded by ``instrumentation`` into ``provider``; the
-    model's final answer."""
+    model's final answers. The tool fails for the city ``failing`` (the agent sends the model the error)."""
     script(stub, conversation)
     agent = _Agent(instrumentation.sdk, stub)
     run = _genai_run if instrumentation.convention == "genai" else _openinference_run
-    with instrumented(instrumentation, provider, monkeypatch):
-        return run(agent, provider, conversation)
+    try:
+        with instrumented(instrumentation, provider, monkeypatch):
+            return run(agent, provider, conversation, failing)
+    finally:
+        agent.close()

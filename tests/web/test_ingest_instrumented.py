@@ -36,6 +36,7 @@ from tests.ingest.instrumented_agents import (
     Instrumentation,
     answers,
     call_ids,
+    failure_result,
     questions,
     run_agent,
     weather,
@@ -113,8 +114,8 @@ def test_an_instrumented_agent_s_live_spans_are_on_screen_as_a_file_of_them_give
     calls = [(c.id, c.name, c.arguments) for c in turn[0].tool_calls]  # type: ignore[union-attr]
     ids = call_ids(conversation)
     assert calls == [(i, TOOL_NAME, f'{{"city": "{city}"}}') for i, city in zip(ids, CITIES, strict=True)]
-    results = [(r.call_id, r.result) for t in turn[1:3] for r in t.tool_reses]  # type: ignore[union-attr]
-    assert results == [(i, weather(city, conversation)) for i, city in zip(ids, CITIES, strict=True)]
+    results = [(r.call_id, r.name, r.result, r.is_error) for t in turn[1:3] for r in t.tool_reses]  # type: ignore[union-attr]
+    assert results == [(i, TOOL_NAME, weather(c, conversation), False) for i, c in zip(ids, CITIES, strict=True)]
     answered = detail.messages[2].message.intermediate_trace.records  # type: ignore[union-attr]
     assert [(r.role, r.content) for r in answered] == [("assistant", answers(conversation)[1])]
 
@@ -131,6 +132,35 @@ def test_an_instrumented_agent_s_live_spans_are_on_screen_as_a_file_of_them_give
         assert html.escape(weather(city, conversation)) in page
     assert page.count("data-jump-call") == len(CITIES)  # each result links back to its call
     assert html.escape(answers(conversation)[1]) in page
+
+
+@pytest.mark.parametrize("instrumentation", INSTRUMENTATIONS, ids=str)
+def test_a_tool_run_that_failed_is_an_error_result_on_screen(
+    instrumentation: Instrumentation,
+    store: Store,
+    base: str,
+    stub: StubServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    conversation = f"failed-{instrumentation.package}"
+    memory = InMemorySpanExporter()
+    provider = tracer_provider(memory)
+    run_agent(instrumentation, stub, provider, conversation, monkeypatch, failing="Lyon")
+    provider.shutdown()
+    body = io.BufferedReader(io.BytesIO(otlp_body(memory.get_finished_spans())))
+    records, foreign = read_foreign(format_named("otlp"), body, "spans.pb")
+    store.import_records(records, source="spans.pb", store_lines=foreign.store_lines)
+
+    turn = store.get_conversation(conversation).messages[1].message.intermediate_trace.records  # type: ignore[union-attr]
+    results = [(r.name, r.result, r.is_error) for t in turn[1:3] for r in t.tool_reses]  # type: ignore[union-attr]
+    assert results == [
+        (TOOL_NAME, weather("Paris", conversation), False),
+        (TOOL_NAME, failure_result("Lyon"), True),
+    ]
+    page = httpx.get(f"{base}/conversations/{conversation}", timeout=30).text
+    paris, lyon = call_ids(conversation)
+    assert f'data-tool-result="{paris}" data-is-error="false"' in page
+    assert f'data-tool-result="{lyon}" data-is-error="true"' in page
 
 
 def test_the_same_agent_recorded_by_each_instrumentation_is_the_same_conversation(
