@@ -1,7 +1,8 @@
 """A small agent, run through the real provider SDKs against the stub provider and recorded by the real
 instrumentations: the OpenTelemetry GenAI ones (opentelemetry-python-contrib's, with the agent and tool spans
-of its ``opentelemetry-util-genai`` handler, as agent frameworks record them) and the OpenInference ones (with
-its ``OITracer`` agent and tool spans and ``using_session``).
+of its ``opentelemetry-util-genai`` handler, as agent frameworks record them), OpenLLMetry's (the same GenAI
+attributes, under the same util-genai agent and tool spans) and the OpenInference ones (with its ``OITracer``
+agent and tool spans and ``using_session``).
 
 One turn: the user asks for the weather, the model asks for the ``weather`` tool, the tool answers, the model
 answers. The stub is scripted per conversation (the conversation's marker is in the question), so one stub
@@ -11,6 +12,7 @@ can serve several agents.
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -69,13 +71,18 @@ def call_ids(conversation: str) -> tuple[str, ...]:
 class Instrumentation:
     """One instrumentation package: the SDK it instruments and the convention its spans follow."""
 
+    name: str
+    """Short: the family and the SDK (``genai-openai``, ``openllmetry-anthropic``)."""
     package: str
     sdk: Sdk
     convention: Literal["genai", "openinference"]
     instrumentor: Callable[[], BaseInstrumentor]
+    names_conversation: bool = True
+    """Whether its model-call spans carry the agent's conversation id (util-genai's ambient one, OpenInference's
+    ``session.id``); OpenLLMetry's carry none, so their conversation is named as keyless calls are."""
 
     def __str__(self) -> str:
-        return self.package
+        return self.name
 
 
 def _genai_openai() -> BaseInstrumentor:
@@ -90,6 +97,21 @@ def _genai_anthropic() -> BaseInstrumentor:
     return AnthropicInstrumentor()  # type: ignore[no-untyped-call]
 
 
+def _openllmetry_openai() -> BaseInstrumentor:
+    from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+
+    with warnings.catch_warnings():  # its Responses wrapper declares a pydantic v1 ``class Config`` when imported
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import opentelemetry.instrumentation.openai.v1.responses_wrappers  # noqa: F401
+    return OpenAIInstrumentor()
+
+
+def _openllmetry_anthropic() -> BaseInstrumentor:
+    from opentelemetry.instrumentation.anthropic import AnthropicInstrumentor
+
+    return AnthropicInstrumentor()
+
+
 def _openinference_openai() -> BaseInstrumentor:
     from openinference.instrumentation.openai import OpenAIInstrumentor
 
@@ -102,11 +124,22 @@ def _openinference_anthropic() -> BaseInstrumentor:
     return AnthropicInstrumentor()
 
 
+_CONTRIB = "opentelemetry-instrumentation-genai-"
+_OPENLLMETRY = "opentelemetry-instrumentation-"
+_OPENINFERENCE = "openinference-instrumentation-"
 INSTRUMENTATIONS = (
-    Instrumentation("opentelemetry-instrumentation-genai-openai", "openai", "genai", _genai_openai),
-    Instrumentation("opentelemetry-instrumentation-genai-anthropic", "anthropic", "genai", _genai_anthropic),
-    Instrumentation("openinference-instrumentation-openai", "openai", "openinference", _openinference_openai),
-    Instrumentation("openinference-instrumentation-anthropic", "anthropic", "openinference", _openinference_anthropic),
+    Instrumentation("genai-openai", f"{_CONTRIB}openai", "openai", "genai", _genai_openai),
+    Instrumentation("genai-anthropic", f"{_CONTRIB}anthropic", "anthropic", "genai", _genai_anthropic),
+    Instrumentation("openllmetry-openai", f"{_OPENLLMETRY}openai", "openai", "genai", _openllmetry_openai, False),
+    Instrumentation(
+        "openllmetry-anthropic", f"{_OPENLLMETRY}anthropic", "anthropic", "genai", _openllmetry_anthropic, False
+    ),
+    Instrumentation(
+        "openinference-openai", f"{_OPENINFERENCE}openai", "openai", "openinference", _openinference_openai
+    ),
+    Instrumentation(
+        "openinference-anthropic", f"{_OPENINFERENCE}anthropic", "anthropic", "openinference", _openinference_anthropic
+    ),
 )
 
 

@@ -34,9 +34,7 @@ _ID_FIELDS = ("traceId", "spanId", "parentSpanId")
 def fixture_path(instrumentation: Instrumentation) -> Path:
     """Where the file of ``instrumentation``'s spans is kept: by the convention its spans follow."""
     folder = "otlp" if instrumentation.convention == "genai" else "openinference"
-    name = instrumentation.package.removeprefix("opentelemetry-instrumentation-")
-    name = name.replace("-instrumentation-", "-").replace("-", "_")
-    return DATA / folder / f"{name}_agent.json"
+    return DATA / folder / f"{instrumentation.name.replace('-', '_')}_agent.json"
 
 
 def conversation_of(instrumentation: Instrumentation) -> str:

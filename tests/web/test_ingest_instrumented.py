@@ -59,11 +59,13 @@ def base(store: Store) -> Iterator[str]:
         yield url
 
 
-def _file_import(tmp_path: Path, body: bytes) -> list[str]:
+def _file_import(tmp_path: Path, body: bytes) -> tuple[str, list[str]]:
+    """The conversation a file of the spans gives: its id and its export."""
     with Store.open(str(tmp_path / "file.db")) as other:
         records, foreign = read_foreign(format_named("otlp"), io.BufferedReader(io.BytesIO(body)), "spans.pb")
         other.import_records(records, source="spans.pb", store_lines=foreign.store_lines)
-        return list(other.export_texts())
+        assert len({r.message.conversation_id for r in records}) == 1
+        return records[0].message.conversation_id, list(other.export_texts())
 
 
 def _assembled_as(store: Store, conversation: str, expected: list[str]) -> list[str]:
@@ -89,8 +91,8 @@ def test_an_instrumented_agent_s_live_spans_are_on_screen_as_a_file_of_them_give
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    key = store.api_keys.create("ingest", str(instrumentation))[1]
-    conversation = f"live-{instrumentation.package}"
+    key = store.api_keys.create("ingest", instrumentation.name)[1]
+    conversation = f"live-{instrumentation}"
     exporter = OTLPSpanExporter(endpoint=f"{base}/v1/traces", headers={"Authorization": f"Bearer {key}"})
     memory = InMemorySpanExporter()
     provider = tracer_provider(exporter, memory)
@@ -98,10 +100,11 @@ def test_an_instrumented_agent_s_live_spans_are_on_screen_as_a_file_of_them_give
     provider.shutdown()
     assert stub.state.refusals == []
 
-    file_texts = _file_import(tmp_path, otlp_body(memory.get_finished_spans()))
-    assert _assembled_as(store, conversation, file_texts) == file_texts
+    stored_id, file_texts = _file_import(tmp_path, otlp_body(memory.get_finished_spans()))
+    assert stored_id == conversation or not instrumentation.names_conversation
+    assert _assembled_as(store, stored_id, file_texts) == file_texts
 
-    detail = store.get_conversation(conversation)
+    detail = store.get_conversation(stored_id)
     first, second = questions(conversation)
     assert [(m.message.role, m.message.content) for m in detail.messages] == [
         ("system", SYSTEM),
@@ -119,14 +122,14 @@ def test_an_instrumented_agent_s_live_spans_are_on_screen_as_a_file_of_them_give
     answered = detail.messages[2].message.intermediate_trace.records  # type: ignore[union-attr]
     assert [(r.role, r.content) for r in answered] == [("assistant", answers(conversation)[1])]
 
-    context = store.request_context(conversation)
+    context = store.request_context(stored_id)
     assert context is not None
     assert (context.provider, context.model) == (instrumentation.sdk, MODELS[instrumentation.sdk])
     assert [(t.name, t.description, t.parameters) for t in context.tools] == [
         (TOOL_NAME, TOOL_DESCRIPTION, TOOL_SCHEMA)
     ]
 
-    page = httpx.get(f"{base}/conversations/{conversation}", timeout=30).text
+    page = httpx.get(f"{base}/conversations/{stored_id}", timeout=30).text
     for call_id, city in zip(ids, CITIES, strict=True):
         assert f'data-tool-call="{call_id}"' in page and f'data-tool-result="{call_id}"' in page
         assert html.escape(weather(city, conversation)) in page
@@ -142,7 +145,7 @@ def test_a_tool_run_that_failed_is_an_error_result_on_screen(
     stub: StubServer,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    conversation = f"failed-{instrumentation.package}"
+    conversation = f"failed-{instrumentation}"
     memory = InMemorySpanExporter()
     provider = tracer_provider(memory)
     run_agent(instrumentation, stub, provider, conversation, monkeypatch, failing="Lyon")
@@ -150,14 +153,15 @@ def test_a_tool_run_that_failed_is_an_error_result_on_screen(
     body = io.BufferedReader(io.BytesIO(otlp_body(memory.get_finished_spans())))
     records, foreign = read_foreign(format_named("otlp"), body, "spans.pb")
     store.import_records(records, source="spans.pb", store_lines=foreign.store_lines)
+    stored_id = records[0].message.conversation_id
 
-    turn = store.get_conversation(conversation).messages[1].message.intermediate_trace.records  # type: ignore[union-attr]
+    turn = store.get_conversation(stored_id).messages[1].message.intermediate_trace.records  # type: ignore[union-attr]
     results = [(r.name, r.result, r.is_error) for t in turn[1:3] for r in t.tool_reses]  # type: ignore[union-attr]
     assert results == [
         (TOOL_NAME, weather("Paris", conversation), False),
         (TOOL_NAME, failure_result("Lyon"), True),
     ]
-    page = httpx.get(f"{base}/conversations/{conversation}", timeout=30).text
+    page = httpx.get(f"{base}/conversations/{stored_id}", timeout=30).text
     paris, lyon = call_ids(conversation)
     assert f'data-tool-result="{paris}" data-is-error="false"' in page
     assert f'data-tool-result="{lyon}" data-is-error="true"' in page
@@ -178,8 +182,9 @@ def test_the_same_agent_recorded_by_each_instrumentation_is_the_same_conversatio
     assert len(seen[0]) == 3 and all(said == seen[0] for said in seen[1:])
 
 
-_RUN_FIELDS = ("msg_id", "create_ts", "additional_kwargs")
-"""What each run or instrumentation makes anew: ids, times, the spans' own attributes."""
+_RUN_FIELDS = ("msg_id", "conversation_id", "create_ts", "additional_kwargs")
+"""What each run or instrumentation makes anew: ids, times, the spans' own attributes (OpenLLMetry names no
+conversation)."""
 
 
 def _said(value: Any) -> Any:

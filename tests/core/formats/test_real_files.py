@@ -49,16 +49,23 @@ INSTRUMENTED_AGENT = [
 INSTRUMENTED_FILES = [
     ("otlp/genai_openai_agent.json", "otlp"),
     ("otlp/genai_anthropic_agent.json", "otlp"),
+    ("otlp/openllmetry_openai_agent.json", "otlp"),
+    ("otlp/openllmetry_anthropic_agent.json", "otlp"),
     ("openinference/openinference_openai_agent.json", "openinference"),
     ("openinference/openinference_anthropic_agent.json", "openinference"),
 ]
+KEYLESS_CONVERSATIONS = {
+    "otlp/openllmetry_openai_agent.json": "082fa652f5b8d62a",
+    "otlp/openllmetry_anthropic_agent.json": "f251cc3ebdcdcfee",
+}
+"""OpenLLMetry's model-call spans carry no conversation id: the conversation is named after its first call's span."""
 
 
 def _instrumented_case(
     name: str, format_name: str
 ) -> tuple[str, str, dict[str, list[str]], list[tuple[str, str, str]]]:
-    conversation = Path(name).stem.replace("_", "-")
     c = Path(name).stem
+    conversation = KEYLESS_CONVERSATIONS.get(name, c.replace("_", "-"))
     calls = [(f"call_{c}_{city.lower()}", "weather", f'{{"city": "{city}"}}') for city in ("Paris", "Lyon")]
     return name, format_name, {conversation: [line.format(c=c) for line in INSTRUMENTED_AGENT]}, calls
 
