@@ -26,9 +26,10 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from web.devtools.stub_provider import StubServer
 
-Sdk = Literal["openai", "anthropic"]
+Sdk = Literal["openai", "openai-responses", "anthropic"]
+"""The SDK call the agent makes: OpenAI's chat completions or Responses API, Anthropic's messages."""
 
-MODELS: dict[Sdk, str] = {"openai": "gpt-4o-mini", "anthropic": "claude-sonnet-4-5"}
+MODELS: dict[Sdk, str] = {"openai": "gpt-4o-mini", "openai-responses": "gpt-4o-mini", "anthropic": "claude-sonnet-4-5"}
 SYSTEM = "Answer in one sentence."
 TOOL_NAME = "weather"
 TOOL_DESCRIPTION = "The weather in a city"
@@ -84,6 +85,11 @@ class Instrumentation:
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def provider(self) -> str:
+        """The provider its calls go to."""
+        return "anthropic" if self.sdk == "anthropic" else "openai"
+
 
 def _genai_openai() -> BaseInstrumentor:
     from opentelemetry.instrumentation.genai.openai import OpenAIInstrumentor
@@ -129,6 +135,7 @@ _OPENLLMETRY = "opentelemetry-instrumentation-"
 _OPENINFERENCE = "openinference-instrumentation-"
 INSTRUMENTATIONS = (
     Instrumentation("genai-openai", f"{_CONTRIB}openai", "openai", "genai", _genai_openai),
+    Instrumentation("genai-openai-responses", f"{_CONTRIB}openai", "openai-responses", "genai", _genai_openai),
     Instrumentation("genai-anthropic", f"{_CONTRIB}anthropic", "anthropic", "genai", _genai_anthropic),
     Instrumentation("openllmetry-openai", f"{_OPENLLMETRY}openai", "openai", "genai", _openllmetry_openai, False),
     Instrumentation(
@@ -136,6 +143,13 @@ INSTRUMENTATIONS = (
     ),
     Instrumentation(
         "openinference-openai", f"{_OPENINFERENCE}openai", "openai", "openinference", _openinference_openai
+    ),
+    Instrumentation(
+        "openinference-openai-responses",
+        f"{_OPENINFERENCE}openai",
+        "openai-responses",
+        "openinference",
+        _openinference_openai,
     ),
     Instrumentation(
         "openinference-anthropic", f"{_OPENINFERENCE}anthropic", "anthropic", "openinference", _openinference_anthropic
@@ -165,34 +179,61 @@ class _Agent:
     def __init__(self, sdk: Sdk, stub: StubServer) -> None:
         self.sdk = sdk
         self.messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}] if sdk == "openai" else []
-        if sdk == "openai":
-            self.openai = openai.OpenAI(api_key="sk-test", base_url=f"{stub.base_url}/v1", max_retries=0)
-        else:
+        """The history as the SDK takes it (the Responses API's input items; its system text is ``instructions``)."""
+        if sdk == "anthropic":
             self.anthropic = anthropic.Anthropic(api_key="sk-test", base_url=stub.base_url, max_retries=0)
+        else:
+            self.openai = openai.OpenAI(api_key="sk-test", base_url=f"{stub.base_url}/v1", max_retries=0)
 
     def ask(self) -> tuple[str, list[Call]]:
         """Send the history; the answer's text and the tool calls it made."""
         if self.sdk == "openai":
-            tool = {"type": "function", "function": {"name": TOOL_NAME, "description": TOOL_DESCRIPTION,
-                                                     "parameters": TOOL_SCHEMA}}  # fmt: skip
-            completion = self.openai.chat.completions.create(
-                model=MODELS["openai"],
-                messages=self.messages,  # type: ignore[arg-type]
-                tools=[tool],  # type: ignore[list-item]
-                max_tokens=MAX_TOKENS,
-                temperature=0.3,
-            )
-            message = completion.choices[0].message
-            self.messages.append(message.model_dump(exclude_none=True))
-            calls = [
-                {"id": c.id, "name": c.function.name, "arguments": json.loads(c.function.arguments)}
-                for c in message.tool_calls or []
-                if c.type == "function"
-            ]
-            return message.content or "", calls
+            return self._chat()
+        if self.sdk == "openai-responses":
+            return self._responses()
+        return self._messages()
+
+    def _chat(self) -> tuple[str, list[Call]]:
+        tool = {"type": "function", "function": {"name": TOOL_NAME, "description": TOOL_DESCRIPTION,
+                                                 "parameters": TOOL_SCHEMA}}  # fmt: skip
+        completion = self.openai.chat.completions.create(
+            model=MODELS[self.sdk],
+            messages=self.messages,  # type: ignore[arg-type]
+            tools=[tool],  # type: ignore[list-item]
+            max_tokens=MAX_TOKENS,
+            temperature=0.3,
+        )
+        message = completion.choices[0].message
+        self.messages.append(message.model_dump(exclude_none=True))
+        calls = [
+            {"id": c.id, "name": c.function.name, "arguments": json.loads(c.function.arguments)}
+            for c in message.tool_calls or []
+            if c.type == "function"
+        ]
+        return message.content or "", calls
+
+    def _responses(self) -> tuple[str, list[Call]]:
+        tool = {"type": "function", "name": TOOL_NAME, "description": TOOL_DESCRIPTION, "parameters": TOOL_SCHEMA}
+        response = self.openai.responses.create(
+            model=MODELS[self.sdk],
+            instructions=SYSTEM,
+            input=self.messages,  # type: ignore[arg-type]
+            tools=[tool],  # type: ignore[list-item]
+            max_output_tokens=MAX_TOKENS,
+            temperature=0.3,
+        )
+        self.messages += [item.model_dump(exclude_none=True) for item in response.output]
+        calls = [
+            {"id": item.call_id, "name": item.name, "arguments": json.loads(item.arguments)}
+            for item in response.output
+            if item.type == "function_call"
+        ]
+        return response.output_text, calls
+
+    def _messages(self) -> tuple[str, list[Call]]:
         tools = [{"name": TOOL_NAME, "description": TOOL_DESCRIPTION, "input_schema": TOOL_SCHEMA}]
         reply = self.anthropic.messages.create(
-            model=MODELS["anthropic"],
+            model=MODELS[self.sdk],
             system=SYSTEM,
             messages=self.messages,  # type: ignore[arg-type]
             tools=tools,  # type: ignore[arg-type]
@@ -204,7 +245,7 @@ class _Agent:
 
     def close(self) -> None:
         """Close the SDK's connections (a socket left to the garbage collector is a ResourceWarning)."""
-        (self.openai if self.sdk == "openai" else self.anthropic).close()
+        (self.anthropic if self.sdk == "anthropic" else self.openai).close()
 
     def say(self, text: str) -> None:
         self.messages.append({"role": "user", "content": text})
@@ -214,6 +255,9 @@ class _Agent:
         texts = [(c, r if r is not None else failure_result(c["arguments"]["city"])) for c, r in results]
         if self.sdk == "openai":
             self.messages += [{"role": "tool", "tool_call_id": c["id"], "content": text} for c, text in texts]
+            return
+        if self.sdk == "openai-responses":
+            self.messages += [{"type": "function_call_output", "call_id": c["id"], "output": text} for c, text in texts]
             return
         blocks = [
             {

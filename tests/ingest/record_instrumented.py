@@ -5,13 +5,14 @@ written in the OTLP/JSON mapping (hex ids, https://opentelemetry.io/docs/specs/o
 
 Regenerating them is deliberate (review the diff; the README gives the packages' versions):
 
-    .venv/bin/python -m tests.ingest.record_instrumented
+    .venv/bin/python -m tests.ingest.record_instrumented [NAME...]    # genai-openai ...; none: every one
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -62,10 +63,12 @@ def record(instrumentation: Instrumentation, stub: StubServer, monkeypatch: pyte
     return request
 
 
-def main() -> None:
+def main(names: list[str]) -> None:
     stub = StubServer().start()
     with pytest.MonkeyPatch.context() as monkeypatch:
         for instrumentation in INSTRUMENTATIONS:
+            if names and instrumentation.name not in names:
+                continue
             path = fixture_path(instrumentation)
             path.write_text(json.dumps(record(instrumentation, stub, monkeypatch), indent=1) + "\n")
             print(path.relative_to(DATA))
@@ -73,4 +76,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -1,5 +1,5 @@
 """The real instrumentations, live: an agent's provider SDK calls to the stub provider, recorded by the
-OpenTelemetry GenAI and OpenInference instrumentations and sent by the real OTLP/HTTP exporter to
+OpenTelemetry GenAI, OpenLLMetry and OpenInference instrumentations and sent by the real OTLP/HTTP exporter to
 ``POST /v1/traces`` as they end, are on screen as the conversation a file import of the same spans gives.
 
 One server (uvicorn on loopback, SQLite, the job queue in process) for the module; one conversation per
@@ -124,7 +124,7 @@ def test_an_instrumented_agent_s_live_spans_are_on_screen_as_a_file_of_them_give
 
     context = store.request_context(stored_id)
     assert context is not None
-    assert (context.provider, context.model) == (instrumentation.sdk, MODELS[instrumentation.sdk])
+    assert (context.provider, context.model) == (instrumentation.provider, MODELS[instrumentation.sdk])
     assert [(t.name, t.description, t.parameters) for t in context.tools] == [
         (TOOL_NAME, TOOL_DESCRIPTION, TOOL_SCHEMA)
     ]

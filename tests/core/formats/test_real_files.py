@@ -48,10 +48,12 @@ INSTRUMENTED_AGENT = [
 """The agent of ``tests.ingest.instrumented_agents`` recorded by a real instrumentation (``record_instrumented``)."""
 INSTRUMENTED_FILES = [
     ("otlp/genai_openai_agent.json", "otlp"),
+    ("otlp/genai_openai_responses_agent.json", "otlp"),
     ("otlp/genai_anthropic_agent.json", "otlp"),
     ("otlp/openllmetry_openai_agent.json", "otlp"),
     ("otlp/openllmetry_anthropic_agent.json", "otlp"),
     ("openinference/openinference_openai_agent.json", "openinference"),
+    ("openinference/openinference_openai_responses_agent.json", "openinference"),
     ("openinference/openinference_anthropic_agent.json", "openinference"),
 ]
 KEYLESS_CONVERSATIONS = {
