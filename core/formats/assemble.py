@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import msgspec
+
 from core.formats.events import Event, ModelCall, SourceRef, ToolExecution
 from core.formats.transcript import common_prefix, continues
 from core.llm.messages import LLMAssistantMessage, LLMMessage, LLMTextPart, LLMToolMessage, LLMUserMessage
@@ -240,6 +242,16 @@ class _ToolIndex:
                         return entry, call.id
         return None
 
+    def complete(self, transcript: Transcript, run: ToolExecution, call_id: str) -> None:
+        """The result a later call resent for ``run``'s call, with what only the tool span knew: that the run
+        failed (the agent sent the error as text: OpenAI's tool messages have no error flag) and the tool's name."""
+        for entry in transcript.entries:
+            message = entry.message
+            if isinstance(message, LLMToolMessage) and message.tool_call_id == call_id:
+                failed = message.is_error or run.is_error
+                entry.message = msgspec.structs.replace(message, name=message.name or run.name, is_error=failed)
+                return
+
     def answer(self, transcript: Transcript, after: Entry, run: ToolExecution, call_id: str) -> None:
         """The run's result right after its call and the results already there."""
         entries = transcript.entries
@@ -254,7 +266,7 @@ class _ToolIndex:
 
 def _place_tool_runs(runs: list[ToolExecution], transcripts: list[Transcript], notes: list[ImportNote]) -> None:
     """Each tool run answers its call; a result the transcript already holds (resent in a later input) is kept
-    as recorded there."""
+    as recorded there, with the run's failure and tool name added."""
     index = _ToolIndex(transcripts)
     by_key: dict[str, list[Transcript]] = {}
     by_trace: dict[str, list[Transcript]] = {}
@@ -268,6 +280,8 @@ def _place_tool_runs(runs: list[ToolExecution], transcripts: list[Transcript], n
             transcript, entry = index.calls[run.call_id]
             if run.call_id not in index.answered[id(transcript)]:
                 index.answer(transcript, entry, run, run.call_id)
+            else:
+                index.complete(transcript, run, run.call_id)
             continue
         key = run.key.conversation or run.key.thread
         candidates = (by_key.get(key, []) if key else []) or by_trace.get(run.source.trace or "", [])

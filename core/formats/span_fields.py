@@ -12,7 +12,7 @@ import orjson
 from core.errors import InputError
 from core.formats.events import ModelCall, SourceRef, ToolExecution
 from core.formats.otlp import Span
-from core.llm.messages import LLMMessage
+from core.llm.messages import LLMAssistantMessage, LLMMessage
 from core.request_context.shapes import RequestFieldError, read_tools
 from core.request_context.stored import StoredRequest, read_params
 
@@ -123,6 +123,41 @@ def request_of(
     )
 
 
+def _joinable(turn: LLMAssistantMessage, item: LLMAssistantMessage) -> bool:
+    """Whether ``item`` continues ``turn``: its function calls after the turn's text, or more calls after calls;
+    never two texts or reasoning after calls (joined, their order would be lost)."""
+    if turn.function_call or item.function_call or turn.tfl_scripts or item.tfl_scripts:
+        return False
+    if turn.tool_calls:
+        return not item.content and not item.reasoning_content
+    return not (turn.content and item.content) and not (turn.reasoning_content and item.reasoning_content)
+
+
+def one_turn_each(messages: tuple[LLMMessage, ...] | None) -> tuple[LLMMessage, ...] | None:
+    """Consecutive assistant messages as the one turn they are: the Responses API lists a turn's reasoning, text
+    and each function call as items of their own, which instrumentations resend as messages of their own
+    (opentelemetry-instrumentation-genai-openai, openinference-instrumentation-openai), while the call that
+    answered recorded one message."""
+    if not messages:
+        return messages
+    out: list[LLMMessage] = []
+    for message in messages:
+        turn = out[-1] if out else None
+        if (
+            isinstance(message, LLMAssistantMessage)
+            and isinstance(turn, LLMAssistantMessage)
+            and _joinable(turn, message)
+        ):
+            out[-1] = LLMAssistantMessage(
+                turn.content or message.content,
+                turn.reasoning_content or message.reasoning_content,
+                turn.tool_calls + message.tool_calls,
+            )
+        else:
+            out.append(message)
+    return tuple(out)
+
+
 def span_model_call(
     span: Span,
     path: str,
@@ -140,8 +175,8 @@ def span_model_call(
     return ModelCall(
         source=source_of(span, path),
         key=key,
-        input=sent,
-        output=answered,
+        input=one_turn_each(sent),
+        output=one_turn_each(answered),
         request=request,
         started_at=span.start,
         ended_at=span.end,

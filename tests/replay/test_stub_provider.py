@@ -63,6 +63,16 @@ def test_openai_sdk_gets_a_reply_and_the_stub_records_the_exact_body(stub: StubS
     assert seen.headers["authorization"] == f"Bearer {KEY}"
 
 
+def test_each_answer_has_ids_of_its_own_as_the_real_apis_give(stub: StubServer) -> None:
+    # OpenLLMetry's Responses instrumentation keys what it records by response id: two answers under one id are one.
+    messages = [{"role": "user", "content": "hello"}]
+    chat = {_openai(stub).chat.completions.create(model="m", messages=messages).id for _ in range(2)}  # type: ignore[arg-type]
+    responses = [_openai(stub).responses.create(model="m", input="hello") for _ in range(2)]
+    anthropic_ids = {_anthropic(stub).messages.create(model="m", max_tokens=9, messages=messages).id for _ in range(2)}  # type: ignore[arg-type]
+    assert len(chat) == len(anthropic_ids) == len({r.id for r in responses}) == 2
+    assert len({item.id for r in responses for item in r.output}) == 2
+
+
 def test_anthropic_sdk_gets_tool_use_blocks(stub: StubServer) -> None:
     reply = _anthropic(stub).messages.create(
         model="stub-tool",

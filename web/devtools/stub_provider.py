@@ -40,6 +40,7 @@ It binds to loopback only and never forwards anything.
 
 from __future__ import annotations
 
+import itertools
 import json
 import select
 import socket
@@ -55,6 +56,8 @@ from web.settings import LOOPBACK_HOSTS
 
 Dialect = Literal["openai", "openai-responses", "anthropic", "gemini"]
 MAX_BODY = 64 * 1024 * 1024
+_ANSWERS = itertools.count(1)
+"""Numbers each answer's ids, unique as the real APIs' (OpenLLMetry keys the Responses calls it records by id)."""
 
 
 @dataclass
@@ -189,6 +192,7 @@ def model_of(dialect: Dialect, path: str, body: Any) -> str:
 def success_body(dialect: Dialect, model: str, reply: Reply) -> dict[str, Any]:
     """A provider-shaped success response carrying the reply's text, reasoning and tool calls."""
     usage_in, usage_out = 12, max(1, len(reply.text) // 4)
+    n = next(_ANSWERS)
     if dialect == "openai":
         message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
         if reply.reasoning:
@@ -200,7 +204,7 @@ def success_body(dialect: Dialect, model: str, reply: Reply) -> dict[str, Any]:
                 for i, c in enumerate(reply.tool_calls)
             ]  # fmt: skip
         return {
-            "id": "chatcmpl-stub",
+            "id": f"chatcmpl-stub{n}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": model,
@@ -210,7 +214,7 @@ def success_body(dialect: Dialect, model: str, reply: Reply) -> dict[str, Any]:
             "usage": {"prompt_tokens": usage_in, "completion_tokens": usage_out, "total_tokens": usage_in + usage_out},
         }
     if dialect == "openai-responses":
-        return _responses_body(model, reply, usage_in, usage_out)
+        return _responses_body(model, reply, usage_in, usage_out, n)
     if dialect == "anthropic":
         content: list[dict[str, Any]] = []
         if reply.reasoning:
@@ -227,7 +231,7 @@ def success_body(dialect: Dialect, model: str, reply: Reply) -> dict[str, Any]:
             for i, c in enumerate(reply.tool_calls)
         ]
         return {
-            "id": "msg_stub",
+            "id": f"msg_stub{n}",
             "type": "message",
             "role": "assistant",
             "model": model,
@@ -260,24 +264,24 @@ def success_body(dialect: Dialect, model: str, reply: Reply) -> dict[str, Any]:
     }
 
 
-def _responses_body(model: str, reply: Reply, usage_in: int, usage_out: int) -> dict[str, Any]:
+def _responses_body(model: str, reply: Reply, usage_in: int, usage_out: int, n: int) -> dict[str, Any]:
     output: list[dict[str, Any]] = []
     if reply.reasoning:
         output.append(
-            {"type": "reasoning", "id": "rs_stub", "summary": [{"type": "summary_text", "text": reply.reasoning}]}
+            {"type": "reasoning", "id": f"rs_stub{n}", "summary": [{"type": "summary_text", "text": reply.reasoning}]}
         )
     if reply.text:
         output.append({
-            "type": "message", "id": "msg_stub", "status": "completed", "role": "assistant",
+            "type": "message", "id": f"msg_stub{n}", "status": "completed", "role": "assistant",
             "content": [{"type": "output_text", "text": reply.text, "annotations": []}],
         })  # fmt: skip
     output += [
-        {"type": "function_call", "id": f"fc_stub_{i}", "call_id": reply.call_id(i, f"call_stub_{i}"),
+        {"type": "function_call", "id": f"fc_stub{n}_{i}", "call_id": reply.call_id(i, f"call_stub_{i}"),
          "name": c["name"], "arguments": json.dumps(c.get("arguments", {})), "status": "completed"}
         for i, c in enumerate(reply.tool_calls)
     ]  # fmt: skip
     return {
-        "id": "resp_stub", "object": "response", "created_at": int(time.time()), "status": "completed",
+        "id": f"resp_stub{n}", "object": "response", "created_at": int(time.time()), "status": "completed",
         "model": model, "output": output, "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
         "usage": {
             "input_tokens": usage_in, "output_tokens": usage_out, "total_tokens": usage_in + usage_out,

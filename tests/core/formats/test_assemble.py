@@ -161,6 +161,22 @@ def test_a_tool_span_without_a_call_id_answers_the_open_call_of_its_name() -> No
     }
 
 
+def test_a_failed_tool_span_marks_the_result_the_next_call_resent_as_an_error() -> None:
+    # The agent sends the model the error as the tool's text (OpenAI has no error flag); its tool span failed.
+    failed = ToolExecution(SourceRef("f.json", 2, "tool2", "t1"), NO_KEY, "weather", "c1", None, "no station", True)
+    resent = (user("Weather?"), reply("", WEATHER), LLMToolMessage("error: no station", "c1"))
+    events = [call(1, (user("Weather?"),), (reply("", WEATHER),)), failed, call(3, resent, (reply("Unknown."),))]
+    messages = assemble(events).conversations[0].messages
+    tool = messages[0]["intermediate_trace"]["records"][1]
+    assert tool["tool_reses"][0] | {} == {
+        "call_id": "c1",
+        "name": "weather",
+        "result": "error: no station",
+        "attachments": [],
+        "is_error": True,
+    }
+
+
 def test_a_transcript_without_a_user_turn_gets_a_marked_placeholder_and_a_note() -> None:
     result = assemble([call(1, (LLMSystemMessage("S"),), (reply("Hello, how can I help?"),))])
     top = result.conversations[0].messages

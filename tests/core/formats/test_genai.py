@@ -12,6 +12,7 @@ from core.formats.genai import model_call
 from core.formats.genai_messages import MessageReader
 from core.formats.otlp import Span, SpanEvent
 from core.llm.messages import LLMAssistantMessage, LLMMessage, LLMSystemMessage, LLMToolMessage, LLMUserMessage
+from tests.core.formats.summary import summary
 
 T = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -107,3 +108,34 @@ def test_indexed_prompt_attributes_and_openllmetry_functions_are_read() -> None:
     assert call.request is not None
     assert (call.request.provider, call.request.model) == ("anthropic", "claude-x")
     assert [t.name for t in call.request.tools] == ["weather"]
+
+
+def test_a_responses_api_turn_resent_as_one_message_per_item_continues_the_conversation() -> None:
+    # opentelemetry-instrumentation-genai-openai 1.3b0 on client.responses.create: the call's output is one assistant
+    # message (text and function call); the next call resends the turn's items as messages of their own.
+    from core.formats.records import assemble
+
+    call = {"arguments": {"city": "Paris"}, "name": "weather", "id": "call_1", "type": "tool_call"}
+    asked = [{"role": "user", "parts": [{"content": "Weather in Paris?", "type": "text"}], "name": None}]
+    first = {
+        "gen_ai.input.messages": json.dumps(asked),
+        "gen_ai.output.messages": json.dumps(
+            [{"role": "assistant", "parts": [{"content": "Let me check.", "type": "text"}, call], "name": None}]
+        ),
+    }
+    items = [
+        {"role": "assistant", "parts": [{"content": "Let me check.", "type": "text"}], "name": None},
+        {"role": "assistant", "parts": [call], "name": None},
+        {"role": "tool", "parts": [{"response": "sunny", "id": "call_1", "type": "tool_call_response"}], "name": None},
+    ]
+    second = {
+        "gen_ai.input.messages": json.dumps(asked + items),
+        "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [{"content": "Sunny.", "type": "text"}]}]),
+    }
+    reader = MessageReader()
+    calls = [model_call(_span(attrs), "f.json", reader) for attrs in (first, second)]
+    assert _shape(calls[1].input)[1] == ("assistant", 'Let me check.[weather:{"city": "Paris"}]')
+    conversations = assemble(calls).conversations
+    assert [summary(c.messages) for c in conversations] == [
+        ["user:text", "  assistant:text+1calls", "  tool:call_1", "  assistant:text"]
+    ]

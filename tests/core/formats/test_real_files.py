@@ -41,7 +41,39 @@ LANGCHAIN_AGENT = [
 ]
 
 # file, format sniffed, {conversation_id: summary}, tool calls (id, name, arguments) of the first conversation
+INSTRUMENTED_AGENT = [
+    *["system", "user:text", "  assistant:text+2calls", "  tool:call_{c}_paris", "  tool:call_{c}_lyon"],
+    *["  assistant:text", "user:text", "  assistant:text"],
+]
+"""The agent of ``tests.ingest.instrumented_agents`` recorded by a real instrumentation (``record_instrumented``)."""
+INSTRUMENTED_FILES = [
+    ("otlp/genai_openai_agent.json", "otlp"),
+    ("otlp/genai_openai_responses_agent.json", "otlp"),
+    ("otlp/genai_anthropic_agent.json", "otlp"),
+    ("otlp/openllmetry_openai_agent.json", "otlp"),
+    ("otlp/openllmetry_anthropic_agent.json", "otlp"),
+    ("openinference/openinference_openai_agent.json", "openinference"),
+    ("openinference/openinference_openai_responses_agent.json", "openinference"),
+    ("openinference/openinference_anthropic_agent.json", "openinference"),
+]
+KEYLESS_CONVERSATIONS = {
+    "otlp/openllmetry_openai_agent.json": "082fa652f5b8d62a",
+    "otlp/openllmetry_anthropic_agent.json": "f251cc3ebdcdcfee",
+}
+"""OpenLLMetry's model-call spans carry no conversation id: the conversation is named after its first call's span."""
+
+
+def _instrumented_case(
+    name: str, format_name: str
+) -> tuple[str, str, dict[str, list[str]], list[tuple[str, str, str]]]:
+    c = Path(name).stem
+    conversation = KEYLESS_CONVERSATIONS.get(name, c.replace("_", "-"))
+    calls = [(f"call_{c}_{city.lower()}", "weather", f'{{"city": "{city}"}}') for city in ("Paris", "Lyon")]
+    return name, format_name, {conversation: [line.format(c=c) for line in INSTRUMENTED_AGENT]}, calls
+
+
 CASES = [
+    *(_instrumented_case(name, format_name) for name, format_name in INSTRUMENTED_FILES),
     (
         "otlp/latitude_rendering.json",
         "otlp",
@@ -160,6 +192,14 @@ def test_a_real_file_gives_its_conversations(
     assert {cid: summary(messages) for cid, messages in conversations.items()} == expected
     if calls is not None and conversations:
         assert tool_calls(next(iter(conversations.values()))) == calls
+
+
+@pytest.mark.parametrize(("name", "format_name"), INSTRUMENTED_FILES, ids=[n for n, _ in INSTRUMENTED_FILES])
+def test_an_instrumented_tool_run_that_failed_is_an_error_result_naming_its_tool(name: str, format_name: str) -> None:
+    _, conversations, _ = _conversations(name)
+    records = next(iter(conversations.values()))[1]["intermediate_trace"]["records"]  # type: ignore[index]
+    results = [(r["name"], r["is_error"]) for record in records[1:3] for r in record["tool_reses"]]
+    assert results == [("weather", False), ("weather", True)]
 
 
 def test_a_model_call_without_captured_content_is_reported_not_stored() -> None:
