@@ -8,10 +8,18 @@ top-level fields the neutral form has no place for (kept, never dropped).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from core.llm.messages import LLMAudioPart, LLMFilePart, LLMImagePart, LLMMediaPart, LLMVideoPart
+from core.llm.messages import (
+    LLMAudioPart,
+    LLMFilePart,
+    LLMImagePart,
+    LLMMediaPart,
+    LLMTextPart,
+    LLMUserPart,
+    LLMVideoPart,
+)
 from core.providers.base import JSON, GenerationParams, ToolChoice, ToolSpec
 from core.request_context.shapes import RequestFieldError, read_tool_choice, read_tools
 
@@ -63,6 +71,21 @@ def number(value: Any, at: str) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise RequestFieldError(at, "expected a number")
     return float(value)
+
+
+def text_then_media(
+    value: Any, at: str, user_part: Callable[[JSON, str], LLMUserPart]
+) -> tuple[str, list[LLMUserPart]]:
+    """A tool result's content (null, a string, or a list of parts each read by ``user_part``): its text (the
+    first part, when it is text) and the parts after it, which the readers give as the result's attachments."""
+    if value is None:
+        return "", []
+    if isinstance(value, str):
+        return value, []
+    parts = [user_part(as_object(p, f"{at}[{j}]"), f"{at}[{j}]") for j, p in enumerate(as_list(value, at))]
+    if parts and isinstance(parts[0], LLMTextPart):
+        return parts[0].text, parts[1:]
+    return "", parts
 
 
 def stop_of(value: Any, at: str) -> tuple[str, ...]:
