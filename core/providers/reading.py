@@ -8,7 +8,7 @@ top-level fields the neutral form has no place for (kept, never dropped).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from core.llm.messages import (
@@ -71,6 +71,24 @@ def number(value: Any, at: str) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise RequestFieldError(at, "expected a number")
     return float(value)
+
+
+def joined_text(value: Any, at: str, text_types: Collection[str]) -> str:
+    """A content that must be text: a string, null, or a list of parts of ``text_types`` (joined); a refusal
+    part's text is under ``refusal``, every other's under ``text``."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    texts: list[str] = []
+    for j, raw in enumerate(as_list(value, at)):
+        part = as_object(raw, f"{at}[{j}]")
+        kind = part.get("type")
+        if kind not in text_types:
+            raise RequestFieldError(f"{at}[{j}].type", f"a {kind!r} part where only text is taken")
+        key = "refusal" if kind == "refusal" else "text"
+        texts.append(as_text(part.get(key), f"{at}[{j}].{key}"))
+    return "".join(texts)
 
 
 def text_then_media(

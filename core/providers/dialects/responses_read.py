@@ -43,6 +43,7 @@ from core.providers.reading import (
     as_text,
     choice_of,
     function_tools,
+    joined_text,
     media_part,
     params_of,
     text_then_media,
@@ -173,18 +174,7 @@ def read_request(body: Mapping[str, Any]) -> ReadBody:
 
 
 def _text(value: Any, at: str) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    texts: list[str] = []
-    for j, raw in enumerate(as_list(value, at)):
-        part = as_object(raw, f"{at}[{j}]")
-        kind = part.get("type")
-        if kind not in TEXT_PARTS:
-            raise RequestFieldError(f"{at}[{j}].type", f"a {kind!r} part where only text is taken")
-        texts.append(as_text(part.get("refusal" if kind == "refusal" else "text"), f"{at}[{j}].text"))
-    return "".join(texts)
+    return joined_text(value, at, TEXT_PARTS)
 
 
 def _user_parts(value: Any, at: str) -> tuple[LLMUserPart, ...]:
