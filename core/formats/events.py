@@ -85,6 +85,16 @@ Event = ModelCall | ToolExecution
 """Anything a format module yields, in the order its source holds them (the assembler sorts by time and id)."""
 
 
+def parse_time(value: Any) -> datetime | None:
+    """An ISO 8601 time (``Z`` or an offset), or None."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
 def marked_incomplete(events: Iterable[Event], reason: str | None) -> Iterator[Event]:
     """The events, each saying ``reason`` (why its messages may be missing) when there is one."""
     for event in events:

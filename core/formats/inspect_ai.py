@@ -21,10 +21,10 @@ from typing import IO, Any
 import orjson
 
 from core.errors import InputError
-from core.formats.events import Event, ModelCall, SourceRef
+from core.formats.events import Event, ModelCall, SourceRef, parse_time
 from core.formats.inspect_messages import InspectMessages, resolve_attachments
 from core.formats.span_fields import request_of
-from core.formats.transcript_calls import CallsOfTranscript, conversation_key, parse_time
+from core.formats.transcript_calls import CallsOfTranscript, conversation_key
 from core.llm.messages import LLMAssistantMessage, LLMMessage
 from core.request_context.shapes import RequestFieldError, read_tool_choice
 from core.request_context.stored import StoredRequest

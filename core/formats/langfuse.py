@@ -12,27 +12,17 @@ Usage, costs and scores are kept aside.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime
 from typing import IO, Any
 
 import orjson
 
 from core.errors import InputError
-from core.formats.events import ConversationKey, Event, ModelCall, SourceRef
+from core.formats.events import ConversationKey, Event, ModelCall, SourceRef, parse_time
 from core.formats.genai_messages import MessageReader
 from core.formats.span_fields import loads, request_of
 from core.llm.messages import LLMMessage
 
 _KEPT = ("usageDetails", "costDetails", "usage", "calculatedTotalCost", "level", "statusMessage")
-
-
-def _time(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
 
 
 def _is_tool_definition(item: Any) -> bool:
@@ -131,7 +121,7 @@ def read_langfuse(stream: IO[bytes], path: str) -> Iterator[Event]:
             input=tuple(sent) if sent is not None else None,
             output=tuple(a for a in answered if a.role == "assistant") if answered is not None else None,
             request=request,
-            started_at=_time(observation.get("startTime")),
-            ended_at=_time(observation.get("endTime")),
+            started_at=parse_time(observation.get("startTime")),
+            ended_at=parse_time(observation.get("endTime")),
             extra=extra,
         )

@@ -9,24 +9,15 @@ A JSON array (or JSON lines) of ``{"name", "context": {"trace_id", "span_id"}, "
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime
 from typing import IO, Any
 
 import orjson
 
 from core.errors import InputError
+from core.formats.events import parse_time
 from core.formats.otlp import Span, SpanEvent
 
 SPAN_KIND = "openinference.span.kind"
-
-
-def _time(value: Any) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
 
 
 def flat(value: Any, prefix: str = "", out: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -56,11 +47,11 @@ def span_of(raw: Any, line: int | None) -> Span | None:
         span_id=str(context.get("span_id") or ""),
         parent_id=raw.get("parent_id"),
         name=str(raw.get("name", "")),
-        start=_time(raw.get("start_time")),
-        end=_time(raw.get("end_time")),
+        start=parse_time(raw.get("start_time")),
+        end=parse_time(raw.get("end_time")),
         attributes=attributes,
         events=[
-            SpanEvent(str(e.get("name", "")), _time(e.get("timestamp")), flat(e.get("attributes") or {}))
+            SpanEvent(str(e.get("name", "")), parse_time(e.get("timestamp")), flat(e.get("attributes") or {}))
             for e in raw.get("events") or []
             if isinstance(e, dict)
         ],

@@ -16,9 +16,9 @@ from typing import IO, Any
 import orjson
 
 from core.errors import InputError
-from core.formats.events import Event, SourceRef
+from core.formats.events import Event, SourceRef, parse_time
 from core.formats.span_fields import TextPool, arguments_text, content_text, request_of
-from core.formats.transcript_calls import CallsOfTranscript, conversation_key, parse_time
+from core.formats.transcript_calls import CallsOfTranscript, conversation_key
 from core.llm.messages import (
     LLMAssistantMessage,
     LLMMessage,

@@ -99,13 +99,3 @@ class CallsOfTranscript:
         at = self._after_last(at)
         rest = ModelCall(source, self.key, tuple(self.history), None, started_at=at, ended_at=at)
         return [*self.calls, rest]
-
-
-def parse_time(value: Any) -> datetime | None:
-    """An ISO 8601 time (``Z`` or an offset), or None."""
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None

@@ -8,10 +8,18 @@ top-level fields the neutral form has no place for (kept, never dropped).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
-from core.llm.messages import LLMAudioPart, LLMFilePart, LLMImagePart, LLMMediaPart, LLMVideoPart
+from core.llm.messages import (
+    LLMAudioPart,
+    LLMFilePart,
+    LLMImagePart,
+    LLMMediaPart,
+    LLMTextPart,
+    LLMUserPart,
+    LLMVideoPart,
+)
 from core.providers.base import JSON, GenerationParams, ToolChoice, ToolSpec
 from core.request_context.shapes import RequestFieldError, read_tool_choice, read_tools
 
@@ -63,6 +71,39 @@ def number(value: Any, at: str) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise RequestFieldError(at, "expected a number")
     return float(value)
+
+
+def joined_text(value: Any, at: str, text_types: Collection[str]) -> str:
+    """A content that must be text: a string, null, or a list of parts of ``text_types`` (joined); a refusal
+    part's text is under ``refusal``, every other's under ``text``."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    texts: list[str] = []
+    for j, raw in enumerate(as_list(value, at)):
+        part = as_object(raw, f"{at}[{j}]")
+        kind = part.get("type")
+        if kind not in text_types:
+            raise RequestFieldError(f"{at}[{j}].type", f"a {kind!r} part where only text is taken")
+        key = "refusal" if kind == "refusal" else "text"
+        texts.append(as_text(part.get(key), f"{at}[{j}].{key}"))
+    return "".join(texts)
+
+
+def text_then_media(
+    value: Any, at: str, user_part: Callable[[JSON, str], LLMUserPart]
+) -> tuple[str, list[LLMUserPart]]:
+    """A tool result's content (null, a string, or a list of parts each read by ``user_part``): its text (the
+    first part, when it is text) and the parts after it, which the readers give as the result's attachments."""
+    if value is None:
+        return "", []
+    if isinstance(value, str):
+        return value, []
+    parts = [user_part(as_object(p, f"{at}[{j}]"), f"{at}[{j}]") for j, p in enumerate(as_list(value, at))]
+    if parts and isinstance(parts[0], LLMTextPart):
+        return parts[0].text, parts[1:]
+    return "", parts
 
 
 def stop_of(value: Any, at: str) -> tuple[str, ...]:

@@ -5,7 +5,7 @@ Each dialect says its ranges and what its model refuses; :func:`sampling` applie
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from core.providers.base import RequestContext
@@ -17,6 +17,17 @@ class Sampling(NamedTuple):
     temperature: float | None
     top_p: float | None
     stop: tuple[str, ...]
+
+    def fields(self, *, top_p: str = "top_p", stop: str = "stop") -> dict[str, Any]:
+        """The values to send, under the provider's names; a value not sent has no field."""
+        out: dict[str, Any] = {}
+        if self.temperature is not None:
+            out["temperature"] = self.temperature
+        if self.top_p is not None:
+            out[top_p] = self.top_p
+        if self.stop:
+            out[stop] = list(self.stop)
+        return out
 
 
 def sampling(

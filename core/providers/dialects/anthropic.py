@@ -291,12 +291,7 @@ class AnthropicDialect(Dialect):
             top_p_refused=deprecated or (BOTH_SAMPLING if both and not thinking else None),
             top_p_min=THINKING_TOP_P_MIN if thinking else 0.0,
         )
-        if sent.temperature is not None:
-            body["temperature"] = sent.temperature
-        if sent.top_p is not None:
-            body["top_p"] = sent.top_p
-        if sent.stop:
-            body["stop_sequences"] = list(sent.stop)
+        body.update(sent.fields(stop="stop_sequences"))
 
     def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
         profile = self.profile(ctx.options)

@@ -47,6 +47,7 @@ from core.providers.reading import (
     kind_of,
     media_part,
     params_of,
+    text_then_media,
     unread,
 )
 from core.request_context.shapes import RequestFieldError
@@ -129,7 +130,7 @@ def _user_turn(blocks: list[JSON], at: str, names: dict[str, str]) -> list[LLMMe
         where = f"{at}.content[{j}]"
         if block.get("type") == "tool_result":
             call_id = as_text(block.get("tool_use_id"), f"{where}.tool_use_id")
-            text, media = _result_content(block.get("content"), f"{where}.content")
+            text, media = text_then_media(block.get("content"), f"{where}.content", _user_part)
             out.append(
                 LLMToolMessage(
                     content=text, tool_call_id=call_id, name=names.get(call_id), is_error=block.get("is_error") is True
@@ -142,18 +143,6 @@ def _user_turn(blocks: list[JSON], at: str, names: dict[str, str]) -> list[LLMMe
     if parts:
         out.append(LLMUserMessage(content=tuple(parts)))
     return out
-
-
-def _result_content(value: Any, at: str) -> tuple[str, list[LLMUserPart]]:
-    """A tool_result's content: its text (the first text block; later ones as parts) and its media."""
-    if value is None:
-        return "", []
-    if isinstance(value, str):
-        return value, []
-    parts = [_user_part(as_object(b, f"{at}[{j}]"), f"{at}[{j}]") for j, b in enumerate(as_list(value, at))]
-    if parts and isinstance(parts[0], LLMTextPart):
-        return parts[0].text, parts[1:]
-    return "", parts
 
 
 def _user_part(block: JSON, at: str) -> LLMUserPart:

@@ -257,12 +257,7 @@ class ChatCompletionsDialect(Dialect):
             max_stop=self.MAX_STOP,
             stop_refused=refused,
         )
-        if sent.temperature is not None:
-            body["temperature"] = sent.temperature
-        if sent.top_p is not None:
-            body["top_p"] = sent.top_p
-        if sent.stop:
-            body["stop"] = list(sent.stop)
+        body.update(sent.fields())
 
     def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
         reasoning_required = (

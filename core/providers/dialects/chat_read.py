@@ -45,6 +45,7 @@ from core.providers.reading import (
     as_text,
     choice_of,
     function_tools,
+    joined_text,
     media_part,
     params_of,
     unread,
@@ -52,6 +53,7 @@ from core.providers.reading import (
 from core.request_context.shapes import RequestFieldError
 
 SYSTEM_ROLES = frozenset({"system", "developer"})
+TEXT_PARTS = ("text", "refusal")
 # Audio formats of input_audio and the media type each is [SDK: InputAudio.format].
 AUDIO_MEDIA_TYPES = {"wav": "audio/wav", "mp3": "audio/mpeg"}
 # Parts whose value is {"url": ...}: the key is the part type, the kind the neutral part.
@@ -183,18 +185,7 @@ def assistant_message(item: Mapping[str, Any], at: str) -> LLMAssistantMessage:
 
 def _text(value: Any, at: str) -> str:
     """A content that must be text: a string, null, or a list of text parts (joined)."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    texts: list[str] = []
-    for j, raw in enumerate(as_list(value, at)):
-        part = as_object(raw, f"{at}[{j}]")
-        if part.get("type") in ("text", "refusal"):
-            texts.append(as_text(part.get(part["type"]), f"{at}[{j}].{part['type']}"))
-        else:
-            raise RequestFieldError(f"{at}[{j}].type", f"a {part.get('type')!r} part where only text is taken")
-    return "".join(texts)
+    return joined_text(value, at, TEXT_PARTS)
 
 
 def _user_parts(value: Any, at: str, unread_fields: JSON | None) -> tuple[LLMUserPart, ...]:

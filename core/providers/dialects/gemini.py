@@ -265,13 +265,7 @@ class GeminiDialect(Dialect):
 
     def place_sampling(self, body: JSON, ctx: RequestContext) -> None:
         sent = sampling(ctx, temperature_max=TEMPERATURE_MAX, max_stop=MAX_STOP)
-        fields: JSON = {}
-        if sent.temperature is not None:
-            fields["temperature"] = sent.temperature
-        if sent.top_p is not None:
-            fields["topP"] = sent.top_p
-        if sent.stop:
-            fields["stopSequences"] = list(sent.stop)
+        fields = sent.fields(top_p="topP", stop="stopSequences")
         if fields:
             body["generationConfig"] = {**body.get("generationConfig", {}), **fields}
 

@@ -195,10 +195,7 @@ class OpenAIResponsesDialect(Dialect):
             top_p_refused=refused,
             stop_refused=NO_STOP,
         )
-        if sent.temperature is not None:
-            body["temperature"] = sent.temperature
-        if sent.top_p is not None:
-            body["top_p"] = sent.top_p
+        body.update(sent.fields())  # no stop: refused above (NO_STOP)
 
     def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
         names = self.profile(ctx.options).tool_names

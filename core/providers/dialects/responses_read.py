@@ -43,8 +43,10 @@ from core.providers.reading import (
     as_text,
     choice_of,
     function_tools,
+    joined_text,
     media_part,
     params_of,
+    text_then_media,
     unread,
 )
 from core.request_context.shapes import RequestFieldError
@@ -97,7 +99,7 @@ class _Reader:
             self.call(function_call(item, at))
         elif kind == "function_call_output":
             call_id = as_text(item.get("call_id"), f"{at}.call_id")
-            text, media = _output(item.get("output"), f"{at}.output")
+            text, media = text_then_media(item.get("output"), f"{at}.output", _user_part)
             self.add(LLMToolMessage(content=text, tool_call_id=call_id, name=self.names.get(call_id)))
             if media:
                 self.add(LLMUserMessage(content=tuple(media), attachment_of=call_id))
@@ -172,18 +174,7 @@ def read_request(body: Mapping[str, Any]) -> ReadBody:
 
 
 def _text(value: Any, at: str) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    texts: list[str] = []
-    for j, raw in enumerate(as_list(value, at)):
-        part = as_object(raw, f"{at}[{j}]")
-        kind = part.get("type")
-        if kind not in TEXT_PARTS:
-            raise RequestFieldError(f"{at}[{j}].type", f"a {kind!r} part where only text is taken")
-        texts.append(as_text(part.get("refusal" if kind == "refusal" else "text"), f"{at}[{j}].text"))
-    return "".join(texts)
+    return joined_text(value, at, TEXT_PARTS)
 
 
 def _user_parts(value: Any, at: str) -> tuple[LLMUserPart, ...]:
@@ -208,18 +199,6 @@ def _user_part(part: JSON, at: str) -> LLMUserPart:
             raise RequestFieldError(f"{at}.file_data", "a file by file id has no neutral form")
         return media_part("file", url=url, filename=filename if isinstance(filename, str) else None)
     raise RequestFieldError(f"{at}.type", f"unknown content part {kind!r}")
-
-
-def _output(value: Any, at: str) -> tuple[str, list[LLMUserPart]]:
-    """A function_call_output's output: its text and the media after it."""
-    if value is None:
-        return "", []
-    if isinstance(value, str):
-        return value, []
-    parts = [_user_part(as_object(p, f"{at}[{j}]"), f"{at}[{j}]") for j, p in enumerate(as_list(value, at))]
-    if parts and isinstance(parts[0], LLMTextPart):
-        return parts[0].text, parts[1:]
-    return "", parts
 
 
 def read_response(body: Mapping[str, Any]) -> ReadBody:
