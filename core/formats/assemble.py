@@ -15,10 +15,13 @@ Phases, each a function below:
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
+
+import msgspec
 
 from core.formats.events import Event, ModelCall, SourceRef, ToolExecution
 from core.formats.transcript import common_prefix, continues
@@ -281,13 +284,32 @@ def _place_tool_runs(runs: list[ToolExecution], transcripts: list[Transcript], n
                 notes.append(ImportNote(run.source, f"tool run {run.name!r} answers no recorded call: not stored"))
 
 
+class _Interned:
+    """One instance of each distinct message: the calls' inputs resend their history, so a file holds each
+    message many times over; held once, memory grows with a file's distinct messages, not with its bytes."""
+
+    def __init__(self) -> None:
+        self.seen: dict[tuple[type, bytes], LLMMessage] = {}
+        self.encoder = msgspec.msgpack.Encoder()
+
+    def message(self, message: LLMMessage) -> LLMMessage:
+        key = (type(message), hashlib.blake2b(self.encoder.encode(message), digest_size=16).digest())
+        return self.seen.setdefault(key, message)
+
+    def call(self, call: ModelCall) -> ModelCall:
+        if not call.input:
+            return call
+        return replace(call, input=tuple(self.message(m) for m in call.input))
+
+
 def assemble_transcripts(events: Iterable[Event], notes: list[ImportNote]) -> list[Transcript]:
     """The conversations ``events`` make, each as one transcript, in order of their first call."""
     calls: list[ModelCall] = []
     runs: list[ToolExecution] = []
+    interned = _Interned()
     for event in events:
         if isinstance(event, ModelCall):
-            calls.append(event)
+            calls.append(interned.call(event))
         else:
             runs.append(event)
     transcripts: list[Transcript] = []
