@@ -15,8 +15,9 @@ Phases, each a function below:
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -77,7 +78,9 @@ def ms(when: datetime | None) -> int | None:
     return None if when is None else int(when.timestamp() * 1000)
 
 
-def _order_key(call: ModelCall, index: int) -> tuple[int, int, str, int, int]:
+def order_key(call: ModelCall, index: int) -> tuple[int, int, str, int, int]:
+    """Where a call sorts among a file's calls: its start (else end) time, then how much history it resends, its
+    id and line, and its place in the file (``index``)."""
     start = ms(call.started_at)
     if start is None:
         start = ms(call.ended_at) or 0
@@ -92,7 +95,7 @@ def _ordered(calls: list[ModelCall], notes: list[ImportNote]) -> list[ModelCall]
             continue
         if call.output is None:
             notes.append(ImportNote(call.source, "model call output was not captured: its input alone is stored"))
-        kept.append((_order_key(call, index), call))
+        kept.append((order_key(call, index), call))
     kept.sort(key=lambda pair: pair[0])
     return [call for _, call in kept]
 
@@ -295,15 +298,39 @@ def _place_tool_runs(runs: list[ToolExecution], transcripts: list[Transcript], n
                 notes.append(ImportNote(run.source, f"tool run {run.name!r} answers no recorded call: not stored"))
 
 
+class Interned:
+    """One instance of each distinct message: the calls' inputs resend their history, so a file holds each
+    message many times over; held once, memory grows with a file's distinct messages, not with its bytes."""
+
+    def __init__(self) -> None:
+        self.seen: dict[tuple[type, bytes], LLMMessage] = {}
+        self.encoder = msgspec.msgpack.Encoder()
+
+    def message(self, message: LLMMessage) -> LLMMessage:
+        key = (type(message), hashlib.blake2b(self.encoder.encode(message), digest_size=16).digest())
+        return self.seen.setdefault(key, message)
+
+    def call(self, call: ModelCall) -> ModelCall:
+        if not call.input:
+            return call
+        return replace(call, input=tuple(self.message(m) for m in call.input))
+
+
 def assemble_transcripts(events: Iterable[Event], notes: list[ImportNote]) -> list[Transcript]:
     """The conversations ``events`` make, each as one transcript, in order of their first call."""
     calls: list[ModelCall] = []
     runs: list[ToolExecution] = []
+    interned = Interned()
     for event in events:
         if isinstance(event, ModelCall):
-            calls.append(event)
+            calls.append(interned.call(event))
         else:
             runs.append(event)
+    return assemble_calls(calls, runs, notes)
+
+
+def assemble_calls(calls: list[ModelCall], runs: list[ToolExecution], notes: list[ImportNote]) -> list[Transcript]:
+    """The transcripts of these calls (in their source's order) and tool runs, in order of their first call."""
     transcripts: list[Transcript] = []
     keyless: Branches = {}
     for key, group in _group(_ordered(calls, notes)):

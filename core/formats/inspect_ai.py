@@ -12,7 +12,8 @@ log as ``attachment://<hash>``, resolved from the sample's ``attachments``. Mode
 
 from __future__ import annotations
 
-import io
+import shutil
+import tempfile
 import zipfile
 from collections.abc import Iterator
 from dataclasses import replace
@@ -178,9 +179,14 @@ def _eval_id(header: dict[str, Any]) -> str:
     return str(spec.get("task") or "inspect")
 
 
-def _zip_samples(data: bytes, path: str) -> Iterator[Event]:
+SPOOL_BYTES = 16 << 20
+"""An ``.eval`` read from a stream that cannot seek (stdin) is copied to a temporary file past this size."""
+
+
+def _zip_samples(archive_file: IO[bytes], path: str) -> Iterator[Event]:
+    """The samples of an ``.eval`` zip, read one sample file at a time (the zip itself is never read whole)."""
     try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
+        archive = zipfile.ZipFile(archive_file)
     except zipfile.BadZipFile as exc:
         raise InputError(f"not an .eval log: {exc}", source=path) from None
     with archive:
@@ -194,14 +200,35 @@ def _zip_samples(data: bytes, path: str) -> Iterator[Event]:
             except orjson.JSONDecodeError as exc:
                 raise InputError(f"not JSON: {exc}", source=path, path=name) from None
             yield from sample_events(sample, eval_id, path, None)
+            del sample
+
+
+def _seekable(stream: IO[bytes], head: bytes) -> IO[bytes]:
+    """The stream from its start: itself when it can seek (a file), else spooled to a temporary file (a zip's
+    directory is at its end)."""
+    if stream.seekable():
+        stream.seek(0)
+        return stream
+    spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115 - closed by the caller
+    spool.write(head)
+    shutil.copyfileobj(stream, spool)
+    spool.seek(0)
+    return spool
 
 
 def read_inspect(stream: IO[bytes], path: str) -> Iterator[Event]:
-    """Every sample of an inspect_ai log (``.eval`` or ``.json``), each epoch its own conversation."""
-    data = stream.read()
-    if data[:4] == b"PK\x03\x04":
-        yield from _zip_samples(data, path)
+    """Every sample of an inspect_ai log (``.eval`` or ``.json``), each epoch its own conversation; an ``.eval``
+    is read a sample at a time, a JSON log whole."""
+    head = stream.read(4)
+    if head == b"PK\x03\x04":
+        archive = _seekable(stream, head)
+        try:
+            yield from _zip_samples(archive, path)
+        finally:
+            if archive is not stream:
+                archive.close()
         return
+    data = head + stream.read()
     try:
         log = orjson.loads(data)
     except orjson.JSONDecodeError as exc:

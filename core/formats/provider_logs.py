@@ -14,14 +14,18 @@ nothing: the assembler merges calls whose input continues an earlier transcript.
 calls (a token count, a file upload) are skipped. A streamed answer (Server-Sent Events, or Gemini's JSON array of
 chunks) is folded by its dialect (``Dialect.fold_stream``) into the answer its reader takes; a stream cut short
 or holding a bad event is refused naming the event's line, and one that reports an error (the call failed) is not
-captured, its error kept. An answer that is neither (a binary body) is reported
+captured, its error kept. A gzip-encoded body (VCR's ``!!binary``, or base64 text under ``Content-Encoding: gzip``)
+is expanded, up to ``DECOMPRESSED_LIMIT``. An answer that is neither (another binary body) is reported
 as not captured (``output`` None), never as an empty turn.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import io
 import itertools
+import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -59,6 +63,9 @@ def _plain(loader: Any, suffix: str, node: Any) -> Any:
 _PlainLoader.add_multi_constructor("tag:yaml.org,2002:python/", _plain)
 SNIFF_BYTES = 4096
 """How much of a file the sniffs look at."""
+DECOMPRESSED_LIMIT = 64 << 20
+"""The most a compressed recorded body may expand to: a larger one is refused, never read into memory whole."""
+_GZIP_MAGIC = b"\x1f\x8b"
 
 
 def sniff_pairs(head: bytes) -> bool:
@@ -125,11 +132,13 @@ def _cassette(text: bytes, path: str, dialect: Dialect | None) -> Iterator[Model
         request = interaction.get("request") if isinstance(interaction, dict) else None
         if not isinstance(request, dict):
             raise InputError("an interaction without a request", source=str(path), path=source.source_id)
-        body = _body(request)
         response = interaction.get("response")
-        if not isinstance(body, dict) or (isinstance(response, dict) and not _ok(response)):
-            continue  # a GET, a file upload, a request the provider refused: not a model call
-        answer = _answer(_body(response, keep_text=True)) if isinstance(response, dict) else None
+        if isinstance(response, dict) and not _ok(response):
+            continue  # a request the provider refused: not a model call
+        body = _body(request, source)
+        if not isinstance(body, dict):
+            continue  # a GET, a file upload: not a model call
+        answer = _answer(_body(response, source, keep_text=True)) if isinstance(response, dict) else None
         uri = request.get("uri")
         call = _call(source, uri if isinstance(uri, str) else None, body, answer, dialect)
         if call is not None:
@@ -142,14 +151,61 @@ def _ok(response: Mapping[str, Any]) -> bool:
     return code is None or (isinstance(code, int) and 200 <= code < 300)
 
 
-def _body(message: Mapping[str, Any], keep_text: bool = False) -> Any:
+def _encoding(message: Mapping[str, Any]) -> str:
+    """The ``Content-Encoding`` a recorded message's headers name (lower case), or ""."""
+    headers = message.get("headers")
+    if not isinstance(headers, Mapping):
+        return ""
+    for name, value in headers.items():
+        if isinstance(name, str) and name.lower() == "content-encoding":
+            values = value if isinstance(value, list | tuple) else [value]
+            return ",".join(str(v) for v in values).strip().lower()
+    return ""
+
+
+def _gunzip(data: bytes, where: SourceRef) -> bytes:
+    """A gzip (or zlib) body expanded, refused when it would pass ``DECOMPRESSED_LIMIT``."""
+    inflater = zlib.decompressobj(wbits=47)  # 32 + 15: a gzip or a zlib header, whichever is there
+    try:
+        out = inflater.decompress(data, DECOMPRESSED_LIMIT)
+    except zlib.error as exc:
+        reason = f"a gzip-encoded body that does not decompress: {exc}"
+        raise InputError(reason, source=where.path, path=where.source_id) from None
+    if inflater.unconsumed_tail:
+        reason = f"a gzip-encoded body expands past {DECOMPRESSED_LIMIT >> 20} MiB: refused"
+        raise InputError(reason, source=where.path, path=where.source_id)
+    if not inflater.eof:
+        raise InputError("a gzip-encoded body cut short", source=where.path, path=where.source_id)
+    return out
+
+
+def _compressed(body: bytes | str, encoding: str) -> bytes | None:
+    """The gzip bytes of a recorded body, when it is one: binary (VCR's ``!!binary``) starting with gzip's magic
+    number, or, under ``Content-Encoding: gzip``, base64 text of them; None for any other body."""
+    if isinstance(body, bytes):
+        return body if body.startswith(_GZIP_MAGIC) else None
+    if "gzip" not in encoding and "deflate" not in encoding:
+        return None
+    try:
+        raw = base64.b64decode("".join(body.split()), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return raw if raw.startswith(_GZIP_MAGIC) or "deflate" in encoding else None
+
+
+def _body(message: Mapping[str, Any], where: SourceRef, keep_text: bool = False) -> Any:
     """A recorded request's or answer's body as JSON: parsed already, or the text VCR kept (None when it is not
-    JSON: a multipart upload; its text with ``keep_text``, as a streamed answer is)."""
+    JSON: a multipart upload; its text with ``keep_text``, as a streamed answer is). A gzip-encoded body (a
+    cassette recorded without asking for plain answers) is expanded first."""
     if "parsed_body" in message:
         return message["parsed_body"]
     body = message.get("body", message.get("content"))  # ``content``: pytest-recording's httpx cassettes
     if isinstance(body, Mapping):
         body = body.get("string")
+    if isinstance(body, bytes | str):
+        packed = _compressed(body, _encoding(message))
+        if packed is not None:
+            body = _gunzip(packed, where)
     if isinstance(body, bytes):
         body = body.decode("utf-8", "replace")
     if not isinstance(body, str) or not body.strip():

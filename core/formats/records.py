@@ -16,8 +16,9 @@ from typing import Any
 
 import msgspec
 
-from core.formats.assemble import Entry, ImportNote, Transcript, assemble_transcripts
+from core.formats.assemble import Entry, ImportNote, Transcript
 from core.formats.events import Event, ModelCall, SourceRef
+from core.formats.parts import transcripts_by_part
 from core.formats.stored import Json, message_json, part_json, tool_json
 from core.llm.messages import (
     LLMAssistantMessage,
@@ -232,14 +233,13 @@ def _requests(cid: str, calls: list[ModelCall], turns: dict[int, str]) -> list[t
 
 def assembled(events: Iterable[Event], assembly: Assembly) -> Iterator[AssembledConversation]:
     """Each conversation as it is written, its request contexts and notes added to ``assembly`` on the way: the
-    transcripts are let go one by one, so the records of the whole file are never held at once."""
-    transcripts = assemble_transcripts(events, assembly.notes)
-    transcripts.reverse()
-    first = transcripts[-1].entries[0].source if transcripts else None
+    file is assembled a part at a time (``core.formats.parts``) and each transcript let go once written, so
+    neither the file's events nor its records are ever held at once."""
+    first: SourceRef | None = None
     taken: set[str] = set()
     unplaced: Counter[str] = Counter()
-    while transcripts:
-        transcript = transcripts.pop()
+    for transcript in transcripts_by_part(events, assembly.notes):
+        first = first or transcript.entries[0].source
         cid = _conversation_id(transcript, taken)
         top, turns = _records(cid, transcript, assembly.notes, unplaced)
         assembly.requests.extend(_requests(cid, transcript.calls, turns))

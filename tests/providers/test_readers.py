@@ -166,3 +166,40 @@ def test_a_chat_answer_and_a_responses_answer_read_their_calls() -> None:
     for call in (chat, responses):
         (answer,) = call.output
         assert answer.tool_calls and answer.tool_calls[0].name == "get_user_country"
+
+
+def test_openrouter_reasoning_on_a_chat_answer_reads_as_its_reasoning() -> None:
+    # OpenRouter names the field ``reasoning`` (https://openrouter.ai/docs/use-cases/reasoning-tokens).
+    message = {"role": "assistant", "content": "4", "reasoning": "2 + 2 is 4."}
+    body = {"model": "deepseek/deepseek-r1", "choices": [{"index": 0, "message": message}]}
+    (answer,) = provider_named("openai").read_response(body).messages
+    assert isinstance(answer, LLMAssistantMessage)
+    assert (answer.content, answer.reasoning_content) == ("4", "2 + 2 is 4.")
+
+
+def test_a_chat_custom_tool_call_reads_its_free_form_input_as_arguments() -> None:
+    call = {"id": "call_1", "type": "custom", "custom": {"name": "math_exp", "input": "4 + 4"}}
+    body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": None, "tool_calls": [call]}}]}
+    (answer,) = provider_named("openai").read_response(body).messages
+    assert isinstance(answer, LLMAssistantMessage)
+    assert answer.tool_calls == (LLMToolCall("call_1", "math_exp", "4 + 4", {"type": "custom"}),)
+
+
+def test_a_responses_reasoning_item_with_raw_reasoning_text_reads_as_that_text() -> None:
+    reasoning = {
+        "type": "reasoning",
+        "summary": [{"type": "summary_text", "text": "Short."}],
+        "content": [
+            {"type": "reasoning_text", "text": "The user asks 2+2. "},
+            {"type": "reasoning_text", "text": "4."},
+        ],
+    }
+    text = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "4"}]}
+    read = provider_named("openai-responses").read_response({"output": [reasoning, text]})
+    (answer,) = read.messages
+    assert isinstance(answer, LLMAssistantMessage)
+    assert (answer.content, answer.reasoning_content) == ("4", "The user asks 2+2. \n4.")
+    assert read.extra["unread_items"]["output[0]"] == reasoning  # the item itself is kept whole
+    summary_only = dict(reasoning, content=[])
+    (answer,) = provider_named("openai-responses").read_response({"output": [summary_only, text]}).messages
+    assert isinstance(answer, LLMAssistantMessage) and answer.reasoning_content == "Short."

@@ -99,3 +99,46 @@ def recorded_panel(recorded: RecordedRequest, built_body: dict[str, Any]) -> Rec
         built_text=built_text,
         truncated=cut_recorded or cut_built,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedDifference:
+    """One difference as the JSON API gives it: its JSON pointer, kind, both values whole, what explains it."""
+
+    path: str
+    kind: str
+    recorded: Any
+    built: Any
+    normalisation: str | None
+    """The documented normalisation's name; None: not one (a bug in our builder or reader)."""
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedComparison:
+    """The recorded request of the step a payload is built for, and its differences from the built body."""
+
+    provider: str
+    model: str | None
+    body: dict[str, Any]
+    differences: list[RecordedDifference]
+    unexplained: int
+    """Differences no documented normalisation explains."""
+
+
+def recorded_comparison(recorded: RecordedRequest, built_body: dict[str, Any]) -> RecordedComparison:
+    """What the payload API says of ``recorded`` beside the body built for the same provider and step (the panel's
+    comparison, values whole: the API's response is masked as a whole)."""
+    differences = [
+        RecordedDifference(
+            path=d.path or "/",
+            kind=d.kind,
+            recorded=None if d.kind == "added" else d.recorded,
+            built=None if d.kind == "removed" else d.built,
+            normalisation=d.normalisation.name if d.normalisation is not None else None,
+            reason=d.normalisation.reason if d.normalisation is not None else "not a documented normalisation",
+        )
+        for d in compare_bodies(provider_named(recorded.provider), recorded.body, built_body)
+    ]
+    unexplained = sum(1 for d in differences if d.normalisation is None)
+    return RecordedComparison(recorded.provider, recorded.model, recorded.body, differences, unexplained)

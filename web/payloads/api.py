@@ -1,6 +1,7 @@
 """``/api/conversations/{id}/payload/{provider}``: the body a provider would receive, as JSON.
 
-The adapters' own output; a damaged record is a 422 that names it (the seed's contract error).
+The adapters' own output; a damaged record is a 422 that names it (the seed's contract error). For a step
+imported from a provider log, ``recorded`` is the request that provider accepted and its differences from ``body``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from core.accounts.roles import Role
 from web import masking
 from web.auth.access import needs
 from web.bodies.builder import usable_result
+from web.bodies.recorded import RecordedComparison, recorded_comparison, recorded_for
 from web.bodies.requests import AskedDep, asked_request
 from web.deps import WorkDep
 from web.errors import error_responses
@@ -37,6 +39,9 @@ class Payload:
     phases: dict[str, Any] | None
     preflight: dict[str, Any] | None = None
     """The preflight verdict for the model: SDK types and the provider's request-time rules."""
+    recorded: RecordedComparison | None = None
+    """For a step imported from this provider's log (``upto`` its reply): the request the provider accepted and
+    its differences from ``body`` (the payload page's recorded-request panel)."""
 
 
 class PayloadApiController(Controller):
@@ -60,8 +65,12 @@ class PayloadApiController(Controller):
             raise ValidationException("; ".join(e.message for e in asked.options.errors))
 
         def build(_: object) -> Payload:
-            _, built = asked.build(work.source, work.payloads)
+            loaded, built = asked.build(work.source, work.payloads)
             result = usable_result(built)
+            recorded = recorded_for(loaded, asked.upto)
+            comparison = None
+            if recorded is not None and recorded.provider == provider:
+                comparison = recorded_comparison(recorded, result.body)
             return Payload(
                 conversation_id=conversation_id,
                 provider=provider,
@@ -73,6 +82,7 @@ class PayloadApiController(Controller):
                 provenance=result.provenance,
                 phases=result.phases if phases else None,
                 preflight=built.report.verdict.to_json() if built.report else None,
+                recorded=comparison,
             )
 
         return await work.run(build, what=asked.what, command=asked.command(phases=phases))

@@ -15,6 +15,8 @@ system roles                  ``developer`` (the o-series' system role) reads as
 assistant content parts       a list of text parts reads as their text, joined
 media by URL                  an ``image_url``/``file`` data URL stays a URL; the builder resolves it
 image detail level            kept by path in ``extra`` (the neutral part's ``detail`` is a description)
+reasoning                     OpenRouter's ``reasoning`` text reads as ``reasoning_content``
+custom tool calls             a ``custom`` call's free-form ``input`` is its arguments, ``type`` in its extra
 ============================  =======================================================================
 """
 
@@ -65,6 +67,9 @@ REQUEST_KEYS = (
     "stop", "reasoning_effort", "thinking",
 )  # fmt: skip
 RESPONSE_KEYS = ("choices", "model")
+# OpenRouter's name for an assistant message's reasoning text (DeepSeek's is reasoning_content)
+# [https://openrouter.ai/docs/use-cases/reasoning-tokens]; both read as the neutral reasoning_content.
+OPENROUTER_REASONING = "reasoning"
 # Where a request's message fields of no neutral place (a participant name) are kept, by path.
 UNREAD_FIELDS = "unread_fields"
 
@@ -158,6 +163,9 @@ def assistant_message(item: Mapping[str, Any], at: str) -> LLMAssistantMessage:
     calls: list[LLMToolCall] = []
     for j, raw in enumerate(as_list(item.get("tool_calls") or [], f"{at}.tool_calls")):
         call = as_object(raw, f"{at}.tool_calls[{j}]")
+        if call.get("type") == "custom":
+            calls.append(_custom_call(call, f"{at}.tool_calls[{j}]"))
+            continue
         function = as_object(call.get("function"), f"{at}.tool_calls[{j}].function")
         arguments = function.get("arguments")
         calls.append(
@@ -175,11 +183,24 @@ def assistant_message(item: Mapping[str, Any], at: str) -> LLMAssistantMessage:
             arguments=str(legacy.get("arguments") or ""),
         )
     reasoning = item.get("reasoning_content")
+    if not reasoning:
+        reasoning = item.get(OPENROUTER_REASONING)
     return LLMAssistantMessage(
         content=_text(item.get("content"), f"{at}.content"),
         reasoning_content=reasoning if isinstance(reasoning, str) and reasoning else None,
         tool_calls=tuple(calls),
         function_call=function_call,
+    )
+
+
+def _custom_call(call: Mapping[str, Any], at: str) -> LLMToolCall:
+    """A call of a custom (free-form input) tool: its input text is the arguments, ``type`` kept in ``extra``."""
+    custom = as_object(call.get("custom"), f"{at}.custom")
+    return LLMToolCall(
+        id=as_text(call.get("id"), f"{at}.id"),
+        name=as_text(custom.get("name"), f"{at}.custom.name"),
+        arguments=as_text(custom.get("input"), f"{at}.custom.input"),
+        extra={"type": "custom"},
     )
 
 

@@ -11,7 +11,8 @@ calls join their message         ``function_call`` items after an assistant mess
                                  read as that message's calls
 ``instructions``                 reads as a system message before the input
 a string ``input``               reads as one user message
-reasoning items                  their summary text reads as the next assistant message's reasoning;
+reasoning items                  their raw ``reasoning_text`` (else their summary text) reads as the next
+                                 assistant message's reasoning;
                                  ``encrypted_content`` is kept in ``extra`` (bound to the model that
                                  made it, never replayed)
 output parts of a result         media inside an output read as a user message ``attachment_of`` it
@@ -133,6 +134,15 @@ def function_call(item: JSON, at: str) -> LLMToolCall:
 
 
 def _summary(item: JSON) -> list[str]:
+    """A reasoning item's text: its raw ``reasoning_text`` content when it has one (open-weight models, OpenRouter),
+    else its ``summary_text`` (OpenAI's models keep the raw reasoning to themselves)."""
+    raw = [
+        part["text"]
+        for part in item.get("content") or []
+        if isinstance(part, Mapping) and part.get("type") == "reasoning_text" and isinstance(part.get("text"), str)
+    ]
+    if raw:
+        return raw
     return [s["text"] for s in item.get("summary") or [] if isinstance(s, Mapping) and isinstance(s.get("text"), str)]
 
 

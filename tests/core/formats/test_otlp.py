@@ -135,3 +135,25 @@ def test_json_lines_are_read_whole_and_a_line_too_long_is_cut_by_the_scanner(
     spans = list(otlp.read_spans(io.BufferedReader(io.BytesIO(lines)), "f.jsonl"))  # type: ignore[arg-type]
     assert [s.span_id for s in spans] == [f"{n:016x}" for k in range(3) for n in (k, k + 10)]
     assert [s.line for s in spans] == [1, 1, 3, 3, 5, 5]
+
+
+@pytest.mark.parametrize(("binary", "twin"), [("trace.pb", "trace.json"), ("traces.pb", "traces.jsonl")])
+def test_a_public_protobuf_file_reads_as_the_spans_of_its_published_json_twin(binary: str, twin: str) -> None:
+    # otlp2parquet's test data: the OpenTelemetry demo's spans (no model calls) as protobuf and as OTLP/JSON.
+    def spans(name: str) -> list[otlp.Span]:
+        with (DATA / "otlp" / f"otlp2parquet_{name}").open("rb") as handle:
+            return list(otlp.read_spans(handle, name))
+
+    from_protobuf, from_json = spans(binary), spans(twin)
+    assert len(from_protobuf) == {"trace.pb": 2, "traces.pb": 19}[binary]
+    assert [(s.trace_id, s.span_id, s.parent_id, s.name) for s in from_protobuf] == [
+        (s.trace_id, s.span_id, s.parent_id, s.name) for s in from_json
+    ]
+    assert [(s.start, s.end, s.attributes, s.resource, s.scope, s.is_error) for s in from_protobuf] == [
+        (s.start, s.end, s.attributes, s.resource, s.scope, s.is_error) for s in from_json
+    ]
+    path = DATA / "otlp" / f"otlp2parquet_{binary}"
+    assert sniff(path.read_bytes()[:SNIFF_BYTES], str(path)).name == "otlp"
+    with path.open("rb") as handle:
+        records, _ = read_foreign(format_named("otlp"), handle, str(path))
+    assert records == []  # an HTTP service's spans: no model call, nothing stored

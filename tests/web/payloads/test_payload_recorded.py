@@ -127,3 +127,23 @@ def test_recorded_and_built_bodies_are_shown_escaped(client: TestClient[Litestar
     assert HOSTILE in unescape(panel)  # the metadata removed (unmodelled) and both bodies' message, as text
     assert "unmodelled field" in panel
     assert live_content(html) == []
+
+
+def test_the_payload_api_gives_the_recorded_request_and_its_differences(
+    client: TestClient[Litestar], store: Store
+) -> None:
+    cid, replies = _replies(store, ASKED)
+    answer = client.get(f"/api/conversations/{cid}/payload/anthropic", params={"upto": replies[1]}).json()
+    recorded = answer["recorded"]
+    assert recorded["provider"] == "anthropic" and recorded["unexplained"] == 0
+    assert ASKED in json.dumps(recorded["body"])
+    by_path = {d["path"]: d for d in recorded["differences"]}
+    assert by_path["/stream"]["normalisation"] == "streamed call" and by_path["/stream"]["recorded"] is False
+    assert "is_error false omitted" in {d["normalisation"] for d in recorded["differences"]}
+    # An option that changes the body is a difference no normalisation explains; another provider has none.
+    params = {"upto": replies[0], "model": "claude-sonnet-4-5", "temperature": "0.9"}
+    changed = client.get(f"/api/conversations/{cid}/payload/anthropic", params=params).json()["recorded"]
+    [real] = [d for d in changed["differences"] if d["normalisation"] is None]
+    assert (real["path"], real["kind"], real["built"]) == ("/temperature", "added", 0.9)
+    other = client.get(f"/api/conversations/{cid}/payload/openai", params={"upto": replies[0]}).json()
+    assert other["recorded"] is None

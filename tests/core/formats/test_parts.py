@@ -1,0 +1,92 @@
+"""A file assembled a part at a time gives what one assembly of the whole file gives, and a part is what no
+transcript spans: conversations that share nothing are assembled (and let go) one by one."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from core.formats import parts
+from core.formats.assemble import ImportNote, assemble_transcripts
+from core.formats.events import ConversationKey, Event, ModelCall, SourceRef, ToolExecution
+from core.formats.registry import SNIFF_BYTES, sniff
+from core.llm.messages import LLMAssistantMessage, LLMSystemMessage, LLMTextPart, LLMToolCall, LLMUserMessage
+
+DATA = Path(__file__).parents[2] / "formats" / "data"
+TRANSCRIPT_FILES = (p for p in DATA.glob("*/*") if p.suffix in (".json", ".eval", ".pb") and "2parquet" not in p.name)
+FILES = [
+    *sorted(str(p.relative_to(DATA)) for p in TRANSCRIPT_FILES),
+    "provider_logs/openai_chat/ddtrace_test_hierarchical_crew.yaml",
+    "provider_logs/anthropic/test_anthropic_tool_output.yaml",
+    "provider_logs/gemini/test_google_tool_output.yaml",
+]
+
+
+def _events(name: str) -> list[Event]:
+    path = DATA / name
+    with path.open("rb") as handle:
+        trace_format = sniff(handle.read(SNIFF_BYTES), str(path))
+        handle.seek(0)
+        assert trace_format.read is not None
+        return list(trace_format.read(handle, str(path)))
+
+
+def _picture(transcripts: list[parts.Transcript]) -> list[list[tuple[str, object]]]:
+    return [[(type(e.message).__name__, e.message) for e in t.entries] for t in transcripts]
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_a_real_file_assembled_by_parts_gives_the_whole_files_transcripts(name: str) -> None:
+    events = _events(name)
+    whole_notes: list[ImportNote] = []
+    whole = assemble_transcripts(events, whole_notes)
+    by_part_notes: list[ImportNote] = []
+    by_part = list(parts.transcripts_by_part(events, by_part_notes))
+    assert _picture(by_part) == _picture(whole)
+    assert sorted(n.line() for n in by_part_notes) == sorted(n.line() for n in whole_notes)
+
+
+SYSTEM = LLMSystemMessage("You are a travel agent.")
+
+
+def _conversation(n: int) -> list[Event]:
+    """An agent's conversation of two calls resending the history and a tool run: no key, its own trace."""
+    user = LLMUserMessage((LLMTextPart(f"Trip #{n}?"),))
+    call = LLMAssistantMessage(tool_calls=(LLMToolCall(f"call_{n}", "search", "{}"),))
+    at = datetime(2026, 1, 1, tzinfo=UTC).replace(minute=n)
+    source = SourceRef("x.json", source_id=f"span{n}", trace=f"trace{n}")
+    answer = LLMAssistantMessage(f"Booked #{n}.")
+    tool = SourceRef("x.json", source_id=f"tool{n}", trace=f"trace{n}")
+    return [
+        ModelCall(source, ConversationKey(), (SYSTEM, user), (call,), started_at=at),
+        ToolExecution(tool, ConversationKey(), "search", None, None, "found"),
+        ModelCall(source, ConversationKey(), (SYSTEM, user, call), (answer,), started_at=at.replace(second=30)),
+    ]
+
+
+def test_conversations_that_share_nothing_are_assembled_one_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    assembled_calls: list[int] = []
+    whole = parts.assemble_calls
+
+    def counting(calls: list[ModelCall], runs: list[ToolExecution], notes: list[ImportNote]) -> list[parts.Transcript]:
+        assembled_calls.append(len(calls))
+        return whole(calls, runs, notes)
+
+    monkeypatch.setattr(parts, "assemble_calls", counting)
+    events = [e for n in range(3) for e in _conversation(n)]
+    transcripts = list(parts.transcripts_by_part(events, []))
+    assert assembled_calls == [2, 2, 2]  # one part per conversation, each its two calls
+    assert [len(t.entries) for t in transcripts] == [5, 5, 5]  # system, user, call, result, answer
+    assert [t.entries[1].message for t in transcripts] == [e.input[1] for e in events[::3]]  # type: ignore[union-attr, index]
+
+
+def test_a_call_without_a_user_message_joins_every_part_of_its_first_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    assembled_calls: list[int] = []
+    whole = parts.assemble_calls
+    monkeypatch.setattr(parts, "assemble_calls", lambda c, r, n: assembled_calls.append(len(c)) or whole(c, r, n))
+    opening = ModelCall(SourceRef("x.json", source_id="s"), ConversationKey(), (SYSTEM,), (LLMAssistantMessage("Hi"),))
+    events = [e for n in range(2) for e in _conversation(n)] + [opening]
+    list(parts.transcripts_by_part(events, []))
+    assert assembled_calls == [5]
