@@ -13,7 +13,9 @@ Each round takes the oldest pending batches and, in three steps:
    and marks them live, in one transaction per unit, then marks the batches assembled: a round that runs
    again (its worker died) writes the same.
 
-The jobs run in one lane, so one round runs at a time; a batch received during a round is the next one's.
+What a round has read (parsed batches, spans, their events) is kept for its units (``core.ingest.round_reads``).
+The jobs run in one lane, so one round runs at a time; a batch received during a round is the next one's. A job
+first lets a burst of exports finish arriving (``settle``), so that the burst is one round.
 """
 
 from __future__ import annotations
