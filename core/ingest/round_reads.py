@@ -49,6 +49,8 @@ class RoundReads:
             self._parsed[batch.pk] = (parsed(batch.body, media), len(batch.body))
             self._parsed_bytes += len(batch.body)
             read |= self.read([batch.pk], places)
+            if places is None:  # every span of it is read: nothing more to take from it this round
+                self._parsed_bytes -= self._parsed.pop(batch.pk)[1]
             while self._parsed_bytes > PARSED_BYTES and len(self._parsed) > 1:
                 self._parsed_bytes -= self._parsed.popitem(last=False)[1][1]
         return read
@@ -102,5 +104,7 @@ class RoundReads:
             found = self._events.get(place)
             if found is None:
                 found = self._events[place] = list(otlp_span_events(span, SOURCE, self._reader))
+                # Its events hold what the assembly reads of it: the raw attributes need not stay for the round.
+                span.attributes, span.events, span.resource = {}, [], {}
             out.extend(found)
         return out
