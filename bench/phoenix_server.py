@@ -56,7 +56,7 @@ def start(python: Path, working_dir: Path, port: int, grpc_port: int, log: Path)
         )
 
 
-def wait_until_up(base: str, process: subprocess.Popen[bytes], timeout: float = 180) -> None:
+def wait_until_up(base: str, process: subprocess.Popen[bytes], timeout: float = 900) -> None:
     """Until Phoenix answers its health check (its first start migrates the database)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
