@@ -205,12 +205,12 @@ def _set_path(target: dict[str, Any], path: list[str], value: Any) -> None:
 
 
 def _listify(value: Any) -> Any:
-    """Dicts keyed by 0, 1, ... as lists, all the way down."""
+    """Dicts keyed by 0, 1, ... as lists, all the way down (leaves are not called on: most values are leaves)."""
     if not isinstance(value, dict):
         return value
     if value and all(k.isdigit() for k in value):
-        return [_listify(value[k]) for k in sorted(value, key=int)]
-    return {k: _listify(v) for k, v in value.items()}
+        return [_listify(v) if type(v) is dict else v for v in (value[k] for k in sorted(value, key=int))]
+    return {k: _listify(v) if type(v) is dict else v for k, v in value.items()}
 
 
 def joined(groups: Iterable[list[LLMMessage]]) -> tuple[LLMMessage, ...]:

@@ -16,7 +16,7 @@ import base64
 import binascii
 import io
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import IO, Any
@@ -141,14 +141,17 @@ def _count(value: Any) -> int:
         return 0
 
 
-def spans_of_batch(batch: Any, line: int | None) -> Iterator[Span]:
-    """The spans of one ``ResourceSpans`` (as JSON), each with its resource's attributes."""
+def spans_of_batch(batch: Any, line: int | None, keep: Callable[[], bool] | None = None) -> Iterator[Span]:
+    """The spans of one ``ResourceSpans`` (as JSON), each with its resource's attributes; with ``keep``, only those
+    it answers True for (asked once per span, in order, so it can count positions)."""
     if not isinstance(batch, dict):
         return
     resource = attributes((batch.get("resource") or {}).get("attributes"))
     for scope_spans in _get(batch, "scopeSpans", "scope_spans") or _get(batch, "instrumentationLibrarySpans", "") or []:
         scope = (scope_spans.get("scope") or scope_spans.get("instrumentationLibrary") or {}).get("name", "")
         for span in scope_spans.get("spans") or []:
+            if keep is not None and not keep():
+                continue
             status = span.get("status") or {}
             code = status.get("code")
             yield Span(
@@ -236,9 +239,8 @@ def _read_varint(stream: IO[bytes]) -> int | None:
         shift += 7
 
 
-def _protobuf_batches(stream: IO[bytes], source: str) -> Iterator[tuple[Any, int | None]]:
-    """Each ``ResourceSpans`` of a protobuf ``ExportTraceServiceRequest``, as the JSON mapping of it."""
-    from google.protobuf.json_format import MessageToDict
+def protobuf_batches(stream: IO[bytes], source: str) -> Iterator[Any]:
+    """Each ``ResourceSpans`` message of a protobuf ``ExportTraceServiceRequest``, parsed one at a time."""
     from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans
 
     while True:
@@ -251,19 +253,7 @@ def _protobuf_batches(stream: IO[bytes], source: str) -> Iterator[tuple[Any, int
         data = stream.read(length)
         if len(data) != length:
             raise InputError("OTLP/protobuf file ends inside a batch", source=source)
-        batch = ResourceSpans.FromString(data)
-        as_json = MessageToDict(batch)
-        _hex_ids(as_json)
-        yield as_json, None
-
-
-def _hex_ids(batch: dict[str, Any]) -> None:
-    """MessageToDict writes bytes as base64: spans' ids back to hex, as OTLP/JSON has them."""
-    for scope_spans in batch.get("scopeSpans", []):
-        for span in scope_spans.get("spans", []):
-            for key in ("traceId", "spanId", "parentSpanId"):
-                if key in span:
-                    span[key] = base64.b64decode(span[key]).hex()
+        yield ResourceSpans.FromString(data)
 
 
 def looks_like_json(head: bytes) -> bool:
@@ -301,16 +291,25 @@ def looks_like_protobuf(head: bytes) -> bool:
     return inner is not None and inner[1] - outer[1] + inner[0] <= outer[0]
 
 
-def read_spans(stream: IO[bytes], source: str) -> Iterator[Span]:
-    """Every span of an OTLP file (a JSON document, JSON lines of them, or protobuf), a batch at a time."""
+def read_spans(
+    stream: IO[bytes], source: str, keep: Callable[[], bool] | None = None, *, bare: bool = False
+) -> Iterator[Span]:
+    """Every span of an OTLP file (a JSON document, JSON lines of them, or protobuf), a batch at a time; with
+    ``keep``, only those it answers True for (asked once per span, in order); with ``bare``, protobuf spans are
+    read without their attributes (what needs only their ids)."""
+    from core.formats.otlp_protobuf import spans_of_message
+
     peek = getattr(stream, "peek", None)
     head = peek(64)[:64] if peek is not None else b""
     if peek is None:
         stream = io.BufferedReader(io.BytesIO(stream.read()))
         head = stream.peek(64)[:64]
-    batches = _json_batches_or_lines(stream, source) if looks_like_json(head) else _protobuf_batches(stream, source)
-    for batch, line in batches:
-        yield from spans_of_batch(batch, line)
+    if looks_like_json(head):
+        for batch, line in _json_batches_or_lines(stream, source):
+            yield from spans_of_batch(batch, line, keep)
+    else:
+        for message in protobuf_batches(stream, source):
+            yield from spans_of_message(message, keep, bare=bare)
 
 
 def _json_batches_or_lines(stream: IO[bytes], source: str) -> Iterator[tuple[Any, int | None]]:

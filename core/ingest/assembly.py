@@ -13,24 +13,25 @@ Each round takes the oldest pending batches and, in three steps:
    and marks them live, in one transaction per unit, then marks the batches assembled: a round that runs
    again (its worker died) writes the same.
 
-The jobs run in one lane, so one round runs at a time; a batch received during a round is the next one's.
+What a round has read (parsed batches, spans, their events) is kept for its units (``core.ingest.round_reads``).
+The jobs run in one lane, so one round runs at a time; a batch received during a round is the next one's. A job
+first lets a burst of exports finish arriving (``settle``), so that the burst is one round.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from core.formats.assemble import call_opening
 from core.formats.events import Event, ModelCall
-from core.formats.genai_messages import MessageReader
 from core.formats.importing import foreign_events
-from core.formats.otlp import Span
 from core.formats.records import IMPORT_KEY
-from core.formats.registry import otlp_span_events
-from core.ingest.receive import MEDIA_TYPES, SOURCE, MediaType, span_problem, spans_of
+from core.ingest.receive import SOURCE
+from core.ingest.round_reads import RoundReads
 from core.jobs.queue import JSON, JobQueue
 from core.jobs.registry import JobContext, task
 from core.messages.base import now_ms
@@ -48,6 +49,11 @@ ASSEMBLY_LANE = "ingest-assembly"
 ASSEMBLY_PROVIDER = "ingest"
 """The jobs' provider slot: they call no provider."""
 BATCHES_PER_ROUND = 200
+QUIET_MS = 300
+"""A job's round waits until no batch has arrived for this long: an exporter's burst is assembled in one round,
+not its conversations again in every round that a request of the burst started."""
+MAX_WAIT_MS = 1_000
+"""...and never longer than this after the oldest waiting batch arrived, so a steady stream still shows."""
 
 
 @dataclass(slots=True)
@@ -57,25 +63,6 @@ class AssemblyReport:
     batches: int = 0
     conversations: set[str] = field(default_factory=set)
     failed: int = 0
-
-
-def _spans(batches: Iterable[tables.StoredBatch], wanted: Mapping[int, set[int]] | None = None) -> list[Span]:
-    """The valid spans of these batches (those at ``wanted`` positions, when given), one per id, in a fixed order."""
-    kept: dict[tuple[str, str], Span] = {}
-    for batch in batches:
-        media: MediaType = next((m for m in MEDIA_TYPES if m == batch.content_type), "application/x-protobuf")
-        positions = None if wanted is None else wanted.get(batch.pk, set())
-        for position, span in enumerate(spans_of(batch.body, media)):
-            if positions is not None and position not in positions:
-                continue
-            if span_problem(span) is None:
-                kept.setdefault((span.trace_id, span.span_id), span)
-    return sorted(kept.values(), key=lambda s: (s.start is None, s.start or 0, s.trace_id, s.span_id))
-
-
-def _events(spans: Iterable[Span]) -> list[Event]:
-    reader = MessageReader()
-    return [event for span in spans for event in otlp_span_events(span, SOURCE, reader)]
 
 
 def _digest(text: str) -> str:
@@ -111,17 +98,20 @@ def _outputs(records: Iterable[Record], trace_of_span: Mapping[str, str]) -> dic
     return outputs
 
 
-def _assemble_unit(store: Store, traces: set[str]) -> set[str]:
+def _assemble_unit(store: Store, traces: set[str], reads: RoundReads) -> set[str]:
     """Assemble every stored span of these tied traces and write their conversations; the conversations made."""
     with read_transaction(store.engine) as conn:
         places = tables.span_places(conn, traces)
-        stored = tables.batches(conn, places)
-    spans = _spans(stored, places)
-    foreign = foreign_events(_events(spans), SOURCE)
+        missing = reads.missing(places)
+        unparsed = reads.unparsed(missing)
+        reads.read([pk for pk in missing if pk not in unparsed], missing)
+        reads.load(tables.batches(conn, unparsed), missing)
+    spans = reads.kept(places)
+    foreign = foreign_events(reads.events(spans), SOURCE)
     records = list(foreign.records)
     made = {record.message.conversation_id for record in records}
-    outputs = _outputs(records, {span.span_id: span.trace_id for span in spans})
-    received_at = max(batch.received_at for batch in stored) if stored else now_ms()
+    outputs = _outputs(records, {span.span_id: span.trace_id for _, span in spans})
+    received_at = max((reads.received_at[pk] for pk in places), default=now_ms())
     with write_transaction(store.engine, label="the assembly of received spans") as conn:
         previous = tables.outputs_of(conn, traces)
         replace_conversations(conn, records, foreign.store_lines, previous=previous, source=SOURCE)
@@ -134,6 +124,11 @@ def _assemble_unit(store: Store, traces: set[str]) -> set[str]:
 def _batches(store: Store, pks: list[int]) -> list[tables.StoredBatch]:
     with read_transaction(store.engine) as conn:
         return tables.batches(conn, pks)
+
+
+def _links(reads: RoundReads, batches: list[tables.StoredBatch]) -> dict[str, set[str]]:
+    """Read these batches whole into ``reads``; what ties their traces to others."""
+    return links_of(reads.events(reads.kept(reads.load(batches))))
 
 
 def _traces_of(store: Store, pks: list[int], links: Mapping[str, set[str]]) -> set[str]:
@@ -156,7 +151,8 @@ def assemble_round(store: Store, limit: int = BATCHES_PER_ROUND, *, pks: list[in
         fresh = tables.batches(conn, pending)
     if not fresh:
         return report
-    links = links_of(_events(_spans(fresh)))
+    reads = RoundReads()
+    links = _links(reads, fresh)
     with write_transaction(store.engine) as conn:
         tables.add_links(conn, links)
     traces = _traces_of(store, pending, links)
@@ -164,7 +160,7 @@ def assemble_round(store: Store, limit: int = BATCHES_PER_ROUND, *, pks: list[in
         with read_transaction(store.engine) as conn:
             later = tables.pending_within(conn, traces, exclude=pending)
         if later:
-            more = links_of(_events(_spans(_batches(store, later))))
+            more = _links(reads, _batches(store, later))
             with write_transaction(store.engine) as conn:
                 tables.add_links(conn, more)
             pending = [*pending, *later]
@@ -173,7 +169,7 @@ def assemble_round(store: Store, limit: int = BATCHES_PER_ROUND, *, pks: list[in
         units = tables.tied_units(conn, traces)
         sizes = [tables.span_count(conn, unit) for unit in units]
     for _, unit in sorted(zip(sizes, units, strict=True), key=lambda pair: (pair[0], sorted(pair[1]))):
-        report.conversations |= _assemble_unit(store, unit)
+        report.conversations |= _assemble_unit(store, unit, reads)
     with write_transaction(store.engine) as conn:
         tables.mark_assembled(conn, pending, now_ms())
     report.batches = len(pending)
@@ -214,9 +210,24 @@ def assemble_pending(store: Store, limit: int = BATCHES_PER_ROUND) -> AssemblyRe
         report.conversations |= done.conversations
 
 
+def settle(store: Store, quiet_ms: int = QUIET_MS, max_wait_ms: int = MAX_WAIT_MS) -> None:
+    """Wait until the batches waiting have stopped arriving (``QUIET_MS``), or the oldest has waited ``MAX_WAIT_MS``."""
+    while True:
+        with read_transaction(store.engine) as conn:
+            waiting = tables.pending_received(conn)
+        if waiting is None:
+            return
+        now = now_ms()
+        quiet_left, wait_left = quiet_ms - (now - waiting[1]), max_wait_ms - (now - waiting[0])
+        if quiet_left <= 0 or wait_left <= 0:
+            return
+        time.sleep(min(quiet_left, wait_left) / 1000)
+
+
 @task(ASSEMBLE_TASK)
 def assemble_task(ctx: JobContext, args: Mapping[str, JSON]) -> None:
-    """Assemble every pending batch (see the module)."""
+    """Assemble every pending batch (see the module), once the batches have stopped arriving for a moment."""
+    settle(ctx.store)
     assemble_pending(ctx.store)
 
 

@@ -11,15 +11,16 @@ valid OTLP ids (16 and 8 bytes, not all zero): everything else is stored, and th
 from __future__ import annotations
 
 import io
+import itertools
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import orjson
 
 from core.errors import InputError
-from core.formats.otlp import Span, read_spans, spans_of_batch
+from core.formats.otlp import Span, protobuf_batches, read_spans, spans_of_batch
 
 MediaType = Literal["application/json", "application/x-protobuf"]
 MEDIA_TYPES: tuple[MediaType, ...] = ("application/json", "application/x-protobuf")
@@ -115,28 +116,76 @@ def _check_json_shape(document: Any) -> None:
                 raise InputError("spans is not a list of objects", source=SOURCE)
 
 
-def spans_of(body: bytes, media: MediaType) -> Iterator[Span]:
-    """Every span of a request body (decompressed); InputError when the body is not OTLP in that media type."""
+def spans_of(
+    body: bytes, media: MediaType, positions: Container[int] | None = None, *, bare: bool = False
+) -> Iterator[Span]:
+    """Every span of a request body (decompressed), or those at ``positions`` (the others are not read into
+    spans); ``bare``: protobuf spans without their attributes. InputError when the body is not OTLP in that
+    media type."""
+    keep = None if positions is None else _at(positions)
     if media == "application/json":
         try:
             document = orjson.loads(body) if body.strip() else {}
         except orjson.JSONDecodeError as error:
             raise InputError(f"not JSON: {error}", source=SOURCE) from None
         _check_json_shape(document)
-        return _json_spans(document)
+        return _json_spans(document, keep)
     if body.lstrip()[:1] == b"{":
         raise InputError("a JSON body sent as application/x-protobuf", source=SOURCE)
-    return _read(body)
+    return _read(body, keep, bare)
 
 
-def _json_spans(document: dict[str, Any]) -> Iterator[Span]:
+def _at(positions: Container[int]) -> Callable[[], bool]:
+    """Asked once per span in order: whether the span at the next position is one of ``positions``."""
+    counter = itertools.count()
+    return lambda: next(counter) in positions
+
+
+def _json_spans(document: dict[str, Any], keep: Callable[[], bool] | None) -> Iterator[Span]:
     for batch in document.get("resourceSpans", document.get("resource_spans", [])):
-        yield from spans_of_batch(batch, None)
+        yield from spans_of_batch(batch, None, keep)
 
 
-def _read(body: bytes) -> Iterator[Span]:
+def _read(body: bytes, keep: Callable[[], bool] | None, bare: bool) -> Iterator[Span]:
     try:
-        yield from read_spans(io.BufferedReader(io.BytesIO(body)), SOURCE)
+        yield from read_spans(io.BufferedReader(io.BytesIO(body)), SOURCE, keep, bare=bare)
+    except InputError:
+        raise
+    except Exception as error:  # protobuf's DecodeError and its kin: the body is not a request
+        reason = f"not an OTLP/protobuf ExportTraceServiceRequest ({type(error).__name__})"
+        raise InputError(reason, source=SOURCE) from None
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedBody:
+    """A body parsed once (protobuf messages, or JSON batches), its spans read only when asked for."""
+
+    media: MediaType
+    batches: tuple[Any, ...]
+
+    def spans(self, positions: Container[int] | None = None) -> Iterator[Span]:
+        """Every span, or those at ``positions`` (the others not read into spans)."""
+        from core.formats.otlp_protobuf import spans_of_message
+
+        keep = None if positions is None else _at(positions)
+        for batch in self.batches:
+            if self.media == "application/json":
+                yield from spans_of_batch(batch, None, keep)
+            else:
+                yield from spans_of_message(batch, keep)
+
+
+def parsed(body: bytes, media: MediaType) -> ParsedBody:
+    """A request body (decompressed) parsed; InputError when it is not OTLP in that media type."""
+    if media == "application/json":
+        try:
+            document = orjson.loads(body) if body.strip() else {}
+        except orjson.JSONDecodeError as error:
+            raise InputError(f"not JSON: {error}", source=SOURCE) from None
+        _check_json_shape(document)
+        return ParsedBody(media, tuple(document.get("resourceSpans", document.get("resource_spans", []))))
+    try:
+        return ParsedBody(media, tuple(protobuf_batches(io.BufferedReader(io.BytesIO(body)), SOURCE)))
     except InputError:
         raise
     except Exception as error:  # protobuf's DecodeError and its kin: the body is not a request
@@ -147,7 +196,7 @@ def _read(body: bytes) -> Iterator[Span]:
 def received(body: bytes, media: MediaType) -> ReceivedBatch:
     """The spans a request body holds, those kept and those refused; InputError when it is not OTLP."""
     batch = ReceivedBatch()
-    for position, span in enumerate(spans_of(body, media)):
+    for position, span in enumerate(spans_of(body, media, bare=True)):  # only the ids are checked here
         problem = span_problem(span)
         if problem is None:
             batch.kept.append((position, span.trace_id, span.span_id))

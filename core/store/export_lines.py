@@ -13,6 +13,7 @@ both backends (PostgreSQL's JSONB keeps no key order). ``core.store.import_lines
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -213,8 +214,12 @@ def target_of(kind: Kind, reference: Reference) -> Table:
 # -- export --------------------------------------------------------------
 
 
+@functools.cache
 def line_select(kind: Kind) -> tuple[Any, dict[str, Any]]:
-    """The kind's rows as line fields (references joined to their natural keys), and the joined aliases."""
+    """The kind's rows as line fields (references joined to their natural keys), and the joined aliases.
+
+    Made once per kind: building the joins and labels costs more than running the query on a small conversation,
+    and a statement is never changed in place (``where`` and ``order_by`` make new ones)."""
     t = kind.table
     joined: Any = t
     aliases: dict[str, Any] = {}

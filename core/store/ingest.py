@@ -79,6 +79,13 @@ def pending_count(conn: Connection, cap: int) -> int:
     return int(conn.execute(select(func.count()).select_from(waiting)).scalar_one())
 
 
+def pending_received(conn: Connection) -> tuple[int, int] | None:
+    """When the oldest and the newest batch waiting for assembly were received (ms); None when none waits."""
+    stmt = select(func.min(_B.received_at), func.max(_B.received_at)).where(_B.assembled_at.is_(None))
+    oldest, newest = conn.execute(stmt).one()
+    return None if oldest is None else (int(oldest), int(newest))
+
+
 def pending_batches(conn: Connection, limit: int) -> list[int]:
     """The oldest batches waiting for assembly, at most ``limit``."""
     stmt = select(_B.id).where(_B.assembled_at.is_(None)).order_by(_B.id).limit(limit)
