@@ -15,6 +15,7 @@ from core.providers.dialects.anthropic import (
     TRAILING_WHITESPACE_RULE,
 )
 from core.providers.dialects.anthropic_thinking import (
+    ADAPTIVE_ONLY_PROFILE,
     FINAL_THINKING_OFF_RULE,
     THINKING_BUDGET_RULE,
     THINKING_ON_FINAL_TEXT_RULE,
@@ -30,7 +31,6 @@ THINKING_ON = ("enabled", "adaptive")
 # (deprecated there); the adaptive-only profile (Opus 4.7 and later) answers 400 to it
 # (pydantic-ai anthropic_disallows_budget_thinking).
 THINKING_TYPES_OF_MODE = {"none": (), "budget": ("enabled",), "adaptive": ("adaptive", "enabled")}
-ADAPTIVE_ONLY_PROFILE = "claude-adaptive-only"
 BUDGET_MIN = 1024
 
 FIRST_USER = Rule(

@@ -46,7 +46,8 @@ def reasoning_effort(
         return None
     effort = options.effort or (REASONING_EFFORT_ON if thinking else profile.effort_off)
     if not thinking and options.effort is None and not profile.thinking_off:
-        ctx.warn(None, "thinking", f"{profile.name} models always reason; the lowest effort was sent")
+        reason = f"{profile.name} always reasons (it takes no effort 'none'); its lowest effort {effort!r} was sent"
+        ctx.warn(None, "thinking", reason, EFFORT_LEVEL_RULE)
     levels = effort_levels(choice)
     if levels and effort not in levels:
         sent = nearest_effort(levels, effort)

@@ -51,6 +51,7 @@ from core.providers.dialects.anthropic_thinking import (
     msg_id_of,
     settle_thinking,
     strip_final_thinking,
+    table_profile,
     thinking_on,
     thinking_param,
 )
@@ -222,6 +223,9 @@ class AnthropicDialect(Dialect):
     inline_request_limit = 32 * 1024 * 1024
     sdk_types = "anthropic"
     rules_module = "core.preflight.anthropic"
+
+    def table_profile(self, profile: ModelProfile, choice: FactsChoice) -> ModelProfile:
+        return table_profile(profile, choice)
 
     def max_images(self, choice: FactsChoice) -> int | None:
         """100 images for a model with a 200k-token context window, 600 for every other (and an unknown) one."""

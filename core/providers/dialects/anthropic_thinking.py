@@ -7,6 +7,7 @@ Part of the Anthropic dialect (:mod:`core.providers.dialects.anthropic`). Each f
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, assert_never
 
 from core.models.reasoning import Effort, effort_levels, nearest_effort
@@ -15,7 +16,7 @@ from core.providers.base import EMPTY_TURN_PLACEHOLDER
 if TYPE_CHECKING:
     from core.models.table import FactsChoice
     from core.providers.base import JSON, RequestContext, RequestOptions
-    from core.providers.profiles import ModelProfile
+    from core.providers.profiles import ModelProfile, ThinkingMode
 
 THINKING_BUDGET_TOKENS = 2048  # must stay below max_tokens [docs]
 THINKING_BUDGET_MIN = 1024  # anthropic SDK, ThinkingConfigEnabledParam.budget_tokens: "Must be ≥1024"
@@ -48,6 +49,33 @@ FINAL_TEXT_REASON = (
     "thinking switched off for this request: the final assistant turn (a prefill) does not start with a thinking "
     "block, which Anthropic requires while thinking is on"
 )
+
+
+# Which thinking a Claude takes, from the model table's flags (LiteLLM: supports_reasoning, supports_adaptive_thinking,
+# supports_legacy_thinking for a model that still takes a budget, supports_sampling_params false where temperature
+# and top_p are refused): the profile names core/preflight/anthropic.py reads.
+NO_THINKING_PROFILE = "claude-no-thinking"
+BUDGET_PROFILE = "claude-budget"
+ADAPTIVE_PROFILE = "claude-adaptive"
+ADAPTIVE_ONLY_PROFILE = "claude-adaptive-only"
+
+
+def table_profile(profile: ModelProfile, choice: FactsChoice) -> ModelProfile:
+    """``profile`` with the thinking mode and sampling the model table states for the model."""
+    facts = choice.facts
+    if facts is None:
+        return profile
+    mode: ThinkingMode
+    if facts.says("reasoning") is not True:
+        name, mode = NO_THINKING_PROFILE, "none"
+    elif facts.says("adaptive_thinking"):
+        name = ADAPTIVE_PROFILE if facts.says("legacy_thinking") else ADAPTIVE_ONLY_PROFILE
+        mode = "adaptive"
+    else:
+        name, mode = BUDGET_PROFILE, "budget"
+    sampling = facts.says("sampling_params") is not False
+    evidence = f"{facts.source}: {facts.model}'s reasoning, adaptive_thinking, legacy_thinking and sampling_params"
+    return replace(profile, name=name, thinking=mode, sampling=sampling, evidence=evidence)
 
 
 def thinking_param(

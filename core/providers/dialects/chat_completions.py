@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, ClassVar, assert_never
 from urllib.parse import urlsplit
 
@@ -60,6 +60,7 @@ from core.providers.profiles import ModelProfile, ToolNameRule
 from core.providers.sampling import sampling
 
 if TYPE_CHECKING:
+    from core.models.table import FactsChoice
     from core.preflight.findings import Finding
 
 # Tool messages have no is_error field in this shape: the error is said in the text (docs/providers.md section 1).
@@ -123,6 +124,38 @@ def openai_profiles(dialect: str) -> tuple[tuple[str, ModelProfile], ...]:
         ),
         (r"gpt-4|gpt-3\.5", openai_profile(dialect, "gpt-4", "no reasoning parameters (OpenAI docs)")),
     )
+
+
+# Where OpenAI's answers contradict LiteLLM's flags. GPT-5 Chat does not reason: 400 "Unsupported parameter:
+# 'reasoning.effort' is not supported with this model" (Laisky/one-api#120, logancyang/obsidian-copilot#1712).
+# GPT-5.2 Chat takes one effort: 400 "Unsupported value: 'reasoning_effort' does not support 'high' with this model.
+# Supported values are: 'medium'." (egoist/chatwise-releases#1257).
+_NO_REASONING = {"supports_reasoning": False, "source_note": "Laisky/one-api#120 (400 'reasoning.effort' unsupported)"}
+OPENAI_TABLE_CORRECTIONS: dict[str, dict[str, object]] = {
+    "gpt-5-chat": _NO_REASONING,
+    "gpt-5-chat-latest": _NO_REASONING,
+    "gpt-5.2-chat-latest": {
+        "supports_low_reasoning_effort": False,
+        "supports_high_reasoning_effort": False,
+        "source_note": "egoist/chatwise-releases#1257 (400 'Supported values are: medium')",
+    },
+}
+
+
+def openai_table_profile(profile: ModelProfile, choice: FactsChoice) -> ModelProfile:
+    """``profile`` with the reasoning the model table states for an OpenAI model: whether it reasons
+    (``supports_reasoning``) and the least effort it takes (``supports_none_reasoning_effort``, then
+    ``supports_minimal_reasoning_effort``, else low); only a model that takes ``none`` switches reasoning off."""
+    facts = choice.facts
+    if facts is None:
+        return profile
+    evidence = f"{facts.source}: {facts.model}'s supports_reasoning and its reasoning efforts"
+    named = replace(profile, name=facts.model, evidence=evidence)
+    if facts.says("reasoning") is not True:
+        return replace(named, reasoning_model=False, effort_off="low", thinking_off=True)
+    least = "none" if facts.says("none_reasoning_effort") else None
+    least = least or ("minimal" if facts.says("minimal_reasoning_effort") else None)
+    return replace(named, reasoning_model=True, effort_off=least or "low", thinking_off=least == "none")
 
 
 # An unknown OpenAI model gets no reasoning parameters: a model without reasoning rejects reasoning_effort.

@@ -45,6 +45,7 @@ from core.providers.dialects.gemini_model_rules import (
     takes_system,
     thinking_config,
 )
+from core.providers.dialects.gemini_model_rules import table_profile as gemini_table_profile
 from core.providers.dialects.gemini_read import DUMMY_THOUGHT_SIGNATURE, ERROR_KEY, OUTPUT_KEY, THOUGHT_SIGNATURE_KEY
 from core.providers.dialects.gemini_schema import gemini_schema
 from core.providers.dialects.gemini_wire import WIRE
@@ -201,6 +202,9 @@ class GeminiDialect(Dialect):
     inline_request_limit = INLINE_REQUEST_LIMIT
     sdk_types = "google-genai"
     rules_module = "core.preflight.gemini"
+
+    def table_profile(self, profile: ModelProfile, choice: FactsChoice) -> ModelProfile:
+        return gemini_table_profile(profile, choice)
 
     def validate_types(self, body: JSON) -> None:
         from core.preflight.sdk_types import gemini_body

@@ -6,6 +6,7 @@ profile, whether it thinks at all and whether it takes ``systemInstruction`` fro
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, assert_never
 
 from core.models.reasoning import Effort, effort_levels, nearest_effort, reasons
@@ -47,6 +48,17 @@ SYSTEM_FOLDED = (
     "{model} takes no system instruction (400 'Developer instruction is not enabled'; {source}); the system "
     "prompt was put at the start of the first user turn"
 )
+
+
+def table_profile(profile: ModelProfile, choice: FactsChoice) -> ModelProfile:
+    """``profile`` with what the model table states about the model's thinking: a model it says does not think gets
+    no thinkingConfig. The shape (thinkingBudget or thinkingLevel) and whether thinking can be switched off are in
+    no dataset: the Gemini thinking docs give them per family, which the name patterns hold."""
+    facts = choice.facts
+    if facts is None or reasons(choice) is not False:
+        return profile
+    evidence = f"{facts.source}: {facts.model} has no supports_reasoning"
+    return replace(profile, name="gemini-no-thinking", gemini_thinking="none", thinking_off=True, evidence=evidence)
 
 
 def thinking_config(

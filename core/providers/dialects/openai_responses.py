@@ -49,10 +49,12 @@ from core.providers.dialects import responses_read, responses_stream
 from core.providers.dialects.chat_completions import (
     OPENAI_IMAGE_LIMIT,
     OPENAI_MAX_IMAGES,
+    OPENAI_TABLE_CORRECTIONS,
     REASONING_REFUSES,
     UNKNOWN_OPENAI_MODEL,
     openai_profile,
     openai_profiles,
+    openai_table_profile,
 )
 from core.providers.dialects.chat_wire import openai_wire
 from core.providers.effort import reasoning_effort
@@ -124,10 +126,14 @@ class OpenAIResponsesDialect(Dialect):
     # platform.openai.com/docs/models: as Chat Completions, plus the computer-use-* models of Responses.
     model_families = ("gpt-", "o1", "o3", "o4", "chatgpt-", "codex-", "computer-use-")
     model_table_slice = ("openai",)
+    model_table_corrections = OPENAI_TABLE_CORRECTIONS
     inline_image_limit = OPENAI_IMAGE_LIMIT
     max_images_per_request = OPENAI_MAX_IMAGES
     sdk_types = "openai"
     rules_module = "core.preflight.openai"
+
+    def table_profile(self, profile: ModelProfile, choice: FactsChoice) -> ModelProfile:
+        return openai_table_profile(profile, choice)
 
     def validate_types(self, body: JSON) -> None:
         from core.preflight.sdk_types import openai_responses_body
