@@ -85,6 +85,7 @@ TOOL_CHOICE_TYPES = {"auto": "auto", "none": "none", "required": "any"}
 TEMPERATURE_MAX = 1.0
 # Opus 4.7 and later: 400 "`temperature` is deprecated for this model" (axonops/cqlai#194, obot-platform/nanobot#329).
 SAMPLING_DEPRECATED = "Anthropic deprecated it for this model (400 '`temperature` is deprecated for this model')"
+SAMPLING_RULE = "sampling-params"  # the preflight rule of core/preflight/anthropic.py this fix answers
 # Extended thinking "isn't compatible with temperature or top_k modifications as well as forced tool use";
 # top_p may be set between 0.95 and 1 [docs: extended thinking, feature compatibility].
 WITH_THINKING = "Anthropic refuses it while extended thinking is on (docs: extended thinking)"
@@ -294,6 +295,7 @@ class AnthropicDialect(Dialect):
             or (WITH_THINKING if thinking and ctx.options.temperature != THINKING_TEMPERATURE else None),
             top_p_refused=deprecated or (BOTH_SAMPLING if both and not thinking else None),
             top_p_min=THINKING_TOP_P_MIN if thinking else 0.0,
+            refused_rule=SAMPLING_RULE if deprecated else None,
         )
         if sent.temperature is not None:
             body["temperature"] = sent.temperature

@@ -34,6 +34,7 @@ THINKING_ON_TOOL_TURN_RULE = "thinking-on-last-tool-turn"
 THINKING_ON_FINAL_TEXT_RULE = "thinking-on-final-assistant-turn"
 FINAL_THINKING_OFF_RULE = "no-final-thinking-when-off"
 THINKING_BUDGET_RULE = "thinking-budget-range"
+THINKING_MODE_RULE = "thinking-mode"
 
 # With thinking on, the last assistant turn holding tool_use must start with a thinking block: 400 "Expected
 # `thinking` or `redacted_thinking`, but found `tool_use`" (BerriAI/litellm#15601). LiteLLM switches thinking
@@ -87,7 +88,8 @@ def thinking_param(
         return
     mode = profile.thinking
     if mode == "none":
-        ctx.warn(None, "thinking", f"{profile.name} models have no extended thinking; no thinking parameter sent")
+        reason = f"{profile.name} models have no extended thinking; no thinking parameter sent"
+        ctx.warn(None, "thinking", reason, THINKING_MODE_RULE)
     elif not on:
         params["thinking"] = THINKING_DISABLED
     elif mode == "adaptive":

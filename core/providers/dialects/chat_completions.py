@@ -34,6 +34,7 @@ from core.llm.messages import (
     LLMToolMessage,
     LLMUserMessage,
 )
+from core.models.reasoning import NO_REASONING_RULE
 from core.providers.base import (
     EMPTY_TURN_PLACEHOLDER,
     JSON,
@@ -188,6 +189,10 @@ class Extensions:
 # (microsoft/autogen#6377, camel-ai/camel#2215; openclaw/openclaw#875 shortens them the same way).
 MAX_CALL_ID = 40
 CALL_ID_LENGTH_RULE = "tool-call-id-length"  # the preflight rule of core/preflight/openai.py this fix answers
+# The preflight rules of core/preflight/openai.py these fixes answer: an assistant message needs content unless it
+# has tool calls; a vendor's endpoint may take fewer tool choices than OpenAI's.
+ASSISTANT_CONTENT_RULE = "assistant-content-required"
+TOOL_CHOICE_RULE = "tool-choice-supported"
 
 
 def fitted_call_id(call_id: str | None) -> str | None:
@@ -235,7 +240,9 @@ class ChatCompletionsDialect(Dialect):
     def check_rules(self, body: JSON, profile: ModelProfile) -> Iterator[Finding]:
         from core.preflight import openai as rules
 
-        return rules.check_chat(body, profile, reasoning_params=self.SENDS_REASONING_EFFORT)
+        return rules.check_chat(
+            body, profile, reasoning_params=self.SENDS_REASONING_EFFORT, tool_choices=self.TOOL_CHOICES
+        )
 
     def claims(self, url: str | None, request: JSON, response: JSON | None) -> int:
         if self.default_base_url is not None:  # a vendor: only its own hosts, as the shape is OpenAI's
@@ -272,7 +279,8 @@ class ChatCompletionsDialect(Dialect):
         named = isinstance(choice, NamedToolChoice)
         if ("named" if named else choice) not in self.TOOL_CHOICES:
             label = choice_label(choice)
-            ctx.warn(None, "tool_choice", f"{self.description} takes no tool choice {label}; 'auto' sent")
+            reason = f"{self.description} takes no tool choice {label}; 'auto' sent"
+            ctx.warn(None, "tool_choice", reason, TOOL_CHOICE_RULE)
             body["tool_choice"] = "auto"
         elif isinstance(choice, NamedToolChoice):
             body["tool_choice"] = {"type": "function", "function": {"name": choice.name}}
@@ -289,6 +297,7 @@ class ChatCompletionsDialect(Dialect):
             top_p_refused=refused,
             max_stop=self.MAX_STOP,
             stop_refused=refused,
+            refused_rule=NO_REASONING_RULE,
         )
         if sent.temperature is not None:
             body["temperature"] = sent.temperature
@@ -374,7 +383,8 @@ class ChatCompletionsDialect(Dialect):
         elif text:
             out["content"] = text
         else:
-            ctx.warn(msg.msg_id, "assistant", "empty assistant turn; placeholder text sent")
+            reason = "empty assistant turn; placeholder text sent"
+            ctx.warn(msg.msg_id, "assistant", reason, ASSISTANT_CONTENT_RULE)
             out["content"] = EMPTY_TURN_PLACEHOLDER
         reasoning = msg.reasoning_content
         if reasoning:

@@ -40,7 +40,9 @@ from core.providers.base import (
 )
 from core.providers.dialects import gemini_read, gemini_stream
 from core.providers.dialects.gemini_model_rules import (
+    FILE_URI_RULE,
     HAND_VERIFIED_MODELS,
+    file_uri_refusal,
     fold_system,
     takes_system,
     thinking_config,
@@ -387,6 +389,9 @@ class GeminiDialect(Dialect):
         if mime not in MIME_TYPES[part.kind] and not (part.kind == "file" and mime.startswith("text/")):
             return {"text": ctx.degrade(part, msg_id, f"{part.kind} type {mime} not accepted")}
         if media.url is not None:
+            refused = file_uri_refusal(media.url, ctx.options.model or GeminiDialect.default_model)
+            if refused is not None:
+                return {"text": ctx.degrade(part, msg_id, refused, FILE_URI_RULE)}
             return {"fileData": {"mimeType": mime, "fileUri": media.url}}
         return {"inlineData": {"mimeType": mime, "data": media.data}}
 

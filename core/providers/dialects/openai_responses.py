@@ -28,6 +28,7 @@ from core.llm.messages import (
     LLMUserPart,
 )
 from core.messages.objects import ToolCall
+from core.models.reasoning import NO_REASONING_RULE
 from core.providers.base import (
     EMPTY_TURN_PLACEHOLDER,
     JSON,
@@ -200,6 +201,7 @@ class OpenAIResponsesDialect(Dialect):
             temperature_refused=refused,
             top_p_refused=refused,
             stop_refused=NO_STOP,
+            refused_rule=NO_REASONING_RULE,
         )
         if sent.temperature is not None:
             body["temperature"] = sent.temperature
