@@ -81,7 +81,7 @@ def step_run_task(ctx: JobContext, args: Mapping[str, JSON]) -> None:
             ctx.store, run.conversation_id, run.provider, run.model, turn=run.turn_msg_id,
             max_steps=run.max_steps, max_cost=run.max_cost, environ=ctx.environ, force=bool(args.get("force")),
             comparison=parse_comparison(run.comparison) if run.comparison else DEFAULT_COMPARISON,
-            tools=given_of_run(run.tools_source, run.tools, run.tool_choice),  # what the form gave, again
+            tools=given_of_run(run.tools_source, run.tools, run.tool_choice, run.params),  # what was given, again
         )  # fmt: skip
     except MisuseError as exc:  # the worker has no key for the provider, the conversation changed
         ctx.store.finish_step_run(run.run_id, status="failed", reason="not_attempted", error=f"the worker: {exc}")

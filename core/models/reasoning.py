@@ -20,6 +20,10 @@ Effort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
 EFFORTS: tuple[Effort, ...] = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 """Every effort, least reasoning first: ``--effort`` takes these, and the nearest accepted one stands in."""
 
+# The preflight rules a refused effort breaks (core/preflight/openai.py holds them with their sources).
+EFFORT_LEVEL_RULE = "reasoning-effort-level"
+NO_REASONING_RULE = "reasoning-model-params"
+
 # Every reasoning model takes these unless its entry says otherwise (LiteLLM: supports_low_reasoning_effort false).
 COMMON_EFFORTS = frozenset({"low", "medium", "high"})
 
@@ -81,9 +85,13 @@ def effort_refusal(dialect: Dialect, model: str | None, effort: str) -> str | No
     if effort == "none" or facts is None or choice.match == "dialect":
         return None
     if reasons(choice, dialect.reasoning_flag_complete) is False:
-        return f"{facts.model} does not reason ({facts.source}); --effort {effort} cannot be sent to it"
+        return (
+            f"{facts.model} does not reason ({facts.source}); --effort {effort} cannot be sent to it "
+            f"(rule {NO_REASONING_RULE})"
+        )
     levels = effort_levels(choice)
     if levels and effort not in levels:
         taken = levels if "none" in levels else ("none", *levels)
-        return f"{facts.model} takes --effort {', '.join(taken)}, not {effort!r} ({facts.source})"
+        said = f"{facts.model} takes --effort {', '.join(taken)}, not {effort!r}"
+        return f"{said} ({facts.source}; rule {EFFORT_LEVEL_RULE})"
     return None

@@ -3,9 +3,10 @@
 The data file ``litellm.json`` is written by ``scripts/refresh_model_table.py`` and records the LiteLLM
 release it came from. A dialect names its slice of the map (``Dialect.model_table_slice``: LiteLLM's provider
 ids, its own first) and may add hand-verified entries for models no dataset lists
-(``Dialect.model_table_extra``, each with its ``source``). A model is found by its exact id, else as an alias
-(the same model with a date, ``-preview`` or ``-latest`` suffix), else by its family (the longest known id it
-extends), else the dialect's default model stands in, with a warning.
+(``Dialect.model_table_extra``, each with its ``source``) and correct a listed model's flags where the provider's own
+answers contradict them (``Dialect.model_table_corrections``, each with its source). A model is found by its exact
+id, else as an alias (the same model with a date, ``-preview`` or ``-latest`` suffix), else by its family (the
+longest known id it extends), else the dialect's default model stands in, with a warning.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import functools
 import json
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -100,6 +101,13 @@ def _facts(table_id: str, entry: Mapping[str, Any], source: str) -> ModelFacts:
     )
 
 
+def _corrected(facts: ModelFacts, correction: Mapping[str, Any]) -> ModelFacts:
+    """``facts`` with the flags a hand-verified correction gives in place of the dataset's, its source added."""
+    flags = {key.removeprefix("supports_"): value for key, value in correction.items() if key.startswith("supports_")}
+    source = f"{facts.source}, corrected by {correction['source_note']}"
+    return replace(facts, flags={**facts.flags, **flags}, source=source)
+
+
 def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
@@ -133,6 +141,9 @@ class ModelTable:
             found: dict[str, ModelFacts] = {}
             for facts in self._slice(dialect):
                 found.setdefault(facts.model, facts)
+            for model, correction in dialect.model_table_corrections.items():
+                if model in found:
+                    found[model] = _corrected(found[model], correction)
             index = self._indexes[dialect.name] = dict(sorted(found.items()))
         return index
 
@@ -158,6 +169,8 @@ class ModelTable:
         while "-" in family:
             family = family.rsplit("-", 1)[0]
             if family in known:
+                if _ALIAS_SUFFIX.fullmatch(name[len(family) :]):  # claude-3-5-haiku-20241022: the same model, dated
+                    return FactsChoice(known[family], model, "alias")
                 warning = f"model {model!r} is not in the model table; the facts of {family!r} were used"
                 return FactsChoice(known[family], model, "family", warning)
         default = known.get(_bare(dialect.default_model))

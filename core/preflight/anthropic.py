@@ -12,11 +12,15 @@ from core.providers.dialects.anthropic import (
     FORCED_WITH_THINKING_RULE,
     NO_PREFILL_RULE,
     NON_EMPTY_RULE,
+    SAMPLING_DEPRECATED,
+    SAMPLING_RULE,
     TRAILING_WHITESPACE_RULE,
 )
 from core.providers.dialects.anthropic_thinking import (
+    ADAPTIVE_ONLY_PROFILE,
     FINAL_THINKING_OFF_RULE,
     THINKING_BUDGET_RULE,
+    THINKING_MODE_RULE,
     THINKING_ON_FINAL_TEXT_RULE,
     THINKING_ON_TOOL_TURN_RULE,
 )
@@ -30,7 +34,6 @@ THINKING_ON = ("enabled", "adaptive")
 # (deprecated there); the adaptive-only profile (Opus 4.7 and later) answers 400 to it
 # (pydantic-ai anthropic_disallows_budget_thinking).
 THINKING_TYPES_OF_MODE = {"none": (), "budget": ("enabled",), "adaptive": ("adaptive", "enabled")}
-ADAPTIVE_ONLY_PROFILE = "claude-adaptive-only"
 BUDGET_MIN = 1024
 
 FIRST_USER = Rule(
@@ -109,10 +112,16 @@ TRAILING_WHITESPACE = Rule(
     "Anthropic 400 'final assistant content cannot end with trailing whitespace'",
 )
 THINKING_MODE = Rule(
-    "thinking-mode",
+    THINKING_MODE_RULE,
     "error",
     "the thinking type is not one this model accepts",
     "Anthropic extended-thinking docs; pydantic-ai Anthropic profile (Opus 4.7+ answers 400 to budget thinking)",
+)
+SAMPLING_PARAMS = Rule(
+    SAMPLING_RULE,
+    "error",
+    "temperature or top_p sent to a model that refuses them",
+    f"{SAMPLING_DEPRECATED}; LiteLLM model map supports_sampling_params false (Claude Opus 4.7 and later)",
 )
 THINKING_BUDGET = Rule(
     THINKING_BUDGET_RULE,
@@ -158,6 +167,7 @@ RULES = (
     FINAL_THINKING_OFF,
     TRAILING_WHITESPACE,
     THINKING_MODE,
+    SAMPLING_PARAMS,
 )
 
 
@@ -171,6 +181,9 @@ def check(body: JSON, profile: ModelProfile, *, prefill: bool = True) -> Iterato
     if mode in THINKING_ON and mode not in accepted:
         takes = " or ".join(repr(t) for t in accepted) or "no extended thinking"
         yield THINKING_MODE.at("/thinking", f"thinking type {mode!r}; {profile.name} takes {takes}")
+    for key in ("temperature", "top_p"):
+        if key in body and not profile.sampling:
+            yield SAMPLING_PARAMS.at(pointer(key), f"{profile.name} takes no {key}")
     yield from tools.check("messages", body, profile)
     choice = body.get("tool_choice")
     if thinking_on and isinstance(choice, dict) and choice.get("type") in ("any", "tool"):

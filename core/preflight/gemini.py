@@ -9,7 +9,14 @@ from core.models.reasoning import reasons
 from core.preflight import tools
 from core.preflight.findings import Finding, Rule, pointer
 from core.providers.dialects.gemini import FUNCTION_RESPONSE_MIME_RULE, FUNCTION_RESPONSE_MIME_TYPES
-from core.providers.dialects.gemini_model_rules import NO_SYSTEM_RULE, NO_THINKING_RULE, takes_system
+from core.providers.dialects.gemini_model_rules import (
+    FILE_URI_RULE,
+    NO_SYSTEM_RULE,
+    NO_THINKING_RULE,
+    THINKING_CONFIG_RULE,
+    file_uri_refusal,
+    takes_system,
+)
 from core.providers.profiles import ModelProfile
 
 if TYPE_CHECKING:
@@ -76,7 +83,7 @@ RESPONSE_MIME = Rule(
 )
 
 THINKING_CONFIG = Rule(
-    "thinking-config",
+    THINKING_CONFIG_RULE,
     "error",
     "a thinkingConfig this model does not take",
     "Gemini docs, thinking: Gemini 3 takes thinkingLevel (400 with both it and thinkingBudget), 2.5 takes "
@@ -102,6 +109,13 @@ NO_SYSTEM = Rule(
     "Gemini 400 'Developer instruction is not enabled for models/gemma-3-27b-it' (0xPlaygrounds/rig#788, "
     "QuantumNous/new-api#989); LiteLLM model map supports_system_messages: false",
 )
+FILE_URI = Rule(
+    FILE_URI_RULE,
+    "error",
+    "a fileData.fileUri the model does not fetch (an http:// URL; an external URL on Gemini 2.0 and earlier)",
+    "Gemini 400 'Invalid or unsupported file uri' (BoundaryML/baml#1548, gemini-2.0-flash); "
+    "ai.google.dev/gemini-api/docs/file-input-methods; vercel/ai#16757 (no Gemini 2.0, no http)",
+)
 TABLE_NO_THINKING = Rule(
     NO_THINKING_RULE,
     "error",
@@ -112,6 +126,7 @@ TABLE_NO_THINKING = Rule(
 
 RULES = (
     NO_SYSTEM,
+    FILE_URI,
     TABLE_NO_THINKING,
     NO_CONTENTS,
     FIRST_USER,
@@ -217,7 +232,9 @@ def _thinking_config(body: JSON, profile: ModelProfile) -> Iterator[Finding]:
 
 
 def check_model(body: JSON, choice: FactsChoice) -> Iterator[Finding]:
-    """The rules the model table decides: a system instruction or a thinkingConfig the model does not take."""
+    """The rules that depend on the model: a system instruction or a thinkingConfig the model table says it does not
+    take, a file URI it does not fetch."""
+    yield from _file_uris(body, choice.model)
     facts = choice.facts
     if facts is None:
         return
@@ -227,3 +244,13 @@ def check_model(body: JSON, choice: FactsChoice) -> Iterator[Finding]:
     if isinstance(config, dict) and "thinkingConfig" in config and reasons(choice) is False:
         at = pointer("generationConfig", "thinkingConfig")
         yield TABLE_NO_THINKING.at(at, f"{facts.model} does not think ({facts.source})")
+
+
+def _file_uris(body: JSON, model: str) -> Iterator[Finding]:
+    for i, content in enumerate(body.get("contents") or ()):
+        for j, part in enumerate(content.get("parts") or () if isinstance(content, dict) else ()):
+            data = part.get("fileData") if isinstance(part, dict) else None
+            uri = data.get("fileUri") if isinstance(data, dict) else None
+            refused = file_uri_refusal(uri, model) if isinstance(uri, str) else None
+            if refused is not None:
+                yield FILE_URI.at(pointer("contents", i, "parts", j, "fileData", "fileUri"), refused)

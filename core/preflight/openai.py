@@ -6,12 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from core.models.reasoning import effort_levels, refused_effort
+from core.models.reasoning import EFFORT_LEVEL_RULE, effort_levels, refused_effort
 from core.preflight import tools
 from core.preflight.findings import Finding, Rule, pointer
-from core.providers.dialects.chat_completions import CALL_ID_LENGTH_RULE
+from core.providers.dialects.chat_completions import ASSISTANT_CONTENT_RULE, CALL_ID_LENGTH_RULE, TOOL_CHOICE_RULE
 from core.providers.dialects.openai_responses import MIN_OUTPUT_RULE
-from core.providers.effort import EFFORT_LEVEL_RULE
 from core.providers.profiles import ModelProfile
 
 if TYPE_CHECKING:
@@ -92,8 +91,24 @@ EFFORT_LEVEL = Rule(
     "are: 'minimal', 'low', 'medium', and 'high'.\" (Kilo-Org/cloud#3807, machinewrapped/llm-subtrans#388); LiteLLM "
     "model map supports_<level>_reasoning_effort",
 )
+ASSISTANT_CONTENT = Rule(
+    ASSISTANT_CONTENT_RULE,
+    "error",
+    "an assistant message has neither content nor tool_calls",
+    "OpenAI 400 \"Invalid value for 'content': expected a string, got null\": content is required unless tool_calls "
+    "is given (vercel/ai#14950); compatible APIs: 'Assistant message must have either content or tool_calls' "
+    "(OpenHands/OpenHands#8685)",
+)
+TOOL_CHOICE_SUPPORTED = Rule(
+    TOOL_CHOICE_RULE,
+    "error",
+    "a tool choice this endpoint does not take",
+    "Zhipu GLM 400 'Tool choice must be auto' (vectorize-io/hindsight#4246, AstrBotDevs/AstrBot#7177)",
+)
 
 RULES = (
+    ASSISTANT_CONTENT,
+    TOOL_CHOICE_SUPPORTED,
     EFFORT_LEVEL,
     UNIQUE_IDS,
     CALL_ID_LENGTH,
@@ -107,6 +122,7 @@ RULES = (
 )
 MAX_CALL_ID = 40
 MIN_OUTPUT_TOKENS = 16
+ALL_TOOL_CHOICES = frozenset({"auto", "none", "required", "named"})
 # Parameters a reasoning model answers 400 to, and what to send instead.
 REASONING_REJECTS = {
     "max_tokens": "use max_completion_tokens",
@@ -116,12 +132,18 @@ REASONING_REJECTS = {
 REASONING_ONLY = {"chat": ("reasoning_effort",), "responses": ("reasoning",)}
 
 
-def check_chat(body: JSON, profile: ModelProfile, *, reasoning_params: bool) -> Iterator[Finding]:
+def check_chat(
+    body: JSON, profile: ModelProfile, *, reasoning_params: bool, tool_choices: frozenset[str] = ALL_TOOL_CHOICES
+) -> Iterator[Finding]:
     """Every rule a Chat Completions-shaped body breaks, in body order (OpenAI's reasoning parameters too when
-    ``reasoning_params``: the compatible vendors switch reasoning with their own parameter)."""
+    ``reasoning_params``: the compatible vendors switch reasoning with their own parameter; ``tool_choices``: the
+    neutral tool choices the endpoint takes, ``named`` for a forced tool)."""
     if reasoning_params:
         yield from _params(body, profile, "chat")
     yield from tools.check("chat", body, profile)
+    choice = body.get("tool_choice")
+    if choice is not None and ("named" if isinstance(choice, dict) else choice) not in tool_choices:
+        yield TOOL_CHOICE_SUPPORTED.at(pointer("tool_choice"), f"takes {', '.join(sorted(tool_choices))}")
     msgs: list[JSON] = body.get("messages") or []
     seen: set[str] = set()
     open_calls: list[str] = []
@@ -138,6 +160,8 @@ def check_chat(body: JSON, profile: ModelProfile, *, reasoning_params: bool) -> 
                 answered.add(call_id)
             continue
         yield from _unanswered(open_calls, msgs, i)
+        if role == "assistant" and msg.get("content") is None and not msg.get("tool_calls"):
+            yield ASSISTANT_CONTENT.at(pointer("messages", i), "content is null and there are no tool_calls")
         open_calls = []
         answered = set()
         for j, call in enumerate(msg.get("tool_calls") or ()):

@@ -116,6 +116,9 @@ class Dialect:
     """LiteLLM's provider ids whose models are this provider's, its own first (see :mod:`core.models.table`)."""
     model_table_extra: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
     """Hand-verified entries, in the model map's shape with a ``source``, for models no dataset lists."""
+    model_table_corrections: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
+    """Flags (``supports_*``) of a listed model that the provider's own answers contradict, by bare model id, each
+    with the ``source_note`` of that answer: they win over the dataset's."""
     inline_image_limit: ClassVar[int | None] = None
     """The most base64 characters one inline image may have; a larger one is sent as text (None: no limit)."""
     max_image_side: ClassVar[int | None] = None
@@ -188,6 +191,11 @@ class Dialect:
     def check_model_rules(self, body: JSON, choice: FactsChoice) -> Iterator[Finding]:
         """The rules ``body`` breaks that the model table decides (effort levels, thinking, system prompt)."""
         return iter(())
+
+    def table_profile(self, profile: ModelProfile, choice: FactsChoice) -> ModelProfile:
+        """``profile`` with what the model table states about the model's reasoning in its place (``choice`` holds
+        the model's own facts, an alias's or its family's). A dialect whose reasoning no dataset describes keeps it."""
+        return profile
 
     def profile(self, options: RequestOptions) -> ModelProfile:
         """The profile of the model ``options`` name (the default model when none): what it accepts."""

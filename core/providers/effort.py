@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core.models.reasoning import effort_levels, nearest_effort, reasons
+from core.models.reasoning import EFFORT_LEVEL_RULE, NO_REASONING_RULE, effort_levels, nearest_effort, reasons
 
 if TYPE_CHECKING:
     from core.models.table import FactsChoice
@@ -18,9 +18,6 @@ if TYPE_CHECKING:
 
 # Reasoning switched on asks for the default effort (pydantic-ai OPENAI_REASONING_EFFORT_MAP: True -> medium).
 REASONING_EFFORT_ON = "medium"
-# The preflight rules these fixes answer (core/preflight/openai.py holds them with their sources).
-EFFORT_LEVEL_RULE = "reasoning-effort-level"
-NO_REASONING_RULE = "reasoning-model-params"
 
 
 def reasoning_effort(
@@ -46,7 +43,8 @@ def reasoning_effort(
         return None
     effort = options.effort or (REASONING_EFFORT_ON if thinking else profile.effort_off)
     if not thinking and options.effort is None and not profile.thinking_off:
-        ctx.warn(None, "thinking", f"{profile.name} models always reason; the lowest effort was sent")
+        reason = f"{profile.name} always reasons (it takes no effort 'none'); its lowest effort {effort!r} was sent"
+        ctx.warn(None, "thinking", reason, EFFORT_LEVEL_RULE)
     levels = effort_levels(choice)
     if levels and effort not in levels:
         sent = nearest_effort(levels, effort)

@@ -1,10 +1,13 @@
 """Model profiles: the request-time rules that depend on the model, not only on the dialect.
 
-The SDK types accept the same body for every model; the providers do not. Each dialect has an
-ordered table of model-name patterns (first match wins, in its dialect module), each entry a
-:class:`ModelProfile` that names its evidence. ``profile_for(dialect, model)`` picks one; an unknown model gets the
-conservative profile of its dialect and a warning saying so. Patterns are searched, not anchored,
-so provider-prefixed ids (``us.anthropic.claude-opus-4-7``, ``models/gemini-3-pro``) match too.
+The SDK types accept the same body for every model; the providers do not. A model's thinking and reasoning modes
+come from the model table (``core.models``) where it knows the model: each dialect reads them from the table's
+flags (``Dialect.table_profile``). Each dialect also has an ordered table of model-name patterns (first match wins,
+in its dialect module), each entry a :class:`ModelProfile` that names its evidence: it gives what no dataset states
+(Gemini's thinking shape, the tool-result media of Gemini 3) and stands in for a model the table does not know, with
+a warning. ``profile_for(dialect, model)`` picks one; a model neither knows gets the conservative profile of its
+dialect and a warning saying so. Patterns are searched, not anchored, so provider-prefixed ids
+(``us.anthropic.claude-opus-4-7``, ``models/gemini-3-pro``) match too.
 """
 
 from __future__ import annotations
@@ -88,17 +91,36 @@ class ProfileChoice:
 def profile_for(dialect: Dialect, model: str | None) -> ProfileChoice:
     """The profile of ``model`` in ``dialect`` (None: the dialect's default model).
 
-    An unknown model gets the conservative profile of its dialect, with a warning naming it.
+    The model table decides first (``Dialect.table_profile``: thinking and reasoning modes from its flags); the
+    name patterns give what no dataset states and stand in for a model the table does not know, with a warning; a
+    model neither knows gets the conservative profile of its dialect, with a warning naming it.
     """
+    from core.models.table import facts_for
+
     if model is None:
         model = dialect.default_model
-    lowered = model.lower()
-    for pattern, profile in dialect.profiles:
-        if re.search(pattern, lowered):
-            return ProfileChoice(profile, model)
+    named = _named(dialect, model)
+    choice = facts_for(dialect, model)
+    if choice.facts is not None and choice.match != "dialect":
+        return ProfileChoice(dialect.table_profile(named or dialect.conservative, choice), model, choice.warning)
+    if named is not None:
+        warning = (
+            f"model {model!r} is not in the model table; its reasoning follows the {named.name!r} profile of its "
+            f"name ({named.evidence})"
+        )
+        return ProfileChoice(named, model, warning)
     conservative = dialect.conservative
     warning = (
-        f"model {model!r} is not in the {dialect.name} profiles; the conservative profile "
+        f"model {model!r} is not in the model table nor the {dialect.name} profiles; the conservative profile "
         f"{conservative.name!r} was used (it may not match what this model accepts)"
     )
     return ProfileChoice(conservative, model, warning)
+
+
+def _named(dialect: Dialect, model: str) -> ModelProfile | None:
+    """The profile of the first name pattern ``model`` matches, None when none does."""
+    lowered = model.lower()
+    for pattern, profile in dialect.profiles:
+        if re.search(pattern, lowered):
+            return profile
+    return None

@@ -39,19 +39,20 @@ def sampling(
     top_p_min: float = 0.0,
     max_stop: int | None = None,
     stop_refused: str | None = None,
+    refused_rule: str | None = None,
 ) -> Sampling:
     """The request's sampling parameters within a provider's ranges; every change is a warning naming the parameter.
 
-    A ``*_refused`` reason drops that parameter (the model refuses it); ``top_p_min`` raises a lower top_p;
-    ``max_stop`` keeps the first stop sequences.
+    A ``*_refused`` reason drops that parameter (the model refuses it; ``refused_rule``: the preflight rule a refused
+    temperature or top_p would break); ``top_p_min`` raises a lower top_p; ``max_stop`` keeps the first stop sequences.
     """
     options = ctx.options
     temperature, top_p, stop = options.temperature, options.top_p, options.stop
     if temperature is not None and temperature_refused is not None:
-        ctx.warn(None, "temperature", f"temperature {temperature} not sent: {temperature_refused}")
+        ctx.warn(None, "temperature", f"temperature {temperature} not sent: {temperature_refused}", refused_rule)
         temperature = None
     if top_p is not None and top_p_refused is not None:
-        ctx.warn(None, "top_p", f"top_p {top_p} not sent: {top_p_refused}")
+        ctx.warn(None, "top_p", f"top_p {top_p} not sent: {top_p_refused}", refused_rule)
         top_p = None
     temperature = _clamped(ctx, "temperature", temperature, 0.0, temperature_max)
     top_p = _clamped(ctx, "top_p", top_p, top_p_min, 1.0)

@@ -110,6 +110,22 @@ def tools_said(source: str | None, names: Sequence[str], choice: Any = None) -> 
     return f"tools sent ({SOURCE_WORDS.get(source, source)}): {listed}{chosen}"
 
 
+def params_said(params: Mapping[str, Any] | None) -> str | None:
+    """One line naming the parameters given over the stored request (the CLI's and the run page's); None for none."""
+    if not params:
+        return None
+    said = ", ".join(f"{name} {_param_text(value)}" for name, value in params.items())
+    return f"parameters given: {said}"
+
+
+def _param_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, list):
+        return " | ".join(repr(item) for item in value)
+    return str(value)
+
+
 MAX_TOOLS_FIELD_CHARS = 1_000_000
 """A form's tools field holds at most this many characters (a tool list is kilobytes)."""
 
@@ -132,13 +148,20 @@ def given_tools_of_text(tools: str, tool_choice: str) -> GivenTools | None:
     return GivenTools(given, NamedToolChoice(tool_choice[:200]))
 
 
-def given_of_run(source: str | None, tools: Sequence[Any] | None, tool_choice: Any) -> GivenTools | None:
-    """What a recorded step run was given (its tools when given, its tool choice), so a worker sends it again."""
-    from core.request_context import read_tool_choice, read_tools
+def given_of_run(
+    source: str | None, tools: Sequence[Any] | None, tool_choice: Any, params: Mapping[str, Any] | None = None
+) -> GivenTools | None:
+    """What a recorded step run was given (its tools when given, its tool choice, its parameters, whether its tools
+    were inferred), so a worker sends it again."""
+    from core.request_context import read_params, read_tool_choice, read_tools
 
     given = read_tools(list(tools or ())) if source == "given" else None
     choice = None if tool_choice is None else read_tool_choice(tool_choice)
-    return None if given is None and choice is None else GivenTools(given, choice)
+    asked = read_params(dict(params or {}))
+    infer = source == "inferred"
+    if given is None and choice is None and asked == GenerationParams() and not infer:
+        return None
+    return GivenTools(given, choice, asked, infer)
 
 
 def sent_tools(

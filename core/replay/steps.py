@@ -49,6 +49,7 @@ from core.replay.run import DEFAULT_TIMEOUT, Prepared, preflight_refusal, prepar
 from core.replay.send import Sender, send
 from core.replay.sent_tools import GivenTools, SentTools
 from core.replay.turns import Turn, default_turn, rekeyed, turn_of
+from core.request_context import params_json
 from core.store import Store
 from core.store.step_runs import NewStepRun, StepRunStatus, StepRunView, StepView
 
@@ -72,6 +73,8 @@ class StepPlan:
     """How the final answers are judged."""
     environ: Mapping[str, str] | None = field(default=None, repr=False)
     """Where a judge's key is read (the replay's own environment)."""
+    given: GivenTools | None = None
+    """What was given over the stored request (tools, tool choice, parameters): the run records its parameters."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +133,7 @@ def plan_steps(
     refusal = found.damage or prepared.refusal
     # prepare() refuses a damaged history with an empty body, and a body that fails preflight with the body.
     reason = None if refusal is None else "damaged_record" if found.damage or not prepared.body else "preflight"
-    return StepPlan(prepared, found, limit, max_cost, refusal, reason, force, comparison, environ)
+    return StepPlan(prepared, found, limit, max_cost, refusal, reason, force, comparison, environ, tools)
 
 
 def start_steps(
@@ -154,6 +157,7 @@ def start_steps(
             tools=prepared.tools.tools_json(),
             tool_choice=prepared.tools.tool_choice_json(),
             started_by=started_by,
+            params=params_json(plan.given.params) if plan.given is not None else None,
         )
     )
     if created and plan.refusal is not None:

@@ -54,6 +54,8 @@ class NewStepRun:
     """The tool choice every step sends, neutral: ``auto``, ``none``, ``required`` or ``{"name": ...}``."""
     started_by: str | None = None
     """The signed-in account that started it; None on an open dashboard or from the CLI."""
+    params: dict[str, Any] | None = None
+    """The generation parameters given over the stored request (``max_tokens``…), by name; None when none was."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +129,8 @@ class StepRunView:
     """The tool choice every step sent, neutral; None when none was sent."""
     started_by: str | None = None
     """The account that started it; None when nobody was signed in."""
+    params: dict[str, Any] | None = None
+    """The generation parameters given over the stored request, by name; None when none was given."""
 
     @property
     def tool_names(self) -> list[str]:
@@ -188,6 +192,7 @@ class StepRunView:
             "tools_source": self.tools_source,
             "tools": self.tools,
             "tool_choice": self.tool_choice,
+            "params": self.params,
             "started_at": self.started_at,
             "started_by": self.started_by,
             "finished_at": self.finished_at,
@@ -254,6 +259,7 @@ def claim_step_run(conn: Connection, new: NewStepRun) -> tuple[StepRunView, bool
             tools=new.tools,
             tool_choice=new.tool_choice,
             started_by=new.started_by,
+            params=new.params or None,
         )
     )
     later = backend_of(conn).greatest(_C.last_activity, started)

@@ -201,6 +201,8 @@ class StepRunRow(SQLModel, table=True):
     """The tool choice every step sent, neutral (``auto``, ``none``, ``required`` or ``{"name": ...}``)."""
     started_by: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     """The account that started the run; None when nobody was signed in (revision 0024)."""
+    params: dict[str, Any] | None = Field(default=None, sa_column=Column(_JSON, nullable=True))
+    """The generation parameters given for the run over the stored request, by name (revision 0027)."""
 
 
 class StepRow(SQLModel, table=True):

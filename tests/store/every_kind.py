@@ -59,6 +59,7 @@ def fill_every_kind(store: Store) -> None:
             tools_source=("stored", "inferred")[n],
             tools=[{"name": "lookup", "description": "Ünïcode", "parameters": {"type": "object", "properties": {}}}],
             tool_choice=({"name": "lookup"}, "auto")[n], started_by="reviewer",
+            params=({"max_tokens": 300, "stop": ["Ünï"]}, None)[n],
         )  # fmt: skip
         run, _ = store.claim_step_run(new)
         store.add_step(run.run_id, _step(1))

@@ -99,3 +99,14 @@ def test_runs_and_step_runs_keep_who_started_them(with_conversation: Store) -> N
     assert run.started_by == done.started_by == store.get_run_summary(run.run_id).started_by == "admin"
     anonymous = store.start_run(NewRun("c", provider="openai", model="m", request_body={}))
     assert store.get_run(anonymous.run_id).started_by is None
+
+
+def test_a_step_run_keeps_the_parameters_it_was_given(with_conversation: Store) -> None:
+    store = with_conversation
+    params = {"max_tokens": 300, "temperature": 0.25, "stop": ["END", "é\u2028"], "thinking": False, "effort": "low"}
+    given, _ = store.claim_step_run(NewStepRun("c", "u", "openai", "m", 1, 3, params=params))
+    assert store.get_step_run(given.run_id).params == params
+    assert store.get_step_run(given.run_id).to_json()["params"] == params
+    plain, _ = store.claim_step_run(NewStepRun("c", "u", "openai", "m", 1, 3, params={}))
+    assert store.get_step_run(plain.run_id).params is None
+    assert [r.params for r in store.list_step_runs("c")] == [None, params]

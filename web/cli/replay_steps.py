@@ -158,7 +158,7 @@ def _json(value: object) -> str:
 
 
 def _summary(run: StepRunView) -> str:
-    from core.replay.sent_tools import INFERRED_WARNING, tools_said
+    from core.replay.sent_tools import INFERRED_WARNING, params_said, tools_said
 
     cost = "unknown" if run.cost_usd is None else f"${run.cost_usd:.6f}"
     where = f" at {run.diverged_at}" if run.diverged_at else ""
@@ -166,9 +166,11 @@ def _summary(run: StepRunView) -> str:
     error = f": {' '.join(run.error.split())}" if run.error else ""
     cap = "" if run.max_cost is None else f" of --max-cost ${run.max_cost}"
     inferred = f" ({INFERRED_WARNING})" if run.tools_source == "inferred" else ""
+    given = params_said(run.params)
+    params = f"; {given}" if given else ""
     return (
         f"step run {run.run_id} {run.status}{where}{why}{inferred}{error}; compared by {run.comparison or '-'}; "
-        f"{tools_said(run.tools_source, run.tool_names, run.tool_choice)}; {len(run.steps)} step(s), "
+        f"{tools_said(run.tools_source, run.tool_names, run.tool_choice)}{params}; {len(run.steps)} step(s), "
         f"{run.input_tokens or 0}+{run.output_tokens or 0} tokens, cost {cost}{cap}"
     )
 

@@ -1,6 +1,6 @@
 """The media the stub provider refuses in its strict mode, as the real APIs do: an inline image over the size limit,
-more images than a request may hold, more inline data than a request may carry, and media of a type a Gemini
-``functionResponse`` does not take.
+more images than a request may hold, more inline data than a request may carry, media of a type a Gemini
+``functionResponse`` does not take, and a Gemini file URI the model does not fetch.
 
 The limits are the providers' documented ones, written here again on purpose: the stub is an oracle for the
 builder and preflight, so it does not read their constants. Messages are the providers' own where a public report
@@ -92,6 +92,25 @@ def gemini_media(body: dict[str, Any]) -> Refusal | None:
                     )
     if total > GEMINI_INLINE_BYTES:
         return BAD_REQUEST, f"Request payload size exceeds the limit: {GEMINI_INLINE_BYTES} bytes."
+    return None
+
+
+# ai.google.dev/gemini-api/docs/file-input-methods: Files API URIs, YouTube, and external https URLs (not on Gemini
+# 2.0 and earlier: BoundaryML/baml#1548 quotes the 400; vercel/ai#16757 never passes an http:// one).
+GEMINI_FETCHED = ("https://generativelanguage.googleapis.com/", "https://www.youtube.com/", "https://youtu.be/")
+
+
+def gemini_file_uris(body: dict[str, Any], model: str) -> Refusal | None:
+    """Why Gemini refuses a ``fileData.fileUri`` of ``body`` sent to ``model``, or None."""
+    old_model = "gemini-2.0" in model or "gemini-1." in model
+    for content in _list(body.get("contents")):
+        for part in _list(content.get("parts") if isinstance(content, dict) else None):
+            data = part.get("fileData") if isinstance(part, dict) else None
+            uri = data.get("fileUri") if isinstance(data, dict) else None
+            if not isinstance(uri, str) or uri.startswith(GEMINI_FETCHED):
+                continue
+            if uri.startswith("http://") or old_model:
+                return BAD_REQUEST, f"Invalid or unsupported file uri: {uri}"
     return None
 
 

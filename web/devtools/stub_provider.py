@@ -395,7 +395,7 @@ class StubHandler(BaseHTTPRequestHandler):
             )
         state = self.server.state
         if self.server.strict:
-            refused = refusal(dialect, body)
+            refused = refusal(dialect, body, model_of(dialect, path, body))
             if refused is not None:
                 status, message = refused
                 with state.lock:

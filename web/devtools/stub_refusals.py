@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
-from web.devtools.stub_media import anthropic_media, gemini_media, openai_media
+from web.devtools.stub_media import anthropic_media, gemini_file_uris, gemini_media, openai_media
 
 StubDialect = Literal["openai", "openai-responses", "anthropic", "gemini"]
 Refusal = tuple[int, str]
@@ -30,11 +30,13 @@ BAD_REQUEST = 400
 TOOLS_REQUIRED = "Requests which include `tool_use` or `tool_result` blocks must define tools."
 
 
-def refusal(dialect: StubDialect, body: Any) -> Refusal | None:
-    """Why the real API would refuse ``body``, or None when it would take it."""
+def refusal(dialect: StubDialect, body: Any, model: str = "") -> Refusal | None:
+    """Why the real API would refuse ``body`` (sent to ``model``: Gemini names it in the path), or None when it
+    would take it."""
     if not isinstance(body, dict):
         return BAD_REQUEST, "the request body must be a JSON object"
-    return CHECKS[dialect](body) or MEDIA_CHECKS[dialect](body)
+    refused = CHECKS[dialect](body) or MEDIA_CHECKS[dialect](body)
+    return refused or (gemini_file_uris(body, model) if dialect == "gemini" else None)
 
 
 def tool_names(dialect: StubDialect, body: Any) -> set[str] | None:

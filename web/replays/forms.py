@@ -42,6 +42,11 @@ class ReplayForm:
     def any_available(self) -> bool:
         return any(p.available for p in self.providers)
 
+    @property
+    def options(self) -> OptionsForm:
+        """The request option fields (``web.request_options``), blank: the recorded request's values are sent."""
+        return BLANK_OPTIONS
+
 
 BLANK_OPTIONS = options_form(AskedOptions())
 
@@ -62,11 +67,6 @@ class RerunForm(ReplayForm):
     def hidden(self) -> tuple[tuple[str, str], ...]:
         """The form's hidden fields besides the token and the key."""
         return (("upto", self.upto),) if self.upto else ()
-
-    @property
-    def options(self) -> OptionsForm:
-        """The request option fields (``web.request_options``), blank: the recorded request's values are sent."""
-        return BLANK_OPTIONS
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from litestar import Controller, MediaType, get, post
+from litestar.di import NamedDependency, Provide
 from litestar.exceptions import HTTPException, NotFoundException
 from litestar.params import FromQuery, QueryParameter
 from litestar.plugins.htmx import HTMXRequest
@@ -33,6 +34,7 @@ from web import masking, urls
 from web.auth.access import needs
 from web.auth.principals import started_by
 from web.deps import FORM, ReplayFields, RunsDep, SourceDep
+from web.request_options import model_limit, posted_options, read_options, replay_tools
 from web.runs.starts import answer_start
 from web.runs.step_compare import StepComparePage, step_compare_page
 from web.runs.step_views import StepRunPanel, step_run_panel
@@ -101,6 +103,7 @@ class StepRunsController(Controller):
         status_code=200,
         sync_to_thread=True,
         opt=needs(Role.REVIEWER, audited_as="replay.steps"),
+        dependencies={"posted": Provide(posted_options)},
     )
     def start(
         self,
@@ -109,12 +112,17 @@ class StepRunsController(Controller):
         run_service: RunsDep,
         source: SourceDep,
         data: Annotated[StepRunData, FORM],
+        posted: NamedDependency[dict[str, str]],
     ) -> Template | Redirect:
-        """Record a step run and send it off the request thread; answer at once with its live region."""
+        """Record a step run and send it off the request thread; answer at once with its live region. The request
+        options (``web.request_options``) go over the turn's stored request in every step, checked against the model
+        table for the model, and are recorded with the run."""
         conversation_id = urls.from_segment(conversation_id)
 
         def submit() -> StepRunView:
             max_steps, max_cost = _limits(data)
+            asked = read_options(posted, (model_limit(data.provider, data.model),)) if any(posted.values()) else None
+            given = given_tools_of_text(data.tools, data.tool_choice)
             return run_service.submit_steps(
                 conversation_id,
                 data.provider,
@@ -125,7 +133,7 @@ class StepRunsController(Controller):
                 max_cost=max_cost,
                 model_as_typed=data.as_typed,
                 compare=data.compare,
-                tools=given_tools_of_text(data.tools, data.tool_choice),
+                tools=replay_tools(given, asked) if asked is not None else given,
                 started_by=started_by(request),
             )
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from core.replay.sent_tools import INFERRED_WARNING, tools_said
+from core.replay.sent_tools import INFERRED_WARNING, params_said, tools_said
 from core.replay.turns import RecordedStep
 from core.store.step_runs import StepRunView, StepView
 from web import masking, urls
@@ -184,6 +184,11 @@ class StepRunPanel(RunRegion):
     def tools_line(self) -> str:
         """Which tools every step sent and where they came from."""
         return tools_said(self.run.tools_source, self.run.tool_names, self.run.tool_choice)
+
+    @property
+    def params_line(self) -> str | None:
+        """The generation parameters given over the stored request (None: every step sent the stored ones)."""
+        return params_said(self.run.params)
 
     @property
     def tools_warning(self) -> str | None:

@@ -51,6 +51,7 @@ from core.providers.dialects.anthropic_thinking import (
     msg_id_of,
     settle_thinking,
     strip_final_thinking,
+    table_profile,
     thinking_on,
     thinking_param,
 )
@@ -84,6 +85,7 @@ TOOL_CHOICE_TYPES = {"auto": "auto", "none": "none", "required": "any"}
 TEMPERATURE_MAX = 1.0
 # Opus 4.7 and later: 400 "`temperature` is deprecated for this model" (axonops/cqlai#194, obot-platform/nanobot#329).
 SAMPLING_DEPRECATED = "Anthropic deprecated it for this model (400 '`temperature` is deprecated for this model')"
+SAMPLING_RULE = "sampling-params"  # the preflight rule of core/preflight/anthropic.py this fix answers
 # Extended thinking "isn't compatible with temperature or top_k modifications as well as forced tool use";
 # top_p may be set between 0.95 and 1 [docs: extended thinking, feature compatibility].
 WITH_THINKING = "Anthropic refuses it while extended thinking is on (docs: extended thinking)"
@@ -223,6 +225,9 @@ class AnthropicDialect(Dialect):
     sdk_types = "anthropic"
     rules_module = "core.preflight.anthropic"
 
+    def table_profile(self, profile: ModelProfile, choice: FactsChoice) -> ModelProfile:
+        return table_profile(profile, choice)
+
     def max_images(self, choice: FactsChoice) -> int | None:
         """100 images for a model with a 200k-token context window, 600 for every other (and an unknown) one."""
         facts = choice.facts
@@ -290,6 +295,7 @@ class AnthropicDialect(Dialect):
             or (WITH_THINKING if thinking and ctx.options.temperature != THINKING_TEMPERATURE else None),
             top_p_refused=deprecated or (BOTH_SAMPLING if both and not thinking else None),
             top_p_min=THINKING_TOP_P_MIN if thinking else 0.0,
+            refused_rule=SAMPLING_RULE if deprecated else None,
         )
         body.update(sent.fields(stop="stop_sequences"))
 

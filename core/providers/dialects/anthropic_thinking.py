@@ -7,6 +7,7 @@ Part of the Anthropic dialect (:mod:`core.providers.dialects.anthropic`). Each f
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, assert_never
 
 from core.models.reasoning import Effort, effort_levels, nearest_effort
@@ -15,7 +16,7 @@ from core.providers.base import EMPTY_TURN_PLACEHOLDER
 if TYPE_CHECKING:
     from core.models.table import FactsChoice
     from core.providers.base import JSON, RequestContext, RequestOptions
-    from core.providers.profiles import ModelProfile
+    from core.providers.profiles import ModelProfile, ThinkingMode
 
 THINKING_BUDGET_TOKENS = 2048  # must stay below max_tokens [docs]
 THINKING_BUDGET_MIN = 1024  # anthropic SDK, ThinkingConfigEnabledParam.budget_tokens: "Must be ≥1024"
@@ -33,6 +34,7 @@ THINKING_ON_TOOL_TURN_RULE = "thinking-on-last-tool-turn"
 THINKING_ON_FINAL_TEXT_RULE = "thinking-on-final-assistant-turn"
 FINAL_THINKING_OFF_RULE = "no-final-thinking-when-off"
 THINKING_BUDGET_RULE = "thinking-budget-range"
+THINKING_MODE_RULE = "thinking-mode"
 
 # With thinking on, the last assistant turn holding tool_use must start with a thinking block: 400 "Expected
 # `thinking` or `redacted_thinking`, but found `tool_use`" (BerriAI/litellm#15601). LiteLLM switches thinking
@@ -50,6 +52,33 @@ FINAL_TEXT_REASON = (
 )
 
 
+# Which thinking a Claude takes, from the model table's flags (LiteLLM: supports_reasoning, supports_adaptive_thinking,
+# supports_legacy_thinking for a model that still takes a budget, supports_sampling_params false where temperature
+# and top_p are refused): the profile names core/preflight/anthropic.py reads.
+NO_THINKING_PROFILE = "claude-no-thinking"
+BUDGET_PROFILE = "claude-budget"
+ADAPTIVE_PROFILE = "claude-adaptive"
+ADAPTIVE_ONLY_PROFILE = "claude-adaptive-only"
+
+
+def table_profile(profile: ModelProfile, choice: FactsChoice) -> ModelProfile:
+    """``profile`` with the thinking mode and sampling the model table states for the model."""
+    facts = choice.facts
+    if facts is None:
+        return profile
+    mode: ThinkingMode
+    if facts.says("reasoning") is not True:
+        name, mode = NO_THINKING_PROFILE, "none"
+    elif facts.says("adaptive_thinking"):
+        name = ADAPTIVE_PROFILE if facts.says("legacy_thinking") else ADAPTIVE_ONLY_PROFILE
+        mode = "adaptive"
+    else:
+        name, mode = BUDGET_PROFILE, "budget"
+    sampling = facts.says("sampling_params") is not False
+    evidence = f"{facts.source}: {facts.model}'s reasoning, adaptive_thinking, legacy_thinking and sampling_params"
+    return replace(profile, name=name, thinking=mode, sampling=sampling, evidence=evidence)
+
+
 def thinking_param(
     params: JSON, options: RequestOptions, profile: ModelProfile, choice: FactsChoice, ctx: RequestContext
 ) -> None:
@@ -59,7 +88,8 @@ def thinking_param(
         return
     mode = profile.thinking
     if mode == "none":
-        ctx.warn(None, "thinking", f"{profile.name} models have no extended thinking; no thinking parameter sent")
+        reason = f"{profile.name} models have no extended thinking; no thinking parameter sent"
+        ctx.warn(None, "thinking", reason, THINKING_MODE_RULE)
     elif not on:
         params["thinking"] = THINKING_DISABLED
     elif mode == "adaptive":

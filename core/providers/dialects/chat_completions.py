@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, ClassVar, assert_never
 from urllib.parse import urlsplit
 
@@ -34,6 +34,7 @@ from core.llm.messages import (
     LLMToolMessage,
     LLMUserMessage,
 )
+from core.models.reasoning import NO_REASONING_RULE
 from core.providers.base import (
     EMPTY_TURN_PLACEHOLDER,
     JSON,
@@ -60,6 +61,7 @@ from core.providers.profiles import ModelProfile, ToolNameRule
 from core.providers.sampling import sampling
 
 if TYPE_CHECKING:
+    from core.models.table import FactsChoice
     from core.preflight.findings import Finding
 
 # Tool messages have no is_error field in this shape: the error is said in the text (docs/providers.md section 1).
@@ -125,6 +127,38 @@ def openai_profiles(dialect: str) -> tuple[tuple[str, ModelProfile], ...]:
     )
 
 
+# Where OpenAI's answers contradict LiteLLM's flags. GPT-5 Chat does not reason: 400 "Unsupported parameter:
+# 'reasoning.effort' is not supported with this model" (Laisky/one-api#120, logancyang/obsidian-copilot#1712).
+# GPT-5.2 Chat takes one effort: 400 "Unsupported value: 'reasoning_effort' does not support 'high' with this model.
+# Supported values are: 'medium'." (egoist/chatwise-releases#1257).
+_NO_REASONING = {"supports_reasoning": False, "source_note": "Laisky/one-api#120 (400 'reasoning.effort' unsupported)"}
+OPENAI_TABLE_CORRECTIONS: dict[str, dict[str, object]] = {
+    "gpt-5-chat": _NO_REASONING,
+    "gpt-5-chat-latest": _NO_REASONING,
+    "gpt-5.2-chat-latest": {
+        "supports_low_reasoning_effort": False,
+        "supports_high_reasoning_effort": False,
+        "source_note": "egoist/chatwise-releases#1257 (400 'Supported values are: medium')",
+    },
+}
+
+
+def openai_table_profile(profile: ModelProfile, choice: FactsChoice) -> ModelProfile:
+    """``profile`` with the reasoning the model table states for an OpenAI model: whether it reasons
+    (``supports_reasoning``) and the least effort it takes (``supports_none_reasoning_effort``, then
+    ``supports_minimal_reasoning_effort``, else low); only a model that takes ``none`` switches reasoning off."""
+    facts = choice.facts
+    if facts is None:
+        return profile
+    evidence = f"{facts.source}: {facts.model}'s supports_reasoning and its reasoning efforts"
+    named = replace(profile, name=facts.model, evidence=evidence)
+    if facts.says("reasoning") is not True:
+        return replace(named, reasoning_model=False, effort_off="low", thinking_off=True)
+    least = "none" if facts.says("none_reasoning_effort") else None
+    least = least or ("minimal" if facts.says("minimal_reasoning_effort") else None)
+    return replace(named, reasoning_model=True, effort_off=least or "low", thinking_off=least == "none")
+
+
 # An unknown OpenAI model gets no reasoning parameters: a model without reasoning rejects reasoning_effort.
 UNKNOWN_OPENAI_MODEL = "no reasoning parameters, for an unknown model"
 # platform.openai.com/docs/guides/images-vision, "Image input requirements": "Up to 20MB per image", "Up to 500
@@ -155,6 +189,10 @@ class Extensions:
 # (microsoft/autogen#6377, camel-ai/camel#2215; openclaw/openclaw#875 shortens them the same way).
 MAX_CALL_ID = 40
 CALL_ID_LENGTH_RULE = "tool-call-id-length"  # the preflight rule of core/preflight/openai.py this fix answers
+# The preflight rules of core/preflight/openai.py these fixes answer: an assistant message needs content unless it
+# has tool calls; a vendor's endpoint may take fewer tool choices than OpenAI's.
+ASSISTANT_CONTENT_RULE = "assistant-content-required"
+TOOL_CHOICE_RULE = "tool-choice-supported"
 
 
 def fitted_call_id(call_id: str | None) -> str | None:
@@ -202,7 +240,9 @@ class ChatCompletionsDialect(Dialect):
     def check_rules(self, body: JSON, profile: ModelProfile) -> Iterator[Finding]:
         from core.preflight import openai as rules
 
-        return rules.check_chat(body, profile, reasoning_params=self.SENDS_REASONING_EFFORT)
+        return rules.check_chat(
+            body, profile, reasoning_params=self.SENDS_REASONING_EFFORT, tool_choices=self.TOOL_CHOICES
+        )
 
     def claims(self, url: str | None, request: JSON, response: JSON | None) -> int:
         if self.default_base_url is not None:  # a vendor: only its own hosts, as the shape is OpenAI's
@@ -239,7 +279,8 @@ class ChatCompletionsDialect(Dialect):
         named = isinstance(choice, NamedToolChoice)
         if ("named" if named else choice) not in self.TOOL_CHOICES:
             label = choice_label(choice)
-            ctx.warn(None, "tool_choice", f"{self.description} takes no tool choice {label}; 'auto' sent")
+            reason = f"{self.description} takes no tool choice {label}; 'auto' sent"
+            ctx.warn(None, "tool_choice", reason, TOOL_CHOICE_RULE)
             body["tool_choice"] = "auto"
         elif isinstance(choice, NamedToolChoice):
             body["tool_choice"] = {"type": "function", "function": {"name": choice.name}}
@@ -256,6 +297,7 @@ class ChatCompletionsDialect(Dialect):
             top_p_refused=refused,
             max_stop=self.MAX_STOP,
             stop_refused=refused,
+            refused_rule=NO_REASONING_RULE,
         )
         body.update(sent.fields())
 
@@ -336,7 +378,8 @@ class ChatCompletionsDialect(Dialect):
         elif text:
             out["content"] = text
         else:
-            ctx.warn(msg.msg_id, "assistant", "empty assistant turn; placeholder text sent")
+            reason = "empty assistant turn; placeholder text sent"
+            ctx.warn(msg.msg_id, "assistant", reason, ASSISTANT_CONTENT_RULE)
             out["content"] = EMPTY_TURN_PLACEHOLDER
         reasoning = msg.reasoning_content
         if reasoning:

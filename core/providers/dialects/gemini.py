@@ -40,11 +40,14 @@ from core.providers.base import (
 )
 from core.providers.dialects import gemini_read, gemini_stream
 from core.providers.dialects.gemini_model_rules import (
+    FILE_URI_RULE,
     HAND_VERIFIED_MODELS,
+    file_uri_refusal,
     fold_system,
     takes_system,
     thinking_config,
 )
+from core.providers.dialects.gemini_model_rules import table_profile as gemini_table_profile
 from core.providers.dialects.gemini_read import DUMMY_THOUGHT_SIGNATURE, ERROR_KEY, OUTPUT_KEY, THOUGHT_SIGNATURE_KEY
 from core.providers.dialects.gemini_schema import gemini_schema
 from core.providers.dialects.gemini_wire import WIRE
@@ -201,6 +204,9 @@ class GeminiDialect(Dialect):
     inline_request_limit = INLINE_REQUEST_LIMIT
     sdk_types = "google-genai"
     rules_module = "core.preflight.gemini"
+
+    def table_profile(self, profile: ModelProfile, choice: FactsChoice) -> ModelProfile:
+        return gemini_table_profile(profile, choice)
 
     def validate_types(self, body: JSON) -> None:
         from core.preflight.sdk_types import gemini_body
@@ -377,6 +383,9 @@ class GeminiDialect(Dialect):
         if mime not in MIME_TYPES[part.kind] and not (part.kind == "file" and mime.startswith("text/")):
             return {"text": ctx.degrade(part, msg_id, f"{part.kind} type {mime} not accepted")}
         if media.url is not None:
+            refused = file_uri_refusal(media.url, ctx.options.model or GeminiDialect.default_model)
+            if refused is not None:
+                return {"text": ctx.degrade(part, msg_id, refused, FILE_URI_RULE)}
             return {"fileData": {"mimeType": mime, "fileUri": media.url}}
         return {"inlineData": {"mimeType": mime, "data": media.data}}
 

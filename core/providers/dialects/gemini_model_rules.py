@@ -6,6 +6,8 @@ profile, whether it thinks at all and whether it takes ``systemInstruction`` fro
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from typing import TYPE_CHECKING, assert_never
 
 from core.models.reasoning import Effort, effort_levels, nearest_effort, reasons
@@ -40,6 +42,31 @@ GEMINI_3_LEVELS: tuple[Effort, ...] = ("minimal", "low", "medium", "high")
 # The preflight rules these fixes answer (core/preflight/gemini.py holds them with their sources).
 NO_SYSTEM_RULE = "system-instruction-supported"
 NO_THINKING_RULE = "thinking-supported"
+THINKING_CONFIG_RULE = "thinking-config"
+FILE_URI_RULE = "file-uri-fetched"
+
+# Which fileData.fileUri Gemini fetches: a Files API URI, a YouTube URL, or (Gemini 2.5 and later) an external https
+# URL (ai.google.dev/gemini-api/docs/file-input-methods). Gemini 2.0 and earlier fetch no external URL: 400 "Invalid
+# or unsupported file uri: https://upload.wikimedia.org/..." (BoundaryML/baml#1548, gemini-2.0-flash); Vercel's
+# provider passes external URLs to every Gemini "except the Gemini 2.0 family", never an http:// one (vercel/ai#16757).
+FILES_API_PREFIX = "https://generativelanguage.googleapis.com/"
+YOUTUBE_PREFIXES = ("https://www.youtube.com/", "https://youtube.com/", "https://youtu.be/")
+NO_EXTERNAL_URLS = re.compile(r"gemini-(?:1\.|2\.0)")
+
+
+def file_uri_refusal(uri: str, model: str) -> str | None:
+    """Why Gemini would not fetch ``uri`` for ``model`` (None: it does)."""
+    if uri.startswith(FILES_API_PREFIX) or uri.startswith(YOUTUBE_PREFIXES):
+        return None
+    if uri[:7].lower() == "http://":
+        return "Gemini fetches no http:// file URI, only https (vercel/ai#16757)"
+    if NO_EXTERNAL_URLS.search(model.lower()):
+        return (
+            f"{model} fetches no external file URL, only Files API URIs and YouTube (400 'Invalid or unsupported "
+            "file uri', BoundaryML/baml#1548)"
+        )
+    return None
+
 
 # Gemma on the Gemini API: 400 "Developer instruction is not enabled for models/gemma-3-27b-it"
 # (0xPlaygrounds/rig#788); the model map says supports_system_messages false for it.
@@ -47,6 +74,17 @@ SYSTEM_FOLDED = (
     "{model} takes no system instruction (400 'Developer instruction is not enabled'; {source}); the system "
     "prompt was put at the start of the first user turn"
 )
+
+
+def table_profile(profile: ModelProfile, choice: FactsChoice) -> ModelProfile:
+    """``profile`` with what the model table states about the model's thinking: a model it says does not think gets
+    no thinkingConfig. The shape (thinkingBudget or thinkingLevel) and whether thinking can be switched off are in
+    no dataset: the Gemini thinking docs give them per family, which the name patterns hold."""
+    facts = choice.facts
+    if facts is None or reasons(choice) is not False:
+        return profile
+    evidence = f"{facts.source}: {facts.model} has no supports_reasoning"
+    return replace(profile, name="gemini-no-thinking", gemini_thinking="none", thinking_off=True, evidence=evidence)
 
 
 def thinking_config(
@@ -68,7 +106,9 @@ def thinking_config(
         return None
     if shape == "none":
         if on:
-            ctx.warn(None, "thinking", f"{profile.name} models do not think; no thinkingConfig sent")
+            ctx.warn(
+                None, "thinking", f"{profile.name} models do not think; no thinkingConfig sent", THINKING_CONFIG_RULE
+            )
         return None
     if on:
         effort = options.effort
@@ -78,10 +118,20 @@ def thinking_config(
     if profile.thinking_off:
         return {"thinkingBudget": 0}
     if shape == "budget":
-        ctx.warn(None, "thinking", f"{profile.name} cannot switch thinking off; the smallest budget was sent")
+        ctx.warn(
+            None,
+            "thinking",
+            f"{profile.name} cannot switch thinking off; the smallest budget was sent",
+            THINKING_CONFIG_RULE,
+        )
         return {"thinkingBudget": MIN_THINKING_BUDGET}
     if shape == "level":
-        ctx.warn(None, "thinking", f"{profile.name} cannot switch thinking off; the lowest thinkingLevel was sent")
+        ctx.warn(
+            None,
+            "thinking",
+            f"{profile.name} cannot switch thinking off; the lowest thinkingLevel was sent",
+            THINKING_CONFIG_RULE,
+        )
         return {"thinkingLevel": LOWEST_THINKING_LEVEL}
     assert_never(shape)
 

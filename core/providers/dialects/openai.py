@@ -13,16 +13,19 @@ from core.providers.base import JSON, RequestContext, RequestOptions
 from core.providers.dialects.chat_completions import (
     OPENAI_IMAGE_LIMIT,
     OPENAI_MAX_IMAGES,
+    OPENAI_TABLE_CORRECTIONS,
     UNKNOWN_OPENAI_MODEL,
     ChatCompletionsDialect,
     openai_profile,
     openai_profiles,
+    openai_table_profile,
 )
 from core.providers.effort import reasoning_effort
 
 if TYPE_CHECKING:
     from core.models.table import FactsChoice
     from core.preflight.findings import Finding
+    from core.providers.profiles import ModelProfile
 
 # Image formats Chat Completions takes (PNG, JPEG, WEBP, non-animated GIF) [docs].
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/webp", "image/gif"})
@@ -54,6 +57,10 @@ class OpenAIChatDialect(ChatCompletionsDialect):
     # platform.openai.com/docs/models: gpt-*, the o-series reasoning models, chatgpt-*, codex-*.
     model_families = ("gpt-", "o1", "o3", "o4", "chatgpt-", "codex-")
     model_table_slice = ("openai",)
+    model_table_corrections = OPENAI_TABLE_CORRECTIONS
+
+    def table_profile(self, profile: ModelProfile, choice: FactsChoice) -> ModelProfile:
+        return openai_table_profile(profile, choice)
 
     def check_model_rules(self, body: JSON, choice: FactsChoice) -> Iterator[Finding]:
         from core.preflight import openai as rules

@@ -28,6 +28,7 @@ from core.llm.messages import (
     LLMUserPart,
 )
 from core.messages.objects import ToolCall
+from core.models.reasoning import NO_REASONING_RULE
 from core.providers.base import (
     EMPTY_TURN_PLACEHOLDER,
     JSON,
@@ -49,10 +50,12 @@ from core.providers.dialects import responses_read, responses_stream
 from core.providers.dialects.chat_completions import (
     OPENAI_IMAGE_LIMIT,
     OPENAI_MAX_IMAGES,
+    OPENAI_TABLE_CORRECTIONS,
     REASONING_REFUSES,
     UNKNOWN_OPENAI_MODEL,
     openai_profile,
     openai_profiles,
+    openai_table_profile,
 )
 from core.providers.dialects.chat_wire import openai_wire
 from core.providers.effort import reasoning_effort
@@ -124,10 +127,14 @@ class OpenAIResponsesDialect(Dialect):
     # platform.openai.com/docs/models: as Chat Completions, plus the computer-use-* models of Responses.
     model_families = ("gpt-", "o1", "o3", "o4", "chatgpt-", "codex-", "computer-use-")
     model_table_slice = ("openai",)
+    model_table_corrections = OPENAI_TABLE_CORRECTIONS
     inline_image_limit = OPENAI_IMAGE_LIMIT
     max_images_per_request = OPENAI_MAX_IMAGES
     sdk_types = "openai"
     rules_module = "core.preflight.openai"
+
+    def table_profile(self, profile: ModelProfile, choice: FactsChoice) -> ModelProfile:
+        return openai_table_profile(profile, choice)
 
     def validate_types(self, body: JSON) -> None:
         from core.preflight.sdk_types import openai_responses_body
@@ -194,6 +201,7 @@ class OpenAIResponsesDialect(Dialect):
             temperature_refused=refused,
             top_p_refused=refused,
             stop_refused=NO_STOP,
+            refused_rule=NO_REASONING_RULE,
         )
         body.update(sent.fields())  # no stop: refused above (NO_STOP)
 

@@ -274,3 +274,35 @@ def test_a_tools_field_that_is_not_a_tool_list_is_refused_in_place(client: httpx
     response = post_steps(client, {**step_form(client), "tools": '{"oops": 1}'}, **HX)
     assert response.status_code == 200 and "the tools field" in response.text and "not a tool list" in response.text
     assert stub.state.requests == []
+
+
+def test_request_options_in_the_form_are_sent_at_every_step_recorded_and_shown(
+    client: httpx.Client, stub: StubServer
+) -> None:
+    run_id = _run(client, stub, identical(), max_tokens="300", temperature="0.25", stop="END")
+    run = client.get(f"/api/step-runs/{run_id}").json()
+    assert (run["status"], run["params"]) == ("matched", {"max_tokens": 300, "temperature": 0.25, "stop": ["END"]})
+    sent = [(r.body.get("max_completion_tokens", r.body.get("max_tokens")), r.body["temperature"], r.body["stop"])
+            for r in stub.state.requests]  # fmt: skip
+    assert sent == [(300, 0.25, ["END"])] * 4  # three calls and the final answer
+    html = client.get(f"/step-runs/{run_id}").text
+    assert "parameters given: max_tokens 300, temperature 0.25, stop &#39;END&#39;" in html
+
+
+def test_a_request_option_the_model_cannot_take_is_refused_in_place_naming_its_limit(
+    client: httpx.Client, stub: StubServer, store: Store
+) -> None:
+    over = post_steps(client, {**step_form(client), "max_tokens": "999999"}, **HX)
+    assert over.status_code == 200 and "data-run-refused" in over.text
+    assert "above 32,768, the output limit of gpt-4.1" in over.text
+    effort = post_steps(client, {**step_form(client), "effort": "high"}, **HX)
+    assert "gpt-4.1 does not reason" in effort.text and "--effort high cannot be sent" in effort.text
+    assert stub.state.requests == [] and store.list_step_runs() == ()
+
+
+def test_the_replay_steps_form_offers_the_request_options(client: httpx.Client) -> None:
+    html = client.get(f"/conversations/{STEPS_CONVERSATION}").text
+    forms = re.findall(r"<form[^>]*data-steps-form[^>]*>(.*?)</form>", html, re.S)
+    assert forms and all(
+        f'name="{name}"' in forms[0] for name in ("max_tokens", "temperature", "top_p", "stop", "thinking", "effort")
+    )

@@ -1,0 +1,95 @@
+"""File URLs a Gemini model does not fetch: an http:// URL, or any external URL on Gemini 2.0 and earlier. The
+builder sends such a medium as text naming the rule, preflight calls the unfixed body an error, and the strict stub
+refuses it as Gemini does. Files API URIs and YouTube URLs are fetched by every model.
+
+Oracles: Gemini 400 "Invalid or unsupported file uri: https://upload.wikimedia.org/wikipedia/commons/4/4d/
+Cat_November_2010-1a.jpg" on gemini-2.0-flash (BoundaryML/baml#1548); ai.google.dev/gemini-api/docs/
+file-input-methods (external https URLs); vercel/ai#16757, whose regression tests reject http:// URLs and keep the
+Gemini 2.0 family's exclusion.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from core import ImagePart, Message, MultiPartMessage, TextPart, VideoPart
+from core.preflight import check_body
+from core.preflight.catalogue import fixes
+from core.providers import RequestOptions, RequestResult, provider_named
+from tests.providers.builders import run
+from web.devtools.stub_refusals import refusal
+
+CAT = "https://upload.wikimedia.org/wikipedia/commons/4/4d/Cat_November_2010-1a.jpg"
+FILES_API = "https://generativelanguage.googleapis.com/v1beta/files/abc-123"
+YOUTUBE = "https://www.youtube.com/watch?v=9hE5-98ZeCg"
+
+
+def _with(part: Any) -> list[Message]:
+    return [MultiPartMessage(content=[TextPart(text="What is this?"), part], msg_id="u1", create_ts=1)]
+
+
+def _uris(result: RequestResult) -> list[str]:
+    return [p["fileData"]["fileUri"] for c in result.body["contents"] for p in c["parts"] if "fileData" in p]
+
+
+def _fixed(result: RequestResult) -> bool:
+    found = [f for f in fixes(provider_named("gemini"), result.warnings) if f.rule == "file-uri-fetched"]
+    return bool(found) and all(f.source != "not in the catalogue" for f in found)
+
+
+def _body(uri: str, mime: str = "image/jpeg") -> dict[str, Any]:
+    parts = [{"text": "What is this?"}, {"fileData": {"mimeType": mime, "fileUri": uri}}]
+    return {"contents": [{"role": "user", "parts": parts}]}
+
+
+def _errors(body: dict[str, Any], model: str) -> list[str]:
+    dialect = provider_named("gemini")
+    findings = check_body(dialect, body, dialect.profile(RequestOptions(model=model)), model)
+    return [f.rule for f in findings if f.severity == "error"]
+
+
+@pytest.mark.parametrize("model", ["gemini-2.0-flash", "gemini-2.0-flash-lite"])
+def test_an_external_image_url_to_gemini_2_0_is_sent_as_text_naming_its_rule(model: str) -> None:
+    result = run("gemini", _with(ImagePart(url=CAT, media_type="image/jpeg")), model=model)
+    assert _uris(result) == [] and _fixed(result)
+    assert refusal("gemini", result.body, model) is None
+
+
+@pytest.mark.parametrize("model", ["gemini-2.5-flash", "gemini-3-pro-preview"])
+def test_an_external_https_url_is_sent_as_a_file_uri_to_later_models(model: str) -> None:
+    result = run("gemini", _with(ImagePart(url=CAT, media_type="image/jpeg")), model=model)
+    assert _uris(result) == [CAT] and not _fixed(result)
+    assert refusal("gemini", result.body, model) is None
+
+
+@pytest.mark.parametrize("model", ["gemini-2.5-flash", "gemini-2.0-flash"])
+def test_an_http_url_is_sent_as_text_naming_its_rule(model: str) -> None:
+    result = run("gemini", _with(ImagePart(url="http://example.com/cat.jpg", media_type="image/jpeg")), model=model)
+    assert _uris(result) == [] and _fixed(result)
+
+
+@pytest.mark.parametrize(
+    "part",
+    [ImagePart(url=FILES_API, media_type="image/png"), VideoPart(url=YOUTUBE, media_type="video/mp4")],
+)
+def test_files_api_and_youtube_uris_are_fetched_by_gemini_2_0(part: Any) -> None:
+    result = run("gemini", _with(part), model="gemini-2.0-flash")
+    assert _uris(result) == [part.url] and not _fixed(result)
+
+
+@pytest.mark.parametrize(
+    ("uri", "model", "refused"),
+    [
+        (CAT, "gemini-2.0-flash", True),
+        (CAT, "gemini-2.5-flash", False),
+        ("http://example.com/cat.jpg", "gemini-2.5-flash", True),
+        (FILES_API, "gemini-2.0-flash", False),
+    ],
+)
+def test_preflight_and_the_stub_refuse_a_file_uri_the_model_does_not_fetch(uri: str, model: str, refused: bool) -> None:
+    body = _body(uri)
+    assert ("file-uri-fetched" in _errors(body, model)) is refused
+    stub = refusal("gemini", body, model)
+    assert (stub == (400, f"Invalid or unsupported file uri: {uri}")) is refused and (stub is None) is not refused
