@@ -37,6 +37,7 @@ import orjson  # noqa: E402
 
 from bench.bench_store import backend_flags, floor_rate, pg_database, read_stored  # noqa: E402
 from core.store import Store  # noqa: E402
+from core.store.settings import EngineSettings  # noqa: E402
 
 SERVER_TIMEOUT = "30s"
 MAX_LINE_MIB = 1024
@@ -102,7 +103,9 @@ def run_import(url: str, path: Path) -> dict[str, Any]:
 def bench(label: str, new_url: Callable[[], str], path: Path, messages: int) -> None:
     url = new_url()
     result = run_import(url, path)
-    with Store.open(url) as store:
+    print(f"  import: {result['seconds']:.2f} s, peak RSS {result['peak_mb']:.0f} MB", flush=True)
+    # The bench's own read-back is no import: the server's statement_timeout must not cut it on a busy machine.
+    with Store.open(url, settings=EngineSettings(statement_timeout_ms=0)) as store:
         stored, backend = read_stored(store), store.backend
     assert len(stored.messages) == messages, (len(stored.messages), messages)
     floor = floor_rate(new_url(), stored)

@@ -111,7 +111,6 @@ def build(store: Store, n: int) -> None:
                             "records": 1,
                             "damaged": 0,
                             "body": RawJSON(body),
-                            "parsed": RawJSON(body),
                             "search_text": content,
                             "source": "bench",
                             "line": 2 * i + k + 1,

@@ -46,7 +46,7 @@ from core.store.tables import CONVERSATIONS, MESSAGE_OUTLINES, MESSAGE_TEXTS, ME
 from tests.store.store_factory import dataset  # noqa: E402
 
 MESSAGE_COLUMNS = [c.name for c in MESSAGES.columns]
-JSON_COLUMNS = {"body", "parsed"}
+JSON_COLUMNS = {"body"}
 
 
 def write_input(path: Path, messages: int) -> int:

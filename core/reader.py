@@ -23,6 +23,8 @@ from pydantic import ValidationError
 from core.errors import InputError, InputErrors
 from core.jsonio import loads
 from core.messages.union import MESSAGE_ADAPTER, Message
+from core.messages.user import UserMessage
+from core.trace_stream import SplitMessage, split_trace
 
 Format = Literal["json", "jsonl"]
 MiB = 1024 * 1024
@@ -33,7 +35,7 @@ class ReadLimits:
     """Bounds on what one read accepts; exceeding one is an InputError, never a hang or a crash.
 
     Nesting has one bound, the same for every command (``check``, ``import``, the dashboard):
-    a message must be one the parser can write back (see ``_writable``). orjson's fixed limit of
+    a message must be one the parser can write back (see ``_check_writable``). orjson's fixed limit of
     1024 levels keeps a 100,000-deep ``[[[[`` from reaching the validator at all.
     """
 
@@ -53,8 +55,39 @@ class Record:
     index: int
     raw: dict[str, Any]
     message: Message
-    written: bytes | None = None
-    """The message written back through the Message union, when the nesting check already did it."""
+
+
+LONG_LINE_BYTES = 16 * MiB
+"""A JSONL line at least this long is read a trace record at a time by the import (``StreamedRecord``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StreamedRecord(Record):
+    """A message of a long line read without its trace's records (``raw`` and ``message`` hold an empty trace):
+    ``records`` parses and checks each one as it is reached, with the errors a whole read gives."""
+
+    split: SplitMessage
+
+    def records(self) -> Iterator[tuple[Any, Message]]:
+        """Each trace record's JSON value and typed message, in order; InputError naming the first bad one."""
+        message = self.message
+        assert isinstance(message, UserMessage)
+        for i, text in enumerate(self.split.record_texts()):
+            root = f"$.intermediate_trace.records[{i}]"
+            value = _loads(text, self.source, self.line)
+            record = _validated(value, self.source, self.line, root)
+            if _containers(text) >= NESTING_GATE:  # the serialiser's depth counts from the top message
+                trace = message.intermediate_trace.model_copy(update={"records": [record]})
+                _check_writable(message.model_copy(update={"intermediate_trace": trace}), self.source, self.line, root)
+            yield value, record
+
+
+def _streamed_record(split: SplitMessage, source: str, line: int, index: int) -> StreamedRecord | None:
+    """The message of a long line with its records apart, or None when it holds no trace (it is read whole)."""
+    shell = _record(split.shell, source, line, index, "$", may_be_deep=True)
+    if not isinstance(shell.message, UserMessage):
+        return None
+    return StreamedRecord(source=source, line=line, index=index, raw=shell.raw, message=shell.message, split=split)
 
 
 STORE_LINE_PREFIX = "traceloupe_"
@@ -135,12 +168,19 @@ def read_path(
     limits: ReadLimits = DEFAULT_LIMITS,
     store_lines: list[StoreLine] | None = None,
     bad: BadMessages | None = None,
+    streamed: bool = False,
 ) -> Iterator[Record]:
     """Read messages from a file, or from standard input when ``path`` is ``-``."""
     name = str(path)
     if name == "-":
         yield from read_stream(
-            sys.stdin.buffer, source="<stdin>", fmt=fmt, limits=limits, store_lines=store_lines, bad=bad
+            sys.stdin.buffer,
+            source="<stdin>",
+            fmt=fmt,
+            limits=limits,
+            store_lines=store_lines,
+            bad=bad,
+            streamed=streamed,
         )
         return
     try:
@@ -148,7 +188,9 @@ def read_path(
     except OSError as exc:
         raise InputError(f"cannot open: {exc.strerror or exc}", source=name) from None
     with handle:
-        yield from read_stream(handle, source=name, fmt=fmt, limits=limits, store_lines=store_lines, bad=bad)
+        yield from read_stream(
+            handle, source=name, fmt=fmt, limits=limits, store_lines=store_lines, bad=bad, streamed=streamed
+        )
 
 
 def read_bytes(
@@ -159,9 +201,12 @@ def read_bytes(
     limits: ReadLimits = DEFAULT_LIMITS,
     store_lines: list[StoreLine] | None = None,
     bad: BadMessages | None = None,
+    streamed: bool = False,
 ) -> Iterator[Record]:
     """Read messages from bytes already in memory (an upload, a test)."""
-    yield from read_stream(io.BytesIO(data), source=source, fmt=fmt, limits=limits, store_lines=store_lines, bad=bad)
+    yield from read_stream(
+        io.BytesIO(data), source=source, fmt=fmt, limits=limits, store_lines=store_lines, bad=bad, streamed=streamed
+    )
 
 
 def read_stream(
@@ -172,11 +217,14 @@ def read_stream(
     limits: ReadLimits = DEFAULT_LIMITS,
     store_lines: list[StoreLine] | None = None,
     bad: BadMessages | None = None,
+    streamed: bool = False,
 ) -> Iterator[Record]:
     """Read messages from a binary stream; the format is detected from the name and first bytes.
 
     With ``store_lines``, JSONL store lines (``STORE_LINE_PREFIX``) are appended there instead of being refused.
     With ``bad``, a bad message (a JSONL line, an item of a JSON array) is noted there and skipped.
+    With ``streamed`` (the import), a JSONL line of at least ``LONG_LINE_BYTES`` whose message holds a trace is
+    yielded as a ``StreamedRecord``: its records are parsed and checked as its consumer reads them.
     """
     head = _peek(stream)
     if head.startswith(b"\xef\xbb\xbf"):
@@ -184,7 +232,7 @@ def read_stream(
         head = head[3:]
     chosen = fmt or detect_format(source, head)
     if chosen == "jsonl":
-        yield from _read_jsonl(stream, source, limits, store_lines, bad)
+        yield from _read_jsonl(stream, source, limits, store_lines, bad, streamed)
     else:
         yield from _read_json(stream, source, limits, bad)
 
@@ -206,6 +254,7 @@ def _read_jsonl(
     limits: ReadLimits,
     store_lines: list[StoreLine] | None,
     bad: BadMessages | None,
+    streamed: bool = False,
 ) -> Iterator[Record]:
     index = 0
     line_no = 0
@@ -228,6 +277,20 @@ def _read_jsonl(
             continue
         if line.isspace():  # not strip(): that would copy a long line
             continue
+        split = split_trace(line) if streamed and len(line) >= LONG_LINE_BYTES else None
+        if split is not None:
+            try:
+                found = _streamed_record(split, source, line_no, index)
+            except InputError as error:
+                _note(bad, error)
+                continue
+            if found is not None:  # a message with a trace: nothing of the line kept here while it is stored
+                handed: list[Record] = [found]
+                del line, split, found
+                yield handed.pop()
+                index += 1
+                continue
+            del split
         try:
             value = _loads(line, source, line_no)
             may_be_deep = _containers(line) >= NESTING_GATE
@@ -306,15 +369,21 @@ def _containers(data: bytes) -> int:
 def _record(value: Any, source: str, line: int | None, index: int, root: str, *, may_be_deep: bool) -> Record:
     if not isinstance(value, dict):
         raise InputError(f"expected a message object, found {_json_type(value)}", source=source, line=line, path=root)
+    message = _validated(value, source, line, root)
+    if may_be_deep:
+        _check_writable(message, source, line, root)
+    return Record(source=source, line=line, index=index, raw=value, message=message)
+
+
+def _validated(value: Any, source: str, line: int | None, root: str) -> Message:
+    """``value`` (the JSON at ``root``) as a typed message, or InputError naming where it is not one."""
     try:
-        message = MESSAGE_ADAPTER.validate_python(value)
+        return MESSAGE_ADAPTER.validate_python(value)
     except ValidationError as exc:
         path, reason = describe_validation_error(exc, value, root)
         raise InputError(reason, source=source, line=line, path=path) from None
     except RecursionError:
         raise InputError("messages are nested too deeply to read", source=source, line=line, path=root) from None
-    written = _writable(message, source, line, root) if may_be_deep else None
-    return Record(source=source, line=line, index=index, raw=value, message=message, written=written)
 
 
 NESTING_GATE = 64
@@ -322,8 +391,8 @@ NESTING_GATE = 64
 most a few of its levels), so it is not written back to check."""
 
 
-def _writable(message: Message, source: str, line: int | None, root: str) -> bytes | None:
-    """The message's JSON as the parser writes it, or InputError when it is nested too deeply for that.
+def _check_writable(message: Message, source: str, line: int | None, root: str) -> None:
+    """InputError when the parser cannot write the message back: it is nested too deeply for that.
 
     This is the one nesting limit. Pydantic's serialiser stops at 255 levels of its own, which is
     at most 255 levels of JSON (fewer where the levels are typed messages: about 62 nested traces or
@@ -332,7 +401,7 @@ def _writable(message: Message, source: str, line: int | None, root: str) -> byt
     JSON fallback crashed past about 985 levels; so the reader refuses it, for every command alike.
     """
     try:
-        return MESSAGE_ADAPTER.dump_json(message)
+        MESSAGE_ADAPTER.dump_json(message)  # the text is not kept: the store writes what was read (``raw``)
     except ValueError as exc:  # PydanticSerializationError: "Maximum serialization depth exceeded"
         reason = str(exc).rsplit(": ", 1)[-1]
         raise InputError(

@@ -35,7 +35,7 @@ def copy_rows(
     """PostgreSQL: stream rows (all with the keys of the first) with COPY, several times faster than INSERT.
 
     The column list comes from the Table (quoted by the dialect), never from input; the values
-    travel in COPY's data stream, not in SQL text. JSON columns already hold JSON text (RawJSON, a str that
+    travel in COPY's data stream, not in SQL text. JSON columns already hold JSON text (a str, or RawJSON: what
     psycopg writes as it writes any str, no copy made first), which COPY's text format hands to the server's
     jsonb parser unchanged.
 

@@ -68,25 +68,42 @@ def walk(message: BaseMessage) -> Iterator[BaseMessage]:
 
 def figures(message: BaseMessage) -> Figures:
     """One walk over ``message`` collecting everything the list page and the search need."""
-    count = 0
-    damaged = 0
-    kinds: set[str] = set()
-    last_ts = message.create_ts
-    texts: list[str] = []
-    for item in walk(message):
-        count += 1
-        if is_damaged(item):
-            damaged += 1
-        kinds.add(item.tag)
-        last_ts = max(last_ts, item.create_ts)
-        _collect_text(item, texts)
-    return Figures(
-        records=count - 1,
-        damaged=damaged,
-        kinds=frozenset(kinds),
-        last_ts=last_ts,
-        search_text="\n".join(t for t in texts if t),
-    )
+    tally = FigureTally()
+    tally.add(message)
+    return tally.figures()
+
+
+class FigureTally:
+    """Figures counted a message at a time, in document order: a long trace's records as they are read."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.damaged = 0
+        self.kinds: set[str] = set()
+        self.last_ts: int | None = None
+        self.texts: list[str] = []
+
+    def add(self, message: BaseMessage, *, alone: bool = False) -> None:
+        """Count ``message`` and (unless ``alone``) every message nested in it."""
+        for item in (message,) if alone else walk(message):
+            self.count += 1
+            if is_damaged(item):
+                self.damaged += 1
+            self.kinds.add(item.tag)
+            self.last_ts = item.create_ts if self.last_ts is None else max(self.last_ts, item.create_ts)
+            _collect_text(item, self.texts)
+
+    def figures(self) -> Figures:
+        """The figures of the messages counted, the first of them the top one."""
+        assert self.last_ts is not None, "no message counted"
+        texts, self.texts = self.texts, []  # the pieces go as the text is joined
+        return Figures(
+            records=self.count - 1,
+            damaged=self.damaged,
+            kinds=frozenset(self.kinds),
+            last_ts=self.last_ts,
+            search_text="\n".join(t for t in texts if t),
+        )
 
 
 def _collect_text(message: BaseMessage, out: list[str]) -> None:

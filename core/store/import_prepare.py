@@ -3,17 +3,20 @@ serialised JSON and outline), its limits checked. No database work: ``core.store
 
 from __future__ import annotations
 
+import bisect
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from core.errors import InputError
-from core.messages.union import MESSAGE_ADAPTER
-from core.reader import BadMessages, Record
-from core.store.derive import derived_msg_id, figures, title_of
-from core.store.jsonio import RawJSON, dumps
-from core.store.outline import dump_with_outline
+from core.jsonio import loads
+from core.messages.base import BaseMessage
+from core.messages.user import UserMessage
+from core.reader import BadMessages, Record, StreamedRecord
+from core.store.derive import Figures, FigureTally, children, derived_msg_id, figures, title_of
+from core.store.jsonio import dumps
+from core.store.outline import OutlineNode, dump_streamed, dump_with_outline
 from core.store.tables import MAX_ID_CHARS
 from core.store.versions import Identity
 
@@ -74,22 +77,28 @@ def _prepare(record: Record, postgres: bool, now: int) -> PreparedMessage:
     raw = record.raw
     # The text and its outline's byte spans: SQLite stores the text as ``body``; PostgreSQL keeps JSONB
     # (its own rendering) in ``body`` and this text beside it, in ``message_texts``.
+    outline: OutlineNode | None
     try:
-        body, outline = dump_with_outline(raw, message)
+        if isinstance(record, StreamedRecord):
+            body, outline, fig = _dump_streamed(record)
+        else:
+            body, outline = dump_with_outline(raw, message)
+            fig = figures(message)
     except RecursionError:  # the reader's nesting limit keeps this out; a net, not a path
         raise InputError("nested too deeply to store", source=record.source, line=record.line, path="$") from None
     if postgres and b"\\u0000" in body:
-        _refuse_nul(raw, record)
-    written = _parsed_json(record)
-    text = RawJSON(body.decode())
-    # What the parser made of it is most often the text itself: then one object stands for both.
-    parsed = text if written == body else RawJSON(written.decode())
-    del body, written  # a large message's text is held once, as the row's
+        _refuse_nul_in(body, outline, record)
     raw_id = raw.get("msg_id")
-    msg_id = raw_id if isinstance(raw_id, str) else derived_msg_id(raw)
+    if isinstance(raw_id, str):
+        msg_id = raw_id
+    else:  # ``raw`` of a streamed record holds no records: the id is of the message whole, as its text has it
+        msg_id = derived_msg_id(loads(body) if isinstance(record, StreamedRecord) else raw)
+    # A plain str, not RawJSON: a str subclass is a copy of the decoded text, and the rows go to the driver as they
+    # are (``core.store.bulk``), never through a JSON column's serialiser.
+    text = body.decode()
+    del body  # a large message's text is held once, as the row's
     _check_id_length("msg_id", msg_id, record)
     _check_id_length("conversation_id", message.conversation_id, record)
-    fig = figures(message)
     if not (message.create_ts >= _MIN_BIGINT and fig.last_ts <= _MAX_BIGINT):
         raise InputError(
             "create_ts is outside the 64-bit range of a millisecond timestamp",
@@ -108,7 +117,6 @@ def _prepare(record: Record, postgres: bool, now: int) -> PreparedMessage:
         "records": fig.records,
         "damaged": fig.damaged,
         "body": text,
-        "parsed": parsed,
         "search_text": search_text,
         "source": record.source,
         "line": record.line,
@@ -135,13 +143,40 @@ def _check_id_length(key: str, value: str, record: Record) -> None:
         )
 
 
-def _parsed_json(record: Record) -> bytes:
-    """What the parser made of a message, as JSON text (the reader's, when its nesting check wrote it)."""
-    return record.written if record.written is not None else MESSAGE_ADAPTER.dump_json(record.message)
+def _dump_streamed(record: StreamedRecord) -> tuple[bytes, OutlineNode, Figures]:
+    """The text, outline and figures of a message whose trace's records are read one at a time (``core.reader``)."""
+    message = record.message
+    assert isinstance(message, UserMessage)
+    tally = FigureTally()
+    tally.add(message, alone=True)  # then its records, then its message-list content: the order of ``walk``
+
+    def counted() -> Iterator[tuple[Any, BaseMessage]]:
+        for raw, nested in record.records():
+            tally.add(nested)
+            yield raw, nested
+
+    body, outline = dump_streamed(record.raw, message, counted())
+    for nested in children(message):
+        tally.add(nested)
+    return body, outline, tally.figures()
 
 
-def _refuse_nul(raw: dict[str, Any], record: Record) -> None:
-    stack: list[tuple[Any, str]] = [(raw, "$")]
+def _refuse_nul_in(body: bytes, outline: OutlineNode | None, record: Record) -> None:
+    """Refuse the message whose text ``body`` may escape U+0000 (an escaped backslash before ``u0000`` may look
+    the same), naming where; a streamed record's ``raw`` holds no records, so they are read again from their spans."""
+    if isinstance(record, StreamedRecord) and outline is not None and len(outline) > 7:
+        spans = outline[8]
+        at = body.find(b"\\u0000")
+        while at >= 0:
+            i = bisect.bisect_right(spans, at, key=lambda child: child[0]) - 1
+            if i >= 0 and at < spans[i][1]:
+                _refuse_nul(loads(body[spans[i][0] : spans[i][1]]), record, f"$.intermediate_trace.records[{i}]")
+            at = body.find(b"\\u0000", at + 1)
+    _refuse_nul(record.raw, record, "$")
+
+
+def _refuse_nul(raw: Any, record: Record, root: str) -> None:
+    stack: list[tuple[Any, str]] = [(raw, root)]
     while stack:
         value, path = stack.pop()
         if isinstance(value, str):

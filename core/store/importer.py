@@ -281,7 +281,7 @@ def _executemany_messages(
 
     SQLite: the driver's own executemany. PostgreSQL: COPY (``core.store.bulk``). The statements are
     compiled from the Tables (no hand-written SQL; values stay bound or travel in COPY's stream).
-    JSON columns already hold JSON text (RawJSON), so SQLAlchemy's per-value JSON wrapping is
+    JSON columns already hold JSON text (a str, or RawJSON), so SQLAlchemy's per-value JSON wrapping is
     skipped: about a tenth of PostgreSQL's write time.
 
     Ids are given here, not by the database, so each outline row can name its message: under the

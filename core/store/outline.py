@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import io
 import secrets
+from collections.abc import Iterable
 from typing import Any
 
 from core.jsonio import dumps
@@ -60,6 +61,37 @@ def dump_with_outline(raw: Any, message: BaseMessage) -> tuple[bytes, OutlineNod
     except (_NoOutline, RecursionError):
         return dumps(raw), None
     return out.getvalue(), outline
+
+
+def dump_streamed(
+    raw: dict[str, Any], message: UserMessage, records: Iterable[tuple[Any, BaseMessage]]
+) -> tuple[bytes, OutlineNode]:
+    """``dump_with_outline`` of a message read without its trace's records (``raw`` and ``message`` hold an empty
+    trace), its records given one at a time (``core.reader.StreamedRecord``): the same text and outline."""
+    out = io.BytesIO()
+    shell, quoted, at = _shell(raw, raw["intermediate_trace"])
+    out.write(shell[:at])
+    records_at = out.tell()
+    out.write(b"[")
+    children: list[OutlineNode] = []
+    for item, record in records:
+        if children:
+            out.write(b",")
+        children.append(_dump(out, item, record))
+    if not children:  # an empty trace is a leaf, as ``dump_with_outline`` has it
+        return shell.replace(quoted, b"[]", 1), [0, len(shell) - len(quoted) + 2, *_facts(raw, message)]
+    out.write(b"]")
+    tail = shell[at + len(quoted) :]
+    out.write(tail)
+    node = [
+        0,
+        out.tell(),
+        *_facts(raw, message),
+        records_at,
+        children,
+        tail.decode() if len(tail) <= TAIL_LIMIT else None,
+    ]
+    return out.getvalue(), node
 
 
 class _NoOutline(Exception):

@@ -162,7 +162,7 @@ class Store:
         source = "<stdin>" if str(path) == "-" else str(path)
         lines: list[StoreLine] = []
         bad = BadMessages()
-        records = read_path(path, limits=limits, store_lines=lines, bad=bad)
+        records = read_path(path, limits=limits, store_lines=lines, bad=bad, streamed=True)
         return self.import_records(
             records, source=source, replace=replace, store_lines=lines, bad=bad, digest_min_records=digest_min_records
         )

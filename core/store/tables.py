@@ -61,7 +61,7 @@ class ConversationRow(SQLModel, table=True):
 
 
 class MessageRow(SQLModel, table=True):
-    """One top-level message: its JSON exactly as imported (``body``) beside what the parser made of it.
+    """One top-level message: its JSON exactly as imported (``body``), parsed again where a reader needs it typed.
 
     Its identity is ``(conversation_pk, msg_id)``: two conversations may use the same msg_id.
     """
@@ -84,7 +84,6 @@ class MessageRow(SQLModel, table=True):
     records: int = Field(sa_column=Column(Integer, nullable=False))
     damaged: int = Field(sa_column=Column(Integer, nullable=False))
     body: dict[str, Any] = Field(sa_column=Column(_JSON, nullable=False))
-    parsed: dict[str, Any] = Field(sa_column=Column(_JSON, nullable=False))
     search_text: str = Field(sa_column=Column(Text, nullable=False))
     source: str = Field(sa_column=Column(String, nullable=False))
     line: int | None = Field(default=None, sa_column=Column(Integer, nullable=True))

@@ -12,18 +12,19 @@ from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from procrastinate.schema import SchemaManager
-from sqlalchemy import Connection, func, insert, select, table, text
+from sqlalchemy import JSON, Column, Connection, MetaData, Table, func, insert, select, table, text
 
 from core.jobs import JobSettings
 from core.jobs.pg import ProcrastinateQueue
-from core.reader import read_bytes
-from core.store import ConversationQuery, Store, head_revision, make_engine, resolve_url
+from core.reader import Record, read_bytes
+from core.store import ConversationQuery, Store, head_revision, import_prepare, make_engine, resolve_url
 from core.store.backend import postgres, sqlite
 from core.store.bulk import copy_rows
 from core.store.engine import write_transaction
+from core.store.import_prepare import PreparedMessage
 from core.store.pg_search import SEARCH_CHUNKS, chunk_rows
 from core.store.schema import _config
-from core.store.tables import METADATA, STEP_RUNS
+from core.store.tables import MESSAGES, METADATA, STEP_RUNS
 from tests.store.store_factory import dataset
 from tests.store.store_pg import BACKENDS, create_pg_database, drop_pg_database, pg_database_url
 from tests.store.test_store_runs import MESSAGE
@@ -53,6 +54,7 @@ def test_db_upgrade_from_0003_keys_messages_by_conversation(
 ) -> None:
     monkeypatch.setattr(postgres, "write_chunks", lambda conn, rows: None)  # as Traceloupe 0003 wrote
     monkeypatch.setattr(sqlite, "write_grams", lambda conn, rows: None)  # (0020's index is not there yet)
+    _import_with_parsed(monkeypatch)
     engine = make_engine(resolve_url(fresh_url))
     with write_transaction(engine) as conn:
         command.upgrade(_config(conn), "0003")
@@ -107,6 +109,7 @@ def test_db_upgrade_counts_the_step_runs_recorded_before_as_runs_and_status_list
     old = Store(engine)
     monkeypatch.setattr(sqlite, "write_grams", lambda conn, rows: None)  # as Traceloupe 0014 wrote
     monkeypatch.setattr(postgres, "write_chunks", _chunks_without_grams)
+    _import_with_parsed(monkeypatch)
     old.import_records(read_bytes(MESSAGE, source="a"), source="a")
     monkeypatch.undo()
     with write_transaction(engine) as conn:  # as Traceloupe 0014 recorded a step run: not counted
@@ -121,6 +124,20 @@ def test_db_upgrade_counts_the_step_runs_recorded_before_as_runs_and_status_list
     assert main(["db", "status", "--db", fresh_url]) == 0
     out = capsys.readouterr().out
     assert "runs: 0\n" in out and "step_runs: 1\n" in out
+
+
+def _import_with_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Imports write ``messages.parsed`` (the body's text), as Traceloupe did before revision 0026 dropped it."""
+    prepare = import_prepare._prepare
+
+    def with_parsed(record: Record, postgres: bool, now: int) -> PreparedMessage:
+        prepared = prepare(record, postgres, now)
+        prepared.row["parsed"] = prepared.row["body"]
+        return prepared
+
+    monkeypatch.setattr(import_prepare, "_prepare", with_parsed)
+    columns = (*(c._copy() for c in MESSAGES.c), Column("parsed", JSON, nullable=False))
+    monkeypatch.setattr(sqlite, "MESSAGES", Table("messages", MetaData(), *columns))  # PostgreSQL copies each key
 
 
 def _chunks_without_grams(conn: Connection, messages: Iterable[tuple[int, int, str]]) -> None:

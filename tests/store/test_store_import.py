@@ -7,16 +7,17 @@ from typing import Any
 
 import orjson
 import pytest
-from sqlalchemy import select
+from alembic import command
+from sqlalchemy import inspect, text
 
 from core import AssistantTextMessage, BaseMessage, InputError, TextMessage
 from core.errors import UnknownNameError
-from core.messages.union import MESSAGE_ADAPTER
 from core.reader import read_bytes
 from core.store import ConversationQuery, Store
-from core.store.engine import read_transaction
-from core.store.tables import MESSAGES
+from core.store.engine import make_engine, write_transaction
+from core.store.schema import _config, upgrade
 from tests.store.store_factory import conversation, count_nested, dataset
+from tests.store.store_pg import BACKENDS
 
 
 def jsonl(messages: list[dict[str, Any]]) -> bytes:
@@ -78,20 +79,6 @@ def test_messages_come_back_typed_and_verbatim(store: Store) -> None:
     assert type(records[3]) is BaseMessage and records[3].role == "assistant"  # damaged, kept as read
     assert (user.kind, user.role, user.msg_type, user.source) == ("user:text", "user", "text", "test.jsonl")
     assert user.records == 5 and user.damaged == 1
-
-
-def test_the_parsers_reading_is_stored_beside_the_body_whether_or_not_it_is_the_same_text(store: Store) -> None:
-    written = TextMessage(msg_id="same", conversation_id="p", create_ts=1, content="as the parser writes it")
-    as_written = orjson.loads(MESSAGE_ADAPTER.dump_json(written))
-    reordered = {"content": "keys in another order", "create_ts": 2, "conversation_id": "p", "msg_id": "other",
-                 "msg_type": "text", "role": "user", "x_agent_extra": 1}  # fmt: skip
-    import_messages(store, [as_written, reordered])
-    with read_transaction(store.engine) as conn:
-        stored = {msg_id: parsed for msg_id, parsed in conn.execute(select(MESSAGES.c.msg_id, MESSAGES.c.parsed))}
-    assert [orjson.loads(text) for text in store.export_texts("p")] == [as_written, reordered]
-    assert stored["same"] == as_written
-    assert stored["other"] == MESSAGE_ADAPTER.dump_python(MESSAGE_ADAPTER.validate_python(reordered), mode="json")
-    assert stored["other"] != reordered
 
 
 def test_conversation_json_is_the_bodies_as_text_in_order(store: Store) -> None:
@@ -168,3 +155,33 @@ def test_list_figures_follow_new_imports(store: Store) -> None:
     (c,) = store.iter_conversations()
     assert (c.title, c.turns, c.first_ts, c.last_activity) == ("earlier", 2, 20, 50)
     assert store.list_conversations(ConversationQuery(kind="user:text")).items[0].conversation_id == "grow"
+
+
+@pytest.mark.parametrize("fresh_url", BACKENDS, indirect=True)
+def test_an_upgrade_past_0026_keeps_every_message_as_stored_without_its_second_copy(fresh_url: str) -> None:
+    """Revision 0026 drops ``messages.parsed`` (read by nothing): the messages stored before read back, export and
+    search as they did; a downgrade fills the column again from ``body``."""
+    messages = dataset(seed=26, conversations=3, turns=2, records=4)
+    messages.append({"role": "user", "conversation_id": "odd", "content": "keys out of order", "create_ts": 1,
+                     "msg_type": "text", "x_agent_extra": {"kept": [1, "two", None]}})  # fmt: skip
+    with Store.open(fresh_url) as store:
+        import_messages(store, messages)
+        before = list(store.export_texts())
+    engine = make_engine(fresh_url)
+    try:
+        with write_transaction(engine) as conn:
+            command.downgrade(_config(conn), "0025")
+            filled = conn.execute(text("SELECT count(*) FROM messages WHERE parsed IS NOT NULL")).scalar_one()
+            assert filled == len(messages)
+        assert upgrade(engine).before == "0025"
+        with engine.connect() as conn:
+            assert "parsed" not in {c["name"] for c in inspect(conn).get_columns("messages")}
+    finally:
+        engine.dispose()
+    with Store.open(fresh_url) as store:
+        assert list(store.export_texts()) == before and len(before) == len(messages)
+        assert store.get_conversation("odd").messages[0].body["x_agent_extra"] == {"kept": [1, "two", None]}
+        found = [c.conversation_id for c in store.iter_conversations(ConversationQuery(search="out of order"))]
+        assert found == ["odd"]
+        import_messages(store, [{**messages[-1], "msg_id": "later", "create_ts": 2}])  # the import writes on
+        assert len(store.get_conversation("odd").messages) == 2

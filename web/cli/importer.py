@@ -196,7 +196,7 @@ def _import_one(
 
         def records() -> Iterator[Record]:
             # Messages are stored as they are read: the bytes read are the import's progress.
-            for record in read_stream(handle, source=path, limits=limits, store_lines=lines, bad=bad):
+            for record in read_stream(handle, source=path, limits=limits, store_lines=lines, bad=bad, streamed=True):
                 if bar is not None and record.index % 256 == 0:
                     bar.show("importing", handle.tell(), size)
                 handed = [record]  # no reference kept here while the store writes it (``core.reader``)

@@ -50,7 +50,7 @@ def import_stream(
     bad = BadMessages()
 
     def records() -> Iterator[Record]:
-        for record in read_stream(stream, source=name, limits=limits, store_lines=lines, bad=bad):
+        for record in read_stream(stream, source=name, limits=limits, store_lines=lines, bad=bad, streamed=True):
             seen.setdefault(record.message.conversation_id, None)
             handed = [record]  # no reference kept here while the store writes it (``core.reader``)
             del record
