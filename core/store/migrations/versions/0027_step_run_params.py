@@ -14,7 +14,7 @@ from alembic import op
 from core.store.migrations.columns import JSON_TYPE
 
 revision = "0027"
-down_revision = "0025"
+down_revision = "0026"
 
 
 def upgrade() -> None:
