@@ -15,9 +15,22 @@ bash scripts/cjk-font.sh
 echo "== ruff"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
-echo "== mypy --strict core web"
-.venv/bin/mypy
-echo "== pytest"
+# mypy runs beside pytest (it is mostly a cold start, and pytest's workers often wait on servers and
+# subprocesses); its report is printed after pytest's and its failure fails the command all the same.
+mypy_log=$(mktemp)
+.venv/bin/mypy >"$mypy_log" 2>&1 &
+mypy_pid=$!
+trap 'kill "$mypy_pid" 2>/dev/null || true; rm -f "$mypy_log"' EXIT
+echo "== pytest (mypy --strict core web running beside it)"
 # worksteal hands each worker a contiguous half and moves tests only when one runs dry, so a module's
 # expensive module-scoped fixtures (a built wheel, a browser, a seeded server) are set up once, not per chunk.
-exec .venv/bin/pytest -n 2 --dist worksteal "$@"
+pytest_status=0
+.venv/bin/pytest -n 2 --dist worksteal "$@" || pytest_status=$?
+echo "== mypy --strict core web"
+mypy_status=0
+wait "$mypy_pid" || mypy_status=$?
+cat "$mypy_log"
+if [ "$pytest_status" -ne 0 ]; then
+    exit "$pytest_status"
+fi
+exit "$mypy_status"

@@ -1,5 +1,5 @@
 """How hard the slowest property tests search: a share of it in the default test command, all of it when
-``TRACELOUPE_LONG_TESTS`` is set (as ``TRACELOUPE_TORTURE_SECONDS`` lengthens the store's torture test)."""
+``TRACELOUPE_LONG_TESTS`` is set (it lengthens the store's torture test too)."""
 
 from __future__ import annotations
 

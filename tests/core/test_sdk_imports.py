@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.long_runs import LONG_TESTS
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # Four threads released together in a fresh interpreter, each the first to need part of an SDK.
@@ -47,7 +49,7 @@ print(failures)
 
 def test_threads_that_first_use_the_sdks_at_once_each_find_them_whole() -> None:
     # Without one lock over SDK imports, most runs end in a deadlock or a partly imported module.
-    for _ in range(5):
+    for _ in range(8 if LONG_TESTS else 3):
         done = subprocess.run(
             [sys.executable, "-c", FIRST_USES_AT_ONCE], cwd=ROOT, capture_output=True, text=True, timeout=120
         )

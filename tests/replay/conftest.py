@@ -20,6 +20,11 @@ CANARY_KEY = "sk-canary-7f3a9c1e5b"
 @pytest.fixture
 def stub_env(stub: StubServer) -> dict[str, str]:
     """Every dialect's key set to the canary and its base URL to the stub."""
+    return stub_environment(stub)
+
+
+def stub_environment(stub: StubServer) -> dict[str, str]:
+    """Every dialect's key set to the canary and its base URL to ``stub``."""
     base = stub.base_url
     return {
         "OPENAI_API_KEY": CANARY_KEY, "OPENAI_BASE_URL": f"{base}/v1",

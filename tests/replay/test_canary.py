@@ -55,7 +55,9 @@ def test_the_canary_key_appears_nowhere(
     seen: list[str] = []
     with Store.open(db) as store:
         seed_store(store, tmp_path)
-        service = RunService(store, timeout=1.5)  # the real os.environ, as `traceloupe serve` has it
+        # The real os.environ, as `traceloupe serve` has it; a worker per dialect, so one model's three runs
+        # (the slow ones that time out included) are in flight at once.
+        service = RunService(store, timeout=1.5, workers=3)
         with (
             serving(replay_app(store, service), log_level="debug") as base,
             httpx.Client(base_url=base, timeout=60) as client,
@@ -71,8 +73,8 @@ def test_the_canary_key_appears_nowhere(
                 seen.append(f"{response.headers}\n{response.text}")
                 return response
 
-            def start(kind: str, provider: str, model: str, conversation: str = CONVERSATION) -> str:
-                """Start a run (``runs``) or a step run (``step-runs``) from the conversation's form; wait for it."""
+            def post(kind: str, provider: str, model: str, conversation: str = CONVERSATION) -> str:
+                """Start a run (``runs``) or a step run (``step-runs``) from the conversation's form."""
                 path = f"/conversations/{conversation}"
                 html = get(path).text
                 if kind == "step-runs":
@@ -90,11 +92,19 @@ def test_the_canary_key_appears_nowhere(
                 seen.append(f"{response.headers}\n{response.text}")
                 found = re.search(rf'data-{kind[:-1]}="([0-9a-f]{{32}})"', response.text)
                 assert found is not None, response.text
+                return found.group(1)
+
+            def finished(kind: str, started: str) -> str:
+                """``started`` once its panel stops polling (the run has ended)."""
                 deadline = time.monotonic() + 10
-                while "hx-trigger" in get(f"/{kind}/{found.group(1)}", headers={"HX-Request": "true"}).text:
+                while "hx-trigger" in get(f"/{kind}/{started}", headers={"HX-Request": "true"}).text:
                     assert time.monotonic() < deadline
                     time.sleep(0.1)
-                return found.group(1)
+                return started
+
+            def start(kind: str, provider: str, model: str, conversation: str = CONVERSATION) -> str:
+                """Start a run or a step run from the conversation's form; wait for it."""
+                return finished(kind, post(kind, provider, model, conversation))
 
             rerun, step_run = partial(start, "runs"), partial(start, "step-runs")
 
@@ -103,7 +113,8 @@ def test_the_canary_key_appears_nowhere(
             stub.state.script.append(Reply(text="x", tool_calls=[{"name": "t"}], thought_signature="c2ln"))
             run_ids.append(rerun("gemini", "g"))
             for model in ("stub-error-500", "stub-error-429", "stub-slow-3", "stub-malformed"):
-                run_ids += [rerun("openai", model), rerun("anthropic", model), rerun("gemini", model)]
+                posted = [post("runs", dialect, model) for dialect in ("openai", "anthropic", "gemini")]
+                run_ids += [finished("runs", run_id) for run_id in posted]
             run_ids.append(rerun("openai", "m", DAMAGED))
             for echo in ECHOES:  # the key echoed encoded, cut by a limit, or in a header
                 stub.state.script.append(echo)

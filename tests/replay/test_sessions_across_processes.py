@@ -46,13 +46,9 @@ def db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory)
 def two_processes(db: str) -> Iterator[tuple[Server, Server]]:
     """Two ``serve`` processes on the database, as two machines behind a load balancer would run them."""
     env = {k: v for k, v in os.environ.items() if k not in ("TRACELOUPE_SECRET", "TRACELOUPE_DATABASE_URL")}
-    a = Server(db, env, ready="/login")
+    a, b = Server(db, env, page="/login"), Server(db, env, page="/login")
     try:
-        b = Server(db, env, ready="/login")
-    except BaseException:
-        a.stop()
-        raise
-    try:
+        a.ready(), b.ready()
         yield a, b
     finally:
         errors = a.stop() + b.stop()

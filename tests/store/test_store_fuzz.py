@@ -10,10 +10,11 @@ from hypothesis import strategies as st
 
 from core.errors import InputError
 from core.reader import read_bytes
+from tests.long_runs import examples
 from tests.store.fuzz_files import DEEP, FILES, fuzz
 
 
-@fuzz(200)
+@fuzz(examples(100, long=200))
 @given(data=FILES, suffix=st.sampled_from(["jsonl", "json"]))
 @example(data=DEEP, suffix="jsonl")
 def test_reader_reads_or_refuses_with_input_error(data: bytes, suffix: str) -> None:

@@ -1,11 +1,13 @@
 """Concurrency torture and kill -9, in subprocesses with fixed seeds, on SQLite and on PostgreSQL.
 
 Modelled on Datasette's tests/test_connection_torture.py: 4 importer processes
-(which also record runs, the "re-run saves while an import runs" case) and 8
-reader processes share one database for about ``TRACELOUPE_TORTURE_SECONDS``
-(5 by default). Then: no worker saw any error (a lock error included), the row
-counts are exactly what the files and the runs imply, every conversation's
-stored figures equal what its messages say, and the database checks clean.
+(which also record runs, the "re-run saves while an import runs" case) and 4
+reader processes (8 with ``TRACELOUPE_LONG_TESTS``) share one database for about
+``TRACELOUPE_TORTURE_SECONDS`` (2.5 by default, 5 with ``TRACELOUPE_LONG_TESTS``);
+each importer makes its whole first pass over its files however short that is.
+Then: no worker saw any error (a lock error included), the row counts are exactly
+what the files and the runs imply, every conversation's stored figures equal what
+its messages say, and the database checks clean.
 """
 
 from __future__ import annotations
@@ -25,13 +27,14 @@ from sqlalchemy import func, select, text
 from core.store import Store
 from core.store.engine import read_transaction
 from core.store.tables import CONVERSATIONS, MESSAGES, RUNS
+from tests.long_runs import LONG_TESTS
 from tests.store.store_factory import dataset
 from tests.store.store_pg import BACKENDS
 
 WORKER = str(Path(__file__).with_name("torture_worker.py"))
-SECONDS = float(os.environ.get("TRACELOUPE_TORTURE_SECONDS", "5"))
+SECONDS = float(os.environ.get("TRACELOUPE_TORTURE_SECONDS", "5" if LONG_TESTS else "2.5"))
 IMPORTERS = 4
-READERS = 8
+READERS = 8 if LONG_TESTS else 4
 
 
 def _write(path: Path, messages: list[dict[str, Any]], bad_last_line: bool = False) -> Path:
