@@ -65,29 +65,24 @@ def spans_of_message(batch: Any, keep: Callable[[], bool] | None = None, *, bare
             if keep is not None and not keep():
                 continue
             if bare:
-                yield _bare(span, scope)
+                yield _span(span, scope, {})
                 continue
             if resource is None:
                 resource = attributes(batch.resource.attributes)
-            yield Span(
-                trace_id=span.trace_id.hex(),
-                span_id=span.span_id.hex(),
-                parent_id=span.parent_span_id.hex() or None,
-                name=span.name,
-                start=_time(span.start_time_unix_nano),
-                end=_time(span.end_time_unix_nano),
-                attributes=attributes(span.attributes),
+            yield _span(
+                span,
+                scope,
+                attributes(span.attributes),
                 events=[SpanEvent(e.name, _time(e.time_unix_nano), attributes(e.attributes)) for e in span.events],
                 resource=resource,
-                scope=scope,
                 is_error=span.status.code == _ERROR,
-                line=None,
                 dropped_attributes=span.dropped_attributes_count,
                 dropped_events=span.dropped_events_count,
             )
 
 
-def _bare(span: Any, scope: str) -> Span:
+def _span(span: Any, scope: str, attributes: dict[str, Any], **details: Any) -> Span:
+    """A protobuf span's ids, name and times with ``attributes`` and the ``details`` given (a bare span: none)."""
     return Span(
         trace_id=span.trace_id.hex(),
         span_id=span.span_id.hex(),
@@ -95,6 +90,7 @@ def _bare(span: Any, scope: str) -> Span:
         name=span.name,
         start=_time(span.start_time_unix_nano),
         end=_time(span.end_time_unix_nano),
-        attributes={},
+        attributes=attributes,
         scope=scope,
+        **details,
     )

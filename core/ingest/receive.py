@@ -99,6 +99,16 @@ class ReceivedBatch:
         return f"{len(self.refused)} span(s) refused: {shown}{more}"
 
 
+def _json_document(body: bytes) -> dict[str, Any]:
+    """An OTLP/JSON request body parsed and its containers checked; an empty body is an empty request."""
+    try:
+        document = orjson.loads(body) if body.strip() else {}
+    except orjson.JSONDecodeError as error:
+        raise InputError(f"not JSON: {error}", source=SOURCE) from None
+    _check_json_shape(document)
+    return document
+
+
 def _check_json_shape(document: Any) -> None:
     """The JSON mapping's containers where OTLP puts them (unknown keys are ignored, as the mapping says)."""
     if not isinstance(document, dict):
@@ -124,12 +134,7 @@ def spans_of(
     media type."""
     keep = None if positions is None else _at(positions)
     if media == "application/json":
-        try:
-            document = orjson.loads(body) if body.strip() else {}
-        except orjson.JSONDecodeError as error:
-            raise InputError(f"not JSON: {error}", source=SOURCE) from None
-        _check_json_shape(document)
-        return _json_spans(document, keep)
+        return _json_spans(_json_document(body), keep)
     if body.lstrip()[:1] == b"{":
         raise InputError("a JSON body sent as application/x-protobuf", source=SOURCE)
     return _read(body, keep, bare)
@@ -178,11 +183,7 @@ class ParsedBody:
 def parsed(body: bytes, media: MediaType) -> ParsedBody:
     """A request body (decompressed) parsed; InputError when it is not OTLP in that media type."""
     if media == "application/json":
-        try:
-            document = orjson.loads(body) if body.strip() else {}
-        except orjson.JSONDecodeError as error:
-            raise InputError(f"not JSON: {error}", source=SOURCE) from None
-        _check_json_shape(document)
+        document = _json_document(body)
         return ParsedBody(media, tuple(document.get("resourceSpans", document.get("resource_spans", []))))
     try:
         return ParsedBody(media, tuple(protobuf_batches(io.BufferedReader(io.BytesIO(body)), SOURCE)))

@@ -11,7 +11,7 @@ from typing import Any
 
 from core.errors import InputError
 from core.jsonio import loads
-from core.messages.base import BaseMessage
+from core.messages.union import Message
 from core.messages.user import UserMessage
 from core.reader import BadMessages, Record, StreamedRecord
 from core.store.derive import Figures, FigureTally, children, derived_msg_id, figures, title_of
@@ -150,7 +150,7 @@ def _dump_streamed(record: StreamedRecord) -> tuple[bytes, OutlineNode, Figures]
     tally = FigureTally()
     tally.add(message, alone=True)  # then its records, then its message-list content: the order of ``walk``
 
-    def counted() -> Iterator[tuple[Any, BaseMessage]]:
+    def counted() -> Iterator[tuple[Any, Message]]:
         for raw, nested in record.records():
             tally.add(nested)
             yield raw, nested

@@ -37,6 +37,7 @@ from typing import Any
 
 from core.jsonio import dumps
 from core.messages.base import BaseMessage
+from core.messages.union import Message
 from core.messages.user import UserMessage
 
 OutlineNode = list[Any]
@@ -64,7 +65,7 @@ def dump_with_outline(raw: Any, message: BaseMessage) -> tuple[bytes, OutlineNod
 
 
 def dump_streamed(
-    raw: dict[str, Any], message: UserMessage, records: Iterable[tuple[Any, BaseMessage]]
+    raw: dict[str, Any], message: UserMessage, records: Iterable[tuple[Any, Message]]
 ) -> tuple[bytes, OutlineNode]:
     """``dump_with_outline`` of a message read without its trace's records (``raw`` and ``message`` hold an empty
     trace), its records given one at a time (``core.reader.StreamedRecord``): the same text and outline."""
