@@ -15,7 +15,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, TypedDict, Unpack
 
 import orjson
 from pydantic import ValidationError
@@ -161,52 +161,33 @@ def detect_format(name: str, head: bytes) -> Format:
     return "json" if head.lstrip()[:1] == b"[" else "jsonl"
 
 
-def read_path(
-    path: str | Path,
-    *,
-    fmt: Format | None = None,
-    limits: ReadLimits = DEFAULT_LIMITS,
-    store_lines: list[StoreLine] | None = None,
-    bad: BadMessages | None = None,
-    streamed: bool = False,
-) -> Iterator[Record]:
+class HowToRead(TypedDict, total=False):
+    """What :func:`read_stream` takes besides the stream and its source (its defaults apply)."""
+
+    fmt: Format | None
+    limits: ReadLimits
+    store_lines: list[StoreLine] | None
+    bad: BadMessages | None
+    streamed: bool
+
+
+def read_path(path: str | Path, **how: Unpack[HowToRead]) -> Iterator[Record]:
     """Read messages from a file, or from standard input when ``path`` is ``-``."""
     name = str(path)
     if name == "-":
-        yield from read_stream(
-            sys.stdin.buffer,
-            source="<stdin>",
-            fmt=fmt,
-            limits=limits,
-            store_lines=store_lines,
-            bad=bad,
-            streamed=streamed,
-        )
+        yield from read_stream(sys.stdin.buffer, source="<stdin>", **how)
         return
     try:
         handle = Path(path).open("rb")  # noqa: SIM115 - closed below; the generator owns it
     except OSError as exc:
         raise InputError(f"cannot open: {exc.strerror or exc}", source=name) from None
     with handle:
-        yield from read_stream(
-            handle, source=name, fmt=fmt, limits=limits, store_lines=store_lines, bad=bad, streamed=streamed
-        )
+        yield from read_stream(handle, source=name, **how)
 
 
-def read_bytes(
-    data: bytes,
-    *,
-    source: str = "<input>",
-    fmt: Format | None = None,
-    limits: ReadLimits = DEFAULT_LIMITS,
-    store_lines: list[StoreLine] | None = None,
-    bad: BadMessages | None = None,
-    streamed: bool = False,
-) -> Iterator[Record]:
+def read_bytes(data: bytes, *, source: str = "<input>", **how: Unpack[HowToRead]) -> Iterator[Record]:
     """Read messages from bytes already in memory (an upload, a test)."""
-    yield from read_stream(
-        io.BytesIO(data), source=source, fmt=fmt, limits=limits, store_lines=store_lines, bad=bad, streamed=streamed
-    )
+    yield from read_stream(io.BytesIO(data), source=source, **how)
 
 
 def read_stream(

@@ -26,7 +26,7 @@ from core.fields import TextRule
 from core.models import facts_for
 from core.models.reasoning import EFFORTS, effort_refusal
 from core.providers import GenerationParams, RequestOptions, provider_named
-from core.replay.sent_tools import GivenTools
+from core.replay.sent_tools import GivenTools, given_tools_of_text
 from core.request_context.stored import MAX_STOP_SEQUENCES, MAX_TOKENS_LIMIT, TEMPERATURE_RANGE, TOP_P_RANGE
 
 Kind = Literal["int", "float", "lines", "choice"]
@@ -375,3 +375,13 @@ def replay_tools(given: GivenTools | None, asked: AskedOptions) -> GivenTools | 
         raise MisuseError(f"tools sent: {asked.tools} with a tool list given; clear one of the two")
     tools = () if asked.tools == "none" else base.tools
     return replace(base, tools=tools, params=asked.params, infer=asked.tools == "inferred")
+
+
+def posted_tools(
+    provider: str, model: str, tools: str, tool_choice: str, posted: Mapping[str, str]
+) -> GivenTools | None:
+    """What a replay form gives a replay: its tool list and tool choice, with the request options posted beside them
+    (checked against the model's output limit) over them; MisuseError naming each field refused."""
+    asked = read_options(posted, (model_limit(provider, model),)) if any(posted.values()) else None
+    given = given_tools_of_text(tools, tool_choice)
+    return replay_tools(given, asked) if asked is not None else given

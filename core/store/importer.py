@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from sqlalchemy import Connection, Engine, delete, select
 
@@ -62,15 +62,17 @@ class _Written:
     digest_due: dict[str, None] = field(default_factory=dict)
 
 
+class WriteOptions(TypedDict, total=False):
+    """What :func:`write_in` takes besides the connection, the messages and their source (its defaults apply)."""
+
+    replace: bool
+    store_lines: Callable[[], Sequence[PreparedLine]]
+    bad: BadMessages | None
+    digest_min_records: int | None
+
+
 def write(
-    engine: Engine,
-    prepared: Iterable[PreparedMessage],
-    *,
-    source: str,
-    replace: bool = False,
-    store_lines: Callable[[], Sequence[PreparedLine]] = tuple,
-    bad: BadMessages | None = None,
-    digest_min_records: int | None = None,
+    engine: Engine, prepared: Iterable[PreparedMessage], *, source: str, **options: Unpack[WriteOptions]
 ) -> ImportSummary:
     """Store prepared messages as they come (then the file's other records) in one write transaction; InputError
     (nothing written) on a conflicting version.
@@ -87,15 +89,7 @@ def write(
     # The cyclic GC would rescan a large message's many objects again and again while it is prepared; what a
     # message leaves behind is freed by reference counting, so memory stays bounded with the collector paused.
     with gc_paused(), write_transaction(engine, label=f"the import of {source}") as conn:
-        summary = write_in(
-            conn,
-            prepared,
-            source=source,
-            replace=replace,
-            store_lines=store_lines,
-            bad=bad,
-            digest_min_records=digest_min_records,
-        )
+        summary = write_in(conn, prepared, source=source, **options)
     analyze_after_import(engine, summary.imported)
     return summary
 

@@ -29,7 +29,6 @@ from litestar.response import Redirect, Template
 from core.accounts.roles import Role
 from core.errors import UnknownNameError
 from core.replay.run import reply_message
-from core.replay.sent_tools import given_tools_of_text
 from core.store import RunSummary, RunView, Store
 from web import masking, urls
 from web.auth.access import needs
@@ -37,7 +36,7 @@ from web.auth.principals import started_by
 from web.deps import FORM, ReplayFields, RunsDep, SourceDep, WorkDep
 from web.heavy import shell_command
 from web.replays.forms import rerun_form
-from web.request_options import model_limit, posted_options, read_options, replay_tools
+from web.request_options import posted_options, posted_tools
 from web.runs.starts import answer_start
 from web.runs.step_compare import StepComparePage
 from web.runs.step_controllers import step_compare
@@ -127,8 +126,6 @@ class RunsController(Controller):
         conversation_id = urls.from_segment(conversation_id)
 
         def submit() -> RunView:
-            asked = read_options(posted, (model_limit(data.provider, data.model),)) if any(posted.values()) else None
-            given = given_tools_of_text(data.tools, data.tool_choice)
             return run_service.submit(
                 conversation_id,
                 data.provider,
@@ -136,7 +133,7 @@ class RunsController(Controller):
                 upto=data.upto or None,
                 idempotency_key=data.idempotency_key,
                 model_as_typed=data.as_typed,
-                tools=replay_tools(given, asked) if asked is not None else given,
+                tools=posted_tools(data.provider, data.model, data.tools, data.tool_choice, posted),
                 started_by=started_by(request),
             )
 

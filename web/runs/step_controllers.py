@@ -26,7 +26,6 @@ from litestar.response import Redirect, Template
 from core import fields
 from core.accounts.roles import Role
 from core.errors import MisuseError, UnknownNameError
-from core.replay.sent_tools import given_tools_of_text
 from core.replay.turns import RecordedStep, turn_of
 from core.store import Store
 from core.store.step_runs import StepRunView
@@ -34,7 +33,7 @@ from web import masking, urls
 from web.auth.access import needs
 from web.auth.principals import started_by
 from web.deps import FORM, ReplayFields, RunsDep, SourceDep
-from web.request_options import model_limit, posted_options, read_options, replay_tools
+from web.request_options import posted_options, posted_tools
 from web.runs.starts import answer_start
 from web.runs.step_compare import StepComparePage, step_compare_page
 from web.runs.step_views import StepRunPanel, step_run_panel
@@ -121,8 +120,6 @@ class StepRunsController(Controller):
 
         def submit() -> StepRunView:
             max_steps, max_cost = _limits(data)
-            asked = read_options(posted, (model_limit(data.provider, data.model),)) if any(posted.values()) else None
-            given = given_tools_of_text(data.tools, data.tool_choice)
             return run_service.submit_steps(
                 conversation_id,
                 data.provider,
@@ -133,7 +130,7 @@ class StepRunsController(Controller):
                 max_cost=max_cost,
                 model_as_typed=data.as_typed,
                 compare=data.compare,
-                tools=replay_tools(given, asked) if asked is not None else given,
+                tools=posted_tools(data.provider, data.model, data.tools, data.tool_choice, posted),
                 started_by=started_by(request),
             )
 
