@@ -17,9 +17,9 @@ from typing import IO, Any
 import orjson
 
 from core.errors import InputError
-from core.formats.events import ConversationKey, Event, ModelCall, SourceRef, parse_time
+from core.formats.events import ConversationKey, Event, SourceRef, parse_time
 from core.formats.genai_messages import MessageReader
-from core.formats.span_fields import loads, request_of
+from core.formats.span_fields import answer_of, loads, request_of, traced_call
 from core.llm.messages import LLMMessage
 
 _KEPT = ("usageDetails", "costDetails", "usage", "calculatedTotalCost", "level", "statusMessage")
@@ -110,18 +110,15 @@ def read_langfuse(stream: IO[bytes], path: str) -> Iterator[Event]:
             else {},
             extra=extra,
         )
-        if reader.unplaced:
-            extra["parts"] = reader.unplaced
         session = trace.get("sessionId")
-        yield ModelCall(
-            source=SourceRef(path, None, str(observation.get("id") or "") or None, trace.get("id")),
-            key=ConversationKey(
-                conversation=session if isinstance(session, str) and session else None, thread=trace.get("id")
-            ),
-            input=tuple(sent) if sent is not None else None,
-            output=tuple(a for a in answered if a.role == "assistant") if answered is not None else None,
+        conversation = session if isinstance(session, str) and session else None
+        yield traced_call(
+            SourceRef(path, None, str(observation.get("id") or "") or None, trace.get("id")),
+            ConversationKey(conversation=conversation, thread=trace.get("id")),
+            tuple(sent) if sent is not None else None,
+            answer_of(answered),
             request=request,
-            started_at=parse_time(observation.get("startTime")),
-            ended_at=parse_time(observation.get("endTime")),
+            times=(parse_time(observation.get("startTime")), parse_time(observation.get("endTime"))),
             extra=extra,
+            unplaced=reader.unplaced,
         )

@@ -23,7 +23,7 @@ from core.errors import InputError
 from core.formats.events import ConversationKey, Event, ModelCall, SourceRef, ToolExecution
 from core.formats.genai_messages import MessageReader
 from core.formats.langchain_messages import chat_message
-from core.formats.span_fields import content_text, loads, request_of
+from core.formats.span_fields import answer_of, content_text, loads, request_of, traced_call
 
 _THREAD_KEYS = ("thread_id", "session_id", "conversation_id")
 """Metadata keys LangSmith groups a thread's traces by, in its documented order."""
@@ -175,17 +175,15 @@ def _model_call(run: Run, path: str, key: ConversationKey, reader: MessageReader
         params={p: invocation.get(p, inputs.get(p)) for p in _PARAMS},
         extra=extra,
     )
-    if reader.unplaced:
-        extra["parts"] = reader.unplaced
-    return ModelCall(
-        source=SourceRef(path, None, str(run.get("id") or "") or None, str(run.get("trace_id") or "") or None),
-        key=key,
-        input=tuple(sent) if sent is not None else None,
-        output=tuple(m for m in answered if m.role == "assistant") if answered is not None else None,
+    return traced_call(
+        SourceRef(path, None, str(run.get("id") or "") or None, str(run.get("trace_id") or "") or None),
+        key,
+        tuple(sent) if sent is not None else None,
+        answer_of(answered),
         request=request,
-        started_at=_time(run.get("start_time")),
-        ended_at=_time(run.get("end_time")),
+        times=(_time(run.get("start_time")), _time(run.get("end_time"))),
         extra=extra,
+        unplaced=reader.unplaced,
     )
 
 

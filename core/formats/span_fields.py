@@ -4,7 +4,8 @@ values, arguments as text, the provider a system name means, and the request con
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 import orjson
@@ -158,6 +159,30 @@ def one_turn_each(messages: tuple[LLMMessage, ...] | None) -> tuple[LLMMessage, 
     return tuple(out)
 
 
+def traced_call(
+    source: SourceRef,
+    key: Any,
+    sent: tuple[LLMMessage, ...] | None,
+    answered: tuple[LLMMessage, ...] | None,
+    *,
+    request: StoredRequest | None,
+    times: tuple[datetime | None, datetime | None],
+    extra: dict[str, Any],
+    unplaced: list[Any],
+) -> ModelCall:
+    """A traced model call (``times``: its start and end); the message parts that had no place are kept in
+    ``extra["parts"]``."""
+    if unplaced:
+        extra["parts"] = unplaced
+    started_at, ended_at = times
+    return ModelCall(source, key, sent, answered, request, started_at, ended_at, extra=extra)
+
+
+def answer_of(answered: Sequence[LLMMessage] | None) -> tuple[LLMMessage, ...] | None:
+    """The assistant messages of what a traced call answered (None: not captured)."""
+    return tuple(m for m in answered if m.role == "assistant") if answered is not None else None
+
+
 def span_model_call(
     span: Span,
     path: str,
@@ -170,17 +195,15 @@ def span_model_call(
     unplaced: list[Any],
 ) -> ModelCall:
     """A model span as a model call; the message parts that had no place are kept in ``extra["parts"]``."""
-    if unplaced:
-        extra["parts"] = unplaced
-    return ModelCall(
-        source=source_of(span, path),
-        key=key,
-        input=one_turn_each(sent),
-        output=one_turn_each(answered),
+    return traced_call(
+        source_of(span, path),
+        key,
+        one_turn_each(sent),
+        one_turn_each(answered),
         request=request,
-        started_at=span.start,
-        ended_at=span.end,
+        times=(span.start, span.end),
         extra=extra,
+        unplaced=unplaced,
     )
 
 
