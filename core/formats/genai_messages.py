@@ -14,17 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from core.formats.span_fields import TextPool, arguments_text, content_text, loads
-from core.llm.messages import (
-    LLMAssistantMessage,
-    LLMImagePart,
-    LLMMessage,
-    LLMSystemMessage,
-    LLMTextPart,
-    LLMToolCall,
-    LLMToolMessage,
-    LLMUserMessage,
-    LLMUserPart,
-)
+from core.llm import messages as llm
 from core.providers.reading import kind_of, media_part
 
 _ASSISTANT_ROLES = ("assistant", "model", "ai")
@@ -42,7 +32,7 @@ class MessageReader:
     def text(self, value: Any) -> str:
         return self.pool(content_text(value))
 
-    def _media(self, part: dict[str, Any]) -> LLMUserPart | None:
+    def _media(self, part: dict[str, Any]) -> llm.LLMUserPart | None:
         modality = kind_of(str(part.get("modality") or part.get("mime_type") or ""))
         mime = part.get("mime_type")
         kind = part.get("type")
@@ -53,18 +43,18 @@ class MessageReader:
         if kind == "image_url":  # chat-completions shape inside the older content lists
             image = part.get("image_url")
             url = image.get("url") if isinstance(image, dict) else image
-            return LLMImagePart(url=url) if isinstance(url, str) else None
+            return llm.LLMImagePart(url=url) if isinstance(url, str) else None
         return None
 
-    def _call(self, part: dict[str, Any]) -> LLMToolCall:
+    def _call(self, part: dict[str, Any]) -> llm.LLMToolCall:
         function: dict[str, Any] = part["function"] if isinstance(part.get("function"), dict) else {}
         name = part.get("name") or function.get("name") or ""
         arguments = part.get("arguments", function.get("arguments", part.get("input")))
-        return LLMToolCall(str(part.get("id") or ""), str(name), arguments_text(loads(arguments)))
+        return llm.LLMToolCall(str(part.get("id") or ""), str(name), arguments_text(loads(arguments)))
 
-    def _result(self, part: dict[str, Any]) -> LLMToolMessage:
+    def _result(self, part: dict[str, Any]) -> llm.LLMToolMessage:
         value = part.get("response", part.get("result", part.get("content")))
-        return LLMToolMessage(
+        return llm.LLMToolMessage(
             self.text(value),
             str(part.get("id") or part.get("tool_call_id") or "") or None,
             part.get("name") if isinstance(part.get("name"), str) else None,
@@ -89,11 +79,11 @@ class MessageReader:
                 out.append(part)
         return out
 
-    def message(self, item: Any) -> list[LLMMessage]:
+    def message(self, item: Any) -> list[llm.LLMMessage]:
         """One message object of either generation as neutral messages (a user message holding tool results
         gives the results, then the rest of it as a user turn)."""
         if not isinstance(item, dict):
-            return [LLMUserMessage((LLMTextPart(self.text(item)),))] if item else []
+            return [llm.LLMUserMessage((llm.LLMTextPart(self.text(item)),))] if item else []
         role = str(item.get("role") or "user").lower()
         parts = self.parts(item["parts"] if "parts" in item else item.get("content", item.get("text")))
         for call in loads(item.get("tool_calls")) or []:
@@ -105,17 +95,17 @@ class MessageReader:
                 return [self._result(p) for p in results]
             text = "".join(self.text(p.get("content")) for p in parts if p.get("type") == "text")
             call_id = item.get("tool_call_id") or item.get("id")
-            return [LLMToolMessage(self.pool(text), str(call_id) if call_id else None, item.get("name"))]
+            return [llm.LLMToolMessage(self.pool(text), str(call_id) if call_id else None, item.get("name"))]
         if role == "system" or role == "developer":
-            return [LLMSystemMessage(self.pool("\n".join(self.text(p.get("content")) for p in parts)))]
+            return [llm.LLMSystemMessage(self.pool("\n".join(self.text(p.get("content")) for p in parts)))]
         if role in _ASSISTANT_ROLES:
             return [self._assistant(parts)]
         return self._user(parts)
 
-    def _assistant(self, parts: list[dict[str, Any]]) -> LLMAssistantMessage:
+    def _assistant(self, parts: list[dict[str, Any]]) -> llm.LLMAssistantMessage:
         texts: list[str] = []
         reasoning: list[str] = []
-        calls: list[LLMToolCall] = []
+        calls: list[llm.LLMToolCall] = []
         for part in parts:
             kind = part.get("type")
             if kind == "text":
@@ -126,19 +116,19 @@ class MessageReader:
                 calls.append(self._call(part))
             else:
                 self.unplaced.append(part)
-        return LLMAssistantMessage(
+        return llm.LLMAssistantMessage(
             self.pool("".join(texts)), self.pool("\n".join(reasoning)) if reasoning else None, tuple(calls)
         )
 
-    def _user(self, parts: list[dict[str, Any]]) -> list[LLMMessage]:
-        out: list[LLMMessage] = [self._result(p) for p in parts if p.get("type") in _TOOL_RESULT_PARTS]
-        content: list[LLMUserPart] = []
+    def _user(self, parts: list[dict[str, Any]]) -> list[llm.LLMMessage]:
+        out: list[llm.LLMMessage] = [self._result(p) for p in parts if p.get("type") in _TOOL_RESULT_PARTS]
+        content: list[llm.LLMUserPart] = []
         for part in parts:
             kind = part.get("type")
             if kind in _TOOL_RESULT_PARTS:
                 continue
             if kind == "text":
-                content.append(LLMTextPart(self.text(part.get("content"))))
+                content.append(llm.LLMTextPart(self.text(part.get("content"))))
                 continue
             media = self._media(part)
             if media is None:
@@ -146,36 +136,36 @@ class MessageReader:
             else:
                 content.append(media)
         if content:
-            out.append(LLMUserMessage(tuple(content)))
+            out.append(llm.LLMUserMessage(tuple(content)))
         return out
 
-    def messages(self, items: Any) -> list[LLMMessage]:
+    def messages(self, items: Any) -> list[llm.LLMMessage]:
         """A JSON list of messages (or a string holding one) as neutral messages."""
         items = loads(items)
         if isinstance(items, dict):
             items = [items]
         if not isinstance(items, list):
             return self.message(items) if items else []
-        out: list[LLMMessage] = []
+        out: list[llm.LLMMessage] = []
         for item in items:
             out.extend(self.message(item))
         return out
 
-    def with_system(self, value: Any, sent: list[LLMMessage]) -> list[LLMMessage]:
+    def with_system(self, value: Any, sent: list[llm.LLMMessage]) -> list[llm.LLMMessage]:
         """``sent`` with the ``gen_ai.system_instructions`` parts (or text) as system messages: first, or where a
         part's ``messageIndex`` (Latitude's SDK records it) says it stood among the messages."""
         parts = [p for p in self.parts(value) if p.get("type") == "text"]
-        placed: list[tuple[int, LLMMessage]] = []
+        placed: list[tuple[int, llm.LLMMessage]] = []
         leading: list[str] = []
         for part in parts:
             known = (part.get("_provider_metadata") or {}).get("_known_fields") or {}
             index = known.get("messageIndex") if isinstance(known, dict) else None
             text = self.text(part.get("content"))
             if isinstance(index, int) and not isinstance(index, bool) and index > 0:
-                placed.append((index, LLMSystemMessage(text)))
+                placed.append((index, llm.LLMSystemMessage(text)))
             else:
                 leading.append(text)
-        out = ([LLMSystemMessage(self.pool("\n".join(leading)))] if leading else []) + list(sent)
+        out = ([llm.LLMSystemMessage(self.pool("\n".join(leading)))] if leading else []) + list(sent)
         for index, message in sorted(placed, key=lambda pair: pair[0]):
             out.insert(min(index, len(out)), message)
         return out
@@ -213,6 +203,6 @@ def _listify(value: Any) -> Any:
     return {k: _listify(v) if type(v) is dict else v for k, v in value.items()}
 
 
-def joined(groups: Iterable[list[LLMMessage]]) -> tuple[LLMMessage, ...]:
+def joined(groups: Iterable[list[llm.LLMMessage]]) -> tuple[llm.LLMMessage, ...]:
     """Several lists of messages as one tuple."""
     return tuple(m for group in groups for m in group)

@@ -15,17 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.formats.span_fields import TextPool, arguments_text, content_text
-from core.llm.messages import (
-    LLMAssistantMessage,
-    LLMMessage,
-    LLMSystemMessage,
-    LLMTextPart,
-    LLMThinking,
-    LLMToolCall,
-    LLMToolMessage,
-    LLMUserMessage,
-    LLMUserPart,
-)
+from core.llm import messages as llm
 from core.providers.reading import kind_of, media_part
 
 ATTACHMENT = "attachment://"
@@ -60,7 +50,7 @@ class InspectMessages:
             return [{"type": "text", "text": content}]
         return [c for c in content if isinstance(c, dict)] if isinstance(content, list) else []
 
-    def _media(self, item: dict[str, Any]) -> LLMUserPart | None:
+    def _media(self, item: dict[str, Any]) -> llm.LLMUserPart | None:
         kind = item.get("type")
         if kind in _MEDIA_FIELDS:
             field, medium = _MEDIA_FIELDS[kind]
@@ -76,11 +66,11 @@ class InspectMessages:
             return media_part(kind_of(mime), url=item["document"], media_type=mime, filename=item.get("filename"))
         return None
 
-    def _user_parts(self, content: Any) -> list[LLMUserPart]:
-        parts: list[LLMUserPart] = []
+    def _user_parts(self, content: Any) -> list[llm.LLMUserPart]:
+        parts: list[llm.LLMUserPart] = []
         for item in self._contents(content):
             if item.get("type") == "text":
-                parts.append(LLMTextPart(self.pool(str(item.get("text") or ""))))
+                parts.append(llm.LLMTextPart(self.pool(str(item.get("text") or ""))))
                 continue
             media = self._media(item)
             if media is None:
@@ -92,10 +82,10 @@ class InspectMessages:
     def _text(self, content: Any) -> str:
         return self.pool("".join(str(c.get("text") or "") for c in self._contents(content) if c.get("type") == "text"))
 
-    def _assistant(self, message: dict[str, Any]) -> LLMAssistantMessage:
+    def _assistant(self, message: dict[str, Any]) -> llm.LLMAssistantMessage:
         texts: list[str] = []
         plain: list[str] = []
-        signed: list[LLMThinking] = []
+        signed: list[llm.LLMThinking] = []
         for item in self._contents(message.get("content")):
             kind = item.get("type")
             if kind == "text":
@@ -104,54 +94,54 @@ class InspectMessages:
                 text = str(item.get("reasoning") or "")
                 plain.append(text)
                 if isinstance(item.get("signature"), str) and item["signature"]:
-                    signed.append(LLMThinking(self.pool(text), item["signature"]))
+                    signed.append(llm.LLMThinking(self.pool(text), item["signature"]))
             else:  # redacted reasoning, a provider-run tool, data: no place in a stored turn
                 self.unplaced.append(item)
-        reasoning: str | tuple[LLMThinking, ...] | None = None
+        reasoning: str | tuple[llm.LLMThinking, ...] | None = None
         if signed and len(signed) == len(plain):
             reasoning = tuple(signed)
         elif plain:
             reasoning = self.pool("\n".join(plain))
         calls = tuple(
-            LLMToolCall(str(c.get("id") or ""), str(c.get("function") or ""), arguments_text(c.get("arguments")))
+            llm.LLMToolCall(str(c.get("id") or ""), str(c.get("function") or ""), arguments_text(c.get("arguments")))
             for c in message.get("tool_calls") or []
             if isinstance(c, dict)
         )
-        return LLMAssistantMessage(self.pool("".join(texts)), reasoning, calls)
+        return llm.LLMAssistantMessage(self.pool("".join(texts)), reasoning, calls)
 
-    def _tool(self, message: dict[str, Any]) -> list[LLMMessage]:
+    def _tool(self, message: dict[str, Any]) -> list[llm.LLMMessage]:
         call_id = message.get("tool_call_id")
         error = message.get("error") if isinstance(message.get("error"), dict) else None
         text = self._text(message.get("content"))
         if error is not None and not text:
             text = self.pool(content_text(error.get("message")))
         name = message.get("function")
-        result = LLMToolMessage(
+        result = llm.LLMToolMessage(
             text, str(call_id) if call_id else None, name if isinstance(name, str) else None, error is not None
         )
         media = [m for m in (self._media(c) for c in self._contents(message.get("content"))) if m is not None]
         if media and call_id:
-            return [result, LLMUserMessage(tuple(media), attachment_of=str(call_id))]
+            return [result, llm.LLMUserMessage(tuple(media), attachment_of=str(call_id))]
         return [result]
 
-    def message(self, message: Any) -> list[LLMMessage]:
+    def message(self, message: Any) -> list[llm.LLMMessage]:
         """One chat message as neutral messages (a tool result with images gives its attachments after it)."""
         if not isinstance(message, dict):
             self.unplaced.append(message)
             return []
         role = message.get("role")
         if role == "system":
-            return [LLMSystemMessage(self._text(message.get("content")))]
+            return [llm.LLMSystemMessage(self._text(message.get("content")))]
         if role == "assistant":
             return [self._assistant(message)]
         if role == "tool":
             return self._tool(message)
         parts = self._user_parts(message.get("content"))
-        return [LLMUserMessage(tuple(parts))] if parts else []
+        return [llm.LLMUserMessage(tuple(parts))] if parts else []
 
-    def messages(self, items: Any) -> list[LLMMessage]:
+    def messages(self, items: Any) -> list[llm.LLMMessage]:
         """A list of chat messages as neutral messages."""
-        out: list[LLMMessage] = []
+        out: list[llm.LLMMessage] = []
         for item in items if isinstance(items, list) else []:
             out.extend(self.message(item))
         return out

@@ -19,17 +19,7 @@ from core.errors import InputError
 from core.formats.events import Event, SourceRef, parse_time
 from core.formats.span_fields import TextPool, arguments_text, content_text, request_of
 from core.formats.transcript_calls import CallsOfTranscript, conversation_key
-from core.llm.messages import (
-    LLMAssistantMessage,
-    LLMMessage,
-    LLMSystemMessage,
-    LLMTextPart,
-    LLMThinking,
-    LLMToolCall,
-    LLMToolMessage,
-    LLMUserMessage,
-    LLMUserPart,
-)
+from core.llm import messages as llm
 from core.providers.reading import kind_of, media_part
 
 # pydantic-ai's multimodal user content (``ImageUrl``, ``BinaryContent``...), by its ``kind`` tag.
@@ -43,12 +33,12 @@ def looks_like_pydantic_ai(head: bytes) -> bool:
     return head.lstrip()[:1] == b"[" and b'"part_kind"' in head and b'"kind"' in head
 
 
-def _user_part(item: Any, unplaced: list[Any]) -> LLMUserPart | None:
+def _user_part(item: Any, unplaced: list[Any]) -> llm.LLMUserPart | None:
     if isinstance(item, str):
-        return LLMTextPart(item)
+        return llm.LLMTextPart(item)
     kind = item.get("kind") if isinstance(item, dict) else None
     if kind == "text-content" and isinstance(item.get("content"), str):
-        return LLMTextPart(item["content"])
+        return llm.LLMTextPart(item["content"])
     if kind in _URL_KINDS and isinstance(item.get("url"), str):
         modality = _URL_KINDS[kind]
         return media_part(modality, url=item["url"], media_type=item.get("media_type"))
@@ -59,34 +49,34 @@ def _user_part(item: Any, unplaced: list[Any]) -> LLMUserPart | None:
     return None
 
 
-def _request(message: dict[str, Any], pool: TextPool, unplaced: list[Any]) -> list[LLMMessage]:
-    out: list[LLMMessage] = []
+def _request(message: dict[str, Any], pool: TextPool, unplaced: list[Any]) -> list[llm.LLMMessage]:
+    out: list[llm.LLMMessage] = []
     for part in message.get("parts") or []:
         kind = part.get("part_kind") if isinstance(part, dict) else None
         if kind == "system-prompt":
-            out.append(LLMSystemMessage(pool(content_text(part.get("content")))))
+            out.append(llm.LLMSystemMessage(pool(content_text(part.get("content")))))
         elif kind == "user-prompt":
             content = part.get("content")
             items = content if isinstance(content, list) else [content]
             parts = [p for p in (_user_part(i, unplaced) for i in items) if p is not None]
             if parts:
-                out.append(LLMUserMessage(tuple(parts)))
+                out.append(llm.LLMUserMessage(tuple(parts)))
         elif kind == "tool-return":
             out.append(_tool_result(part, pool, is_error=False))
         elif kind == "retry-prompt":
             if part.get("tool_name"):
                 out.append(_tool_result(part, pool, is_error=True))
             else:  # validation feedback on a text answer: pydantic-ai sends it as a user message
-                out.append(LLMUserMessage((LLMTextPart(pool(content_text(part.get("content")))),)))
+                out.append(llm.LLMUserMessage((llm.LLMTextPart(pool(content_text(part.get("content")))),)))
         else:
             unplaced.append(part)
     return out
 
 
-def _tool_result(part: dict[str, Any], pool: TextPool, *, is_error: bool) -> LLMToolMessage:
+def _tool_result(part: dict[str, Any], pool: TextPool, *, is_error: bool) -> llm.LLMToolMessage:
     call_id = part.get("tool_call_id")
     name = part.get("tool_name")
-    return LLMToolMessage(
+    return llm.LLMToolMessage(
         pool(content_text(part.get("content"))),
         str(call_id) if call_id else None,
         name if isinstance(name, str) else None,
@@ -94,10 +84,10 @@ def _tool_result(part: dict[str, Any], pool: TextPool, *, is_error: bool) -> LLM
     )
 
 
-def _response(message: dict[str, Any], pool: TextPool, unplaced: list[Any]) -> LLMAssistantMessage:
+def _response(message: dict[str, Any], pool: TextPool, unplaced: list[Any]) -> llm.LLMAssistantMessage:
     texts: list[str] = []
     thoughts: list[dict[str, Any]] = []
-    calls: list[LLMToolCall] = []
+    calls: list[llm.LLMToolCall] = []
     for part in message.get("parts") or []:
         kind = part.get("part_kind") if isinstance(part, dict) else None
         if kind == "text":
@@ -107,19 +97,19 @@ def _response(message: dict[str, Any], pool: TextPool, unplaced: list[Any]) -> L
         elif kind == "tool-call":
             call_id = part.get("tool_call_id")
             calls.append(
-                LLMToolCall(str(call_id or ""), str(part.get("tool_name") or ""), arguments_text(part.get("args")))
+                llm.LLMToolCall(str(call_id or ""), str(part.get("tool_name") or ""), arguments_text(part.get("args")))
             )
         else:  # builtin-tool-call/-return (run by the provider), file: no place in a stored turn
             unplaced.append(part)
-    return LLMAssistantMessage(pool("".join(texts)), _reasoning(thoughts, pool), tuple(calls))
+    return llm.LLMAssistantMessage(pool("".join(texts)), _reasoning(thoughts, pool), tuple(calls))
 
 
-def _reasoning(thoughts: list[dict[str, Any]], pool: TextPool) -> str | tuple[LLMThinking, ...] | None:
+def _reasoning(thoughts: list[dict[str, Any]], pool: TextPool) -> str | tuple[llm.LLMThinking, ...] | None:
     """Signed thinking as blocks a provider can replay; unsigned as text."""
     if not thoughts:
         return None
     if all(isinstance(t.get("signature"), str) and t["signature"] for t in thoughts):
-        return tuple(LLMThinking(pool(content_text(t.get("content"))), t["signature"]) for t in thoughts)
+        return tuple(llm.LLMThinking(pool(content_text(t.get("content"))), t["signature"]) for t in thoughts)
     return pool("\n".join(content_text(t.get("content")) for t in thoughts))
 
 
@@ -146,7 +136,7 @@ def history_events(messages: list[Any], path: str, line: int | None, pool: TextP
             given = message.get("instructions")
             if isinstance(given, str) and given and given != instructions:
                 instructions = given
-                system = LLMSystemMessage(pool(given))
+                system = llm.LLMSystemMessage(pool(given))
                 # Sent before the whole history on each call; placed where it first changed, never between a
                 # tool call and its result.
                 sent = [system, *sent] if not walk.history else [*sent, system]

@@ -29,16 +29,7 @@ from core.formats.events import Event, SourceRef
 from core.formats.span_fields import TextPool, arguments_text, content_text
 from core.formats.transcript_calls import CallsOfTranscript, conversation_key
 from core.formats.vercel_parts import media, tool_output
-from core.llm.messages import (
-    LLMAssistantMessage,
-    LLMMessage,
-    LLMSystemMessage,
-    LLMTextPart,
-    LLMToolCall,
-    LLMToolMessage,
-    LLMUserMessage,
-    LLMUserPart,
-)
+from core.llm import messages as llm
 
 _CAMEL_CALL_ID = re.compile(rb'"toolCallId"\s*:')
 _UI_TEXT_PART = re.compile(rb'"parts"\s*:\s*\[\s*\{[^{}]*"type"\s*:\s*"(text|step-start|reasoning|file)"')
@@ -60,24 +51,24 @@ class _Reader:
     def __init__(self) -> None:
         self.pool = TextPool()
 
-    def _user(self, parts: list[Any], unplaced: list[Any]) -> list[LLMMessage]:
-        content: list[LLMUserPart] = []
+    def _user(self, parts: list[Any], unplaced: list[Any]) -> list[llm.LLMMessage]:
+        content: list[llm.LLMUserPart] = []
         for part in parts:
             kind = part.get("type") if isinstance(part, dict) else None
             if kind == "text":
-                content.append(LLMTextPart(self.pool(str(part.get("text") or ""))))
+                content.append(llm.LLMTextPart(self.pool(str(part.get("text") or ""))))
                 continue
             found = media(part) if isinstance(part, dict) else None
             if found is None:
                 unplaced.append(part)
             else:
                 content.append(found)
-        return [LLMUserMessage(tuple(content))] if content else []
+        return [llm.LLMUserMessage(tuple(content))] if content else []
 
-    def _system(self, content: Any) -> LLMSystemMessage:
+    def _system(self, content: Any) -> llm.LLMSystemMessage:
         if isinstance(content, list):
             content = "".join(str(p.get("text") or "") for p in content if isinstance(p, dict))
-        return LLMSystemMessage(self.pool(content_text(content)))
+        return llm.LLMSystemMessage(self.pool(content_text(content)))
 
     def ui_events(self, messages: list[Any], path: str) -> Iterator[Event]:
         """The calls of a UI conversation: each step of an assistant message is one."""
@@ -105,11 +96,11 @@ class _Reader:
                 raise InputError(f"unknown role {role!r}", source=path, path=f"{where}.role")
         yield from walk.finish(SourceRef(path, None, _where(messages[-1], len(messages) - 1) if messages else None))
 
-    def _ui_step(self, parts: list[Any]) -> tuple[LLMAssistantMessage | None, list[LLMMessage], list[Any]]:
+    def _ui_step(self, parts: list[Any]) -> tuple[llm.LLMAssistantMessage | None, list[llm.LLMMessage], list[Any]]:
         texts: list[str] = []
         reasoning: list[str] = []
-        calls: list[LLMToolCall] = []
-        results: list[LLMMessage] = []
+        calls: list[llm.LLMToolCall] = []
+        results: list[llm.LLMMessage] = []
         unplaced: list[Any] = []
         for part in parts:
             kind = str(part.get("type") or "") if isinstance(part, dict) else ""
@@ -122,12 +113,12 @@ class _Reader:
                 call_id = str(part.get("toolCallId") or "")
                 given = part.get("input")  # an input that failed to parse is kept as rawInput
                 calls.append(
-                    LLMToolCall(call_id, name, arguments_text(given if given is not None else part.get("rawInput")))
+                    llm.LLMToolCall(call_id, name, arguments_text(given if given is not None else part.get("rawInput")))
                 )
                 result = tool_output(part)
                 if result is not None:
                     text, is_error = result
-                    results.append(LLMToolMessage(self.pool(text), call_id or None, name, is_error))
+                    results.append(llm.LLMToolMessage(self.pool(text), call_id or None, name, is_error))
                 if part.get("approval") is not None:
                     unplaced.append({"toolCallId": call_id, "approval": part["approval"]})
             else:  # step-start, sources, files, data-*, provider-run tools: no place in a stored turn
@@ -137,7 +128,7 @@ class _Reader:
             return None, [], unplaced
         text = self.pool("".join(texts))
         thought = self.pool("\n".join(reasoning)) if reasoning else None
-        return LLMAssistantMessage(text, thought, tuple(calls)), results, unplaced
+        return llm.LLMAssistantMessage(text, thought, tuple(calls)), results, unplaced
 
     def model_events(self, messages: list[Any], path: str) -> Iterator[Event]:
         """The calls of a model-message conversation: each assistant message answers those before it."""
@@ -168,10 +159,10 @@ class _Reader:
             walk.keep(unplaced)
         yield from walk.finish(SourceRef(path, None, f"[{len(messages) - 1}]"))
 
-    def _model_answer(self, parts: list[Any], unplaced: list[Any]) -> LLMAssistantMessage:
+    def _model_answer(self, parts: list[Any], unplaced: list[Any]) -> llm.LLMAssistantMessage:
         texts: list[str] = []
         reasoning: list[str] = []
-        calls: list[LLMToolCall] = []
+        calls: list[llm.LLMToolCall] = []
         for part in parts:
             kind = part.get("type") if isinstance(part, dict) else None
             if kind == "text":
@@ -181,17 +172,17 @@ class _Reader:
             elif kind == "tool-call" and not part.get("providerExecuted"):
                 given = part.get("input", part.get("args"))
                 calls.append(
-                    LLMToolCall(
+                    llm.LLMToolCall(
                         str(part.get("toolCallId") or ""), str(part.get("toolName") or ""), arguments_text(given)
                     )
                 )
             else:  # a provider-run tool's call or result, a file, an approval request
                 unplaced.append(part)
         thought = self.pool("\n".join(reasoning)) if reasoning else None
-        return LLMAssistantMessage(self.pool("".join(texts)), thought, tuple(calls))
+        return llm.LLMAssistantMessage(self.pool("".join(texts)), thought, tuple(calls))
 
-    def _model_results(self, parts: list[Any], unplaced: list[Any]) -> list[LLMMessage]:
-        out: list[LLMMessage] = []
+    def _model_results(self, parts: list[Any], unplaced: list[Any]) -> list[llm.LLMMessage]:
+        out: list[llm.LLMMessage] = []
         for part in parts:
             if not isinstance(part, dict) or part.get("type") != "tool-result":
                 unplaced.append(part)  # an approval response
@@ -200,7 +191,7 @@ class _Reader:
             call_id = part.get("toolCallId")
             name = part.get("toolName")
             out.append(
-                LLMToolMessage(
+                llm.LLMToolMessage(
                     self.pool(text),
                     str(call_id) if call_id else None,
                     name if isinstance(name, str) else None,

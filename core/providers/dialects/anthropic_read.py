@@ -24,19 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.jsonio import dumps
-from core.llm.messages import (
-    LLMAssistantMessage,
-    LLMMessage,
-    LLMReasoningBlock,
-    LLMRedactedThinking,
-    LLMSystemMessage,
-    LLMTextPart,
-    LLMThinking,
-    LLMToolCall,
-    LLMToolMessage,
-    LLMUserMessage,
-    LLMUserPart,
-)
+from core.llm import messages as llm
 from core.providers.base import JSON, Normalisation, ReadBody
 from core.providers.reading import (
     as_list,
@@ -64,7 +52,7 @@ UNREAD_BLOCKS = "unread_blocks"
 
 def read_request(body: Mapping[str, Any]) -> ReadBody:
     """A Messages request body as neutral messages and request context."""
-    out: list[LLMMessage] = [LLMSystemMessage(content=text) for text in _system(body.get("system"))]
+    out: list[llm.LLMMessage] = [llm.LLMSystemMessage(content=text) for text in _system(body.get("system"))]
     names: dict[str, str] = {}
     skipped: JSON = {}
     for i, raw in enumerate(as_list(body.get("messages"), "messages")):
@@ -122,33 +110,33 @@ def _blocks(value: Any, at: str) -> list[JSON]:
     return [as_object(b, f"{at}[{j}]") for j, b in enumerate(as_list(value, at))]
 
 
-def _user_turn(blocks: list[JSON], at: str, names: dict[str, str]) -> list[LLMMessage]:
+def _user_turn(blocks: list[JSON], at: str, names: dict[str, str]) -> list[llm.LLMMessage]:
     """A user turn: its tool results first (each with its attachments), then a user message of the rest."""
-    out: list[LLMMessage] = []
-    parts: list[LLMUserPart] = []
+    out: list[llm.LLMMessage] = []
+    parts: list[llm.LLMUserPart] = []
     for j, block in enumerate(blocks):
         where = f"{at}.content[{j}]"
         if block.get("type") == "tool_result":
             call_id = as_text(block.get("tool_use_id"), f"{where}.tool_use_id")
             text, media = text_then_media(block.get("content"), f"{where}.content", _user_part)
             out.append(
-                LLMToolMessage(
+                llm.LLMToolMessage(
                     content=text, tool_call_id=call_id, name=names.get(call_id), is_error=block.get("is_error") is True
                 )
             )
             if media:
-                out.append(LLMUserMessage(content=tuple(media), attachment_of=call_id))
+                out.append(llm.LLMUserMessage(content=tuple(media), attachment_of=call_id))
         else:
             parts.append(_user_part(block, where))
     if parts:
-        out.append(LLMUserMessage(content=tuple(parts)))
+        out.append(llm.LLMUserMessage(content=tuple(parts)))
     return out
 
 
-def _user_part(block: JSON, at: str) -> LLMUserPart:
+def _user_part(block: JSON, at: str) -> llm.LLMUserPart:
     kind = block.get("type")
     if kind == "text":
-        return LLMTextPart(text=as_text(block.get("text"), f"{at}.text"))
+        return llm.LLMTextPart(text=as_text(block.get("text"), f"{at}.text"))
     if kind in ("image", "document"):
         source = as_object(block.get("source"), f"{at}.source")
         title = block.get("title")
@@ -170,12 +158,12 @@ def _user_part(block: JSON, at: str) -> LLMUserPart:
     raise RequestFieldError(f"{at}.type", f"a {kind!r} block has no neutral form in a user turn")
 
 
-def assistant_message(blocks: list[JSON], at: str) -> tuple[LLMAssistantMessage, JSON]:
+def assistant_message(blocks: list[JSON], at: str) -> tuple[llm.LLMAssistantMessage, JSON]:
     """An assistant turn's blocks as one message, and the blocks of no neutral kind by path (server tools and
     their results, which the caller keeps)."""
     texts: list[str] = []
-    reasoning: list[LLMReasoningBlock] = []
-    calls: list[LLMToolCall] = []
+    reasoning: list[llm.LLMReasoningBlock] = []
+    calls: list[llm.LLMToolCall] = []
     other: JSON = {}
     for j, block in enumerate(blocks):
         where = f"{at}[{j}]"
@@ -185,16 +173,16 @@ def assistant_message(blocks: list[JSON], at: str) -> tuple[LLMAssistantMessage,
         elif kind == "thinking":
             signature = block.get("signature")
             reasoning.append(
-                LLMThinking(
+                llm.LLMThinking(
                     thinking=as_text(block.get("thinking", ""), f"{where}.thinking"),
                     signature=signature if isinstance(signature, str) else "",
                 )
             )
         elif kind == "redacted_thinking":
-            reasoning.append(LLMRedactedThinking(data=as_text(block.get("data"), f"{where}.data")))
+            reasoning.append(llm.LLMRedactedThinking(data=as_text(block.get("data"), f"{where}.data")))
         elif kind == "tool_use":
             calls.append(
-                LLMToolCall(
+                llm.LLMToolCall(
                     id=as_text(block.get("id"), f"{where}.id"),
                     name=as_text(block.get("name"), f"{where}.name"),
                     arguments=dumps(block.get("input") or {}).decode(),
@@ -202,7 +190,7 @@ def assistant_message(blocks: list[JSON], at: str) -> tuple[LLMAssistantMessage,
             )
         else:
             other[where] = block
-    msg = LLMAssistantMessage(
+    msg = llm.LLMAssistantMessage(
         content="".join(texts), reasoning_content=tuple(reasoning) or None, tool_calls=tuple(calls)
     )
     return msg, other

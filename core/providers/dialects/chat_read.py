@@ -28,18 +28,7 @@ from typing import Any
 
 import orjson
 
-from core.llm.messages import (
-    LLMAssistantMessage,
-    LLMFunctionCall,
-    LLMFunctionMessage,
-    LLMMessage,
-    LLMSystemMessage,
-    LLMTextPart,
-    LLMToolCall,
-    LLMToolMessage,
-    LLMUserMessage,
-    LLMUserPart,
-)
+from core.llm import messages as llm
 from core.providers.base import JSON, Normalisation, ReadBody
 from core.providers.reading import (
     as_list,
@@ -121,11 +110,11 @@ def _thinking(body: Mapping[str, Any], effort_sent: bool, switch_sent: bool) -> 
     return None, tuple(unread_keys)
 
 
-def read_messages(items: list[Any], unread_fields: JSON | None = None) -> tuple[LLMMessage, ...]:
+def read_messages(items: list[Any], unread_fields: JSON | None = None) -> tuple[llm.LLMMessage, ...]:
     """The ``messages`` array as neutral messages; tool results take the name of the call they answer.
 
     A participant ``name`` (no neutral place) goes into ``unread_fields`` by path, so it is kept, not lost."""
-    out: list[LLMMessage] = []
+    out: list[llm.LLMMessage] = []
     names: dict[str, str] = {}
     for i, raw in enumerate(items):
         at = f"messages[{i}]"
@@ -134,9 +123,9 @@ def read_messages(items: list[Any], unread_fields: JSON | None = None) -> tuple[
         if role not in ("tool", "function") and "name" in item and unread_fields is not None:
             unread_fields[f"{at}.name"] = item["name"]
         if role in SYSTEM_ROLES:
-            out.append(LLMSystemMessage(content=_text(item.get("content"), f"{at}.content")))
+            out.append(llm.LLMSystemMessage(content=_text(item.get("content"), f"{at}.content")))
         elif role == "user":
-            out.append(LLMUserMessage(content=_user_parts(item.get("content"), f"{at}.content", unread_fields)))
+            out.append(llm.LLMUserMessage(content=_user_parts(item.get("content"), f"{at}.content", unread_fields)))
         elif role == "assistant":
             msg = assistant_message(item, at)
             names.update((call.id, call.name) for call in msg.tool_calls)
@@ -144,7 +133,7 @@ def read_messages(items: list[Any], unread_fields: JSON | None = None) -> tuple[
         elif role == "tool":
             call_id = item.get("tool_call_id")
             out.append(
-                LLMToolMessage(
+                llm.LLMToolMessage(
                     content=_text(item.get("content"), f"{at}.content"),
                     tool_call_id=call_id if isinstance(call_id, str) else None,
                     name=names.get(call_id) if isinstance(call_id, str) else None,
@@ -152,15 +141,15 @@ def read_messages(items: list[Any], unread_fields: JSON | None = None) -> tuple[
             )
         elif role == "function":
             name = as_text(item.get("name"), f"{at}.name")
-            out.append(LLMFunctionMessage(name=name, content=_text(item.get("content"), f"{at}.content")))
+            out.append(llm.LLMFunctionMessage(name=name, content=_text(item.get("content"), f"{at}.content")))
         else:
             raise RequestFieldError(f"{at}.role", f"unknown role {role!r}")
     return tuple(out)
 
 
-def assistant_message(item: Mapping[str, Any], at: str) -> LLMAssistantMessage:
+def assistant_message(item: Mapping[str, Any], at: str) -> llm.LLMAssistantMessage:
     """An assistant message (of a request's history or of an answer's choice)."""
-    calls: list[LLMToolCall] = []
+    calls: list[llm.LLMToolCall] = []
     for j, raw in enumerate(as_list(item.get("tool_calls") or [], f"{at}.tool_calls")):
         call = as_object(raw, f"{at}.tool_calls[{j}]")
         if call.get("type") == "custom":
@@ -169,7 +158,7 @@ def assistant_message(item: Mapping[str, Any], at: str) -> LLMAssistantMessage:
         function = as_object(call.get("function"), f"{at}.tool_calls[{j}].function")
         arguments = function.get("arguments")
         calls.append(
-            LLMToolCall(
+            llm.LLMToolCall(
                 id=as_text(call.get("id"), f"{at}.tool_calls[{j}].id"),
                 name=as_text(function.get("name"), f"{at}.tool_calls[{j}].function.name"),
                 arguments=arguments if isinstance(arguments, str) else orjson.dumps(arguments or {}).decode(),
@@ -178,14 +167,14 @@ def assistant_message(item: Mapping[str, Any], at: str) -> LLMAssistantMessage:
     legacy = item.get("function_call")
     function_call = None
     if isinstance(legacy, Mapping):
-        function_call = LLMFunctionCall(
+        function_call = llm.LLMFunctionCall(
             name=as_text(legacy.get("name"), f"{at}.function_call.name"),
             arguments=str(legacy.get("arguments") or ""),
         )
     reasoning = item.get("reasoning_content")
     if not reasoning:
         reasoning = item.get(OPENROUTER_REASONING)
-    return LLMAssistantMessage(
+    return llm.LLMAssistantMessage(
         content=_text(item.get("content"), f"{at}.content"),
         reasoning_content=reasoning if isinstance(reasoning, str) and reasoning else None,
         tool_calls=tuple(calls),
@@ -193,10 +182,10 @@ def assistant_message(item: Mapping[str, Any], at: str) -> LLMAssistantMessage:
     )
 
 
-def _custom_call(call: Mapping[str, Any], at: str) -> LLMToolCall:
+def _custom_call(call: Mapping[str, Any], at: str) -> llm.LLMToolCall:
     """A call of a custom (free-form input) tool: its input text is the arguments, ``type`` kept in ``extra``."""
     custom = as_object(call.get("custom"), f"{at}.custom")
-    return LLMToolCall(
+    return llm.LLMToolCall(
         id=as_text(call.get("id"), f"{at}.id"),
         name=as_text(custom.get("name"), f"{at}.custom.name"),
         arguments=as_text(custom.get("input"), f"{at}.custom.input"),
@@ -209,18 +198,18 @@ def _text(value: Any, at: str) -> str:
     return joined_text(value, at, TEXT_PARTS)
 
 
-def _user_parts(value: Any, at: str, unread_fields: JSON | None) -> tuple[LLMUserPart, ...]:
+def _user_parts(value: Any, at: str, unread_fields: JSON | None) -> tuple[llm.LLMUserPart, ...]:
     """A user content's parts; an image's ``detail`` level (no neutral place: the neutral part's ``detail`` is
     its description) goes into ``unread_fields`` by path."""
     if isinstance(value, str):
-        return (LLMTextPart(text=value),)
-    parts: list[LLMUserPart] = []
+        return (llm.LLMTextPart(text=value),)
+    parts: list[llm.LLMUserPart] = []
     for j, raw in enumerate(as_list(value, at)):
         where = f"{at}[{j}]"
         part = as_object(raw, where)
         kind = part.get("type")
         if kind == "text":
-            parts.append(LLMTextPart(text=as_text(part.get("text"), f"{where}.text")))
+            parts.append(llm.LLMTextPart(text=as_text(part.get("text"), f"{where}.text")))
         elif kind in URL_PARTS:
             value = part.get(kind)
             inner = {"url": value} if isinstance(value, str) else as_object(value, f"{where}.{kind}")
@@ -258,7 +247,7 @@ def _user_parts(value: Any, at: str, unread_fields: JSON | None) -> tuple[LLMUse
 def read_response(body: Mapping[str, Any]) -> ReadBody:
     """A Chat Completions answer: the first choice's message; usage, finish reason and ids in ``extra``."""
     choices = as_list(body.get("choices"), "choices")
-    messages: tuple[LLMMessage, ...] = ()
+    messages: tuple[llm.LLMMessage, ...] = ()
     extra: JSON = unread(body, RESPONSE_KEYS)
     if choices:
         choice = as_object(choices[0], "choices[0]")

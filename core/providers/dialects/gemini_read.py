@@ -27,17 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.jsonio import dumps
-from core.llm.messages import (
-    MADE_CALL_ID,
-    LLMAssistantMessage,
-    LLMMessage,
-    LLMSystemMessage,
-    LLMTextPart,
-    LLMToolCall,
-    LLMToolMessage,
-    LLMUserMessage,
-    LLMUserPart,
-)
+from core.llm import messages as llm
 from core.providers.base import EMPTY_TURN_PLACEHOLDER, JSON, Normalisation, ReadBody
 from core.providers.reading import (
     as_list,
@@ -101,13 +91,13 @@ class _Calls:
 
 def read_request(body: Mapping[str, Any], model: str | None = None) -> ReadBody:
     """A generateContent request body as neutral messages and request context (``model`` from the URL)."""
-    out: list[LLMMessage] = []
+    out: list[llm.LLMMessage] = []
     system = body.get("systemInstruction") or body.get("system_instruction")
     if system is not None:
         fragments = [system] if isinstance(system, str) else as_object(system, "systemInstruction").get("parts") or []
         for j, raw in enumerate(as_list(fragments, "systemInstruction.parts")):
             text = raw if isinstance(raw, str) else as_object(raw, f"systemInstruction.parts[{j}]").get("text")
-            out.append(LLMSystemMessage(content=as_text(text, f"systemInstruction.parts[{j}].text")))
+            out.append(llm.LLMSystemMessage(content=as_text(text, f"systemInstruction.parts[{j}].text")))
     calls = _Calls()
     skipped: JSON = {}
     for i, raw in enumerate(as_list(body.get("contents"), "contents")):
@@ -166,10 +156,10 @@ def _thinking(value: Any) -> bool | None:
     return None
 
 
-def _user_content(parts: list[JSON], at: str, calls: _Calls) -> list[LLMMessage]:
+def _user_content(parts: list[JSON], at: str, calls: _Calls) -> list[llm.LLMMessage]:
     """A user content: its function responses (each a tool message), then a user message of the rest."""
-    out: list[LLMMessage] = []
-    rest: list[LLMUserPart] = []
+    out: list[llm.LLMMessage] = []
+    rest: list[llm.LLMUserPart] = []
     for j, part in enumerate(parts):
         where = f"{at}[{j}]"
         response = part.get("functionResponse")
@@ -178,15 +168,15 @@ def _user_content(parts: list[JSON], at: str, calls: _Calls) -> list[LLMMessage]
             inner = response.get("parts")
             if isinstance(inner, list) and inner:
                 media = tuple(_user_part(as_object(p, f"{where}.parts[{k}]"), where) for k, p in enumerate(inner))
-                out.append(LLMUserMessage(content=media, attachment_of=out[-1].tool_call_id))  # type: ignore[union-attr]
+                out.append(llm.LLMUserMessage(content=media, attachment_of=out[-1].tool_call_id))  # type: ignore[union-attr]
         else:
             rest.append(_user_part(part, where))
     if rest:
-        out.append(LLMUserMessage(content=tuple(rest)))
+        out.append(llm.LLMUserMessage(content=tuple(rest)))
     return out
 
 
-def _tool_message(response: JSON, at: str, calls: _Calls) -> LLMToolMessage:
+def _tool_message(response: JSON, at: str, calls: _Calls) -> llm.LLMToolMessage:
     value = response.get("response")
     is_error = False
     if isinstance(value, Mapping) and len(value) == 1 and isinstance(value.get(OUTPUT_KEY), str):
@@ -196,7 +186,7 @@ def _tool_message(response: JSON, at: str, calls: _Calls) -> LLMToolMessage:
     else:
         text = dumps(value if value is not None else {}).decode()
     name = response.get("name")
-    return LLMToolMessage(
+    return llm.LLMToolMessage(
         content=text,
         tool_call_id=calls.answer(response),
         name=name if isinstance(name, str) else None,
@@ -204,9 +194,9 @@ def _tool_message(response: JSON, at: str, calls: _Calls) -> LLMToolMessage:
     )
 
 
-def _user_part(part: JSON, at: str) -> LLMUserPart:
+def _user_part(part: JSON, at: str) -> llm.LLMUserPart:
     if "text" in part:
-        return LLMTextPart(text=as_text(part["text"], f"{at}.text"))
+        return llm.LLMTextPart(text=as_text(part["text"], f"{at}.text"))
     for key, data_key in (("inlineData", "data"), ("fileData", "fileUri")):
         if key in part:
             blob = as_object(part[key], f"{at}.{key}")
@@ -219,13 +209,13 @@ def _user_part(part: JSON, at: str) -> LLMUserPart:
     raise RequestFieldError(at, f"a part of no neutral kind in a user content ({', '.join(part) or 'empty'})")
 
 
-def model_message(parts: list[JSON], at: str, calls: _Calls | None = None) -> tuple[LLMAssistantMessage, JSON]:
+def model_message(parts: list[JSON], at: str, calls: _Calls | None = None) -> tuple[llm.LLMAssistantMessage, JSON]:
     """A model content's parts as one assistant message, and the parts of no neutral kind by path (code
     execution, executable code), which the caller keeps."""
     calls = calls or _Calls()
     texts: list[str] = []
     thoughts: list[str] = []
-    tool_calls: list[LLMToolCall] = []
+    tool_calls: list[llm.LLMToolCall] = []
     other: JSON = {}
     for j, part in enumerate(parts):
         where = f"{at}[{j}]"
@@ -239,9 +229,9 @@ def model_message(parts: list[JSON], at: str, calls: _Calls | None = None) -> tu
                 else None
             )
             if not call.get("id"):
-                extra = {**(extra or {}), MADE_CALL_ID: True}
+                extra = {**(extra or {}), llm.MADE_CALL_ID: True}
             tool_calls.append(
-                LLMToolCall(
+                llm.LLMToolCall(
                     id=calls.call_id(call),
                     name=as_text(call.get("name"), f"{where}.functionCall.name"),
                     arguments=dumps(call.get("args") or {}).decode(),
@@ -254,7 +244,7 @@ def model_message(parts: list[JSON], at: str, calls: _Calls | None = None) -> tu
             texts.append(as_text(part["text"], f"{where}.text"))
         else:
             other[where] = part
-    msg = LLMAssistantMessage(
+    msg = llm.LLMAssistantMessage(
         content="".join(texts), reasoning_content="\n".join(thoughts) or None, tool_calls=tuple(tool_calls)
     )
     return msg, other
@@ -265,7 +255,7 @@ def read_response(body: Mapping[str, Any]) -> ReadBody:
     and the parts of no neutral kind in ``extra``."""
     candidates = as_list(body.get("candidates") or [], "candidates")
     extra = unread(body, RESPONSE_KEYS)
-    messages: tuple[LLMMessage, ...] = ()
+    messages: tuple[llm.LLMMessage, ...] = ()
     if candidates:
         candidate = as_object(candidates[0], "candidates[0]")
         content = as_object(candidate.get("content") or {}, "candidates[0].content")

@@ -27,16 +27,7 @@ from typing import Any
 
 from msgspec.structs import replace
 
-from core.llm.messages import (
-    LLMAssistantMessage,
-    LLMMessage,
-    LLMSystemMessage,
-    LLMTextPart,
-    LLMToolCall,
-    LLMToolMessage,
-    LLMUserMessage,
-    LLMUserPart,
-)
+from core.llm import messages as llm
 from core.providers.base import JSON, Normalisation, ReadBody
 from core.providers.reading import (
     as_list,
@@ -67,28 +58,28 @@ class _Reader:
     """The items read so far, and the calls each output answers."""
 
     def __init__(self) -> None:
-        self.out: list[LLMMessage] = []
+        self.out: list[llm.LLMMessage] = []
         self.names: dict[str, str] = {}
         self.reasoning: list[str] = []
         self.skipped: JSON = {}
         self.open = False  # the last message is an assistant message later calls join
 
-    def assistant(self, msg: LLMAssistantMessage) -> None:
+    def assistant(self, msg: llm.LLMAssistantMessage) -> None:
         if self.reasoning:
             msg = replace(msg, reasoning_content="\n".join(self.reasoning))
             self.reasoning = []
         self.out.append(msg)
         self.open = True
 
-    def call(self, call: LLMToolCall) -> None:
+    def call(self, call: llm.LLMToolCall) -> None:
         self.names[call.id] = call.name
         last = self.out[-1] if self.out else None
-        if self.open and isinstance(last, LLMAssistantMessage):
+        if self.open and isinstance(last, llm.LLMAssistantMessage):
             self.out[-1] = replace(last, tool_calls=(*last.tool_calls, call))
         else:
-            self.assistant(LLMAssistantMessage(tool_calls=(call,)))
+            self.assistant(llm.LLMAssistantMessage(tool_calls=(call,)))
 
-    def add(self, msg: LLMMessage) -> None:
+    def add(self, msg: llm.LLMMessage) -> None:
         self.out.append(msg)
         self.open = False
 
@@ -101,9 +92,9 @@ class _Reader:
         elif kind == "function_call_output":
             call_id = as_text(item.get("call_id"), f"{at}.call_id")
             text, media = text_then_media(item.get("output"), f"{at}.output", _user_part)
-            self.add(LLMToolMessage(content=text, tool_call_id=call_id, name=self.names.get(call_id)))
+            self.add(llm.LLMToolMessage(content=text, tool_call_id=call_id, name=self.names.get(call_id)))
             if media:
-                self.add(LLMUserMessage(content=tuple(media), attachment_of=call_id))
+                self.add(llm.LLMUserMessage(content=tuple(media), attachment_of=call_id))
         elif kind == "reasoning":
             self.reasoning += _summary(item)
             self.skipped[at] = item
@@ -114,19 +105,19 @@ class _Reader:
         role = item.get("role")
         content = item.get("content")
         if role in SYSTEM_ROLES:
-            self.add(LLMSystemMessage(content=_text(content, f"{at}.content")))
+            self.add(llm.LLMSystemMessage(content=_text(content, f"{at}.content")))
         elif role == "user":
-            self.add(LLMUserMessage(content=_user_parts(content, f"{at}.content")))
+            self.add(llm.LLMUserMessage(content=_user_parts(content, f"{at}.content")))
         elif role == "assistant":
-            self.assistant(LLMAssistantMessage(content=_text(content, f"{at}.content")))
+            self.assistant(llm.LLMAssistantMessage(content=_text(content, f"{at}.content")))
         else:
             raise RequestFieldError(f"{at}.role", f"unknown role {role!r}")
 
 
-def function_call(item: JSON, at: str) -> LLMToolCall:
+def function_call(item: JSON, at: str) -> llm.LLMToolCall:
     """A ``function_call`` item as a tool call (its ``call_id``, not its item ``id``)."""
     arguments = item.get("arguments")
-    return LLMToolCall(
+    return llm.LLMToolCall(
         id=as_text(item.get("call_id"), f"{at}.call_id"),
         name=as_text(item.get("name"), f"{at}.name"),
         arguments=arguments if isinstance(arguments, str) else "",
@@ -151,10 +142,10 @@ def read_request(body: Mapping[str, Any]) -> ReadBody:
     reader = _Reader()
     instructions = body.get("instructions")
     if isinstance(instructions, str) and instructions:
-        reader.add(LLMSystemMessage(content=instructions))
+        reader.add(llm.LLMSystemMessage(content=instructions))
     value = body.get("input")
     if isinstance(value, str):
-        reader.add(LLMUserMessage(content=(LLMTextPart(text=value),)))
+        reader.add(llm.LLMUserMessage(content=(llm.LLMTextPart(text=value),)))
     elif value is not None:  # none: a stored prompt (``prompt``) or a server-side history says it all
         for i, raw in enumerate(as_list(value, "input")):
             reader.item(as_object(raw, f"input[{i}]"), f"input[{i}]")
@@ -187,16 +178,16 @@ def _text(value: Any, at: str) -> str:
     return joined_text(value, at, TEXT_PARTS)
 
 
-def _user_parts(value: Any, at: str) -> tuple[LLMUserPart, ...]:
+def _user_parts(value: Any, at: str) -> tuple[llm.LLMUserPart, ...]:
     if isinstance(value, str):
-        return (LLMTextPart(text=value),)
+        return (llm.LLMTextPart(text=value),)
     return tuple(_user_part(as_object(p, f"{at}[{j}]"), f"{at}[{j}]") for j, p in enumerate(as_list(value, at)))
 
 
-def _user_part(part: JSON, at: str) -> LLMUserPart:
+def _user_part(part: JSON, at: str) -> llm.LLMUserPart:
     kind = part.get("type")
     if kind in TEXT_PARTS:
-        return LLMTextPart(text=as_text(part.get("text"), f"{at}.text"))
+        return llm.LLMTextPart(text=as_text(part.get("text"), f"{at}.text"))
     if kind == "input_image":
         url = part.get("image_url")
         if not isinstance(url, str):
@@ -219,9 +210,9 @@ def read_response(body: Mapping[str, Any]) -> ReadBody:
         reader.item(as_object(raw, f"output[{i}]"), f"output[{i}]")
     texts: list[str] = []
     thoughts: list[str] = []
-    calls: list[LLMToolCall] = []
+    calls: list[llm.LLMToolCall] = []
     for msg in reader.out:
-        if isinstance(msg, LLMAssistantMessage):
+        if isinstance(msg, llm.LLMAssistantMessage):
             texts.append(msg.content)
             thoughts += [msg.reasoning_content] if isinstance(msg.reasoning_content, str) else []
             calls += msg.tool_calls
@@ -230,7 +221,7 @@ def read_response(body: Mapping[str, Any]) -> ReadBody:
     if reader.skipped:
         extra[UNREAD_ITEMS] = reader.skipped
     model = body.get("model")
-    answer = LLMAssistantMessage(content="".join(texts), reasoning_content=reasoning, tool_calls=tuple(calls))
+    answer = llm.LLMAssistantMessage(content="".join(texts), reasoning_content=reasoning, tool_calls=tuple(calls))
     return ReadBody(messages=(answer,), model=model if isinstance(model, str) else None, extra=extra)
 
 
