@@ -9,21 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar import Controller, Request, get
+from litestar import Request, get
 from litestar.response import Template
 
-from core.accounts.roles import Role
 from web import urls
 from web.apidocs.pages import api_page
-from web.auth.access import needs
+from web.auth.access import PageController
 
 
-class ApiDocsController(Controller):
+class ApiDocsController(PageController):
     """The API page (a page of the dashboard, not part of the API it describes)."""
-
-    opt = needs(Role.VIEWER)
-
-    include_in_schema = False
 
     @get(urls.API_DOCS, name="api-docs", sync_to_thread=False)
     def api_docs(self, request: Request[Any, Any, Any]) -> Template:

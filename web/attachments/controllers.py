@@ -9,24 +9,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar import Controller, Request, Response, get
+from litestar import Request, Response, get
 from litestar.exceptions import HTTPException, NotFoundException
 from litestar.params import FromQuery
 
-from core.accounts.roles import Role
 from web.attachments.files import ATTACHMENT_CSP, PREFIX, serve
-from web.auth.access import needs
+from web.auth.access import PageController
 from web.deps import SettingsDep
 
 NOT_FOUND = "No attachment at this path under the attachments root."
 
 
-class AttachmentController(Controller):
+class AttachmentController(PageController):
     """Serves files under ``Settings.attachments_root``; never fetches a URL."""
-
-    opt = needs(Role.VIEWER)
-
-    include_in_schema = False
 
     @get("/attachments/{path:path}", name="attachment", sync_to_thread=True)
     def attachment(

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
+from litestar import Controller
+
 from core.accounts.roles import Role
 
 ACCESS_OPT: Final = "access"
@@ -37,6 +39,14 @@ def declared(opt: dict[str, Any]) -> Access | None:
     if value == OWN_KEY:
         return OWN_KEY
     return value if isinstance(value, Role) else None
+
+
+class PageController(Controller):
+    """The dashboard's pages that a viewer may read: pages, not API, so the schema at /schema (which documents /api
+    only) leaves them out."""
+
+    opt = needs(Role.VIEWER)
+    include_in_schema = False
 
 
 ACTIONS: dict[Role, str] = {

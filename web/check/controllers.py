@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from litestar import Controller, get, post
+from litestar import get, post
 from litestar.datastructures import UploadFile
 from litestar.enums import RequestEncodingType
 from litestar.exceptions import ClientException
@@ -16,25 +16,21 @@ from litestar.params import Body
 from litestar.response import Template
 
 from core import InputError, UserMessage
-from core.accounts.roles import Role
 from core.integrity import walk
 from core.reader import StoreLine, read_bytes
 from core.request_context.calls import RecordedCalls, TurnTracker, undefined_tool_calls
 from core.store.request_contexts import is_request_line, read_request_lines
 from web import urls
-from web.auth.access import needs
+from web.auth.access import PageController
 from web.check.pages import CheckFinding, CheckPage
 from web.deps import SettingsDep
 from web.timeline.damage import inspect_record
 
 
-class CheckController(Controller):
+class CheckController(PageController):
     """A state-changing form in the dashboard's rules: CSRF token, same origin, body limit."""
 
-    opt = needs(Role.VIEWER)
-
     path = urls.CHECK
-    include_in_schema = False
 
     @get("/", name="check")
     async def form(self, settings: SettingsDep) -> Template:

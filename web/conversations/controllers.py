@@ -7,17 +7,16 @@ from dataclasses import replace
 from typing import Annotated
 from urllib.parse import urlencode
 
-from litestar import Controller, get
+from litestar import get
 from litestar.exceptions import ValidationException
 from litestar.params import FromQuery, QueryParameter
 from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Redirect, Template
 
-from core.accounts.roles import Role
 from core.fields import MAX_INT32
 from core.ingest import live_among
 from web import masking, urls
-from web.auth.access import needs
+from web.auth.access import PageController
 from web.conversation_page import conversation_page
 from web.conversations.pages import IndexPage, SaveControl, save_control
 from web.conversations.snippets import snippets
@@ -56,12 +55,8 @@ def _save_control(source: StoreSource, query: ListQuery, shown: int, *, more: bo
     return save_control(query, count, COUNT_CAP)
 
 
-class ConversationController(Controller):
+class ConversationController(PageController):
     """The conversation list and one conversation's timeline."""
-
-    opt = needs(Role.VIEWER)
-
-    include_in_schema = False  # pages, not API: the schema at /schema documents /api only
 
     @get("/", name="index", sync_to_thread=True)
     def index(

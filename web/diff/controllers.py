@@ -10,16 +10,15 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Annotated, Any
 
-from litestar import Controller, get
+from litestar import get
 from litestar.di import Provide
 from litestar.exceptions import NotFoundException
 from litestar.params import FromQuery, Parameter, QueryParameter
 from litestar.plugins.htmx import ClientRefresh, HTMXRequest
 from litestar.response import Redirect, Template
 
-from core.accounts.roles import Role
 from web import masking, urls
-from web.auth.access import needs
+from web.auth.access import PageController
 from web.bodies.asked import DiffLinks
 from web.bodies.builder import PayloadBuilder
 from web.bodies.compare import Listing
@@ -48,12 +47,9 @@ PANEL = "diff-panel"
 """The panel the request options form swaps (htmx): the causes and both bodies."""
 
 
-class DiffController(Controller):
+class DiffController(PageController):
     """The diff page, its windows and its listings."""
 
-    opt = needs(Role.VIEWER)
-
-    include_in_schema = False
     path = "/conversations/{conversation_id:str}/diff"
     dependencies = {"links": Provide(asked_diff, sync_to_thread=False)}  # noqa: RUF012 - Litestar reads it
 

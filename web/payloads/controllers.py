@@ -6,15 +6,14 @@ import json
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from litestar import Controller, get
+from litestar import get
 from litestar.di import Provide
 from litestar.params import FromQuery, Parameter, QueryParameter
 from litestar.plugins.htmx import ClientRefresh, HTMXRequest
 from litestar.response import Redirect, Stream, Template
 
-from core.accounts.roles import Role
 from web import masking, urls
-from web.auth.access import needs
+from web.auth.access import PageController
 from web.bodies.builder import PayloadBuilder
 from web.bodies.page_responses import page_response, preparing_response
 from web.bodies.preparing import PreparingPage, payload_preparing, preparing_page
@@ -67,12 +66,9 @@ def _pretty(name: str, value: Any) -> PhaseView:
     return PhaseView(name, text[:MAX_PHASE_CHARS] if cut else text, cut)
 
 
-class PayloadController(Controller):
+class PayloadController(PageController):
     """The payload page and its phases fragment."""
 
-    opt = needs(Role.VIEWER)
-
-    include_in_schema = False
     path = "/conversations/{conversation_id:str}/payload/{provider:str}"
     dependencies = {"asked": Provide(asked_request, sync_to_thread=False)}  # noqa: RUF012 - Litestar reads it
 

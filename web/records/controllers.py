@@ -19,7 +19,7 @@ from litestar.response import Template
 from core import MESSAGES_ADAPTER
 from core.accounts.roles import Role
 from web import masking, urls
-from web.auth.access import needs
+from web.auth.access import PageController, needs
 from web.deps import SourceDep
 from web.source import StoreSource
 from web.timeline.fields import field_text, find_record
@@ -73,12 +73,8 @@ def _whole(source: StoreSource, conversation_id: str, msg_id: str, pointer: str)
     return text
 
 
-class RecordController(Controller):
+class RecordController(PageController):
     """The whole value of one card field, as a page."""
-
-    opt = needs(Role.VIEWER)
-
-    include_in_schema = False
 
     @get("/conversations/{conversation_id:str}/records/{msg_id:str}/field", name="record-field", sync_to_thread=True)
     def field(self, conversation_id: urls.PathId, msg_id: urls.PathId, pointer: Pointer, source: SourceDep) -> Template:

@@ -31,7 +31,7 @@ from core.errors import UnknownNameError
 from core.replay.run import reply_message
 from core.store import RunSummary, RunView, Store
 from web import masking, urls
-from web.auth.access import needs
+from web.auth.access import PageController, needs
 from web.auth.principals import started_by
 from web.deps import FORM, ReplayFields, RunsDep, SourceDep, WorkDep
 from web.heavy import shell_command
@@ -97,12 +97,8 @@ def _get_summary(store: Store, run_id: str) -> RunSummary:
         raise NotFoundException(f"No run with id {run_id!r}.") from None
 
 
-class RunsController(Controller):
+class RunsController(PageController):
     """Replay pages and the one route that starts a run."""
-
-    opt = needs(Role.VIEWER)
-
-    include_in_schema = False
 
     @post(
         "/conversations/{conversation_id:str}/runs",

@@ -30,7 +30,7 @@ from core.replay.turns import RecordedStep, turn_of
 from core.store import Store
 from core.store.step_runs import StepRunView
 from web import masking, urls
-from web.auth.access import needs
+from web.auth.access import PageController, needs
 from web.auth.principals import started_by
 from web.deps import FORM, ReplayFields, RunsDep, SourceDep
 from web.request_options import posted_options, posted_tools
@@ -89,12 +89,8 @@ def step_compare(store: Store, a: str, b: str) -> StepComparePage | None:
     return step_compare_page(found[0], found[1])
 
 
-class StepRunsController(Controller):
+class StepRunsController(PageController):
     """The step run pages and the one route that starts a step run."""
-
-    opt = needs(Role.VIEWER)
-
-    include_in_schema = False
 
     @post(
         "/conversations/{conversation_id:str}/step-runs",

@@ -25,7 +25,7 @@ from litestar.response import Redirect, Template
 from core.accounts.roles import Role
 from core.suites import OUTCOMES
 from web import masking, urls
-from web.auth.access import needs
+from web.auth.access import PageController, needs
 from web.auth.principals import started_by
 from web.deps import FORM, ReplayFields
 from web.list_query import ListQuery
@@ -71,12 +71,9 @@ class RunData(ReplayFields):
     compare: str = ""
 
 
-class SuitesController(Controller):
+class SuitesController(PageController):
     """The suite pages and the two routes that record something (a suite, a suite run)."""
 
-    opt = needs(Role.VIEWER)
-
-    include_in_schema = False
     dependencies = {"suites": SUITES_PROVIDER}  # noqa: RUF012 - Litestar reads a class attribute
 
     @post(
