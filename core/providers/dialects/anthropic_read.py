@@ -25,19 +25,8 @@ from typing import Any
 
 from core.jsonio import dumps
 from core.llm import messages as llm
+from core.providers import reading
 from core.providers.base import JSON, Normalisation, ReadBody
-from core.providers.reading import (
-    as_list,
-    as_object,
-    as_text,
-    choice_of,
-    function_tools,
-    kind_of,
-    media_part,
-    params_of,
-    text_then_media,
-    unread,
-)
 from core.request_context.shapes import RequestFieldError
 
 THINKING_ON = frozenset({"enabled", "adaptive"})
@@ -55,9 +44,9 @@ def read_request(body: Mapping[str, Any]) -> ReadBody:
     out: list[llm.LLMMessage] = [llm.LLMSystemMessage(content=text) for text in _system(body.get("system"))]
     names: dict[str, str] = {}
     skipped: JSON = {}
-    for i, raw in enumerate(as_list(body.get("messages"), "messages")):
+    for i, raw in enumerate(reading.as_list(body.get("messages"), "messages")):
         at = f"messages[{i}]"
-        turn = as_object(raw, at)
+        turn = reading.as_object(raw, at)
         role = turn.get("role")
         blocks = _blocks(turn.get("content"), f"{at}.content")
         if role == "user":
@@ -69,16 +58,16 @@ def read_request(body: Mapping[str, Any]) -> ReadBody:
             out.append(msg)
         else:
             raise RequestFieldError(f"{at}.role", f"unknown role {role!r}")
-    extra = unread(body, REQUEST_KEYS)
-    tools = function_tools(body.get("tools"), extra)
+    extra = reading.unread(body, REQUEST_KEYS)
+    tools = reading.function_tools(body.get("tools"), extra)
     if skipped:
         extra[UNREAD_BLOCKS] = skipped
     return ReadBody(
         messages=tuple(out),
         model=body.get("model") if isinstance(body.get("model"), str) else None,
         tools=tools,
-        tool_choice=choice_of(body.get("tool_choice"), "tool_choice"),
-        params=params_of(
+        tool_choice=reading.choice_of(body.get("tool_choice"), "tool_choice"),
+        params=reading.params_of(
             body,
             max_tokens=("max_tokens",),
             temperature="temperature",
@@ -101,13 +90,16 @@ def _system(value: Any) -> list[str]:
         return []
     if isinstance(value, str):
         return [value] if value else []
-    return [as_text(as_object(b, f"system[{j}]").get("text"), f"system[{j}].text") for j, b in enumerate(value)]
+    return [
+        reading.as_text(reading.as_object(b, f"system[{j}]").get("text"), f"system[{j}].text")
+        for j, b in enumerate(value)
+    ]
 
 
 def _blocks(value: Any, at: str) -> list[JSON]:
     if isinstance(value, str):
         return [{"type": "text", "text": value}]
-    return [as_object(b, f"{at}[{j}]") for j, b in enumerate(as_list(value, at))]
+    return [reading.as_object(b, f"{at}[{j}]") for j, b in enumerate(reading.as_list(value, at))]
 
 
 def _user_turn(blocks: list[JSON], at: str, names: dict[str, str]) -> list[llm.LLMMessage]:
@@ -117,8 +109,8 @@ def _user_turn(blocks: list[JSON], at: str, names: dict[str, str]) -> list[llm.L
     for j, block in enumerate(blocks):
         where = f"{at}.content[{j}]"
         if block.get("type") == "tool_result":
-            call_id = as_text(block.get("tool_use_id"), f"{where}.tool_use_id")
-            text, media = text_then_media(block.get("content"), f"{where}.content", _user_part)
+            call_id = reading.as_text(block.get("tool_use_id"), f"{where}.tool_use_id")
+            text, media = reading.text_then_media(block.get("content"), f"{where}.content", _user_part)
             out.append(
                 llm.LLMToolMessage(
                     content=text, tool_call_id=call_id, name=names.get(call_id), is_error=block.get("is_error") is True
@@ -136,24 +128,26 @@ def _user_turn(blocks: list[JSON], at: str, names: dict[str, str]) -> list[llm.L
 def _user_part(block: JSON, at: str) -> llm.LLMUserPart:
     kind = block.get("type")
     if kind == "text":
-        return llm.LLMTextPart(text=as_text(block.get("text"), f"{at}.text"))
+        return llm.LLMTextPart(text=reading.as_text(block.get("text"), f"{at}.text"))
     if kind in ("image", "document"):
-        source = as_object(block.get("source"), f"{at}.source")
+        source = reading.as_object(block.get("source"), f"{at}.source")
         title = block.get("title")
         filename = title if isinstance(title, str) else None
         source_type = source.get("type")
         media_type = source.get("media_type") if isinstance(source.get("media_type"), str) else None
         neutral = "image" if kind == "image" else "file"
         if source_type == "url":
-            return media_part(neutral, url=as_text(source.get("url"), f"{at}.source.url"), filename=filename)
+            return reading.media_part(
+                neutral, url=reading.as_text(source.get("url"), f"{at}.source.url"), filename=filename
+            )
         if source_type == "base64":
-            data = as_text(source.get("data"), f"{at}.source.data")
-            return media_part(kind_of(media_type) if kind == "image" else "file", data=data, media_type=media_type,
-                              filename=filename)  # fmt: skip
+            data = reading.as_text(source.get("data"), f"{at}.source.data")
+            medium = reading.kind_of(media_type) if kind == "image" else "file"
+            return reading.media_part(medium, data=data, media_type=media_type, filename=filename)
         if source_type == "text":
-            text = as_text(source.get("data"), f"{at}.source.data")
+            text = reading.as_text(source.get("data"), f"{at}.source.data")
             data = base64.b64encode(text.encode("utf-8")).decode("ascii")
-            return media_part("file", data=data, media_type="text/plain", filename=filename)
+            return reading.media_part("file", data=data, media_type="text/plain", filename=filename)
         raise RequestFieldError(f"{at}.source.type", f"unknown source {source_type!r}")
     raise RequestFieldError(f"{at}.type", f"a {kind!r} block has no neutral form in a user turn")
 
@@ -169,22 +163,22 @@ def assistant_message(blocks: list[JSON], at: str) -> tuple[llm.LLMAssistantMess
         where = f"{at}[{j}]"
         kind = block.get("type")
         if kind == "text":
-            texts.append(as_text(block.get("text"), f"{where}.text"))
+            texts.append(reading.as_text(block.get("text"), f"{where}.text"))
         elif kind == "thinking":
             signature = block.get("signature")
             reasoning.append(
                 llm.LLMThinking(
-                    thinking=as_text(block.get("thinking", ""), f"{where}.thinking"),
+                    thinking=reading.as_text(block.get("thinking", ""), f"{where}.thinking"),
                     signature=signature if isinstance(signature, str) else "",
                 )
             )
         elif kind == "redacted_thinking":
-            reasoning.append(llm.LLMRedactedThinking(data=as_text(block.get("data"), f"{where}.data")))
+            reasoning.append(llm.LLMRedactedThinking(data=reading.as_text(block.get("data"), f"{where}.data")))
         elif kind == "tool_use":
             calls.append(
                 llm.LLMToolCall(
-                    id=as_text(block.get("id"), f"{where}.id"),
-                    name=as_text(block.get("name"), f"{where}.name"),
+                    id=reading.as_text(block.get("id"), f"{where}.id"),
+                    name=reading.as_text(block.get("name"), f"{where}.name"),
                     arguments=dumps(block.get("input") or {}).decode(),
                 )
             )
@@ -200,7 +194,7 @@ def read_response(body: Mapping[str, Any]) -> ReadBody:
     """A Messages answer: its content as one assistant message; usage, stop reason, id and the blocks of no
     neutral kind (server tool use and results) in ``extra``."""
     msg, other = assistant_message(_blocks(body.get("content"), "content"), "content")
-    extra = unread(body, RESPONSE_KEYS)
+    extra = reading.unread(body, RESPONSE_KEYS)
     if other:
         extra["content"] = other
     model = body.get("model")

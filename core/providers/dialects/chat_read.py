@@ -29,18 +29,8 @@ from typing import Any
 import orjson
 
 from core.llm import messages as llm
+from core.providers import reading
 from core.providers.base import JSON, Normalisation, ReadBody
-from core.providers.reading import (
-    as_list,
-    as_object,
-    as_text,
-    choice_of,
-    function_tools,
-    joined_text,
-    media_part,
-    params_of,
-    unread,
-)
 from core.request_context.shapes import RequestFieldError
 
 SYSTEM_ROLES = frozenset({"system", "developer"})
@@ -70,17 +60,17 @@ def read_request(body: Mapping[str, Any], *, effort_sent: bool = True, switch_se
     object (the vendors). What the dialect does not send is kept in ``extra``, as is a ``thinking`` object that
     switches nothing."""
     fields: JSON = {}
-    messages = read_messages(as_list(body.get("messages"), "messages"), fields)
+    messages = read_messages(reading.as_list(body.get("messages"), "messages"), fields)
     thinking, unread_keys = _thinking(body, effort_sent, switch_sent)
-    extra = unread(body, [k for k in REQUEST_KEYS if k not in unread_keys])
+    extra = reading.unread(body, [k for k in REQUEST_KEYS if k not in unread_keys])
     if fields:
         extra[UNREAD_FIELDS] = fields
     return ReadBody(
         messages=messages,
         model=body.get("model") if isinstance(body.get("model"), str) else None,
-        tools=function_tools(body.get("tools"), extra),
-        tool_choice=choice_of(body.get("tool_choice"), "tool_choice"),
-        params=params_of(
+        tools=reading.function_tools(body.get("tools"), extra),
+        tool_choice=reading.choice_of(body.get("tool_choice"), "tool_choice"),
+        params=reading.params_of(
             body,
             max_tokens=("max_completion_tokens", "max_tokens"),
             temperature="temperature",
@@ -118,7 +108,7 @@ def read_messages(items: list[Any], unread_fields: JSON | None = None) -> tuple[
     names: dict[str, str] = {}
     for i, raw in enumerate(items):
         at = f"messages[{i}]"
-        item = as_object(raw, at)
+        item = reading.as_object(raw, at)
         role = item.get("role")
         if role not in ("tool", "function") and "name" in item and unread_fields is not None:
             unread_fields[f"{at}.name"] = item["name"]
@@ -140,7 +130,7 @@ def read_messages(items: list[Any], unread_fields: JSON | None = None) -> tuple[
                 )
             )
         elif role == "function":
-            name = as_text(item.get("name"), f"{at}.name")
+            name = reading.as_text(item.get("name"), f"{at}.name")
             out.append(llm.LLMFunctionMessage(name=name, content=_text(item.get("content"), f"{at}.content")))
         else:
             raise RequestFieldError(f"{at}.role", f"unknown role {role!r}")
@@ -150,17 +140,17 @@ def read_messages(items: list[Any], unread_fields: JSON | None = None) -> tuple[
 def assistant_message(item: Mapping[str, Any], at: str) -> llm.LLMAssistantMessage:
     """An assistant message (of a request's history or of an answer's choice)."""
     calls: list[llm.LLMToolCall] = []
-    for j, raw in enumerate(as_list(item.get("tool_calls") or [], f"{at}.tool_calls")):
-        call = as_object(raw, f"{at}.tool_calls[{j}]")
+    for j, raw in enumerate(reading.as_list(item.get("tool_calls") or [], f"{at}.tool_calls")):
+        call = reading.as_object(raw, f"{at}.tool_calls[{j}]")
         if call.get("type") == "custom":
             calls.append(_custom_call(call, f"{at}.tool_calls[{j}]"))
             continue
-        function = as_object(call.get("function"), f"{at}.tool_calls[{j}].function")
+        function = reading.as_object(call.get("function"), f"{at}.tool_calls[{j}].function")
         arguments = function.get("arguments")
         calls.append(
             llm.LLMToolCall(
-                id=as_text(call.get("id"), f"{at}.tool_calls[{j}].id"),
-                name=as_text(function.get("name"), f"{at}.tool_calls[{j}].function.name"),
+                id=reading.as_text(call.get("id"), f"{at}.tool_calls[{j}].id"),
+                name=reading.as_text(function.get("name"), f"{at}.tool_calls[{j}].function.name"),
                 arguments=arguments if isinstance(arguments, str) else orjson.dumps(arguments or {}).decode(),
             )
         )
@@ -168,7 +158,7 @@ def assistant_message(item: Mapping[str, Any], at: str) -> llm.LLMAssistantMessa
     function_call = None
     if isinstance(legacy, Mapping):
         function_call = llm.LLMFunctionCall(
-            name=as_text(legacy.get("name"), f"{at}.function_call.name"),
+            name=reading.as_text(legacy.get("name"), f"{at}.function_call.name"),
             arguments=str(legacy.get("arguments") or ""),
         )
     reasoning = item.get("reasoning_content")
@@ -184,18 +174,18 @@ def assistant_message(item: Mapping[str, Any], at: str) -> llm.LLMAssistantMessa
 
 def _custom_call(call: Mapping[str, Any], at: str) -> llm.LLMToolCall:
     """A call of a custom (free-form input) tool: its input text is the arguments, ``type`` kept in ``extra``."""
-    custom = as_object(call.get("custom"), f"{at}.custom")
+    custom = reading.as_object(call.get("custom"), f"{at}.custom")
     return llm.LLMToolCall(
-        id=as_text(call.get("id"), f"{at}.id"),
-        name=as_text(custom.get("name"), f"{at}.custom.name"),
-        arguments=as_text(custom.get("input"), f"{at}.custom.input"),
+        id=reading.as_text(call.get("id"), f"{at}.id"),
+        name=reading.as_text(custom.get("name"), f"{at}.custom.name"),
+        arguments=reading.as_text(custom.get("input"), f"{at}.custom.input"),
         extra={"type": "custom"},
     )
 
 
 def _text(value: Any, at: str) -> str:
     """A content that must be text: a string, null, or a list of text parts (joined)."""
-    return joined_text(value, at, TEXT_PARTS)
+    return reading.joined_text(value, at, TEXT_PARTS)
 
 
 def _user_parts(value: Any, at: str, unread_fields: JSON | None) -> tuple[llm.LLMUserPart, ...]:
@@ -204,25 +194,27 @@ def _user_parts(value: Any, at: str, unread_fields: JSON | None) -> tuple[llm.LL
     if isinstance(value, str):
         return (llm.LLMTextPart(text=value),)
     parts: list[llm.LLMUserPart] = []
-    for j, raw in enumerate(as_list(value, at)):
+    for j, raw in enumerate(reading.as_list(value, at)):
         where = f"{at}[{j}]"
-        part = as_object(raw, where)
+        part = reading.as_object(raw, where)
         kind = part.get("type")
         if kind == "text":
-            parts.append(llm.LLMTextPart(text=as_text(part.get("text"), f"{where}.text")))
+            parts.append(llm.LLMTextPart(text=reading.as_text(part.get("text"), f"{where}.text")))
         elif kind in URL_PARTS:
             value = part.get(kind)
-            inner = {"url": value} if isinstance(value, str) else as_object(value, f"{where}.{kind}")
+            inner = {"url": value} if isinstance(value, str) else reading.as_object(value, f"{where}.{kind}")
             if "detail" in inner and unread_fields is not None:
                 unread_fields[f"{where}.{kind}.detail"] = inner["detail"]
-            parts.append(media_part(URL_PARTS[kind], url=as_text(inner.get("url"), f"{where}.{kind}.url")))
+            parts.append(
+                reading.media_part(URL_PARTS[kind], url=reading.as_text(inner.get("url"), f"{where}.{kind}.url"))
+            )
         elif kind == "input_audio":
-            inner = as_object(part.get("input_audio"), f"{where}.input_audio")
+            inner = reading.as_object(part.get("input_audio"), f"{where}.input_audio")
             media_type = AUDIO_MEDIA_TYPES.get(str(inner.get("format")))
             url = inner.get("url")
             data = inner.get("data")
             parts.append(
-                media_part(
+                reading.media_part(
                     "audio",
                     url=url if isinstance(url, str) else None,
                     data=data if isinstance(data, str) else None,
@@ -230,12 +222,12 @@ def _user_parts(value: Any, at: str, unread_fields: JSON | None) -> tuple[llm.LL
                 )
             )
         elif kind == "file":
-            inner = as_object(part.get("file"), f"{where}.file")
+            inner = reading.as_object(part.get("file"), f"{where}.file")
             filename = inner.get("filename")
             parts.append(
-                media_part(
+                reading.media_part(
                     "file",
-                    url=as_text(inner.get("file_data"), f"{where}.file.file_data"),
+                    url=reading.as_text(inner.get("file_data"), f"{where}.file.file_data"),
                     filename=filename if isinstance(filename, str) else None,
                 )
             )
@@ -246,12 +238,14 @@ def _user_parts(value: Any, at: str, unread_fields: JSON | None) -> tuple[llm.LL
 
 def read_response(body: Mapping[str, Any]) -> ReadBody:
     """A Chat Completions answer: the first choice's message; usage, finish reason and ids in ``extra``."""
-    choices = as_list(body.get("choices"), "choices")
+    choices = reading.as_list(body.get("choices"), "choices")
     messages: tuple[llm.LLMMessage, ...] = ()
-    extra: JSON = unread(body, RESPONSE_KEYS)
+    extra: JSON = reading.unread(body, RESPONSE_KEYS)
     if choices:
-        choice = as_object(choices[0], "choices[0]")
-        messages = (assistant_message(as_object(choice.get("message"), "choices[0].message"), "choices[0].message"),)
+        choice = reading.as_object(choices[0], "choices[0]")
+        messages = (
+            assistant_message(reading.as_object(choice.get("message"), "choices[0].message"), "choices[0].message"),
+        )
         if choice.get("finish_reason") is not None:
             extra["finish_reason"] = choice["finish_reason"]
         if len(choices) > 1:

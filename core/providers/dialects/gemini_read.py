@@ -28,18 +28,8 @@ from typing import Any
 
 from core.jsonio import dumps
 from core.llm import messages as llm
+from core.providers import reading
 from core.providers.base import EMPTY_TURN_PLACEHOLDER, JSON, Normalisation, ReadBody
-from core.providers.reading import (
-    as_list,
-    as_object,
-    as_text,
-    choice_of,
-    function_tools,
-    kind_of,
-    media_part,
-    params_of,
-    unread,
-)
 from core.request_context.shapes import RequestFieldError
 
 # Documented dummy signature for calls Gemini did not produce (history from another provider) [docs].
@@ -94,16 +84,21 @@ def read_request(body: Mapping[str, Any], model: str | None = None) -> ReadBody:
     out: list[llm.LLMMessage] = []
     system = body.get("systemInstruction") or body.get("system_instruction")
     if system is not None:
-        fragments = [system] if isinstance(system, str) else as_object(system, "systemInstruction").get("parts") or []
-        for j, raw in enumerate(as_list(fragments, "systemInstruction.parts")):
-            text = raw if isinstance(raw, str) else as_object(raw, f"systemInstruction.parts[{j}]").get("text")
-            out.append(llm.LLMSystemMessage(content=as_text(text, f"systemInstruction.parts[{j}].text")))
+        fragments = (
+            [system] if isinstance(system, str) else reading.as_object(system, "systemInstruction").get("parts") or []
+        )
+        for j, raw in enumerate(reading.as_list(fragments, "systemInstruction.parts")):
+            text = raw if isinstance(raw, str) else reading.as_object(raw, f"systemInstruction.parts[{j}]").get("text")
+            out.append(llm.LLMSystemMessage(content=reading.as_text(text, f"systemInstruction.parts[{j}].text")))
     calls = _Calls()
     skipped: JSON = {}
-    for i, raw in enumerate(as_list(body.get("contents"), "contents")):
+    for i, raw in enumerate(reading.as_list(body.get("contents"), "contents")):
         at = f"contents[{i}]"
-        content = as_object(raw, at)
-        parts = [as_object(p, f"{at}.parts[{j}]") for j, p in enumerate(as_list(content.get("parts"), f"{at}.parts"))]
+        content = reading.as_object(raw, at)
+        parts = [
+            reading.as_object(p, f"{at}.parts[{j}]")
+            for j, p in enumerate(reading.as_list(content.get("parts"), f"{at}.parts"))
+        ]
         role = content.get("role", "user")
         if role == "model":
             msg, other = model_message(parts, f"{at}.parts", calls)
@@ -113,16 +108,16 @@ def read_request(body: Mapping[str, Any], model: str | None = None) -> ReadBody:
             out += _user_content(parts, f"{at}.parts", calls)
         else:
             raise RequestFieldError(f"{at}.role", f"unknown role {role!r}")
-    config = as_object(body.get("generationConfig") or {}, "generationConfig")
-    extra = unread(body, REQUEST_KEYS)
+    config = reading.as_object(body.get("generationConfig") or {}, "generationConfig")
+    extra = reading.unread(body, REQUEST_KEYS)
     thinking = _thinking(config.get("thinkingConfig"))
-    config_extra = unread(config, CONFIG_KEYS if thinking is not None else CONFIG_KEYS[:-1])
+    config_extra = reading.unread(config, CONFIG_KEYS if thinking is not None else CONFIG_KEYS[:-1])
     if config_extra:
         extra["generationConfig"] = config_extra
-    tools = function_tools(body.get("tools"), extra)
+    tools = reading.function_tools(body.get("tools"), extra)
     if skipped:
         extra["unread_parts"] = skipped
-    function_config = as_object(body.get("toolConfig") or {}, "toolConfig").get("functionCallingConfig")
+    function_config = reading.as_object(body.get("toolConfig") or {}, "toolConfig").get("functionCallingConfig")
     if isinstance(function_config, Mapping) and str(function_config.get("mode")).upper() not in CHOICE_MODES:
         extra["toolConfig"] = body["toolConfig"]  # VALIDATED and later modes: no neutral tool choice says them
         function_config = None
@@ -131,8 +126,8 @@ def read_request(body: Mapping[str, Any], model: str | None = None) -> ReadBody:
         messages=tuple(out),
         model=model or (recorded_model if isinstance(recorded_model, str) else None),
         tools=tools,
-        tool_choice=choice_of(function_config, "toolConfig.functionCallingConfig"),
-        params=params_of(
+        tool_choice=reading.choice_of(function_config, "toolConfig.functionCallingConfig"),
+        params=reading.params_of(
             config,
             max_tokens=("maxOutputTokens",),
             temperature="temperature",
@@ -167,7 +162,9 @@ def _user_content(parts: list[JSON], at: str, calls: _Calls) -> list[llm.LLMMess
             out.append(_tool_message(dict(response), f"{where}.functionResponse", calls))
             inner = response.get("parts")
             if isinstance(inner, list) and inner:
-                media = tuple(_user_part(as_object(p, f"{where}.parts[{k}]"), where) for k, p in enumerate(inner))
+                media = tuple(
+                    _user_part(reading.as_object(p, f"{where}.parts[{k}]"), where) for k, p in enumerate(inner)
+                )
                 out.append(llm.LLMUserMessage(content=media, attachment_of=out[-1].tool_call_id))  # type: ignore[union-attr]
         else:
             rest.append(_user_part(part, where))
@@ -196,16 +193,16 @@ def _tool_message(response: JSON, at: str, calls: _Calls) -> llm.LLMToolMessage:
 
 def _user_part(part: JSON, at: str) -> llm.LLMUserPart:
     if "text" in part:
-        return llm.LLMTextPart(text=as_text(part["text"], f"{at}.text"))
+        return llm.LLMTextPart(text=reading.as_text(part["text"], f"{at}.text"))
     for key, data_key in (("inlineData", "data"), ("fileData", "fileUri")):
         if key in part:
-            blob = as_object(part[key], f"{at}.{key}")
+            blob = reading.as_object(part[key], f"{at}.{key}")
             mime = blob.get("mimeType")
             media_type = mime if isinstance(mime, str) else None
-            value = as_text(blob.get(data_key), f"{at}.{key}.{data_key}")
+            value = reading.as_text(blob.get(data_key), f"{at}.{key}.{data_key}")
             if key == "inlineData":
-                return media_part(kind_of(media_type), data=value, media_type=media_type)
-            return media_part(kind_of(media_type), url=value, media_type=media_type)
+                return reading.media_part(reading.kind_of(media_type), data=value, media_type=media_type)
+            return reading.media_part(reading.kind_of(media_type), url=value, media_type=media_type)
     raise RequestFieldError(at, f"a part of no neutral kind in a user content ({', '.join(part) or 'empty'})")
 
 
@@ -233,15 +230,15 @@ def model_message(parts: list[JSON], at: str, calls: _Calls | None = None) -> tu
             tool_calls.append(
                 llm.LLMToolCall(
                     id=calls.call_id(call),
-                    name=as_text(call.get("name"), f"{where}.functionCall.name"),
+                    name=reading.as_text(call.get("name"), f"{where}.functionCall.name"),
                     arguments=dumps(call.get("args") or {}).decode(),
                     extra=extra,
                 )
             )
         elif "text" in part and part.get("thought") is True:
-            thoughts.append(as_text(part["text"], f"{where}.text"))
+            thoughts.append(reading.as_text(part["text"], f"{where}.text"))
         elif "text" in part:
-            texts.append(as_text(part["text"], f"{where}.text"))
+            texts.append(reading.as_text(part["text"], f"{where}.text"))
         else:
             other[where] = part
     msg = llm.LLMAssistantMessage(
@@ -253,18 +250,20 @@ def model_message(parts: list[JSON], at: str, calls: _Calls | None = None) -> tu
 def read_response(body: Mapping[str, Any]) -> ReadBody:
     """A generateContent answer: the first candidate's content as one assistant message; usage, finish reason
     and the parts of no neutral kind in ``extra``."""
-    candidates = as_list(body.get("candidates") or [], "candidates")
-    extra = unread(body, RESPONSE_KEYS)
+    candidates = reading.as_list(body.get("candidates") or [], "candidates")
+    extra = reading.unread(body, RESPONSE_KEYS)
     messages: tuple[llm.LLMMessage, ...] = ()
     if candidates:
-        candidate = as_object(candidates[0], "candidates[0]")
-        content = as_object(candidate.get("content") or {}, "candidates[0].content")
-        parts = [as_object(p, f"candidates[0].content.parts[{j}]") for j, p in enumerate(content.get("parts") or [])]
+        candidate = reading.as_object(candidates[0], "candidates[0]")
+        content = reading.as_object(candidate.get("content") or {}, "candidates[0].content")
+        parts = [
+            reading.as_object(p, f"candidates[0].content.parts[{j}]") for j, p in enumerate(content.get("parts") or [])
+        ]
         msg, other = model_message(parts, "candidates[0].content.parts")
         messages = (msg,)
         if other:
             extra["unread_parts"] = other
-        extra.update(unread(candidate, ("content", "index")))
+        extra.update(reading.unread(candidate, ("content", "index")))
     version = body.get("modelVersion")
     return ReadBody(messages=messages, model=version if isinstance(version, str) else None, extra=extra)
 

@@ -28,19 +28,8 @@ from typing import Any
 from msgspec.structs import replace
 
 from core.llm import messages as llm
+from core.providers import reading
 from core.providers.base import JSON, Normalisation, ReadBody
-from core.providers.reading import (
-    as_list,
-    as_object,
-    as_text,
-    choice_of,
-    function_tools,
-    joined_text,
-    media_part,
-    params_of,
-    text_then_media,
-    unread,
-)
 from core.request_context.shapes import RequestFieldError
 
 SYSTEM_ROLES = frozenset({"system", "developer"})
@@ -90,8 +79,8 @@ class _Reader:
         elif kind == "function_call":
             self.call(function_call(item, at))
         elif kind == "function_call_output":
-            call_id = as_text(item.get("call_id"), f"{at}.call_id")
-            text, media = text_then_media(item.get("output"), f"{at}.output", _user_part)
+            call_id = reading.as_text(item.get("call_id"), f"{at}.call_id")
+            text, media = reading.text_then_media(item.get("output"), f"{at}.output", _user_part)
             self.add(llm.LLMToolMessage(content=text, tool_call_id=call_id, name=self.names.get(call_id)))
             if media:
                 self.add(llm.LLMUserMessage(content=tuple(media), attachment_of=call_id))
@@ -118,8 +107,8 @@ def function_call(item: JSON, at: str) -> llm.LLMToolCall:
     """A ``function_call`` item as a tool call (its ``call_id``, not its item ``id``)."""
     arguments = item.get("arguments")
     return llm.LLMToolCall(
-        id=as_text(item.get("call_id"), f"{at}.call_id"),
-        name=as_text(item.get("name"), f"{at}.name"),
+        id=reading.as_text(item.get("call_id"), f"{at}.call_id"),
+        name=reading.as_text(item.get("name"), f"{at}.name"),
         arguments=arguments if isinstance(arguments, str) else "",
     )
 
@@ -147,10 +136,10 @@ def read_request(body: Mapping[str, Any]) -> ReadBody:
     if isinstance(value, str):
         reader.add(llm.LLMUserMessage(content=(llm.LLMTextPart(text=value),)))
     elif value is not None:  # none: a stored prompt (``prompt``) or a server-side history says it all
-        for i, raw in enumerate(as_list(value, "input")):
-            reader.item(as_object(raw, f"input[{i}]"), f"input[{i}]")
-    extra = unread(body, REQUEST_KEYS)
-    tools = function_tools(body.get("tools"), extra)
+        for i, raw in enumerate(reading.as_list(value, "input")):
+            reader.item(reading.as_object(raw, f"input[{i}]"), f"input[{i}]")
+    extra = reading.unread(body, REQUEST_KEYS)
+    tools = reading.function_tools(body.get("tools"), extra)
     if reader.skipped:
         extra[UNREAD_ITEMS] = reader.skipped
     reasoning = body.get("reasoning")
@@ -161,8 +150,8 @@ def read_request(body: Mapping[str, Any]) -> ReadBody:
         messages=tuple(reader.out),
         model=body.get("model") if isinstance(body.get("model"), str) else None,
         tools=tools,
-        tool_choice=choice_of(body.get("tool_choice"), "tool_choice"),
-        params=params_of(
+        tool_choice=reading.choice_of(body.get("tool_choice"), "tool_choice"),
+        params=reading.params_of(
             body,
             max_tokens=("max_output_tokens",),
             temperature="temperature",
@@ -175,30 +164,32 @@ def read_request(body: Mapping[str, Any]) -> ReadBody:
 
 
 def _text(value: Any, at: str) -> str:
-    return joined_text(value, at, TEXT_PARTS)
+    return reading.joined_text(value, at, TEXT_PARTS)
 
 
 def _user_parts(value: Any, at: str) -> tuple[llm.LLMUserPart, ...]:
     if isinstance(value, str):
         return (llm.LLMTextPart(text=value),)
-    return tuple(_user_part(as_object(p, f"{at}[{j}]"), f"{at}[{j}]") for j, p in enumerate(as_list(value, at)))
+    return tuple(
+        _user_part(reading.as_object(p, f"{at}[{j}]"), f"{at}[{j}]") for j, p in enumerate(reading.as_list(value, at))
+    )
 
 
 def _user_part(part: JSON, at: str) -> llm.LLMUserPart:
     kind = part.get("type")
     if kind in TEXT_PARTS:
-        return llm.LLMTextPart(text=as_text(part.get("text"), f"{at}.text"))
+        return llm.LLMTextPart(text=reading.as_text(part.get("text"), f"{at}.text"))
     if kind == "input_image":
         url = part.get("image_url")
         if not isinstance(url, str):
             raise RequestFieldError(f"{at}.image_url", "an image by file id has no neutral form")
-        return media_part("image", url=url)  # its detail level has no neutral place (NORMALISATIONS)
+        return reading.media_part("image", url=url)  # its detail level has no neutral place (NORMALISATIONS)
     if kind == "input_file":
         filename = part.get("filename")
         url = part.get("file_url") or part.get("file_data")
         if not isinstance(url, str):
             raise RequestFieldError(f"{at}.file_data", "a file by file id has no neutral form")
-        return media_part("file", url=url, filename=filename if isinstance(filename, str) else None)
+        return reading.media_part("file", url=url, filename=filename if isinstance(filename, str) else None)
     raise RequestFieldError(f"{at}.type", f"unknown content part {kind!r}")
 
 
@@ -206,8 +197,8 @@ def read_response(body: Mapping[str, Any]) -> ReadBody:
     """A Responses answer: its output items as one assistant message (text, reasoning summary, calls); usage,
     status, ids and the items of no neutral kind in ``extra``."""
     reader = _Reader()
-    for i, raw in enumerate(as_list(body.get("output") or [], "output")):
-        reader.item(as_object(raw, f"output[{i}]"), f"output[{i}]")
+    for i, raw in enumerate(reading.as_list(body.get("output") or [], "output")):
+        reader.item(reading.as_object(raw, f"output[{i}]"), f"output[{i}]")
     texts: list[str] = []
     thoughts: list[str] = []
     calls: list[llm.LLMToolCall] = []
@@ -217,7 +208,7 @@ def read_response(body: Mapping[str, Any]) -> ReadBody:
             thoughts += [msg.reasoning_content] if isinstance(msg.reasoning_content, str) else []
             calls += msg.tool_calls
     reasoning = "\n".join(thoughts + reader.reasoning) or None
-    extra = unread(body, RESPONSE_KEYS)
+    extra = reading.unread(body, RESPONSE_KEYS)
     if reader.skipped:
         extra[UNREAD_ITEMS] = reader.skipped
     model = body.get("model")
