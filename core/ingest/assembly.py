@@ -31,6 +31,7 @@ from core.ingest.units import assemble_units, groups, links_of, write_units
 from core.jobs.queue import JSON, JobQueue
 from core.jobs.registry import JobContext, task
 from core.messages.base import now_ms
+from core.messages.door import gc_paused
 from core.store import Store
 from core.store import ingest as tables
 from core.store.engine import read_transaction, write_transaction
@@ -90,7 +91,7 @@ def assemble_round(store: Store, limit: int = BATCHES_PER_ROUND, *, pks: list[in
     if not fresh:
         return report
     reads = reads_of(store.engine)
-    with reads.lock:
+    with reads.lock, gc_paused():  # the reads kept are a large heap the collector would rescan again and again
         links = _links(reads, fresh)
         with write_transaction(store.engine) as conn:
             tables.add_links(conn, links)

@@ -136,6 +136,5 @@ def write_units(store: Store, units: list[AssembledUnit]) -> set[str]:
         replace_conversations(conn, records, lines, previous=previous, source=SOURCE)
         tables.set_outputs(conn, traces, outputs)
         tables.forget_live(conn, previous - made)
-        for unit in units:
-            tables.mark_live(conn, unit.made, unit.received_at)
+        tables.mark_live(conn, {cid: unit.received_at for unit in units for cid in unit.made})
     return made

@@ -227,16 +227,15 @@ def set_outputs(conn: Connection, traces: Collection[str], outputs: Mapping[str,
         conn.execute(insert(INGEST_OUTPUTS), rows[start : start + CHUNK])
 
 
-def mark_live(conn: Connection, conversation_ids: Collection[str], received_at: int) -> None:
-    """These conversations received spans at ``received_at`` (a later time already recorded stays)."""
-    if not conversation_ids:
+def mark_live(conn: Connection, received_at: Mapping[str, int]) -> None:
+    """These conversations received spans at the time each is given (a later time already recorded stays)."""
+    if not received_at:
         return
     stmt = backend_of(conn).insert(LIVE_CONVERSATIONS)
-    values = [{"conversation_id": c, "last_received_at": received_at} for c in sorted(conversation_ids)]
     later = backend_of(conn).greatest(stmt.excluded.last_received_at, _LIVE.last_received_at)
-    conn.execute(
-        stmt.values(values).on_conflict_do_update(index_elements=["conversation_id"], set_={"last_received_at": later})
-    )
+    stmt = stmt.on_conflict_do_update(index_elements=["conversation_id"], set_={"last_received_at": later})
+    values = [{"conversation_id": c, "last_received_at": received_at[c]} for c in sorted(received_at)]
+    conn.execute(stmt, values)  # one statement compiled, its rows executed as many
 
 
 def forget_live(conn: Connection, conversation_ids: Collection[str]) -> None:
