@@ -110,7 +110,7 @@ def assemble_round(store: Store, limit: int = BATCHES_PER_ROUND, *, pks: list[in
             counts = tables.span_counts(conn, traces)
         sizes = [sum(counts.get(trace, 0) for trace in unit) for unit in units]
         for group in groups(units, sizes):
-            report.conversations |= write_units(store, assemble_units(store, group, reads))
+            report.conversations |= write_units(store, assemble_units(store, group, reads), reads)
         reads.forget_oldest()
     with write_transaction(store.engine) as conn:
         tables.mark_assembled(conn, pending, now_ms())

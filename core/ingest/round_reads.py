@@ -50,6 +50,8 @@ class SpanReads:
     _events: dict[Place, list[Event]] = field(default_factory=dict)
     _whole: dict[int, frozenset[int]] = field(default_factory=dict)
     """The batches read whole, and the positions of their spans."""
+    written: dict[tuple[str, str], bytes] = field(default_factory=dict)
+    """A digest of each message this process's assembly wrote, by ``(conversation_id, msg_id)``, once committed."""
     _reader: MessageReader = field(default_factory=MessageReader)
 
     def load(
@@ -84,7 +86,14 @@ class SpanReads:
         self._parsed_bytes = 0
         self._events.clear()
         self._whole.clear()
+        self.written.clear()
         self._reader = MessageReader()
+
+    def remember_written(self, digests: Mapping[tuple[str, str], bytes]) -> None:
+        """These messages are stored as their digests say (up to ``KEPT_SPANS`` times 4 remembered, then afresh)."""
+        if len(self.written) + len(digests) > KEPT_SPANS * 4:
+            self.written.clear()
+        self.written.update(digests)
 
     def forget_oldest(self, keep: int = KEPT_SPANS) -> None:
         """Past ``keep`` spans read, forget the oldest batches' until three quarters of it are left."""

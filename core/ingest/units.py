@@ -16,6 +16,8 @@ import hashlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
+import orjson
+
 from core.formats.assemble import call_opening
 from core.formats.events import Event, ModelCall
 from core.formats.importing import foreign_events
@@ -121,9 +123,18 @@ def assemble_units(store: Store, units: list[set[str]], reads: SpanReads) -> lis
     return out
 
 
-def write_units(store: Store, units: list[AssembledUnit]) -> set[str]:
+def _digest_of(record: Record) -> bytes | None:
+    """A digest of the record as the assembly made it; None when it is not plain JSON (then it is compared)."""
+    try:
+        return hashlib.blake2b(orjson.dumps(record.raw, option=orjson.OPT_SORT_KEYS), digest_size=16).digest()
+    except (orjson.JSONEncodeError, TypeError):
+        return None
+
+
+def write_units(store: Store, units: list[AssembledUnit], reads: SpanReads) -> set[str]:
     """Write these units' conversations in place of what their traces made before, in one transaction; the
-    conversations made."""
+    conversations made. A message this process wrote before as it is now is kept as stored, not prepared again:
+    a conversation receiving its fifth turn writes that turn's messages (``SpanReads.written``)."""
     traces: set[str] = set().union(*(unit.traces for unit in units))
     made: set[str] = set().union(*(unit.made for unit in units))
     outputs: dict[str, set[str]] = {}
@@ -131,10 +142,13 @@ def write_units(store: Store, units: list[AssembledUnit]) -> set[str]:
         outputs.update(unit.outputs)
     records = [record for unit in units for record in unit.records]
     lines = [line for unit in units for line in unit.lines]
+    digests = {(r.message.conversation_id, str(r.raw.get("msg_id"))): _digest_of(r) for r in records}
+    unchanged = {identity for identity, digest in digests.items() if digest and reads.written.get(identity) == digest}
     with write_transaction(store.engine, label="the assembly of received spans") as conn:
         previous = tables.outputs_of(conn, traces)
-        replace_conversations(conn, records, lines, previous=previous, source=SOURCE)
+        replace_conversations(conn, records, lines, previous=previous, source=SOURCE, unchanged=unchanged)
         tables.set_outputs(conn, traces, outputs)
         tables.forget_live(conn, previous - made)
         tables.mark_live(conn, {cid: unit.received_at for unit in units for cid in unit.made})
+    reads.remember_written({identity: digest for identity, digest in digests.items() if digest})
     return made
