@@ -3,6 +3,9 @@
     .venv/bin/python bench/bench_ingest_phoenix.py [--conversations 100 1000] [--quick] [--concurrency 4]
         [--batch-spans 512] [--only traceloupe|phoenix] [--keep DIR]
 
+From a fresh clone: ``bash scripts/setup.sh test && .venv/bin/python bench/bench_ingest_phoenix.py``; the first
+run installs Phoenix into its venv itself (``bench/phoenix_server.py``), then runs unattended.
+
 Figures, not assertions. Makes the OTLP/protobuf exports of agent conversations once (``bench/agent_spans.py``:
 5 turns, each 3 model calls asking for tools and 3 tool spans, the history resent on every call, in OpenInference
 conventions, which both tools read), then for each tool in turn, on a fresh SQLite store: starts its server
@@ -13,7 +16,8 @@ file import of the same spans gives (``traceloupe import --from otlp``). Phoenix
 span, and lists every session with its five traces.
 
 Printed per tool: spans accepted per second (the send phase: first request to last answer), seconds from the first
-request until every conversation opens, peak RSS of the server and its workers (sampled from ``/proc``), the store's
+request until every conversation opens, the server's CPU seconds meanwhile (what a loaded machine does not stretch),
+peak RSS of the server and its workers (sampled from ``/proc``), the store's
 size on disk; then the ratio of the times until queryable (the issue's target: Traceloupe at least 10x shorter).
 Traceloupe's conversations are then compared with the file import's, text for text: nothing lost or doubled.
 """
