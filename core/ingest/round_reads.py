@@ -99,6 +99,7 @@ class SpanReads:
         """Past ``keep`` spans read, forget the oldest batches' until three quarters of it are left."""
         if len(self.spans) <= keep:
             return
+        self._reader = MessageReader()  # its text pool and memo would otherwise hold the forgotten spans' texts
         by_batch: dict[int, list[Place]] = {}
         for place in self.spans:
             by_batch.setdefault(place[0], []).append(place)

@@ -41,3 +41,16 @@ def test_a_batch_read_whole_is_not_parsed_twice_and_keeps_its_spans() -> None:
     again = reads.load([batch])
 
     assert again == first and reads.events(reads.kept(again)) == events
+
+
+def test_past_the_bound_the_oldest_batches_are_forgotten_and_read_again_when_asked() -> None:
+    reads = SpanReads()
+    old = StoredBatch(1, 1_000, "application/x-protobuf", _body(0))
+    first = reads.load([old])
+    reads.load([StoredBatch(2, 2_000, "application/x-protobuf", _body(7))])
+    kept = sum(map(len, first.values()))
+
+    reads.forget_oldest(keep=kept)
+
+    assert reads.missing(first) == first
+    assert reads.load([old], first) == first and not reads.missing(first)
