@@ -3,6 +3,9 @@
     .venv/bin/python bench/bench_ingest_phoenix.py [--conversations 100 1000] [--quick] [--concurrency 4]
         [--batch-spans 512] [--only traceloupe|phoenix] [--keep DIR]
 
+From a fresh clone: ``bash scripts/setup.sh test && .venv/bin/python bench/bench_ingest_phoenix.py``; the first
+run installs Phoenix into its venv itself (``bench/phoenix_server.py``), then runs unattended.
+
 Figures, not assertions. Makes the OTLP/protobuf exports of agent conversations once (``bench/agent_spans.py``:
 5 turns, each 3 model calls asking for tools and 3 tool spans, the history resent on every call, in OpenInference
 conventions, which both tools read), then for each tool in turn, on a fresh SQLite store: starts its server
@@ -13,7 +16,8 @@ file import of the same spans gives (``traceloupe import --from otlp``). Phoenix
 span, and lists every session with its five traces.
 
 Printed per tool: spans accepted per second (the send phase: first request to last answer), seconds from the first
-request until every conversation opens, peak RSS of the server and its workers (sampled from ``/proc``), the store's
+request until every conversation opens, the server's CPU seconds meanwhile (what a loaded machine does not stretch),
+peak RSS of the server and its workers (sampled from ``/proc``), the store's
 size on disk; then the ratio of the times until queryable (the issue's target: Traceloupe at least 10x shorter).
 Traceloupe's conversations are then compared with the file import's, text for text: nothing lost or doubled.
 """
@@ -40,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 import httpx  # noqa: E402
 
 from bench import agent_spans, phoenix_server  # noqa: E402
-from bench.processes import rss_kib  # noqa: E402
+from bench.processes import cpu_seconds, rss_kib  # noqa: E402
 from core.store import Store  # noqa: E402
 
 POLL_SECONDS = 0.25
@@ -56,6 +60,8 @@ class Outcome:
     spans: int
     send_seconds: float
     queryable_seconds: float | None
+    cpu_seconds: float
+    """The server's CPU time (its workers' too) until every conversation opened: what the load cannot stretch."""
     peak_rss_mb: float
     store_mb: float
     note: str = ""
@@ -115,11 +121,12 @@ def send_all(url: str, bodies: list[bytes], concurrency: int, headers: dict[str,
 
 def measure(
     tool: str, pid: int, send: Callable[[], float], queryable: Callable[[], bool], timeout: float
-) -> tuple[float, float | None, float]:
+) -> tuple[float, float | None, float, float]:
     """Send while polling ``queryable``: seconds to the last answer, seconds until queryable (None past
-    ``timeout``), peak RSS in MB."""
+    ``timeout``), the server's CPU seconds meanwhile, peak RSS in MB."""
     sampler = PeakRss(pid)
     sampler.start()
+    cpu_before = cpu_seconds(pid)
     start = time.monotonic()
     sent: list[float] = []
     sender = threading.Thread(target=lambda: sent.append(send()), daemon=True)
@@ -132,11 +139,12 @@ def measure(
             ready = time.monotonic() - start
             break
         time.sleep(POLL_SECONDS)
+    cpu = cpu_seconds(pid) - cpu_before
     sender.join()
     peak = sampler.stop()
     if not sent:
         raise RuntimeError(f"{tool}: sending failed")
-    return sent[0] - start, ready, peak
+    return sent[0] - start, ready, cpu, peak
 
 
 def _dir_mb(folder: Path) -> float:
@@ -203,7 +211,7 @@ def run_traceloupe(
     try:
         _wait_up(base + "/", server)
         with httpx.Client(base_url=base, timeout=60) as client:
-            sent, ready, peak = measure(
+            sent, ready, cpu, peak = measure(
                 "traceloupe",
                 server.pid,
                 lambda: send_all(base + "/v1/traces", bodies, ns.concurrency, {"authorization": f"Bearer {key}"}),
@@ -214,7 +222,7 @@ def run_traceloupe(
         _stop(server)
     note = _compare(db, folder / "reference.db", expected) if ready is not None else "not all queryable"
     spans = len(expected) * agent_spans.TURNS * agent_spans.SPANS_PER_TURN
-    return Outcome("traceloupe", spans, sent, ready, peak, _dir_mb(store_dir), note)
+    return Outcome("traceloupe", spans, sent, ready, cpu, peak, _dir_mb(store_dir), note)
 
 
 def _compare(live: Path, ref: Path, expected: dict[str, tuple[int, int]]) -> str:
@@ -265,7 +273,7 @@ def run_phoenix(folder: Path, bodies: list[bytes], conversations: int, ns: argpa
     try:
         phoenix_server.wait_until_up(base, server)
         with httpx.Client(base_url=base, timeout=60) as client:
-            sent, ready, peak = measure(
+            sent, ready, cpu, peak = measure(
                 "phoenix",
                 server.pid,
                 lambda: send_all(base + "/v1/traces", bodies, ns.concurrency, {}),
@@ -275,14 +283,14 @@ def run_phoenix(folder: Path, bodies: list[bytes], conversations: int, ns: argpa
     finally:
         _stop(server)
     note = f"traces, spans counted: {counted[0] if counted else 'none'}"
-    return Outcome("phoenix", spans, sent, ready, peak, _dir_mb(working), note)
+    return Outcome("phoenix", spans, sent, ready, cpu, peak, _dir_mb(working), note)
 
 
 def _row(outcome: Outcome) -> str:
     ready = f"{outcome.queryable_seconds:8.2f}" if outcome.queryable_seconds is not None else "   never"
     rate = outcome.spans / outcome.send_seconds
     return (
-        f"{outcome.tool:11} {rate:10.0f} {outcome.send_seconds:8.2f} {ready} "
+        f"{outcome.tool:11} {rate:10.0f} {outcome.send_seconds:8.2f} {ready} {outcome.cpu_seconds:7.1f} "
         f"{outcome.peak_rss_mb:9.0f} {outcome.store_mb:9.1f}  {outcome.note}"
     )
 
@@ -299,7 +307,10 @@ def run(conversations: int, ns: argparse.Namespace, folder: Path) -> None:
     expected = _figures(reference(folder, bodies))
     if len(expected) != conversations:
         raise RuntimeError(f"the file import made {len(expected)} conversations, not {conversations}")
-    print(f"{'tool':11} {'spans/s':>10} {'send s':>8} {'ready s':>8} {'peak MB':>9} {'store MB':>9}", flush=True)
+    print(
+        f"{'tool':11} {'spans/s':>10} {'send s':>8} {'ready s':>8} {'cpu s':>7} {'peak MB':>9} {'store MB':>9}",
+        flush=True,
+    )
     outcomes = []
     if ns.only in (None, "traceloupe"):
         outcomes.append(run_traceloupe(folder, bodies, expected, ns))

@@ -10,7 +10,7 @@ message (Anthropic, Gemini, pydantic-ai) are classified by part type, never read
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
 from core.formats.span_fields import TextPool, arguments_text, content_text, loads
@@ -22,12 +22,36 @@ _TOOL_RESULT_PARTS = ("tool_call_response", "tool_result", "function_response")
 _TOOL_CALL_PARTS = ("tool_call", "tool_use", "function_call")
 
 
+MEMO_ENTRIES = 50_000
+"""Messages a reader remembers by their source at most (then it starts again): a resent history's earlier
+messages are read once, not once per call that resends them."""
+
+
 class MessageReader:
     """Reads one file's messages, sharing the text of resent histories, and collects what has no place."""
 
     def __init__(self) -> None:
         self.pool = TextPool()
         self.unplaced: list[Any] = []
+        self._memo: dict[Hashable, tuple[list[LLMMessage], list[Any]]] = {}
+
+    def remembered(self, source: Hashable, read: Callable[[], list[LLMMessage]]) -> list[LLMMessage]:
+        """``read()``'s messages, read once per ``source`` (what they were read from, as a hashable value):
+        the same objects again for a message resent unchanged, with what it left unplaced. The messages are
+        values: the assembly derives changed copies, never changes them."""
+        try:
+            known = self._memo.get(source)
+        except TypeError:  # an array value somewhere in it: read every time
+            return read()
+        if known is not None:
+            self.unplaced.extend(known[1])
+            return known[0]
+        before = len(self.unplaced)
+        messages = read()
+        if len(self._memo) >= MEMO_ENTRIES:
+            self._memo.clear()
+        self._memo[source] = (messages, self.unplaced[before:])
+        return messages
 
     def text(self, value: Any) -> str:
         return self.pool(content_text(value))
@@ -171,17 +195,35 @@ class MessageReader:
         return out
 
 
+Flat = tuple[tuple[str, Any], ...]
+"""One ``prefix.N`` entry's ``(key, value)`` attributes, in the span's order (hashable when its values are)."""
+
+
+def flat_entries(attributes: dict[str, Any], prefixes: tuple[str, ...]) -> dict[str, list[Flat]]:
+    """``prefix.N.key`` attributes of each prefix (none the start of another) grouped by ``N``, in one pass over
+    the attributes; each prefix's entries in index order. A span resending a long history holds thousands."""
+    found: dict[str, dict[int, list[tuple[str, Any]]]] = {prefix: {} for prefix in prefixes}
+    for name, value in attributes.items():
+        for prefix in prefixes:
+            if name.startswith(prefix):
+                head, _, rest = name[len(prefix) :].partition(".")
+                if head.isdigit() and rest:
+                    found[prefix].setdefault(int(head), []).append((rest, value))
+                break
+    return {prefix: [tuple(entries[i]) for i in sorted(entries)] for prefix, entries in found.items()}
+
+
+def nested(entry: Flat) -> Any:
+    """One flat entry (``key`` may itself be ``tool_calls.M.name``) as nested dicts and lists."""
+    out: dict[str, Any] = {}
+    for rest, value in entry:
+        _set_path(out, rest.split("."), value)
+    return _listify(out)
+
+
 def indexed(attributes: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
     """``prefix.N.key`` attributes (``key`` may itself be ``tool_calls.M.name``) as a list of nested dicts."""
-    found: dict[int, dict[str, Any]] = {}
-    for name, value in attributes.items():
-        if not name.startswith(prefix):
-            continue
-        head, _, rest = name[len(prefix) :].partition(".")
-        if not head.isdigit() or not rest:
-            continue
-        _set_path(found.setdefault(int(head), {}), rest.split("."), value)
-    return [_listify(found[i]) for i in sorted(found)]
+    return [nested(entry) for entry in flat_entries(attributes, (prefix,))[prefix]]
 
 
 def _set_path(target: dict[str, Any], path: list[str], value: Any) -> None:

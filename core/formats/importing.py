@@ -64,11 +64,12 @@ def stream_foreign(trace_format: TraceFormat, stream: IO[bytes], source: str) ->
     return foreign_events(trace_format.read(stream, source), source)
 
 
-def foreign_events(events: Iterable[Event], source: str) -> ForeignFile:
-    """The records the events make (read as the store takes them), as a file of them would give."""
+def foreign_events(events: Iterable[Event], source: str, *, spill: bool = True) -> ForeignFile:
+    """The records the events make (read as the store takes them), as a file of them would give; without
+    ``spill``, events the caller holds in memory are assembled there (``core.formats.parts``)."""
     assembly = Assembly()
     out = ForeignFile(iter(()), notes=assembly.notes)
-    out.records = _records(assembled(events, assembly), assembly, out, source)
+    out.records = _records(assembled(events, assembly, spill=spill), assembly, out, source)
     return out
 
 

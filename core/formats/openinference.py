@@ -12,17 +12,20 @@ same under ``llm.output_messages``; tools as ``llm.tools.N.tool.json_schema``; t
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from typing import IO, Any
 
 from core.formats.events import ConversationKey, Event, ModelCall, marked_incomplete
-from core.formats.genai_messages import MessageReader, indexed, joined
+from core.formats.genai_messages import Flat, MessageReader, flat_entries, joined, nested
 from core.formats.otlp import Span, dropped_reason, read_spans
 from core.formats.phoenix_spans import looks_like_phoenix, read_phoenix_spans
 from core.formats.span_fields import loads, request_of, span_model_call, tool_execution
+from core.llm.messages import LLMMessage
 
 SPAN_KIND = "openinference.span.kind"
 SNIFF_HEAD = 4096
 _KEPT_PREFIXES = ("llm.token_count.", "llm.cost.", "annotation", "evaluation", "llm.finish_reason", "tag.tags")
+_SENT, _ANSWERED, _TOOLS = "llm.input_messages.", "llm.output_messages.", "llm.tools."
 
 
 def conversation_key(span: Span) -> ConversationKey:
@@ -68,9 +71,9 @@ def generic_message(flat: Any) -> dict[str, Any]:
     return out
 
 
-def _tools(attrs: dict[str, Any]) -> list[Any]:
+def _tools(entries: list[Flat]) -> list[Any]:
     tools = []
-    for entry in indexed(attrs, "llm.tools."):
+    for entry in map(nested, entries):
         tool = entry.get("tool", {}) if isinstance(entry, dict) else {}
         schema = loads(tool.get("json_schema"))
         if isinstance(schema, dict):
@@ -119,20 +122,30 @@ def _params(invocation: Any, extra: dict[str, Any]) -> dict[str, Any]:
     return params
 
 
+def _entry_messages(reader: MessageReader, entry: Flat, answer: bool) -> list[LLMMessage]:
+    message = generic_message(nested(entry))
+    return reader.message({**message, "role": "assistant"} if answer else message)
+
+
+def _messages(reader: MessageReader, entries: list[Flat], *, answer: bool) -> Iterator[list[LLMMessage]]:
+    """Each flat ``llm.*_messages.N`` entry's messages; an entry resent unchanged is read once per reader."""
+    prefix = _ANSWERED if answer else _SENT
+    for entry in entries:
+        yield reader.remembered((prefix, entry), partial(_entry_messages, reader, entry, answer))
+
+
 def model_call(span: Span, path: str, reader: MessageReader) -> ModelCall:
     """An ``LLM`` span as a model call."""
     attrs = span.attributes
     reader.unplaced = []
-    sent_flat, out_flat = indexed(attrs, "llm.input_messages."), indexed(attrs, "llm.output_messages.")
-    sent = joined(reader.message(generic_message(m)) for m in sent_flat) if sent_flat else None
-    answered = (
-        joined(reader.message({**generic_message(m), "role": "assistant"}) for m in out_flat) if out_flat else None
-    )
+    flat = flat_entries(attrs, (_SENT, _ANSWERED, _TOOLS))
+    sent = joined(_messages(reader, flat[_SENT], answer=False)) if flat[_SENT] else None
+    answered = joined(_messages(reader, flat[_ANSWERED], answer=True)) if flat[_ANSWERED] else None
     extra: dict[str, Any] = {k: v for k, v in attrs.items() if k.startswith(_KEPT_PREFIXES)}
     request = request_of(
         system=attrs.get("llm.system") or attrs.get("llm.provider"),
         model=attrs.get("llm.model_name", attrs.get("llm.request.model_name")),
-        tools=_tools(attrs),
+        tools=_tools(flat[_TOOLS]),
         params=_params(loads(attrs.get("llm.invocation_parameters")), extra),
         extra=extra,
     )

@@ -22,6 +22,7 @@ import heapq
 import pickle
 import tempfile
 from collections.abc import Iterable, Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import IO
 
@@ -61,9 +62,11 @@ def _digest(value: object) -> str:
 
 @dataclass(slots=True)
 class _Spilled:
-    """Where each event sits in the temporary file, the part it starts in, and the ties between parts."""
+    """Where each event sits in the temporary file (or the list, when nothing is spilled), the part it starts
+    in, and the ties between parts."""
 
-    file: IO[bytes]
+    file: IO[bytes] | None
+    held: list[Event] = field(default_factory=list)
     events: list[tuple[int, int, Node]] = field(default_factory=list)
     starts: dict[int, OrderKey] = field(default_factory=dict)
     """Where each call sorts in the whole file (``order_key``), by its place among the events."""
@@ -77,12 +80,18 @@ class _Spilled:
     runs_by_trace: dict[str, list[Node]] = field(default_factory=dict)
 
     def write(self, event: Event, node: Node) -> None:
-        data = pickle.dumps(event, protocol=pickle.HIGHEST_PROTOCOL)
-        self.events.append((self.file.tell(), len(data), node))
-        self.file.write(data)
+        if self.file is None:
+            self.events.append((len(self.held), 0, node))
+            self.held.append(event)
+        else:
+            data = pickle.dumps(event, protocol=pickle.HIGHEST_PROTOCOL)
+            self.events.append((self.file.tell(), len(data), node))
+            self.file.write(data)
         self.joins.find(node)
 
     def read(self, offset: int, length: int) -> Event:
+        if self.file is None:
+            return self.held[offset]
         self.file.seek(offset)
         event: Event = pickle.loads(self.file.read(length))  # noqa: S301 - our own temporary file
         return event
@@ -110,7 +119,7 @@ def _named_calls(messages: Iterable[LLMMessage]) -> Iterator[str]:
             yield from (c.id for c in message.tool_calls if c.id)
 
 
-def _spill(events: Iterable[Event], file: IO[bytes]) -> _Spilled:
+def _spill(events: Iterable[Event], file: IO[bytes] | None) -> _Spilled:
     spilled = _Spilled(file)
     runs: list[tuple[ToolExecution, Node]] = []
     for event in events:
@@ -166,10 +175,13 @@ def _part_transcripts(
     return [(spilled.starts[index_of[id(t.calls[0])]], t) for t in transcripts]
 
 
-def transcripts_by_part(events: Iterable[Event], notes: list[ImportNote]) -> Iterator[Transcript]:
+def transcripts_by_part(
+    events: Iterable[Event], notes: list[ImportNote], *, spill: bool = True
+) -> Iterator[Transcript]:
     """The transcripts ``events`` make, in order of their first call (as ``assemble_transcripts`` gives them),
-    each part of the file assembled while the rest waits on disk."""
-    with tempfile.TemporaryFile() as file:
+    each part of the file assembled while the rest waits on disk; without ``spill``, in memory (events a caller
+    holds anyway: writing them out and reading them back would only copy them)."""
+    with tempfile.TemporaryFile() if spill else nullcontext() as file:
         spilled = _spill(events, file)
         parts: dict[Node, list[int]] = {}
         for index, (_, _, node) in enumerate(spilled.events):

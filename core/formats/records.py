@@ -231,14 +231,14 @@ def _requests(cid: str, calls: list[ModelCall], turns: dict[int, str]) -> list[t
     return out
 
 
-def assembled(events: Iterable[Event], assembly: Assembly) -> Iterator[AssembledConversation]:
+def assembled(events: Iterable[Event], assembly: Assembly, *, spill: bool = True) -> Iterator[AssembledConversation]:
     """Each conversation as it is written, its request contexts and notes added to ``assembly`` on the way: the
-    file is assembled a part at a time (``core.formats.parts``) and each transcript let go once written, so
-    neither the file's events nor its records are ever held at once."""
+    file is assembled a part at a time (``core.formats.parts``; ``spill``: the parts waiting on disk) and each
+    transcript let go once written, so neither the file's events nor its records are ever held at once."""
     first: SourceRef | None = None
     taken: set[str] = set()
     unplaced: Counter[str] = Counter()
-    for transcript in transcripts_by_part(events, assembly.notes):
+    for transcript in transcripts_by_part(events, assembly.notes, spill=spill):
         first = first or transcript.entries[0].source
         cid = _conversation_id(transcript, taken)
         top, turns = _records(cid, transcript, assembly.notes, unplaced)

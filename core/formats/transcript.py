@@ -45,6 +45,8 @@ def _same_call(a: LLMToolCall, b: LLMToolCall) -> bool:
 
 def same_message(a: LLMMessage, b: LLMMessage) -> bool:
     """Whether two recordings are the same message: role, text and call ids, nothing else."""
+    if a is b:  # a history resent unchanged is read into the same objects
+        return True
     if isinstance(a, LLMSystemMessage):
         return isinstance(b, LLMSystemMessage) and a.content.strip() == b.content.strip()
     if isinstance(a, LLMUserMessage):

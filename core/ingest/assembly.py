@@ -9,37 +9,32 @@ Each round takes the oldest pending batches and, in three steps:
    first, gathers its every stored span, keeps one of each ``(trace_id, span_id)`` however often it was sent,
    and assembles them with the one assembler (``core.formats.records``), in an order that does not depend on
    how they arrived: a huge conversation received with small ones is assembled after them, not before;
-3. writes each unit's conversations in place of what its traces made before (``core.store.ingest_replace``)
-   and marks them live, in one transaction per unit, then marks the batches assembled: a round that runs
-   again (its worker died) writes the same.
+3. writes the units' conversations in place of what their traces made before, a group of units to a
+   transaction (``core.ingest.units``), and marks them live, then marks the batches assembled: a round that
+   runs again (its worker died) writes the same.
 
-What a round has read (parsed batches, spans, their events) is kept for its units (``core.ingest.round_reads``).
+What a round has read (parsed batches, spans, their events) is kept for its units and the later rounds
+(``core.ingest.round_reads``): a conversation receiving one more turn reads only that turn's spans.
 The jobs run in one lane, so one round runs at a time; a batch received during a round is the next one's. A job
 first lets a burst of exports finish arriving (``settle``), so that the burst is one round.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from core.formats.assemble import call_opening
-from core.formats.events import Event, ModelCall
-from core.formats.importing import foreign_events
-from core.formats.records import IMPORT_KEY
-from core.ingest.receive import SOURCE
-from core.ingest.round_reads import RoundReads
+from core.ingest.round_reads import SpanReads, reads_of
+from core.ingest.units import assemble_units, groups, links_of, write_units
 from core.jobs.queue import JSON, JobQueue
 from core.jobs.registry import JobContext, task
 from core.messages.base import now_ms
-from core.reader import Record
+from core.messages.door import gc_paused
 from core.store import Store
 from core.store import ingest as tables
 from core.store.engine import read_transaction, write_transaction
-from core.store.ingest_replace import replace_conversations
 
 log = logging.getLogger(__name__)
 
@@ -65,68 +60,12 @@ class AssemblyReport:
     failed: int = 0
 
 
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-
-
-def links_of(events: Iterable[Event]) -> dict[str, set[str]]:
-    """What ties each trace to others: its conversation keys, and the openings of its keyless calls."""
-    links: dict[str, set[str]] = {}
-    for event in events:
-        trace = event.source.trace
-        if not trace:
-            continue
-        found = links.setdefault(trace, set())
-        key = event.key.conversation or event.key.thread
-        if key:
-            found.add("key:" + _digest(key))
-        elif isinstance(event, ModelCall) and event.input:
-            found.add("opening:" + _digest(repr(call_opening(event.input))))
-    return links
-
-
-def _outputs(records: Iterable[Record], trace_of_span: Mapping[str, str]) -> dict[str, set[str]]:
-    """Each trace's conversations: those holding a message one of its spans carried (the import's source id)."""
-    outputs: dict[str, set[str]] = {}
-    for record in records:
-        trace = (record.raw.get("intermediate_trace") or {}).get("records") or []
-        for message in [record.raw, *trace]:
-            meta = (message.get("additional_kwargs") or {}).get(IMPORT_KEY) if isinstance(message, dict) else None
-            span = meta.get("source_id") if isinstance(meta, dict) else None
-            if isinstance(span, str) and span in trace_of_span:
-                outputs.setdefault(trace_of_span[span], set()).add(record.message.conversation_id)
-    return outputs
-
-
-def _assemble_unit(store: Store, traces: set[str], reads: RoundReads) -> set[str]:
-    """Assemble every stored span of these tied traces and write their conversations; the conversations made."""
-    with read_transaction(store.engine) as conn:
-        places = tables.span_places(conn, traces)
-        missing = reads.missing(places)
-        unparsed = reads.unparsed(missing)
-        reads.read([pk for pk in missing if pk not in unparsed], missing)
-        reads.load(tables.batches(conn, unparsed), missing)
-    spans = reads.kept(places)
-    foreign = foreign_events(reads.events(spans), SOURCE)
-    records = list(foreign.records)
-    made = {record.message.conversation_id for record in records}
-    outputs = _outputs(records, {span.span_id: span.trace_id for _, span in spans})
-    received_at = max((reads.received_at[pk] for pk in places), default=now_ms())
-    with write_transaction(store.engine, label="the assembly of received spans") as conn:
-        previous = tables.outputs_of(conn, traces)
-        replace_conversations(conn, records, foreign.store_lines, previous=previous, source=SOURCE)
-        tables.set_outputs(conn, traces, outputs)
-        tables.forget_live(conn, previous - made)
-        tables.mark_live(conn, made, received_at)
-    return made
-
-
 def _batches(store: Store, pks: list[int]) -> list[tables.StoredBatch]:
     with read_transaction(store.engine) as conn:
         return tables.batches(conn, pks)
 
 
-def _links(reads: RoundReads, batches: list[tables.StoredBatch]) -> dict[str, set[str]]:
+def _links(reads: SpanReads, batches: list[tables.StoredBatch]) -> dict[str, set[str]]:
     """Read these batches whole into ``reads``; what ties their traces to others."""
     return links_of(reads.events(reads.kept(reads.load(batches))))
 
@@ -151,25 +90,28 @@ def assemble_round(store: Store, limit: int = BATCHES_PER_ROUND, *, pks: list[in
         fresh = tables.batches(conn, pending)
     if not fresh:
         return report
-    reads = RoundReads()
-    links = _links(reads, fresh)
-    with write_transaction(store.engine) as conn:
-        tables.add_links(conn, links)
-    traces = _traces_of(store, pending, links)
-    if pks is None:
+    reads = reads_of(store.engine)
+    with reads.lock, gc_paused():  # the reads kept are a large heap the collector would rescan again and again
+        links = _links(reads, fresh)
+        with write_transaction(store.engine) as conn:
+            tables.add_links(conn, links)
+        traces = _traces_of(store, pending, links)
+        if pks is None:
+            with read_transaction(store.engine) as conn:
+                later = tables.pending_within(conn, traces, exclude=pending)
+            if later:
+                more = _links(reads, _batches(store, later))
+                with write_transaction(store.engine) as conn:
+                    tables.add_links(conn, more)
+                pending = [*pending, *later]
+                traces = _traces_of(store, pending, more) | traces
         with read_transaction(store.engine) as conn:
-            later = tables.pending_within(conn, traces, exclude=pending)
-        if later:
-            more = _links(reads, _batches(store, later))
-            with write_transaction(store.engine) as conn:
-                tables.add_links(conn, more)
-            pending = [*pending, *later]
-            traces = _traces_of(store, pending, more) | traces
-    with read_transaction(store.engine) as conn:
-        units = tables.tied_units(conn, traces)
-        sizes = [tables.span_count(conn, unit) for unit in units]
-    for _, unit in sorted(zip(sizes, units, strict=True), key=lambda pair: (pair[0], sorted(pair[1]))):
-        report.conversations |= _assemble_unit(store, unit, reads)
+            units = tables.tied_units(conn, traces)
+            counts = tables.span_counts(conn, traces)
+        sizes = [sum(counts.get(trace, 0) for trace in unit) for unit in units]
+        for group in groups(units, sizes):
+            report.conversations |= write_units(store, assemble_units(store, group, reads), reads)
+        reads.forget_oldest()
     with write_transaction(store.engine) as conn:
         tables.mark_assembled(conn, pending, now_ms())
     report.batches = len(pending)

@@ -113,12 +113,13 @@ def traces_of_batches(conn: Connection, pks: Collection[int]) -> set[str]:
     return found
 
 
-def span_places(conn: Connection, traces: Iterable[str]) -> dict[int, set[int]]:
-    """Where the spans of these traces are: each batch's positions of them."""
-    out: dict[int, set[int]] = {}
+def span_places_by_trace(conn: Connection, traces: Iterable[str]) -> dict[str, list[tuple[int, int]]]:
+    """Where the spans of each of these traces are: their batches and positions."""
+    out: dict[str, list[tuple[int, int]]] = {}
     for chunk in _chunks(traces):
-        for batch_pk, position in conn.execute(select(_S.batch_pk, _S.position).where(_S.trace_id.in_(chunk))):
-            out.setdefault(batch_pk, set()).add(position)
+        stmt = select(_S.trace_id, _S.batch_pk, _S.position).where(_S.trace_id.in_(chunk))
+        for trace, batch_pk, position in conn.execute(stmt):
+            out.setdefault(trace, []).append((batch_pk, position))
     return out
 
 
@@ -131,13 +132,23 @@ def add_links(conn: Connection, links: Mapping[str, Collection[str]]) -> None:
 
 def linked_traces(conn: Connection, traces: Iterable[str]) -> set[str]:
     """Every trace tied to these, directly or through others (the closure of ``ingest_links``)."""
+    return set().union(set(traces), *tied_units(conn, traces))
+
+
+def tied_units(conn: Connection, traces: Iterable[str]) -> list[set[str]]:
+    """These traces grouped with every trace tied to them: each group one unit of assembly, apart from the others.
+
+    The closure of ``ingest_links`` is read a step at a time for all the traces at once, then split into groups."""
     found = set(traces)
     frontier = set(found)
     seen_links: set[str] = set()
+    pairs: list[tuple[str, str]] = []
     while frontier:
         links: set[str] = set()
         for chunk in _chunks(frontier):
-            links.update(conn.execute(select(_L.link).where(_L.trace_id.in_(chunk))).scalars())
+            for trace, link in conn.execute(select(_L.trace_id, _L.link).where(_L.trace_id.in_(chunk))):
+                links.add(link)
+                pairs.append((trace, link))
         links -= seen_links
         seen_links |= links
         frontier = set()
@@ -145,18 +156,28 @@ def linked_traces(conn: Connection, traces: Iterable[str]) -> set[str]:
             frontier.update(conn.execute(select(_L.trace_id).where(_L.link.in_(chunk))).scalars())
         frontier -= found
         found |= frontier
-    return found
+    return _groups(found, pairs)
 
 
-def tied_units(conn: Connection, traces: Iterable[str]) -> list[set[str]]:
-    """These traces grouped with every trace tied to them: each group one unit of assembly, apart from the others."""
-    units: list[set[str]] = []
-    remaining = set(traces)
-    while remaining:
-        unit = linked_traces(conn, {remaining.pop()})
-        remaining -= unit
-        units.append(unit)
-    return units
+def _groups(traces: set[str], pairs: Iterable[tuple[str, str]]) -> list[set[str]]:
+    """The traces grouped by the links they share (union-find)."""
+    parent: dict[str, str] = {}
+
+    def root(node: str) -> str:
+        parent.setdefault(node, node)
+        while parent[node] != node:
+            parent[node] = parent[parent[node]]
+            node = parent[node]
+        return node
+
+    for trace, link in pairs:
+        a, b = root("t:" + trace), root("l:" + link)
+        if a != b:
+            parent[max(a, b)] = min(a, b)
+    grouped: dict[str, set[str]] = {}
+    for trace in sorted(traces):
+        grouped.setdefault(root("t:" + trace), set()).add(trace)
+    return list(grouped.values())
 
 
 def pending_within(conn: Connection, traces: Collection[str], *, exclude: Collection[int]) -> list[int]:
@@ -179,12 +200,13 @@ def pending_within(conn: Connection, traces: Collection[str], *, exclude: Collec
     return [pk for pk in ordered if pk not in outside]
 
 
-def span_count(conn: Connection, traces: Iterable[str]) -> int:
-    """How many spans of these traces are stored (a span sent twice counts twice)."""
-    total = 0
+def span_counts(conn: Connection, traces: Iterable[str]) -> dict[str, int]:
+    """How many spans of each of these traces are stored (a span sent twice counts twice)."""
+    counts: dict[str, int] = {}
     for chunk in _chunks(traces):
-        total += int(conn.execute(select(func.count()).where(_S.trace_id.in_(chunk))).scalar_one())
-    return total
+        stmt = select(_S.trace_id, func.count()).where(_S.trace_id.in_(chunk)).group_by(_S.trace_id)
+        counts.update((trace, int(n)) for trace, n in conn.execute(stmt))
+    return counts
 
 
 def outputs_of(conn: Connection, traces: Iterable[str]) -> set[str]:
@@ -205,16 +227,15 @@ def set_outputs(conn: Connection, traces: Collection[str], outputs: Mapping[str,
         conn.execute(insert(INGEST_OUTPUTS), rows[start : start + CHUNK])
 
 
-def mark_live(conn: Connection, conversation_ids: Collection[str], received_at: int) -> None:
-    """These conversations received spans at ``received_at`` (a later time already recorded stays)."""
-    if not conversation_ids:
+def mark_live(conn: Connection, received_at: Mapping[str, int]) -> None:
+    """These conversations received spans at the time each is given (a later time already recorded stays)."""
+    if not received_at:
         return
     stmt = backend_of(conn).insert(LIVE_CONVERSATIONS)
-    values = [{"conversation_id": c, "last_received_at": received_at} for c in sorted(conversation_ids)]
     later = backend_of(conn).greatest(stmt.excluded.last_received_at, _LIVE.last_received_at)
-    conn.execute(
-        stmt.values(values).on_conflict_do_update(index_elements=["conversation_id"], set_={"last_received_at": later})
-    )
+    stmt = stmt.on_conflict_do_update(index_elements=["conversation_id"], set_={"last_received_at": later})
+    values = [{"conversation_id": c, "last_received_at": received_at[c]} for c in sorted(received_at)]
+    conn.execute(stmt, values)  # one statement compiled, its rows executed as many
 
 
 def forget_live(conn: Connection, conversation_ids: Collection[str]) -> None:

@@ -31,9 +31,13 @@ def replace_conversations(
     *,
     previous: Collection[str],
     source: str,
+    unchanged: Collection[tuple[str, str]] = frozenset(),
 ) -> ImportSummary:
     """Store ``records`` (whole conversations) and their request-context ``lines`` in place of the same
-    conversations' stored messages and of the ``previous`` conversations these spans made."""
+    conversations' stored messages and of the ``previous`` conversations these spans made.
+
+    ``unchanged``: the ``(conversation_id, msg_id)`` of records known to be stored as they are (this process
+    wrote them so): when the store still holds them they are kept, not prepared and compared again."""
     backend = backend_of(conn)
     backend.lock(conn, importer.IMPORT_LOCK)
     wanted: dict[str, set[str]] = {}
@@ -45,12 +49,15 @@ def replace_conversations(
     by_pk = {pk: cid for cid, pk in pks.items()}
     stale: list[int] = []
     touched: set[int] = set()
+    kept: set[tuple[str, str]] = set()
     if by_pk:
         stored = select(_M.id, _M.conversation_pk, _M.msg_id).where(_M.conversation_pk.in_(by_pk))
         for row, pk, msg_id in conn.execute(stored):
             if msg_id not in wanted.get(by_pk[pk], ()):
                 stale.append(row)
                 touched.add(pk)
+            elif (by_pk[pk], msg_id) in unchanged:
+                kept.add((by_pk[pk], msg_id))
         conn.execute(delete(REQUEST_CONTEXTS).where(REQUEST_CONTEXTS.c.conversation_pk.in_(by_pk)))
     if stale:
         backend.forget_messages(conn, stale)
@@ -58,7 +65,9 @@ def replace_conversations(
     postgres = backend.refuses_nul
     summary = importer.write_in(
         conn,
-        import_prepare.prepared_messages(records, postgres=postgres),
+        import_prepare.prepared_messages(
+            (r for r in records if (r.message.conversation_id, str(r.raw.get("msg_id"))) not in kept), postgres=postgres
+        ),
         source=source,
         replace=True,
         store_lines=lambda: import_lines.prepare_lines(lines, postgres=postgres),
