@@ -58,6 +58,7 @@ def test_an_external_url_of_a_type_gemini_does_not_fetch_is_sent_as_text_naming_
     assert _uris(result) == [] and _fixed(result)
 
 
+@pytest.mark.oracle_accepts
 @pytest.mark.parametrize("model", ["gemini-2.5-flash", "gemini-3-pro-preview"])
 @pytest.mark.parametrize(
     "part",
@@ -74,6 +75,7 @@ def test_an_external_url_of_a_documented_type_is_sent_as_a_file_uri(model: str, 
     assert _uris(result) == [part.url] and not _fixed(result)
 
 
+@pytest.mark.oracle_accepts
 def test_a_files_api_uri_goes_whatever_its_type() -> None:
     result = run("gemini", _with(FilePart(url=FILES_API, media_type="text/markdown")), model="gemini-2.5-flash")
     assert _uris(result) == [FILES_API] and not _fixed(result)
@@ -84,8 +86,14 @@ def test_a_files_api_uri_goes_whatever_its_type() -> None:
     [
         ("https://example.com/notes.md", "text/markdown", "gemini-2.5-flash", True),
         ("https://example.com/note.mp3", "audio/mpeg", "gemini-3-pro-preview", True),
-        ("https://example.com/report.pdf", "application/pdf", "gemini-2.5-flash", False),
-        (FILES_API, "text/markdown", "gemini-2.5-flash", False),
+        pytest.param(
+            "https://example.com/report.pdf",
+            "application/pdf",
+            "gemini-2.5-flash",
+            False,
+            marks=pytest.mark.oracle_accepts,
+        ),
+        pytest.param(FILES_API, "text/markdown", "gemini-2.5-flash", False, marks=pytest.mark.oracle_accepts),
     ],
 )
 def test_preflight_calls_an_external_url_of_an_unfetched_type_an_error(

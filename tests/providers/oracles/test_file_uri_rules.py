@@ -57,6 +57,7 @@ def test_an_external_image_url_to_gemini_2_0_is_sent_as_text_naming_its_rule(mod
     assert refusal("gemini", result.body, model) is None
 
 
+@pytest.mark.oracle_accepts
 @pytest.mark.parametrize("model", ["gemini-2.5-flash", "gemini-3-pro-preview"])
 def test_an_external_https_url_is_sent_as_a_file_uri_to_later_models(model: str) -> None:
     result = run("gemini", _with(ImagePart(url=CAT, media_type="image/jpeg")), model=model)
@@ -70,6 +71,7 @@ def test_an_http_url_is_sent_as_text_naming_its_rule(model: str) -> None:
     assert _uris(result) == [] and _fixed(result)
 
 
+@pytest.mark.oracle_accepts
 @pytest.mark.parametrize(
     "part",
     [ImagePart(url=FILES_API, media_type="image/png"), VideoPart(url=YOUTUBE, media_type="video/mp4")],
@@ -83,9 +85,9 @@ def test_files_api_and_youtube_uris_are_fetched_by_gemini_2_0(part: Any) -> None
     ("uri", "model", "refused"),
     [
         (CAT, "gemini-2.0-flash", True),
-        (CAT, "gemini-2.5-flash", False),
+        pytest.param(CAT, "gemini-2.5-flash", False, marks=pytest.mark.oracle_accepts),
         ("http://example.com/cat.jpg", "gemini-2.5-flash", True),
-        (FILES_API, "gemini-2.0-flash", False),
+        pytest.param(FILES_API, "gemini-2.0-flash", False, marks=pytest.mark.oracle_accepts),
     ],
 )
 def test_preflight_and_the_stub_refuse_a_file_uri_the_model_does_not_fetch(uri: str, model: str, refused: bool) -> None:
