@@ -8,12 +8,16 @@ from typing import Any
 from core.preflight import tools
 from core.preflight.findings import Finding, Rule, pointer
 from core.providers.dialects.anthropic import (
+    BOTH_SAMPLING_RULE,
     FORCED_WITH_THINKING,
     FORCED_WITH_THINKING_RULE,
     NO_PREFILL_RULE,
     NON_EMPTY_RULE,
     SAMPLING_DEPRECATED,
     SAMPLING_RULE,
+    THINKING_SAMPLING_RULE,
+    THINKING_TEMPERATURE,
+    THINKING_TOP_P_MIN,
     TRAILING_WHITESPACE_RULE,
 )
 from core.providers.dialects.anthropic_thinking import (
@@ -123,6 +127,20 @@ SAMPLING_PARAMS = Rule(
     "temperature or top_p sent to a model that refuses them",
     f"{SAMPLING_DEPRECATED}; LiteLLM model map supports_sampling_params false (Claude Opus 4.7 and later)",
 )
+THINKING_SAMPLING = Rule(
+    THINKING_SAMPLING_RULE,
+    "error",
+    "thinking is on with a temperature other than 1 or a top_p below 0.95",
+    "Anthropic extended-thinking docs, feature compatibility (platform.claude.com/docs/en/build-with-claude/"
+    "extended-thinking): 'Thinking isn't compatible with temperature or top_k modifications'; top_p 0.95 to 1",
+)
+BOTH_SAMPLING_PARAMS = Rule(
+    BOTH_SAMPLING_RULE,
+    "warning",
+    "temperature and top_p together, which the Claude 4.5 models and later refuse",
+    "Anthropic 400 '`temperature` and `top_p` cannot both be specified for this model' (BerriAI/litellm#15097); "
+    "Messages API reference: 'alter temperature or top_p, but not both'",
+)
 THINKING_BUDGET = Rule(
     THINKING_BUDGET_RULE,
     "error",
@@ -168,6 +186,8 @@ RULES = (
     TRAILING_WHITESPACE,
     THINKING_MODE,
     SAMPLING_PARAMS,
+    THINKING_SAMPLING,
+    BOTH_SAMPLING_PARAMS,
 )
 
 
@@ -184,6 +204,7 @@ def check(body: JSON, profile: ModelProfile, *, prefill: bool = True) -> Iterato
     for key in ("temperature", "top_p"):
         if key in body and not profile.sampling:
             yield SAMPLING_PARAMS.at(pointer(key), f"{profile.name} takes no {key}")
+    yield from _sampling(body, thinking_on)
     yield from tools.check("messages", body, profile)
     choice = body.get("tool_choice")
     if thinking_on and isinstance(choice, dict) and choice.get("type") in ("any", "tool"):
@@ -306,3 +327,14 @@ def _final(turns: list[JSON], thinking_on: bool) -> Iterator[Finding]:
         if isinstance(text, str) and text != text.rstrip():
             where = pointer("messages", last, "content") if isinstance(turns[-1].get("content"), str) else None
             yield TRAILING_WHITESPACE.at(where or pointer("messages", last, "content", len(blocks) - 1))
+
+
+def _sampling(body: JSON, thinking_on: bool) -> Iterator[Finding]:
+    """A temperature or top_p that thinking refuses, and the two together."""
+    temperature, top_p = body.get("temperature"), body.get("top_p")
+    if thinking_on and temperature is not None and temperature != THINKING_TEMPERATURE:
+        yield THINKING_SAMPLING.at("/temperature", f"temperature {temperature} with thinking on")
+    if thinking_on and isinstance(top_p, int | float) and top_p < THINKING_TOP_P_MIN:
+        yield THINKING_SAMPLING.at("/top_p", f"top_p {top_p} with thinking on (0.95 to 1 taken)")
+    if temperature is not None and top_p is not None:
+        yield BOTH_SAMPLING_PARAMS.at("/top_p", "temperature and top_p both set")

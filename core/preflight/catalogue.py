@@ -12,7 +12,7 @@ import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from core.preflight import limits, media, tools
+from core.preflight import limits, media, sampling, strict_json, tools
 from core.preflight.check import SDK_RULE
 from core.preflight.findings import Rule, Severity
 
@@ -21,12 +21,13 @@ if TYPE_CHECKING:
 
 
 def catalogue(dialect: Dialect) -> tuple[Rule, ...]:
-    """The rules of ``dialect``: its own module's, the tool, media and output-limit rules every dialect shares, and
-    the SDK types."""
+    """The rules of ``dialect``: its own module's, the tool, media, output-limit, sampling and strict-JSON rules every
+    dialect shares, and the SDK types."""
     own: tuple[Rule, ...] = importlib.import_module(dialect.rules_module).RULES if dialect.rules_module else ()
     sdk = Rule(SDK_RULE, "error", "the SDK request types reject the body", f"{dialect.sdk_types} request types")
     found: dict[tuple[str, str], Rule] = {}
-    for rule in (*own, *tools.RULES, *media.RULES, *limits.RULES, sdk):
+    shared = (*tools.RULES, *media.RULES, *limits.RULES, *sampling.rules(dialect), *strict_json.RULES)
+    for rule in (*own, *shared, sdk):
         found.setdefault((rule.id, rule.authority), rule)
     return tuple(found.values())
 

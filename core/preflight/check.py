@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 from core.models.table import facts_for
 from core.preflight import limits as output_limits
 from core.preflight import media as media_rules
+from core.preflight import sampling as sampling_rules
+from core.preflight import strict_json
 from core.preflight.findings import Finding, Rule, pointer
 from core.preflight.sdk_types import BodyTypeError, Loc, validate_body
 from core.providers.profiles import ModelProfile
@@ -81,6 +83,8 @@ def check_body(dialect: Dialect, body: JSON, profile: ModelProfile, model: str |
     findings.extend(dialect.check_model_rules(body, facts_for(dialect, model or body.get("model"))))
     findings.extend(media_rules.check(dialect, body, model))
     findings.extend(output_limits.check(dialect, body, model))
+    findings.extend(sampling_rules.check(dialect, body))
+    findings.extend(strict_json.check(body))
     return findings
 
 

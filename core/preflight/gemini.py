@@ -10,6 +10,7 @@ from core.preflight import tools
 from core.preflight.findings import Finding, Rule, pointer
 from core.providers.dialects.gemini import FUNCTION_RESPONSE_MIME_RULE, FUNCTION_RESPONSE_MIME_TYPES
 from core.providers.dialects.gemini_model_rules import (
+    FILE_URI_MIME_RULE,
     FILE_URI_RULE,
     NO_SYSTEM_RULE,
     NO_THINKING_RULE,
@@ -116,6 +117,13 @@ FILE_URI = Rule(
     "Gemini 400 'Invalid or unsupported file uri' (BoundaryML/baml#1548, gemini-2.0-flash); "
     "ai.google.dev/gemini-api/docs/file-input-methods; vercel/ai#16757 (no Gemini 2.0, no http)",
 )
+FILE_URI_MIME = Rule(
+    FILE_URI_MIME_RULE,
+    "error",
+    "an external https fileData.fileUri of a MIME type Gemini does not fetch from a URL",
+    "ai.google.dev/gemini-api/docs/file-input-methods#supported-content-types (external URLs); vercel/ai#16757 "
+    "(google-provider.ts supportedExternalUrlMediaTypes, its test refuses text/markdown)",
+)
 TABLE_NO_THINKING = Rule(
     NO_THINKING_RULE,
     "error",
@@ -127,6 +135,7 @@ TABLE_NO_THINKING = Rule(
 RULES = (
     NO_SYSTEM,
     FILE_URI,
+    FILE_URI_MIME,
     TABLE_NO_THINKING,
     NO_CONTENTS,
     FIRST_USER,
@@ -250,7 +259,11 @@ def _file_uris(body: JSON, model: str) -> Iterator[Finding]:
     for i, content in enumerate(body.get("contents") or ()):
         for j, part in enumerate(content.get("parts") or () if isinstance(content, dict) else ()):
             data = part.get("fileData") if isinstance(part, dict) else None
-            uri = data.get("fileUri") if isinstance(data, dict) else None
-            refused = file_uri_refusal(uri, model) if isinstance(uri, str) else None
+            if not isinstance(data, dict) or not isinstance(data.get("fileUri"), str):
+                continue
+            mime = data.get("mimeType")
+            refused = file_uri_refusal(data["fileUri"], model, mime if isinstance(mime, str) else None)
             if refused is not None:
-                yield FILE_URI.at(pointer("contents", i, "parts", j, "fileData", "fileUri"), refused)
+                rule, reason = refused
+                at = pointer("contents", i, "parts", j, "fileData", "fileUri")
+                yield (FILE_URI if rule == FILE_URI_RULE else FILE_URI_MIME).at(at, reason)

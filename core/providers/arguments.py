@@ -53,6 +53,7 @@ def arguments_object(call: LLMToolCall, msg_id: str | None, ctx: RequestContext)
 
 NON_FINITE_LITERALS = frozenset({"NaN", "Infinity", "-Infinity"})
 """What Python's and JavaScript's encoders write for non-finite numbers; not JSON (RFC 8259 section 6)."""
+STRICT_JSON_RULE = "strict-json"  # the preflight rule of core/preflight/strict_json.py this fix answers
 
 
 def _finite_arguments(call: LLMToolCall, msg_id: str | None, ctx: RequestContext) -> dict[str, Any] | None:
@@ -74,6 +75,7 @@ def _finite_arguments(call: LLMToolCall, msg_id: str | None, ctx: RequestContext
         msg_id,
         "tool_call.arguments",
         f"call {call.id}: {', '.join(sorted(set(seen)))} in the arguments is not JSON; sent as a string",
+        STRICT_JSON_RULE,
     )
     return parsed
 

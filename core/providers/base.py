@@ -32,7 +32,7 @@ from core.providers.request import (
     ToolSpec,
     ToolsSource,
 )
-from core.providers.sampling import sampling
+from core.providers.sampling import SamplingRanges, sampling
 from core.providers.wire import Wire
 
 if TYPE_CHECKING:
@@ -129,6 +129,8 @@ class Dialect:
     """``(count, side)``: a request with more than ``count`` images takes none over ``side`` pixels a side."""
     inline_request_limit: ClassVar[int | None] = None
     """The most base64 characters of inline media one request may carry; media past it are sent as text."""
+    sampling_ranges: ClassVar[SamplingRanges | None] = None
+    """What the provider takes of temperature, top_p and stop sequences (None: it is sent none of them)."""
     sdk_types: ClassVar[str]
     """The distribution whose request types preflight checks a body against (named in its findings)."""
     rules_module: ClassVar[str] = ""
@@ -223,8 +225,8 @@ class Dialect:
         """Put temperature, top_p and the stop sequences into ``body`` within this provider's ranges.
 
         A dialect without the hook sends none of them, and says so for each that was set."""
-        sampling(ctx, temperature_max=0.0, temperature_refused=NO_SAMPLING, top_p_refused=NO_SAMPLING,
-                 stop_refused=NO_SAMPLING)  # fmt: skip
+        none = SamplingRanges(0.0, NO_SAMPLING)
+        sampling(ctx, none, temperature_refused=NO_SAMPLING, top_p_refused=NO_SAMPLING, stop_refused=NO_SAMPLING)
 
     def assemble(self, params: JSON, fragments: JSON, ctx: RequestContext) -> JSON:
         """Phase 6 hook: the final body from the parameters, the message fragments, the tools and tool choice,

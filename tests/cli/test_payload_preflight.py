@@ -125,3 +125,26 @@ def test_thinking_on_with_an_unsigned_last_tool_turn_prints_a_body_with_thinking
     warnings = [line for line in captured.err.splitlines() if line.startswith("warning: ")]
     assert any("thinking" in line and "tool_use" in line for line in warnings), captured.err
     assert "preflight" not in captured.err
+
+
+@pytest.mark.parametrize(
+    ("provider", "options", "rules"),
+    [
+        ("anthropic", ["--temperature", "1.5"], {"temperature-range"}),
+        ("gemini", [*(arg for s in "abcdef" for arg in ("--stop", s))], {"stop-sequences-count"}),
+        (
+            "zhipu",
+            ["--temperature", "1.5", "--stop", "a", "--stop", "b"],
+            {"temperature-range", "stop-sequences-count"},
+        ),
+    ],
+)
+def test_report_lists_the_sampling_fixes_with_their_sources(
+    tool_file: Path, capsys: pytest.CaptureFixture[str], provider: str, options: list[str], rules: set[str]
+) -> None:
+    """A clamp or a cut of the request options is a fix the report names, with the provider's own source (the
+    options themselves take what some provider takes: temperature 0-2, top_p 0-1)."""
+    assert main(["payload", str(tool_file), "--provider", provider, *options, "--report", "--json"]) == 0
+    fixes = {fix["rule"]: fix for fix in json.loads(capsys.readouterr().out)["fixes"]}
+    assert rules <= fixes.keys()
+    assert all(fixes[rule]["source"] not in ("", "not in the catalogue") for rule in rules)

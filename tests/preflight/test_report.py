@@ -17,9 +17,15 @@ def test_media_anthropic_cannot_take_is_counted_by_kind_with_its_messages(case: 
     ]
 
 
-def test_gemini_carries_audio_and_video_so_nothing_is_reported() -> None:
-    for case in ("audio", "video"):
-        assert capability_report(build(case, "gemini")).cannot_carry == ()
+def test_gemini_carries_video_so_nothing_is_reported() -> None:
+    assert capability_report(build("video", "gemini")).cannot_carry == ()
+
+
+def test_gemini_reports_only_the_audio_it_does_not_fetch_from_a_url() -> None:
+    """Inline audio goes; an external URL of audio is not fetched (vercel/ai#16757 lists no audio type)."""
+    (entry,) = capability_report(build("audio", "gemini")).cannot_carry
+    assert (entry.kind, entry.msg_ids) == ("audio", ("u2",))
+    assert "from an external URL" in entry.what_happens
 
 
 def test_reasoning_another_provider_wrote_is_reported_as_not_carried() -> None:

@@ -57,7 +57,7 @@ from core.providers.dialects.anthropic_thinking import (
 )
 from core.providers.dialects.anthropic_wire import MESSAGES_PATH, WIRE
 from core.providers.profiles import ModelProfile, ThinkingMode, ToolNameRule
-from core.providers.sampling import sampling
+from core.providers.sampling import SamplingRanges, sampling
 from core.providers.turns import Turns
 
 if TYPE_CHECKING:
@@ -80,15 +80,23 @@ UNSIGNED_REASONING_DROPPED = "unsigned reasoning_content cannot be replayed to A
 
 # tool_choice types [SDK: ToolChoiceParam]: auto, none, any (some tool must be called), tool (this one).
 TOOL_CHOICE_TYPES = {"auto": "auto", "none": "none", "required": "any"}
-# temperature "Ranges from 0.0 to 1.0" (Messages docs); OpenAI's go to 2. anthropic 1.0 dropped temperature and
-# top_p from its request types; the API still takes them on the models before Opus 4.7 (simonw/llm-anthropic#82).
-TEMPERATURE_MAX = 1.0
+# temperature "Ranges from 0.0 to 1.0" (docs.claude.com/en/api/messages); OpenAI's go to 2. top_p: 400 "top_p: range:
+# -1 or 0..1" (anthropics/anthropic-sdk-typescript#484). No documented limit on stop_sequences. anthropic 1.0 dropped
+# temperature and top_p from its request types; the API still takes them on the models before Opus 4.7
+# (simonw/llm-anthropic#82).
+SAMPLING_RANGES = SamplingRanges(
+    temperature_max=1.0,
+    source="Anthropic Messages API reference, temperature 'Ranges from 0.0 to 1.0' (docs.claude.com/en/api/messages); "
+    "400 'top_p: range: -1 or 0..1' (anthropics/anthropic-sdk-typescript#484)",
+    stop_key="stop_sequences",
+)
 # Opus 4.7 and later: 400 "`temperature` is deprecated for this model" (axonops/cqlai#194, obot-platform/nanobot#329).
 SAMPLING_DEPRECATED = "Anthropic deprecated it for this model (400 '`temperature` is deprecated for this model')"
 SAMPLING_RULE = "sampling-params"  # the preflight rule of core/preflight/anthropic.py this fix answers
 # Extended thinking "isn't compatible with temperature or top_k modifications as well as forced tool use";
 # top_p may be set between 0.95 and 1 [docs: extended thinking, feature compatibility].
 WITH_THINKING = "Anthropic refuses it while extended thinking is on (docs: extended thinking)"
+THINKING_SAMPLING_RULE = "thinking-sampling"
 # Only a *modified* temperature is refused: 1.0, the default, is accepted while thinking (recorded 200s:
 # DataDog/dd-trace-py tests/contrib/anthropic/cassettes/anthropic_completion_thinking.yaml).
 THINKING_TEMPERATURE = 1.0
@@ -97,6 +105,7 @@ FORCED_WITH_THINKING = "Anthropic 400 'Thinking may not be enabled when tool_cho
 FORCED_WITH_THINKING_RULE = "forced-tool-with-thinking"
 # "`temperature` and `top_p` cannot both be specified for this model" (BerriAI/litellm#15097; the Messages
 # docs: "alter temperature or top_p, but not both"): temperature is kept.
+BOTH_SAMPLING_RULE = "temperature-with-top-p"
 BOTH_SAMPLING = "Anthropic refuses temperature and top_p together (litellm#15097); temperature was kept"
 
 
@@ -222,6 +231,7 @@ class AnthropicDialect(Dialect):
     # docs.claude.com/en/api/errors: 413 request_too_large, "The maximum request size is 32 MB for standard API
     # endpoints"; the inline media alone past it make the request too large.
     inline_request_limit = 32 * 1024 * 1024
+    sampling_ranges = SAMPLING_RANGES
     sdk_types = "anthropic"
     rules_module = "core.preflight.anthropic"
 
@@ -288,16 +298,16 @@ class AnthropicDialect(Dialect):
         thinking = thinking_on(body)
         both = ctx.options.temperature is not None and ctx.options.top_p is not None
         deprecated = None if self.profile(ctx.options).sampling else SAMPLING_DEPRECATED
+        thinking_temperature = thinking and ctx.options.temperature != THINKING_TEMPERATURE
         sent = sampling(
             ctx,
-            temperature_max=TEMPERATURE_MAX,
-            temperature_refused=deprecated
-            or (WITH_THINKING if thinking and ctx.options.temperature != THINKING_TEMPERATURE else None),
+            SAMPLING_RANGES,
+            temperature_refused=deprecated or (WITH_THINKING if thinking_temperature else None),
             top_p_refused=deprecated or (BOTH_SAMPLING if both and not thinking else None),
-            top_p_min=THINKING_TOP_P_MIN if thinking else 0.0,
-            refused_rule=SAMPLING_RULE if deprecated else None,
+            top_p_floor=(THINKING_TOP_P_MIN, THINKING_SAMPLING_RULE) if thinking else None,
+            refused_rule=SAMPLING_RULE if deprecated else (THINKING_SAMPLING_RULE if thinking else BOTH_SAMPLING_RULE),
         )
-        body.update(sent.fields(stop="stop_sequences"))
+        body.update(sent.fields(SAMPLING_RANGES))
 
     def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
         profile = self.profile(ctx.options)

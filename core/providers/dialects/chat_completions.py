@@ -58,7 +58,7 @@ from core.providers.dialects.chat_wire import CHAT_PATH, CHAT_WIRE
 from core.providers.media import ResolvedMedia
 from core.providers.media_rules import base64_length
 from core.providers.profiles import ModelProfile, ToolNameRule
-from core.providers.sampling import sampling
+from core.providers.sampling import SamplingRanges, sampling
 
 if TYPE_CHECKING:
     from core.models.table import FactsChoice
@@ -73,6 +73,16 @@ REASONING_PLACEHOLDER = ""
 # Reasoning models take no sampling settings or stop sequences: 400 "Unsupported parameter" (pydantic-ai
 # openai_unsupported_model_settings: temperature, top_p, stop, ...).
 REASONING_REFUSES = "OpenAI reasoning models refuse it (400 'Unsupported parameter')"
+# temperature "between 0 and 2"; stop "Up to 4 sequences" [SDK: openai CompletionCreateParamsBase]; OpenAI answers
+# 400 "3.0 is greater than the maximum of 2 - 'temperature'" (Frrrrrrrrank/auto_job__find__chatgpt__rpa#40); top_p
+# 0 to 1 inclusive (huggingface/text-generation-inference#2228, matching OpenAI's range).
+OPENAI_SAMPLING = SamplingRanges(
+    temperature_max=2.0,
+    source="openai SDK CompletionCreateParamsBase: temperature 'between 0 and 2', stop 'Up to 4 sequences' "
+    "(platform.openai.com/docs/api-reference/chat/create); 400 '3.0 is greater than the maximum of 2 - "
+    "'temperature'' (Frrrrrrrrank/auto_job__find__chatgpt__rpa#40)",
+    max_stop=4,
+)
 
 
 # -- model profiles of the OpenAI models (and the OpenAI-compatible vendors' helper) --------------------------
@@ -218,9 +228,7 @@ class ChatCompletionsDialect(Dialect):
     SENDS_REASONING_EFFORT: ClassVar[bool] = False
     # What the vendor adds to OpenAI's Chat types; None: the body is OpenAI's Chat as it is.
     EXTENSIONS: ClassVar[Extensions | None] = None
-    # temperature "between 0 and 2"; "Up to 4 sequences" of stop [SDK: CompletionCreateParamsBase].
-    TEMPERATURE_MAX: ClassVar[float] = 2.0
-    MAX_STOP: ClassVar[int] = 4
+    sampling_ranges = OPENAI_SAMPLING
     # Hosts besides the default base URL's that serve this vendor (how a recorded exchange's URL names it).
     LOG_HOSTS: ClassVar[frozenset[str | None]] = frozenset()
     # The neutral tool choices the endpoint takes; another is sent as the default, "auto", with a warning.
@@ -290,16 +298,16 @@ class ChatCompletionsDialect(Dialect):
     def place_sampling(self, body: JSON, ctx: RequestContext) -> None:
         reasoning = self.SENDS_REASONING_EFFORT and self.profile(ctx.options).reasoning_model
         refused = REASONING_REFUSES if reasoning else None
+        ranges = self.sampling_ranges or OPENAI_SAMPLING
         sent = sampling(
             ctx,
-            temperature_max=self.TEMPERATURE_MAX,
+            ranges,
             temperature_refused=refused,
             top_p_refused=refused,
-            max_stop=self.MAX_STOP,
             stop_refused=refused,
             refused_rule=NO_REASONING_RULE,
         )
-        body.update(sent.fields())
+        body.update(sent.fields(ranges))
 
     def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
         reasoning_required = (

@@ -15,6 +15,7 @@ from core.providers.dialects.chat_completions import (
     data_url_part,
     openai_profile,
 )
+from core.providers.sampling import SamplingRanges
 
 # Image formats commonly cited for Ark [unverified]: jpeg/png/gif/webp/bmp/tiff/heic; URL or data URL.
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp", "image/tiff", "image/heic"})
@@ -23,6 +24,16 @@ IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "
 # Reasoning: the request AssistantMessageParam has no reasoning_content [SDK]; whether Ark wants it back is
 # [unverified], so it is not sent (docs/providers.md: "default: do not send it").
 
+
+# Ark chat: temperature 0 to 2, top_p 0 to 1, at most 4 stop strings (volcengine/volcengine-python-sdk
+# volcenginesdkarkruntime/types/chat/completion_create_params.py; the Doubao chat API reference,
+# developer.open-douyin.com/docs/resource/zh-CN/ai-avatar/develop/openapi/large-model-call: stop "最多支持 4 个字符串").
+ARK_SAMPLING = SamplingRanges(
+    temperature_max=2.0,
+    source="volcengine-python-sdk CompletionCreateParamsBase: temperature 'between 0 and 2', stop 'Up to 4 sequences'; "
+    "Doubao chat API reference (developer.open-douyin.com .../openapi/large-model-call): stop at most 4 strings",
+    max_stop=4,
+)
 
 # LiteLLM's map has no Doubao Seed 1.6 entry.
 HAND_VERIFIED_MODELS: dict[str, dict[str, object]] = {
@@ -58,6 +69,7 @@ class DoubaoDialect(ChatCompletionsDialect):
     model_families = ("doubao-", "deepseek-", "kimi-", "ep-")
     model_table_slice = ("volcengine",)
     model_table_extra = HAND_VERIFIED_MODELS
+    sampling_ranges = ARK_SAMPLING
     # The Ark SDK's types are a modified copy of OpenAI's: OpenAI's Chat types plus these.
     EXTENSIONS = Extensions(
         params=frozenset({"thinking"}), parts={"video_url": frozenset({"url", "fps"})}, audio_url=True

@@ -40,7 +40,6 @@ from core.providers.base import (
 )
 from core.providers.dialects import gemini_read, gemini_stream
 from core.providers.dialects.gemini_model_rules import (
-    FILE_URI_RULE,
     HAND_VERIFIED_MODELS,
     file_uri_refusal,
     fold_system,
@@ -52,7 +51,7 @@ from core.providers.dialects.gemini_read import DUMMY_THOUGHT_SIGNATURE, ERROR_K
 from core.providers.dialects.gemini_schema import gemini_schema
 from core.providers.dialects.gemini_wire import WIRE
 from core.providers.profiles import GeminiThinking, ModelProfile, ToolNameRule, ToolResultMedia
-from core.providers.sampling import sampling
+from core.providers.sampling import SamplingRanges, sampling
 from core.providers.turns import NON_EMPTY_RULE, Turns
 
 if TYPE_CHECKING:
@@ -95,9 +94,17 @@ REASONING_DROPPED = "Gemini takes no reasoning text back (thought summaries are 
 
 # functionCallingConfig modes [SDK: FunctionCallingConfigMode]; a named choice is ANY with that one name allowed.
 TOOL_CHOICE_MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
-# temperature 0.0-2.0 on Gemini 2 and later; at most 5 stop sequences [docs: generationConfig].
-TEMPERATURE_MAX = 2.0
-MAX_STOP = 5
+# generationConfig (ai.google.dev/api/generate-content#generationconfig): temperature 0.0-2.0 on Gemini 2 and later,
+# stopSequences "up to 5"; topP 0-1.
+SAMPLING_RANGES = SamplingRanges(
+    temperature_max=2.0,
+    source="Gemini API reference, GenerationConfig (ai.google.dev/api/generate-content#generationconfig): "
+    "temperature [0.0, 2.0], stopSequences 'up to 5'",
+    max_stop=5,
+    within=("generationConfig",),
+    top_p_key="topP",
+    stop_key="stopSequences",
+)
 MAX_SCHEMA_CHANGES = 3
 
 
@@ -202,6 +209,7 @@ class GeminiDialect(Dialect):
     model_table_slice = ("gemini", "vertex_ai-language-models", "vertex_ai")
     model_table_extra = HAND_VERIFIED_MODELS
     inline_request_limit = INLINE_REQUEST_LIMIT
+    sampling_ranges = SAMPLING_RANGES
     sdk_types = "google-genai"
     rules_module = "core.preflight.gemini"
 
@@ -270,8 +278,7 @@ class GeminiDialect(Dialect):
         body["toolConfig"] = {"functionCallingConfig": config}
 
     def place_sampling(self, body: JSON, ctx: RequestContext) -> None:
-        sent = sampling(ctx, temperature_max=TEMPERATURE_MAX, max_stop=MAX_STOP)
-        fields = sent.fields(top_p="topP", stop="stopSequences")
+        fields = sampling(ctx, SAMPLING_RANGES).fields(SAMPLING_RANGES)
         if fields:
             body["generationConfig"] = {**body.get("generationConfig", {}), **fields}
 
@@ -383,9 +390,10 @@ class GeminiDialect(Dialect):
         if mime not in MIME_TYPES[part.kind] and not (part.kind == "file" and mime.startswith("text/")):
             return {"text": ctx.degrade(part, msg_id, f"{part.kind} type {mime} not accepted")}
         if media.url is not None:
-            refused = file_uri_refusal(media.url, ctx.options.model or GeminiDialect.default_model)
+            refused = file_uri_refusal(media.url, ctx.options.model or GeminiDialect.default_model, mime)
             if refused is not None:
-                return {"text": ctx.degrade(part, msg_id, refused, FILE_URI_RULE)}
+                rule, reason = refused
+                return {"text": ctx.degrade(part, msg_id, reason, rule)}
             return {"fileData": {"mimeType": mime, "fileUri": media.url}}
         return {"inlineData": {"mimeType": mime, "data": media.data}}
 

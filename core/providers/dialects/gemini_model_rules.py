@@ -44,6 +44,7 @@ NO_SYSTEM_RULE = "system-instruction-supported"
 NO_THINKING_RULE = "thinking-supported"
 THINKING_CONFIG_RULE = "thinking-config"
 FILE_URI_RULE = "file-uri-fetched"
+FILE_URI_MIME_RULE = "file-uri-mime-type"
 
 # Which fileData.fileUri Gemini fetches: a Files API URI, a YouTube URL, or (Gemini 2.5 and later) an external https
 # URL (ai.google.dev/gemini-api/docs/file-input-methods). Gemini 2.0 and earlier fetch no external URL: 400 "Invalid
@@ -54,16 +55,36 @@ YOUTUBE_PREFIXES = ("https://www.youtube.com/", "https://youtube.com/", "https:/
 NO_EXTERNAL_URLS = re.compile(r"gemini-(?:1\.|2\.0)")
 
 
-def file_uri_refusal(uri: str, model: str) -> str | None:
-    """Why Gemini would not fetch ``uri`` for ``model`` (None: it does)."""
+# The MIME types Gemini fetches from an external URL
+# (ai.google.dev/gemini-api/docs/file-input-methods#supported-content-types): Vercel's provider passes only these as
+# URLs and downloads the rest, pinned by its regression test (vercel/ai#16757, packages/google/src/google-provider.ts
+# supportedExternalUrlMediaTypes; text/markdown refused).
+EXTERNAL_URL_MIME_TYPES = frozenset(
+    {
+        *("text/html", "text/css", "text/plain", "text/xml", "text/csv", "text/rtf", "text/javascript"),
+        *("application/json", "application/pdf", "image/bmp", "image/jpeg", "image/png", "image/webp"),
+        *("video/mp4", "video/mpeg", "video/quicktime", "video/avi", "video/x-flv", "video/mpg", "video/webm"),
+        *("video/wmv", "video/3gpp"),
+    }
+)
+
+
+def file_uri_refusal(uri: str, model: str, mime: str | None) -> tuple[str, str] | None:
+    """The rule Gemini's fetch of ``uri`` (of MIME type ``mime``) for ``model`` would break, and why (None: it
+    fetches it)."""
     if uri.startswith(FILES_API_PREFIX) or uri.startswith(YOUTUBE_PREFIXES):
         return None
     if uri[:7].lower() == "http://":
-        return "Gemini fetches no http:// file URI, only https (vercel/ai#16757)"
+        return FILE_URI_RULE, "Gemini fetches no http:// file URI, only https (vercel/ai#16757)"
     if NO_EXTERNAL_URLS.search(model.lower()):
-        return (
+        return FILE_URI_RULE, (
             f"{model} fetches no external file URL, only Files API URIs and YouTube (400 'Invalid or unsupported "
             "file uri', BoundaryML/baml#1548)"
+        )
+    if mime not in EXTERNAL_URL_MIME_TYPES:
+        return FILE_URI_MIME_RULE, (
+            f"Gemini fetches no {mime or 'untyped'} file from an external URL (supported content types of "
+            "ai.google.dev/gemini-api/docs/file-input-methods; vercel/ai#16757)"
         )
     return None
 

@@ -60,7 +60,7 @@ from core.providers.dialects.chat_completions import (
 from core.providers.dialects.chat_wire import openai_wire
 from core.providers.effort import reasoning_effort
 from core.providers.profiles import ModelProfile, ToolNameRule
-from core.providers.sampling import sampling
+from core.providers.sampling import SamplingRanges, sampling
 from core.providers.wire import ReplyFields, Usage
 
 if TYPE_CHECKING:
@@ -101,7 +101,11 @@ RESPONSES_PATH = "/responses"
 WIRE = openai_wire("openai-responses", RESPONSES_PATH, parse_reply, "input_tokens", "output_tokens")
 
 # temperature "between 0 and 2" [SDK: ResponseCreateParamsBase.temperature]; there is no stop parameter.
-TEMPERATURE_MAX = 2.0
+RESPONSES_SAMPLING = SamplingRanges(
+    temperature_max=2.0,
+    source="openai SDK ResponseCreateParamsBase: temperature 'between 0 and 2' "
+    "(platform.openai.com/docs/api-reference/responses/create)",
+)
 NO_STOP = "the Responses API has no stop parameter [SDK: ResponseCreateParamsBase]"
 
 
@@ -130,6 +134,7 @@ class OpenAIResponsesDialect(Dialect):
     model_table_corrections = OPENAI_TABLE_CORRECTIONS
     inline_image_limit = OPENAI_IMAGE_LIMIT
     max_images_per_request = OPENAI_MAX_IMAGES
+    sampling_ranges = RESPONSES_SAMPLING
     sdk_types = "openai"
     rules_module = "core.preflight.openai"
 
@@ -197,13 +202,13 @@ class OpenAIResponsesDialect(Dialect):
         refused = REASONING_REFUSES if self.profile(ctx.options).reasoning_model else None
         sent = sampling(
             ctx,
-            temperature_max=TEMPERATURE_MAX,
+            RESPONSES_SAMPLING,
             temperature_refused=refused,
             top_p_refused=refused,
             stop_refused=NO_STOP,
             refused_rule=NO_REASONING_RULE,
         )
-        body.update(sent.fields())  # no stop: refused above (NO_STOP)
+        body.update(sent.fields(RESPONSES_SAMPLING))  # no stop: refused above (NO_STOP)
 
     def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
         names = self.profile(ctx.options).tool_names

@@ -10,6 +10,7 @@ from typing import ClassVar
 from core.llm.messages import LLMMediaPart
 from core.providers.base import JSON, RequestContext, RequestOptions
 from core.providers.dialects.chat_completions import ChatCompletionsDialect, Extensions, data_url_part, openai_profile
+from core.providers.sampling import SamplingRanges
 
 # GLM-4V image formats: jpg/png/jpeg [docs, old]; URL or base64 data URL.
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg"})
@@ -17,6 +18,15 @@ IMAGE_TYPES = frozenset({"image/png", "image/jpeg"})
 AUDIO_TYPES = frozenset({"audio/wav", "audio/mpeg"})
 # video_url and file_url take URLs (GLM-4.5V/4.6V); inline video or files are not documented [docs, unverified].
 URL_ONLY_KINDS = {"video": "video_url", "file": "file_url"}
+# GLM chat (docs.z.ai/api-reference/llm/chat-completion): temperature [0.0, 1.0], top_p [0.01, 1.0], and stop
+# "Currently, only one stop word is supported".
+GLM_SAMPLING = SamplingRanges(
+    temperature_max=1.0,
+    source="Z.ai chat completion API reference (docs.z.ai/api-reference/llm/chat-completion): temperature [0.0, 1.0], "
+    "top_p [0.01, 1.0], 'only one stop word is supported'",
+    top_p_min=0.01,
+    max_stop=1,
+)
 
 
 # LiteLLM lists GLM-4.6V only as hosted by Novita (novita/zai-org/glm-4.6v): the same model's limits.
@@ -68,9 +78,8 @@ class ZhipuDialect(ChatCompletionsDialect):
     REASONING_ON_EVERY_TOOL_TURN: ClassVar[bool] = True
     # GLM's chat template drops list-form content on tool/assistant messages (BerriAI/litellm#25868): strings.
     EMPTY_TOOL_TURN_CONTENT: ClassVar[str | None] = ""
-    # GLM v4 chat: temperature [0, 1], a single stop word, and tool_choice "auto" only [docs: chat completions].
-    TEMPERATURE_MAX: ClassVar[float] = 1.0
-    MAX_STOP: ClassVar[int] = 1
+    sampling_ranges = GLM_SAMPLING
+    # GLM v4 chat takes tool_choice "auto" only [docs: chat completions].
     TOOL_CHOICES: ClassVar[frozenset[str]] = frozenset({"auto"})
     # Z.ai, the international endpoint of the same GLM API (pydantic-ai ZaiProvider: https://api.z.ai/api/paas/v4).
     LOG_HOSTS: ClassVar[frozenset[str | None]] = frozenset({"api.z.ai"})

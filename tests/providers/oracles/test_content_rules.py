@@ -96,6 +96,7 @@ def test_preflight_calls_an_over_long_tool_call_id_an_error() -> None:
 # Oracle: GLM's preserved thinking is a field of ``thinking``: zai-rs ThinkingType {mode, clear_thinking}
 # (docs.rs/zai-rs, ThinkingType::enabled().with_clear_thinking(false)); docs.z.ai, Thinking Mode, "Preserved
 # thinking". At the top level it is not a parameter of the API.
+@pytest.mark.oracle_accepts
 def test_zhipu_preserved_thinking_is_asked_for_inside_thinking() -> None:
     body = run("zhipu", [user("think", 1)], thinking=True).body
     assert body["thinking"] == {"type": "enabled", "clear_thinking": False}

@@ -95,6 +95,7 @@ def test_a_png_stays_in_the_function_response_and_only_the_audio_moves() -> None
     assert [p["inlineData"]["mimeType"] for p in after if "inlineData" in p] == ["audio/wav"]
 
 
+@pytest.mark.oracle_accepts
 def test_a_pdf_stays_in_the_function_response() -> None:
     pdf = FilePart(data=PDF_B64, media_type="application/pdf", filename="invoice.pdf")
     response, after = _response_and_after(run("gemini", _tool_result_with(pdf), model="gemini-3-pro-preview"))
@@ -116,6 +117,7 @@ def test_preflight_calls_a_function_response_part_of_a_type_it_does_not_take_an_
     assert "function-response-mime-type" in _errors(_body_with_response_part(mime, data), "gemini-3-pro-preview")
 
 
+@pytest.mark.oracle_accepts
 @pytest.mark.parametrize(
     ("mime", "data"), [("image/png", PNG_B64), ("application/pdf", PDF_B64), ("text/plain", "aGk=")]
 )

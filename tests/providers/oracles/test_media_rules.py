@@ -108,6 +108,7 @@ def test_an_inline_image_over_5_mb_to_anthropic_is_sent_as_text(model: str) -> N
     assert _accepted(result)
 
 
+@pytest.mark.oracle_accepts
 def test_an_inline_image_of_exactly_5_mb_is_sent_to_anthropic() -> None:
     result = run("anthropic", _with_image(ImagePart(data=AT_LIMIT, media_type="image/png")))
     assert [b["type"] for b in result.body["messages"][-1]["content"]] == ["text", "image"]
@@ -159,6 +160,7 @@ def test_an_image_over_8000_pixels_a_side_to_anthropic_is_sent_as_text(model: st
     assert _accepted(result)
 
 
+@pytest.mark.oracle_accepts
 def test_an_image_of_8000_pixels_a_side_is_sent_to_anthropic() -> None:
     result = run("anthropic", _with_image(ImagePart(data=_png_of(8000, 8000), media_type="image/png")))
     assert [b["type"] for b in result.body["messages"][-1]["content"]] == ["text", "image"]

@@ -38,6 +38,7 @@ def test_a_thinking_budget_is_at_least_1024_and_below_max_tokens(model: str, max
     assert not [f for f in preflight(result).findings if f.severity == "error"]
 
 
+@pytest.mark.oracle_accepts
 def test_a_thinking_budget_that_fits_is_sent_without_a_warning() -> None:
     result = run("anthropic", HELLO, model="claude-sonnet-4-5", thinking=True, max_tokens=8000)
     assert result.body["thinking"] == {"type": "enabled", "budget_tokens": 2048}

@@ -17,7 +17,9 @@ from hypothesis import strategies as st
 
 from core import ToolCall, ToolReturn
 from core.jsonio import dumps
-from core.providers import dialect_names
+from core.preflight import check_body
+from core.preflight.catalogue import fixes
+from core.providers import RequestOptions, dialect_names, provider_named
 from tests.providers.builders import reply, run, tool, user
 
 LITERALS = ("NaN", "Infinity", "-Infinity")
@@ -73,6 +75,7 @@ def test_a_non_finite_argument_is_sent_as_a_string_with_a_warning(dialect: str, 
     assert any(literal in str(w) and "not JSON" in str(w) for w in result.warnings)
 
 
+@pytest.mark.oracle_accepts  # a property of every built body (strict JSON), whether a draw needed a fix or not
 @settings(max_examples=40, deadline=None)
 @given(
     st.recursive(
@@ -87,3 +90,54 @@ def test_no_body_holds_a_non_finite_number(value: Any, dialect: str) -> None:
     body = run(dialect, _history(arguments)).body
     _strict(body)
     assert all(math.isfinite(f) for f in _floats(body))
+
+
+@pytest.mark.parametrize("dialect", dialect_names())
+def test_the_non_finite_fix_names_its_rule(dialect: str) -> None:
+    result = run(dialect, _history('{"x": NaN}'))
+    found = [f for f in fixes(provider_named(dialect), result.warnings) if f.rule == "strict-json"]
+    assert found and all(f.source != "not in the catalogue" for f in found)
+
+
+@pytest.mark.parametrize(
+    ("dialect", "body"),
+    [
+        (
+            "anthropic",
+            {
+                "model": "claude-sonnet-4-5",
+                "max_tokens": 64,
+                "messages": [
+                    {"role": "user", "content": "plot"},
+                    {
+                        "role": "assistant",
+                        "content": [{"type": "tool_use", "id": "t1", "name": "plot", "input": {"x": math.nan}}],
+                    },
+                    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]},
+                ],
+            },
+        ),
+        (
+            "openai",
+            {
+                "model": "gpt-4o",
+                "messages": [
+                    {"role": "user", "content": "plot"},
+                    {
+                        "role": "assistant",
+                        "tool_calls": [
+                            {"id": "c1", "type": "function", "function": {"name": "plot", "arguments": '{"x": NaN}'}}
+                        ],
+                    },
+                    {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+                ],
+            },
+        ),
+        ("gemini", {"contents": [{"role": "user", "parts": [{"text": "hi"}]}], "generationConfig": {"topP": math.inf}}),
+    ],
+)
+def test_preflight_calls_a_body_holding_a_non_finite_number_an_error(dialect: str, body: dict[str, Any]) -> None:
+    provider = provider_named(dialect)
+    model = body.get("model") or provider.default_model
+    findings = check_body(provider, body, provider.profile(RequestOptions(model=model)), model)
+    assert "strict-json" in {f.rule for f in findings if f.severity == "error"}

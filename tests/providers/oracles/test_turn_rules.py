@@ -25,6 +25,7 @@ def test_a_model_without_prefill_gets_a_user_turn_after_the_final_assistant_turn
     assert not [f for f in preflight(result).findings if f.severity == "error"]
 
 
+@pytest.mark.oracle_accepts
 @pytest.mark.parametrize("model", ["claude-sonnet-4-5", "claude-haiku-4-5", "claude-from-the-future"])
 def test_a_model_that_takes_a_prefill_keeps_the_final_assistant_turn(model: str) -> None:
     result = run("anthropic", ENDS_WITH_ASSISTANT, model=model)
@@ -32,7 +33,10 @@ def test_a_model_that_takes_a_prefill_keeps_the_final_assistant_turn(model: str)
     assert not any("prefill" in str(w) for w in result.warnings)
 
 
-@pytest.mark.parametrize(("model", "refused"), [("claude-opus-4-7", True), ("claude-sonnet-4-5", False)])
+@pytest.mark.parametrize(
+    ("model", "refused"),
+    [("claude-opus-4-7", True), pytest.param("claude-sonnet-4-5", False, marks=pytest.mark.oracle_accepts)],
+)
 def test_preflight_calls_a_prefill_an_error_only_for_a_model_that_refuses_one(model: str, refused: bool) -> None:
     body = {
         "model": model,
