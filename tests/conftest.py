@@ -81,7 +81,8 @@ def stub() -> Iterator[StubServer]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Empty SQLite stores start from a copy of one migrated file (``tests.migrated_template``)."""
+    """Empty SQLite stores start from a copy of one migrated file (``tests.migrated_template``), migrated
+    PostgreSQL databases from a copy of one migrated database (``tests.store.store_pg``)."""
     from core.store import schema
     from tests.migrated_template import TEMPLATE
 
@@ -90,8 +91,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     from tests.migrated_template import TEMPLATE
+    from tests.store.store_pg import drop_migrated_template
 
     TEMPLATE.remove()
+    drop_migrated_template()
 
 
 @pytest.fixture(autouse=True, scope="module")

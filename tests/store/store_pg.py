@@ -1,8 +1,13 @@
-"""The PostgreSQL test server: fresh databases per session or per test, loud under CI when it is missing."""
+"""The PostgreSQL test server: fresh databases per session or per test, loud under CI when it is missing.
+
+A migrated database is a copy (``CREATE DATABASE ... TEMPLATE``) of one this process migrated on first need,
+as ``tests.migrated_template`` does for SQLite; a module with ``REAL_MIGRATIONS = True`` migrates each one.
+"""
 
 from __future__ import annotations
 
 import os
+import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -41,8 +46,9 @@ def pg_database_url(name: str) -> str:
     return resolve_url(PG_BASE_URL).set(database=name).render_as_string(hide_password=False)
 
 
-def create_pg_database() -> str:
-    """A fresh, empty database on the test server; returns its name. Fails or skips when there is no server."""
+def create_pg_database(template: str | None = None) -> str:
+    """A fresh database on the test server, empty or a copy of ``template``; returns its name. Fails or skips when
+    there is no server."""
     import psycopg
 
     try:
@@ -54,7 +60,7 @@ def create_pg_database() -> str:
         pytest.skip(reason)
     name = f"tl_test_{uuid.uuid4().hex[:12]}"
     with conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
     return name
 
 
@@ -64,14 +70,43 @@ def drop_pg_database(name: str) -> None:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+_template_lock = threading.Lock()
+_template: list[str] = []  # the migrated database this process copies, once made
+
+
+def _migrated_template() -> str:
+    """The name of this process's migrated database (made by the real migrations on first call)."""
+    with _template_lock:
+        if not _template:
+            name = create_pg_database()
+            Store.open(pg_database_url(name)).close()  # the engine is disposed: no session left on the template
+            _template.append(name)
+        return _template[0]
+
+
+def drop_migrated_template() -> None:
+    """Drop this process's migrated database, if it made one (at the end of the test session)."""
+    with _template_lock:
+        while _template:
+            drop_pg_database(_template.pop())
+
+
+def _real_migrations_asked() -> bool:
+    from core.store import schema
+    from tests.migrated_template import REAL_UPGRADE
+
+    return schema.upgrade is REAL_UPGRADE
+
+
 @contextmanager
 def pg_database(*, migrated: bool = True) -> Iterator[str]:
     """The URL of a fresh database on the test server (with Traceloupe's schema unless not ``migrated``),
     dropped on exit."""
-    name = create_pg_database()
+    copy = migrated and not _real_migrations_asked()
+    name = create_pg_database(_migrated_template() if copy else None)
     try:
         url = pg_database_url(name)
-        if migrated:
+        if migrated and not copy:
             Store.open(url).close()
         yield url
     finally:
