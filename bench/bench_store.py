@@ -39,10 +39,16 @@ from sqlalchemy import select, text  # noqa: E402
 
 from core.store import SORTS, ConversationQuery, Store  # noqa: E402
 from core.store.engine import read_transaction, write_transaction  # noqa: E402
-from core.store.grams import GRAMS_TABLE, tokens  # noqa: E402
+from core.store.grams import GRAMS_TABLE, pieces_tokens  # noqa: E402
 from core.store.jsonio import dumps_text  # noqa: E402
 from core.store.pg_search import SEARCH_CHUNKS  # noqa: E402
-from core.store.tables import CONVERSATIONS, MESSAGE_OUTLINES, MESSAGE_TEXTS, MESSAGES  # noqa: E402
+from core.store.tables import (  # noqa: E402
+    CONVERSATIONS,
+    MESSAGE_OUTLINES,
+    MESSAGE_SEARCH_PIECES,
+    MESSAGE_TEXTS,
+    MESSAGES,
+)
 from tests.store.store_factory import dataset  # noqa: E402
 
 MESSAGE_COLUMNS = [c.name for c in MESSAGES.columns]
@@ -65,19 +71,21 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
 
 @dataclass(frozen=True, slots=True)
 class StoredRows:
-    """Every row an import stored, as a floor writes them again: messages, conversations, outlines, and the
-    search rows (PostgreSQL: texts and chunks; SQLite: each message's grams, made before the clock starts)."""
+    """Every row an import stored, as a floor writes them again: messages, conversations, outlines, a long text's
+    search pieces, and the search rows (PostgreSQL: texts and chunks; SQLite: each message's grams, made before
+    the clock starts)."""
 
     messages: list[dict[str, Any]]
     conversations: list[tuple[int, str]]
     outlines: list[tuple[int, str]]
     texts: list[tuple[int, bytes]]
     chunks: list[tuple[int, int, int, str, list[str]]]
+    pieces: list[tuple[int, int, int, str]]
 
 
 def read_stored(store: Store) -> StoredRows:
     """What an import stored in ``store``."""
-    o, t, s = MESSAGE_OUTLINES.c, MESSAGE_TEXTS.c, SEARCH_CHUNKS.c
+    o, t, s, p = MESSAGE_OUTLINES.c, MESSAGE_TEXTS.c, SEARCH_CHUNKS.c, MESSAGE_SEARCH_PIECES.c
     with read_transaction(store.engine) as conn:
         messages = [dict(r._mapping) for r in conn.execute(select(*[MESSAGES.c[c] for c in MESSAGE_COLUMNS]))]
         conversations = [
@@ -85,11 +93,12 @@ def read_stored(store: Store) -> StoredRows:
         ]
         outlines = [(pk, outline) for pk, outline in conn.execute(select(o.message_pk, o.outline))]
         texts = [(pk, text) for pk, text in conn.execute(select(t.message_pk, t.text))]
+        pieces = [(pid, pk, seq, t) for pid, pk, seq, t in conn.execute(select(p.id, p.message_pk, p.seq, p.text))]
         chunks: list[tuple[int, int, int, str, list[str]]] = []
         if store.backend == "postgresql":
             query = select(s.message_pk, s.seq, s.conversation_pk, s.folded, s.grams)
             chunks = [(pk, seq, cpk, folded, grams) for pk, seq, cpk, folded, grams in conn.execute(query)]
-    return StoredRows(messages, conversations, outlines, texts, chunks)
+    return StoredRows(messages, conversations, outlines, texts, chunks, pieces)
 
 
 def floor_rate(url: str, stored: StoredRows) -> float:
@@ -103,7 +112,11 @@ def floor_rate(url: str, stored: StoredRows) -> float:
             )
         backend = store.backend
         values = [tuple(dumps_text(r[c]) if c in JSON_COLUMNS else r[c] for c in MESSAGE_COLUMNS) for r in rows]
-        grams = [(r["id"], tokens(r["search_text"])) for r in rows] if backend == "sqlite" else []
+        more: dict[int, list[str]] = {}
+        for _, pk, _, piece in sorted(stored.pieces, key=lambda row: row[2]):
+            more.setdefault(pk, []).append(piece)
+        searched = ((r["id"], [r["search_text"], *more.get(r["id"], ())]) for r in rows)
+        grams = [(pk, pieces_tokens(pieces)) for pk, pieces in searched] if backend == "sqlite" else []
         raw = store.engine.raw_connection()
         try:
             cur = raw.cursor()
@@ -119,8 +132,12 @@ def floor_rate(url: str, stored: StoredRows) -> float:
                 sql = f"INSERT INTO messages ({cols}) VALUES ({marks})"
                 start = time.perf_counter()
             cur.executemany(sql, values)
-            if backend == "sqlite":  # the search indexes, which no trigger fills (revisions 0020, 0021)
+            if stored.pieces:  # a long text's pieces after its first (revision 0028)
+                sql = "INSERT INTO message_search_pieces (id, message_pk, seq, text) VALUES (%s, %s, %s, %s)"
+                cur.executemany(sql if backend == "postgresql" else sql.replace("%s", "?"), stored.pieces)
+            if backend == "sqlite":  # the search indexes, which no trigger fills (revisions 0020, 0021, 0028)
                 cur.execute("INSERT INTO message_fts(rowid, search_text) SELECT id, search_text FROM messages")
+                cur.execute("INSERT INTO search_piece_fts(rowid, text) SELECT id, text FROM message_search_pieces")
                 cur.executemany(f"INSERT INTO {GRAMS_TABLE}(rowid, grams) VALUES (?, ?)", grams)
             # An import stores each message's outline too (core.store.outline), and on PostgreSQL its text.
             if stored.outlines:

@@ -21,6 +21,7 @@ from core.messages.objects import ConsoleResult, ToolReturn
 from core.messages.union import Message
 from core.messages.user import HistoryMessage, UserMessage
 from core.store.jsonio import dumps
+from core.store.search_pieces import PieceCutter, SearchPieces
 
 TITLE_MAX_CHARS = 200
 """A title is the first user text, cut here: the list page shows one line of it."""
@@ -38,8 +39,9 @@ class Figures:
     """Every kind (``user:image``, ``tool``, ...) of this message and of those nested in it."""
     last_ts: int
     """The latest ``create_ts`` of this message and of those nested in it."""
-    search_text: str
-    """The readable text of this message and of those nested in it, for substring search."""
+    search_pieces: SearchPieces
+    """The readable text of this message and of those nested in it, for substring search, in overlapping pieces
+    (``core.store.search_pieces``): one for all but a long trace."""
 
 
 def children(message: BaseMessage) -> list[Message]:
@@ -81,7 +83,7 @@ class FigureTally:
         self.damaged = 0
         self.kinds: set[str] = set()
         self.last_ts: int | None = None
-        self.texts: list[str] = []
+        self.texts = PieceCutter()
 
     def add(self, message: BaseMessage, *, alone: bool = False) -> None:
         """Count ``message`` and (unless ``alone``) every message nested in it."""
@@ -96,44 +98,45 @@ class FigureTally:
     def figures(self) -> Figures:
         """The figures of the messages counted, the first of them the top one."""
         assert self.last_ts is not None, "no message counted"
-        texts, self.texts = self.texts, []  # the pieces go as the text is joined
         return Figures(
             records=self.count - 1,
             damaged=self.damaged,
             kinds=frozenset(self.kinds),
             last_ts=self.last_ts,
-            search_text="\n".join(t for t in texts if t),
+            search_pieces=self.texts.done(),
         )
 
 
-def _collect_text(message: BaseMessage, out: list[str]) -> None:
+def _collect_text(message: BaseMessage, out: PieceCutter) -> None:
     """The text a reader would search for: content, reasoning, calls, results, scripts."""
     content = message.content
     if isinstance(content, str):
-        out.append(content)
+        out.add(content)
     elif not (isinstance(content, list) and content and _is_message(content[0])):
-        out.append(text_of(content))
+        out.add(text_of(content))
     if isinstance(message, AssistantTextMessage):
         reasoning = message.reasoning_content
         if isinstance(reasoning, str):
-            out.append(reasoning)
+            out.add(reasoning)
         elif reasoning:
-            out.extend(getattr(block, "thinking", "") for block in reasoning)
+            for block in reasoning:
+                out.add(getattr(block, "thinking", ""))
     for call in message.tool_calls or ():
-        out.append(f"{call.name} {call.arguments}")
+        out.add(f"{call.name} {call.arguments}")
     for res in message.tool_reses or ():
-        out.append(res.result if isinstance(res, ToolReturn) else res)
+        out.add(res.result if isinstance(res, ToolReturn) else res)
     for console in message.console_reses or ():
         if isinstance(console, ConsoleResult):
-            out.append(console.result)
-            out.append(console.summary_result or "")
+            out.add(console.result)
+            out.add(console.summary_result or "")
         else:
-            out.append(console)
+            out.add(console)
     if message.function_call is not None:
-        out.append(f"{message.function_call.name} {message.function_call.arguments}")
+        out.add(f"{message.function_call.name} {message.function_call.arguments}")
     if message.function_res is not None:
-        out.append(message.function_res.result)
-    out.extend(message.tfl_scripts or ())
+        out.add(message.function_res.result)
+    for script in message.tfl_scripts or ():
+        out.add(script)
 
 
 def title_of(message: BaseMessage) -> str | None:

@@ -178,6 +178,8 @@ NOT_EXPORTED: dict[str, str] = {
     "conversation_kinds": "derived from the messages",
     "search_chunks": "PostgreSQL's search index, derived from the messages",
     "message_fts": "SQLite's search index, derived from the messages",
+    "message_search_pieces": "a long message's searchable text after its first piece, derived from the messages",
+    "search_piece_fts": "SQLite's search index of those pieces, derived from the messages",
     "conversation_fts": "SQLite's search index of conversation ids and titles, derived from the conversations",
     "message_grams": "SQLite's index of short searches, derived from the messages",
     "conversation_grams": "SQLite's index of short searches in ids and titles, derived from the conversations",

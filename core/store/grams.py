@@ -57,20 +57,29 @@ def tokens(search_text: str) -> str:
     return " ".join(token(gram) for gram in grams_of(fold(search_text)))
 
 
-def _rows(messages: Iterable[tuple[int, str]]) -> Iterator[dict[str, Any]]:
-    for pk, search_text in messages:
-        yield {"pk": pk, "grams": tokens(search_text)}
+def pieces_tokens(pieces: Iterable[str]) -> str:
+    """``tokens`` of a text given in overlapping pieces (``core.store.search_pieces``), folded a piece at a time:
+    each pair of adjacent characters lies whole in a piece."""
+    found: set[str] = set()
+    for piece in pieces:
+        found |= grams_of(fold(piece))
+    return " ".join(token(gram) for gram in found)
 
 
-def write_grams(conn: Connection, messages: Iterable[tuple[int, str]]) -> None:
-    """SQLite: index the grams of messages given as (row id, searchable text)."""
+def _rows(messages: Iterable[tuple[int, str | Iterable[str]]]) -> Iterator[dict[str, Any]]:
+    for pk, searched in messages:
+        yield {"pk": pk, "grams": tokens(searched) if isinstance(searched, str) else pieces_tokens(searched)}
+
+
+def write_grams(conn: Connection, messages: Iterable[tuple[int, str | Iterable[str]]]) -> None:
+    """SQLite: index the grams of messages given as (row id, searchable text, whole or in its pieces)."""
     rows = list(_rows(messages))
     if rows:
         statement = f"INSERT INTO {GRAMS_TABLE}(rowid, grams) VALUES (:pk, :grams)"  # noqa: S608 - a constant
         conn.execute(text(statement), rows)
 
 
-def forget_grams(conn: Connection, messages: Iterable[tuple[int, str]]) -> None:
+def forget_grams(conn: Connection, messages: Iterable[tuple[int, str | Iterable[str]]]) -> None:
     """SQLite: take out the grams of messages about to be deleted (a contentless FTS5 table is told what it held)."""
     rows = list(_rows(messages))
     if rows:

@@ -17,6 +17,7 @@ from core.reader import BadMessages, Record, StreamedRecord
 from core.store.derive import Figures, FigureTally, children, derived_msg_id, figures, title_of
 from core.store.jsonio import dumps
 from core.store.outline import OutlineNode, dump_streamed, dump_with_outline
+from core.store.search_pieces import SearchPieces
 from core.store.tables import MAX_ID_CHARS
 from core.store.versions import Identity
 
@@ -37,6 +38,8 @@ class PreparedMessage:
     """Where its trace records sit in ``row["body"]`` (``core.store.outline``)."""
     root: str = "$"
     """Its JSON path in the file: ``$`` on its own line, ``$[i]`` in an array."""
+    search: SearchPieces | None = None
+    """Its searchable text's pieces, the first of them ``row["search_text"]``: more than one for a long trace."""
 
     @property
     def identity(self) -> Identity:
@@ -93,9 +96,10 @@ def _prepare(record: Record, postgres: bool, now: int) -> PreparedMessage:
         msg_id = raw_id
     else:  # ``raw`` of a streamed record holds no records: the id is of the message whole, as its text has it
         msg_id = derived_msg_id(loads(body) if isinstance(record, StreamedRecord) else raw)
-    # A plain str, not RawJSON: a str subclass is a copy of the decoded text, and the rows go to the driver as they
-    # are (``core.store.bulk``), never through a JSON column's serialiser.
-    text = body.decode()
+    # SQLite stores a str as TEXT (a plain str, not RawJSON: a str subclass is a copy of the decoded text).
+    # PostgreSQL takes the bytes as they are, for the JSONB column and for ``message_texts``: no decoded copy.
+    # Either way the rows go to the driver as they are (``core.store.bulk``), never through a JSON serialiser.
+    text: str | bytes = body if postgres else body.decode()
     del body  # a large message's text is held once, as the row's
     _check_id_length("msg_id", msg_id, record)
     _check_id_length("conversation_id", message.conversation_id, record)
@@ -107,7 +111,8 @@ def _prepare(record: Record, postgres: bool, now: int) -> PreparedMessage:
             path="$.create_ts",
         )
     msg_type = getattr(message, "msg_type", None)
-    search_text = fig.search_text.replace("\x00", "") if postgres else fig.search_text
+    pieces = fig.search_pieces
+    pieces.drop_nul = postgres
     row = {
         "msg_id": msg_id,
         "role": message.role,
@@ -117,7 +122,7 @@ def _prepare(record: Record, postgres: bool, now: int) -> PreparedMessage:
         "records": fig.records,
         "damaged": fig.damaged,
         "body": text,
-        "search_text": search_text,
+        "search_text": pieces.first.replace("\x00", "") if postgres else pieces.first,
         "source": record.source,
         "line": record.line,
         "imported_at": now,
@@ -130,6 +135,7 @@ def _prepare(record: Record, postgres: bool, now: int) -> PreparedMessage:
         title=title_of(message),
         outline=None if outline is None else dumps(outline).decode(),
         root="$" if record.line is not None else f"$[{record.index}]",
+        search=pieces,
     )
 
 

@@ -27,6 +27,7 @@ from core.store.import_figures import Delta, apply_deltas, deltas, new_conversat
 from core.store.import_lines import PreparedLine, write_lines
 from core.store.import_prepare import PreparedMessage
 from core.store.refigure import refigure
+from core.store.search_pieces import SearchPieces
 from core.store.statistics import analyze_after_import
 from core.store.tables import CONVERSATIONS, MESSAGES
 from core.store.versions import Identity, conflict_in_file, conflict_with_stored, same_message, stored_versions
@@ -251,7 +252,7 @@ def _insert_messages(
         done.seen.setdefault(hash(p.identity), p.row["line"] if p.row["line"] is not None else _index(p.root))
     if fresh:
         rows = [{**p.row, "conversation_pk": pks[p.conversation_id]} for p in fresh]
-        first_row = _executemany_messages(conn, rows, [p.outline for p in fresh], stale)
+        first_row = _executemany_messages(conn, rows, [(p.outline, p.search) for p in fresh], stale)
         if done.first_row is None:
             done.first_row = first_row
     stored.update(p.identity for p in fresh)
@@ -268,10 +269,10 @@ def _place(position: int, *, json_array: bool) -> str:
 
 
 def _executemany_messages(
-    conn: Connection, rows: list[dict[str, Any]], outlines: list[str | None], stale: list[int]
+    conn: Connection, rows: list[dict[str, Any]], beside: list[tuple[str | None, SearchPieces | None]], stale: list[int]
 ) -> int:
-    """INSERT message rows and their outlines (on PostgreSQL also their texts) in bulk, in place of ``stale`` rows;
-    the first row id given.
+    """INSERT message rows, their outlines and search pieces after the first (on PostgreSQL also their texts) in
+    bulk, in place of ``stale`` rows; the first row id given.
 
     SQLite: the driver's own executemany. PostgreSQL: COPY (``core.store.bulk``). The statements are
     compiled from the Tables (no hand-written SQL; values stay bound or travel in COPY's stream).
@@ -291,8 +292,9 @@ def _executemany_messages(
         row["id"] = pk
     outline_rows = [
         {"message_pk": row["id"], "outline": outline}
-        for row, outline in zip(rows, outlines, strict=True)
+        for row, (outline, _) in zip(rows, beside, strict=True)
         if outline is not None
     ]
-    backend_of(conn).write_messages(conn, rows, outline_rows)
+    pieced = [(row["id"], search) for row, (_, search) in zip(rows, beside, strict=True) if search and len(search) > 1]
+    backend_of(conn).write_messages(conn, rows, outline_rows, pieced)
     return ids[0]

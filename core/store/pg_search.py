@@ -56,10 +56,38 @@ def with_grams(row: dict[str, Any]) -> dict[str, Any]:
     return {**row, "grams": list(grams_of(row["folded"]))}
 
 
-def write_chunks(conn: Connection, messages: Iterable[tuple[int, int, str]]) -> None:
-    """Store the chunks of messages given as (row id, conversation row id, searchable text), with their grams,
-    ``CHUNK_BATCH`` at a time: a long text's grams, as Python strings, weigh many times the text."""
-    rows = (with_grams(row) for pk, conversation_pk, text in messages for row in chunk_rows(pk, conversation_pk, text))
+def piece_chunk_rows(
+    message_pk: int, conversation_pk: int, pieces: Iterable[str], piece_stride: int
+) -> Iterator[dict[str, Any]]:
+    """``chunk_rows`` of a text given in overlapping pieces ``piece_stride`` apart (``core.store.search_pieces``; a
+    multiple of ``STRIDE``, the overlap at least a chunk's): each chunk cut from the one piece that holds it."""
+    at = 0
+    held: str | None = None
+    for piece in pieces:  # one piece behind: the last one's chunks run to its end, the others' to the next piece
+        if held is not None:
+            yield from _chunks_of(message_pk, conversation_pk, fold(held), at, piece_stride)
+            at += piece_stride
+        held = piece
+    folded = fold(held or "")
+    yield from _chunks_of(message_pk, conversation_pk, folded, at, max(len(folded), 1))
+
+
+def _chunks_of(message_pk: int, conversation_pk: int, folded: str, at: int, end: int) -> Iterator[dict[str, Any]]:
+    """The chunks starting in ``folded[:end]``, a piece starting at ``at`` in its text."""
+    for start in range(0, end, STRIDE):
+        seq = (at + start) // STRIDE
+        piece = folded[start : start + STRIDE + MAX_NEEDLE - 1]
+        yield {"message_pk": message_pk, "seq": seq, "conversation_pk": conversation_pk, "folded": piece}
+
+
+def write_chunks(conn: Connection, messages: Iterable[tuple[int, int, Iterable[str]]], piece_stride: int) -> None:
+    """Store the chunks of messages given as (row id, conversation row id, searchable text's pieces), with their
+    grams, ``CHUNK_BATCH`` at a time: a long text's grams, as Python strings, weigh many times the text."""
+    rows = (
+        with_grams(row)
+        for pk, conversation_pk, pieces in messages
+        for row in piece_chunk_rows(pk, conversation_pk, pieces, piece_stride)
+    )
     while batch := list(islice(rows, CHUNK_BATCH)):
         copy_rows(conn, SEARCH_CHUNKS, batch)
 

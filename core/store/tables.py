@@ -126,6 +126,22 @@ class MessageTextRow(SQLModel, table=True):
     text: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
 
 
+class MessageSearchPieceRow(SQLModel, table=True):
+    """A piece after the first of a long message's searchable text (``core.store.search_pieces``, revision 0028).
+
+    The first piece is ``messages.search_text``; these follow it, each overlapping the one before, so each is
+    bound, indexed and searched alone. On SQLite the FTS5 table ``search_piece_fts`` indexes them by ``id``.
+    """
+
+    __tablename__ = "message_search_pieces"
+    __table_args__ = (UniqueConstraint("message_pk", "seq", name="uq_message_search_pieces_seq"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    message_pk: int = Field(sa_column=Column(Integer, ForeignKey("messages.id", ondelete="CASCADE"), nullable=False))
+    seq: int = Field(sa_column=Column(Integer, nullable=False))
+    text: str = Field(sa_column=Column(Text, nullable=False))
+
+
 class ConversationKindRow(SQLModel, table=True):
     """That a conversation contains at least one message of a kind (``user:image``, ``tool``...) at any depth."""
 
@@ -397,6 +413,7 @@ CONVERSATIONS = table_of(ConversationRow)
 MESSAGES = table_of(MessageRow)
 MESSAGE_OUTLINES = table_of(MessageOutlineRow)
 MESSAGE_TEXTS = table_of(MessageTextRow)
+MESSAGE_SEARCH_PIECES = table_of(MessageSearchPieceRow)
 CONVERSATION_KINDS = table_of(ConversationKindRow)
 RUNS = table_of(RunRow)
 STEP_RUNS = table_of(StepRunRow)

@@ -40,8 +40,10 @@ class StoredVersion:
         return self.source if self.line is None else f"{self.source}:{self.line}"
 
 
-def same_message(a: str, b: str) -> bool:
-    """Whether two JSON texts hold the same value (key order aside)."""
+def same_message(a: str | bytes, b: str | bytes) -> bool:
+    """Whether two JSON texts (decoded or UTF-8) hold the same value (key order aside)."""
+    if isinstance(a, str) != isinstance(b, str):
+        a, b = (a.encode() if isinstance(a, str) else a), (b.encode() if isinstance(b, str) else b)
     return a == b or dumps(loads(a), sort_keys=True) == dumps(loads(b), sort_keys=True)
 
 

@@ -22,7 +22,7 @@ from core.store.backend import postgres, sqlite
 from core.store.bulk import copy_rows
 from core.store.engine import write_transaction
 from core.store.import_prepare import PreparedMessage
-from core.store.pg_search import SEARCH_CHUNKS, chunk_rows
+from core.store.pg_search import SEARCH_CHUNKS, piece_chunk_rows
 from core.store.schema import _config
 from core.store.tables import MESSAGES, METADATA, STEP_RUNS
 from tests.store.store_factory import dataset
@@ -52,7 +52,7 @@ def test_db_upgrade_command(fresh_url: str, capsys: pytest.CaptureFixture[str]) 
 def test_db_upgrade_from_0003_keys_messages_by_conversation(
     fresh_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(postgres, "write_chunks", lambda conn, rows: None)  # as Traceloupe 0003 wrote
+    monkeypatch.setattr(postgres, "write_chunks", lambda conn, rows, stride: None)  # as Traceloupe 0003 wrote
     monkeypatch.setattr(sqlite, "write_grams", lambda conn, rows: None)  # (0020's index is not there yet)
     _import_with_parsed(monkeypatch)
     engine = make_engine(resolve_url(fresh_url))
@@ -132,7 +132,8 @@ def _import_with_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
 
     def with_parsed(record: Record, postgres: bool, now: int) -> PreparedMessage:
         prepared = prepare(record, postgres, now)
-        prepared.row["parsed"] = prepared.row["body"]
+        body = prepared.row["body"]  # PostgreSQL's rows hold the text's UTF-8 bytes
+        prepared.row["parsed"] = body.decode() if isinstance(body, bytes) else body
         return prepared
 
     monkeypatch.setattr(import_prepare, "_prepare", with_parsed)
@@ -140,9 +141,9 @@ def _import_with_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sqlite, "MESSAGES", Table("messages", MetaData(), *columns))  # PostgreSQL copies each key
 
 
-def _chunks_without_grams(conn: Connection, messages: Iterable[tuple[int, int, str]]) -> None:
+def _chunks_without_grams(conn: Connection, messages: Iterable[tuple[int, int, Iterable[str]]], stride: int) -> None:
     """PostgreSQL's search chunks as Traceloupe wrote them before revision 0025 added their grams."""
-    rows = [row for pk, conversation_pk, body in messages for row in chunk_rows(pk, conversation_pk, body)]
+    rows = [row for pk, cpk, pieces in messages for row in piece_chunk_rows(pk, cpk, pieces, stride)]
     if rows:
         copy_rows(conn, SEARCH_CHUNKS, rows)
 

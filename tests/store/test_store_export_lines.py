@@ -21,6 +21,7 @@ INFRASTRUCTURE = (
     "message_fts_",
     "conversation_fts_",
     "message_grams_",
+    "search_piece_fts_",
     "conversation_grams_",
     "procrastinate_",
 )
@@ -30,7 +31,7 @@ INFRASTRUCTURE = (
 def test_every_table_is_exported_or_left_out_for_a_stated_reason(store: Store) -> None:
     tables = {t for t in inspect(store.engine).get_table_names() if not t.startswith(INFRASTRUCTURE)}
     assert set(BY_TABLE).isdisjoint(NOT_EXPORTED)
-    sqlite_only = {"message_fts", "conversation_fts", "message_grams", "conversation_grams"}
+    sqlite_only = {"message_fts", "conversation_fts", "message_grams", "conversation_grams", "search_piece_fts"}
     on_this_backend = {"search_chunks"} if store.backend == "postgresql" else sqlite_only
     indexes = {"search_chunks", *sqlite_only}
     assert tables == set(BY_TABLE) | set(NOT_EXPORTED) - (indexes - on_this_backend)

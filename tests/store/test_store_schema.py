@@ -27,6 +27,7 @@ def in_the_models(obj: object, name: str | None, type_: str, reflected: bool, co
         (
             "message_fts",
             "message_grams",
+            "search_piece_fts",
             "conversation_fts",
             "conversation_grams",
             "search_chunks",

@@ -13,6 +13,7 @@ from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.engine import URL
 from sqlalchemy.types import TypeEngine
 
+from core.store.search_pieces import SearchPieces
 from core.store.settings import EngineSettings
 
 BackendName = Literal["sqlite", "postgresql"]
@@ -108,8 +109,15 @@ class Backend(Protocol):
     def message_ids(self, conn: Connection, n: int) -> list[int]:
         """``n`` unused message row ids (taken under the import lock)."""
 
-    def write_messages(self, conn: Connection, rows: list[dict[str, Any]], outlines: list[dict[str, Any]]) -> None:
-        """Insert message rows (with their ids) and their outlines, and what the backend keeps beside them."""
+    def write_messages(
+        self,
+        conn: Connection,
+        rows: list[dict[str, Any]],
+        outlines: list[dict[str, Any]],
+        pieced: Sequence[tuple[int, SearchPieces]] = (),
+    ) -> None:
+        """Insert message rows (with their ids), their outlines, the searchable text's later pieces of the messages
+        ``pieced`` names by id (``core.store.search_pieces``), and what the backend keeps beside them."""
 
     def forget_messages(self, conn: Connection, rows: Sequence[int]) -> None:
         """Take out of the search indexes the backend keeps by hand what these message rows, about to be

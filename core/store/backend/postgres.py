@@ -44,12 +44,14 @@ from core.store.grams import GRAMS_FUNCTION, MAX_GRAM
 from core.store.jsonio import dumps_text
 from core.store.pg_search import SEARCH_CHUNKS, STRIDE, fold, like_pattern, write_chunks
 from core.store.pool import ping_when_idle
+from core.store.search_pieces import PIECE_STRIDE, SearchPieces
 from core.store.settings import EngineSettings
-from core.store.tables import CONVERSATIONS, MESSAGE_OUTLINES, MESSAGE_TEXTS, MESSAGES
+from core.store.tables import CONVERSATIONS, MESSAGE_OUTLINES, MESSAGE_SEARCH_PIECES, MESSAGE_TEXTS, MESSAGES
 
 _M = MESSAGES.c
 _C = CONVERSATIONS.c
 _T = MESSAGE_TEXTS.c
+_P = MESSAGE_SEARCH_PIECES.c
 
 _S = SEARCH_CHUNKS.c
 _OWN_TEXT = (_C.conversation_id, _C.title)
@@ -138,14 +140,32 @@ class PostgresBackend:
     def message_ids(self, conn: Connection, n: int) -> list[int]:
         return list(conn.execute(_NEXT_MESSAGE_IDS, {"n": n}).scalars())
 
-    def write_messages(self, conn: Connection, rows: list[dict[str, Any]], outlines: list[dict[str, Any]]) -> None:
-        copy_rows(conn, MESSAGES, rows)
+    def write_messages(
+        self,
+        conn: Connection,
+        rows: list[dict[str, Any]],
+        outlines: list[dict[str, Any]],
+        pieced: Sequence[tuple[int, SearchPieces]] = (),
+    ) -> None:
+        from psycopg.types.json import Jsonb  # the driver, imported where it is used (a SQLite store never loads it)
+
+        # The bodies are the import's UTF-8 text (``core.store.import_prepare``): COPY hands them to jsonb's parser.
+        copy_rows(conn, MESSAGES, [{**row, "body": Jsonb(row["body"], dumps=_as_is)} for row in rows])
         if outlines:
             copy_rows(conn, MESSAGE_OUTLINES, outlines)
         # Every text, outlined or not: an export writes these, byte for byte, not JSONB's rendering.
-        texts = [{"message_pk": row["id"], "text": row["body"].encode()} for row in rows]
-        copy_rows(conn, MESSAGE_TEXTS, texts, binary_types=("int4", "bytea"))
-        write_chunks(conn, [(row["id"], row["conversation_pk"], row["search_text"]) for row in rows])
+        copy_rows(conn, MESSAGE_TEXTS, [_text_row(row) for row in rows], binary_types=("int4", "bytea"))
+        for pk, pieces in pieced:  # a piece at a time, read back from its file
+            for seq, piece in enumerate(pieces.later(), start=1):
+                copy_rows(conn, MESSAGE_SEARCH_PIECES, [{"message_pk": pk, "seq": seq, "text": piece}])
+        later = dict(pieced)
+        searched = [
+            (row["id"], row["conversation_pk"], later[row["id"]].after(row["search_text"]))
+            if row["id"] in later
+            else (row["id"], row["conversation_pk"], (row["search_text"],))
+            for row in rows
+        ]
+        write_chunks(conn, searched, PIECE_STRIDE)
 
     def forget_messages(self, conn: Connection, rows: Sequence[int]) -> None:
         """Nothing to do: every search index of PostgreSQL is the server's, kept current by the delete."""
@@ -222,8 +242,20 @@ class PostgresBackend:
             .subquery()
         )
         start = case((first.c.at > reach, first.c.at - reach), else_=1)
+        # The window read from the piece of the text the match begins in (the first is the message's own column).
+        seq = (first.c.at - 1) // PIECE_STRIDE
+        later = (
+            select(_P.text).where(_P.message_pk == first.c.message_pk, _P.seq == seq).correlate(first).scalar_subquery()
+        )
+        piece = case((seq == 0, _M.search_text), else_=later)
+        from_piece = case((start > seq * PIECE_STRIDE, start - seq * PIECE_STRIDE), else_=1)
         return (
-            select(_C.conversation_id, first.c.at, start, func.substr(_M.search_text, start, width))
+            select(
+                _C.conversation_id,
+                first.c.at,
+                seq * PIECE_STRIDE + from_piece,
+                func.substr(piece, from_piece, width),
+            )
             .select_from(first)
             .join(MESSAGES, _M.id == first.c.message_pk)
             .join(CONVERSATIONS, _C.id == first.c.conversation_pk)
@@ -232,3 +264,13 @@ class PostgresBackend:
 
 
 POSTGRES = PostgresBackend()
+
+
+def _as_is(text: Any) -> Any:
+    """A JSON text given to psycopg's jsonb dumper, which expects to serialise a value."""
+    return text
+
+
+def _text_row(row: dict[str, Any]) -> dict[str, Any]:
+    body = row["body"]
+    return {"message_pk": row["id"], "text": body.encode() if isinstance(body, str) else body}

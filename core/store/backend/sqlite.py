@@ -14,7 +14,7 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -36,11 +36,14 @@ from sqlalchemy import (
     event,
     exists,
     func,
+    insert,
+    literal,
     literal_column,
     or_,
     select,
     text,
     union,
+    union_all,
     values,
 )
 from sqlalchemy.dialects import sqlite as sqlite_dialect
@@ -63,8 +66,9 @@ from core.store.grams import (
 )
 from core.store.jsonio import dumps_text
 from core.store.pg_search import contains_pattern
+from core.store.search_pieces import PIECE_STRIDE, SearchPieces, stored_pieces
 from core.store.settings import EngineSettings
-from core.store.tables import CONVERSATIONS, MESSAGE_OUTLINES, MESSAGES
+from core.store.tables import CONVERSATIONS, MESSAGE_OUTLINES, MESSAGE_SEARCH_PIECES, MESSAGES
 
 log = logging.getLogger("traceloupe.store")
 
@@ -72,6 +76,11 @@ _INDEX_MESSAGES = text(
     "INSERT INTO message_fts(rowid, search_text) SELECT id, search_text FROM messages WHERE id BETWEEN :first AND :last"
 )
 """The search index's rows for the messages just written (revision 0021: no trigger fills it)."""
+_INDEX_PIECES = text(
+    "INSERT INTO search_piece_fts(rowid, text) SELECT p.id, p.text FROM message_search_pieces AS p "
+    "WHERE p.message_pk BETWEEN :first AND :last"
+)
+"""The search index's rows for the search pieces just written (revision 0028)."""
 
 LOWER_FUNCTION = "traceloupe_lower"
 """Search's case fold (``core.store.casefold``) as an SQL function. SQLite's own ``lower()`` and ``LIKE``
@@ -83,6 +92,7 @@ SQLite gives its -wal and -shm files the database file's mode."""
 
 _M = MESSAGES.c
 _C = CONVERSATIONS.c
+_P = MESSAGE_SEARCH_PIECES.c
 
 
 def sqlite_file_url(path: Path) -> URL:
@@ -180,18 +190,33 @@ class SqliteBackend:
         first = conn.execute(select(func.coalesce(func.max(_M.id), 0))).scalar_one() + 1
         return list(range(first, first + n))
 
-    def write_messages(self, conn: Connection, rows: list[dict[str, Any]], outlines: list[dict[str, Any]]) -> None:
+    def write_messages(
+        self,
+        conn: Connection,
+        rows: list[dict[str, Any]],
+        outlines: list[dict[str, Any]],
+        pieced: Sequence[tuple[int, SearchPieces]] = (),
+    ) -> None:
         executemany_rows(conn, MESSAGES, rows)
-        write_grams(conn, [(row["id"], row["search_text"]) for row in rows])
+        later = dict(pieced)
+        write_grams(conn, [(row["id"], _searched(row, later)) for row in rows])
         if outlines:
             executemany_rows(conn, MESSAGE_OUTLINES, outlines)
+        span = {"first": min(row["id"] for row in rows), "last": max(row["id"] for row in rows)}
         # The batch's terms in one statement: a row at a time, FTS5 flushes its pending terms at every statement.
-        conn.execute(_INDEX_MESSAGES, {"first": min(row["id"] for row in rows), "last": max(row["id"] for row in rows)})
+        conn.execute(_INDEX_MESSAGES, span)
+        if pieced:
+            add = insert(MESSAGE_SEARCH_PIECES)
+            for pk, pieces in pieced:  # a piece at a time, read back from its file
+                for seq, piece in enumerate(pieces.later(), start=1):
+                    conn.execute(add, {"message_pk": pk, "seq": seq, "text": piece})
+            # Each piece its own document: FTS5 flushes its pending terms between rows, never within one.
+            conn.execute(_INDEX_PIECES, span)
 
     def forget_messages(self, conn: Connection, rows: Sequence[int]) -> None:
         if rows:
             found = conn.execute(select(_M.id, _M.search_text).where(_M.id.in_(rows))).all()
-            forget_grams(conn, [(pk, search_text) for pk, search_text in found])
+            forget_grams(conn, [(pk, stored_pieces(conn, pk, head)) for pk, head in found])
 
     def exact_texts(self, conn: Connection, rows: Sequence[int]) -> dict[int, str]:
         return {}
@@ -222,16 +247,21 @@ class SqliteBackend:
     def matching_conversations(self, needle: str) -> CompoundSelect[Any]:
         if len(needle) > MAX_GRAM:
             in_messages = select(_M.conversation_pk).where(_M.id.in_(_fts_rows("message_fts", needle, "phrase")))
+            pieces = select(_P.message_pk).where(_P.id.in_(_fts_rows("search_piece_fts", needle, "piece_phrase")))
+            in_pieces = select(_M.conversation_pk).where(_M.id.in_(pieces))
             # The id and title under their own trigram index (revision 0020), not a scan of every conversation.
-            return union(in_messages, _fts_rows("conversation_fts", needle, "own_phrase"))
+            return union(in_messages, in_pieces, _fts_rows("conversation_fts", needle, "own_phrase"))
         gram = token(fold(needle))
         in_messages = select(_M.conversation_pk).where(_M.id.in_(_fts_rows(GRAMS_TABLE, gram, "gram")))
         return union(in_messages, _fts_rows(CONVERSATION_GRAMS_TABLE, gram, "own_gram"))
 
     def conversation_contains(self, needle: str) -> ColumnElement[bool]:
         # The text itself, not FTS5: a MATCH limited to one rowid still reads its trigrams' whole doclists.
-        in_messages = exists().where(_M.conversation_pk == _C.id, _message_contains(needle))
-        return or_(self.contains(_C.conversation_id, needle), self.contains(_C.title, needle), in_messages)
+        in_messages = exists().where(_M.conversation_pk == _C.id, _message_contains(_M.search_text, needle))
+        in_pieces = exists().where(
+            _M.conversation_pk == _C.id, _P.message_pk == _M.id, _message_contains(_P.text, needle)
+        )
+        return or_(self.contains(_C.conversation_id, needle), self.contains(_C.title, needle), in_messages, in_pieces)
 
     def custom_plans(self, conn: Connection) -> None:
         """Nothing to set: SQLite plans every statement it runs for its values."""
@@ -242,17 +272,41 @@ class SqliteBackend:
         return func.instr(_folded(column, needle), fold(needle)) > 0
 
     def match_windows(self, conversation_ids: Sequence[str], needle: str, reach: int, width: int) -> Select[Any]:
-        position = func.instr(getattr(func, LOWER_FUNCTION)(_M.search_text), needle.lower())  # lower(): ASCII only
+        # Each piece alone (the first is the message's own column): a needle lies whole in the piece it begins in.
+        wanted = select(_C.id).where(_C.conversation_id.in_(conversation_ids))
+        first = select(_M.id.label("message_pk"), literal(0).label("seq"), _M.search_text.label("text")).where(
+            _M.conversation_pk.in_(wanted)
+        )
+        more = (
+            select(_P.message_pk, _P.seq, _P.text)
+            .join(MESSAGES, _M.id == _P.message_pk)
+            .where(_M.conversation_pk.in_(wanted))
+        )
+        piece = union_all(first, more).subquery()
+        position = func.instr(getattr(func, LOWER_FUNCTION)(piece.c.text), needle.lower())  # lower(): ASCII only
         start = case((position > reach, position - reach), else_=1)
         return (
-            select(_C.conversation_id, position, start, func.substr(_M.search_text, start, width))
+            select(
+                _C.conversation_id,
+                piece.c.seq * PIECE_STRIDE + position,
+                piece.c.seq * PIECE_STRIDE + start,
+                func.substr(piece.c.text, start, width),
+            )
+            .select_from(piece)
+            .join(MESSAGES, _M.id == piece.c.message_pk)
             .join(CONVERSATIONS, _C.id == _M.conversation_pk)
-            .where(_C.conversation_id.in_(conversation_ids), position > 0)
-            .order_by(_M.id)
+            .where(position > 0)
+            .order_by(piece.c.message_pk, piece.c.seq)
         )
 
 
 SQLITE = SqliteBackend()
+
+
+def _searched(row: dict[str, Any], later: dict[int, SearchPieces]) -> str | Iterable[str]:
+    """A message row's searchable text: its column, or its pieces when it has more than one."""
+    pieces = later.get(row["id"])
+    return row["search_text"] if pieces is None else pieces.after(row["search_text"])
 
 
 def _fts_rows(table: str, needle: str, name: str) -> Select[Any]:
@@ -262,12 +316,12 @@ def _fts_rows(table: str, needle: str, name: str) -> Select[Any]:
     return select(literal_column(f"{table}.rowid")).select_from(text(table)).where(match)
 
 
-def _message_contains(needle: str) -> ColumnElement[bool]:
-    """The ``messages`` row at hand holds ``needle`` in its searchable text: a scan's test, for short needles."""
+def _message_contains(text: ColumnElement[str], needle: str) -> ColumnElement[bool]:
+    """A searchable text (a message's first piece, or a later one) holds ``needle``: a scan's test."""
     if needle.isascii():
-        return _M.search_text.like(contains_pattern(needle), escape="\\")
+        return text.like(contains_pattern(needle), escape="\\")
     # LIKE folds ASCII letters only: fold both sides in Python
-    return func.instr(_folded(_M.search_text, needle), fold(needle)) > 0
+    return func.instr(_folded(text, needle), fold(needle)) > 0
 
 
 def _folded(column: ColumnElement[str], needle: str) -> ColumnElement[str]:
