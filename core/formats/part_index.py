@@ -22,6 +22,10 @@ LAST: OrderKey = b"\xff" * 9
 
 _CACHE_KIB = 2048
 """SQLite's page cache: what the index keeps in memory, however many events it holds."""
+PARENTS_HELD = 20_000
+"""Union-find links kept in memory before they are written to the database: the nodes of the conversations
+being read, which nearly every tie touches (a few MB, however large the file)."""
+_EVENTS_HELD = 1000
 
 _SCHEMA = """
 CREATE TABLE event (idx INTEGER PRIMARY KEY, offset INTEGER NOT NULL, length INTEGER NOT NULL,
@@ -64,40 +68,68 @@ class PartIndex:
         self.db.executescript(_SCHEMA)
         self.db.execute("BEGIN")
         self.count = 0
+        self.parents: dict[bytes, bytes] = {}
+        """Links written or read lately: newer than the database's, written there when there are too many."""
+        self.events: list[tuple[int, int, int, bytes, OrderKey | None]] = []
 
     def close(self) -> None:
         self.db.close()
 
     def add_event(self, offset: int, length: int, node: Node, start: OrderKey | None) -> None:
         key = _utf8(node)
-        self.db.execute("INSERT INTO event VALUES (?, ?, ?, ?, ?)", (self.count, offset, length, key, start))
-        self.db.execute("INSERT OR IGNORE INTO parent VALUES (?, ?)", (key, key))
+        self.events.append((self.count, offset, length, key, start))
+        if len(self.events) >= _EVENTS_HELD:
+            self._write_events()
+        if self._up(key) is None:
+            self._link(key, key)
         self.count += 1
 
     def known(self, node: Node) -> bool:
         """Whether an event (or a tie of one) named this node."""
-        return self.db.execute("SELECT 1 FROM parent WHERE node = ?", (_utf8(node),)).fetchone() is not None
+        return self._up(_utf8(node)) is not None
 
     def join(self, a: Node, b: Node) -> None:
         root_a, root_b = self._find(_utf8(a)), self._find(_utf8(b))
         if root_a != root_b:
             low, high = min(root_a, root_b), max(root_a, root_b)
-            self.db.execute("INSERT OR REPLACE INTO parent VALUES (?, ?)", (high, low))
-            self.db.execute("INSERT OR IGNORE INTO parent VALUES (?, ?)", (low, low))
+            self._link(high, low)
+            if self._up(low) is None:
+                self._link(low, low)
+
+    def _up(self, node: bytes) -> bytes | None:
+        up = self.parents.get(node)
+        if up is None:
+            row = self.db.execute("SELECT up FROM parent WHERE node = ?", (node,)).fetchone()
+            if row is None:
+                return None
+            up = row[0]
+            self._link(node, up)
+        return up
+
+    def _link(self, node: bytes, up: bytes) -> None:
+        self.parents[node] = up
+        if len(self.parents) >= PARENTS_HELD:
+            self._write_parents()
+
+    def _write_parents(self) -> None:
+        self.db.executemany("INSERT OR REPLACE INTO parent VALUES (?, ?)", self.parents.items())
+        self.parents.clear()
+
+    def _write_events(self) -> None:
+        self.db.executemany("INSERT INTO event VALUES (?, ?, ?, ?, ?)", self.events)
+        self.events.clear()
 
     def _find(self, node: bytes) -> bytes:
         """The root of ``node``'s set (the node itself when nothing named it), halving the path on the way."""
-        execute = self.db.execute
         while True:
-            row = execute("SELECT up FROM parent WHERE node = ?", (node,)).fetchone()
-            if row is None or row[0] == node:
+            up = self._up(node)
+            if up is None or up == node:
                 return node
-            up: bytes = row[0]
-            above = execute("SELECT up FROM parent WHERE node = ?", (up,)).fetchone()
-            if above is None or above[0] == up:
+            above = self._up(up)
+            if above is None or above == up:
                 return up
-            execute("UPDATE parent SET up = ? WHERE node = ?", (above[0], node))
-            node = above[0]
+            self._link(node, above)
+            node = above
 
     def add_opening(self, first: str, node: Node, open_to_all: bool) -> None:
         """A keyless call's opening under its first message; ``open_to_all``: any branch of that first message
@@ -134,6 +166,8 @@ class PartIndex:
         """Each part (a set of joined nodes) in order of its first call, then of its first event: where it sorts
         and its events (offset, length, where each call sorts) in file order."""
         execute = self.db.execute
+        self._write_events()
+        self._write_parents()
         execute("CREATE INDEX event_node ON event (node)")
         last = b""
         while nodes := execute(
@@ -141,6 +175,7 @@ class PartIndex:
         ).fetchall():
             self.db.executemany("INSERT INTO root VALUES (?, ?)", [(node, self._find(node)) for (node,) in nodes])
             last = nodes[-1][0]
+        self._write_parents()  # what is left to do reads the roots, not the links
         execute("CREATE INDEX root_root ON root (root)")
         execute(
             "CREATE TABLE part AS SELECT r.root AS root, MIN(e.start) AS start, MIN(e.idx) AS first"
