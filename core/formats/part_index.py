@@ -3,7 +3,8 @@ transcript may tie together (a union-find of their nodes), so that memory does n
 
 Everything ``core.formats.parts`` would otherwise hold per event or per conversation (the events' places, the
 call ids and traces seen, the parts' members) lives in a private temporary SQLite database, deleted when the
-index is closed; SQLite's page cache is the only memory it takes.
+index is closed; SQLite's page cache and the latest links of the union-find (``PARENTS_HELD``) are the only
+memory it takes.
 """
 
 from __future__ import annotations
