@@ -33,9 +33,9 @@ class MessageReader:
     def __init__(self) -> None:
         self.pool = TextPool()
         self.unplaced: list[Any] = []
-        self._memo: dict[Hashable, tuple[list[LLMMessage], list[Any]]] = {}
+        self._memo: dict[Hashable, tuple[list[llm.LLMMessage], list[Any]]] = {}
 
-    def remembered(self, source: Hashable, read: Callable[[], list[LLMMessage]]) -> list[LLMMessage]:
+    def remembered(self, source: Hashable, read: Callable[[], list[llm.LLMMessage]]) -> list[llm.LLMMessage]:
         """``read()``'s messages, read once per ``source`` (what they were read from, as a hashable value):
         the same objects again for a message resent unchanged, with what it left unplaced. The messages are
         values: the assembly derives changed copies, never changes them."""

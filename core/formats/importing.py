@@ -7,9 +7,12 @@ line and the id. Nothing here writes to the store.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import pickle
+import tempfile
+import weakref
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, overload
 
 from pydantic import ValidationError
 
@@ -22,6 +25,42 @@ from core.messages.union import MESSAGE_ADAPTER
 from core.reader import Record, StoreLine, describe_validation_error
 from core.request_context.stored import request_json
 
+SPILL_AFTER = 1 << 20
+"""Bytes of store lines held in memory before they go to a temporary file."""
+
+
+class SpilledLines(Sequence[StoreLine]):
+    """Store lines (a file's request contexts) written to a temporary file as they come, read back in order when
+    the store takes them: held while a file is read, one per conversation, they would grow with the file."""
+
+    def __init__(self) -> None:
+        self.file = tempfile.SpooledTemporaryFile(max_size=SPILL_AFTER)  # noqa: SIM115 - closed with this object
+        weakref.finalize(self, self.file.close)
+        self.size = 0
+
+    def append(self, line: StoreLine) -> None:
+        self.file.seek(0, 2)
+        pickle.dump(line, self.file, protocol=pickle.HIGHEST_PROTOCOL)
+        self.size += 1
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __iter__(self) -> Iterator[StoreLine]:
+        position = 0
+        for _ in range(self.size):
+            self.file.seek(position)
+            line: StoreLine = pickle.load(self.file)  # noqa: S301 - our own temporary file
+            position = self.file.tell()
+            yield line
+
+    @overload
+    def __getitem__(self, index: int) -> StoreLine: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[StoreLine]: ...
+    def __getitem__(self, index: int | slice) -> StoreLine | Sequence[StoreLine]:
+        return list(self)[index]
+
 
 @dataclass(slots=True)
 class ForeignFile:
@@ -32,7 +71,7 @@ class ForeignFile:
     """
 
     records: Iterator[Record]
-    store_lines: list[StoreLine] = field(default_factory=list)
+    store_lines: SpilledLines = field(default_factory=SpilledLines)
     notes: list[ImportNote] = field(default_factory=list)
 
 

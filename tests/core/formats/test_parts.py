@@ -3,7 +3,10 @@ transcript spans: conversations that share nothing are assembled (and let go) on
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import gc
+import tracemalloc
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -55,14 +58,14 @@ def _conversation(n: int) -> list[Event]:
     """An agent's conversation of two calls resending the history and a tool run: no key, its own trace."""
     user = LLMUserMessage((LLMTextPart(f"Trip #{n}?"),))
     call = LLMAssistantMessage(tool_calls=(LLMToolCall(f"call_{n}", "search", "{}"),))
-    at = datetime(2026, 1, 1, tzinfo=UTC).replace(minute=n)
+    at = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=n)
     source = SourceRef("x.json", source_id=f"span{n}", trace=f"trace{n}")
     answer = LLMAssistantMessage(f"Booked #{n}.")
     tool = SourceRef("x.json", source_id=f"tool{n}", trace=f"trace{n}")
     return [
         ModelCall(source, ConversationKey(), (SYSTEM, user), (call,), started_at=at),
         ToolExecution(tool, ConversationKey(), "search", None, None, "found"),
-        ModelCall(source, ConversationKey(), (SYSTEM, user, call), (answer,), started_at=at.replace(second=30)),
+        ModelCall(source, ConversationKey(), (SYSTEM, user, call), (answer,), started_at=at + timedelta(seconds=30)),
     ]
 
 
@@ -90,3 +93,37 @@ def test_a_call_without_a_user_message_joins_every_part_of_its_first_message(mon
     events = [e for n in range(2) for e in _conversation(n)] + [opening]
     list(parts.transcripts_by_part(events, []))
     assert assembled_calls == [5]
+
+
+def _held_once_assembling(conversations: int) -> int:
+    """The memory Python holds once a file of ``conversations`` was read and its first transcript made (the
+    events are made as they are read, as a reader yields them)."""
+    events = (e for n in range(conversations) for e in _conversation(n))
+    gc.collect()
+    tracemalloc.start()
+    try:
+        transcripts = parts.transcripts_by_part(events, [])
+        next(transcripts)
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0]
+        transcripts.close()
+        return held
+    finally:
+        tracemalloc.stop()
+
+
+def test_what_a_file_is_split_by_is_kept_on_disk_not_in_memory() -> None:
+    # Where each event sits, its call ids and trace, its part: held in memory, they grow with the file (about
+    # 2 KB a conversation here); four times the conversations must hold about what one time holds.
+    small, large = _held_once_assembling(150), _held_once_assembling(600)
+    assert large < small + 40_000, (small, large)
+
+
+def test_ids_that_are_not_valid_unicode_still_tie_their_events() -> None:
+    # JSON can spell a lone surrogate (\ud800); a reader keeps it, and the on-disk index must too.
+    events = _conversation(0)
+    odd = ConversationKey(conversation="session-\ud800")
+    keyed = [replace(e, key=odd) for e in events]
+    transcripts = list(parts.transcripts_by_part(keyed, []))
+    assert [t.key for t in transcripts] == ["session-\ud800"]
+    assert len(transcripts[0].entries) == 5

@@ -9,6 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from core.formats import importing
 from core.formats.importing import read_foreign
 from core.formats.registry import SNIFF_BYTES, sniff
 from core.store import Store
@@ -273,6 +274,22 @@ def test_langchain_tool_definitions_sent_as_tool_messages_are_the_requests_tools
     request = line.value["traceloupe_request"]
     assert [t["name"] for t in request["tools"]] == ["Web-Search"]
     assert (request["turn"], request["model"], request["params"]) == (None, "gpt-4o-2024-08-06", {"temperature": 0.0})
+
+
+def _contexts(name: str) -> list[object]:
+    path = DATA / name
+    with path.open("rb") as handle:
+        _, foreign = read_foreign(sniff(path.read_bytes()[:SNIFF_BYTES], str(path)), handle, str(path))
+    return [(line.line, line.value) for line in foreign.store_lines]
+
+
+def test_request_contexts_spilled_to_disk_come_back_as_they_were(monkeypatch: pytest.MonkeyPatch) -> None:
+    # One context per conversation: a large file's go to a temporary file while its messages are read.
+    held = _contexts("langfuse/pydantic-ai-tools-2025-12-04.trace.json")
+    monkeypatch.setattr(importing, "SPILL_AFTER", 1)
+    spilled = _contexts("langfuse/pydantic-ai-tools-2025-12-04.trace.json")
+    assert spilled == held
+    assert len(spilled) == 3
 
 
 def test_each_turn_gets_the_context_of_the_call_that_answered_it() -> None:
