@@ -119,7 +119,7 @@ def assemble_units(store: Store, units: list[set[str]], reads: SpanReads) -> lis
         records = list(foreign.records)
         outputs = _outputs(records, {span.span_id: span.trace_id for _, span in spans})
         received_at = max((reads.received_at[pk] for pk in unit_places), default=now_ms())
-        out.append(AssembledUnit(traces, records, foreign.store_lines, outputs, received_at))
+        out.append(AssembledUnit(traces, records, list(foreign.store_lines), outputs, received_at))
     return out
 
 
