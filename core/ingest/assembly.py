@@ -90,7 +90,7 @@ def assemble_round(store: Store, limit: int = BATCHES_PER_ROUND, *, pks: list[in
         fresh = tables.batches(conn, pending)
     if not fresh:
         return report
-    reads = reads_of(store.engine)
+    reads = reads_of(store)
     with reads.lock, gc_paused():  # the reads kept are a large heap the collector would rescan again and again
         links = _links(reads, fresh)
         with write_transaction(store.engine) as conn:

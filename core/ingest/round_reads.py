@@ -19,13 +19,12 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from weakref import WeakKeyDictionary
 
-from sqlalchemy import Engine
-
 from core.formats.events import Event
 from core.formats.genai_messages import MessageReader
 from core.formats.otlp import Span
 from core.formats.registry import otlp_span_events
 from core.ingest.receive import MEDIA_TYPES, SOURCE, MediaType, ParsedBody, parsed, span_problem
+from core.store import Store
 from core.store import ingest as tables
 
 Place = tuple[int, int]
@@ -171,14 +170,15 @@ class SpanReads:
         return out
 
 
-_READS: WeakKeyDictionary[Engine, SpanReads] = WeakKeyDictionary()
+_READS: WeakKeyDictionary[object, SpanReads] = WeakKeyDictionary()
+"""Keyed by the store's engine, which every ``Store`` opened on it shares."""
 _READS_LOCK = threading.Lock()
 
 
-def reads_of(engine: Engine) -> SpanReads:
-    """The reads kept for this store's engine (made on first use)."""
+def reads_of(store: Store) -> SpanReads:
+    """The reads kept for this store (made on first use)."""
     with _READS_LOCK:
-        reads = _READS.get(engine)
+        reads = _READS.get(store.engine)
         if reads is None:
-            reads = _READS[engine] = SpanReads()
+            reads = _READS[store.engine] = SpanReads()
         return reads

@@ -20,6 +20,7 @@ from core.llm.messages import (
     LLMToolCall,
     parse_arguments,
 )
+from core.providers.arguments import STRICT_JSON_RULE
 from core.providers.base import RAW_ARGUMENTS_KEY, RequestContext, RequestOptions, arguments_object
 from tests.long_runs import examples
 
@@ -49,7 +50,10 @@ def _exact(call: LLMToolCall, ctx: RequestContext) -> dict[str, Any]:
         if type(parsed) is dict and seen:
             listed = ", ".join(sorted(set(seen)))
             ctx.warn(
-                "m", "tool_call.arguments", f"call {call.id}: {listed} in the arguments is not JSON; sent as a string"
+                "m",
+                "tool_call.arguments",
+                f"call {call.id}: {listed} in the arguments is not JSON; sent as a string",
+                STRICT_JSON_RULE,
             )
             return parsed
         parsed = parse_arguments(call.arguments)

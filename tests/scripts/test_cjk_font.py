@@ -63,7 +63,8 @@ def test_entry_script_installs_the_cjk_font_after_updating_stale_package_lists(
     installs = [i for i, c in enumerate(calls) if c == "apt-get install -y -qq fonts-wqy-microhei"]
     assert installs, calls
     assert "apt-get update -qq" in calls[: installs[-1]]  # the lists were refreshed before the last try
-    assert calls[-1].startswith(then)  # and the script still goes on to its real work
+    # and the script still goes on to its real work (test.sh starts mypy beside pytest, so either may log last)
+    assert [c for c in calls[installs[-1] :] if c.startswith(then)], calls
 
 
 @pytest.mark.parametrize("script", ["run.sh", "test.sh"])
