@@ -19,7 +19,7 @@ from typing import Any
 
 from sqlalchemy import ARRAY, Column, Connection, ForeignKey, Integer, MetaData, Table, Text
 
-from core.store.bulk import copy_rows
+from core.store.bulk import copy_rows, text_array
 from core.store.casefold import fold as fold  # re-exported: the chunks and their readers fold alike
 from core.store.grams import grams_of
 from core.store.tables import MESSAGES
@@ -61,7 +61,7 @@ def write_chunks(conn: Connection, messages: Iterable[tuple[int, int, str]]) -> 
     ``CHUNK_BATCH`` at a time: a long text's grams, as Python strings, weigh many times the text."""
     rows = (with_grams(row) for pk, conversation_pk, text in messages for row in chunk_rows(pk, conversation_pk, text))
     while batch := list(islice(rows, CHUNK_BATCH)):
-        copy_rows(conn, SEARCH_CHUNKS, batch)
+        copy_rows(conn, SEARCH_CHUNKS, [{**row, "grams": text_array(row["grams"])} for row in batch])
 
 
 def contains_pattern(text: str) -> str:
