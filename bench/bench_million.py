@@ -1,12 +1,13 @@
 """A million conversations: the list, its pages and its searches at 100,000 and 1,000,000, on both backends.
 
     .venv/bin/python bench/bench_million.py [--sizes 100000,1000000] [--no-sqlite] [--no-pg]
-        [--dir /tmp/bench_million] [--pg URL] [--drop] [--repeat 5]
+        [--dir /tmp/bench_million] [--pg URL] [--pg-prefix bench_million] [--load-only] [--drop] [--repeat 5]
 
-Figures, not assertions. Each store holds N small conversations (a user question and an answer), written
-straight through the store's bulk writes (``Backend.insert_new`` / ``Backend.write_messages``: executemany on
-SQLite, COPY on PostgreSQL), not through ``traceloupe import``. A store is built once and kept (SQLite:
-``<dir>/store-<N>.db``; PostgreSQL: the database ``bench_million_<N>``) so reruns only measure; ``--drop``
+Figures, not assertions. Each store holds N small conversations (a user question and an answer), loaded
+as a user would: one generated JSONL file stored by ``traceloupe import`` in a child process (the streamed
+import, one transaction), whose rate is printed (messages per second, wall-clock and per second of the
+import's own CPU, with the load average: the machine may be shared). A store is loaded once and kept (SQLite:
+``<dir>/store-<N>.db``; PostgreSQL: the database ``<prefix>_<N>``) so reruns only measure; ``--drop``
 removes them at the end.
 
 Measured on one store connection (a pool of one), after 50 searches on it, as a server's pooled connection
@@ -19,7 +20,10 @@ The last column is the ratio of the largest size to the smallest: the target is 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -30,16 +34,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import orjson  # noqa: E402
-from sqlalchemy import func, select, text  # noqa: E402
+from sqlalchemy import func, select  # noqa: E402
 
 from core.store import ConversationQuery, Store  # noqa: E402
-from core.store.engine import read_transaction, write_transaction  # noqa: E402
-from core.store.jsonio import RawJSON  # noqa: E402
+from core.store.engine import read_transaction  # noqa: E402
 from core.store.settings import EngineSettings  # noqa: E402
-from core.store.tables import CONVERSATION_KINDS, CONVERSATIONS  # noqa: E402
+from core.store.tables import CONVERSATIONS  # noqa: E402
 
-BATCH = 20_000
-"""Conversations written per transaction."""
 BASE_TS = 1_700_000_000_000
 COUNT_CAP = 200
 """The list page's "save these N" cap (``web.list_query.COUNT_CAP``)."""
@@ -69,64 +70,44 @@ def _message(conversation_id: str, msg_id: str, role: str, content: str, ts: int
     return body
 
 
-def build(store: Store, n: int) -> None:
-    """Write ``n`` conversations of two messages each, a batch per transaction."""
-    db = store.db
+def write_jsonl(path: Path, n: int) -> int:
+    """``n`` conversations of two messages each, as one JSONL file; the messages written.
+
+    The list's order (last activity) is a permutation of the conversations' order in the file, so a page
+    of the list is not a run of rows stored together."""
+    with path.open("wb") as out:
+        for i in range(n):
+            question, answer = texts(i)
+            ts = BASE_TS + ((i * 7919) % n) * 1000
+            cid = f"conv-{i:07d}"
+            for k, (role, content) in enumerate((("user", question), ("assistant", answer))):
+                message = _message(cid, f"m{i}-{k}", role, content, ts + k)
+                message["conversation_id"] = cid
+                out.write(orjson.dumps(message) + b"\n")
+    return 2 * n
+
+
+def load(url: str, n: int, work: Path) -> None:
+    """Write ``n`` conversations as JSONL and store them with ``traceloupe import`` in a child process (one
+    file, one transaction); prints the load rate, in wall-clock and in the child's CPU time."""
+    path = work / f"conversations-{n}-{os.getpid()}.jsonl"  # stores of both backends may load side by side
+    messages = write_jsonl(path, n)
+    mb = path.stat().st_size / 1e6
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    load_before = os.getloadavg()[0]
     started = time.perf_counter()
-    for first in range(0, n, BATCH):
-        block = range(first, min(n, first + BATCH))
-        with write_transaction(store.engine, label="the benchmark's conversations") as conn:
-            db.unbounded_statements(conn)
-            conversations = [
-                {
-                    "id": i + 1,
-                    "conversation_id": f"conv-{i:07d}",
-                    "title": f"weather question {i}",
-                    "messages": 2,
-                    "turns": 1,
-                    "records": 2,
-                    "damaged": 0,
-                    "runs": 0,
-                    "first_ts": BASE_TS + i * 1000,
-                    "last_activity": BASE_TS + ((i * 7919) % n) * 1000,
-                }
-                for i in block
-            ]
-            db.insert_new(conn, CONVERSATIONS, conversations)
-            db.insert_new(conn, CONVERSATION_KINDS, [{"conversation_pk": i + 1, "kind": "user:text"} for i in block])
-            rows = []
-            for i in block:
-                question, answer = texts(i)
-                ts = BASE_TS + i * 1000
-                for k, (role, content) in enumerate((("user", question), ("assistant", answer))):
-                    body = orjson.dumps(_message(f"conv-{i:07d}", f"m{i}-{k}", role, content, ts + k)).decode()
-                    rows.append(
-                        {
-                            "conversation_pk": i + 1,
-                            "msg_id": f"m{i}-{k}",
-                            "role": role,
-                            "msg_type": "text",
-                            "kind": f"{role}:text",
-                            "create_ts": ts + k,
-                            "records": 1,
-                            "damaged": 0,
-                            "body": RawJSON(body),
-                            "search_text": content,
-                            "source": "bench",
-                            "line": 2 * i + k + 1,
-                            "imported_at": ts,
-                        }
-                    )
-            for pk, row in zip(db.message_ids(conn, len(rows)), rows, strict=True):
-                row["id"] = pk
-            db.write_messages(conn, rows, [])
-        done = block.stop
-        rate = 2 * done / (time.perf_counter() - started)
-        print(f"  {done:,} / {n:,} conversations ({rate:,.0f} messages/s)", end="\r", flush=True)
-    print()
-    if db.analyzes_after_import:
-        with store.engine.connect() as conn:
-            conn.execution_options(isolation_level="AUTOCOMMIT").execute(text("VACUUM ANALYZE"))
+    command = [sys.executable, "-m", "web.cli", "import", str(path), "--db", url, "-q"]
+    subprocess.run(command, check=True, cwd=ROOT)
+    seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    path.unlink()
+    print(
+        f"  loaded {messages:,} messages ({mb:.0f} MB) in {seconds:.0f} s: {messages / seconds:,.0f} msg/s "
+        f"({messages / cpu:,.0f} msg/s of the import's own CPU, {cpu:.0f} s); "
+        f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after",
+        flush=True,
+    )
 
 
 def stored(store: Store) -> int:
@@ -182,7 +163,7 @@ def stores(args: argparse.Namespace) -> Iterator[tuple[str, int, str]]:
             yield "sqlite", n, str(args.dir / f"store-{n}.db")
     if not args.no_pg:
         for n in sizes:
-            yield "postgresql", n, pg_url(args.pg, f"bench_million_{n}", create=True)
+            yield "postgresql", n, pg_url(args.pg, f"{args.pg_prefix}_{n}", create=True)
 
 
 def pg_url(base: str, name: str, *, create: bool) -> str:
@@ -208,7 +189,8 @@ def main() -> int:
     parser.add_argument("--pg", default="postgresql://postgres@127.0.0.1:5432/test")
     parser.add_argument("--no-pg", action="store_true")
     parser.add_argument("--no-sqlite", action="store_true")
-    parser.add_argument("--build-only", action="store_true")
+    parser.add_argument("--pg-prefix", default="bench_million", help="the PostgreSQL databases' names: PREFIX_N")
+    parser.add_argument("--load-only", action="store_true", help="load the stores, measure nothing")
     parser.add_argument("--drop", action="store_true", help="remove the stores at the end")
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
@@ -216,14 +198,14 @@ def main() -> int:
     for backend, n, url in stores(args):
         with Store.open(url, settings=SETTINGS) as store:
             have = stored(store)
-            if have != n:
-                if have:
-                    raise SystemExit(f"{url} holds {have:,} conversations, not {n:,}: remove it first")
-                print(f"[{backend}] building {n:,} conversations")
-                start = time.perf_counter()
-                build(store, n)
-                print(f"[{backend}] built {n:,} conversations in {time.perf_counter() - start:.0f} s")
-            if not args.build_only:
+        if have != n:
+            if have:
+                raise SystemExit(f"{url} holds {have:,} conversations, not {n:,}: remove it first")
+            print(f"[{backend}] importing {n:,} conversations", flush=True)
+            args.dir.mkdir(parents=True, exist_ok=True)
+            load(url, n, args.dir)
+        with Store.open(url, settings=SETTINGS) as store:
+            if not args.load_only:
                 results.setdefault(backend, {})[n] = measure(store, n, args.repeat)
     for backend, by_size in results.items():
         sizes = sorted(by_size)
@@ -237,7 +219,7 @@ def main() -> int:
         for n in (int(s) for s in args.sizes.split(",")):
             (args.dir / f"store-{n}.db").unlink(missing_ok=True)
             if not args.no_pg:
-                pg_url(args.pg, f"bench_million_{n}", create=False)
+                pg_url(args.pg, f"{args.pg_prefix}_{n}", create=False)
     return 0
 
 

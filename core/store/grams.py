@@ -11,6 +11,7 @@ index, whose overlapping chunks hold every pair whole. Both are written from ``g
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -21,6 +22,8 @@ from core.store.casefold import fold
 
 MAX_GRAM = 2
 """The longest needle the grams answer; longer ones go to the trigram indexes."""
+TOKEN_CACHE = 1 << 16
+"""Tokens remembered: a text's grams are mostly the same few thousand pairs, each spelled once, not per message."""
 GRAMS_TABLE = "message_grams"
 """SQLite: the FTS5 table of each message's grams, its rowid the message's id (revision 0020)."""
 CONVERSATION_GRAMS_TABLE = "conversation_grams"
@@ -47,6 +50,7 @@ def grams_of(folded: str) -> set[str]:
     return found
 
 
+@functools.lru_cache(maxsize=TOKEN_CACHE)
 def token(gram: str) -> str:
     """``gram`` (folded) as one FTS5 token: its code points in hexadecimal, so any character is plain ASCII."""
     return "g" + "x".join(f"{ord(char):x}" for char in gram)
@@ -54,7 +58,7 @@ def token(gram: str) -> str:
 
 def tokens(search_text: str) -> str:
     """The FTS5 document of a message's grams: every character and every pair of the folded text, once."""
-    return " ".join(token(gram) for gram in grams_of(fold(search_text)))
+    return " ".join(map(token, grams_of(fold(search_text))))
 
 
 def pieces_tokens(pieces: Iterable[str]) -> str:

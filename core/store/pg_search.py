@@ -19,7 +19,7 @@ from typing import Any
 
 from sqlalchemy import ARRAY, Column, Connection, ForeignKey, Integer, MetaData, Table, Text
 
-from core.store.bulk import copy_rows
+from core.store.bulk import copy_rows, text_array
 from core.store.casefold import fold as fold  # re-exported: the chunks and their readers fold alike
 from core.store.grams import grams_of
 from core.store.tables import MESSAGES
@@ -89,7 +89,7 @@ def write_chunks(conn: Connection, messages: Iterable[tuple[int, int, Iterable[s
         for row in piece_chunk_rows(pk, conversation_pk, pieces, piece_stride)
     )
     while batch := list(islice(rows, CHUNK_BATCH)):
-        copy_rows(conn, SEARCH_CHUNKS, batch)
+        copy_rows(conn, SEARCH_CHUNKS, [{**row, "grams": text_array(row["grams"])} for row in batch])
 
 
 def contains_pattern(text: str) -> str:

@@ -34,6 +34,7 @@ def analyze_after_import(engine: Engine, new_messages: int) -> bool:
     if not backend_of(engine).analyzes_after_import or new_messages < MIN_ROWS:
         return False
     with write_transaction(engine, label="the statistics after an import") as conn:
+        backend_of(engine).unbounded_statements(conn)  # part of the import: the engine's timeout is for requests
         counted = conn.execute(text("SELECT reltuples FROM pg_class WHERE oid = 'messages'::regclass")).scalar_one()
         if new_messages < SHARE * max(counted, 0):
             return False

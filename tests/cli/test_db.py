@@ -54,6 +54,7 @@ def test_db_upgrade_from_0003_keys_messages_by_conversation(
 ) -> None:
     monkeypatch.setattr(postgres, "write_chunks", lambda conn, rows, stride: None)  # as Traceloupe 0003 wrote
     monkeypatch.setattr(sqlite, "write_grams", lambda conn, rows: None)  # (0020's index is not there yet)
+    monkeypatch.setattr(sqlite, "_INDEX_CONVERSATIONS", ())  # nor 0020's conversation indexes
     _import_with_parsed(monkeypatch)
     engine = make_engine(resolve_url(fresh_url))
     with write_transaction(engine) as conn:
@@ -108,6 +109,7 @@ def test_db_upgrade_counts_the_step_runs_recorded_before_as_runs_and_status_list
         command.upgrade(_config(conn), "0014")
     old = Store(engine)
     monkeypatch.setattr(sqlite, "write_grams", lambda conn, rows: None)  # as Traceloupe 0014 wrote
+    monkeypatch.setattr(sqlite, "_INDEX_CONVERSATIONS", ())
     monkeypatch.setattr(postgres, "write_chunks", _chunks_without_grams)
     _import_with_parsed(monkeypatch)
     old.import_records(read_bytes(MESSAGE, source="a"), source="a")

@@ -117,12 +117,13 @@ def test_progress_bar_on_a_terminal(
     assert terminal.getvalue() == ""
 
 
-def test_export_into_a_closed_pipe_stops_quietly(db_url: str, tmp_path: Path) -> None:
-    """``traceloupe export | head -1``: no BrokenPipeError traceback."""
-    _write(tmp_path / "a.jsonl", 35, 300)
+@pytest.mark.parametrize("command", [["export"], ["conversations", "--json"]], ids=["export", "conversations"])
+def test_a_listing_into_a_closed_pipe_stops_quietly(db_url: str, tmp_path: Path, command: list[str]) -> None:
+    """``traceloupe export | head -1``, ``traceloupe conversations --json | head``: no BrokenPipeError traceback."""
+    _write(tmp_path / "a.jsonl", 35, 600)  # more than a pipe's buffer, in either listing
     with Store.open(db_url) as store:
         store.import_path(tmp_path / "a.jsonl")
-    proc = subprocess.Popen([*CLI, "export", "--db", db_url], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen([*CLI, *command, "--db", db_url], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout is not None and proc.stderr is not None
     assert proc.stdout.read(10)
     proc.stdout.close()

@@ -16,6 +16,7 @@ from core import InputError
 from core.reader import Record, read_bytes
 from core.store import ConversationQuery, Store, importer
 from core.store.engine import EngineSettings, read_transaction
+from core.store.query import search_condition
 from core.store.tables import CONVERSATIONS, MESSAGES
 
 
@@ -180,3 +181,46 @@ def test_conversations_created_by_an_import_are_written_once_with_their_figures(
         c = store.get_summary(cid)
         assert (c.messages, c.turns, c.first_ts, c.last_activity) == (1, 1, 5, 5)
         assert c.title == f"question {cid[1:]}"
+
+
+def _by_the_indexes(store: Store, needle: str) -> list[str]:
+    """The conversations the search indexes alone give for ``needle`` (the way a rare word takes past the walk)."""
+    with read_transaction(store.engine) as conn:
+        stmt = select(CONVERSATIONS.c.conversation_id).where(search_condition(conn, needle))
+        return sorted(conn.execute(stmt).scalars())
+
+
+def test_the_ids_of_conversations_created_in_every_batch_are_in_the_search_indexes(
+    store: Store, small_batches: list[int]
+) -> None:
+    """Each batch indexes the conversations it creates (on SQLite by the import, revision 0029), for long needles
+    and for pairs of characters; their messages hold neither."""
+    cids = [f"tkt-{i}☃{chr(0x4E00 + i)}" for i in range(5)]
+    messages = [_msg(cid, "m1", "tapir") for cid in cids]
+    store.import_records(read_bytes(_jsonl(messages), source="a.jsonl"), source="a.jsonl")
+    assert len(small_batches) == 3
+    for i, cid in enumerate(cids):
+        assert _by_the_indexes(store, f"tkt-{i}") == [cid]
+        assert _by_the_indexes(store, f"☃{chr(0x4E00 + i)}") == [cid]
+    store.import_records(read_bytes(_jsonl([_msg("tkt-9", "m1", "okapi")]), source="b.jsonl"), source="b.jsonl")
+    assert _by_the_indexes(store, "tkt-9") == ["tkt-9"]
+
+
+def test_a_batch_of_ten_times_the_conversations_takes_the_same_statements(store: Store) -> None:
+    """The work per row is in bulk statements (executemany, COPY, INSERT ... SELECT), never a statement per row."""
+    seen: list[str] = []
+
+    def note(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        seen.append(statement)
+
+    def statements(prefix: str, conversations: int) -> int:
+        messages = [_msg(f"{prefix}{i}", m, f"question {i}") for i in range(conversations) for m in ("m1", "m2")]
+        seen.clear()
+        event.listen(store.engine, "before_cursor_execute", note)
+        try:
+            store.import_records(read_bytes(_jsonl(messages), source="a.jsonl"), source="a.jsonl")
+        finally:
+            event.remove(store.engine, "before_cursor_execute", note)
+        return len(seen)
+
+    assert statements("small-", 4) == statements("large-", 40)

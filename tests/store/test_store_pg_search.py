@@ -7,9 +7,10 @@ import string
 
 import pytest
 from alembic import command
-from sqlalchemy import func, select, text
+from sqlalchemy import ARRAY, Column, Integer, MetaData, Table, Text, func, select, text
 
 from core.store import ConversationQuery, Store
+from core.store.bulk import copy_rows, text_array
 from core.store.engine import make_engine, write_transaction
 from core.store.pg_search import MAX_NEEDLE, SEARCH_CHUNKS, STRIDE, chunk_rows, fold, with_grams
 from core.store.schema import _config, upgrade
@@ -130,3 +131,20 @@ def test_grams_written_by_the_migration_and_by_the_import_find_the_same_short_ne
         again = _grams_by_conversation(url)
         assert {cid: again[f"again-{cid}"] for cid in texts} == {cid: migrated[cid] for cid in texts}
         assert _found(url) == {needle: found | {f"again-{cid}" for cid in found} for needle, found in imported.items()}
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize(
+    "values", [[], ["a"], ["北京", "é"], ['"', "\\", '\\"', ",", "{", "}", " ", "NULL", "null", "\t", "\n", "'"]]
+)
+def test_a_text_array_written_by_copy_reads_back_as_its_values(pg_session_url: str, values: list[str]) -> None:
+    """The grams travel in COPY's text format as an array literal made by hand (``core.store.bulk.text_array``)."""
+    table = Table("arrays", MetaData(), Column("id", Integer), Column("a", ARRAY(Text)))
+    engine = make_engine(pg_session_url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(text("CREATE TEMPORARY TABLE arrays (id integer, a text[]) ON COMMIT DROP"))
+            copy_rows(conn, table, [{"id": 1, "a": text_array(values)}])
+            assert conn.execute(select(table.c.a)).scalar_one() == values
+    finally:
+        engine.dispose()

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
 
 from core.store import Store
+from core.store.settings import EngineSettings
 from core.store.statistics import MIN_ROWS
 from tests.store.store_factory import import_texts
 from tests.store.store_pg import pg_database
@@ -28,3 +31,18 @@ def test_a_bulk_import_analyzes_the_tables_it_wrote_and_a_small_one_does_not() -
         with store.engine.connect() as conn:
             estimate = conn.execute(text("SELECT reltuples FROM pg_class WHERE relname = 'messages'")).scalar_one()
         assert estimate == MIN_ROWS + 10  # the planner now knows the rows just written
+
+
+@pytest.mark.postgres
+def test_the_analyze_after_an_import_runs_without_the_engines_statement_timeout() -> None:
+    """Part of the import: a large store's ANALYZE must not be cancelled by the timeout meant for requests."""
+    seen: list[str] = []
+
+    def timeout_at_analyze(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if statement.startswith("ANALYZE"):
+            seen.append(cursor.connection.execute("SHOW statement_timeout").fetchone()[0])
+
+    with pg_database() as url, Store.open(url, settings=EngineSettings(statement_timeout_ms=30_000)) as store:
+        event.listen(store.engine, "before_cursor_execute", timeout_at_analyze)
+        import_texts(store, {f"bulk-{n}": f"text {n}" for n in range(MIN_ROWS)})
+    assert seen == ["0"]

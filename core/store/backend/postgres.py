@@ -135,6 +135,9 @@ class PostgresBackend:
         chosen = select(*(source.c[key] for key in names))
         conn.execute(pg_dialect.insert(table).from_select(names, chosen).on_conflict_do_nothing())
 
+    def insert_conversations(self, conn: Connection, rows: Rows) -> None:
+        self.insert_new(conn, CONVERSATIONS, rows)  # the server's indexes take their ids and titles
+
     # -- messages --------------------------------------------------------------
 
     def message_ids(self, conn: Connection, n: int) -> list[int]:

@@ -82,6 +82,19 @@ _INDEX_PIECES = text(
 )
 """The search index's rows for the search pieces just written (revision 0028)."""
 
+_INDEX_CONVERSATIONS = (
+    text(
+        "INSERT INTO conversation_fts(rowid, conversation_id, title) "
+        "SELECT id, conversation_id, title FROM conversations WHERE id > :after"
+    ),
+    text(
+        f"INSERT INTO {CONVERSATION_GRAMS_TABLE}(rowid, grams) "  # noqa: S608 - a constant
+        f"SELECT id, {GRAMS_FUNCTION}(conversation_id || char(10) || title) FROM conversations WHERE id > :after"
+    ),
+)
+"""The search indexes' rows for the conversations just written, their ids above ``after`` (revision 0029: no
+trigger fills them); id and title grams as the update trigger writes them (revision 0020)."""
+
 LOWER_FUNCTION = "traceloupe_lower"
 """Search's case fold (``core.store.casefold``) as an SQL function. SQLite's own ``lower()`` and ``LIKE``
 fold ASCII letters only, so ``é`` would not find "École"; PostgreSQL's chunks fold every letter."""
@@ -183,6 +196,14 @@ class SqliteBackend:
         # executemany, not multi-row VALUES: the driver parses every distinct long statement.
         if rows:
             executemany(conn, sqlite_dialect.insert(table).on_conflict_do_nothing(), rows)
+
+    def insert_conversations(self, conn: Connection, rows: Rows) -> None:
+        # Under the write lock the new rows take the ids above the largest: indexed in a statement per table, as
+        # a row at a time FTS5 flushes its pending terms at every statement (see write_messages).
+        after = conn.execute(select(func.coalesce(func.max(_C.id), 0))).scalar_one()
+        self.insert_new(conn, CONVERSATIONS, rows)
+        for statement in _INDEX_CONVERSATIONS:
+            conn.execute(statement, {"after": after})
 
     # -- messages --------------------------------------------------------------
 

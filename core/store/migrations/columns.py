@@ -29,6 +29,35 @@ FTS_TRIGGERS = (
 )
 """SQLite: the triggers that keep the ``message_fts`` index (revision 0001) current with ``messages``."""
 
+CONVERSATION_FTS_TRIGGERS = (
+    "CREATE TRIGGER conversations_fts_insert AFTER INSERT ON conversations BEGIN "
+    "INSERT INTO conversation_fts(rowid, conversation_id, title) VALUES (new.id, new.conversation_id, new.title); END",
+    "CREATE TRIGGER conversations_fts_delete AFTER DELETE ON conversations BEGIN "
+    "INSERT INTO conversation_fts(conversation_fts, rowid, conversation_id, title) "
+    "VALUES ('delete', old.id, old.conversation_id, old.title); END",
+    "CREATE TRIGGER conversations_fts_update AFTER UPDATE OF conversation_id, title ON conversations BEGIN "
+    "INSERT INTO conversation_fts(conversation_fts, rowid, conversation_id, title) "
+    "VALUES ('delete', old.id, old.conversation_id, old.title); "
+    "INSERT INTO conversation_fts(rowid, conversation_id, title) VALUES (new.id, new.conversation_id, new.title); END",
+)
+"""SQLite: the triggers that kept (insert, revision 0020 to 0028) and keep (delete, update) ``conversation_fts``
+current with ``conversations``."""
+CONVERSATION_GRAMS_TRIGGERS = (
+    "CREATE TRIGGER conversations_grams_insert AFTER INSERT ON conversations BEGIN "
+    "INSERT INTO conversation_grams(rowid, grams) VALUES (new.id, "
+    "traceloupe_grams(new.conversation_id || char(10) || new.title)); END",
+    "CREATE TRIGGER conversations_grams_delete AFTER DELETE ON conversations BEGIN "
+    "INSERT INTO conversation_grams(conversation_grams, rowid, grams) VALUES ('delete', old.id, "
+    "traceloupe_grams(old.conversation_id || char(10) || old.title)); END",
+    "CREATE TRIGGER conversations_grams_update AFTER UPDATE OF conversation_id, title ON conversations BEGIN "
+    "INSERT INTO conversation_grams(conversation_grams, rowid, grams) VALUES ('delete', old.id, "
+    "traceloupe_grams(old.conversation_id || char(10) || old.title)); "
+    "INSERT INTO conversation_grams(rowid, grams) VALUES (new.id, "
+    "traceloupe_grams(new.conversation_id || char(10) || new.title)); END",
+)
+"""SQLite: the same for ``conversation_grams``, of a conversation's id and title grams (a line break between them,
+which no trimmed needle holds)."""
+
 
 def id_column() -> sa.Column[Any]:
     """The integer primary key ``id`` of a table whose rows have no natural key."""

@@ -24,35 +24,11 @@ from core.store.grams import (
     GRAMS_TABLE,
     write_grams,
 )
+from core.store.migrations.columns import CONVERSATION_FTS_TRIGGERS, CONVERSATION_GRAMS_TRIGGERS
 
 revision = "0020"
 down_revision = "0019"
 
-SQLITE_TRIGGERS = (
-    "CREATE TRIGGER conversations_fts_insert AFTER INSERT ON conversations BEGIN "
-    "INSERT INTO conversation_fts(rowid, conversation_id, title) VALUES (new.id, new.conversation_id, new.title); END",
-    "CREATE TRIGGER conversations_fts_delete AFTER DELETE ON conversations BEGIN "
-    "INSERT INTO conversation_fts(conversation_fts, rowid, conversation_id, title) "
-    "VALUES ('delete', old.id, old.conversation_id, old.title); END",
-    "CREATE TRIGGER conversations_fts_update AFTER UPDATE OF conversation_id, title ON conversations BEGIN "
-    "INSERT INTO conversation_fts(conversation_fts, rowid, conversation_id, title) "
-    "VALUES ('delete', old.id, old.conversation_id, old.title); "
-    "INSERT INTO conversation_fts(rowid, conversation_id, title) VALUES (new.id, new.conversation_id, new.title); END",
-)
-CONVERSATION_GRAMS_TRIGGERS = (
-    "CREATE TRIGGER conversations_grams_insert AFTER INSERT ON conversations BEGIN "
-    "INSERT INTO conversation_grams(rowid, grams) VALUES (new.id, "
-    "traceloupe_grams(new.conversation_id || char(10) || new.title)); END",
-    "CREATE TRIGGER conversations_grams_delete AFTER DELETE ON conversations BEGIN "
-    "INSERT INTO conversation_grams(conversation_grams, rowid, grams) VALUES ('delete', old.id, "
-    "traceloupe_grams(old.conversation_id || char(10) || old.title)); END",
-    "CREATE TRIGGER conversations_grams_update AFTER UPDATE OF conversation_id, title ON conversations BEGIN "
-    "INSERT INTO conversation_grams(conversation_grams, rowid, grams) VALUES ('delete', old.id, "
-    "traceloupe_grams(old.conversation_id || char(10) || old.title)); "
-    "INSERT INTO conversation_grams(rowid, grams) VALUES (new.id, "
-    "traceloupe_grams(new.conversation_id || char(10) || new.title)); END",
-)
-"""SQLite: a conversation's id and title grams (a line break between them, which no trimmed needle holds)."""
 POSTGRES_INDEXES = {
     "ix_search_conversations_id": "conversations USING gin (lower(conversation_id) gin_trgm_ops)",
     "ix_search_conversations_title": "conversations USING gin (lower(title) gin_trgm_ops)",
@@ -84,7 +60,7 @@ def upgrade() -> None:
             "CREATE VIRTUAL TABLE conversation_fts USING fts5("
             "conversation_id, title, content='conversations', content_rowid='id', tokenize='trigram')"
         )
-        for trigger in SQLITE_TRIGGERS:
+        for trigger in CONVERSATION_FTS_TRIGGERS:
             op.execute(trigger)
         op.execute("INSERT INTO conversation_fts(conversation_fts) VALUES ('rebuild')")
         for table in (GRAMS_TABLE, CONVERSATION_GRAMS_TABLE):
