@@ -30,6 +30,11 @@ TOOL_OPERATIONS = ("execute_tool", "tool")
 """The semantic conventions' tool operation, and the one Latitude's SDK writes."""
 NOT_MODEL_CALLS = ("execute_tool", "tool", "embeddings", "create_agent", "invoke_agent")
 """Operations that are not a model call: agent spans repeat their calls' messages, embeddings have none."""
+NOT_CHAT_REQUESTS = ("embedding", "rerank")
+"""OpenLLMetry's ``llm.request.type`` values that are not a model call: an embedding's prompts are token ids."""
+ENTITY_SPAN_KINDS = ("workflow", "task", "agent", "tool")
+"""OpenLLMetry's ``traceloop.span.kind`` of framework spans: CrewAI's agent span names its model, yet its calls
+are spans of their own."""
 
 _EVENT_ROLES = {
     "gen_ai.system.message": "system",
@@ -92,9 +97,11 @@ def _messages(span: Span, reader: MessageReader) -> tuple[tuple[LLMMessage, ...]
         return sent, None if out is None else tuple(reader.messages(out))
     prompts, completions = indexed(attrs, "gen_ai.prompt."), indexed(attrs, "gen_ai.completion.")
     if prompts or completions:
+        # A completion is the model's answer whatever role it names: OpenLLMetry's LangChain instrumentation
+        # writes "unknown" for a reply whose message type it does not map.
         return (
             joined(reader.message(p) for p in prompts) if prompts else None,
-            joined(reader.message({"role": "assistant", **c}) for c in completions) if completions else None,
+            joined(reader.message({**c, "role": "assistant"}) for c in completions) if completions else None,
         )
     from_events = _from_events(span, reader)
     if from_events is not None:
@@ -114,6 +121,8 @@ def is_model_call(span: Span) -> bool:
     attrs = span.attributes
     operation = attrs.get("gen_ai.operation.name")
     if operation in NOT_MODEL_CALLS:
+        return False
+    if attrs.get("llm.request.type") in NOT_CHAT_REQUESTS or attrs.get("traceloop.span.kind") in ENTITY_SPAN_KINDS:
         return False
     return (
         operation is not None

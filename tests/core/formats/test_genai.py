@@ -8,7 +8,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from core.formats.genai import model_call
+from core.formats.genai import is_model_call, model_call
 from core.formats.genai_messages import MessageReader
 from core.formats.otlp import Span, SpanEvent
 from core.llm.messages import LLMAssistantMessage, LLMMessage, LLMSystemMessage, LLMToolMessage, LLMUserMessage
@@ -108,6 +108,31 @@ def test_indexed_prompt_attributes_and_openllmetry_functions_are_read() -> None:
     assert call.request is not None
     assert (call.request.provider, call.request.model) == ("anthropic", "claude-x")
     assert [t.name for t in call.request.tools] == ["weather"]
+
+
+def test_a_completion_whose_role_was_not_recognised_is_the_models_answer() -> None:
+    # OpenLLMetry's LangChain instrumentation 0.49.6 writes role "unknown" for the reply of a LangGraph agent's
+    # second call (tests/formats/data/otlp/galileo_langgraph_weather_call2.pb): a completion is the model's output.
+    attributes = {
+        "gen_ai.prompt.0.role": "user",
+        "gen_ai.prompt.0.content": "Weather?",
+        "gen_ai.completion.0.role": "unknown",
+        "gen_ai.completion.0.content": "Cold.",
+        "gen_ai.completion.0.finish_reason": "stop",
+    }
+    call = model_call(_span(attributes), "f.json", MessageReader())
+    assert _shape(call.output) == EXPECTED_OUT
+
+
+def test_openllmetry_embedding_and_agent_spans_are_not_model_calls() -> None:
+    # OpenLLMetry 0.49.6 (tests/formats/data/otlp/galileo_*): an embeddings call names its kind in llm.request.type
+    # and sends token ids as gen_ai.prompt.N.content; CrewAI's agent span names its model but carries no messages.
+    embedding: dict[str, Any] = {"llm.request.type": "embedding", "gen_ai.request.model": "text-embedding-3-small"}
+    embedding["gen_ai.prompt.0.content"] = [22333, 6975]
+    agent = {"traceloop.span.kind": "agent", "gen_ai.request.model": "gpt-4o-mini"}
+    chat = {"llm.request.type": "chat", "gen_ai.request.model": "gpt-4o-mini"}
+    spans = [Span("t" * 32, "s" * 16, None, "x", T, T, attributes, []) for attributes in (embedding, agent, chat)]
+    assert [is_model_call(span) for span in spans] == [False, False, True]
 
 
 def test_a_responses_api_turn_resent_as_one_message_per_item_continues_the_conversation() -> None:

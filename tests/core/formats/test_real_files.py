@@ -64,6 +64,23 @@ KEYLESS_CONVERSATIONS = {
 """OpenLLMetry's model-call spans carry no conversation id: the conversation is named after its first call's span."""
 
 
+GALILEO_LANGGRAPH = [
+    ("weather", "4d1a8af4b5d10966", ("call_BKNI3yfXs4ZRl7ZIDQEw9hK3", "weather_tool", '{"city": "San Francisco"}')),
+    (
+        "calculator",
+        "4275f231bc53af4f",
+        ("call_kp4Mb6VxdRJVhqQlp2gloUVi", "convert_tool", '{"value": 100, "from_unit": "km", "to_unit": "mi"}'),
+    ),
+    (
+        "rag",
+        "bf29e8f0417ba111",
+        ("call_ZhCMKEpHjx1mTFZrcvjZI8O2", "retrieve_documents", '{"query": "RAG how it works"}'),
+    ),
+]
+"""OTLP/protobuf export requests of OpenLLMetry-instrumented LangGraph agents (rungalileo/galileo-agents), one span
+each: an agent's second model call, resending its first call's tool call and the tool's result."""
+
+
 def _instrumented_case(
     name: str, format_name: str
 ) -> tuple[str, str, dict[str, list[str]], list[tuple[str, str, str]]]:
@@ -104,6 +121,23 @@ CASES = [
         },
         [("call_paris", "get_weather", '{"city": "Paris"}')],
     ),
+    *(
+        (
+            f"otlp/galileo_langgraph_{agent}_call2.pb",
+            "otlp",
+            {span: ["system", "user:text", "  assistant:text+1calls", f"  tool:{call[0]}", "  assistant:text"]},
+            [call],
+        )
+        for agent, span, call in GALILEO_LANGGRAPH
+    ),
+    (
+        "otlp/galileo_crewai_research_call2.pb",
+        "otlp",
+        {"fb06ffa0b7619510": ["system", "user:text", *["  assistant:text"] * 4]},
+        [],
+    ),
+    ("otlp/galileo_langgraph_rag_embeddings.pb", "otlp", {}, []),
+    ("otlp/galileo_crewai_content_agent.pb", "otlp", {}, []),
     ("otlp/openllmetry_openai.json", "otlp", {"0f69feaecfced498": ["system", "user:text", "  assistant:text"]}, []),
     ("otlp/strands.json", "otlp", {"4b6bf754c099094a": ["user:text", "  assistant:text"]}, []),
     ("otlp/spring_ai_no_content.json", "otlp", {}, []),
@@ -304,3 +338,21 @@ def test_each_turn_gets_the_context_of_the_call_that_answered_it() -> None:
         (turns[1], {"temperature": 0.7}),
         (turns[2], {"temperature": 0.0}),
     ]
+
+
+def test_an_openllmetry_protobuf_call_gives_the_tool_result_it_resent_and_the_answer_it_got() -> None:
+    # The answer's recorded role is "unknown" (OpenLLMetry's LangChain instrumentation 0.49.6): still the model's.
+    _, conversations, _ = _conversations("otlp/galileo_langgraph_weather_call2.pb")
+    [system, user] = conversations["4d1a8af4b5d10966"]
+    records = user["intermediate_trace"]["records"]  # type: ignore[index]
+    assert str(system["content"]).startswith("You are a weather assistant.")
+    assert user["content"] == "What's the weather like in San Francisco?"
+    assert [r["role"] for r in records] == ["assistant", "tool", "assistant"]
+    assert records[1]["tool_reses"][0]["result"] == "Weather in San Francisco: 55F, rainy, 32% humidity"
+    assert records[2]["content"].startswith("The current weather in San Francisco is 55")
+
+
+@pytest.mark.parametrize("name", ["otlp/galileo_langgraph_rag_embeddings.pb", "otlp/galileo_crewai_content_agent.pb"])
+def test_openllmetry_embedding_and_agent_spans_are_no_model_call_missing_its_content(name: str) -> None:
+    _, conversations, notes = _conversations(name)
+    assert (conversations, notes) == ({}, [])
