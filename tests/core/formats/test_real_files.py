@@ -340,16 +340,31 @@ def test_each_turn_gets_the_context_of_the_call_that_answered_it() -> None:
     ]
 
 
-def test_an_openllmetry_protobuf_call_gives_the_tool_result_it_resent_and_the_answer_it_got() -> None:
-    # The answer's recorded role is "unknown" (OpenLLMetry's LangChain instrumentation 0.49.6): still the model's.
-    _, conversations, _ = _conversations("otlp/galileo_langgraph_weather_call2.pb")
-    [system, user] = conversations["4d1a8af4b5d10966"]
+@pytest.mark.parametrize(
+    ("agent", "asked", "result", "answer"),
+    [
+        (
+            "weather",
+            "What's the weather like in San Francisco?",
+            "Weather in San Francisco: 55F, rainy, 32% humidity",
+            "The current weather in San Francisco is 55",
+        ),
+        ("calculator", "Convert 100 km to mi", "100.0 km = 62.1371 mi", "100 kilometers is equal to approximately"),
+        ("rag", "What is RAG and how does it work?", "[1] RAG Systems:\nRetrieval-Augmented", "RAG, or Retrieval"),
+    ],
+)
+def test_an_openllmetry_protobuf_call_gives_the_tool_result_it_resent_and_the_answer_it_got(
+    agent: str, asked: str, result: str, answer: str
+) -> None:
+    # Each answer's recorded role is "unknown" (OpenLLMetry's LangChain instrumentation 0.49.6): still the model's.
+    _, conversations, _ = _conversations(f"otlp/galileo_langgraph_{agent}_call2.pb")
+    [[system, user]] = conversations.values()
     records = user["intermediate_trace"]["records"]  # type: ignore[index]
-    assert str(system["content"]).startswith("You are a weather assistant.")
-    assert user["content"] == "What's the weather like in San Francisco?"
+    assert system["role"] == "system"
+    assert user["content"] == asked
     assert [r["role"] for r in records] == ["assistant", "tool", "assistant"]
-    assert records[1]["tool_reses"][0]["result"] == "Weather in San Francisco: 55F, rainy, 32% humidity"
-    assert records[2]["content"].startswith("The current weather in San Francisco is 55")
+    assert records[1]["tool_reses"][0]["result"].startswith(result)
+    assert records[2]["content"].startswith(answer)
 
 
 @pytest.mark.parametrize("name", ["otlp/galileo_langgraph_rag_embeddings.pb", "otlp/galileo_crewai_content_agent.pb"])
