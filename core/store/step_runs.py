@@ -35,10 +35,11 @@ _C = CONVERSATIONS.c
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StepRunChoices:
-    """What the person starting a step run chose beside the turn and the model: how answers are judged, the tools
-    and parameters every step sends, and who they are. A new run and a stored one carry the same (keywords only).
+    """What is chosen when a step run starts, besides its turn and model: how final answers are judged, the tools
+    and parameters every step sends, and who started it. A new run and a stored one carry the same; keyword-only,
+    so each keeps its own fields first.
 
-    Each is None when not chosen, and on a run recorded before it could be.
+    Each is None when not given, and on a run recorded before it could be.
     """
 
     comparison: str | None = None
