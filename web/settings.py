@@ -36,6 +36,12 @@ LOOPBACK_HOSTS: tuple[str, ...] = ("127.0.0.1", "localhost", "::1")
 """Host names every instance answers to; anything else must be configured by name."""
 
 MiB = 1024 * 1024
+# The defaults ``traceloupe serve`` offers as its options' defaults, in the options' units.
+DEFAULT_IMPORT_MIB = 256
+DEFAULT_INGEST_MIB = 64
+DEFAULT_HEAVY_BUDGET_SECONDS = 20.0
+DEFAULT_HEAVY_CONCURRENCY = 4
+DEFAULT_MAX_CONNECTIONS = 100
 CSRF_COOKIE_PREFIX = "csrftoken_"
 SESSION_COOKIE_PREFIX = "session_"
 
@@ -88,18 +94,18 @@ class Settings:
     page_size: int = 100
     max_jump_cards: int = 1000
     debug: bool = False
-    import_max_bytes: int = 256 * MiB
-    ingest_max_bytes: int = 64 * MiB
+    import_max_bytes: int = DEFAULT_IMPORT_MIB * MiB
+    ingest_max_bytes: int = DEFAULT_INGEST_MIB * MiB
     ingest_max_pending: int = 10_000
     attachments_root: Path | None = None
     default_provider: str = DEFAULT_PROVIDER
-    heavy_budget_seconds: float = 20.0
-    heavy_concurrency: int = 4
+    heavy_budget_seconds: float = DEFAULT_HEAVY_BUDGET_SECONDS
+    heavy_concurrency: int = DEFAULT_HEAVY_CONCURRENCY
     heavy_queue_seconds: float = 10.0
     import_budget_seconds: float = 600.0
     body_timeout_seconds: float = 30.0
     header_timeout_seconds: float = 10.0
-    max_connections: int = 100
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
     prepare_min_records: int = 20_000
     secure_cookies: bool = False
     login_required: bool = False

@@ -13,6 +13,7 @@ from sqlalchemy import Connection, Engine, func, insert, select
 
 from core.store.account_tables import AUDIT_EVENTS
 from core.store.engine import one_statement_write, read_transaction
+from core.store.views import from_row, values_of
 
 _A = AUDIT_EVENTS.c
 LOGIN_FAILED = "login.failed"
@@ -40,16 +41,7 @@ def record(engine: Engine, event: AuditEvent) -> None:
 
 def record_in(conn: Connection, event: AuditEvent) -> None:
     """Append one event in the caller's transaction (so it is written with what it records, or not at all)."""
-    conn.execute(
-        insert(AUDIT_EVENTS).values(
-            at=event.at,
-            actor=event.actor,
-            action=event.action,
-            target=event.target,
-            detail=event.detail,
-            client=event.client,
-        )
-    )
+    conn.execute(insert(AUDIT_EVENTS).values(**values_of(event)))
 
 
 def list_events(
@@ -62,12 +54,7 @@ def list_events(
     if actor is not None:
         query = query.where(_A.actor == actor)
     with read_transaction(engine) as conn:
-        return [
-            AuditEvent(
-                at=row.at, actor=row.actor, action=row.action, target=row.target, detail=row.detail, client=row.client
-            )
-            for row in conn.execute(query)
-        ]
+        return [from_row(AuditEvent, row) for row in conn.execute(query)]
 
 
 def failures_since(engine: Engine, since: int, *, account: str, client: str | None) -> tuple[int, int]:

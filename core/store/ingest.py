@@ -14,13 +14,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, delete, func, insert, select, update
 
 from core.store.backend import backend_of
-from core.store.ingest_tables import (
-    INGEST_BATCHES,
-    INGEST_LINKS,
-    INGEST_OUTPUTS,
-    INGEST_SPANS,
-    LIVE_CONVERSATIONS,
-)
+from core.store.ingest_tables import INGEST_BATCHES, INGEST_LINKS, INGEST_OUTPUTS, INGEST_SPANS, LIVE_CONVERSATIONS
 
 _B = INGEST_BATCHES.c
 _S = INGEST_SPANS.c

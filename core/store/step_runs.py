@@ -33,8 +33,31 @@ _T = STEPS.c
 _C = CONVERSATIONS.c
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StepRunChoices:
+    """What is chosen when a step run starts, besides its turn and model: how final answers are judged, the tools
+    and parameters every step sends, and who started it. A new run and a stored one carry the same; keyword-only,
+    so each keeps its own fields first.
+
+    Each is None when not given, and on a run recorded before it could be.
+    """
+
+    comparison: str | None = None
+    """How final answers are judged (``core.replay.answers``)."""
+    tools_source: str | None = None
+    """Where the tools sent came from: ``stored``, ``given``, ``inferred`` or ``none`` (``core.providers``)."""
+    tools: list[dict[str, Any]] | None = None
+    """The tools every step sends, neutral: ``{"name", "description", "parameters"}``."""
+    tool_choice: Any = None
+    """The tool choice every step sends, neutral: ``auto``, ``none``, ``required`` or ``{"name": ...}``."""
+    started_by: str | None = None
+    """The signed-in account that started it; None on an open dashboard or from the CLI."""
+    params: dict[str, Any] | None = None
+    """The generation parameters given over the stored request (``max_tokens``…), by name."""
+
+
 @dataclass(frozen=True, slots=True)
-class NewStepRun:
+class NewStepRun(StepRunChoices):
     """What a step run is started with."""
 
     conversation_id: str
@@ -45,17 +68,6 @@ class NewStepRun:
     max_steps: int
     max_cost: float | None = None
     idempotency_key: str | None = None
-    comparison: str | None = None
-    tools_source: str | None = None
-    """Where the tools sent came from: ``stored``, ``given``, ``inferred`` or ``none`` (``core.providers``)."""
-    tools: list[dict[str, Any]] | None = None
-    """The tools every step sends, neutral: ``{"name", "description", "parameters"}``."""
-    tool_choice: Any = None
-    """The tool choice every step sends, neutral: ``auto``, ``none``, ``required`` or ``{"name": ...}``."""
-    started_by: str | None = None
-    """The signed-in account that started it; None on an open dashboard or from the CLI."""
-    params: dict[str, Any] | None = None
-    """The generation parameters given over the stored request (``max_tokens``…), by name; None when none was."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +112,7 @@ class StepView:
 
 
 @dataclass(frozen=True, slots=True)
-class StepRunView:
+class StepRunView(StepRunChoices):
     """A step run with its steps in order and its totals."""
 
     run_id: str
@@ -119,18 +131,6 @@ class StepRunView:
     finished_at: int | None
     idempotency_key: str | None
     steps: tuple[StepView, ...] = field(default_factory=tuple)
-    comparison: str | None = None
-    """How final answers were judged (``core.replay.answers``); None for a run recorded before it was chosen."""
-    tools_source: str | None = None
-    """Where the tools sent came from (``stored``, ``given``, ``inferred``, ``none``); None for an older run."""
-    tools: list[dict[str, Any]] | None = None
-    """The tools every step sent, neutral: ``{"name", "description", "parameters"}``."""
-    tool_choice: Any = None
-    """The tool choice every step sent, neutral; None when none was sent."""
-    started_by: str | None = None
-    """The account that started it; None when nobody was signed in."""
-    params: dict[str, Any] | None = None
-    """The generation parameters given over the stored request, by name; None when none was given."""
 
     @property
     def tool_names(self) -> list[str]:

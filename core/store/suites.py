@@ -18,15 +18,7 @@ from core.errors import MisuseError, UnknownNameError
 from core.messages.base import now_ms
 from core.store.engine import claim_by_key, read_transaction, write_transaction
 from core.store.suite_items import finish_run_if_done as finish_run_of_pk_if_done
-from core.store.suite_views import (
-    DONE,
-    ItemView,
-    Mode,
-    Progress,
-    SuiteRunView,
-    SuiteSummary,
-    SuiteView,
-)
+from core.store.suite_views import DONE, ItemView, Mode, Progress, SuiteRunView, SuiteSummary, SuiteView
 from core.store.tables import CONVERSATIONS, SUITE_MEMBERS, SUITE_RUN_ITEMS, SUITE_RUNS, SUITES
 
 _S = SUITES.c

@@ -23,19 +23,20 @@ from typing import TYPE_CHECKING, Any
 
 from web.cli import flags
 from web.cli.db import add_db_argument
-from web.settings import LOOPBACK_HOSTS
+from web.settings import (
+    DEFAULT_HEAVY_BUDGET_SECONDS,
+    DEFAULT_HEAVY_CONCURRENCY,
+    DEFAULT_IMPORT_MIB,
+    DEFAULT_INGEST_MIB,
+    DEFAULT_MAX_CONNECTIONS,
+    LOOPBACK_HOSTS,
+)
 
 if TYPE_CHECKING:
     from litestar import Litestar
 
     from core.store import Store
     from web.settings import Settings
-
-DEFAULT_IMPORT_MIB = 256
-DEFAULT_INGEST_MIB = 64
-DEFAULT_BUILD_SECONDS = 20.0
-DEFAULT_BUILD_CONCURRENCY = 4
-DEFAULT_MAX_CONNECTIONS = 100
 
 
 def add_server_arguments(parser: argparse.ArgumentParser, *, port: int = 8000) -> None:
@@ -68,12 +69,12 @@ def add_server_arguments(parser: argparse.ArgumentParser, *, port: int = 8000) -
         help="largest OTLP export POST /v1/traces accepts, in MiB, decompressed too (default: %(default)s)",
     )  # fmt: skip
     parser.add_argument(
-        "--build-seconds", type=flags.SECONDS, default=DEFAULT_BUILD_SECONDS, metavar="S",
+        "--build-seconds", type=flags.SECONDS, default=DEFAULT_HEAVY_BUDGET_SECONDS, metavar="S",
         help="stop a payload, phases, diff or compare build after S seconds; the page then gives the CLI command "
         "(default: %(default)s)",
     )  # fmt: skip
     parser.add_argument(
-        "--build-concurrency", type=flags.CONCURRENCY, default=DEFAULT_BUILD_CONCURRENCY, metavar="N",
+        "--build-concurrency", type=flags.CONCURRENCY, default=DEFAULT_HEAVY_CONCURRENCY, metavar="N",
         help="at most N builds and imports at once; more get 503 (default: %(default)s)",
     )  # fmt: skip
     parser.add_argument(

@@ -9,35 +9,10 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, assert_never
 from urllib.parse import urlsplit
 
-from core.llm.messages import (
-    LLMAssistantMessage,
-    LLMFunctionMessage,
-    LLMMessage,
-    LLMRedactedThinking,
-    LLMSystemMessage,
-    LLMTFLMessage,
-    LLMThinking,
-    LLMToolMessage,
-    LLMUserMessage,
-    LLMUserPart,
-)
+from core.llm import messages as llm
 from core.models.table import facts_for
-from core.providers.base import (
-    EMPTY_TURN_PLACEHOLDER,
-    JSON,
-    Dialect,
-    NamedToolChoice,
-    ReadBody,
-    RequestContext,
-    RequestOptions,
-    ToolChoice,
-    ToolSpec,
-    arguments_object,
-    assistant_text,
-    choice_label,
-    map_parts,
-    tool_spec,
-)
+from core.providers import base
+from core.providers.base import JSON, NamedToolChoice, ReadBody, RequestContext, RequestOptions, ToolChoice, ToolSpec
 from core.providers.dialects import anthropic_read, anthropic_stream
 from core.providers.dialects.anthropic_media import (
     IMAGES_PER_REQUEST,
@@ -202,7 +177,7 @@ class _Turns(Turns):
         super().push(role, items, msg_id)
 
 
-class AnthropicDialect(Dialect):
+class AnthropicDialect(base.Dialect):
     """Anthropic Messages: system at top level, blocks, tool_use/tool_result, signed thinking."""
 
     name = "anthropic"
@@ -280,7 +255,7 @@ class AnthropicDialect(Dialect):
         return params
 
     def format_tools(self, tools: Sequence[ToolSpec]) -> list[JSON]:
-        return [tool_spec(tool, "input_schema") for tool in tools]
+        return [base.tool_spec(tool, "input_schema") for tool in tools]
 
     def place_tool_choice(self, body: JSON, choice: ToolChoice, ctx: RequestContext) -> None:
         value: JSON
@@ -289,7 +264,7 @@ class AnthropicDialect(Dialect):
         else:
             value = {"type": TOOL_CHOICE_TYPES[choice]}
         if value["type"] in ("any", "tool") and thinking_on(body):
-            reason = f"tool choice {choice_label(choice)} sent as 'auto': {FORCED_WITH_THINKING}"
+            reason = f"tool choice {base.choice_label(choice)} sent as 'auto': {FORCED_WITH_THINKING}"
             ctx.warn(None, "tool_choice", reason, FORCED_WITH_THINKING_RULE)
             value = {"type": "auto"}
         body["tool_choice"] = value
@@ -309,29 +284,29 @@ class AnthropicDialect(Dialect):
         )
         body.update(sent.fields(SAMPLING_RANGES))
 
-    def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
+    def reformat(self, messages: Sequence[llm.LLMMessage], ctx: RequestContext) -> JSON:
         profile = self.profile(ctx.options)
         turns = _Turns(ctx)
         results: dict[str, JSON] = {}  # call id -> tool_result block of the current tool block
         for msg in messages:
-            if isinstance(msg, LLMToolMessage):
+            if isinstance(msg, llm.LLMToolMessage):
                 block = _tool_result(msg, tool_id(msg.tool_call_id))
                 results[msg.tool_call_id or ""] = block
                 turns.push("user", [block], msg.msg_id)
-            elif isinstance(msg, LLMAssistantMessage):
+            elif isinstance(msg, llm.LLMAssistantMessage):
                 results = {}
                 turns.push("assistant", self._assistant(msg, profile, ctx), msg.msg_id)
-            elif isinstance(msg, LLMUserMessage):
+            elif isinstance(msg, llm.LLMUserMessage):
                 target = results.get(msg.attachment_of or "")
                 if target is not None:
                     self._fold(target, msg, ctx)
                 else:
                     turns.push_user(msg, self._blocks(msg.content, msg.msg_id, ctx))
-            elif isinstance(msg, LLMSystemMessage):
+            elif isinstance(msg, llm.LLMSystemMessage):
                 turns.push_system(msg)
-            elif isinstance(msg, LLMTFLMessage):
+            elif isinstance(msg, llm.LLMTFLMessage):
                 turns.push_console(msg)
-            elif isinstance(msg, LLMFunctionMessage):
+            elif isinstance(msg, llm.LLMFunctionMessage):
                 raise AssertionError("to_list turns legacy function results into tool results")
             else:
                 assert_never(msg)
@@ -354,26 +329,26 @@ class AnthropicDialect(Dialect):
         return fragments
 
     @staticmethod
-    def _assistant(msg: LLMAssistantMessage, profile: ModelProfile, ctx: RequestContext) -> list[JSON]:
+    def _assistant(msg: llm.LLMAssistantMessage, profile: ModelProfile, ctx: RequestContext) -> list[JSON]:
         """A record's blocks: signed thinking first and verbatim (litellm#15601), text, then its tool_use blocks."""
         msg_id = msg.msg_id
         reasoning = msg.reasoning_content
         blocks: list[JSON] = []
         if isinstance(reasoning, tuple):
             for item in reasoning:
-                if isinstance(item, LLMThinking):
+                if isinstance(item, llm.LLMThinking):
                     # Empty thinking text with a signature (display omitted) is kept.
                     if item.signature:
                         blocks.append({"type": "thinking", "thinking": item.thinking, "signature": item.signature})
                     else:
                         ctx.warn(msg_id, "reasoning", "thinking block without a signature; dropped")
-                elif isinstance(item, LLMRedactedThinking):
+                elif isinstance(item, llm.LLMRedactedThinking):
                     blocks.append({"type": "redacted_thinking", "data": item.data})
                 else:
                     assert_never(item)
         elif reasoning:
             ctx.warn(msg_id, "reasoning", UNSIGNED_REASONING_DROPPED)
-        text = assistant_text(msg)
+        text = base.assistant_text(msg)
         if text:
             blocks.append(_text(text))
         names = profile.tool_names
@@ -383,26 +358,26 @@ class AnthropicDialect(Dialect):
                     "type": "tool_use",
                     "id": tool_id(call.id),
                     "name": ctx.tool_name(call.name, names, msg_id),
-                    "input": arguments_object(call, msg_id, ctx),
+                    "input": base.arguments_object(call, msg_id, ctx),
                 }
             )
         if not blocks:
             ctx.warn(msg_id, "assistant", "empty assistant turn; placeholder text sent", NON_EMPTY_RULE)
-            blocks.append(_text(EMPTY_TURN_PLACEHOLDER))
+            blocks.append(_text(base.EMPTY_TURN_PLACEHOLDER))
         return blocks
 
-    def _fold(self, block: JSON, msg: LLMUserMessage, ctx: RequestContext) -> None:
+    def _fold(self, block: JSON, msg: llm.LLMUserMessage, ctx: RequestContext) -> None:
         """Put a tool result's attachments inside its tool_result block (tool results can carry images)."""
         content = block.get("content", "")
         if isinstance(content, str):
             content = block["content"] = [_text(content)] if content else []
         content.extend(self._blocks(msg.content, msg.msg_id, ctx))
 
-    def _blocks(self, parts: Sequence[LLMUserPart], msg_id: str | None, ctx: RequestContext) -> list[JSON]:
-        return map_parts(parts, msg_id, ctx, _text, media_block)  # "text content blocks must be non-empty"
+    def _blocks(self, parts: Sequence[llm.LLMUserPart], msg_id: str | None, ctx: RequestContext) -> list[JSON]:
+        return base.map_parts(parts, msg_id, ctx, _text, media_block)  # "text content blocks must be non-empty"
 
 
-def takes_prefill(dialect: Dialect, model: str | None) -> bool:
+def takes_prefill(dialect: base.Dialect, model: str | None) -> bool:
     """Whether the model takes a final assistant turn (a prefill), as the model table says; True when it says
     nothing or does not know the model (the long-standing behaviour)."""
     choice = facts_for(dialect, model)
@@ -442,7 +417,7 @@ def _fill_blank_text(turns: list[JSON], ctx: RequestContext) -> None:
         if kept:
             content[:] = kept
         else:
-            blank[0]["text"] = EMPTY_TURN_PLACEHOLDER
+            blank[0]["text"] = base.EMPTY_TURN_PLACEHOLDER
             content[:] = [blank[0]]
 
 
@@ -466,14 +441,14 @@ def _trim_final_text(turn: JSON, ctx: RequestContext) -> None:
     elif len(content) > 1:
         content.pop()
     else:
-        last["text"] = EMPTY_TURN_PLACEHOLDER
+        last["text"] = base.EMPTY_TURN_PLACEHOLDER
 
 
 def _text(text: str) -> JSON:
     return {"type": "text", "text": text}
 
 
-def _tool_result(msg: LLMToolMessage, tool_use_id: str) -> JSON:
+def _tool_result(msg: llm.LLMToolMessage, tool_use_id: str) -> JSON:
     """A tool_result block: one literal per shape, so the common block is built at once, keys in order."""
     content = msg.content
     if msg.is_error:

@@ -23,36 +23,10 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, ClassVar, assert_never
 from urllib.parse import urlsplit
 
-from core.llm.messages import (
-    LLMAssistantMessage,
-    LLMFunctionMessage,
-    LLMMediaPart,
-    LLMMessage,
-    LLMSystemMessage,
-    LLMTextPart,
-    LLMTFLMessage,
-    LLMToolMessage,
-    LLMUserMessage,
-)
+from core.llm import messages as llm
 from core.models.reasoning import NO_REASONING_RULE
-from core.providers.base import (
-    EMPTY_TURN_PLACEHOLDER,
-    JSON,
-    Dialect,
-    NamedToolChoice,
-    ReadBody,
-    RequestContext,
-    RequestOptions,
-    ToolChoice,
-    ToolSpec,
-    assistant_text,
-    attachments_header,
-    check_arguments_text,
-    choice_label,
-    console_text,
-    map_parts,
-    tool_spec,
-)
+from core.providers import base
+from core.providers.base import JSON, NamedToolChoice, ReadBody, RequestContext, RequestOptions, ToolChoice, ToolSpec
 from core.providers.dialects import chat_read, chat_stream
 from core.providers.dialects.chat_wire import CHAT_PATH, CHAT_WIRE
 from core.providers.media import ResolvedMedia
@@ -214,7 +188,7 @@ def fitted_call_id(call_id: str | None) -> str | None:
     return f"{call_id[: MAX_CALL_ID - len(digest) - 1]}_{digest}"
 
 
-class ChatCompletionsDialect(Dialect):
+class ChatCompletionsDialect(base.Dialect):
     """A Chat-Completions-shaped dialect; subclasses implement :meth:`media_part` and set the quirks."""
 
     SYSTEM_ROLE: ClassVar[str] = "system"
@@ -270,7 +244,7 @@ class ChatCompletionsDialect(Dialect):
     def read_response(self, body: JSON) -> ReadBody:
         return chat_read.read_response(body)
 
-    def media_part(self, part: LLMMediaPart, msg_id: str | None, ctx: RequestContext) -> JSON | str:
+    def media_part(self, part: llm.LLMMediaPart, msg_id: str | None, ctx: RequestContext) -> JSON | str:
         """The content part for a medium, or the text that replaces it (after recording a warning)."""
         raise NotImplementedError
 
@@ -281,12 +255,12 @@ class ChatCompletionsDialect(Dialect):
         return params
 
     def format_tools(self, tools: Sequence[ToolSpec]) -> list[JSON]:
-        return [{"type": "function", "function": tool_spec(tool, "parameters")} for tool in tools]
+        return [{"type": "function", "function": base.tool_spec(tool, "parameters")} for tool in tools]
 
     def place_tool_choice(self, body: JSON, choice: ToolChoice, ctx: RequestContext) -> None:
         named = isinstance(choice, NamedToolChoice)
         if ("named" if named else choice) not in self.TOOL_CHOICES:
-            label = choice_label(choice)
+            label = base.choice_label(choice)
             reason = f"{self.description} takes no tool choice {label}; 'auto' sent"
             ctx.warn(None, "tool_choice", reason, TOOL_CHOICE_RULE)
             body["tool_choice"] = "auto"
@@ -309,11 +283,11 @@ class ChatCompletionsDialect(Dialect):
         )
         body.update(sent.fields(ranges))
 
-    def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
+    def reformat(self, messages: Sequence[llm.LLMMessage], ctx: RequestContext) -> JSON:
         reasoning_required = (
             self.REASONING_ON_EVERY_TOOL_TURN
             and ctx.options.thinking_asked is True
-            and any(type(m) is LLMAssistantMessage and m.tool_calls for m in messages)
+            and any(type(m) is llm.LLMAssistantMessage and m.tool_calls for m in messages)
         )
         names = self.profile(ctx.options).tool_names
         out: list[JSON] = []
@@ -325,13 +299,13 @@ class ChatCompletionsDialect(Dialect):
         step: _Step | None = None  # the assistant message whose calls are open, while its step's records come
         for msg in messages:
             node: JSON
-            if step is not None and not isinstance(msg, LLMAssistantMessage):
+            if step is not None and not isinstance(msg, llm.LLMAssistantMessage):
                 step.close()
                 step = None
-            if isinstance(msg, LLMToolMessage):
+            if isinstance(msg, llm.LLMToolMessage):
                 text = ERROR_PREFIX + msg.content if msg.is_error else msg.content
                 node = {"role": "tool", "tool_call_id": fitted_call_id(msg.tool_call_id), "content": text}
-            elif isinstance(msg, LLMAssistantMessage):
+            elif isinstance(msg, llm.LLMAssistantMessage):
                 node = self._assistant(msg, names, ctx, reasoning_required, dropped)
                 if step is not None:
                     for call_node in node.get("tool_calls") or ():
@@ -340,13 +314,13 @@ class ChatCompletionsDialect(Dialect):
                     continue
                 if node.get("tool_calls"):
                     step = _Step(node)
-            elif isinstance(msg, LLMUserMessage):
+            elif isinstance(msg, llm.LLMUserMessage):
                 node = {"role": "user", "content": self._user_content(msg, ctx)}
-            elif isinstance(msg, LLMSystemMessage):
+            elif isinstance(msg, llm.LLMSystemMessage):
                 node = {"role": self.SYSTEM_ROLE, "content": msg.content}
-            elif isinstance(msg, LLMTFLMessage):
-                node = {"role": "user", "content": console_text(msg)}
-            elif isinstance(msg, LLMFunctionMessage):
+            elif isinstance(msg, llm.LLMTFLMessage):
+                node = {"role": "user", "content": base.console_text(msg)}
+            elif isinstance(msg, llm.LLMFunctionMessage):
                 raise AssertionError("to_list turns legacy function results into tool results")
             else:
                 assert_never(msg)
@@ -357,13 +331,13 @@ class ChatCompletionsDialect(Dialect):
 
     def _assistant(
         self,
-        msg: LLMAssistantMessage,
+        msg: llm.LLMAssistantMessage,
         names: ToolNameRule,
         ctx: RequestContext,
         reasoning_required: bool,
         dropped: tuple[str, str],
     ) -> JSON:
-        text = assistant_text(msg)
+        text = base.assistant_text(msg)
         out: JSON = {"role": "assistant"}
         calls = msg.tool_calls
         if calls:
@@ -372,7 +346,7 @@ class ChatCompletionsDialect(Dialect):
             tool_calls: list[JSON] = []  # a loop, not a comprehension: no extra frame per turn on Python 3.11
             for call in calls:
                 name = ctx.tool_name(call.name, names, msg_id)
-                function = {"name": name, "arguments": check_arguments_text(call, msg_id, ctx)}
+                function = {"name": name, "arguments": base.check_arguments_text(call, msg_id, ctx)}
                 call_id = fitted_call_id(call.id)
                 if call_id != call.id:
                     ctx.warn(
@@ -388,7 +362,7 @@ class ChatCompletionsDialect(Dialect):
         else:
             reason = "empty assistant turn; placeholder text sent"
             ctx.warn(msg.msg_id, "assistant", reason, ASSISTANT_CONTENT_RULE)
-            out["content"] = EMPTY_TURN_PLACEHOLDER
+            out["content"] = base.EMPTY_TURN_PLACEHOLDER
         reasoning = msg.reasoning_content
         if reasoning:
             if self.TAKES_REASONING_CONTENT and isinstance(reasoning, str):
@@ -399,27 +373,27 @@ class ChatCompletionsDialect(Dialect):
             out["reasoning_content"] = REASONING_PLACEHOLDER
         return out
 
-    def _user_content(self, msg: LLMUserMessage, ctx: RequestContext) -> str | list[JSON]:
+    def _user_content(self, msg: llm.LLMUserMessage, ctx: RequestContext) -> str | list[JSON]:
         parts = msg.content
-        if len(parts) == 1 and type(parts[0]) is LLMTextPart and msg.attachment_of is None:
+        if len(parts) == 1 and type(parts[0]) is llm.LLMTextPart and msg.attachment_of is None:
             text = parts[0].text
             if text:
                 return text
-        out = map_parts(parts, msg.msg_id, ctx, _text, self._mapped)
+        out = base.map_parts(parts, msg.msg_id, ctx, _text, self._mapped)
         if msg.attachment_of is not None:
-            out.insert(0, _text(attachments_header(msg.attachment_of)))
+            out.insert(0, _text(base.attachments_header(msg.attachment_of)))
         if not out:
             ctx.warn(msg.msg_id, "user", "empty user turn; placeholder text sent")
-            return EMPTY_TURN_PLACEHOLDER
+            return base.EMPTY_TURN_PLACEHOLDER
         return out
 
-    def _mapped(self, part: LLMMediaPart, msg_id: str | None, ctx: RequestContext) -> JSON:
+    def _mapped(self, part: llm.LLMMediaPart, msg_id: str | None, ctx: RequestContext) -> JSON:
         mapped = self.media_part(part, msg_id, ctx)
         return _text(mapped) if isinstance(mapped, str) else mapped
 
     @staticmethod
     def image_part(
-        part: LLMMediaPart, media: ResolvedMedia, msg_id: str | None, ctx: RequestContext, accepted: frozenset[str]
+        part: llm.LLMMediaPart, media: ResolvedMedia, msg_id: str | None, ctx: RequestContext, accepted: frozenset[str]
     ) -> JSON | str:
         """``image_url`` with an http(s) URL or a data URL, when the media type (if known) is accepted."""
         if media.media_type is not None and media.media_type not in accepted:
@@ -428,7 +402,7 @@ class ChatCompletionsDialect(Dialect):
 
     @staticmethod
     def inline_audio_part(
-        part: LLMMediaPart, media: ResolvedMedia, msg_id: str | None, ctx: RequestContext
+        part: llm.LLMMediaPart, media: ResolvedMedia, msg_id: str | None, ctx: RequestContext
     ) -> JSON | str:
         """``input_audio`` with inline base64 wav or mp3 (no URL form)."""
         fmt = audio_format(media.media_type)

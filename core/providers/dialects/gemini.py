@@ -10,34 +10,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, assert_never
 
-from core.llm.messages import (
-    LLMAssistantMessage,
-    LLMFunctionMessage,
-    LLMMediaPart,
-    LLMMessage,
-    LLMSystemMessage,
-    LLMTFLMessage,
-    LLMToolCall,
-    LLMToolMessage,
-    LLMUserMessage,
-    LLMUserPart,
-)
-from core.providers.base import (
-    EMPTY_TURN_PLACEHOLDER,
-    JSON,
-    Dialect,
-    NamedToolChoice,
-    ReadBody,
-    RequestContext,
-    RequestOptions,
-    ToolChoice,
-    ToolSpec,
-    arguments_object,
-    assistant_text,
-    attachments_header,
-    map_parts,
-    tool_spec,
-)
+from core.llm import messages as llm
+from core.providers import base
+from core.providers.base import JSON, NamedToolChoice, ReadBody, RequestContext, RequestOptions, ToolChoice, ToolSpec
 from core.providers.dialects import gemini_read, gemini_stream
 from core.providers.dialects.gemini_model_rules import (
     HAND_VERIFIED_MODELS,
@@ -188,7 +163,7 @@ class _Contents(Turns):
         self.last_is_response = response
 
 
-class GeminiDialect(Dialect):
+class GeminiDialect(base.Dialect):
     """Gemini generateContent: roles user/model, systemInstruction, functionCall/functionResponse parts."""
 
     name = "gemini"
@@ -258,7 +233,7 @@ class GeminiDialect(Dialect):
         return {"generationConfig": config} if config else {}
 
     def format_tools(self, tools: Sequence[ToolSpec]) -> list[JSON]:
-        return [{"functionDeclarations": [tool_spec(tool, "parametersJsonSchema") for tool in tools]}]
+        return [{"functionDeclarations": [base.tool_spec(tool, "parametersJsonSchema") for tool in tools]}]
 
     def tool_schema(self, tool: ToolSpec, ctx: RequestContext) -> ToolSpec:
         schema, changes = gemini_schema(tool.parameters)
@@ -282,14 +257,14 @@ class GeminiDialect(Dialect):
         if fields:
             body["generationConfig"] = {**body.get("generationConfig", {}), **fields}
 
-    def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
+    def reformat(self, messages: Sequence[llm.LLMMessage], ctx: RequestContext) -> JSON:
         profile = self.profile(ctx.options)
         out = _Contents(ctx)
         # call id -> functionResponse of the current tool block: a map, not a search, so that a long run of user
         # messages costs one lookup each.
         responses: dict[str, JSON] = {}
         for msg in messages:
-            if isinstance(msg, LLMToolMessage):
+            if isinstance(msg, llm.LLMToolMessage):
                 response = {
                     "id": msg.tool_call_id,
                     # The call's name (to_list gave the result its call's name), under the same rewrite.
@@ -298,20 +273,20 @@ class GeminiDialect(Dialect):
                 }
                 out.push("user", [{"functionResponse": response}], msg.msg_id, response=True)
                 responses[msg.tool_call_id or ""] = response
-            elif isinstance(msg, LLMAssistantMessage):
+            elif isinstance(msg, llm.LLMAssistantMessage):
                 responses = {}
                 out.push("model", self._model_parts(msg, profile, ctx), msg.msg_id)
-            elif isinstance(msg, LLMUserMessage):
+            elif isinstance(msg, llm.LLMUserMessage):
                 target = responses.get(msg.attachment_of or "")
                 if target is not None:
                     self._fold(target, msg, out, profile, ctx)
                 else:
                     out.push_user(msg, self._parts(msg.content, msg.msg_id, ctx))
-            elif isinstance(msg, LLMSystemMessage):
+            elif isinstance(msg, llm.LLMSystemMessage):
                 out.push_system(msg)
-            elif isinstance(msg, LLMTFLMessage):
+            elif isinstance(msg, llm.LLMTFLMessage):
                 out.push_console(msg)
-            elif isinstance(msg, LLMFunctionMessage):
+            elif isinstance(msg, llm.LLMFunctionMessage):
                 raise AssertionError("to_list turns legacy function results into tool results")
             else:
                 assert_never(msg)
@@ -325,20 +300,20 @@ class GeminiDialect(Dialect):
         return fragments
 
     @staticmethod
-    def _model_parts(msg: LLMAssistantMessage, profile: ModelProfile, ctx: RequestContext) -> list[JSON]:
+    def _model_parts(msg: llm.LLMAssistantMessage, profile: ModelProfile, ctx: RequestContext) -> list[JSON]:
         msg_id = msg.msg_id
         if msg.reasoning_content:
             ctx.warn(msg_id, "reasoning", REASONING_DROPPED)
-        text = assistant_text(msg)
+        text = base.assistant_text(msg)
         parts: list[JSON] = [_text(text)] if text else []
         _call_parts(msg.tool_calls, parts, msg_id, profile, ctx)
         if not parts:
             ctx.warn(msg_id, "assistant", "empty model turn; placeholder text sent", NON_EMPTY_RULE)
-            parts.append(_text(EMPTY_TURN_PLACEHOLDER))
+            parts.append(_text(base.EMPTY_TURN_PLACEHOLDER))
         return parts
 
     def _fold(
-        self, response: JSON, msg: LLMUserMessage, out: _Contents, profile: ModelProfile, ctx: RequestContext
+        self, response: JSON, msg: llm.LLMUserMessage, out: _Contents, profile: ModelProfile, ctx: RequestContext
     ) -> None:
         """Attachments of a tool result: text onto the response text; media where the model takes it, inside
         ``functionResponse.parts`` (Gemini 3) or in a user content after the responses (earlier models).
@@ -370,17 +345,17 @@ class GeminiDialect(Dialect):
                     reason = f"functionResponse.parts take no {mime}; it was sent in a user content after the responses"
                     ctx.warn(msg.msg_id, "tool_result", reason, FUNCTION_RESPONSE_MIME_RULE)
             if moved:
-                out.push("user", [_text(attachments_header(msg.attachment_of or "")), *moved], msg.msg_id)
+                out.push("user", [_text(base.attachments_header(msg.attachment_of or "")), *moved], msg.msg_id)
         elif placement == "sibling_parts":
-            out.push("user", [_text(attachments_header(msg.attachment_of or "")), *media], msg.msg_id)
+            out.push("user", [_text(base.attachments_header(msg.attachment_of or "")), *media], msg.msg_id)
         else:
             assert_never(placement)
 
-    def _parts(self, parts: Sequence[LLMUserPart], msg_id: str | None, ctx: RequestContext) -> list[JSON]:
-        return map_parts(parts, msg_id, ctx, _text, self._media)
+    def _parts(self, parts: Sequence[llm.LLMUserPart], msg_id: str | None, ctx: RequestContext) -> list[JSON]:
+        return base.map_parts(parts, msg_id, ctx, _text, self._media)
 
     @staticmethod
-    def _media(part: LLMMediaPart, msg_id: str | None, ctx: RequestContext) -> JSON:
+    def _media(part: llm.LLMMediaPart, msg_id: str | None, ctx: RequestContext) -> JSON:
         media = ctx.resolve(part, msg_id)
         if isinstance(media, str):
             return {"text": media}
@@ -409,7 +384,7 @@ def _takes_in_response(part: JSON) -> bool:
 
 
 def _call_parts(
-    calls: Sequence[LLMToolCall], parts: list[JSON], msg_id: str | None, profile: ModelProfile, ctx: RequestContext
+    calls: Sequence[llm.LLMToolCall], parts: list[JSON], msg_id: str | None, profile: ModelProfile, ctx: RequestContext
 ) -> None:
     """A turn's functionCall parts, each signature returned exactly where it came from."""
     any_signed = False  # a plain loop: a generator per turn costs more than the turn's calls
@@ -419,7 +394,7 @@ def _call_parts(
             break
     for i, call in enumerate(calls):
         name = ctx.tool_name(call.name, profile.tool_names, msg_id)
-        function_call = {"id": call.id, "name": name, "args": arguments_object(call, msg_id, ctx)}
+        function_call = {"id": call.id, "name": name, "args": base.arguments_object(call, msg_id, ctx)}
         signature = _signature(call) if any_signed else None
         if signature:
             parts.append({"functionCall": function_call, "thoughtSignature": signature})
@@ -431,7 +406,7 @@ def _call_parts(
             parts.append({"functionCall": function_call})
 
 
-def _signature(call: LLMToolCall) -> str | None:
+def _signature(call: llm.LLMToolCall) -> str | None:
     """The thought signature Gemini returned with this call, if the stored call kept one."""
     signature = call.extra.get(THOUGHT_SIGNATURE_KEY) if call.extra else None
     return signature if isinstance(signature, str) and signature else None

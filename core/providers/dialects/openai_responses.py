@@ -16,36 +16,11 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, assert_never
 from urllib.parse import urlsplit
 
-from core.llm.messages import (
-    LLMAssistantMessage,
-    LLMFunctionMessage,
-    LLMMediaPart,
-    LLMMessage,
-    LLMSystemMessage,
-    LLMTFLMessage,
-    LLMToolMessage,
-    LLMUserMessage,
-    LLMUserPart,
-)
+from core.llm import messages as llm
 from core.messages.objects import ToolCall
 from core.models.reasoning import NO_REASONING_RULE
-from core.providers.base import (
-    EMPTY_TURN_PLACEHOLDER,
-    JSON,
-    Dialect,
-    NamedToolChoice,
-    ReadBody,
-    RequestContext,
-    RequestOptions,
-    ToolChoice,
-    ToolSpec,
-    assistant_text,
-    attachments_header,
-    check_arguments_text,
-    console_text,
-    map_parts,
-    tool_spec,
-)
+from core.providers import base
+from core.providers.base import JSON, NamedToolChoice, ReadBody, RequestContext, RequestOptions, ToolChoice, ToolSpec
 from core.providers.dialects import responses_read, responses_stream
 from core.providers.dialects.chat_completions import (
     OPENAI_IMAGE_LIMIT,
@@ -115,7 +90,7 @@ MIN_OUTPUT_TOKENS = 16
 MIN_OUTPUT_RULE = "max-output-tokens-minimum"  # the preflight rule of core/preflight/openai.py this fix answers
 
 
-class OpenAIResponsesDialect(Dialect):
+class OpenAIResponsesDialect(base.Dialect):
     """OpenAI Responses: a flat timeline of message, function_call and function_call_output items."""
 
     name = "openai-responses"
@@ -189,7 +164,7 @@ class OpenAIResponsesDialect(Dialect):
 
     def format_tools(self, tools: Sequence[ToolSpec]) -> list[JSON]:
         # Flat, and parameters and strict are Required in the SDK type [SDK: FunctionToolParam].
-        return [{"type": "function", **tool_spec(tool, "parameters"), "strict": False} for tool in tools]
+        return [{"type": "function", **base.tool_spec(tool, "parameters"), "strict": False} for tool in tools]
 
     def place_tool_choice(self, body: JSON, choice: ToolChoice, ctx: RequestContext) -> None:
         # A forced function is flat here [SDK: ToolChoiceFunctionParam], not nested as in Chat Completions.
@@ -210,7 +185,7 @@ class OpenAIResponsesDialect(Dialect):
         )
         body.update(sent.fields(RESPONSES_SAMPLING))  # no stop: refused above (NO_STOP)
 
-    def reformat(self, messages: Sequence[LLMMessage], ctx: RequestContext) -> JSON:
+    def reformat(self, messages: Sequence[llm.LLMMessage], ctx: RequestContext) -> JSON:
         names = self.profile(ctx.options).tool_names
         items: list[JSON] = []
         outputs: dict[str, JSON] = {}  # call id -> function_call_output item of the current tool block
@@ -219,19 +194,19 @@ class OpenAIResponsesDialect(Dialect):
         # step goes first, so the step's calls stay together, each answered by the outputs that follow them.
         calls: list[JSON] = []
         for msg in messages:
-            if calls and not isinstance(msg, LLMAssistantMessage):
+            if calls and not isinstance(msg, llm.LLMAssistantMessage):
                 items.extend(calls)
                 calls = []
             match msg:
-                case LLMToolMessage():
+                case llm.LLMToolMessage():
                     text = ERROR_PREFIX + msg.content if msg.is_error else msg.content
                     item = {"type": "function_call_output", "call_id": msg.tool_call_id, "output": text}
                     outputs[msg.tool_call_id or ""] = item
                     items.append(tag(item, msg.msg_id))
-                case LLMAssistantMessage():
+                case llm.LLMAssistantMessage():
                     outputs = {}
                     self._assistant(msg, names, items, calls, ctx)
-                case LLMUserMessage():
+                case llm.LLMUserMessage():
                     target = outputs.get(msg.attachment_of or "")
                     parts = self._parts(msg.content, msg.msg_id, ctx)
                     if target is not None:
@@ -241,11 +216,11 @@ class OpenAIResponsesDialect(Dialect):
                         output.extend(parts)
                     else:
                         items.append(tag({"role": "user", "content": _content(parts, msg, ctx)}, msg.msg_id))
-                case LLMSystemMessage():
+                case llm.LLMSystemMessage():
                     items.append(tag({"role": "system", "content": msg.content}, msg.msg_id))
-                case LLMTFLMessage():
-                    items.append(tag({"role": "user", "content": console_text(msg)}, msg.msg_id))
-                case LLMFunctionMessage():
+                case llm.LLMTFLMessage():
+                    items.append(tag({"role": "user", "content": base.console_text(msg)}, msg.msg_id))
+                case llm.LLMFunctionMessage():
                     raise AssertionError("legacy function results are converted by to_list")
                 case _:
                     assert_never(msg)
@@ -254,17 +229,17 @@ class OpenAIResponsesDialect(Dialect):
 
     @staticmethod
     def _assistant(
-        msg: LLMAssistantMessage, names: ToolNameRule, items: list[JSON], calls: list[JSON], ctx: RequestContext
+        msg: llm.LLMAssistantMessage, names: ToolNameRule, items: list[JSON], calls: list[JSON], ctx: RequestContext
     ) -> None:
         """The record's text as a message item in ``items``; its function_call items in ``calls``."""
         if msg.reasoning_content:
             ctx.warn(msg.msg_id, "reasoning", "only OpenAI's own reasoning items can be replayed to Responses; dropped")
-        text = assistant_text(msg)
+        text = base.assistant_text(msg)
         tag = ctx.tag
         if text or not msg.tool_calls:
             if not text:
                 ctx.warn(msg.msg_id, "assistant", "empty assistant turn; placeholder text sent")
-            items.append(tag({"role": "assistant", "content": text or EMPTY_TURN_PLACEHOLDER}, msg.msg_id))
+            items.append(tag({"role": "assistant", "content": text or base.EMPTY_TURN_PLACEHOLDER}, msg.msg_id))
         for call in msg.tool_calls:
             calls.append(
                 tag(
@@ -272,17 +247,17 @@ class OpenAIResponsesDialect(Dialect):
                         "type": "function_call",
                         "call_id": call.id,
                         "name": ctx.tool_name(call.name, names, msg.msg_id),
-                        "arguments": check_arguments_text(call, msg.msg_id, ctx),
+                        "arguments": base.check_arguments_text(call, msg.msg_id, ctx),
                     },
                     msg.msg_id,
                 )
             )
 
-    def _parts(self, parts: Sequence[LLMUserPart], msg_id: str | None, ctx: RequestContext) -> list[JSON]:
-        return map_parts(parts, msg_id, ctx, _input_text, self._media)
+    def _parts(self, parts: Sequence[llm.LLMUserPart], msg_id: str | None, ctx: RequestContext) -> list[JSON]:
+        return base.map_parts(parts, msg_id, ctx, _input_text, self._media)
 
     @staticmethod
-    def _media(part: LLMMediaPart, msg_id: str | None, ctx: RequestContext) -> JSON:
+    def _media(part: llm.LLMMediaPart, msg_id: str | None, ctx: RequestContext) -> JSON:
         kind = part.kind
         if kind in NO_PART_KINDS:
             return {"type": "input_text", "text": ctx.degrade(part, msg_id, f"Responses input takes no {kind}")}
@@ -305,16 +280,16 @@ def _input_text(text: str) -> JSON:
     return {"type": "input_text", "text": text}
 
 
-def _content(parts: list[JSON], msg: LLMUserMessage, ctx: RequestContext) -> str | list[JSON]:
+def _content(parts: list[JSON], msg: llm.LLMUserMessage, ctx: RequestContext) -> str | list[JSON]:
     """A user item's content: a plain string for one text part, else the parts."""
     if msg.attachment_of is not None:
-        parts = [{"type": "input_text", "text": attachments_header(msg.attachment_of)}, *parts]
+        parts = [{"type": "input_text", "text": base.attachments_header(msg.attachment_of)}, *parts]
     if len(parts) == 1 and parts[0]["type"] == "input_text":
         text: str = parts[0]["text"]
         return text
     if not parts:
         ctx.warn(msg.msg_id, "user", "empty user turn; placeholder text sent")
-        return EMPTY_TURN_PLACEHOLDER
+        return base.EMPTY_TURN_PLACEHOLDER
     return parts
 
 
