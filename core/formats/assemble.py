@@ -304,11 +304,19 @@ class Interned:
 
     def __init__(self) -> None:
         self.seen: dict[tuple[type, bytes], LLMMessage] = {}
+        self.objects: dict[int, tuple[LLMMessage, LLMMessage]] = {}
+        """Each object met (kept, so that its ``id`` names no other) and its instance: a reader hands a message
+        resent unchanged over as the same object, which need not be encoded again."""
         self.encoder = msgspec.msgpack.Encoder()
 
     def message(self, message: LLMMessage) -> LLMMessage:
+        known = self.objects.get(id(message))
+        if known is not None and known[0] is message:
+            return known[1]
         key = (type(message), hashlib.blake2b(self.encoder.encode(message), digest_size=16).digest())
-        return self.seen.setdefault(key, message)
+        instance = self.seen.setdefault(key, message)
+        self.objects[id(message)] = (message, instance)
+        return instance
 
     def call(self, call: ModelCall) -> ModelCall:
         if not call.input:

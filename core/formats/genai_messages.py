@@ -10,8 +10,12 @@ message (Anthropic, Gemini, pydantic-ai) are classified by part type, never read
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Hashable, Iterable
+from functools import partial
 from typing import Any
+
+import orjson
 
 from core.formats.span_fields import TextPool, arguments_text, content_text, loads
 from core.llm import messages as llm
@@ -22,9 +26,19 @@ _TOOL_RESULT_PARTS = ("tool_call_response", "tool_result", "function_response")
 _TOOL_CALL_PARTS = ("tool_call", "tool_use", "function_call")
 
 
-MEMO_ENTRIES = 50_000
-"""Messages a reader remembers by their source at most (then it starts again): a resent history's earlier
-messages are read once, not once per call that resends them."""
+MEMO_ENTRIES = 5_000
+"""Messages a reader remembers by their source at most (then it starts again), about those of the conversations
+being read: a resent history's earlier messages are read once, not once per call that resends them."""
+
+
+def _digest(item: Any) -> bytes | None:
+    """A JSON message object's digest, what a resent one is known by; None for what JSON cannot spell."""
+    if not isinstance(item, dict):
+        return None
+    try:
+        return hashlib.blake2b(orjson.dumps(item), digest_size=16).digest()
+    except orjson.JSONEncodeError:
+        return None
 
 
 class MessageReader:
@@ -164,7 +178,8 @@ class MessageReader:
         return out
 
     def messages(self, items: Any) -> list[llm.LLMMessage]:
-        """A JSON list of messages (or a string holding one) as neutral messages."""
+        """A JSON list of messages (or a string holding one) as neutral messages; a message object resent unchanged
+        (a history is, by every call) is read once, into the same objects."""
         items = loads(items)
         if isinstance(items, dict):
             items = [items]
@@ -172,7 +187,8 @@ class MessageReader:
             return self.message(items) if items else []
         out: list[llm.LLMMessage] = []
         for item in items:
-            out.extend(self.message(item))
+            key = _digest(item)
+            out.extend(self.message(item) if key is None else self.remembered(key, partial(self.message, item)))
         return out
 
     def with_system(self, value: Any, sent: list[llm.LLMMessage]) -> list[llm.LLMMessage]:

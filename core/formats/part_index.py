@@ -27,6 +27,7 @@ PARENTS_HELD = 20_000
 """Union-find links kept in memory before they are written to the database: the nodes of the conversations
 being read, which nearly every tie touches (a few MB, however large the file)."""
 _EVENTS_HELD = 1000
+"""Events (and keyless openings) kept in memory before they are written to the database, a batch at a time."""
 
 _SCHEMA = """
 CREATE TABLE event (idx INTEGER PRIMARY KEY, offset INTEGER NOT NULL, length INTEGER NOT NULL,
@@ -73,6 +74,7 @@ class PartIndex:
         self.parents: dict[bytes, bytes] = {}
         """Links written or read lately: newer than the database's, written there when there are too many."""
         self.events: list[tuple[int, int, int, bytes, OrderKey | None]] = []
+        self.openings: list[tuple[bytes, bytes, bool]] = []
 
     def close(self) -> None:
         self.db.close()
@@ -136,12 +138,18 @@ class PartIndex:
     def add_opening(self, first: str, node: Node, open_to_all: bool) -> None:
         """A keyless call's opening under its first message; ``open_to_all``: any branch of that first message
         may continue it, or it them (every part of that first message is one)."""
-        self.db.execute("INSERT OR IGNORE INTO opening VALUES (?, ?)", (_utf8("f:" + first), _utf8(node)))
-        if open_to_all:
-            self.db.execute("INSERT OR IGNORE INTO open_first VALUES (?)", (_utf8("f:" + first),))
+        self.openings.append((_utf8("f:" + first), _utf8(node), open_to_all))
+        if len(self.openings) >= _EVENTS_HELD:
+            self._write_openings()
+
+    def _write_openings(self) -> None:
+        self.db.executemany("INSERT OR IGNORE INTO opening VALUES (?, ?)", [o[:2] for o in self.openings])
+        self.db.executemany("INSERT OR IGNORE INTO open_first VALUES (?)", [o[:1] for o in self.openings if o[2]])
+        self.openings.clear()
 
     def join_open_firsts(self) -> None:
         """Every part of a first message that a call may continue whatever its branch's user message, one."""
+        self._write_openings()
         firsts = self.db.execute("SELECT first FROM open_first").fetchall()  # one row per agent's system prompt
         for (first,) in firsts:
             for (node,) in self.db.execute("SELECT node FROM opening WHERE first = ?", (first,)).fetchall():

@@ -10,10 +10,10 @@
 * a tool run and its call: by call id (wherever an assistant message names it), else by conversation key, else
   by trace (every part holding the trace, since the run answers the first open call among them).
 
-Events are written to a temporary file as they are read, and their index (where each sits and sorts, the ties
-between them) to a temporary database (``core.formats.part_index``): memory grows with neither the file's
-events nor its conversations. Each part is then read back, assembled and let go, parts in order of their first
-call. Transcripts come out in the order one assembly of the whole file gives (by
+Events are written to a temporary file as they are read (``core.formats.kept_events``), and their index
+(where each sits and sorts, the ties between them) to a temporary database (``core.formats.part_index``): memory
+grows with neither the file's events nor its conversations. Each part is then read back, assembled and let go,
+parts in order of their first call. Transcripts come out in the order one assembly of the whole file gives (by
 their first call): a transcript waits only for the parts that start before it.
 """
 
@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-import pickle
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import nullcontext
-from typing import IO
 
 from core.formats.assemble import ImportNote, Interned, Transcript, assemble_calls, call_opening, order_key
 from core.formats.events import Event, ModelCall, ToolExecution
+from core.formats.kept_events import HeldEvents, KeptEvents, Place, SpilledEvents
 from core.formats.part_index import LAST, Node, OrderKey, PartIndex, sortable
 from core.llm.messages import LLMAssistantMessage, LLMMessage
 
@@ -57,7 +56,7 @@ def _named_calls(messages: Iterable[LLMMessage]) -> Iterator[str]:
             yield from (c.id for c in message.tool_calls if c.id)
 
 
-def _spill(events: Iterable[Event], kept: _Kept, index: PartIndex) -> None:
+def _spill(events: Iterable[Event], kept: KeptEvents, index: PartIndex) -> None:
     """Each event kept and indexed, each call tied to its call ids and trace; then each run to
     what it answers."""
     for event in events:
@@ -93,51 +92,17 @@ def _tie_run(index: PartIndex, node: Node, call: Node | None, key: Node | None, 
         index.join(trace, node)
 
 
-class _Spilled:
-    """Events pickled to a temporary file, read back one part at a time."""
-
-    def __init__(self, file: IO[bytes]) -> None:
-        self.file = file
-
-    def write(self, event: Event) -> tuple[int, int]:
-        data = pickle.dumps(event, protocol=pickle.HIGHEST_PROTOCOL)
-        offset = self.file.tell()
-        self.file.write(data)
-        return offset, len(data)
-
-    def read(self, offset: int, length: int) -> Event:
-        self.file.seek(offset)
-        event: Event = pickle.loads(self.file.read(length))  # noqa: S301 - our own temporary file
-        return event
-
-
-class _Held:
-    """Events a caller holds anyway (a live round's spans), kept as they are: spilling them would only copy them."""
-
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-
-    def write(self, event: Event) -> tuple[int, int]:
-        self.events.append(event)
-        return len(self.events) - 1, 0
-
-    def read(self, offset: int, length: int) -> Event:
-        return self.events[offset]
-
-
-_Kept = _Spilled | _Held
-
-
 def _part_transcripts(
-    kept: _Kept, members: list[tuple[int, int, OrderKey | None]], notes: list[ImportNote]
+    kept: KeptEvents, members: list[tuple[int, int, OrderKey | None]], notes: list[ImportNote]
 ) -> list[tuple[OrderKey, Transcript]]:
     """One part assembled: each transcript with where its first call sorts in the whole file."""
     interned = Interned()
     calls: list[ModelCall] = []
     runs: list[ToolExecution] = []
     start_of: dict[int, OrderKey] = {}
+    messages: dict[Place, LLMMessage] = {}
     for offset, length, start in members:
-        event = kept.read(offset, length)
+        event = kept.read(offset, length, messages)
         if isinstance(event, ModelCall):
             call = interned.call(event)
             start_of[id(call)] = start or LAST
@@ -157,8 +122,9 @@ def transcripts_by_part(
     index = PartIndex(in_memory=not spill)
     try:
         with tempfile.TemporaryFile() if spill else nullcontext() as file:
-            kept: _Kept = _Spilled(file) if file is not None else _Held()
+            kept: KeptEvents = SpilledEvents(file) if file is not None else HeldEvents()
             _spill(events, kept, index)
+            kept.written()
             waiting: list[tuple[OrderKey, int, Transcript]] = []
             for start, members in index.parts():
                 while waiting and waiting[0][0] < start:

@@ -1,0 +1,143 @@
+"""Where a file's events wait while its parts are found (``core.formats.parts``): spilled to a temporary file, or
+held in memory when the caller holds them anyway.
+
+A spilled call does not carry its messages: its input resends the history, so each message is pickled once, when
+first seen among the messages written lately, and calls name their messages by where they sit. The spill grows
+with a file's distinct messages, not with its resent ones, and a part's calls read back share one object per
+message, as the reader made them.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Callable
+from dataclasses import fields, is_dataclass
+from operator import attrgetter
+from typing import IO, Any
+
+from core.formats.events import Event, ModelCall, ToolExecution
+from core.llm.messages import LLMMessage
+
+RECENT_MESSAGES = 5_000
+"""Messages a spill remembers as written (then it starts again): those of the conversations being read."""
+
+Place = tuple[int, int]
+"""Where a pickle sits in the spill: its offset and length."""
+
+_CALL_FIELDS = tuple(f.name for f in fields(ModelCall))
+_call_values = attrgetter(*_CALL_FIELDS)
+_INPUT, _OUTPUT = _CALL_FIELDS.index("input"), _CALL_FIELDS.index("output")
+
+
+def _init_values(cls: type) -> Callable[[object], tuple[object, ...]] | None:
+    """What ``cls(*values)`` makes an instance again from: a dataclass's field values in order (read in C); None
+    for a class that is not such a dataclass."""
+    if not is_dataclass(cls) or hasattr(cls, "__post_init__"):
+        return None
+    names = [f.name for f in fields(cls)]
+    if len(names) < 2 or not all(f.init and not f.kw_only for f in fields(cls)):
+        return None
+    return attrgetter(*names)
+
+
+class _FieldsPickler(pickle.Pickler):
+    """Dataclasses pickled as their class and field values, not by ``dataclasses``' own ``__getstate__``, which
+    lists the class's fields again for every instance (an event holds several: its source, key, request)."""
+
+    def __init__(self, file: IO[bytes]) -> None:
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self.values_of: dict[type, Callable[[object], tuple[object, ...]] | None] = {}
+
+    def reducer_override(self, obj: object) -> Any:
+        cls = type(obj)
+        if cls not in self.values_of:
+            self.values_of[cls] = _init_values(cls)
+        values = self.values_of[cls]
+        return NotImplemented if values is None else (cls, values(obj))
+
+
+class SpilledEvents:
+    """Events pickled to a temporary file as they come, read back one part at a time."""
+
+    def __init__(self, file: IO[bytes]) -> None:
+        self.file = file
+        self.pickler = _FieldsPickler(file)
+        self.recent: dict[int, tuple[LLMMessage, Place]] = {}
+        """Messages written lately by ``id``, each kept (so that its ``id`` names no other) with where it sits."""
+
+    def write(self, event: Event) -> Place:
+        if isinstance(event, ModelCall):  # as a tuple of its fields, its messages as their places
+            values = list(_call_values(event))
+            values[_INPUT], values[_OUTPUT] = self._places(event.input), self._places(event.output)
+            return self._dump(tuple(values))
+        return self._dump(event)
+
+    def written(self) -> None:
+        """Every event is written: what was kept to write them is let go."""
+        self.recent.clear()
+
+    def read(self, offset: int, length: int, messages: dict[Place, LLMMessage]) -> Event:
+        """The event written at ``offset``, its messages read once per ``messages`` (one part's)."""
+        value = self._load(offset, length)
+        if isinstance(value, ToolExecution):
+            return value
+        values = list(value)
+        values[_INPUT] = self._messages(values[_INPUT], messages)
+        values[_OUTPUT] = self._messages(values[_OUTPUT], messages)
+        return ModelCall(*values)
+
+    def _dump(self, value: object) -> Place:
+        offset = self.file.tell()
+        self.pickler.clear_memo()  # each pickle read alone
+        self.pickler.dump(value)
+        return offset, self.file.tell() - offset
+
+    def _load(self, offset: int, length: int) -> Any:
+        self.file.seek(offset)
+        return pickle.loads(self.file.read(length))  # noqa: S301 - our own temporary file
+
+    def _places(self, messages: tuple[LLMMessage, ...] | None) -> tuple[Place, ...] | None:
+        if messages is None:
+            return None
+        places = []
+        for message in messages:
+            known = self.recent.get(id(message))
+            if known is None or known[0] is not message:
+                if len(self.recent) >= RECENT_MESSAGES:
+                    self.recent.clear()
+                known = self.recent[id(message)] = message, self._dump(message)
+            places.append(known[1])
+        return tuple(places)
+
+    def _messages(
+        self, places: tuple[Place, ...] | None, messages: dict[Place, LLMMessage]
+    ) -> tuple[LLMMessage, ...] | None:
+        if places is None:
+            return None
+        out = []
+        for place in places:
+            message = messages.get(place)
+            if message is None:
+                message = messages[place] = self._load(*place)
+            out.append(message)
+        return tuple(out)
+
+
+class HeldEvents:
+    """Events a caller holds anyway (a live round's spans), kept as they are: spilling them would only copy them."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def write(self, event: Event) -> Place:
+        self.events.append(event)
+        return len(self.events) - 1, 0
+
+    def written(self) -> None:
+        """Nothing to let go: the events are the caller's."""
+
+    def read(self, offset: int, length: int, messages: dict[Place, LLMMessage]) -> Event:
+        return self.events[offset]
+
+
+KeptEvents = SpilledEvents | HeldEvents
