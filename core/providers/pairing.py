@@ -122,11 +122,14 @@ class _Merge:
 
     def place(self, msg: LLMMessage) -> None:
         """Place one message: a result, an assistant turn, a legacy result, or anything else."""
-        if self.named is not None:
-            follows = self._follow_result(msg)
-            if follows is None:
-                return
-            msg = follows
+        named = self.named
+        if named is not None:  # the last message was a result: an attachment of it follows where it was kept
+            self.named = None
+            if type(msg) is LLMUserMessage and msg.attachment_of == named and self.kept != named:
+                follows = self._follow_result(msg)
+                if follows is None:
+                    return
+                msg = follows
         # Exact types, hot cases first: a trace is mostly assistant turns and tool results.
         if type(msg) is LLMToolMessage:
             self._result(msg)
@@ -145,16 +148,15 @@ class _Merge:
             _settle(self.turn, self.answered, self.block, self.out, self.ctx)
         return self.out
 
-    def _follow_result(self, msg: LLMMessage) -> LLMMessage | None:
-        """An attachment of the result just placed names the id that result was kept under; when the result was
-        dropped from a block, the attachment waits for the block's end as a plain user turn (None: deferred)."""
-        named, kept = self.named, self.kept
-        self.named = None
-        if type(msg) is LLMUserMessage and msg.attachment_of == named and kept != named:
-            msg = replace(msg, attachment_of=kept)
-            if kept is None and self.block is not None:
-                self.block.defer(msg)
-                return None
+    def _follow_result(self, msg: LLMUserMessage) -> LLMUserMessage | None:
+        """An attachment of the result just placed, which was kept under another id (or dropped), names that id;
+        when the result was dropped from a block, the attachment waits for the block's end as a plain user turn
+        (None: deferred)."""
+        kept = self.kept
+        msg = replace(msg, attachment_of=kept)
+        if kept is None and self.block is not None:
+            self.block.defer(msg)
+            return None
         return msg
 
     def _result(self, msg: LLMToolMessage) -> None:

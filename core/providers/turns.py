@@ -50,12 +50,16 @@ class Turns:
     def push(self, role: str, items: list[JSON], msg_id: str | None) -> None:
         """Add ``msg_id``'s items as a turn of ``role``, or to the last turn when it merges."""
         if self.merges(role):
-            tag = self.ctx.tag
-            merged: list[JSON] = self.turns[-1][self.KEY]
-            for item in items:
-                merged.append(tag(item, msg_id))
+            self.extend_last(items, msg_id)
         else:
             self.turns.append(self.ctx.tag({"role": role, self.KEY: items}, msg_id))
+
+    def extend_last(self, items: list[JSON], msg_id: str | None) -> None:
+        """``msg_id``'s items at the end of the last turn (of the same role)."""
+        tag = self.ctx.tag
+        merged: list[JSON] = self.turns[-1][self.KEY]
+        for item in items:
+            merged.append(tag(item, msg_id))
 
     def push_user(self, msg: LLMUserMessage, items: list[JSON]) -> None:
         """A user turn's items; an empty one is sent as placeholder text (no provider takes an empty turn)."""

@@ -155,26 +155,20 @@ class _Turns(Turns):
     TEXT_ITEM = "a user text block"
     NO_TURNS_RULE = "messages-required"
 
-    def __init__(self, ctx: RequestContext) -> None:
-        super().__init__(ctx)
-        self.last_has_thinking = False
-
     def text(self, text: str) -> JSON:
         return _text(text)
 
-    def push(self, role: str, items: list[JSON], msg_id: str | None) -> None:
-        leads = leading_thinking(items) if role == "assistant" else 0
-        if self.merges(role) and leads:
+    def extend_last(self, items: list[JSON], msg_id: str | None) -> None:
+        leads = leading_thinking(items) if self.turns[-1]["role"] == "assistant" else 0
+        if leads:
             merged: list[JSON] = self.turns[-1]["content"]
-            at = before_trailing_text(merged) if self.last_has_thinking else 0
+            # A turn's first thinking goes to its front (at 0 below), so a turn that holds thinking starts with it.
+            at = before_trailing_text(merged) if leading_thinking(merged) else 0
             for item in items[:leads]:
                 self.ctx.tag(item, msg_id)
             merged[at:at] = items[:leads]
             items = items[leads:]
-        elif not self.merges(role):
-            self.last_has_thinking = False
-        self.last_has_thinking = self.last_has_thinking or leads > 0
-        super().push(role, items, msg_id)
+        super().extend_last(items, msg_id)
 
 
 class AnthropicDialect(base.Dialect):
@@ -401,24 +395,36 @@ def _fill_blank_text(turns: list[JSON], ctx: RequestContext) -> None:
     """Anthropic 400 "messages: text content blocks must contain non-whitespace text" (anthropics/claude-code#23440):
     a whitespace-only text block is dropped from a turn that holds something else, or becomes placeholder text."""
     for turn in turns:
-        content: list[JSON] = turn["content"]
-        blank = [b for b in content if b["type"] == "text" and b["text"] and not b["text"].strip()]
-        if not blank:
-            continue
-        owner = ctx.tag_of(blank[0])
-        kept = [b for b in content if not any(b is x for x in blank)]
-        ctx.warn(
-            owner if isinstance(owner, str) else msg_id_of(turn, ctx),
-            turn["role"],
-            "a text block held only whitespace, which Anthropic refuses; "
-            + ("dropped" if kept else "placeholder text sent"),
-            NON_EMPTY_RULE,
-        )
-        if kept:
-            content[:] = kept
-        else:
-            blank[0]["text"] = base.EMPTY_TURN_PLACEHOLDER
-            content[:] = [blank[0]]
+        for block in turn["content"]:
+            # _is_blank_text inline: this runs per block of every request, and nearly never finds one.
+            if block["type"] == "text" and block["text"] and not block["text"].strip():
+                _drop_blank_text(turn, ctx)
+                break
+
+
+def _is_blank_text(block: JSON) -> bool:
+    """Whether a block is text of whitespace only."""
+    return block["type"] == "text" and bool(block["text"]) and not block["text"].strip()
+
+
+def _drop_blank_text(turn: JSON, ctx: RequestContext) -> None:
+    """A turn's whitespace-only text blocks dropped, or the first made placeholder text when nothing else is left."""
+    content: list[JSON] = turn["content"]
+    blank = [b for b in content if _is_blank_text(b)]
+    owner = ctx.tag_of(blank[0])
+    kept = [b for b in content if not any(b is x for x in blank)]
+    ctx.warn(
+        owner if isinstance(owner, str) else msg_id_of(turn, ctx),
+        turn["role"],
+        "a text block held only whitespace, which Anthropic refuses; "
+        + ("dropped" if kept else "placeholder text sent"),
+        NON_EMPTY_RULE,
+    )
+    if kept:
+        content[:] = kept
+    else:
+        blank[0]["text"] = base.EMPTY_TURN_PLACEHOLDER
+        content[:] = [blank[0]]
 
 
 def _trim_final_text(turn: JSON, ctx: RequestContext) -> None:
