@@ -229,6 +229,30 @@ def _peek(stream: IO[bytes]) -> bytes:
     return data
 
 
+def _read_line(stream: IO[bytes], limit: int) -> bytes:
+    """``stream.readline(limit)`` without its peak of twice a long line (it joins the pieces it read): a long line of
+    a seekable stream (a file) is measured first, then read in one piece of its size."""
+    if limit <= MiB or not stream.seekable():
+        return stream.readline(limit)
+    start = stream.tell()
+    line = stream.readline(MiB)
+    if len(line) < MiB or line.endswith(b"\n"):
+        return line
+    size = len(line)
+    del line
+    while size < limit:
+        piece = stream.read(min(MiB, limit - size))
+        newline = piece.find(b"\n")
+        if newline >= 0:
+            size += newline + 1
+            break
+        if not piece:
+            break
+        size += len(piece)
+    stream.seek(start)
+    return stream.read(size)
+
+
 def _read_jsonl(
     stream: IO[bytes],
     source: str,
@@ -240,7 +264,7 @@ def _read_jsonl(
     index = 0
     line_no = 0
     while True:
-        line = stream.readline(limits.max_record_bytes + 1)
+        line = _read_line(stream, limits.max_record_bytes + 1)
         if not line:
             return
         line_no += 1

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+import struct
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import ClauseElement, Connection, Table, insert
@@ -54,6 +55,32 @@ def copy_rows(
             copy.set_types(list(binary_types))
         for row in rows:
             copy.write_row(tuple(row[c] for c in columns))
+
+
+_BINARY_HEADER = b"PGCOPY\n\xff\r\n\x00" + struct.pack("!ii", 0, 0)
+_BINARY_TRAILER = struct.pack("!h", -1)
+
+
+def copy_bytes(conn: Connection, table: Table, pk: int, size: int, pieces: Iterable[bytes]) -> None:
+    """PostgreSQL: one row of ``table``'s two columns, an int4 key and a bytea value of ``size`` bytes given in
+    pieces, each sent as it comes: psycopg formats a whole row before it sends it.
+
+    COPY's binary format written here (https://www.postgresql.org/docs/current/sql-copy.html#id-1.9.3.55.9.4):
+    its header, one tuple (two fields, each its length and its bytes), its trailer. The columns come from the
+    Table, quoted by the dialect; the values travel in the data stream.
+    """
+    quote = conn.dialect.identifier_preparer.quote
+    columns = ", ".join(quote(c.name) for c in table.columns)
+    driver = conn.connection.driver_connection
+    assert driver is not None
+    with (
+        driver.cursor() as cursor,
+        cursor.copy(f"COPY {quote(table.name)} ({columns}) FROM STDIN (FORMAT BINARY)") as copy,
+    ):
+        copy.write(_BINARY_HEADER + struct.pack("!hiii", 2, 4, pk, size))
+        for piece in pieces:
+            copy.write(piece)
+        copy.write(_BINARY_TRAILER)
 
 
 def text_array(values: Collection[str]) -> str:

@@ -18,6 +18,7 @@ from core.store.derive import Figures, FigureTally, children, derived_msg_id, fi
 from core.store.jsonio import dumps
 from core.store.outline import OutlineNode, dump_streamed, dump_with_outline
 from core.store.search_pieces import SearchPieces
+from core.store.spilled_body import SpilledBody
 from core.store.tables import MAX_ID_CHARS
 from core.store.versions import Identity
 
@@ -79,7 +80,9 @@ def _prepare(record: Record, postgres: bool, now: int) -> PreparedMessage:
     message = record.message
     raw = record.raw
     # The text and its outline's byte spans: SQLite stores the text as ``body``; PostgreSQL keeps JSONB
-    # (its own rendering) in ``body`` and this text beside it, in ``message_texts``.
+    # (its own rendering) in ``body`` and this text beside it, in ``message_texts``. A long line's text is
+    # written to a temporary file as it is made (``core.store.spilled_body``).
+    body: bytes | SpilledBody
     outline: OutlineNode | None
     try:
         if isinstance(record, StreamedRecord):
@@ -89,17 +92,17 @@ def _prepare(record: Record, postgres: bool, now: int) -> PreparedMessage:
             fig = figures(message)
     except RecursionError:  # the reader's nesting limit keeps this out; a net, not a path
         raise InputError("nested too deeply to store", source=record.source, line=record.line, path="$") from None
-    if postgres and b"\\u0000" in body:
+    if postgres and body.find(b"\\u0000") >= 0:
         _refuse_nul_in(body, outline, record)
     raw_id = raw.get("msg_id")
     if isinstance(raw_id, str):
         msg_id = raw_id
     else:  # ``raw`` of a streamed record holds no records: the id is of the message whole, as its text has it
-        msg_id = derived_msg_id(loads(body) if isinstance(record, StreamedRecord) else raw)
+        msg_id = derived_msg_id(loads(body.read()) if isinstance(body, SpilledBody) else raw)
     # SQLite stores a str as TEXT (a plain str, not RawJSON: a str subclass is a copy of the decoded text).
     # PostgreSQL takes the bytes as they are, for the JSONB column and for ``message_texts``: no decoded copy.
     # Either way the rows go to the driver as they are (``core.store.bulk``), never through a JSON serialiser.
-    text: str | bytes = body if postgres else body.decode()
+    text: str | bytes | SpilledBody = body.decode() if isinstance(body, bytes) and not postgres else body
     del body  # a large message's text is held once, as the row's
     _check_id_length("msg_id", msg_id, record)
     _check_id_length("conversation_id", message.conversation_id, record)
@@ -149,7 +152,7 @@ def _check_id_length(key: str, value: str, record: Record) -> None:
         )
 
 
-def _dump_streamed(record: StreamedRecord) -> tuple[bytes, OutlineNode, Figures]:
+def _dump_streamed(record: StreamedRecord) -> tuple[SpilledBody, OutlineNode, Figures]:
     """The text, outline and figures of a message whose trace's records are read one at a time (``core.reader``)."""
     message = record.message
     assert isinstance(message, UserMessage)
@@ -161,13 +164,14 @@ def _dump_streamed(record: StreamedRecord) -> tuple[bytes, OutlineNode, Figures]
             tally.add(nested)
             yield raw, nested
 
-    body, outline = dump_streamed(record.raw, message, counted())
+    body = SpilledBody()
+    outline = dump_streamed(record.raw, message, counted(), body.file)
     for nested in children(message):
         tally.add(nested)
     return body, outline, tally.figures()
 
 
-def _refuse_nul_in(body: bytes, outline: OutlineNode | None, record: Record) -> None:
+def _refuse_nul_in(body: bytes | SpilledBody, outline: OutlineNode | None, record: Record) -> None:
     """Refuse the message whose text ``body`` may escape U+0000 (an escaped backslash before ``u0000`` may look
     the same), naming where; a streamed record's ``raw`` holds no records, so they are read again from their spans."""
     if isinstance(record, StreamedRecord) and outline is not None and len(outline) > 7:

@@ -33,7 +33,7 @@ from __future__ import annotations
 import io
 import secrets
 from collections.abc import Iterable
-from typing import Any
+from typing import IO, Any
 
 from core.jsonio import dumps
 from core.messages.base import BaseMessage
@@ -65,11 +65,11 @@ def dump_with_outline(raw: Any, message: BaseMessage) -> tuple[bytes, OutlineNod
 
 
 def dump_streamed(
-    raw: dict[str, Any], message: UserMessage, records: Iterable[tuple[Any, Message]]
-) -> tuple[bytes, OutlineNode]:
+    raw: dict[str, Any], message: UserMessage, records: Iterable[tuple[Any, Message]], out: IO[bytes]
+) -> OutlineNode:
     """``dump_with_outline`` of a message read without its trace's records (``raw`` and ``message`` hold an empty
-    trace), its records given one at a time (``core.reader.StreamedRecord``): the same text and outline."""
-    out = io.BytesIO()
+    trace), its records given one at a time (``core.reader.StreamedRecord``): the same text, written to ``out``
+    (empty: the offsets are from its start) as it is made, and the same outline returned."""
     shell, quoted, at = _shell(raw, raw["intermediate_trace"])
     out.write(shell[:at])
     records_at = out.tell()
@@ -79,12 +79,13 @@ def dump_streamed(
         if children:
             out.write(b",")
         children.append(_dump(out, item, record))
-    if not children:  # an empty trace is a leaf, as ``dump_with_outline`` has it
-        return shell.replace(quoted, b"[]", 1), [0, len(shell) - len(quoted) + 2, *_facts(raw, message)]
-    out.write(b"]")
     tail = shell[at + len(quoted) :]
+    if not children:  # an empty trace is a leaf, as ``dump_with_outline`` has it
+        out.write(b"]" + tail)
+        return [0, out.tell(), *_facts(raw, message)]
+    out.write(b"]")
     out.write(tail)
-    node = [
+    return [
         0,
         out.tell(),
         *_facts(raw, message),
@@ -92,7 +93,6 @@ def dump_streamed(
         children,
         tail.decode() if len(tail) <= TAIL_LIMIT else None,
     ]
-    return out.getvalue(), node
 
 
 class _NoOutline(Exception):
@@ -102,7 +102,7 @@ class _NoOutline(Exception):
 _PLACEHOLDER = "\ue000traceloupe:records\ue000"
 
 
-def _dump(out: io.BytesIO, raw: Any, message: BaseMessage) -> OutlineNode:
+def _dump(out: IO[bytes], raw: Any, message: BaseMessage) -> OutlineNode:
     """Write the text of ``raw`` at the end of ``out``; its outline, with offsets in ``out``."""
     start = out.tell()
     records = message.intermediate_trace.records if isinstance(message, UserMessage) else None

@@ -20,6 +20,7 @@ from sqlalchemy import Connection, Integer, Text, and_, cast, select
 from core.errors import InputError
 from core.jsonio import dumps, loads
 from core.store.backend import backend_of
+from core.store.spilled_body import SpilledBody
 from core.store.tables import MESSAGES
 
 Identity = tuple[str, str]
@@ -40,8 +41,9 @@ class StoredVersion:
         return self.source if self.line is None else f"{self.source}:{self.line}"
 
 
-def same_message(a: str | bytes, b: str | bytes) -> bool:
-    """Whether two JSON texts (decoded or UTF-8) hold the same value (key order aside)."""
+def same_message(a: str | bytes | SpilledBody, b: str | bytes | SpilledBody) -> bool:
+    """Whether two JSON texts (decoded, UTF-8, or spilled to a file) hold the same value (key order aside)."""
+    a, b = (text.read() if isinstance(text, SpilledBody) else text for text in (a, b))
     if isinstance(a, str) != isinstance(b, str):
         a, b = (a.encode() if isinstance(a, str) else a), (b.encode() if isinstance(b, str) else b)
     return a == b or dumps(loads(a), sort_keys=True) == dumps(loads(b), sort_keys=True)

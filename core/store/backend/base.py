@@ -121,7 +121,8 @@ class Backend(Protocol):
         pieced: Sequence[tuple[int, SearchPieces]] = (),
     ) -> None:
         """Insert message rows (with their ids), their outlines, the searchable text's later pieces of the messages
-        ``pieced`` names by id (``core.store.search_pieces``), and what the backend keeps beside them."""
+        ``pieced`` names by id (``core.store.search_pieces``), and what the backend keeps beside them. A row's body is
+        its text, or a ``SpilledBody`` (a long line's, ``core.store.spilled_body``) written a piece at a time."""
 
     def forget_messages(self, conn: Connection, rows: Sequence[int]) -> None:
         """Take out of the search indexes the backend keeps by hand what these message rows, about to be

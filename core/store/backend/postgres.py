@@ -24,6 +24,7 @@ from sqlalchemy import (
     Text,
     bindparam,
     case,
+    cast,
     create_engine,
     exists,
     func,
@@ -31,6 +32,7 @@ from sqlalchemy import (
     select,
     text,
     union,
+    update,
 )
 from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects.postgresql import distinct_on
@@ -39,13 +41,14 @@ from sqlalchemy.engine import URL
 from core.errors import UnknownNameError
 from core.jsonio import loads
 from core.store.backend.base import BackendName, ColumnTypes, Rows
-from core.store.bulk import copy_rows
+from core.store.bulk import copy_bytes, copy_rows
 from core.store.grams import GRAMS_FUNCTION, MAX_GRAM
 from core.store.jsonio import dumps_text
 from core.store.pg_search import SEARCH_CHUNKS, STRIDE, fold, like_pattern, write_chunks
 from core.store.pool import ping_when_idle
 from core.store.search_pieces import PIECE_STRIDE, SearchPieces
 from core.store.settings import EngineSettings
+from core.store.spilled_body import SpilledBody
 from core.store.tables import CONVERSATIONS, MESSAGE_OUTLINES, MESSAGE_SEARCH_PIECES, MESSAGE_TEXTS, MESSAGES
 
 _M = MESSAGES.c
@@ -153,11 +156,25 @@ class PostgresBackend:
         from psycopg.types.json import Jsonb  # the driver, imported where it is used (a SQLite store never loads it)
 
         # The bodies are the import's UTF-8 text (``core.store.import_prepare``): COPY hands them to jsonb's parser.
-        copy_rows(conn, MESSAGES, [{**row, "body": Jsonb(row["body"], dumps=_as_is)} for row in rows])
+        # A text spilled to a file (``core.store.spilled_body``) is sent to ``message_texts`` a piece at a time and
+        # parsed from there by the server: its row holds JSON null until then.
+        spilled = {row["id"]: row["body"] for row in rows if isinstance(row["body"], SpilledBody)}
+        bodies = [
+            {**row, "body": Jsonb(b"null" if row["id"] in spilled else row["body"], dumps=_as_is)} for row in rows
+        ]
+        copy_rows(conn, MESSAGES, bodies)
+        del bodies
         if outlines:
             copy_rows(conn, MESSAGE_OUTLINES, outlines)
         # Every text, outlined or not: an export writes these, byte for byte, not JSONB's rendering.
-        copy_rows(conn, MESSAGE_TEXTS, [_text_row(row) for row in rows], binary_types=("int4", "bytea"))
+        held = [_text_row(row) for row in rows if row["id"] not in spilled]
+        if held:
+            copy_rows(conn, MESSAGE_TEXTS, held, binary_types=("int4", "bytea"))
+        for pk, body in spilled.items():
+            copy_bytes(conn, MESSAGE_TEXTS, pk, len(body), body.pieces())
+        if spilled:
+            parsed = cast(func.convert_from(_T.text, "UTF8"), pg_dialect.JSONB)
+            conn.execute(update(MESSAGES).where(_M.id == _T.message_pk, _M.id.in_(spilled)).values(body=parsed))
         for pk, pieces in pieced:  # a piece at a time, read back from its file
             for seq, piece in enumerate(pieces.later(), start=1):
                 copy_rows(conn, MESSAGE_SEARCH_PIECES, [{"message_pk": pk, "seq": seq, "text": piece}])

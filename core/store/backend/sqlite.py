@@ -68,6 +68,7 @@ from core.store.jsonio import dumps_text
 from core.store.pg_search import contains_pattern
 from core.store.search_pieces import PIECE_STRIDE, SearchPieces, stored_pieces
 from core.store.settings import EngineSettings
+from core.store.spilled_body import SpilledBody
 from core.store.tables import CONVERSATIONS, MESSAGE_OUTLINES, MESSAGE_SEARCH_PIECES, MESSAGES
 
 log = logging.getLogger("traceloupe.store")
@@ -218,7 +219,12 @@ class SqliteBackend:
         outlines: list[dict[str, Any]],
         pieced: Sequence[tuple[int, SearchPieces]] = (),
     ) -> None:
-        executemany_rows(conn, MESSAGES, rows)
+        held = [row for row in rows if not isinstance(row["body"], SpilledBody)]
+        if held:
+            executemany_rows(conn, MESSAGES, held)
+        for row in rows:
+            if isinstance(row["body"], SpilledBody):
+                _write_spilled(conn, row, row["body"])
         later = dict(pieced)
         write_grams(conn, [(row["id"], _searched(row, later)) for row in rows])
         if outlines:
@@ -322,6 +328,20 @@ class SqliteBackend:
 
 
 SQLITE = SqliteBackend()
+
+
+def _write_spilled(conn: Connection, row: dict[str, Any], body: SpilledBody) -> None:
+    """Insert a message row whose text is in a file: a zeroblob of its length, filled a piece at a time through
+    incremental blob I/O (https://sqlite.org/c3ref/blob_open.html), so no layer holds the text whole.
+
+    The text is then stored as a BLOB of its UTF-8 bytes, which a reader of the whole body gets back as the text:
+    cast to TEXT, or parsed as JSON (which reads UTF-8 bytes); the outlines' spans read bytes of any body."""
+    conn.execute(insert(MESSAGES).values({**row, "body": func.zeroblob(len(body))}))
+    driver = conn.connection.driver_connection
+    assert isinstance(driver, sqlite3.Connection)
+    with driver.blobopen(MESSAGES.name, "body", row["id"]) as blob:
+        for piece in body.pieces():
+            blob.write(piece)
 
 
 def _searched(row: dict[str, Any], later: dict[int, SearchPieces]) -> str | Iterable[str]:
