@@ -13,16 +13,16 @@ carries its grams (``core.store.grams``), made here as SQLite's are, for needles
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from typing import Any
 
-from sqlalchemy import ARRAY, Column, Connection, ForeignKey, Integer, MetaData, Table, Text
+from sqlalchemy import ARRAY, Column, Connection, ForeignKey, Integer, MetaData, String, Table, Text
 
 from core.store.bulk import copy_rows, text_array
 from core.store.casefold import fold as fold  # re-exported: the chunks and their readers fold alike
 from core.store.grams import grams_of
-from core.store.tables import MESSAGES
+from core.store.tables import CONVERSATIONS, MESSAGES
 
 STRIDE = 4096
 """Characters between the starts of two chunks of one text."""
@@ -40,6 +40,31 @@ SEARCH_CHUNKS = Table(
     Column("folded", Text, nullable=False),
     Column("grams", ARRAY(Text), nullable=False),  # revision 0025
 )
+
+CONVERSATION_SEARCH = Table(
+    "conversations",
+    MetaData(),  # the PostgreSQL-only column of the shared table, beside the columns it is made from
+    Column("id", Integer, primary_key=True),
+    Column("conversation_id", String, nullable=False),
+    Column("title", Text, nullable=False),
+    Column("search_grams", ARRAY(Text(collation="C"))),  # revision 0031
+)
+
+
+def conversation_grams(conversation_id: str, title: str) -> str | None:
+    """A new conversation's ``search_grams`` as COPY takes them: the distinct grams of its id and of its title as
+    the server lowercases them, or None (the server's trigger fills them, revision 0031) unless both are ASCII,
+    whose ``lower`` is the same here."""
+    if not (conversation_id.isascii() and title.isascii()):
+        return None
+    return text_array(grams_of(conversation_id.lower()) | grams_of(title.lower()))
+
+
+def insert_conversations(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+    """COPY new conversations (the import looked them up under its lock: none is stored) with their grams."""
+    if rows:
+        grams = [conversation_grams(row["conversation_id"], row["title"]) for row in rows]
+        copy_rows(conn, CONVERSATIONS, [{**row, "search_grams": g} for row, g in zip(rows, grams, strict=True)])
 
 
 def chunk_rows(message_pk: int, conversation_pk: int, text: str) -> Iterator[dict[str, Any]]:
