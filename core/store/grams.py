@@ -31,7 +31,7 @@ CONVERSATION_GRAMS_TABLE = "conversation_grams"
 kept by triggers calling ``GRAMS_FUNCTION``."""
 GRAMS_FUNCTION = "traceloupe_grams"
 """The SQL function giving a text's grams: on PostgreSQL an array of a folded text's (SQL, revision 0020; gives
-the conversations' grams the import does not write, revision 0031), on SQLite the FTS5 document of ``tokens``
+the conversations' grams, revision 0031), on SQLite the FTS5 document of ``tokens``
 (Python, registered on every connection, as the triggers need it)."""
 # Pairs come from the characters zipped with themselves shifted by one: ``substr`` walks a multibyte text from its
 # start, so a pair per ``substr`` made a chunk cost its length squared.

@@ -32,7 +32,6 @@ def in_the_models(obj: object, name: str | None, type_: str, reflected: bool, co
             "conversation_grams",
             "search_chunks",
             "ix_search_",
-            "search_grams",  # PostgreSQL's grams of a conversation's id and title (revision 0031)
             "procrastinate_",
         )
     )

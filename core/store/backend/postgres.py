@@ -43,7 +43,7 @@ from core.store.bulk import copy_rows
 from core.store.grams import MAX_GRAM
 from core.store.jsonio import dumps_text
 from core.store.pg_search import (
-    CONVERSATION_SEARCH,
+    CONVERSATION_GRAMS,
     SEARCH_CHUNKS,
     STRIDE,
     fold,
@@ -62,7 +62,7 @@ _T = MESSAGE_TEXTS.c
 _P = MESSAGE_SEARCH_PIECES.c
 
 _S = SEARCH_CHUNKS.c
-_G = CONVERSATION_SEARCH.c
+_G = CONVERSATION_GRAMS.c
 _OWN_TEXT = (_C.conversation_id, _C.title)
 """The columns of a conversation searched besides its messages."""
 
@@ -219,9 +219,9 @@ class PostgresBackend:
 
     def matching_conversations(self, needle: str) -> CompoundSelect[Any]:
         # Each under its own index (revisions 0020 and 0031), where an OR of them would read every row.
-        if len(needle) <= MAX_GRAM:  # the id's and the title's grams are one column
+        if len(needle) <= MAX_GRAM:  # the id's and the title's grams are one row (revision 0031)
             in_chunks = select(_S.conversation_pk).where(_has_gram(_S.grams, needle))
-            return union(in_chunks, select(_G.id).where(_has_gram(_G.search_grams, needle)))
+            return union(in_chunks, select(_G.conversation_pk).where(_has_gram(_G.grams, needle)))
         in_chunks = select(_S.conversation_pk).where(_S.folded.like(like_pattern(needle), escape="\\"))
         return union(in_chunks, *(select(_C.id).where(self.contains(column, needle)) for column in _OWN_TEXT))
 
