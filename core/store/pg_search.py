@@ -8,7 +8,8 @@ needle of at most ``MAX_NEEDLE`` characters that occurs in a text lies whole ins
 one holding its first character), so a plain ``LIKE`` on the chunks, under a trigram index, finds
 exactly the texts that hold it. The fold keeps every character's place, so a match's position in a
 chunk gives its position in ``messages.search_text``, where the snippet around it is read. Each chunk
-carries its grams (``core.store.grams``), made here as SQLite's are, for needles too short for a trigram.
+carries its grams (``core.store.grams``), made here as SQLite's are, for needles too short for a trigram; so does
+each conversation's id and title, in ``conversation_grams`` (revision 0031).
 """
 
 from __future__ import annotations
