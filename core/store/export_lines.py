@@ -182,7 +182,7 @@ NOT_EXPORTED: dict[str, str] = {
     "search_piece_fts": "SQLite's search index of those pieces, derived from the messages",
     "conversation_fts": "SQLite's search index of conversation ids and titles, derived from the conversations",
     "message_grams": "SQLite's index of short searches, derived from the messages",
-    "conversation_grams": "SQLite's index of short searches in ids and titles, derived from the conversations",
+    "conversation_grams": "the index of short searches in ids and titles, derived from the conversations",
     "digests": "a cache, derived from the messages",
     "digest_parts": "a cache, derived from the messages",
     "jobs": "the queue's work in flight, not a record",

@@ -30,9 +30,9 @@ CONVERSATION_GRAMS_TABLE = "conversation_grams"
 """SQLite: the FTS5 table of each conversation's id and title grams, its rowid the conversation's (revision 0020),
 kept by triggers calling ``GRAMS_FUNCTION``."""
 GRAMS_FUNCTION = "traceloupe_grams"
-"""The SQL function giving a text's grams: on PostgreSQL an array of a folded text's (SQL, revision 0020; indexes
-the conversations' ids and titles), on SQLite the FTS5 document of ``tokens`` (Python, registered on every
-connection, as the triggers need it)."""
+"""The SQL function giving a text's grams: on PostgreSQL an array of a folded text's (SQL, revision 0020; gives
+the conversations' grams, revision 0031), on SQLite the FTS5 document of ``tokens``
+(Python, registered on every connection, as the triggers need it)."""
 # Pairs come from the characters zipped with themselves shifted by one: ``substr`` walks a multibyte text from its
 # start, so a pair per ``substr`` made a chunk cost its length squared.
 GRAMS_FUNCTION_SQL = """

@@ -8,21 +8,23 @@ needle of at most ``MAX_NEEDLE`` characters that occurs in a text lies whole ins
 one holding its first character), so a plain ``LIKE`` on the chunks, under a trigram index, finds
 exactly the texts that hold it. The fold keeps every character's place, so a match's position in a
 chunk gives its position in ``messages.search_text``, where the snippet around it is read. Each chunk
-carries its grams (``core.store.grams``), made here as SQLite's are, for needles too short for a trigram.
+carries its grams (``core.store.grams``), made here as SQLite's are, for needles too short for a trigram; so does
+each conversation's id and title, in ``conversation_grams`` (revision 0031).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from typing import Any
 
 from sqlalchemy import ARRAY, Column, Connection, ForeignKey, Integer, MetaData, Table, Text
+from sqlalchemy import text as sql
 
 from core.store.bulk import copy_rows, text_array
 from core.store.casefold import fold as fold  # re-exported: the chunks and their readers fold alike
 from core.store.grams import grams_of
-from core.store.tables import MESSAGES
+from core.store.tables import CONVERSATIONS, MESSAGES
 
 STRIDE = 4096
 """Characters between the starts of two chunks of one text."""
@@ -40,6 +42,45 @@ SEARCH_CHUNKS = Table(
     Column("folded", Text, nullable=False),
     Column("grams", ARRAY(Text), nullable=False),  # revision 0025
 )
+
+CONVERSATION_GRAMS = Table(
+    "conversation_grams",  # revision 0031
+    MetaData(),
+    Column("conversation_pk", Integer, ForeignKey(CONVERSATIONS.c.id, ondelete="CASCADE"), primary_key=True),
+    Column("grams", ARRAY(Text(collation="C")), nullable=False),
+)
+CONVERSATION_GRAMS_FUNCTION = "traceloupe_conversation_grams"
+"""The SQL function giving a conversation's grams from its id and title, as the server lowercases them (revision
+0031): the grams the import does not write, and those of a changed title (by a trigger)."""
+_NEXT_CONVERSATION_IDS = sql(
+    "SELECT nextval(pg_get_serial_sequence('conversations', 'id')) FROM generate_series(1, :n)"
+)
+_SERVER_GRAMS = sql(
+    f"INSERT INTO conversation_grams (conversation_pk, grams) "  # noqa: S608 - constants
+    f"SELECT id, {CONVERSATION_GRAMS_FUNCTION}(conversation_id, title) FROM conversations WHERE id = ANY(:ids)"
+)
+
+
+def conversation_grams(conversation_id: str, title: str) -> str | None:
+    """A conversation's grams as COPY takes them: the distinct grams of its id and of its title, lowercased as the
+    server does, when both are ASCII (whose ``lower`` is the same here); else None: the server's to give."""
+    if not (conversation_id.isascii() and title.isascii()):
+        return None
+    return text_array(grams_of(conversation_id.lower()) | grams_of(title.lower()))
+
+
+def insert_conversations(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+    """COPY new conversations (the import looked them up under its lock: none is stored), and their grams."""
+    if not rows:
+        return
+    ids = list(conn.execute(_NEXT_CONVERSATION_IDS, {"n": len(rows)}).scalars())
+    copy_rows(conn, CONVERSATIONS, [{"id": pk, **row} for pk, row in zip(ids, rows, strict=True)])
+    grams = [conversation_grams(row["conversation_id"], row["title"]) for row in rows]
+    written = [{"conversation_pk": pk, "grams": g} for pk, g in zip(ids, grams, strict=True) if g is not None]
+    if written:
+        copy_rows(conn, CONVERSATION_GRAMS, written)
+    if len(written) < len(rows):
+        conn.execute(_SERVER_GRAMS, {"ids": [pk for pk, g in zip(ids, grams, strict=True) if g is None]})
 
 
 def chunk_rows(message_pk: int, conversation_pk: int, text: str) -> Iterator[dict[str, Any]]:

@@ -3,8 +3,9 @@ every row (and, on PostgreSQL, applying the job queue's schema once)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -24,7 +25,7 @@ from core.store.engine import write_transaction
 from core.store.import_prepare import PreparedMessage
 from core.store.pg_search import SEARCH_CHUNKS, piece_chunk_rows
 from core.store.schema import _config
-from core.store.tables import MESSAGES, METADATA, STEP_RUNS
+from core.store.tables import CONVERSATIONS, MESSAGES, METADATA, STEP_RUNS
 from tests.store.store_factory import dataset
 from tests.store.store_pg import BACKENDS, create_pg_database, drop_pg_database, pg_database_url
 from tests.store.test_store_runs import MESSAGE
@@ -55,6 +56,7 @@ def test_db_upgrade_from_0003_keys_messages_by_conversation(
     monkeypatch.setattr(postgres, "write_chunks", lambda conn, rows, stride: None)  # as Traceloupe 0003 wrote
     monkeypatch.setattr(sqlite, "write_grams", lambda conn, rows: None)  # (0020's index is not there yet)
     monkeypatch.setattr(sqlite, "_INDEX_CONVERSATIONS", ())  # nor 0020's conversation indexes
+    monkeypatch.setattr(postgres, "insert_conversations", _conversations_without_grams)  # nor 0031's column
     _import_with_parsed(monkeypatch)
     engine = make_engine(resolve_url(fresh_url))
     with write_transaction(engine) as conn:
@@ -111,6 +113,7 @@ def test_db_upgrade_counts_the_step_runs_recorded_before_as_runs_and_status_list
     monkeypatch.setattr(sqlite, "write_grams", lambda conn, rows: None)  # as Traceloupe 0014 wrote
     monkeypatch.setattr(sqlite, "_INDEX_CONVERSATIONS", ())
     monkeypatch.setattr(postgres, "write_chunks", _chunks_without_grams)
+    monkeypatch.setattr(postgres, "insert_conversations", _conversations_without_grams)
     _import_with_parsed(monkeypatch)
     old.import_records(read_bytes(MESSAGE, source="a"), source="a")
     monkeypatch.undo()
@@ -148,6 +151,11 @@ def _chunks_without_grams(conn: Connection, messages: Iterable[tuple[int, int, I
     rows = [row for pk, cpk, pieces in messages for row in piece_chunk_rows(pk, cpk, pieces, stride)]
     if rows:
         copy_rows(conn, SEARCH_CHUNKS, rows)
+
+
+def _conversations_without_grams(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+    """PostgreSQL's new conversations as Traceloupe wrote them before revision 0031 added their grams."""
+    postgres.PostgresBackend().insert_new(conn, CONVERSATIONS, rows)
 
 
 _STEP_RUN = {

@@ -5,17 +5,21 @@ from __future__ import annotations
 import random
 import string
 
+import orjson
 import pytest
 from alembic import command
-from sqlalchemy import ARRAY, Column, Integer, MetaData, Table, Text, func, select, text
+from sqlalchemy import ARRAY, Column, Integer, MetaData, Table, Text, func, inspect, select, text
 
+from core.reader import read_bytes
 from core.store import ConversationQuery, Store
 from core.store.bulk import copy_rows, text_array
-from core.store.engine import make_engine, write_transaction
+from core.store.engine import make_engine, read_transaction, write_transaction
 from core.store.pg_search import MAX_NEEDLE, SEARCH_CHUNKS, STRIDE, chunk_rows, fold, with_grams
+from core.store.query import search_condition
 from core.store.schema import _config, upgrade
+from core.store.tables import CONVERSATIONS
 from tests.store.store_factory import import_texts
-from tests.store.store_pg import pg_database
+from tests.store.store_pg import BACKENDS, pg_database
 
 
 @pytest.mark.parametrize("text", ["ΟΔΟΣ ΣΟΦΙΑ", "İstanbul", "Straße ÉCOLE", "MiXeD ascii", "北京 ДОБРЫЙ"])
@@ -148,3 +152,81 @@ def test_a_text_array_written_by_copy_reads_back_as_its_values(pg_session_url: s
             assert conn.execute(select(table.c.a)).scalar_one() == values
     finally:
         engine.dispose()
+
+
+TITLED = {
+    "ticket-7": "Refund ORDER 42",  # ASCII: the import writes its grams
+    "北京-1": "İstanbul",  # the server's trigger fills them, from its own lower()
+    "ΣΟΦΟΣ-2": "σοφος nothing",
+}
+"""Conversation ids and the titles their one message gives them, ASCII or not."""
+TITLE_NEEDLES = ("t-", "42", "Or", "北京", "σ-", "ς", "İ", "i", "zz")
+"""Needles of one or two characters: some only in an id, where no message has them."""
+
+
+def _title_found(url: str) -> dict[str, set[str]]:
+    """What the indexes alone give for each of ``TITLE_NEEDLES`` (the way a rare needle takes past the walk)."""
+    with Store.open(url) as store, read_transaction(store.engine) as conn:
+        return {
+            needle: set(
+                conn.execute(select(CONVERSATIONS.c.conversation_id).where(search_condition(conn, needle))).scalars()
+            )
+            for needle in TITLE_NEEDLES
+        }
+
+
+def _stored_and_server_grams(url: str) -> list[tuple[set[str], set[str]]]:
+    """Each conversation's stored grams beside those of the server's lower() of its id and title."""
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(
+                text(
+                    "SELECT g.grams, traceloupe_grams(lower(c.conversation_id)) || traceloupe_grams(lower(c.title)) "
+                    "FROM conversations c LEFT JOIN conversation_grams g ON g.conversation_pk = c.id"
+                )
+            ).all()
+        return [(set(stored or ()), set(server)) for stored, server in rows]
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.postgres
+def test_conversation_grams_written_by_the_import_are_those_the_server_gives_its_id_and_title(
+    pg_session_url: str,
+) -> None:
+    with Store.open(pg_session_url) as store:
+        with store.engine.begin() as conn:
+            conn.execute(text("TRUNCATE conversations, messages RESTART IDENTITY CASCADE"))
+        import_texts(store, TITLED)
+        earlier = {"role": "user", "msg_type": "text", "content": "an Earlier question", "create_ts": 0,
+                   "msg_id": "m0", "conversation_id": "ticket-7"}  # fmt: skip
+        store.import_records(read_bytes(orjson.dumps(earlier), source="e"), source="e")
+        assert store.get_summary("ticket-7").title == "an Earlier question"
+    pairs = _stored_and_server_grams(pg_session_url)
+    assert len(pairs) == 3 and all(stored == server for stored, server in pairs)  # the new title's, not the first's
+
+
+@pytest.mark.parametrize("fresh_url", BACKENDS, indirect=True)
+def test_short_searches_in_ids_and_titles_find_the_same_across_revision_0031(fresh_url: str) -> None:
+    """Revision 0031 (PostgreSQL) moves the ids' and titles' grams into a table: a downgrade brings back the
+    expression indexes, and what short needles find is the same after the upgrade again."""
+    with Store.open(fresh_url) as store:
+        import_texts(store, TITLED)
+    found = _title_found(fresh_url)
+    assert found["t-"] == {"ticket-7"} and found["北京"] == {"北京-1"} and found["σ-"] == {"ΣΟΦΟΣ-2"}
+    assert found["zz"] == set()
+    engine = make_engine(fresh_url)
+    try:
+        with write_transaction(engine) as conn:
+            command.downgrade(_config(conn), "0030")
+            if engine.dialect.name == "postgresql":  # the expression indexes of revision 0020 are back
+                indexes = {i["name"] for i in inspect(conn).get_indexes("conversations")}
+                assert not inspect(conn).has_table("conversation_grams")
+                assert "ix_search_conversations_id_grams" in indexes
+        assert upgrade(engine).before == "0030"
+    finally:
+        engine.dispose()
+    assert _title_found(fresh_url) == found
+    if fresh_url.startswith("postgresql"):  # the migration's grams are the server's
+        assert all(stored == server for stored, server in _stored_and_server_grams(fresh_url))

@@ -42,9 +42,17 @@ from core.errors import UnknownNameError
 from core.jsonio import loads
 from core.store.backend.base import BackendName, ColumnTypes, Rows
 from core.store.bulk import copy_bytes, copy_rows
-from core.store.grams import GRAMS_FUNCTION, MAX_GRAM
+from core.store.grams import MAX_GRAM
 from core.store.jsonio import dumps_text
-from core.store.pg_search import SEARCH_CHUNKS, STRIDE, fold, like_pattern, write_chunks
+from core.store.pg_search import (
+    CONVERSATION_GRAMS,
+    SEARCH_CHUNKS,
+    STRIDE,
+    fold,
+    insert_conversations,
+    like_pattern,
+    write_chunks,
+)
 from core.store.pool import ping_when_idle
 from core.store.search_pieces import PIECE_STRIDE, SearchPieces
 from core.store.settings import EngineSettings
@@ -57,10 +65,17 @@ _T = MESSAGE_TEXTS.c
 _P = MESSAGE_SEARCH_PIECES.c
 
 _S = SEARCH_CHUNKS.c
+_G = CONVERSATION_GRAMS.c
 _OWN_TEXT = (_C.conversation_id, _C.title)
 """The columns of a conversation searched besides its messages."""
 
 _NEXT_MESSAGE_IDS = text("SELECT nextval(pg_get_serial_sequence('messages', 'id')) FROM generate_series(1, :n)")
+
+
+def _has_gram(grams: ColumnElement[list[str]], needle: str) -> ColumnElement[bool]:
+    """Stored grams (``core.store.grams``) hold ``needle``, one or two characters, as their GIN index answers."""
+    gram = bindparam("gram", [fold(needle)], type_=pg_dialect.ARRAY(Text), unique=True)
+    return grams.op("@>")(gram)  # "contains", spelled out: the tables declare the generic ARRAY type
 
 
 class PostgresBackend:
@@ -139,7 +154,7 @@ class PostgresBackend:
         conn.execute(pg_dialect.insert(table).from_select(names, chosen).on_conflict_do_nothing())
 
     def insert_conversations(self, conn: Connection, rows: Rows) -> None:
-        self.insert_new(conn, CONVERSATIONS, rows)  # the server's indexes take their ids and titles
+        insert_conversations(conn, rows)
 
     # -- messages --------------------------------------------------------------
 
@@ -220,21 +235,12 @@ class PostgresBackend:
     # -- search ----------------------------------------------------------------
 
     def matching_conversations(self, needle: str) -> CompoundSelect[Any]:
-        # Each under its own index (revision 0020), where an OR of the three would read every row.
-        own = (select(_C.id).where(self._indexed(func.lower(column), needle)) for column in (_OWN_TEXT))
-        return union(select(_S.conversation_pk).where(self._indexed(_S.folded, needle, _S.grams)), *own)
-
-    def _indexed(
-        self, folded: ColumnElement[str], needle: str, grams: ColumnElement[list[str]] | None = None
-    ) -> ColumnElement[bool]:
-        """``folded`` contains ``needle``, as an index answers it: its trigrams, or its grams when it is shorter
-        (``grams`` a chunk's stored ones, revision 0025; else those ``GRAMS_FUNCTION`` computes, as indexed)."""
-        if len(needle) > MAX_GRAM:
-            return folded.like(like_pattern(needle), escape="\\")
-        gram = bindparam("gram", [fold(needle)], type_=pg_dialect.ARRAY(Text), unique=True)
-        if grams is None:
-            grams = getattr(func, GRAMS_FUNCTION)(folded, type_=pg_dialect.ARRAY(Text))
-        return grams.op("@>")(gram)  # "contains", spelled out: the table declares the generic ARRAY type
+        # Each under its own index (revisions 0020 and 0031), where an OR of them would read every row.
+        if len(needle) <= MAX_GRAM:  # the id's and the title's grams are one row (revision 0031)
+            in_chunks = select(_S.conversation_pk).where(_has_gram(_S.grams, needle))
+            return union(in_chunks, select(_G.conversation_pk).where(_has_gram(_G.grams, needle)))
+        in_chunks = select(_S.conversation_pk).where(_S.folded.like(like_pattern(needle), escape="\\"))
+        return union(in_chunks, *(select(_C.id).where(self.contains(column, needle)) for column in _OWN_TEXT))
 
     def conversation_contains(self, needle: str) -> ColumnElement[bool]:
         in_messages = exists().where(_S.conversation_pk == _C.id, _S.folded.like(like_pattern(needle), escape="\\"))
