@@ -123,7 +123,7 @@ class ParsedPage(HTMLParser):
         return "".join(self.text_parts)
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=16)
 def parse(html: str) -> ParsedPage:
     """The page's elements and text. A page is checked by several helpers (``live_content``, text and link
     checks), so its parse is kept: the same HTML is parsed once. Callers read the result and never change it."""
