@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -19,7 +18,7 @@ from litestar.testing import TestClient
 from core.providers.registry import dialect_names
 from core.store import SORTS, Store
 from tests.replay.steps_data import STEPS_CONVERSATION, seed_steps
-from tests.store.conftest import db_url, pg_session_url, store  # noqa: F401  (each backend's store)
+from tests.store.store_pg import BACKENDS, empty_store_url
 from tests.store.test_store_run_lines import nested_text, run_line
 from tests.web.web_corpus import BASE_URL, csrf_cookie
 from web.app import create_app
@@ -43,12 +42,21 @@ ENV = {"OPENAI_API_KEY": "sk-test-" + "x" * 24, "OPENAI_BASE_URL": "http://127.0
 """OpenAI has a key (an unreachable loopback base URL): a form gets as far as the database."""
 
 
-@pytest.fixture
-def client(store: Store, tmp_path: Path) -> Iterator[TestClient[Litestar]]:  # noqa: F811
-    path = tmp_path / "c1.jsonl"
-    path.write_text("\n".join(LINES) + "\n")
-    store.import_path(path)
-    seed_steps(store, tmp_path)
+@pytest.fixture(scope="module", params=BACKENDS)
+def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+    """One seeded store per backend for the module: every door here refuses before writing, and what a test does
+    save (an upload's good files, a suite) has a name of its own."""
+    folder = tmp_path_factory.mktemp("doors")
+    with empty_store_url(request.param, folder) as url, Store.open(url) as made:
+        path = folder / "c1.jsonl"
+        path.write_text("\n".join(LINES) + "\n")
+        made.import_path(path)
+        seed_steps(made, folder)
+        yield made
+
+
+@pytest.fixture(scope="module")
+def client(store: Store) -> Iterator[TestClient[Litestar]]:
     service = RunService(store, environ=lambda: ENV, timeout=1)
     with TestClient(create_app(Settings(), store, runs=service), base_url=BASE_URL) as c:
         yield c
@@ -117,7 +125,7 @@ def test_max_cost_out_of_range_is_refused_with_400(client: TestClient[Litestar],
 )
 def test_a_replay_form_string_with_nul_or_too_long_is_refused_with_400_and_nothing_stored(
     client: TestClient[Litestar],
-    store: Store,  # noqa: F811
+    store: Store,
     field: str,
     value: str,
 ) -> None:
@@ -203,10 +211,10 @@ def test_the_api_schema_lists_exactly_the_values_the_code_takes(client: TestClie
 @pytest.mark.parametrize("hostile", ["nested", "long-key", "nul"])
 def test_an_upload_with_one_hostile_run_line_file_stores_the_others_and_says_one_error_line(
     client: TestClient[Litestar],
-    store: Store,  # noqa: F811
+    store: Store,
     hostile: str,
 ) -> None:
-    good = [(f"good{i}.jsonl", _conversation(f"up{i}")) for i in range(2)]
+    good = [(f"good{i}.jsonl", _conversation(f"up{i}-{hostile}")) for i in range(2)]
     bad_fields: dict[str, Any] = {
         "nested": {"request_body": {"__body__": 0}},
         "long-key": {"idempotency_key": "k" * 5000},
@@ -214,13 +222,13 @@ def test_an_upload_with_one_hostile_run_line_file_stores_the_others_and_says_one
     }[hostile]
     line = run_line(conversation_id="c1", **bad_fields).replace(b'{"__body__":0}', nested_text(1010).encode())
     files = [("files", (name, body)) for name, body in good[:1]]
-    files += [("files", ("bad.jsonl", _conversation("upbad") + line))]
+    files += [("files", ("bad.jsonl", _conversation(f"upbad-{hostile}") + line))]
     files += [("files", (name, body)) for name, body in good[1:]]
     response = client.post("/import", files=files, data={"_csrf_token": _token(client)}, headers=ORIGIN)
     assert response.status_code == 400
     assert response.text.count("nothing from this file") == 1 and "bad.jsonl" in response.text
     stored = {c.conversation_id for c in store.list_conversations().items}
-    assert {"up0", "up1"} <= stored and "upbad" not in stored
+    assert {f"up0-{hostile}", f"up1-{hostile}"} <= stored and f"upbad-{hostile}" not in stored
     assert store.counts()["runs"] == 0
 
 

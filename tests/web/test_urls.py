@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -71,6 +73,13 @@ def hostile_client() -> Any:
         yield client
 
 
+@pytest.fixture(scope="module")
+def get(hostile_client: Any) -> Callable[[str], Any]:
+    """A GET of the hostile app, each URL asked once for the module: the app is only read, and the pages of one id
+    link the same pages many times (every id's test opens the whole list to find its own)."""
+    return cache(hostile_client.get)
+
+
 def _links(html: str) -> list[str]:
     page = parse(html)
     found = [el.get("href") or el.get("action") or "" for el in page.elements if el.tag in ("a", "form")]
@@ -83,24 +92,24 @@ def _links(html: str) -> list[str]:
 
 
 @pytest.mark.parametrize("cid", HOSTILE_IDS)
-def test_every_page_of_a_hostile_id_is_reachable_from_the_list(hostile_client: Any, cid: str) -> None:
-    index = parse(hostile_client.get("/").text)
+def test_every_page_of_a_hostile_id_is_reachable_from_the_list(get: Callable[[str], Any], cid: str) -> None:
+    index = parse(get("/").text)
     titles = [el for el in index.elements if el.tag == "a" and el.has("data-nav-item")]
     assert len(titles) == len(HOSTILE_IDS)
     # The list links each conversation; follow the one whose page names this id.
-    pages = [hostile_client.get(el.get("href") or "") for el in titles]
+    pages = [get(el.get("href") or "") for el in titles]
     mine = [r for r in pages if _names(r.text, cid)]
     assert len(mine) == 1, [r.status_code for r in pages]
     links = set(_links(mine[0].text))
     assert any("/payload/" in link and "upto=" in link for link in links), "a reply links its request"
     assert any(urlsplit(link).path.endswith("/diff") for link in links)
     for link in sorted(links):
-        response = hostile_client.get(link)
+        response = get(link)
         assert response.status_code == 200, (link, response.status_code)
         if "text/html" in response.headers["content-type"]:
             for inner in _links(response.text):
                 if inner.startswith(("/conversations/", "/api/")):
-                    assert hostile_client.get(inner).status_code == 200, inner
+                    assert get(inner).status_code == 200, inner
 
 
 def _names(html: str, cid: str) -> bool:

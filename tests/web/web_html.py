@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from html import unescape
 from html.parser import HTMLParser
 
@@ -122,7 +123,10 @@ class ParsedPage(HTMLParser):
         return "".join(self.text_parts)
 
 
+@lru_cache(maxsize=16)
 def parse(html: str) -> ParsedPage:
+    """The page's elements and text. A page is checked by several helpers (``live_content``, text and link
+    checks), so its parse is kept: the same HTML is parsed once. Callers read the result and never change it."""
     page = ParsedPage()
     page.feed(html)
     page.close()
