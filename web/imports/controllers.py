@@ -59,6 +59,9 @@ class StoppableUpload:
     def seek(self, offset: int, whence: int = 0) -> int:
         return self._file.seek(offset, whence)
 
+    def seekable(self) -> bool:
+        return self._file.seekable()
+
     def readable(self) -> bool:
         return True
 
