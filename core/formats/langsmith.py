@@ -1,6 +1,6 @@
 """LangSmith runs read into model calls and tool runs: run trees (``child_runs``), flat lists of runs (a
-``{"runs": [...]}`` page of the API, a JSON array, JSON lines), and the SDK's batch ingest body
-(``{"post": [...], "patch": [...]}``, each patch completing the run it names).
+``{"runs": [...]}`` page of the API, a JSON array, JSON lines), and the SDK's batch ingest bodies
+(``{"post": [...], "patch": [...]}``: one, or several in the order sent, each patch completing the run it names).
 
 A ``llm`` run is a model call: ``inputs.messages`` (LangChain messages, one list per prompt of a batch, or
 chat messages as a wrapped OpenAI client sends them) or ``inputs.prompts``; ``outputs.generations``, an
@@ -80,9 +80,16 @@ def _patched(posts: list[Any], patches: list[Any]) -> list[Any]:
     return runs
 
 
+def _is_ingest_body(document: Any) -> bool:
+    return isinstance(document, dict) and ("post" in document or "patch" in document)
+
+
 def _runs(document: Any) -> list[Run]:
     """Every run of a document, flat."""
-    if isinstance(document, dict) and ("post" in document or "patch" in document):
+    if isinstance(document, list) and document and all(_is_ingest_body(d) for d in document):
+        # Bodies as sent, in order (a proxy's or a cassette's requests): a later body patches a run posted earlier.
+        document = {key: [run for body in document for run in body.get(key) or []] for key in ("post", "patch")}
+    if _is_ingest_body(document):
         document = _patched(document.get("post") or [], document.get("patch") or [])
     elif isinstance(document, dict) and isinstance(document.get("runs"), list):
         document = document["runs"]

@@ -88,7 +88,7 @@ SECOND = _trace(
 
 
 def _read(document: Any) -> tuple[str, dict[str, list[dict[str, Any]]], list[Any]]:
-    data = orjson.dumps(document)
+    data = document if isinstance(document, bytes) else orjson.dumps(document)
     chosen = sniff(data[:SNIFF_BYTES], "runs.json")
     records, foreign = read_foreign(format_named(chosen.name), io.BytesIO(data), "runs.json")
     conversations: dict[str, list[dict[str, Any]]] = {}
@@ -146,3 +146,15 @@ def test_an_ingest_patch_completes_the_run_its_trace_and_dotted_order_name() -> 
     patch["outputs"] = {"choices": [{"message": {"role": "assistant", "content": "Howdy!"}}]}
     _, conversations, _ = _read({"post": [post], "patch": [patch]})
     assert {cid: summary(m) for cid, m in conversations.items()} == {"r": ["user:text", "  assistant:text"]}
+
+
+def test_ingest_bodies_one_a_line_are_read_in_order_a_later_patch_completing_an_earlier_post() -> None:
+    # A cassette or a proxy keeps the SDK's batch bodies one a line; the Python SDK's patch has no run_type.
+    post = {"id": "r", "trace_id": "r", "run_type": "llm", "start_time": "2024-09-19T17:46:56Z"}
+    post["inputs"] = {"messages": [[ASK]]}
+    patch = {"id": "r", "trace_id": "r", "end_time": "2024-09-19T17:46:57Z", "inputs": post["inputs"]}
+    patch["outputs"] = {"generations": [[{"text": "", "message": ANSWER}]]}
+    lines = b"\n".join(orjson.dumps(body) for body in ({"post": [post], "patch": []}, {"post": [], "patch": [patch]}))
+    _, conversations, _ = _read(lines)
+    assert {cid: summary(m) for cid, m in conversations.items()} == {"r": ["user:text", "  assistant:text"]}
+    assert _read(orjson.loads(b"[" + lines.replace(b"\n", b",") + b"]"))[1] == conversations  # a JSON array too

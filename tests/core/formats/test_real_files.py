@@ -40,6 +40,12 @@ LANGCHAIN_AGENT = [
     *["system", "user:text", "  assistant:text+1calls", "  tool:call_paris", "  assistant:text"],
     *["user:text", "  assistant:text+1calls", "  tool:call_lyon", "  assistant:text"],
 ]
+LANGGRAPH_SUPERVISOR = [
+    *["system", "user:text", "  system", "  assistant:text+1calls"],  # the supervisor routes to the coder
+    *["user:text", "  assistant:text+1calls", "  tool:call_kJJfHdv1RIqUrTx58bpxn1pD", "  assistant:text"],  # the coder
+    *["user:text", "  system"],  # the supervisor again, the coder's answer relayed as a user message, not answered yet
+]
+"""LangGraph's multi-agent supervisor tutorial run with LangSmith tracing on: three histories in one trace."""
 
 # file, format sniffed, {conversation_id: summary}, tool calls (id, name, arguments) of the first conversation
 INSTRUMENTED_AGENT = [
@@ -181,6 +187,21 @@ CASES = [
         for kind in ("ingest", "run_tree")
     ),
     (
+        "langsmith/langgraph_supervisor_coder_ingest.jsonl",
+        "langsmith",
+        {"04b65363-bd87-4916-b1a7-0fddaafb5681": LANGGRAPH_SUPERVISOR},
+        [
+            ("call_6Vb99yVg3cAUK8J5xgsxJB52", "routeResponse", '{"next": "Coder"}'),
+            ("call_kJJfHdv1RIqUrTx58bpxn1pD", "Python_REPL", '{"query": "print(\'Hello, World!\')"}'),
+        ],
+    ),
+    (
+        "langsmith/langgraph_tool_node_ingest.json",
+        "langsmith",
+        {"36b3beaa-8c9b-4d53-8904-52566a2fcb2b": ["user:text"]},
+        [],
+    ),
+    (
         "langsmith/langsmith_py_wrap_openai_.json",
         "langsmith",
         {"d0d84d31-923d-4cb5-94a8-40a0a0087578": ["user:text", "  assistant:text"]},
@@ -263,7 +284,7 @@ def test_a_second_import_changes_nothing_and_an_export_reimports_unchanged(
     folder: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     url = f"sqlite:///{tmp_path / 'store.db'}"
-    paths = sorted(str(p) for p in (DATA / folder).iterdir() if p.suffix in (".json", ".pb"))
+    paths = sorted(str(p) for p in (DATA / folder).iterdir() if p.suffix in (".json", ".jsonl", ".pb"))
     assert main(["import", "--from", "auto", *paths, "--db", url]) == 0
     with Store.open(url) as store:
         first = list(store.export_texts())
@@ -298,6 +319,42 @@ def test_a_langchain_run_tree_and_the_ingest_bodies_of_the_same_runs_give_the_sa
     assert tree == ingest
     records = tree["thread-weather-7"][1]["intermediate_trace"]["records"]  # type: ignore[index]
     assert [r["tool_reses"][0]["result"] for r in records if r["role"] == "tool"] == ["18C and sunny"]
+
+
+def test_ingest_bodies_of_a_langgraph_run_give_the_coders_tool_result_and_the_supervisors_open_call() -> None:
+    # Four batch bodies one a line: the runs posted in one are patched in a later one (no run_type in a patch).
+    _, conversations, notes = _conversations("langsmith/langgraph_supervisor_coder_ingest.jsonl")
+    turns = conversations["04b65363-bd87-4916-b1a7-0fddaafb5681"]
+    coder = turns[2]["intermediate_trace"]["records"]  # type: ignore[index]
+    assert turns[1]["content"] == turns[2]["content"] == "Code hello world and print it to the terminal"
+    assert [(r["call_id"], r["name"], r["result"]) for r in coder[1]["tool_reses"]] == [
+        ("call_kJJfHdv1RIqUrTx58bpxn1pD", "Python_REPL", "Hello, World!\n")
+    ]
+    assert coder[2]["content"].startswith('The code to print "Hello, World!" to the terminal is:')
+    assert turns[3]["content"] == coder[2]["content"]  # relayed to the supervisor as a human message
+    assert notes == [
+        "model call output was not captured: its input alone is stored",
+        "the calls of conversation '04b65363-bd87-4916-b1a7-0fddaafb5681' send 3 separate histories: joined in time"
+        " order",
+        "kept under additional_kwargs.traceloupe_import.unplaced, no place in the stored format: llm_output (3)",
+    ]
+
+
+def test_tool_runs_a_tool_node_made_of_calls_no_model_made_are_reported_not_stored() -> None:
+    # LangGraph's tool-calling how-to invokes its ToolNode on a hand-written AIMessage: each tool run is a trace
+    # of its own, and no model call of the file made the calls they answer.
+    _, conversations, notes = _conversations("langsmith/langgraph_tool_node_ingest.json")
+    [ask] = conversations["36b3beaa-8c9b-4d53-8904-52566a2fcb2b"]
+    assert ask["content"] == "what's the weather in sf?"
+    assert notes == [
+        "model call output was not captured: its input alone is stored",
+        *(f"tool run '{name}' answers no recorded call: not stored" for name in ("get_weather", "get_coolest_cities")),
+        "tool run 'get_weather' answers no recorded call: not stored",
+    ]
+    [(_, context)] = _contexts("langsmith/langgraph_tool_node_ingest.json")
+    request = context["traceloupe_request"]  # type: ignore[index]
+    assert (request["provider"], request["model"]) == ("anthropic", "claude-3-haiku-20240307")
+    assert [t["name"] for t in request["tools"]] == ["get_weather", "get_coolest_cities"]
 
 
 def test_langchain_tool_definitions_sent_as_tool_messages_are_the_requests_tools() -> None:
