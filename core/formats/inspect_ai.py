@@ -16,7 +16,6 @@ import shutil
 import tempfile
 import zipfile
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import IO, Any
 
 import orjson
@@ -27,7 +26,6 @@ from core.formats.inspect_messages import InspectMessages, resolve_attachments
 from core.formats.span_fields import request_of
 from core.formats.transcript_calls import CallsOfTranscript, conversation_key
 from core.llm.messages import LLMAssistantMessage, LLMMessage
-from core.request_context.shapes import RequestFieldError, read_tool_choice
 from core.request_context.stored import StoredRequest
 
 _SCORING = ("scorer", "scorers")
@@ -99,17 +97,14 @@ def _request(event: dict[str, Any], extra: dict[str, Any]) -> StoredRequest | No
         "top_p": config.get("top_p"),
         "stop": config.get("stop_seqs"),
     }
-    request = request_of(
-        system=provider or None, model=name or model, tools=event.get("tools"), params=params, extra=extra
+    return request_of(
+        system=provider or None,
+        model=name or model,
+        tools=event.get("tools"),
+        params=params,
+        extra=extra,
+        tool_choice=event.get("tool_choice"),
     )
-    choice = event.get("tool_choice")
-    if request is None or choice is None:
-        return request
-    try:
-        return replace(request, tool_choice=read_tool_choice(choice))
-    except RequestFieldError as exc:
-        extra["tool_choice"], extra["tool_choice_error"] = choice, str(exc)
-        return request
 
 
 def sample_events(sample: dict[str, Any], eval_id: str, path: str, line: int | None) -> Iterator[Event]:

@@ -181,6 +181,7 @@ def _model_call(run: Run, path: str, key: ConversationKey, reader: MessageReader
         tools=invocation.get("tools") or inputs.get("tools"),
         params={p: invocation.get(p, inputs.get(p)) for p in _PARAMS},
         extra=extra,
+        tool_choice=invocation.get("tool_choice", inputs.get("tool_choice")),
     )
     return traced_call(
         SourceRef(path, None, str(run.get("id") or "") or None, str(run.get("trace_id") or "") or None),

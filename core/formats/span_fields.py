@@ -14,7 +14,7 @@ from core.errors import InputError
 from core.formats.events import ModelCall, SourceRef, ToolExecution
 from core.formats.otlp import Span
 from core.llm.messages import LLMAssistantMessage, LLMMessage
-from core.request_context.shapes import RequestFieldError, read_tools
+from core.request_context.shapes import RequestFieldError, read_tool_choice, read_tools
 from core.request_context.stored import StoredRequest, read_params
 
 
@@ -93,6 +93,7 @@ def request_of(
     tools: Any,
     params: Mapping[str, Any],
     extra: dict[str, Any],
+    tool_choice: Any = None,
 ) -> StoredRequest | None:
     """The request context of a call, or None when the span says nothing of one; what cannot be read into it is
     kept in ``extra`` (so reported), not dropped."""
@@ -115,11 +116,18 @@ def request_of(
         generation = read_params(None)
     if provider is None and not isinstance(model, str) and not read_tools_ and generation == read_params(None):
         return None
+    choice = None
+    if tool_choice is not None:
+        try:
+            choice = read_tool_choice(tool_choice)
+        except RequestFieldError as exc:
+            extra["tool_choice"], extra["tool_choice_error"] = tool_choice, str(exc)
     return StoredRequest(
         conversation_id="",
         provider=provider,
         model=model if isinstance(model, str) and model else None,
         tools=read_tools_,
+        tool_choice=choice,
         params=generation,
     )
 

@@ -340,6 +340,17 @@ def test_ingest_bodies_of_a_langgraph_run_give_the_coders_tool_result_and_the_su
     ]
 
 
+def test_the_tool_a_langchain_model_was_forced_to_call_is_the_requests_tool_choice() -> None:
+    # The supervisor's invocation_params force routeResponse (OpenAI's form); the coder's leave the choice open.
+    contexts = [
+        value["traceloupe_request"] for _, value in _contexts("langsmith/langgraph_supervisor_coder_ingest.jsonl")
+    ]  # type: ignore[index]
+    assert [([t["name"] for t in c["tools"]], c["tool_choice"]) for c in contexts] == [
+        (["routeResponse"], {"name": "routeResponse"}),
+        (["Python_REPL"], None),
+    ]
+
+
 def test_tool_runs_a_tool_node_made_of_calls_no_model_made_are_reported_not_stored() -> None:
     # LangGraph's tool-calling how-to invokes its ToolNode on a hand-written AIMessage: each tool run is a trace
     # of its own, and no model call of the file made the calls they answer.
