@@ -8,8 +8,8 @@ needle of at most ``MAX_NEEDLE`` characters that occurs in a text lies whole ins
 one holding its first character), so a plain ``LIKE`` on the chunks, under a trigram index, finds
 exactly the texts that hold it. The fold keeps every character's place, so a match's position in a
 chunk gives its position in ``messages.search_text``, where the snippet around it is read. Each chunk
-carries its grams (``core.store.grams``), made here as SQLite's are, for needles too short for a trigram; so does
-each conversation's id and title, in ``conversation_grams`` (revision 0031).
+carries its grams (``core.store.grams``), made here as SQLite's are, for needles too short for a trigram; each
+conversation's id and title are folded and cut into grams likewise, in ``conversation_grams`` (revisions 0031, 0032).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from sqlalchemy import text as sql
 
 from core.store.bulk import copy_rows, text_array
 from core.store.casefold import fold as fold  # re-exported: the chunks and their readers fold alike
+from core.store.casefold import fold_table
 from core.store.grams import grams_of
 from core.store.tables import CONVERSATIONS, MESSAGES
 
@@ -48,39 +49,53 @@ CONVERSATION_GRAMS = Table(
     MetaData(),
     Column("conversation_pk", Integer, ForeignKey(CONVERSATIONS.c.id, ondelete="CASCADE"), primary_key=True),
     Column("grams", ARRAY(Text(collation="C")), nullable=False),
+    Column("folded_id", Text, nullable=False),  # revision 0032
+    Column("folded_title", Text, nullable=False),
 )
-CONVERSATION_GRAMS_FUNCTION = "traceloupe_conversation_grams"
-"""The SQL function giving a conversation's grams from its id and title, as the server lowercases them (revision
-0031): the grams the import does not write, and those of a changed title (by a trigger)."""
+"""A conversation's id and title as the search reads them: folded, and their grams for needles too short for a
+trigram. Written by the import; a trigger rewrites them when a writer changes an id or a title."""
+FOLD_FUNCTION = "traceloupe_fold"
+"""Search's case fold (``core.store.casefold``) as an SQL function (revision 0032), for the trigger: the server's own
+``lower`` leaves "ς" as it is and folds by the database's locale (ASCII letters only under ``C``)."""
 _NEXT_CONVERSATION_IDS = sql(
     "SELECT nextval(pg_get_serial_sequence('conversations', 'id')) FROM generate_series(1, :n)"
 )
-_SERVER_GRAMS = sql(
-    f"INSERT INTO conversation_grams (conversation_pk, grams) "  # noqa: S608 - constants
-    f"SELECT id, {CONVERSATION_GRAMS_FUNCTION}(conversation_id, title) FROM conversations WHERE id = ANY(:ids)"
-)
 
 
-def conversation_grams(conversation_id: str, title: str) -> str | None:
-    """A conversation's grams as COPY takes them: the distinct grams of its id and of its title, lowercased as the
-    server does, when both are ASCII (whose ``lower`` is the same here); else None: the server's to give."""
-    if not (conversation_id.isascii() and title.isascii()):
-        return None
-    return text_array(grams_of(conversation_id.lower()) | grams_of(title.lower()))
+def fold_function_sql() -> str:
+    """``CREATE FUNCTION`` of ``FOLD_FUNCTION``: ``translate`` by the fold's table (its ASCII letters alone for an
+    ASCII text: ``translate`` looks each character up in the whole table)."""
+    table = fold_table()
+    upper, lower = "".join(map(chr, table)), "".join(table.values())
+    ascii_upper = "".join(chr(point) for point in table if point < 128)
+    ascii_lower = "".join(table[point] for point in table if point < 128)
+    return f"""
+CREATE OR REPLACE FUNCTION {FOLD_FUNCTION}(value text) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $fold$
+  SELECT CASE WHEN octet_length(value) = char_length(value) THEN translate(value, '{ascii_upper}', '{ascii_lower}')
+  ELSE translate(value, '{upper}', '{lower}') END
+$fold$
+"""
+
+
+def conversation_search_row(conversation_pk: int, conversation_id: str, title: str) -> dict[str, Any]:
+    """A conversation's ``conversation_grams`` row, as COPY takes it."""
+    folded_id, folded_title = fold(conversation_id), fold(title)
+    grams = text_array(grams_of(folded_id) | grams_of(folded_title))
+    return {"conversation_pk": conversation_pk, "grams": grams, "folded_id": folded_id, "folded_title": folded_title}
 
 
 def insert_conversations(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
-    """COPY new conversations (the import looked them up under its lock: none is stored), and their grams."""
+    """COPY new conversations (the import looked them up under its lock: none is stored), and their search rows."""
     if not rows:
         return
     ids = list(conn.execute(_NEXT_CONVERSATION_IDS, {"n": len(rows)}).scalars())
     copy_rows(conn, CONVERSATIONS, [{"id": pk, **row} for pk, row in zip(ids, rows, strict=True)])
-    grams = [conversation_grams(row["conversation_id"], row["title"]) for row in rows]
-    written = [{"conversation_pk": pk, "grams": g} for pk, g in zip(ids, grams, strict=True) if g is not None]
-    if written:
-        copy_rows(conn, CONVERSATION_GRAMS, written)
-    if len(written) < len(rows):
-        conn.execute(_SERVER_GRAMS, {"ids": [pk for pk, g in zip(ids, grams, strict=True) if g is None]})
+    copy_rows(
+        conn,
+        CONVERSATION_GRAMS,
+        [conversation_search_row(pk, row["conversation_id"], row["title"]) for pk, row in zip(ids, rows, strict=True)],
+    )
 
 
 def chunk_rows(message_pk: int, conversation_pk: int, text: str) -> Iterator[dict[str, Any]]:

@@ -175,14 +175,14 @@ def _title_found(url: str) -> dict[str, set[str]]:
         }
 
 
-def _stored_and_server_grams(url: str) -> list[tuple[set[str], set[str]]]:
-    """Each conversation's stored grams beside those of the server's lower() of its id and title."""
+def _stored_and_server_grams(url: str, fold: str = "traceloupe_fold") -> list[tuple[set[str], set[str]]]:
+    """Each conversation's stored grams beside those of the server's ``fold`` of its id and title."""
     engine = make_engine(url)
     try:
         with engine.connect() as conn:
             rows = conn.execute(
                 text(
-                    "SELECT g.grams, traceloupe_grams(lower(c.conversation_id)) || traceloupe_grams(lower(c.title)) "
+                    f"SELECT g.grams, traceloupe_grams({fold}(c.conversation_id)) || traceloupe_grams({fold}(c.title)) "
                     "FROM conversations c LEFT JOIN conversation_grams g ON g.conversation_pk = c.id"
                 )
             ).all()
@@ -205,6 +205,9 @@ def test_conversation_grams_written_by_the_import_are_those_the_server_gives_its
         assert store.get_summary("ticket-7").title == "an Earlier question"
     pairs = _stored_and_server_grams(pg_session_url)
     assert len(pairs) == 3 and all(stored == server for stored, server in pairs)  # the new title's, not the first's
+    with Store.open(pg_session_url) as store, store.engine.connect() as conn:
+        titles = conn.execute(text("SELECT folded_title FROM conversation_grams ORDER BY conversation_pk")).scalars()
+        assert list(titles) == ["an earlier question", "İstanbul", "σοφοσ nothing"]
 
 
 @pytest.mark.parametrize("fresh_url", BACKENDS, indirect=True)
@@ -230,3 +233,34 @@ def test_short_searches_in_ids_and_titles_find_the_same_across_revision_0031(fre
     assert _title_found(fresh_url) == found
     if fresh_url.startswith("postgresql"):  # the migration's grams are the server's
         assert all(stored == server for stored, server in _stored_and_server_grams(fresh_url))
+
+
+@pytest.mark.parametrize("fresh_url", BACKENDS, indirect=True)
+def test_revision_0032_folds_stored_ids_and_titles_as_the_search_folds_its_needle(fresh_url: str) -> None:
+    """Before 0032 PostgreSQL lowercased ids and titles with its own ``lower``, which keeps a final sigma: "ΣΟΦΟΣ" did
+    not find the conversation "σοφος". The upgrade refolds what was stored; a downgrade brings ``lower`` back."""
+    with Store.open(fresh_url) as store:
+        import_texts(store, {"σοφος": "nothing", "other": "nothing"})
+    engine = make_engine(fresh_url)
+    try:
+        with write_transaction(engine) as conn:
+            command.downgrade(_config(conn), "0031")
+            if engine.dialect.name == "postgresql":
+                assert conn.execute(text("SELECT to_regprocedure('traceloupe_fold(text)')")).scalar() is None
+        if engine.dialect.name == "postgresql":  # the grams and the indexes as 0031 made them
+            assert all(stored == server for stored, server in _stored_and_server_grams(fresh_url, "lower"))
+            with engine.connect() as conn:
+                definition = conn.execute(text("SELECT indexdef FROM pg_indexes WHERE indexname = :n"),
+                                          {"n": "ix_search_conversations_title"}).scalar_one()  # fmt: skip
+                assert "lower(title)" in definition
+        assert upgrade(engine).before == "0031"
+    finally:
+        engine.dispose()
+    with Store.open(fresh_url) as store:
+        assert {c.conversation_id for c in store.iter_conversations(ConversationQuery(search="ΣΟΦΟΣ"))} == {"σοφος"}
+        assert {c.conversation_id for c in store.iter_conversations(ConversationQuery(search="ος"))} == {"σοφος"}
+    if fresh_url.startswith("postgresql"):
+        assert all(stored == server for stored, server in _stored_and_server_grams(fresh_url))
+        with Store.open(fresh_url) as store, store.engine.connect() as conn:
+            folded = conn.execute(text("SELECT folded_id, folded_title FROM conversation_grams ORDER BY 1")).all()
+        assert [tuple(row) for row in folded] == [("other", "nothing"), ("σοφοσ", "nothing")]

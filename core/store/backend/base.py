@@ -148,9 +148,6 @@ class Backend(Protocol):
         """Plan this transaction's statements for their parameters: a search's plan depends on how common its
         text is, which a plan cached for any text cannot know."""
 
-    def contains(self, column: ColumnElement[str], needle: str) -> ColumnElement[bool]:
-        """``column`` contains ``needle``, case-insensitively as the message search: a scan of one short column."""
-
     def match_windows(self, conversation_ids: Sequence[str], needle: str, reach: int, width: int) -> Select[Any]:
         """(conversation id, position, window start, window) of each conversation's first match of ``needle``
         (at least), the window ``width`` characters from ``reach`` before it (positions count from 1)."""

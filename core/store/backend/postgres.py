@@ -66,8 +66,8 @@ _P = MESSAGE_SEARCH_PIECES.c
 
 _S = SEARCH_CHUNKS.c
 _G = CONVERSATION_GRAMS.c
-_OWN_TEXT = (_C.conversation_id, _C.title)
-"""The columns of a conversation searched besides its messages."""
+_OWN_TEXT = (_G.folded_id, _G.folded_title)
+"""A conversation's own texts searched besides its messages, folded (revision 0032)."""
 
 _NEXT_MESSAGE_IDS = text("SELECT nextval(pg_get_serial_sequence('messages', 'id')) FROM generate_series(1, :n)")
 
@@ -239,20 +239,23 @@ class PostgresBackend:
         if len(needle) <= MAX_GRAM:  # the id's and the title's grams are one row (revision 0031)
             in_chunks = select(_S.conversation_pk).where(_has_gram(_S.grams, needle))
             return union(in_chunks, select(_G.conversation_pk).where(_has_gram(_G.grams, needle)))
-        in_chunks = select(_S.conversation_pk).where(_S.folded.like(like_pattern(needle), escape="\\"))
-        return union(in_chunks, *(select(_C.id).where(self.contains(column, needle)) for column in _OWN_TEXT))
+        pattern = like_pattern(needle)
+        in_chunks = select(_S.conversation_pk).where(_S.folded.like(pattern, escape="\\"))
+        in_own = (select(_G.conversation_pk).where(column.like(pattern, escape="\\")) for column in _OWN_TEXT)
+        return union(in_chunks, *in_own)
 
     def conversation_contains(self, needle: str) -> ColumnElement[bool]:
-        in_messages = exists().where(_S.conversation_pk == _C.id, _S.folded.like(like_pattern(needle), escape="\\"))
-        return or_(*(self.contains(column, needle) for column in _OWN_TEXT), in_messages)
+        pattern = like_pattern(needle)
+        in_own = or_(*(column.like(pattern, escape="\\") for column in _OWN_TEXT))
+        return or_(
+            exists().where(_G.conversation_pk == _C.id, in_own),
+            exists().where(_S.conversation_pk == _C.id, _S.folded.like(pattern, escape="\\")),
+        )
 
     def custom_plans(self, conn: Connection) -> None:
         # psycopg prepares a statement run five times; the server then tries a generic plan, which for a
         # search walks every conversation (https://www.postgresql.org/docs/current/sql-prepare.html).
         conn.execute(text("SET LOCAL plan_cache_mode = force_custom_plan"))
-
-    def contains(self, column: ColumnElement[str], needle: str) -> ColumnElement[bool]:
-        return func.lower(column).like(like_pattern(needle), escape="\\")
 
     def match_windows(self, conversation_ids: Sequence[str], needle: str, reach: int, width: int) -> Select[Any]:
         # One row per conversation: its first matching chunk, whose place in the text the fold keeps,

@@ -288,15 +288,10 @@ class SqliteBackend:
         in_pieces = exists().where(
             _M.conversation_pk == _C.id, _P.message_pk == _M.id, _message_contains(_P.text, needle)
         )
-        return or_(self.contains(_C.conversation_id, needle), self.contains(_C.title, needle), in_messages, in_pieces)
+        return or_(_own_contains(_C.conversation_id, needle), _own_contains(_C.title, needle), in_messages, in_pieces)
 
     def custom_plans(self, conn: Connection) -> None:
         """Nothing to set: SQLite plans every statement it runs for its values."""
-
-    def contains(self, column: ColumnElement[str], needle: str) -> ColumnElement[bool]:
-        if needle.isascii():  # LIKE folds ASCII letters
-            return column.like(contains_pattern(needle), escape="\\")
-        return func.instr(_folded(column, needle), fold(needle)) > 0
 
     def match_windows(self, conversation_ids: Sequence[str], needle: str, reach: int, width: int) -> Select[Any]:
         # Each piece alone (the first is the message's own column): a needle lies whole in the piece it begins in.
@@ -421,3 +416,10 @@ def _connection_events(engine: Engine, settings: EngineSettings) -> None:
                     waited = (settings.busy_timeout_ms + settings.write_wait_ms) / 1000
                     raise StoreError(f"database is locked: another writer held it for over {waited:g} s") from None
                 log.info("still waiting for the SQLite write lock (%s)", exc)
+
+
+def _own_contains(column: ColumnElement[str], needle: str) -> ColumnElement[bool]:
+    """A conversation's id or title ``column`` contains ``needle``, case-folded as the message search."""
+    if needle.isascii():  # LIKE folds ASCII letters
+        return column.like(contains_pattern(needle), escape="\\")
+    return func.instr(_folded(column, needle), fold(needle)) > 0
