@@ -17,6 +17,8 @@ from core.store.suite_views import BROKEN, OUTCOMES, SENT, ItemView, SuiteRunVie
 EXIT_OK = 0
 EXIT_NOTHING_RAN = 1
 EXIT_REGRESSION = 6
+ENDING_FIELDS = ("diverged_step", "diverged_at", "reason", "error", "run_id")
+"""Where and why an item's replay ended, and the run that holds it: under these names in every item listing."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,13 +172,13 @@ def _change_json(change: Change) -> dict[str, Any]:
         "conversation_id": change.conversation_id,
         "before": change.before,
         "now": item.outcome,
-        "diverged_step": item.diverged_step,
-        "diverged_at": item.diverged_at,
-        "reason": item.reason,
-        "error": item.error,
-        "run_id": item.run_id,
+        **_ending_json(item),
         "comparison": answer_json(item.detail),
     }
+
+
+def _ending_json(item: ItemView) -> dict[str, Any]:
+    return {name: getattr(item, name) for name in ENDING_FIELDS}
 
 
 def answer_json(detail: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -192,11 +194,7 @@ def _item_json(item: ItemView, before: str | None, mode: str) -> dict[str, Any]:
         "conversation_id": item.conversation_id,
         "outcome": item.outcome,
         "baseline_outcome": before,
-        "diverged_step": item.diverged_step,
-        "diverged_at": item.diverged_at,
-        "reason": item.reason,
-        "error": item.error,
-        "run_id": item.run_id,
+        **_ending_json(item),
         "run_kind": "steps" if mode == "steps" else "reply",
         "comparison": answer_json(item.detail),
         "attempts": item.attempt,
