@@ -25,9 +25,12 @@ ENDING_FIELDS = ("diverged_step", "diverged_at", "reason", "error", "run_id")
 class Change:
     """One conversation whose outcome changed between the baseline and this run."""
 
-    conversation_id: str
     before: str
     item: ItemView
+
+    @property
+    def conversation_id(self) -> str:
+        return self.item.conversation_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,10 +158,10 @@ def build_report(run: SuiteRunView, baseline: SuiteRunView | None) -> Report:
     for item in run.items:
         was = before.get(item.conversation_id)
         if was == "matched" and item.outcome in BROKEN:
-            regressions.append(Change(item.conversation_id, was, item))
+            regressions.append(Change(was, item))
         elif was in BROKEN and item.outcome == "matched":
             assert was is not None
-            fixes.append(Change(item.conversation_id, was, item))
+            fixes.append(Change(was, item))
     return Report(run, baseline, tuple(regressions), tuple(fixes))
 
 
