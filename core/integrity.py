@@ -48,7 +48,6 @@ class Damage:
     role: str
     path: str
     lost: tuple[str, ...]
-    error: str
     inferred: str
     confidence: Confidence
     reason: str
@@ -57,6 +56,11 @@ class Damage:
     def error_type(self) -> str:
         """The exception the request pipeline raises on this record, by its dotted name."""
         return CONTRACT_ERROR_TYPE
+
+    @property
+    def error(self) -> str:
+        """The message of that exception, which names the record's role and id."""
+        return str(ContractError(self.role, self.msg_id))
 
     def explain(self) -> str:
         """One line for a terminal or a tooltip."""
@@ -155,7 +159,6 @@ def _describe(message: BaseMessage, path: str) -> Damage:
         role=message.role,
         path=path,
         lost=lost,
-        error=str(ContractError(message.role, message.msg_id)),
         inferred=cls.__name__,
         confidence=confidence,
         reason=reason,

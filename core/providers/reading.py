@@ -170,6 +170,12 @@ def _is_function(item: Mapping[str, Any]) -> bool:
     return "name" in item  # an Anthropic tool without a type is a custom (function) tool
 
 
+def model_of(body: Mapping[str, Any]) -> str | None:
+    """The model a recorded body names, or None when it names none (or not as text)."""
+    model = body.get("model")
+    return model if isinstance(model, str) else None
+
+
 def choice_of(value: Any, at: str) -> ToolChoice | None:
     """A recorded tool choice in any provider's form, or None when absent."""
     return None if value is None else read_tool_choice(value, at)

@@ -44,10 +44,16 @@ class Group:
     """The changes of one cause, with its explanation and the warnings (dialect, warning) that speak of it."""
 
     cause: Cause
-    title: str
-    explanation: str
     changes: tuple[ClassifiedChange, ...]
     warnings: tuple[tuple[str, Degradation], ...]
+
+    @property
+    def title(self) -> str:
+        return CAUSES[self.cause][0]
+
+    @property
+    def explanation(self) -> str:
+        return CAUSES[self.cause][1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,8 +90,7 @@ def diff_requests(left: RequestResult, right: RequestResult) -> RequestDiff:
         members = tuple(c for c in changes if c.cause == cause)
         warned = tuple((side, w) for side, result in sides for w in result.warnings if warning_cause(w) == cause)
         if members or warned:
-            title, explanation = CAUSES[cause]
-            groups.append(Group(cause, title, explanation, members, warned))
+            groups.append(Group(cause, members, warned))
     return RequestDiff(left, right, changes, tuple(groups))
 
 

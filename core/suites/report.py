@@ -17,15 +17,20 @@ from core.store.suite_views import BROKEN, OUTCOMES, SENT, ItemView, SuiteRunVie
 EXIT_OK = 0
 EXIT_NOTHING_RAN = 1
 EXIT_REGRESSION = 6
+ENDING_FIELDS = ("diverged_step", "diverged_at", "reason", "error", "run_id")
+"""Where and why an item's replay ended, and the run that holds it: under these names in every item listing."""
 
 
 @dataclass(frozen=True, slots=True)
 class Change:
     """One conversation whose outcome changed between the baseline and this run."""
 
-    conversation_id: str
     before: str
     item: ItemView
+
+    @property
+    def conversation_id(self) -> str:
+        return self.item.conversation_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,10 +158,10 @@ def build_report(run: SuiteRunView, baseline: SuiteRunView | None) -> Report:
     for item in run.items:
         was = before.get(item.conversation_id)
         if was == "matched" and item.outcome in BROKEN:
-            regressions.append(Change(item.conversation_id, was, item))
+            regressions.append(Change(was, item))
         elif was in BROKEN and item.outcome == "matched":
             assert was is not None
-            fixes.append(Change(item.conversation_id, was, item))
+            fixes.append(Change(was, item))
     return Report(run, baseline, tuple(regressions), tuple(fixes))
 
 
@@ -170,13 +175,13 @@ def _change_json(change: Change) -> dict[str, Any]:
         "conversation_id": change.conversation_id,
         "before": change.before,
         "now": item.outcome,
-        "diverged_step": item.diverged_step,
-        "diverged_at": item.diverged_at,
-        "reason": item.reason,
-        "error": item.error,
-        "run_id": item.run_id,
+        **_ending_json(item),
         "comparison": answer_json(item.detail),
     }
+
+
+def _ending_json(item: ItemView) -> dict[str, Any]:
+    return {name: getattr(item, name) for name in ENDING_FIELDS}
 
 
 def answer_json(detail: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -192,11 +197,7 @@ def _item_json(item: ItemView, before: str | None, mode: str) -> dict[str, Any]:
         "conversation_id": item.conversation_id,
         "outcome": item.outcome,
         "baseline_outcome": before,
-        "diverged_step": item.diverged_step,
-        "diverged_at": item.diverged_at,
-        "reason": item.reason,
-        "error": item.error,
-        "run_id": item.run_id,
+        **_ending_json(item),
         "run_kind": "steps" if mode == "steps" else "reply",
         "comparison": answer_json(item.detail),
         "attempts": item.attempt,

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING
 
@@ -52,17 +53,8 @@ def _when(ms: int | None) -> str:
 
 
 def _fields(record: KeyRecord) -> dict[str, object]:
-    return {
-        "id": record.id,
-        "name": record.name,
-        "scope": record.scope,
-        "prefix": record.prefix,
-        "user": record.user_name,
-        "created_at": record.created_at,
-        "expires_at": record.expires_at,
-        "last_used_at": record.last_used_at,
-        "revoked_at": record.revoked_at,
-    }
+    """Every field of the record (what anyone may see of a key), ``user_name`` as ``user``."""
+    return {"user" if name == "user_name" else name: value for name, value in dataclasses.asdict(record).items()}
 
 
 def run(ns: argparse.Namespace) -> int:

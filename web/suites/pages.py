@@ -129,7 +129,10 @@ class Member:
 
     conversation_id: str
     title: str
-    url: str
+
+    @property
+    def url(self) -> str:
+        return urls.conversation(self.conversation_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +164,7 @@ MAX_MEMBERS_SHOWN = 200
 def members(suite: SuiteView, titles: Mapping[str, str]) -> list[Member]:
     """The suite's first conversations, titles masked (a conversation replaced since shows without one)."""
     shown = suite.conversations[:MAX_MEMBERS_SHOWN]
-    return [Member(c, masking.mask(titles.get(c, "")) or "(no user text)", urls.conversation(c)) for c in shown]
+    return [Member(c, masking.mask(titles.get(c, "")) or "(no user text)") for c in shown]
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,7 +47,6 @@ from web.timeline.cards import (
     Card,
     CardBody,
     CardKind,
-    ConsoleBody,
     ConsoleView,
     ContactBody,
     FieldText,
@@ -56,9 +55,10 @@ from web.timeline.cards import (
     MediaBody,
     PartsBody,
     PartView,
+    ResultsBody,
+    ResultT,
     TextBody,
     ThinkingView,
-    ToolBody,
     ToolCallView,
     ToolResultView,
 )
@@ -229,7 +229,7 @@ def _function_call(msg_id: str, call: FunctionCall) -> ToolCallView:
     return ToolCallView("", call.name, arguments, valid, call_anchor(msg_id, "function"), None, None)
 
 
-def _tool(msg: BaseMessage, calls: CallIndex) -> ToolBody:
+def _tool(msg: BaseMessage, calls: CallIndex) -> ResultsBody[ToolResultView]:
     results: list[ToolResultView] = []
     for i, res in enumerate(msg.tool_reses or ()):
         if isinstance(res, str):
@@ -248,10 +248,10 @@ def _tool(msg: BaseMessage, calls: CallIndex) -> ToolBody:
                 call_card=target.card if target else None,
             )
         )
-    return ToolBody(tuple(results), "" if results else cap(text_of(msg.content), "/content"))
+    return _results_body(results, msg)
 
 
-def _console(msg: BaseMessage) -> ConsoleBody:
+def _console(msg: BaseMessage) -> ResultsBody[ConsoleView]:
     views: list[ConsoleView] = []
     for i, res in enumerate(msg.console_reses or ()):
         at = f"/console_reses/{i}"
@@ -265,7 +265,12 @@ def _console(msg: BaseMessage) -> ConsoleBody:
             )
         else:
             views.append(ConsoleView(cap(res, at), None, (), None))
-    return ConsoleBody(tuple(views), "" if views else cap(text_of(msg.content), "/content"))
+    return _results_body(views, msg)
+
+
+def _results_body(results: Sequence[ResultT], msg: BaseMessage) -> ResultsBody[ResultT]:
+    """The results, or the message's bare content when it has none."""
+    return ResultsBody(tuple(results), "" if results else cap(text_of(msg.content), "/content"))
 
 
 def _contact(user: BaseUser) -> ContactBody:

@@ -8,7 +8,7 @@ string here is trace data and is rendered through autoescaping only.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, get_args
+from typing import Generic, Literal, TypeVar, get_args
 
 from core.integrity import Damage
 from web.timeline.links import LocationView
@@ -31,6 +31,7 @@ CardKind = Literal[
     "function",
 ]
 CARD_KINDS: tuple[CardKind, ...] = get_args(CardKind)
+ResultT = TypeVar("ResultT")
 
 Placement = Literal["message", "before", "after", "nested"]
 """A top-level message, a trace record before or after its user message, or a message inside a history."""
@@ -162,14 +163,6 @@ class ToolResultView:
 
 
 @dataclass(frozen=True, slots=True)
-class ToolBody:
-    """A tool message: its results (or its bare content when it has none)."""
-
-    results: tuple[ToolResultView, ...]
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
 class ConsoleView:
     """One console (TFL interpreter) result."""
 
@@ -180,10 +173,10 @@ class ConsoleView:
 
 
 @dataclass(frozen=True, slots=True)
-class ConsoleBody:
-    """A console message: its results (or its bare content when it has none)."""
+class ResultsBody(Generic[ResultT]):
+    """A tool or console message: its results (or its bare content when it has none)."""
 
-    results: tuple[ConsoleView, ...]
+    results: tuple[ResultT, ...]
     text: str
 
 
@@ -196,7 +189,15 @@ class FunctionBody:
 
 
 CardBody = (
-    TextBody | MediaBody | ContactBody | HistoryBody | PartsBody | AssistantBody | ToolBody | ConsoleBody | FunctionBody
+    TextBody
+    | MediaBody
+    | ContactBody
+    | HistoryBody
+    | PartsBody
+    | AssistantBody
+    | ResultsBody[ToolResultView]
+    | ResultsBody[ConsoleView]
+    | FunctionBody
 )
 
 

@@ -67,7 +67,7 @@ def read_request(body: Mapping[str, Any], *, effort_sent: bool = True, switch_se
         extra[UNREAD_FIELDS] = fields
     return ReadBody(
         messages=messages,
-        model=body.get("model") if isinstance(body.get("model"), str) else None,
+        model=reading.model_of(body),
         tools=reading.function_tools(body.get("tools"), extra),
         tool_choice=reading.choice_of(body.get("tool_choice"), "tool_choice"),
         params=reading.params_of(

@@ -121,10 +121,9 @@ def read_request(body: Mapping[str, Any], model: str | None = None) -> ReadBody:
     if isinstance(function_config, Mapping) and str(function_config.get("mode")).upper() not in CHOICE_MODES:
         extra["toolConfig"] = body["toolConfig"]  # VALIDATED and later modes: no neutral tool choice says them
         function_config = None
-    recorded_model = body.get("model")
     return ReadBody(
         messages=tuple(out),
-        model=model or (recorded_model if isinstance(recorded_model, str) else None),
+        model=model or reading.model_of(body),
         tools=tools,
         tool_choice=reading.choice_of(function_config, "toolConfig.functionCallingConfig"),
         params=reading.params_of(

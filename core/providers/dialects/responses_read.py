@@ -148,7 +148,7 @@ def read_request(body: Mapping[str, Any]) -> ReadBody:
     effort = reasoning.get("effort") if isinstance(reasoning, Mapping) else None
     return ReadBody(
         messages=tuple(reader.out),
-        model=body.get("model") if isinstance(body.get("model"), str) else None,
+        model=reading.model_of(body),
         tools=tools,
         tool_choice=reading.choice_of(body.get("tool_choice"), "tool_choice"),
         params=reading.params_of(

@@ -18,7 +18,7 @@ from web.app import create_app
 from web.settings import Settings
 from web.source import StoreSource
 from web.timeline import CARD_KINDS, Timeline
-from web.timeline.cards import AssistantBody, HistoryBody, MediaBody, ToolBody
+from web.timeline.cards import AssistantBody, HistoryBody, MediaBody, ResultsBody
 from web.timeline.damage import inspect_record
 
 
@@ -157,7 +157,7 @@ def test_tool_arguments_pretty_or_flagged() -> None:
     assert not bad.valid_json and bad.arguments == "x{not json"
     assert [b.status for b in body.reasoning_blocks] == ["signed", "unsigned", "redacted"]
     tool = next(c.body for c in cards if c.kind == "tool")
-    assert isinstance(tool, ToolBody) and tool.results[0].is_error and len(tool.results[0].attachments) == 6
+    assert isinstance(tool, ResultsBody) and tool.results[0].is_error and len(tool.results[0].attachments) == 6
 
 
 def test_long_arguments_are_indented() -> None:
