@@ -90,30 +90,18 @@ def parse_comparison(text: str) -> AnswerComparison:
 
 
 @dataclass(frozen=True, slots=True)
-class JudgeSpend:
-    """What the judge's call used: tokens, and the cost (None with a note when it is not known)."""
-
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cost_usd: float | None = None
-    cost_note: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class AnswerVerdict:
-    """Whether the replayed answer is the recorded one, the evidence (``detail``) and what judging cost."""
+    """Whether the replayed answer is the recorded one, and the evidence (``detail``; a judge's cost under "judge")."""
 
     same: bool
     detail: dict[str, Any]
-    spend: JudgeSpend | None = None
 
 
 class JudgeFailed(Exception):
     """The judge gave no verdict (a provider failure, or an answer not in the documented format)."""
 
-    def __init__(self, message: str, spend: JudgeSpend | None = None, detail: dict[str, Any] | None = None) -> None:
+    def __init__(self, message: str, detail: dict[str, Any] | None = None) -> None:
         super().__init__(message)
-        self.spend = spend
         self.detail = detail or {}
 
 

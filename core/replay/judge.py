@@ -22,7 +22,6 @@ from core.replay.answers import (
     AnswerJudge,
     AnswerVerdict,
     JudgeFailed,
-    JudgeSpend,
     plain_judge,
     read_judge_reply,
     similarity,
@@ -110,18 +109,17 @@ def ask_judge(
     redactor = Redactor(endpoint.key)
     usage = usage_of(endpoint.wire, exchange.response)
     price = cost_of(provider, model, usage)
-    spend = JudgeSpend(usage.input, usage.output, price.usd, price.note)
     judged: dict[str, Any] = {"provider": provider.name, "model": model, "tokens": {"input": usage.input,
                               "output": usage.output}, "cost_usd": price.usd, "cost_note": price.note}  # fmt: skip
     if exchange.status != "ok":
         error = redactor.text(exchange.error or exchange.status)
-        raise JudgeFailed(f"the judge failed: {error}", spend, {**detail, "judge": judged})
+        raise JudgeFailed(f"the judge failed: {error}", {**detail, "judge": judged})
     try:
         parsed = parse_reply(endpoint.wire, exchange.response, msg_id="judge", conversation_id="judge",
                              create_ts=0)  # fmt: skip
         text = parsed.message.content if isinstance(parsed.message.content, str) else ""
         same, reasoning = read_judge_reply(text)
     except (MalformedReply, ValueError) as exc:
-        raise JudgeFailed(f"the judge's answer is not a verdict: {exc}", spend, {**detail, "judge": judged}) from None
+        raise JudgeFailed(f"the judge's answer is not a verdict: {exc}", {**detail, "judge": judged}) from None
     judged.update(verdict="same" if same else "different", reasoning=redactor.text(reasoning)[:REASONING_CHARS])
-    return AnswerVerdict(same, {**detail, "judge": judged}, spend)
+    return AnswerVerdict(same, {**detail, "judge": judged})
