@@ -63,19 +63,30 @@ _NEXT_CONVERSATION_IDS = sql(
 
 
 def fold_function_sql() -> str:
-    """``CREATE FUNCTION`` of ``FOLD_FUNCTION``: ``translate`` by the fold's table (its ASCII letters alone for an
-    ASCII text: ``translate`` looks each character up in the whole table)."""
+    """``CREATE FUNCTION`` of ``FOLD_FUNCTION``: ``translate`` by the fold's table for a text holding a non-ASCII
+    character the fold changes; any other text by ``lower`` in the ``C`` collation (ASCII letters only, whatever
+    the database's locale), as ``translate`` looks each character up in the whole table. Not ``STRICT``: the server
+    inlines it only so (a NULL gives NULL all the same)."""
     table = fold_table()
     upper, lower = "".join(map(chr, table)), "".join(table.values())
-    ascii_upper = "".join(chr(point) for point in table if point < 128)
-    ascii_lower = "".join(table[point] for point in table if point < 128)
     return f"""
 CREATE OR REPLACE FUNCTION {FOLD_FUNCTION}(value text) RETURNS text
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $fold$
-  SELECT CASE WHEN octet_length(value) = char_length(value) THEN translate(value, '{ascii_upper}', '{ascii_lower}')
-  ELSE translate(value, '{upper}', '{lower}') END
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fold$
+  SELECT CASE WHEN value ~ '[{_ranges(point for point in table if point >= 128)}]'
+  THEN translate(value, '{upper}', '{lower}') ELSE lower(value COLLATE "C") END
 $fold$
 """
+
+
+def _ranges(points: Iterable[int]) -> str:
+    """A regular expression's bracket expression of ascending code points, consecutive ones as ranges."""
+    runs: list[list[int]] = []
+    for point in points:
+        if runs and runs[-1][1] == point - 1:
+            runs[-1][1] = point
+        else:
+            runs.append([point, point])
+    return "".join(chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in runs)
 
 
 def conversation_search_row(conversation_pk: int, conversation_id: str, title: str) -> dict[str, Any]:

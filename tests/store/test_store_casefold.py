@@ -81,3 +81,16 @@ def test_search_folds_a_conversation_id_as_it_folds_message_texts_on_both_backen
     # The needle is folded once; a conversation's own id must be folded the same way, or its final sigma is missed.
     import_texts(store, {"σοφος straße école": "nothing", "other": "nothing"})
     assert _found(store, needle) == {"σοφος straße école"}
+
+
+@pytest.mark.postgres
+def test_the_servers_fold_of_every_character_is_the_search_fold(pg_session_url: str) -> None:
+    # The trigger folds a renamed title in SQL; the import and the needle fold in Python: they must agree.
+    every = "".join(chr(p) for p in range(1, 0x110000) if not 0xD800 <= p < 0xE000)
+    texts = [every[i : i + 4096] for i in range(0, len(every), 4096)] + ["Plain ASCII Title-42", "İI ẞ ſ µ ς"]
+    with Store.open(pg_session_url) as store, store.engine.connect() as conn:
+        folded = conn.execute(
+            text("SELECT traceloupe_fold(t) FROM unnest(CAST(:texts AS text[])) WITH ORDINALITY AS u(t, n) ORDER BY n"),
+            {"texts": texts},
+        )
+        assert list(folded.scalars()) == [fold(t) for t in texts]
