@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Callable
-from dataclasses import fields, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass
+from datetime import UTC, datetime, timedelta
 from operator import attrgetter
 from typing import IO, Any
 
-from core.formats.events import Event, ModelCall, ToolExecution
+from core.formats.events import ConversationKey, Event, ModelCall, SourceRef, ToolExecution
 from core.llm.messages import LLMMessage
 
 RECENT_MESSAGES = 5_000
@@ -24,9 +25,44 @@ RECENT_MESSAGES = 5_000
 Place = tuple[int, int]
 """Where a pickle sits in the spill: its offset and length."""
 
-_CALL_FIELDS = tuple(f.name for f in fields(ModelCall))
-_call_values = attrgetter(*_CALL_FIELDS)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def _instant(value: datetime | None) -> datetime | int | None:
+    """A UTC time as its microseconds since the epoch (a pickled datetime spells its class and rebuilds its time
+    zone); any other time as it is."""
+    if value is not None and value.tzinfo is UTC and not value.fold:
+        return (value - _EPOCH) // _MICROSECOND
+    return value
+
+
+def _time(value: datetime | int | None) -> datetime | None:
+    return _EPOCH + timedelta(microseconds=value) if isinstance(value, int) else value
+
+
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """How an event class is spilled: its fields' values in order, its source and key (the first two fields of
+    every event) as their own values and its times as ``_instant`` writes them. Each pickle is read alone, so it
+    spells every class it holds by module and name, which the pickler imports again to check."""
+
+    cls: type[Event]
+    values: Callable[[Event], tuple[Any, ...]]
+    times: tuple[int, ...]
+
+
+def _layout(cls: type[Event]) -> _Layout:
+    names = [f.name for f in fields(cls)]
+    assert names[:2] == ["source", "key"], names
+    return _Layout(cls, attrgetter(*names), (names.index("started_at"), names.index("ended_at")))
+
+
+_LAYOUTS = (_layout(ModelCall), _layout(ToolExecution))
+"""Each event class by its number, written before its values."""
+_CALL_FIELDS = [f.name for f in fields(ModelCall)]
 _INPUT, _OUTPUT = _CALL_FIELDS.index("input"), _CALL_FIELDS.index("output")
+_source_values = attrgetter(*(f.name for f in fields(SourceRef)))
 
 
 def _init_values(cls: type) -> Callable[[object], tuple[object, ...]] | None:
@@ -66,11 +102,15 @@ class SpilledEvents:
         """Messages written lately by ``id``, each kept (so that its ``id`` names no other) with where it sits."""
 
     def write(self, event: Event) -> Place:
-        if isinstance(event, ModelCall):  # as a tuple of its fields, its messages as their places
-            values = list(_call_values(event))
+        kind = 0 if isinstance(event, ModelCall) else 1
+        layout = _LAYOUTS[kind]
+        values = list(layout.values(event))
+        values[0], values[1] = _source_values(event.source), (event.key.conversation, event.key.thread)
+        for at in layout.times:
+            values[at] = _instant(values[at])
+        if isinstance(event, ModelCall):  # its messages as their places
             values[_INPUT], values[_OUTPUT] = self._places(event.input), self._places(event.output)
-            return self._dump(tuple(values))
-        return self._dump(event)
+        return self._dump((kind, tuple(values)))
 
     def written(self) -> None:
         """Every event is written: what was kept to write them is let go."""
@@ -78,13 +118,16 @@ class SpilledEvents:
 
     def read(self, offset: int, length: int, messages: dict[Place, LLMMessage]) -> Event:
         """The event written at ``offset``, its messages read once per ``messages`` (one part's)."""
-        value = self._load(offset, length)
-        if isinstance(value, ToolExecution):
-            return value
-        values = list(value)
-        values[_INPUT] = self._messages(values[_INPUT], messages)
-        values[_OUTPUT] = self._messages(values[_OUTPUT], messages)
-        return ModelCall(*values)
+        kind, written = self._load(offset, length)
+        layout = _LAYOUTS[kind]
+        values = list(written)
+        values[0], values[1] = SourceRef(*values[0]), ConversationKey(*values[1])
+        for at in layout.times:
+            values[at] = _time(values[at])
+        if layout.cls is ModelCall:
+            values[_INPUT] = self._messages(values[_INPUT], messages)
+            values[_OUTPUT] = self._messages(values[_OUTPUT], messages)
+        return layout.cls(*values)
 
     def _dump(self, value: object) -> Place:
         offset = self.file.tell()
