@@ -17,16 +17,30 @@ from core.llm.messages import LLMAssistantMessage, LLMMessage
 from core.request_context.shapes import RequestFieldError, read_tools
 from core.request_context.stored import StoredRequest, read_params
 
+POOL_CHARS = 4 << 20
+"""Characters of text a pool holds at most (then it starts again): those of the conversations being read."""
+
 
 class TextPool:
-    """One string object per distinct text of a file: resent histories repeat every earlier message, and the
-    events of a whole file are held until they are assembled."""
+    """One string object per distinct text met lately: resent histories repeat every earlier message, and a
+    conversation's events are held until they are assembled. Bounded, so a large file's distinct texts are not
+    all held until its end."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = POOL_CHARS) -> None:
         self.texts: dict[str, str] = {}
+        self.chars = 0
+        self.limit = limit
 
     def __call__(self, text: str) -> str:
-        return self.texts.setdefault(text, text)
+        known = self.texts.get(text)
+        if known is not None:
+            return known
+        if self.chars + len(text) > self.limit:
+            self.texts.clear()
+            self.chars = 0
+        self.texts[text] = text
+        self.chars += len(text)
+        return text
 
 
 def loads(value: Any) -> Any:
