@@ -9,6 +9,7 @@ message, as the reader made them.
 
 from __future__ import annotations
 
+import io
 import pickle
 from collections.abc import Callable
 from dataclasses import dataclass, fields, is_dataclass
@@ -92,12 +93,28 @@ class _FieldsPickler(pickle.Pickler):
         return NotImplemented if values is None else (cls, values(obj))
 
 
+class _Unpickler(pickle.Unpickler):
+    """Reads one pickle of the spill, each class it names looked up once per spill (in ``classes``), not imported
+    again by every pickle that names it."""
+
+    def __init__(self, data: bytes, classes: dict[tuple[str, str], Any]) -> None:
+        super().__init__(io.BytesIO(data))
+        self.classes = classes
+
+    def find_class(self, module: str, name: str) -> Any:
+        found = self.classes.get((module, name))
+        if found is None:
+            found = self.classes[module, name] = super().find_class(module, name)
+        return found
+
+
 class SpilledEvents:
     """Events pickled to a temporary file as they come, read back one part at a time."""
 
     def __init__(self, file: IO[bytes]) -> None:
         self.file = file
         self.pickler = _FieldsPickler(file)
+        self.classes: dict[tuple[str, str], Any] = {}
         self.recent: dict[int, tuple[LLMMessage, Place]] = {}
         """Messages written lately by ``id``, each kept (so that its ``id`` names no other) with where it sits."""
 
@@ -137,7 +154,7 @@ class SpilledEvents:
 
     def _load(self, offset: int, length: int) -> Any:
         self.file.seek(offset)
-        return pickle.loads(self.file.read(length))  # noqa: S301 - our own temporary file
+        return _Unpickler(self.file.read(length), self.classes).load()  # our own temporary file
 
     def _places(self, messages: tuple[LLMMessage, ...] | None) -> tuple[Place, ...] | None:
         if messages is None:
