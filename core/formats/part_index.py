@@ -10,7 +10,7 @@ memory it takes.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 
 Node = str
 """A name for what ties events, by kind: ``k:`` a conversation key, ``o:`` a keyless opening, ``a:`` an event
@@ -27,7 +27,7 @@ PARENTS_HELD = 20_000
 """Union-find links kept in memory before they are written to the database: the nodes of the conversations
 being read, which nearly every tie touches (a few MB, however large the file)."""
 JOINS_HELD = 5_000
-"""Ties remembered as made (then it starts again): those of the conversations being read."""
+"""Ties and openings remembered as added (then it starts again): those of the conversations being read."""
 _EVENTS_HELD = 1000
 """Events (keyless openings, tool runs) kept in memory before they are written to the database, a batch at a time."""
 
@@ -78,8 +78,9 @@ class PartIndex:
         self.events: list[tuple[int, int, int, bytes, OrderKey | None]] = []
         self.openings: list[tuple[bytes, bytes, bool]] = []
         self.runs_held: list[tuple[int, bytes, bytes | None, bytes | None, bytes | None]] = []
-        self.joined: set[tuple[Node, Node]] = set()
-        """Ties made lately: every call resends its history, so ties again the call ids the last one tied."""
+        self.lately: set[tuple[Hashable, ...]] = set()
+        """Ties and openings added lately: every call resends its history, so ties again the call ids the last one
+        tied, and opens as the last one did."""
 
     def close(self) -> None:
         self.db.close()
@@ -97,12 +98,18 @@ class PartIndex:
         """Whether an event (or a tie of one) named this node."""
         return self._up(_utf8(node)) is not None
 
+    def _new(self, tie: tuple[Hashable, ...]) -> bool:
+        """Whether ``tie`` (two nodes joined, or an opening) was not added lately; remembered from now on."""
+        if tie in self.lately:
+            return False
+        if len(self.lately) >= JOINS_HELD:
+            self.lately.clear()
+        self.lately.add(tie)
+        return True
+
     def join(self, a: Node, b: Node) -> None:
-        if (a, b) in self.joined:
+        if not self._new((a, b)):
             return
-        if len(self.joined) >= JOINS_HELD:
-            self.joined.clear()
-        self.joined.add((a, b))
         root_a, root_b = self._find(_utf8(a)), self._find(_utf8(b))
         if root_a != root_b:
             low, high = min(root_a, root_b), max(root_a, root_b)
@@ -148,6 +155,8 @@ class PartIndex:
     def add_opening(self, first: str, node: Node, open_to_all: bool) -> None:
         """A keyless call's opening under its first message; ``open_to_all``: any branch of that first message
         may continue it, or it them (every part of that first message is one)."""
+        if not self._new((first, node, open_to_all)):
+            return
         self.openings.append((_utf8("f:" + first), _utf8(node), open_to_all))
         if len(self.openings) >= _EVENTS_HELD:
             self._write_openings()
@@ -193,7 +202,7 @@ class PartIndex:
         """Each part (a set of joined nodes) in order of its first call, then of its first event: where it sorts
         and its events (offset, length, where each call sorts) in file order."""
         execute = self.db.execute
-        self.joined.clear()
+        self.lately.clear()
         self._write_events()
         self._write_parents()
         execute("CREATE INDEX event_node ON event (node)")
