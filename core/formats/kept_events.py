@@ -19,6 +19,7 @@ from typing import IO, Any
 
 from core.formats.events import ConversationKey, Event, ModelCall, SourceRef, ToolExecution
 from core.llm.messages import LLMMessage
+from core.request_context.stored import StoredRequest
 
 RECENT_MESSAGES = 5_000
 """Messages a spill remembers as written (then it starts again): those of the conversations being read."""
@@ -62,7 +63,7 @@ def _layout(cls: type[Event]) -> _Layout:
 _LAYOUTS = (_layout(ModelCall), _layout(ToolExecution))
 """Each event class by its number, written before its values."""
 _CALL_FIELDS = [f.name for f in fields(ModelCall)]
-_INPUT, _OUTPUT = _CALL_FIELDS.index("input"), _CALL_FIELDS.index("output")
+_INPUT, _OUTPUT, _REQUEST = (_CALL_FIELDS.index(name) for name in ("input", "output", "request"))
 _source_values = attrgetter(*(f.name for f in fields(SourceRef)))
 
 
@@ -117,6 +118,8 @@ class SpilledEvents:
         self.classes: dict[tuple[str, str], Any] = {}
         self.recent: dict[int, tuple[LLMMessage, Place]] = {}
         """Messages written lately by ``id``, each kept (so that its ``id`` names no other) with where it sits."""
+        self.last_request: tuple[StoredRequest, Place] | None = None
+        """The request written last and where it sits: an agent's calls carry the same one."""
 
     def write(self, event: Event) -> Place:
         kind = 0 if isinstance(event, ModelCall) else 1
@@ -125,16 +128,17 @@ class SpilledEvents:
         values[0], values[1] = _source_values(event.source), (event.key.conversation, event.key.thread)
         for at in layout.times:
             values[at] = _instant(values[at])
-        if isinstance(event, ModelCall):  # its messages as their places
+        if isinstance(event, ModelCall):  # its messages and request as their places
             values[_INPUT], values[_OUTPUT] = self._places(event.input), self._places(event.output)
+            values[_REQUEST] = self._request_place(event.request)
         return self._dump((kind, tuple(values)))
 
     def written(self) -> None:
         """Every event is written: what was kept to write them is let go."""
         self.recent.clear()
 
-    def read(self, offset: int, length: int, messages: dict[Place, LLMMessage]) -> Event:
-        """The event written at ``offset``, its messages read once per ``messages`` (one part's)."""
+    def read(self, offset: int, length: int, messages: dict[Place, Any]) -> Event:
+        """The event written at ``offset``, its messages and request read once per ``messages`` (one part's)."""
         kind, written = self._load(offset, length)
         layout = _LAYOUTS[kind]
         values = list(written)
@@ -144,6 +148,7 @@ class SpilledEvents:
         if layout.cls is ModelCall:
             values[_INPUT] = self._messages(values[_INPUT], messages)
             values[_OUTPUT] = self._messages(values[_OUTPUT], messages)
+            values[_REQUEST] = None if values[_REQUEST] is None else self._read_once(values[_REQUEST], messages)
         return layout.cls(*values)
 
     def _dump(self, value: object) -> Place:
@@ -169,18 +174,22 @@ class SpilledEvents:
             places.append(known[1])
         return tuple(places)
 
-    def _messages(
-        self, places: tuple[Place, ...] | None, messages: dict[Place, LLMMessage]
-    ) -> tuple[LLMMessage, ...] | None:
-        if places is None:
+    def _request_place(self, request: StoredRequest | None) -> Place | None:
+        if request is None:
             return None
-        out = []
-        for place in places:
-            message = messages.get(place)
-            if message is None:
-                message = messages[place] = self._load(*place)
-            out.append(message)
-        return tuple(out)
+        if self.last_request is None or self.last_request[0] != request:
+            self.last_request = request, self._dump(request)
+        return self.last_request[1]
+
+    def _messages(self, places: tuple[Place, ...] | None, read: dict[Place, Any]) -> tuple[LLMMessage, ...] | None:
+        return None if places is None else tuple(self._read_once(place, read) for place in places)
+
+    def _read_once(self, place: Place, read: dict[Place, Any]) -> Any:
+        """What sits at ``place``, read once per ``read`` (one part's messages and requests)."""
+        found = read.get(place)
+        if found is None:
+            found = read[place] = self._load(*place)
+        return found
 
 
 class HeldEvents:
@@ -196,7 +205,7 @@ class HeldEvents:
     def written(self) -> None:
         """Nothing to let go: the events are the caller's."""
 
-    def read(self, offset: int, length: int, messages: dict[Place, LLMMessage]) -> Event:
+    def read(self, offset: int, length: int, messages: dict[Place, Any]) -> Event:
         return self.events[offset]
 
 

@@ -47,12 +47,12 @@ def test_spilled_events_read_back_equal_and_share_one_object_per_message() -> No
     assert isinstance(first, ModelCall) and isinstance(second, ModelCall)
     assert first.input is not None and second.input is not None and first.output is not None
     assert second.input[0] is first.input[0] and second.input[2] is first.output[0]
-    assert len(messages) == 3  # the system prompt, the question and the call, each read once
+    assert len(messages) == 4  # the system prompt, the question, the call and the request, each read once
 
 
-def test_a_resent_history_is_written_once() -> None:
+def test_a_resent_history_and_request_are_written_once() -> None:
     history = (LLMSystemMessage("You book trips. " * 100), USER, CALL)
-    call = ModelCall(SourceRef("x.json"), ConversationKey(), history, None)
+    call = ModelCall(SourceRef("x.json"), ConversationKey(), history, None, REQUEST)
     with tempfile.TemporaryFile() as once, tempfile.TemporaryFile() as resent:
         SpilledEvents(once).write(call)
         many = SpilledEvents(resent)
