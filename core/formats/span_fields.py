@@ -43,6 +43,10 @@ class TextPool:
         return text
 
 
+_NO_PARAMS = read_params(None)
+"""The generation parameters of a call that names none."""
+
+
 def loads(value: Any) -> Any:
     """A value that may be JSON written into a string attribute; the value itself when it is not."""
     if isinstance(value, str) and value[:1] in ("[", "{"):
@@ -121,13 +125,14 @@ def request_of(
             extra["tools"] = tools
             extra["tools_error"] = str(exc)
     clean = {k: _number(v) if k != "stop" else v for k, v in params.items() if v is not None}
-    try:
-        generation = read_params(clean)
-    except InputError as exc:
-        extra["params"] = clean
-        extra["params_error"] = str(exc)
-        generation = read_params(None)
-    if provider is None and not isinstance(model, str) and not read_tools_ and generation == read_params(None):
+    generation = _NO_PARAMS
+    if clean:
+        try:
+            generation = read_params(clean)
+        except InputError as exc:
+            extra["params"] = clean
+            extra["params_error"] = str(exc)
+    if provider is None and not isinstance(model, str) and not read_tools_ and generation == _NO_PARAMS:
         return None
     return StoredRequest(
         conversation_id="",
