@@ -136,6 +136,7 @@ class SpilledEvents:
     def written(self) -> None:
         """Every event is written: what was kept to write them is let go."""
         self.recent.clear()
+        self.last_request = None
 
     def read(self, offset: int, length: int, messages: dict[Place, Any]) -> Event:
         """The event written at ``offset``, its messages and request read once per ``messages`` (one part's)."""
