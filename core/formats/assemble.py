@@ -321,7 +321,10 @@ class Interned:
     def call(self, call: ModelCall) -> ModelCall:
         if not call.input:
             return call
-        return replace(call, input=tuple(self.message(m) for m in call.input))
+        interned = tuple(self.message(m) for m in call.input)
+        if all(a is b for a, b in zip(interned, call.input, strict=True)):
+            return call  # a spill's part reads each message once: its calls hold their instances already
+        return replace(call, input=interned)
 
 
 def assemble_transcripts(events: Iterable[Event], notes: list[ImportNote]) -> list[Transcript]:

@@ -89,7 +89,7 @@ def _messages(span: Span, reader: MessageReader) -> tuple[tuple[LLMMessage, ...]
     if "gen_ai.input.messages" in attrs or "gen_ai.output.messages" in attrs:
         system = attrs.get("gen_ai.system_instructions", attrs.get("gen_ai.system.instructions"))
         sent = (
-            tuple(reader.with_system(system, reader.messages(attrs.get("gen_ai.input.messages"))))
+            tuple(reader.with_system(system, reader.history(attrs["gen_ai.input.messages"], span.trace_id)))
             if "gen_ai.input.messages" in attrs
             else None
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -31,6 +32,35 @@ MEMO_ENTRIES = 5_000
 being read: a resent history's earlier messages are read once, not once per call that resends them."""
 
 
+HISTORY_CHARS = 4 << 20
+"""Characters of the histories a reader keeps to recognise their continuations (then it starts again)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _History:
+    """A JSON array of messages as read: its text without the closing bracket, its messages, what they left
+    unplaced."""
+
+    opening: str
+    messages: tuple[llm.LLMMessage, ...]
+    unplaced: tuple[Any, ...]
+
+
+def _continued(text: str, history: _History) -> list[Any] | None:
+    """The items ``text`` (a JSON array) adds to ``history``'s when it spells that array's items first, then a comma
+    and more; None when it does not."""
+    if not text.startswith(history.opening):
+        return None
+    rest = text[len(history.opening) :].lstrip()
+    if rest[:1] != ",":
+        return None
+    try:
+        added = orjson.loads("[" + rest[1:])
+    except orjson.JSONDecodeError:
+        return None
+    return added if isinstance(added, list) and added else None
+
+
 def _digest(item: Any) -> bytes | None:
     """A JSON message object's digest, what a resent one is known by; None for what JSON cannot spell."""
     if not isinstance(item, dict):
@@ -48,6 +78,8 @@ class MessageReader:
         self.pool = TextPool()
         self.unplaced: list[Any] = []
         self._memo: dict[Hashable, tuple[list[llm.LLMMessage], list[Any]]] = {}
+        self._histories: dict[Hashable, _History] = {}
+        self._history_chars = 0
 
     def remembered(self, source: Hashable, read: Callable[[], list[llm.LLMMessage]]) -> list[llm.LLMMessage]:
         """``read()``'s messages, read once per ``source`` (what they were read from, as a hashable value):
@@ -185,6 +217,36 @@ class MessageReader:
             items = [items]
         if not isinstance(items, list):
             return self.message(items) if items else []
+        return self._items(items)
+
+    def history(self, text: Any, thread: Hashable) -> list[llm.LLMMessage]:
+        """``messages(text)`` for the history a call resends: when ``text`` continues the JSON array last read under
+        ``thread`` (a trace), only the messages it adds are read, after that array's."""
+        if not isinstance(text, str):
+            return self.messages(text)
+        last = self._histories.get(thread)
+        added = None if last is None else _continued(text, last)
+        before = len(self.unplaced)
+        if last is not None and added is not None:
+            self.unplaced.extend(last.unplaced)
+            messages = [*last.messages, *self._items(added)]
+        else:
+            items = loads(text)
+            if not isinstance(items, list) or not items:
+                return self.messages(items)
+            messages = self._items(items)
+        self._remember(thread, text, messages, self.unplaced[before:])
+        return messages
+
+    def _remember(self, thread: Hashable, text: str, messages: list[llm.LLMMessage], unplaced: list[Any]) -> None:
+        if self._history_chars >= HISTORY_CHARS:
+            self._histories.clear()
+            self._history_chars = 0
+        opening = text.rstrip()[:-1]
+        self._histories[thread] = _History(opening, tuple(messages), tuple(unplaced))
+        self._history_chars += len(opening)
+
+    def _items(self, items: list[Any]) -> list[llm.LLMMessage]:
         out: list[llm.LLMMessage] = []
         for item in items:
             key = _digest(item)

@@ -9,14 +9,17 @@ message, as the reader made them.
 
 from __future__ import annotations
 
+import io
 import pickle
 from collections.abc import Callable
-from dataclasses import fields, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass
+from datetime import UTC, datetime, timedelta
 from operator import attrgetter
 from typing import IO, Any
 
-from core.formats.events import Event, ModelCall, ToolExecution
+from core.formats.events import ConversationKey, Event, ModelCall, SourceRef, ToolExecution
 from core.llm.messages import LLMMessage
+from core.request_context.stored import StoredRequest
 
 RECENT_MESSAGES = 5_000
 """Messages a spill remembers as written (then it starts again): those of the conversations being read."""
@@ -24,9 +27,44 @@ RECENT_MESSAGES = 5_000
 Place = tuple[int, int]
 """Where a pickle sits in the spill: its offset and length."""
 
-_CALL_FIELDS = tuple(f.name for f in fields(ModelCall))
-_call_values = attrgetter(*_CALL_FIELDS)
-_INPUT, _OUTPUT = _CALL_FIELDS.index("input"), _CALL_FIELDS.index("output")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def _instant(value: datetime | None) -> datetime | int | None:
+    """A UTC time as its microseconds since the epoch (a pickled datetime spells its class and rebuilds its time
+    zone); any other time as it is."""
+    if value is not None and value.tzinfo is UTC and not value.fold:
+        return (value - _EPOCH) // _MICROSECOND
+    return value
+
+
+def _time(value: datetime | int | None) -> datetime | None:
+    return _EPOCH + timedelta(microseconds=value) if isinstance(value, int) else value
+
+
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """How an event class is spilled: its fields' values in order, its source and key (the first two fields of
+    every event) as their own values and its times as ``_instant`` writes them. Each pickle is read alone, so it
+    spells every class it holds by module and name, which the pickler imports again to check."""
+
+    cls: type[Event]
+    values: Callable[[Event], tuple[Any, ...]]
+    times: tuple[int, ...]
+
+
+def _layout(cls: type[Event]) -> _Layout:
+    names = [f.name for f in fields(cls)]
+    assert names[:2] == ["source", "key"], names
+    return _Layout(cls, attrgetter(*names), (names.index("started_at"), names.index("ended_at")))
+
+
+_LAYOUTS = (_layout(ModelCall), _layout(ToolExecution))
+"""Each event class by its number, written before its values."""
+_CALL_FIELDS = [f.name for f in fields(ModelCall)]
+_INPUT, _OUTPUT, _REQUEST = (_CALL_FIELDS.index(name) for name in ("input", "output", "request"))
+_source_values = attrgetter(*(f.name for f in fields(SourceRef)))
 
 
 def _init_values(cls: type) -> Callable[[object], tuple[object, ...]] | None:
@@ -56,35 +94,63 @@ class _FieldsPickler(pickle.Pickler):
         return NotImplemented if values is None else (cls, values(obj))
 
 
+class _Unpickler(pickle.Unpickler):
+    """Reads one pickle of the spill, each class it names looked up once per spill (in ``classes``), not imported
+    again by every pickle that names it."""
+
+    def __init__(self, data: bytes, classes: dict[tuple[str, str], Any]) -> None:
+        super().__init__(io.BytesIO(data))
+        self.classes = classes
+
+    def find_class(self, module: str, name: str) -> Any:
+        found = self.classes.get((module, name))
+        if found is None:
+            found = self.classes[module, name] = super().find_class(module, name)
+        return found
+
+
 class SpilledEvents:
     """Events pickled to a temporary file as they come, read back one part at a time."""
 
     def __init__(self, file: IO[bytes]) -> None:
         self.file = file
         self.pickler = _FieldsPickler(file)
+        self.classes: dict[tuple[str, str], Any] = {}
         self.recent: dict[int, tuple[LLMMessage, Place]] = {}
         """Messages written lately by ``id``, each kept (so that its ``id`` names no other) with where it sits."""
+        self.last_request: tuple[StoredRequest, Place] | None = None
+        """The request written last and where it sits: an agent's calls carry the same one."""
 
     def write(self, event: Event) -> Place:
-        if isinstance(event, ModelCall):  # as a tuple of its fields, its messages as their places
-            values = list(_call_values(event))
+        kind = 0 if isinstance(event, ModelCall) else 1
+        layout = _LAYOUTS[kind]
+        values = list(layout.values(event))
+        values[0], values[1] = _source_values(event.source), (event.key.conversation, event.key.thread)
+        for at in layout.times:
+            values[at] = _instant(values[at])
+        if isinstance(event, ModelCall):  # its messages and request as their places
             values[_INPUT], values[_OUTPUT] = self._places(event.input), self._places(event.output)
-            return self._dump(tuple(values))
-        return self._dump(event)
+            values[_REQUEST] = self._request_place(event.request)
+        return self._dump((kind, tuple(values)))
 
     def written(self) -> None:
         """Every event is written: what was kept to write them is let go."""
         self.recent.clear()
+        self.last_request = None
 
-    def read(self, offset: int, length: int, messages: dict[Place, LLMMessage]) -> Event:
-        """The event written at ``offset``, its messages read once per ``messages`` (one part's)."""
-        value = self._load(offset, length)
-        if isinstance(value, ToolExecution):
-            return value
-        values = list(value)
-        values[_INPUT] = self._messages(values[_INPUT], messages)
-        values[_OUTPUT] = self._messages(values[_OUTPUT], messages)
-        return ModelCall(*values)
+    def read(self, offset: int, length: int, messages: dict[Place, Any]) -> Event:
+        """The event written at ``offset``, its messages and request read once per ``messages`` (one part's)."""
+        kind, written = self._load(offset, length)
+        layout = _LAYOUTS[kind]
+        values = list(written)
+        values[0], values[1] = SourceRef(*values[0]), ConversationKey(*values[1])
+        for at in layout.times:
+            values[at] = _time(values[at])
+        if layout.cls is ModelCall:
+            values[_INPUT] = self._messages(values[_INPUT], messages)
+            values[_OUTPUT] = self._messages(values[_OUTPUT], messages)
+            values[_REQUEST] = None if values[_REQUEST] is None else self._read_once(values[_REQUEST], messages)
+        return layout.cls(*values)
 
     def _dump(self, value: object) -> Place:
         offset = self.file.tell()
@@ -94,7 +160,7 @@ class SpilledEvents:
 
     def _load(self, offset: int, length: int) -> Any:
         self.file.seek(offset)
-        return pickle.loads(self.file.read(length))  # noqa: S301 - our own temporary file
+        return _Unpickler(self.file.read(length), self.classes).load()  # our own temporary file
 
     def _places(self, messages: tuple[LLMMessage, ...] | None) -> tuple[Place, ...] | None:
         if messages is None:
@@ -109,18 +175,22 @@ class SpilledEvents:
             places.append(known[1])
         return tuple(places)
 
-    def _messages(
-        self, places: tuple[Place, ...] | None, messages: dict[Place, LLMMessage]
-    ) -> tuple[LLMMessage, ...] | None:
-        if places is None:
+    def _request_place(self, request: StoredRequest | None) -> Place | None:
+        if request is None:
             return None
-        out = []
-        for place in places:
-            message = messages.get(place)
-            if message is None:
-                message = messages[place] = self._load(*place)
-            out.append(message)
-        return tuple(out)
+        if self.last_request is None or self.last_request[0] != request:
+            self.last_request = request, self._dump(request)
+        return self.last_request[1]
+
+    def _messages(self, places: tuple[Place, ...] | None, read: dict[Place, Any]) -> tuple[LLMMessage, ...] | None:
+        return None if places is None else tuple(self._read_once(place, read) for place in places)
+
+    def _read_once(self, place: Place, read: dict[Place, Any]) -> Any:
+        """What sits at ``place``, read once per ``read`` (one part's messages and requests)."""
+        found = read.get(place)
+        if found is None:
+            found = read[place] = self._load(*place)
+        return found
 
 
 class HeldEvents:
@@ -136,7 +206,7 @@ class HeldEvents:
     def written(self) -> None:
         """Nothing to let go: the events are the caller's."""
 
-    def read(self, offset: int, length: int, messages: dict[Place, LLMMessage]) -> Event:
+    def read(self, offset: int, length: int, messages: dict[Place, Any]) -> Event:
         return self.events[offset]
 
 

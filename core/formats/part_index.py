@@ -10,7 +10,7 @@ memory it takes.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 
 Node = str
 """A name for what ties events, by kind: ``k:`` a conversation key, ``o:`` a keyless opening, ``a:`` an event
@@ -26,8 +26,10 @@ _CACHE_KIB = 2048
 PARENTS_HELD = 20_000
 """Union-find links kept in memory before they are written to the database: the nodes of the conversations
 being read, which nearly every tie touches (a few MB, however large the file)."""
+JOINS_HELD = 5_000
+"""Ties and openings remembered as added (then it starts again): those of the conversations being read."""
 _EVENTS_HELD = 1000
-"""Events (and keyless openings) kept in memory before they are written to the database, a batch at a time."""
+"""Events (keyless openings, tool runs) kept in memory before they are written to the database, a batch at a time."""
 
 _SCHEMA = """
 CREATE TABLE event (idx INTEGER PRIMARY KEY, offset INTEGER NOT NULL, length INTEGER NOT NULL,
@@ -75,6 +77,10 @@ class PartIndex:
         """Links written or read lately: newer than the database's, written there when there are too many."""
         self.events: list[tuple[int, int, int, bytes, OrderKey | None]] = []
         self.openings: list[tuple[bytes, bytes, bool]] = []
+        self.runs_held: list[tuple[int, bytes, bytes | None, bytes | None, bytes | None]] = []
+        self.lately: set[tuple[Hashable, ...]] = set()
+        """Ties and openings added lately: every call resends its history, so ties again the call ids the last one
+        tied, and opens as the last one did."""
 
     def close(self) -> None:
         self.db.close()
@@ -92,7 +98,18 @@ class PartIndex:
         """Whether an event (or a tie of one) named this node."""
         return self._up(_utf8(node)) is not None
 
+    def _new(self, tie: tuple[Hashable, ...]) -> bool:
+        """Whether ``tie`` (two nodes joined, or an opening) was not added lately; remembered from now on."""
+        if tie in self.lately:
+            return False
+        if len(self.lately) >= JOINS_HELD:
+            self.lately.clear()
+        self.lately.add(tie)
+        return True
+
     def join(self, a: Node, b: Node) -> None:
+        if not self._new((a, b)):
+            return
         root_a, root_b = self._find(_utf8(a)), self._find(_utf8(b))
         if root_a != root_b:
             low, high = min(root_a, root_b), max(root_a, root_b)
@@ -138,6 +155,8 @@ class PartIndex:
     def add_opening(self, first: str, node: Node, open_to_all: bool) -> None:
         """A keyless call's opening under its first message; ``open_to_all``: any branch of that first message
         may continue it, or it them (every part of that first message is one)."""
+        if not self._new((first, node, open_to_all)):
+            return
         self.openings.append((_utf8("f:" + first), _utf8(node), open_to_all))
         if len(self.openings) >= _EVENTS_HELD:
             self._write_openings()
@@ -157,11 +176,18 @@ class PartIndex:
 
     def add_run(self, node: Node, ties: tuple[Node | None, Node | None, Node | None]) -> None:
         """A tool run's node and what it may answer: its call id's, its conversation key's and its trace's nodes."""
-        values = tuple(None if tie is None else _utf8(tie) for tie in ties)
-        self.db.execute("INSERT INTO run VALUES (?, ?, ?, ?, ?)", (self.count, _utf8(node), *values))
+        call, key, trace = (None if tie is None else _utf8(tie) for tie in ties)
+        self.runs_held.append((self.count, _utf8(node), call, key, trace))
+        if len(self.runs_held) >= _EVENTS_HELD:
+            self._write_runs()
+
+    def _write_runs(self) -> None:
+        self.db.executemany("INSERT INTO run VALUES (?, ?, ?, ?, ?)", self.runs_held)
+        self.runs_held.clear()
 
     def runs(self) -> Iterator[tuple[Node, Node | None, Node | None, Node | None]]:
         """The tool runs' nodes and ties, in file order, a page at a time."""
+        self._write_runs()
         last = -1
         while rows := self.db.execute(
             "SELECT idx, node, call, key, trace FROM run WHERE idx > ? ORDER BY idx LIMIT 1000", (last,)
@@ -176,6 +202,7 @@ class PartIndex:
         """Each part (a set of joined nodes) in order of its first call, then of its first event: where it sorts
         and its events (offset, length, where each call sorts) in file order."""
         execute = self.db.execute
+        self.lately.clear()
         self._write_events()
         self._write_parents()
         execute("CREATE INDEX event_node ON event (node)")

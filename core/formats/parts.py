@@ -100,7 +100,7 @@ def _part_transcripts(
     calls: list[ModelCall] = []
     runs: list[ToolExecution] = []
     start_of: dict[int, OrderKey] = {}
-    messages: dict[Place, LLMMessage] = {}
+    messages: dict[Place, object] = {}
     for offset, length, start in members:
         event = kept.read(offset, length, messages)
         if isinstance(event, ModelCall):

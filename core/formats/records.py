@@ -217,8 +217,10 @@ def _requests(cid: str, calls: list[ModelCall], turns: dict[int, str]) -> list[t
     carried = [(call, call.request) for call in calls if call.request is not None]
     if not carried:
         return []
-    first = replace(carried[0][1], conversation_id=cid, turn=None)
-    if all(replace(r, conversation_id=cid, turn=None) == first for _, r in carried):  # tools hold dicts: no set
+    first_request = carried[0][1]
+    first = replace(first_request, conversation_id=cid, turn=None)
+    # tools hold dicts: no set; a part's calls that carried equal requests share one (core.formats.kept_events)
+    if all(r is first_request or replace(r, conversation_id=cid, turn=None) == first for _, r in carried):
         return [(first, carried[0][0].source)]
     out: list[tuple[StoredRequest, SourceRef]] = []
     seen: set[str] = set()

@@ -17,16 +17,34 @@ from core.llm.messages import LLMAssistantMessage, LLMMessage
 from core.request_context.shapes import RequestFieldError, read_tool_choice, read_tools
 from core.request_context.stored import StoredRequest, read_params
 
+POOL_CHARS = 4 << 20
+"""Characters of text a pool holds at most (then it starts again): those of the conversations being read."""
+
 
 class TextPool:
-    """One string object per distinct text of a file: resent histories repeat every earlier message, and the
-    events of a whole file are held until they are assembled."""
+    """One string object per distinct text met lately: resent histories repeat every earlier message, and a
+    conversation's events are held until they are assembled. Bounded, so a large file's distinct texts are not
+    all held until its end."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = POOL_CHARS) -> None:
         self.texts: dict[str, str] = {}
+        self.chars = 0
+        self.limit = limit
 
     def __call__(self, text: str) -> str:
-        return self.texts.setdefault(text, text)
+        known = self.texts.get(text)
+        if known is not None:
+            return known
+        if self.chars + len(text) > self.limit:
+            self.texts.clear()
+            self.chars = 0
+        self.texts[text] = text
+        self.chars += len(text)
+        return text
+
+
+_NO_PARAMS = read_params(None)
+"""The generation parameters of a call that names none."""
 
 
 def loads(value: Any) -> Any:
@@ -108,13 +126,14 @@ def request_of(
             extra["tools"] = tools
             extra["tools_error"] = str(exc)
     clean = {k: _number(v) if k != "stop" else v for k, v in params.items() if v is not None}
-    try:
-        generation = read_params(clean)
-    except InputError as exc:
-        extra["params"] = clean
-        extra["params_error"] = str(exc)
-        generation = read_params(None)
-    if provider is None and not isinstance(model, str) and not read_tools_ and generation == read_params(None):
+    generation = _NO_PARAMS
+    if clean:
+        try:
+            generation = read_params(clean)
+        except InputError as exc:
+            extra["params"] = clean
+            extra["params_error"] = str(exc)
+    if provider is None and not isinstance(model, str) and not read_tools_ and generation == _NO_PARAMS:
         return None
     choice = None
     if tool_choice is not None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import tempfile
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 from core.formats.events import ConversationKey, ModelCall, SourceRef, ToolExecution
 from core.formats.kept_events import SpilledEvents
@@ -25,11 +25,14 @@ def _calls() -> list[ModelCall]:
     at = datetime(2026, 1, 1, 12, tzinfo=timezone(timedelta(hours=2)))
     first = ModelCall(source, ConversationKey("conv"), (SYSTEM, USER), (CALL,), REQUEST, at, None, None, {"u": 1})
     second = ModelCall(source, ConversationKey(), (SYSTEM, USER, CALL), None, incomplete="dropped", started_at=at)
-    return [first, second, ModelCall(source, ConversationKey(thread="t"), None, ())]
+    utc = datetime.fromtimestamp(1_767_268_800.123456, tz=UTC)
+    third = ModelCall(source, ConversationKey(thread="t"), None, (), started_at=utc, ended_at=utc + timedelta(days=1))
+    return [first, second, third]
 
 
 def test_spilled_events_read_back_equal_and_share_one_object_per_message() -> None:
-    run = ToolExecution(SourceRef("x.json", source_id="tool1"), ConversationKey(), "book", "c1", "{}", "done", True)
+    at = datetime(1969, 7, 20, 20, 17, 40, 7, tzinfo=UTC)
+    run = ToolExecution(SourceRef("x.json", source_id="tool1"), ConversationKey(), "book", "c1", "{}", "done", True, at)
     events = [*_calls(), run]
     with tempfile.TemporaryFile() as file:
         spilled = SpilledEvents(file)
@@ -39,16 +42,17 @@ def test_spilled_events_read_back_equal_and_share_one_object_per_message() -> No
         back = [spilled.read(offset, length, messages) for offset, length in places]  # type: ignore[arg-type]
     assert back == events
     assert back[0].started_at is not None and back[0].started_at.utcoffset() == timedelta(hours=2)
+    assert [e.started_at.tzinfo for e in back[2:] if e.started_at is not None] == [UTC, UTC]
     first, second = back[0], back[1]
     assert isinstance(first, ModelCall) and isinstance(second, ModelCall)
     assert first.input is not None and second.input is not None and first.output is not None
     assert second.input[0] is first.input[0] and second.input[2] is first.output[0]
-    assert len(messages) == 3  # the system prompt, the question and the call, each read once
+    assert len(messages) == 4  # the system prompt, the question, the call and the request, each read once
 
 
-def test_a_resent_history_is_written_once() -> None:
+def test_a_resent_history_and_request_are_written_once() -> None:
     history = (LLMSystemMessage("You book trips. " * 100), USER, CALL)
-    call = ModelCall(SourceRef("x.json"), ConversationKey(), history, None)
+    call = ModelCall(SourceRef("x.json"), ConversationKey(), history, None, REQUEST)
     with tempfile.TemporaryFile() as once, tempfile.TemporaryFile() as resent:
         SpilledEvents(once).write(call)
         many = SpilledEvents(resent)
