@@ -27,6 +27,7 @@ from core.store.engine import write_transaction
 from core.store.import_figures import Delta, apply_deltas, deltas, new_conversation
 from core.store.import_lines import PreparedLine, write_lines
 from core.store.import_prepare import PreparedMessage
+from core.store.pg_search import Chunk
 from core.store.refigure import refigure
 from core.store.search_pieces import SearchPieces
 from core.store.statistics import analyze_after_import
@@ -218,7 +219,8 @@ def _conversation_pks(conn: Connection, figures: dict[str, Delta]) -> tuple[dict
 
 def _pks_of(conn: Connection, ids: list[str]) -> dict[str, int]:
     c = CONVERSATIONS.c
-    return {cid: pk for pk, cid in conn.execute(select(c.id, c.conversation_id).where(c.conversation_id.in_(ids)))}
+    wanted = backend_of(conn).one_of(c.conversation_id, ids)
+    return {cid: pk for pk, cid in conn.execute(select(c.id, c.conversation_id).where(wanted))}
 
 
 def _insert_messages(
@@ -258,7 +260,7 @@ def _insert_messages(
         done.seen.setdefault(hash(p.identity), p.row["line"] if p.row["line"] is not None else _index(p.root))
     if fresh:
         rows = [{**p.row, "conversation_pk": pks[p.conversation_id]} for p in fresh]
-        first_row = _executemany_messages(conn, rows, [(p.outline, p.search) for p in fresh], stale)
+        first_row = _executemany_messages(conn, rows, [(p.outline, p.search, p.chunks) for p in fresh], stale)
         if done.first_row is None:
             done.first_row = first_row
     stored.update(p.identity for p in fresh)
@@ -275,10 +277,13 @@ def _place(position: int, *, json_array: bool) -> str:
 
 
 def _executemany_messages(
-    conn: Connection, rows: list[dict[str, Any]], beside: list[tuple[str | None, SearchPieces | None]], stale: list[int]
+    conn: Connection,
+    rows: list[dict[str, Any]],
+    beside: list[tuple[str | None, SearchPieces | None, list[Chunk] | None]],
+    stale: list[int],
 ) -> int:
-    """INSERT message rows, their outlines and search pieces after the first (on PostgreSQL also their texts) in
-    bulk, in place of ``stale`` rows; the first row id given.
+    """INSERT message rows, their outlines and search pieces after the first (on PostgreSQL also their texts and
+    search chunks) in bulk, in place of ``stale`` rows; the first row id given.
 
     SQLite: the driver's own executemany. PostgreSQL: COPY (``core.store.bulk``). The statements are
     compiled from the Tables (no hand-written SQL; values stay bound or travel in COPY's stream).
@@ -298,9 +303,12 @@ def _executemany_messages(
         row["id"] = pk
     outline_rows = [
         {"message_pk": row["id"], "outline": outline}
-        for row, (outline, _) in zip(rows, beside, strict=True)
+        for row, (outline, _, _) in zip(rows, beside, strict=True)
         if outline is not None
     ]
-    pieced = [(row["id"], search) for row, (_, search) in zip(rows, beside, strict=True) if search and len(search) > 1]
-    backend_of(conn).write_messages(conn, rows, outline_rows, pieced)
+    pieced = [
+        (row["id"], search) for row, (_, search, _) in zip(rows, beside, strict=True) if search and len(search) > 1
+    ]
+    chunked = {row["id"]: chunks for row, (_, _, chunks) in zip(rows, beside, strict=True) if chunks is not None}
+    backend_of(conn).write_messages(conn, rows, outline_rows, pieced, chunked)
     return ids[0]
