@@ -4,12 +4,15 @@ The database works on one batch (PostgreSQL's server, SQLite's library: both wit
 while this process parses, validates and derives the rows of the next: an import's time comes near the larger of
 the two rather than their sum. One batch is written at a time, on the caller's connection and in the caller's
 transaction, which stays one and all-or-nothing: the caller commits or rolls back once the writer has stopped.
-Memory holds two batches: the one being written and the one being read.
+Memory holds two batches: the one being written and the one being read. Where the database works in this process
+(SQLite), holding the GIL but for short steps, a thread would only add switches: ``threaded=False`` writes each batch
+as it is handed over, in the caller's thread.
 
 An error of the writer (a conflicting version, a server error) stops it; the caller gets that same exception at
-its next hand-over or at the end, and reads no further. An error of the caller (bad input, Ctrl-C) stops the
-writer once the batch under way is written, before the caller's transaction rolls back: the connection is never
-used by both at once.
+its next hand-over or at the end, and reads no further. An error of the caller (bad input) lets the writer write the
+batch handed over, as writing each batch as soon as it was read did: an error of that batch, earlier in the input,
+is the one raised. Ctrl-C stops the writer once the batch under way is written. Either way the writer has stopped
+before the caller's transaction rolls back: the connection is never used by both at once.
 """
 
 from __future__ import annotations
@@ -25,8 +28,11 @@ Batch = TypeVar("Batch")
 class BatchWriter(Generic[Batch]):
     """Writes the batches handed to it with ``write``, one at a time, on a thread of its own (a context manager)."""
 
-    def __init__(self, write: Callable[[Batch], None], *, name: str = "traceloupe-import-writer") -> None:
+    def __init__(
+        self, write: Callable[[Batch], None], *, threaded: bool = True, name: str = "traceloupe-import-writer"
+    ) -> None:
         self._write = write
+        self._threaded = threaded
         self._changed = threading.Condition()
         self._handed: list[Batch] = []
         """The batch handed over and not written yet, if any (held until written: the next one waits for that)."""
@@ -35,22 +41,28 @@ class BatchWriter(Generic[Batch]):
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
     def __enter__(self) -> BatchWriter[Batch]:
-        self._thread.start()
+        if self._threaded:
+            self._thread.start()
         return self
 
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
     ) -> None:
-        if error is not None:
-            self._stop()  # the caller's error goes on (the writer's own, if it had one, was raised to the caller)
+        if not self._threaded:
+            return
+        if error is not None and not isinstance(error, Exception):
+            self._stop()  # Ctrl-C: the batch handed over, if any, is left unwritten
             return
         try:
-            self._wait_for_idle()
+            self._wait_for_idle()  # the writer's error, if it has one, in place of the caller's
         finally:
             self._stop()
 
     def put(self, batch: Batch) -> None:
         """Hand a batch over once the previous one is written; raises the writer's error if it has stopped on one."""
+        if not self._threaded:
+            self._write(batch)
+            return
         self._wait_for_idle()
         with self._changed:
             self._handed.append(batch)

@@ -116,7 +116,7 @@ def write_in(
     def write_batch(batch: list[PreparedMessage]) -> None:
         _write_batch(conn, batch, done, replace, digest_min_records)  # looked up at each call (tests wrap it)
 
-    with BatchWriter(write_batch) as writer:
+    with BatchWriter(write_batch, threaded=backend.writes_out_of_process) as writer:
         batch: list[PreparedMessage] = []
         size = 0
         for item in prepared:

@@ -16,11 +16,12 @@ from sqlalchemy import Connection, event, func, select, text
 from sqlalchemy.exc import DBAPIError
 
 from core import InputError
-from core.reader import Record, read_bytes
+from core.reader import BadMessages, Record, read_bytes
 from core.store import ConversationQuery, Store, importer
 from core.store.engine import EngineSettings, read_transaction
 from core.store.query import search_condition
 from core.store.tables import CONVERSATIONS, MESSAGES
+from tests.store.store_pg import BACKENDS
 
 
 def _msg(cid: str, msg_id: str, content: str, ts: int = 1) -> dict[str, Any]:
@@ -83,6 +84,11 @@ def test_an_import_stopped_midway_leaves_nothing_though_batches_were_written(
     assert _rows(store) == (0, 0)
 
 
+ON_POSTGRESQL = pytest.mark.parametrize("db_url", [BACKENDS[1]], indirect=True)
+"""PostgreSQL only: SQLite writes each batch in the reading thread (``core.store.batch_writer``)."""
+
+
+@ON_POSTGRESQL
 def test_an_import_stopped_while_a_batch_is_written_leaves_nothing(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -133,6 +139,39 @@ def test_a_conflict_found_by_the_writer_reports_the_file_line_and_id_and_stores_
     assert small_batches == [[1, 2]]  # the batch before it was written (then rolled back), none after it
     assert _rows(store) == (1, 1)
     assert [m.body["content"] for m in store.get_conversation("c3").messages] == ["stored"]
+
+
+@ON_POSTGRESQL
+def test_a_conflict_in_a_batch_is_reported_rather_than_a_bad_line_read_after_it(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reader reaches a bad line (and the file's end) while the writer is still on the batch before it, which
+    conflicts: the conflict is reported, as when each batch was written before the next line was read."""
+    store.import_records(read_bytes(_jsonl([_msg("c1", "m1", "stored")]), source="a.jsonl"), source="a.jsonl")
+    monkeypatch.setattr(importer, "CHUNK", 2)
+    read_whole = threading.Event()
+    write_batch = importer._write_batch
+
+    def after_the_reader(conn: Connection, *args: Any) -> None:
+        assert read_whole.wait(30)
+        write_batch(conn, *args)
+
+    monkeypatch.setattr(importer, "_write_batch", after_the_reader)
+    data = (
+        _jsonl([_msg("c0", "m1", "new"), _msg("c1", "m1", "changed")])
+        + b"{not json\n"
+        + _jsonl([_msg("c2", "m1", "x")])
+    )
+    bad = BadMessages()
+
+    def records() -> Iterator[Record]:
+        yield from read_bytes(data, source="b.jsonl", bad=bad)
+        read_whole.set()
+
+    with pytest.raises(InputError) as caught:
+        store.import_records(records(), source="b.jsonl", bad=bad)
+    assert str(caught.value).startswith("b.jsonl:2 at $.msg_id: message 'm1' of conversation 'c1' differs")
+    assert _rows(store) == (1, 1)
 
 
 def test_an_error_of_the_server_in_the_writer_is_raised_as_it_was_and_stores_nothing(

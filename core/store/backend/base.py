@@ -62,6 +62,11 @@ class Backend(Protocol):
     def analyzes_after_import(self) -> bool:
         """Its planner reads statistics that a bulk import makes stale until they are refreshed."""
 
+    @property
+    def writes_out_of_process(self) -> bool:
+        """Its writes are done by a server while this process waits: an import prepares its next batch meanwhile,
+        on another thread (``core.store.batch_writer``)."""
+
     # -- connecting ----------------------------------------------------------
 
     def driver_url(self, url: URL) -> URL:

@@ -90,6 +90,7 @@ class PostgresBackend:
     keeps_texts = True  # JSONB reorders keys; an export gives back the text imported
     writes_in_ctes = True
     analyzes_after_import = True
+    writes_out_of_process = True
 
     # -- connecting ----------------------------------------------------------
 
