@@ -91,6 +91,7 @@ def text_array(values: Collection[str]) -> str:
     if not values:
         return "{}"
     joined = '","'.join(values)
-    if '"' in joined or "\\" in joined:
+    # Each separator holds two quotes: any more, and a value holds one (one count, not a scan of every value).
+    if joined.count('"') != 2 * (len(values) - 1) or "\\" in joined:
         joined = '","'.join(value.replace("\\", "\\\\").replace('"', '\\"') for value in values)
     return '{"' + joined + '"}'

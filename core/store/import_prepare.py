@@ -17,6 +17,7 @@ from core.reader import BadMessages, Record, StreamedRecord
 from core.store.derive import Figures, FigureTally, children, derived_msg_id, figures, title_of
 from core.store.jsonio import dumps
 from core.store.outline import OutlineNode, dump_streamed, dump_with_outline
+from core.store.pg_search import Chunk, text_chunks
 from core.store.search_pieces import SearchPieces
 from core.store.spilled_body import SpilledBody
 from core.store.tables import MAX_ID_CHARS
@@ -41,6 +42,9 @@ class PreparedMessage:
     """Its JSON path in the file: ``$`` on its own line, ``$[i]`` in an array."""
     search: SearchPieces | None = None
     """Its searchable text's pieces, the first of them ``row["search_text"]``: more than one for a long trace."""
+    chunks: list[Chunk] | None = None
+    """PostgreSQL: its search chunks with their grams (``core.store.pg_search``) when its text is one piece, made here
+    so that the import's writer thread, which waits for the server, has only to number them."""
 
     @property
     def identity(self) -> Identity:
@@ -116,6 +120,7 @@ def _prepare(record: Record, postgres: bool, now: int) -> PreparedMessage:
     msg_type = getattr(message, "msg_type", None)
     pieces = fig.search_pieces
     pieces.drop_nul = postgres
+    search_text = pieces.first.replace("\x00", "") if postgres else pieces.first
     row = {
         "msg_id": msg_id,
         "role": message.role,
@@ -125,7 +130,7 @@ def _prepare(record: Record, postgres: bool, now: int) -> PreparedMessage:
         "records": fig.records,
         "damaged": fig.damaged,
         "body": text,
-        "search_text": pieces.first.replace("\x00", "") if postgres else pieces.first,
+        "search_text": search_text,
         "source": record.source,
         "line": record.line,
         "imported_at": now,
@@ -139,6 +144,7 @@ def _prepare(record: Record, postgres: bool, now: int) -> PreparedMessage:
         outline=None if outline is None else dumps(outline).decode(),
         root="$" if record.line is not None else f"$[{record.index}]",
         search=pieces,
+        chunks=text_chunks(search_text) if postgres and len(pieces) == 1 else None,
     )
 
 

@@ -1,14 +1,14 @@
 """Importing messages: each file is all-or-nothing and importing the same messages again is a no-op.
 
-Streamed. Each message is validated and its row derived (figures, search text, serialised JSON) as
-the reader yields it (``core.store.import_prepare``); rows are written in batches as they come (``write``),
-all in one write transaction, so memory holds one batch whatever the file's size and bad input or
-an interruption anywhere leaves nothing behind. Imports are serialised (one writer path): SQLite's
-BEGIN IMMEDIATE takes the database's write lock for the whole import (readers go on, WAL), PostgreSQL
-takes a transaction-scoped advisory lock. In each batch, the identities (conversation_id, msg_id)
-already stored are looked up: the same message is skipped, a different one refuses the file unless
-``replace`` (``core.store.versions``). The conversation figures grow by exactly the messages stored
-now (``core.store.import_figures``), and COPY (PostgreSQL) or a plain ``executemany`` (SQLite) inserts them.
+Streamed. Each message is validated and its row derived (figures, search text, serialised JSON) as the reader yields
+it (``core.store.import_prepare``); rows are written in batches as they come (``write``), on a thread of their own
+while the next batch is read (``core.store.batch_writer``), all in one write transaction, so memory holds two
+batches whatever the file's size and bad input or an interruption anywhere leaves nothing behind. Imports are
+serialised (one writer path): SQLite's BEGIN IMMEDIATE takes the database's write lock for the whole import (readers
+go on, WAL), PostgreSQL takes a transaction-scoped advisory lock. In each batch, the identities (conversation_id,
+msg_id) already stored are looked up: the same message is skipped, a different one refuses the file unless
+``replace`` (``core.store.versions``). The conversation figures grow by exactly the messages stored now
+(``core.store.import_figures``), and COPY (PostgreSQL) or a plain ``executemany`` (SQLite) inserts them.
 """
 
 from __future__ import annotations
@@ -22,10 +22,12 @@ from sqlalchemy import Connection, Engine, delete, select
 from core.messages.door import gc_paused
 from core.reader import BadMessages
 from core.store.backend import backend_of
+from core.store.batch_writer import BatchWriter
 from core.store.engine import write_transaction
 from core.store.import_figures import Delta, apply_deltas, deltas, new_conversation
 from core.store.import_lines import PreparedLine, write_lines
 from core.store.import_prepare import PreparedMessage
+from core.store.pg_search import Chunk
 from core.store.refigure import refigure
 from core.store.search_pieces import SearchPieces
 from core.store.statistics import analyze_after_import
@@ -78,11 +80,11 @@ def write(
     """Store prepared messages as they come (then the file's other records) in one write transaction; InputError
     (nothing written) on a conflicting version.
 
-    Messages are written in batches (at most CHUNK of them, BATCH_BYTES of text) as they are read, so
-    memory holds one batch, whatever the file's size; the transaction makes the file all-or-nothing
-    all the same, an exception or Ctrl-C anywhere rolling it back. A message or record already stored as
-    it is is skipped. A different one under a stored identity refuses the file, or with ``replace``
-    takes the stored one's place. ``store_lines`` gives the file's other records once its messages are
+    Messages are written in batches (at most CHUNK of them, BATCH_BYTES of text) as they are read, each on the
+    writer thread while the next is read, so memory holds two batches, whatever the file's size; the transaction
+    makes the file all-or-nothing all the same, an exception or Ctrl-C anywhere rolling it back. A message or record
+    already stored as it is is skipped. A different one under a stored identity refuses the file, or with
+    ``replace`` takes the stored one's place. ``store_lines`` gives the file's other records once its messages are
     read; ``bad`` is checked then too (once a bad message is noted, no more batches are written).
     ``digest_min_records``: the summary names the conversations changed that hold at least that many
     records, whose pages are worth making ahead.
@@ -110,22 +112,27 @@ def write_in(
     backend = backend_of(conn)
     backend.lock(conn, IMPORT_LOCK)
     backend.unbounded_statements(conn)  # an import runs as long as its file needs
-    batch: list[PreparedMessage] = []
-    size = 0
-    for item in prepared:
-        done.read += 1
-        if bad is not None and bad.errors:
-            continue  # the file is refused at the end: read on only to report every bad line
-        batch.append(item)
-        size += len(item.row["body"])
-        if len(batch) >= CHUNK or size >= BATCH_BYTES:
-            _write_batch(conn, batch, done, replace, digest_min_records)
-            batch, size = [], 0
-    if bad is not None:
-        bad.check()
-    if batch:
-        _write_batch(conn, batch, done, replace, digest_min_records)
-    del batch
+
+    def write_batch(batch: list[PreparedMessage]) -> None:
+        _write_batch(conn, batch, done, replace, digest_min_records)  # looked up at each call (tests wrap it)
+
+    with BatchWriter(write_batch, threaded=backend.writes_out_of_process) as writer:
+        batch: list[PreparedMessage] = []
+        size = 0
+        for item in prepared:
+            done.read += 1
+            if bad is not None and bad.errors:
+                continue  # the file is refused at the end: read on only to report every bad line
+            batch.append(item)
+            size += len(item.row["body"])
+            if len(batch) >= CHUNK or size >= BATCH_BYTES:
+                writer.put(batch)
+                batch, size = [], 0
+        if bad is not None:
+            bad.check()
+        if batch:
+            writer.put(batch)
+        del batch
     records_stored = write_lines(conn, store_lines(), replace=replace)
     if done.refigured:
         refigure(conn, sorted(done.refigured))
@@ -144,7 +151,7 @@ def write_in(
 
 
 BATCH_BYTES = 8 * 1024 * 1024
-"""Message text per batch at most (a batch of one message may hold more): memory holds one batch."""
+"""Message text per batch at most (a batch of one message may hold more): memory holds two batches."""
 
 
 def _write_batch(
@@ -212,7 +219,8 @@ def _conversation_pks(conn: Connection, figures: dict[str, Delta]) -> tuple[dict
 
 def _pks_of(conn: Connection, ids: list[str]) -> dict[str, int]:
     c = CONVERSATIONS.c
-    return {cid: pk for pk, cid in conn.execute(select(c.id, c.conversation_id).where(c.conversation_id.in_(ids)))}
+    wanted = backend_of(conn).one_of(c.conversation_id, ids)
+    return {cid: pk for pk, cid in conn.execute(select(c.id, c.conversation_id).where(wanted))}
 
 
 def _insert_messages(
@@ -252,7 +260,7 @@ def _insert_messages(
         done.seen.setdefault(hash(p.identity), p.row["line"] if p.row["line"] is not None else _index(p.root))
     if fresh:
         rows = [{**p.row, "conversation_pk": pks[p.conversation_id]} for p in fresh]
-        first_row = _executemany_messages(conn, rows, [(p.outline, p.search) for p in fresh], stale)
+        first_row = _executemany_messages(conn, rows, [(p.outline, p.search, p.chunks) for p in fresh], stale)
         if done.first_row is None:
             done.first_row = first_row
     stored.update(p.identity for p in fresh)
@@ -269,10 +277,13 @@ def _place(position: int, *, json_array: bool) -> str:
 
 
 def _executemany_messages(
-    conn: Connection, rows: list[dict[str, Any]], beside: list[tuple[str | None, SearchPieces | None]], stale: list[int]
+    conn: Connection,
+    rows: list[dict[str, Any]],
+    beside: list[tuple[str | None, SearchPieces | None, list[Chunk] | None]],
+    stale: list[int],
 ) -> int:
-    """INSERT message rows, their outlines and search pieces after the first (on PostgreSQL also their texts) in
-    bulk, in place of ``stale`` rows; the first row id given.
+    """INSERT message rows, their outlines and search pieces after the first (on PostgreSQL also their texts and
+    search chunks) in bulk, in place of ``stale`` rows; the first row id given.
 
     SQLite: the driver's own executemany. PostgreSQL: COPY (``core.store.bulk``). The statements are
     compiled from the Tables (no hand-written SQL; values stay bound or travel in COPY's stream).
@@ -292,9 +303,12 @@ def _executemany_messages(
         row["id"] = pk
     outline_rows = [
         {"message_pk": row["id"], "outline": outline}
-        for row, (outline, _) in zip(rows, beside, strict=True)
+        for row, (outline, _, _) in zip(rows, beside, strict=True)
         if outline is not None
     ]
-    pieced = [(row["id"], search) for row, (_, search) in zip(rows, beside, strict=True) if search and len(search) > 1]
-    backend_of(conn).write_messages(conn, rows, outline_rows, pieced)
+    pieced = [
+        (row["id"], search) for row, (_, search, _) in zip(rows, beside, strict=True) if search and len(search) > 1
+    ]
+    chunked = {row["id"]: chunks for row, (_, _, chunks) in zip(rows, beside, strict=True) if chunks is not None}
+    backend_of(conn).write_messages(conn, rows, outline_rows, pieced, chunked)
     return ids[0]

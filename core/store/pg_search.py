@@ -15,7 +15,7 @@ conversation's id and title are folded and cut into grams likewise, in ``convers
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import islice
+from itertools import chain, islice
 from typing import Any
 
 from sqlalchemy import ARRAY, Column, Connection, ForeignKey, Integer, MetaData, Table, Text
@@ -118,6 +118,16 @@ def chunk_rows(message_pk: int, conversation_pk: int, text: str) -> Iterator[dic
         yield {"message_pk": message_pk, "seq": seq, "conversation_pk": conversation_pk, "folded": piece}
 
 
+Chunk = tuple[str, str]
+"""A chunk of a searchable text as COPY takes it, short of its row ids: its folded text and its grams' array literal."""
+
+
+def text_chunks(text: str) -> list[Chunk]:
+    """The chunks of a searchable text in one piece with their grams, made as its message is read
+    (``core.store.import_prepare``): the import's writer then only numbers them (``write_chunks``)."""
+    return [(row["folded"], text_array(grams_of(row["folded"]))) for row in chunk_rows(0, 0, text)]
+
+
 def with_grams(row: dict[str, Any]) -> dict[str, Any]:
     """A chunk row with its distinct grams, computed here rather than by the server's ``traceloupe_grams``."""
     return {**row, "grams": list(grams_of(row["folded"]))}
@@ -147,16 +157,28 @@ def _chunks_of(message_pk: int, conversation_pk: int, folded: str, at: int, end:
         yield {"message_pk": message_pk, "seq": seq, "conversation_pk": conversation_pk, "folded": piece}
 
 
-def write_chunks(conn: Connection, messages: Iterable[tuple[int, int, Iterable[str]]], piece_stride: int) -> None:
+def write_chunks(
+    conn: Connection,
+    messages: Iterable[tuple[int, int, Iterable[str]]],
+    piece_stride: int,
+    made: Iterable[tuple[int, int, Sequence[Chunk]]] = (),
+) -> None:
     """Store the chunks of messages given as (row id, conversation row id, searchable text's pieces), with their
-    grams, ``CHUNK_BATCH`` at a time: a long text's grams, as Python strings, weigh many times the text."""
-    rows = (
-        with_grams(row)
+    grams, ``CHUNK_BATCH`` at a time: a long text's grams, as Python strings, weigh many times the text. ``made``:
+    messages whose chunks were made as they were read (``text_chunks``), as (row id, conversation row id, chunks)."""
+    cut = (
+        {**row, "grams": text_array(grams_of(row["folded"]))}
         for pk, conversation_pk, pieces in messages
         for row in piece_chunk_rows(pk, conversation_pk, pieces, piece_stride)
     )
+    numbered = (
+        {"message_pk": pk, "seq": seq, "conversation_pk": conversation_pk, "folded": folded, "grams": grams}
+        for pk, conversation_pk, chunks in made
+        for seq, (folded, grams) in enumerate(chunks)
+    )
+    rows = chain(numbered, cut)
     while batch := list(islice(rows, CHUNK_BATCH)):
-        copy_rows(conn, SEARCH_CHUNKS, [{**row, "grams": text_array(row["grams"])} for row in batch])
+        copy_rows(conn, SEARCH_CHUNKS, batch)
 
 
 def contains_pattern(text: str) -> str:

@@ -23,7 +23,7 @@ from core.store.backend import postgres, sqlite
 from core.store.bulk import copy_rows
 from core.store.engine import write_transaction
 from core.store.import_prepare import PreparedMessage
-from core.store.pg_search import SEARCH_CHUNKS, piece_chunk_rows
+from core.store.pg_search import SEARCH_CHUNKS, Chunk, piece_chunk_rows
 from core.store.schema import _config
 from core.store.tables import CONVERSATIONS, MESSAGES, METADATA, STEP_RUNS
 from tests.store.store_factory import dataset
@@ -53,7 +53,7 @@ def test_db_upgrade_command(fresh_url: str, capsys: pytest.CaptureFixture[str]) 
 def test_db_upgrade_from_0003_keys_messages_by_conversation(
     fresh_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(postgres, "write_chunks", lambda conn, rows, stride: None)  # as Traceloupe 0003 wrote
+    monkeypatch.setattr(postgres, "write_chunks", lambda *written: None)  # as Traceloupe 0003 wrote
     monkeypatch.setattr(sqlite, "write_grams", lambda conn, rows: None)  # (0020's index is not there yet)
     monkeypatch.setattr(sqlite, "_INDEX_CONVERSATIONS", ())  # nor 0020's conversation indexes
     monkeypatch.setattr(postgres, "insert_conversations", _conversations_without_grams)  # nor 0031's column
@@ -146,9 +146,19 @@ def _import_with_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sqlite, "MESSAGES", Table("messages", MetaData(), *columns))  # PostgreSQL copies each key
 
 
-def _chunks_without_grams(conn: Connection, messages: Iterable[tuple[int, int, Iterable[str]]], stride: int) -> None:
+def _chunks_without_grams(
+    conn: Connection,
+    messages: Iterable[tuple[int, int, Iterable[str]]],
+    stride: int,
+    made: Iterable[tuple[int, int, Sequence[Chunk]]] = (),
+) -> None:
     """PostgreSQL's search chunks as Traceloupe wrote them before revision 0025 added their grams."""
     rows = [row for pk, cpk, pieces in messages for row in piece_chunk_rows(pk, cpk, pieces, stride)]
+    rows += [
+        {"message_pk": pk, "seq": seq, "conversation_pk": cpk, "folded": folded}
+        for pk, cpk, chunks in made
+        for seq, (folded, _) in enumerate(chunks)
+    ]
     if rows:
         copy_rows(conn, SEARCH_CHUNKS, rows)
 

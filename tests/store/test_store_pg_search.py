@@ -139,7 +139,16 @@ def test_grams_written_by_the_migration_and_by_the_import_find_the_same_short_ne
 
 @pytest.mark.postgres
 @pytest.mark.parametrize(
-    "values", [[], ["a"], ["北京", "é"], ['"', "\\", '\\"', ",", "{", "}", " ", "NULL", "null", "\t", "\n", "'"]]
+    "values",
+    [
+        [],
+        ["a"],
+        ["北京", "é"],
+        ['"'],
+        ["a", 'b"'],
+        ["a", "b\\"],
+        ['"', "\\", '\\"', ",", "{", "}", " ", "NULL", "null", "\t", "\n", "'"],
+    ],
 )
 def test_a_text_array_written_by_copy_reads_back_as_its_values(pg_session_url: str, values: list[str]) -> None:
     """The grams travel in COPY's text format as an array literal made by hand (``core.store.bulk.text_array``)."""

@@ -13,6 +13,7 @@ from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.engine import URL
 from sqlalchemy.types import TypeEngine
 
+from core.store.pg_search import Chunk
 from core.store.search_pieces import SearchPieces
 from core.store.settings import EngineSettings
 
@@ -61,6 +62,11 @@ class Backend(Protocol):
     def analyzes_after_import(self) -> bool:
         """Its planner reads statistics that a bulk import makes stale until they are refreshed."""
 
+    @property
+    def writes_out_of_process(self) -> bool:
+        """Its writes are done by a server while this process waits: an import prepares its next batch meanwhile,
+        on another thread (``core.store.batch_writer``)."""
+
     # -- connecting ----------------------------------------------------------
 
     def driver_url(self, url: URL) -> URL:
@@ -93,6 +99,9 @@ class Backend(Protocol):
     def greatest(self, *values: Any) -> ColumnElement[Any]:
         """SQL's larger of its arguments (NULL when one is)."""
 
+    def one_of(self, column: ColumnElement[Any], values: Sequence[Any]) -> ColumnElement[bool]:
+        """``column`` equals one of ``values`` (a batch's worth)."""
+
     def row_set(self, name: str, types: ColumnTypes, rows: Rows) -> FromClause:
         """``rows`` (at least one) as a table ``name`` with the columns ``types`` names, to join in a query."""
 
@@ -119,10 +128,13 @@ class Backend(Protocol):
         rows: list[dict[str, Any]],
         outlines: list[dict[str, Any]],
         pieced: Sequence[tuple[int, SearchPieces]] = (),
+        chunked: Mapping[int, Sequence[Chunk]] | None = None,
     ) -> None:
         """Insert message rows (with their ids), their outlines, the searchable text's later pieces of the messages
         ``pieced`` names by id (``core.store.search_pieces``), and what the backend keeps beside them. A row's body is
-        its text, or a ``SpilledBody`` (a long line's, ``core.store.spilled_body``) written a piece at a time."""
+        its text, or a ``SpilledBody`` (a long line's, ``core.store.spilled_body``) written a piece at a time.
+        ``chunked``: PostgreSQL's search chunks of messages by id, made as they were read (other backends keep
+        none)."""
 
     def forget_messages(self, conn: Connection, rows: Sequence[int]) -> None:
         """Take out of the search indexes the backend keeps by hand what these message rows, about to be

@@ -6,7 +6,7 @@ one statement and a few parameters where SQLite runs the driver's executemany.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from sqlalchemy import (
     Select,
     Table,
     Text,
+    any_,
     bindparam,
     case,
     cast,
@@ -48,6 +49,7 @@ from core.store.pg_search import (
     CONVERSATION_GRAMS,
     SEARCH_CHUNKS,
     STRIDE,
+    Chunk,
     fold,
     insert_conversations,
     like_pattern,
@@ -88,6 +90,7 @@ class PostgresBackend:
     keeps_texts = True  # JSONB reorders keys; an export gives back the text imported
     writes_in_ctes = True
     analyzes_after_import = True
+    writes_out_of_process = True
 
     # -- connecting ----------------------------------------------------------
 
@@ -131,6 +134,10 @@ class PostgresBackend:
     def greatest(self, *values: Any) -> ColumnElement[Any]:
         return func.greatest(*values)  # max() is an aggregate only
 
+    def one_of(self, column: ColumnElement[Any], values: Sequence[Any]) -> ColumnElement[bool]:
+        # One array parameter: the statement is compiled once, where IN renders a parameter per value at every call.
+        return column == any_(bindparam("one_of", list(values), type_=pg_dialect.ARRAY(column.type), unique=True))
+
     def row_set(self, name: str, types: ColumnTypes, rows: Rows) -> FromClause:
         # An array parameter per column, not a parameter per value: much less to parse.
         arrays = [
@@ -167,6 +174,7 @@ class PostgresBackend:
         rows: list[dict[str, Any]],
         outlines: list[dict[str, Any]],
         pieced: Sequence[tuple[int, SearchPieces]] = (),
+        chunked: Mapping[int, Sequence[Chunk]] | None = None,
     ) -> None:
         from psycopg.types.json import Jsonb  # the driver, imported where it is used (a SQLite store never loads it)
 
@@ -194,13 +202,16 @@ class PostgresBackend:
             for seq, piece in enumerate(pieces.later(), start=1):
                 copy_rows(conn, MESSAGE_SEARCH_PIECES, [{"message_pk": pk, "seq": seq, "text": piece}])
         later = dict(pieced)
+        made = chunked or {}
         searched = [
             (row["id"], row["conversation_pk"], later[row["id"]].after(row["search_text"]))
             if row["id"] in later
             else (row["id"], row["conversation_pk"], (row["search_text"],))
             for row in rows
+            if row["id"] not in made
         ]
-        write_chunks(conn, searched, PIECE_STRIDE)
+        numbered = [(row["id"], row["conversation_pk"], made[row["id"]]) for row in rows if row["id"] in made]
+        write_chunks(conn, searched, PIECE_STRIDE, numbered)
 
     def forget_messages(self, conn: Connection, rows: Sequence[int]) -> None:
         """Nothing to do: every search index of PostgreSQL is the server's, kept current by the delete."""

@@ -14,7 +14,7 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -65,7 +65,7 @@ from core.store.grams import (
     write_grams,
 )
 from core.store.jsonio import dumps_text
-from core.store.pg_search import contains_pattern
+from core.store.pg_search import Chunk, contains_pattern
 from core.store.search_pieces import PIECE_STRIDE, SearchPieces, stored_pieces
 from core.store.settings import EngineSettings
 from core.store.spilled_body import SpilledBody
@@ -124,6 +124,7 @@ class SqliteBackend:
     keeps_texts = False  # the body column holds the text as imported
     writes_in_ctes = False
     analyzes_after_import = False
+    writes_out_of_process = False  # the library's work holds the GIL but for short steps: a thread only adds switches
 
     # -- connecting ----------------------------------------------------------
 
@@ -179,6 +180,9 @@ class SqliteBackend:
     def greatest(self, *values: Any) -> ColumnElement[Any]:
         return func.max(*values)  # scalar with several arguments (an aggregate with one)
 
+    def one_of(self, column: ColumnElement[Any], values: Sequence[Any]) -> ColumnElement[bool]:
+        return column.in_(values)
+
     def row_set(self, name: str, types: ColumnTypes, rows: Rows) -> FromClause:
         # A CTE of VALUES joined on an index: a row-value IN would scan the whole index.
         columns = [column(key, type_) for key, type_ in types.items()]
@@ -218,6 +222,7 @@ class SqliteBackend:
         rows: list[dict[str, Any]],
         outlines: list[dict[str, Any]],
         pieced: Sequence[tuple[int, SearchPieces]] = (),
+        chunked: Mapping[int, Sequence[Chunk]] | None = None,
     ) -> None:
         held = [row for row in rows if not isinstance(row["body"], SpilledBody)]
         if held:
