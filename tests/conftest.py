@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import logging
 import os
 import socket
 from collections.abc import Iterator
@@ -46,6 +47,19 @@ def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
     monkeypatch.setattr(socket.socket, "connect", guarded)
     yield
+
+
+@pytest.fixture(autouse=True)
+def _loggers_put_back() -> Iterator[None]:
+    """Every app Litestar builds sets the root and ``litestar`` loggers' handlers on the stderr pytest captured for
+    that test; a record logged after the session (at exit) would meet that closed stream as a logging error."""
+    loggers = [logging.getLogger(), logging.getLogger("litestar")]
+    kept = [(logger.handlers[:], logger.level, logger.propagate) for logger in loggers]
+    yield
+    for logger, (handlers, level, propagate) in zip(loggers, kept, strict=True):
+        logger.handlers[:] = handlers
+        logger.setLevel(level)
+        logger.propagate = propagate
 
 
 @pytest.fixture

@@ -1,11 +1,8 @@
 """The store's fixtures, for the commands that read and write a database (each runs on SQLite and PostgreSQL);
-the replay tests' stub provider and stored conversations, for ``replay`` and ``runs``; and a root logger put
-back after each test."""
+and the replay tests' stub provider and stored conversations, for ``replay`` and ``runs``."""
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,22 +19,10 @@ __all__ = [
     "pg_session_url",
     "replay_db",
     "replay_store",
-    "restore_root_logger",
     "steps_db",
     "store",
     "stub_env",
 ]
-
-
-@pytest.fixture(autouse=True)
-def restore_root_logger() -> Iterator[None]:
-    """``serve`` and ``demo`` build the app in-process, and Litestar then sets the root logger's handlers on the
-    stderr pytest captured for that test; a later test would get that closed stream's logging errors."""
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
 
 
 @pytest.fixture

@@ -13,11 +13,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import text
 
 from core.store import Store
 from core.store.engine import make_engine, resolve_url
+from tests.store.pg_emptying import Emptying
 from tests.store.store_pg import BACKENDS, empty_store_url, pg_database
+
+_emptying: dict[str, Emptying] = {}  # by the session database's URL
 
 
 @pytest.fixture(scope="session")
@@ -29,7 +31,8 @@ def pg_session_url() -> Iterator[str]:
 
 @pytest.fixture(params=BACKENDS)
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """An empty, migrated store's URL on each backend (on PostgreSQL, the session's database emptied)."""
+    """An empty, migrated store's URL on each backend (on PostgreSQL, the session's database emptied:
+    ``tests.store.pg_emptying``)."""
     if request.param == "sqlite":
         with empty_store_url("sqlite", tmp_path) as url:
             yield url
@@ -37,12 +40,8 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     url = request.getfixturevalue("pg_session_url")
     engine = make_engine(resolve_url(url))
     with engine.begin() as conn:
-        conn.execute(
-            text(
-                "TRUNCATE conversations, messages, conversation_kinds, runs, suites, api_keys, ingest_batches, "
-                "ingest_links, ingest_outputs, live_conversations, users, audit_events RESTART IDENTITY CASCADE"
-            )
-        )
+        emptying = _emptying.get(url) or _emptying.setdefault(url, Emptying.read(conn))
+        emptying.empty(conn)
     engine.dispose()
     yield url
 

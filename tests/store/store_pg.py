@@ -10,6 +10,7 @@ import os
 import threading
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,16 @@ def drop_pg_database(name: str) -> None:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+# A DROP DATABASE waits for a checkpoint; the next test need not, so a test's database is dropped on this thread.
+_dropper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pg-drop")
+_drops: list[Future[None]] = []
+
+
+def drop_later(name: str) -> None:
+    """Drop database ``name`` on the dropping thread (``drop_migrated_template`` waits for every drop)."""
+    _drops.append(_dropper.submit(drop_pg_database, name))
+
+
 _template_lock = threading.Lock()
 _template: list[str] = []  # the migrated database this process copies, once made
 
@@ -85,7 +96,11 @@ def _migrated_template() -> str:
 
 
 def drop_migrated_template() -> None:
-    """Drop this process's migrated database, if it made one (at the end of the test session)."""
+    """Wait for the databases dropped later, then drop this process's migrated database, if it made one (at the end
+    of the test session)."""
+    _dropper.shutdown(wait=True)
+    for drop in _drops:
+        drop.result()  # a drop that failed fails loudly here
     with _template_lock:
         while _template:
             drop_pg_database(_template.pop())
@@ -110,7 +125,7 @@ def pg_database(*, migrated: bool = True) -> Iterator[str]:
             Store.open(url).close()
         yield url
     finally:
-        drop_pg_database(name)
+        drop_later(name)
 
 
 @contextmanager

@@ -117,9 +117,9 @@ def test_an_import_stopped_after_a_spilled_text_was_written_leaves_nothing(
 
 @pytest.mark.usefixtures("long_lines_only")
 def test_a_long_line_is_imported_without_its_text_whole_in_memory(db_url: str) -> None:
-    """Python's allocations while a 16 MB line is read, prepared and stored: the line itself and less than its text
+    """Python's allocations while an 8 MB line is read, prepared and stored: the line itself and less than its text
     again (the text whole was one more copy, on SQLite two)."""
-    data = _file(_trace(records=1600))
+    data = _file(_trace(records=800))
     with Store.open(db_url) as store:
         tracemalloc.start()
         try:
