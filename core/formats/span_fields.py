@@ -4,9 +4,9 @@ values, arguments as text, the provider a system name means, and the request con
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -14,7 +14,8 @@ from core.errors import InputError
 from core.formats.events import ModelCall, SourceRef, ToolExecution
 from core.formats.otlp import Span
 from core.llm.messages import LLMAssistantMessage, LLMMessage
-from core.request_context.shapes import RequestFieldError, read_tool_choice, read_tools
+from core.providers.request import ToolSpec
+from core.request_context.shapes import read_tool_choice, read_tools
 from core.request_context.stored import StoredRequest, read_params
 
 POOL_CHARS = 4 << 20
@@ -45,6 +46,8 @@ class TextPool:
 
 _NO_PARAMS = read_params(None)
 """The generation parameters of a call that names none."""
+_NO_TOOLS: tuple[ToolSpec, ...] = ()
+_Read = TypeVar("_Read")
 
 
 def loads(value: Any) -> Any:
@@ -118,29 +121,12 @@ def request_of(
     provider = provider_of(system)
     if system and provider is None:
         extra["system"] = system
-    read_tools_: tuple[Any, ...] = ()
-    if tools:
-        try:
-            read_tools_ = read_tools(tools)
-        except RequestFieldError as exc:
-            extra["tools"] = tools
-            extra["tools_error"] = str(exc)
+    read_tools_ = _read_or_keep("tools", tools, read_tools, _NO_TOOLS, extra) if tools else ()
     clean = {k: _number(v) if k != "stop" else v for k, v in params.items() if v is not None}
-    generation = _NO_PARAMS
-    if clean:
-        try:
-            generation = read_params(clean)
-        except InputError as exc:
-            extra["params"] = clean
-            extra["params_error"] = str(exc)
+    generation = _read_or_keep("params", clean, read_params, _NO_PARAMS, extra) if clean else _NO_PARAMS
     if provider is None and not isinstance(model, str) and not read_tools_ and generation == _NO_PARAMS:
         return None
-    choice = None
-    if tool_choice is not None:
-        try:
-            choice = read_tool_choice(tool_choice)
-        except RequestFieldError as exc:
-            extra["tool_choice"], extra["tool_choice_error"] = tool_choice, str(exc)
+    choice = None if tool_choice is None else _read_or_keep("tool_choice", tool_choice, read_tool_choice, None, extra)
     return StoredRequest(
         conversation_id="",
         provider=provider,
@@ -149,6 +135,15 @@ def request_of(
         tool_choice=choice,
         params=generation,
     )
+
+
+def _read_or_keep(field: str, value: Any, read: Callable[[Any], _Read], empty: _Read, extra: dict[str, Any]) -> _Read:
+    """``read(value)``; or, when it cannot be read, ``empty``, with the value and why kept in ``extra``."""
+    try:
+        return read(value)
+    except InputError as exc:
+        extra[field], extra[f"{field}_error"] = value, str(exc)
+        return empty
 
 
 def _joinable(turn: LLMAssistantMessage, item: LLMAssistantMessage) -> bool:
