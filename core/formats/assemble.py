@@ -125,6 +125,8 @@ def _extend(branch: Transcript, call: ModelCall) -> None:
     for message in sent[shared:]:
         branch.add(Entry(message, call.source, start, call, incomplete=call.incomplete))
     answered = list(call.output or ())
+    if not answered and call.extra and branch.entries:
+        _keep_on(branch.entries[-1], call.extra)
     after = len(sent) if shared == len(sent) and len(have) > len(sent) else None
     if after is not None and common_prefix(have[after:], answered) == len(answered):
         return  # a repeat of calls already in the branch: nothing new
@@ -135,6 +137,15 @@ def _extend(branch: Transcript, call: ModelCall) -> None:
     branch.calls.append(call)
     if call.source.trace:
         branch.traces.add(call.source.trace)
+
+
+def _keep_on(entry: Entry, extra: dict[str, Any]) -> None:
+    """What a call without an answer had no place for, kept on the last message it sent (its parts after the
+    entry's own)."""
+    merged = {**extra, **entry.extra}
+    if "parts" in extra and "parts" in entry.extra:
+        merged["parts"] = [*entry.extra["parts"], *extra["parts"]]
+    entry.extra = merged
 
 
 def _fits(branch: Transcript, call: ModelCall) -> int:

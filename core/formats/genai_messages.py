@@ -165,7 +165,8 @@ class MessageReader:
                 return [self._result(p) for p in results]
             text = "".join(self.text(p.get("content")) for p in parts if p.get("type") == "text")
             call_id = item.get("tool_call_id") or item.get("id")
-            return [llm.LLMToolMessage(self.pool(text), str(call_id) if call_id else None, item.get("name"))]
+            call = str(call_id) if call_id else None
+            return [llm.LLMToolMessage(self.pool(text), call, item.get("name"), is_error=item.get("is_error") is True)]
         if role == "system" or role == "developer":
             return [llm.LLMSystemMessage(self.pool("\n".join(self.text(p.get("content")) for p in parts)))]
         if role in _ASSISTANT_ROLES:

@@ -4,7 +4,10 @@ Three spellings of one message: the serialized constructor (``{"lc": 1, "type": 
 "AIMessage"], "kwargs": {...}}``, what ``langchain_core.load.dumpd`` writes), ``message_to_dict``'s
 ``{"type": "ai", "data": {...}}``, and the flat ``{"type": "ai", "content": ...}`` of ``model_dump``. A chat
 message (``{"role", "content"}``) passes through as it is. Tool calls are LangChain's ``{"name", "args", "id"}``
-(``kwargs.tool_calls``), else the OpenAI ones under ``additional_kwargs.tool_calls``.
+(``kwargs.tool_calls``), else the OpenAI ones under ``additional_kwargs.tool_calls``. A ``ToolMessage`` of
+``status`` ``"error"`` is an error result. What the chat shape has no place for (a speaker's ``name``, the
+provider's ``response_metadata``, ``usage_metadata``, ``invalid_tool_calls``, a tool's ``artifact``) is given by
+``unplaced_fields``; the message's own ``id`` is not kept (the run's is).
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ _ROLES: dict[str, str] = {
 }
 # Content blocks that restate a tool call LangChain also lists in ``tool_calls`` (Anthropic's ``tool_use``).
 _CALL_BLOCKS = ("tool_use", "function_call", "tool_call")
+# Fields ``chat_message`` places, and ``id`` (LangChain's message id: the run's own id identifies the call).
+_PLACED = frozenset({"content", "tool_calls", "tool_call_id", "type", "id", "role", "status"})
 
 
 def _class_and_fields(item: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
@@ -98,4 +103,33 @@ def chat_message(item: Any) -> Any:
     if role in ("tool", "function"):
         message["tool_call_id"] = fields.get("tool_call_id")
         message["name"] = fields.get("name")
+        if fields.get("status") == "error":
+            message["is_error"] = True
     return message
+
+
+def _holds_nothing(value: Any) -> bool:
+    """What LangChain writes for a field left unset (``additional_kwargs`` entries such as ``"refusal": null``)."""
+    return value is None or value is False or (isinstance(value, str | list | dict) and not value)
+
+
+def unplaced_fields(item: Any) -> dict[str, Any] | None:
+    """The fields of a LangChain message that ``chat_message`` has no place for, with the message's class;
+    None when it holds none (or is not a LangChain message)."""
+    if not isinstance(item, dict) or "role" in item:
+        return None
+    found = _class_and_fields(item)
+    if found is None:
+        return None
+    kind, fields = found
+    role = _ROLES.get(kind) or str(fields.get("role") or "user")
+    out: dict[str, Any] = {}
+    for key, value in fields.items():
+        if key in _PLACED or _holds_nothing(value) or (key == "name" and role in ("tool", "function")):
+            continue
+        if key == "additional_kwargs" and isinstance(value, dict):
+            value = {k: v for k, v in value.items() if not _holds_nothing(v) and k != "tool_calls"}
+            if not value:
+                continue
+        out[key] = value
+    return {"langchain_message": kind, **out} if out else None

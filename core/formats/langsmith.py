@@ -22,7 +22,7 @@ import orjson
 from core.errors import InputError
 from core.formats.events import ConversationKey, Event, ModelCall, SourceRef, ToolExecution
 from core.formats.genai_messages import MessageReader
-from core.formats.langchain_messages import chat_message
+from core.formats.langchain_messages import chat_message, unplaced_fields
 from core.formats.span_fields import answer_of, content_text, loads, request_of, traced_call
 
 _THREAD_KEYS = ("thread_id", "session_id", "conversation_id")
@@ -152,16 +152,24 @@ def _output_items(outputs: Any) -> list[Any] | None:
     return None
 
 
-def _messages(items: list[Any] | None, reader: MessageReader) -> list[Any] | None:
+def _messages(items: list[Any] | None, reader: MessageReader, kept: set[bytes]) -> list[Any] | None:
+    """``items`` read as messages; what a LangChain message has no place for goes to ``reader.unplaced`` the
+    first time the file shows it (every later call resends the same message, with the same fields)."""
     if items is None:
         return None
     out: list[Any] = []
     for item in items:
         out.extend(reader.message(chat_message(item)))
+        fields = unplaced_fields(item)
+        if fields is not None:
+            key = orjson.dumps(fields, option=orjson.OPT_SORT_KEYS)
+            if key not in kept:
+                kept.add(key)
+                reader.unplaced.append(fields)
     return out
 
 
-def _model_call(run: Run, path: str, key: ConversationKey, reader: MessageReader) -> ModelCall:
+def _model_call(run: Run, path: str, key: ConversationKey, reader: MessageReader, kept: set[bytes]) -> ModelCall:
     reader.unplaced = []
     extra_field = run.get("extra") or {}
     invocation = extra_field.get("invocation_params") or {}
@@ -172,8 +180,8 @@ def _model_call(run: Run, path: str, key: ConversationKey, reader: MessageReader
     extra: dict[str, Any] = {k: run[k] for k in _KEPT_RUN if run.get(k) not in (None, {}, 0)}
     if isinstance(outputs, dict):
         extra.update({k: outputs[k] for k in _KEPT_OUTPUT if outputs.get(k)})
-    sent = _messages(_input_items(inputs), reader)
-    answered = _messages(_output_items(outputs), reader)
+    sent = _messages(_input_items(inputs), reader, kept)
+    answered = _messages(_output_items(outputs), reader, kept)
     model = invocation.get("model") or invocation.get("model_name") or inputs.get("model")
     request = request_of(
         system=metadata.get("ls_provider"),
@@ -213,7 +221,7 @@ def _tool_run(run: Run, path: str, key: ConversationKey) -> ToolExecution:
         call_id=str(call_id) if call_id else None,
         arguments=None if arguments is None else content_text(arguments),
         result=None if outputs is None else content_text(output),
-        is_error=bool(run.get("error")),
+        is_error=bool(run.get("error")) or (isinstance(message, dict) and message.get("is_error") is True),
         started_at=_time(run.get("start_time")),
         ended_at=_time(run.get("end_time")),
     )
@@ -240,10 +248,11 @@ def read_langsmith(stream: IO[bytes], path: str) -> Iterator[Event]:
     runs = _runs(_document(stream.read(), path))
     by_id = {str(r["id"]): r for r in runs if r.get("id")}
     reader = MessageReader()
+    kept: set[bytes] = set()
     for run in runs:
         kind = run.get("run_type")
         if kind not in ("llm", "tool"):
             continue
         trace = str(run.get("trace_id") or "") or None
         key = ConversationKey(conversation=_thread(run, by_id), thread=trace)
-        yield _model_call(run, path, key, reader) if kind == "llm" else _tool_run(run, path, key)
+        yield _model_call(run, path, key, reader, kept) if kind == "llm" else _tool_run(run, path, key)

@@ -158,3 +158,35 @@ def test_ingest_bodies_one_a_line_are_read_in_order_a_later_patch_completing_an_
     _, conversations, _ = _read(lines)
     assert {cid: summary(m) for cid, m in conversations.items()} == {"r": ["user:text", "  assistant:text"]}
     assert _read(orjson.loads(b"[" + lines.replace(b"\n", b",") + b"]"))[1] == conversations  # a JSON array too
+
+
+def test_a_tool_message_of_status_error_is_an_error_result() -> None:
+    tree = orjson.loads(orjson.dumps(FIRST))
+    runs = tree["child_runs"][0]["child_runs"]
+    runs[1]["outputs"]["output"]["kwargs"]["status"] = "error"  # the tool run's own message
+    runs[2]["inputs"]["messages"][0][3] = {**RESULT, "status": "error"}  # and as the next call resends it
+    _, conversations, _ = _read(tree)
+    records = conversations["thread-7"][1]["intermediate_trace"]["records"]
+    assert [(r["call_id"], r["is_error"]) for r in records[1]["tool_reses"]] == [("call_1", True)]
+
+
+def test_a_human_messages_name_is_kept_once_with_a_warning() -> None:
+    named = _lc("HumanMessage", content="Weather in Paris?", name="Planner", id="m-1")
+    tree = orjson.loads(orjson.dumps(FIRST))
+    for run in tree["child_runs"][0]["child_runs"]:
+        if run["run_type"] == "llm":
+            sent = run["inputs"]["messages"][0]
+            sent[sent.index(ASK)] = named
+    data = orjson.dumps(tree)
+    records, foreign = read_foreign(format_named("langsmith"), io.BytesIO(data), "runs.json")
+    kept = [
+        part
+        for record in records
+        for message in [record.raw, *record.raw.get("intermediate_trace", {}).get("records", [])]
+        for part in message.get("additional_kwargs", {})
+        .get("traceloupe_import", {})
+        .get("unplaced", {})
+        .get("parts", [])
+    ]
+    assert kept == [{"langchain_message": "HumanMessage", "name": "Planner"}]  # not the message's own id
+    assert any("parts (1)" in note.text for note in foreign.notes)

@@ -336,8 +336,31 @@ def test_ingest_bodies_of_a_langgraph_run_give_the_coders_tool_result_and_the_su
         "model call output was not captured: its input alone is stored",
         "the calls of conversation '04b65363-bd87-4916-b1a7-0fddaafb5681' send 3 separate histories: joined in time"
         " order",
-        "kept under additional_kwargs.traceloupe_import.unplaced, no place in the stored format: llm_output (3)",
+        "kept under additional_kwargs.traceloupe_import.unplaced, no place in the stored format: llm_output (3),"
+        " parts (4)",
     ]
+
+
+def test_the_name_of_a_relayed_langgraph_message_and_the_models_metadata_are_kept() -> None:
+    # The coder's answer reaches the supervisor as HumanMessage(name="Coder"); the supervisor's last call (output
+    # not captured) is the only call that sends it, so it is kept on the last message that call sent.
+    _, conversations, _ = _conversations("langsmith/langgraph_supervisor_coder_ingest.jsonl")
+    turns = conversations["04b65363-bd87-4916-b1a7-0fddaafb5681"]
+    kept = [
+        part
+        for turn in turns
+        for record in [turn, *turn.get("intermediate_trace", {}).get("records", [])]  # type: ignore[attr-defined]
+        for part in record.get("additional_kwargs", {})
+        .get("traceloupe_import", {})
+        .get("unplaced", {})
+        .get("parts", [])
+    ]
+    assert {"langchain_message": "HumanMessage", "name": "Coder"} in kept
+    assert [p["usage_metadata"]["output_tokens"] for p in kept if "usage_metadata" in p] == [5, 22, 38]
+    last_sent = turns[3]["intermediate_trace"]["records"][-1]  # type: ignore[index]
+    assert {"langchain_message": "HumanMessage", "name": "Coder"} in last_sent["additional_kwargs"][
+        "traceloupe_import"
+    ]["unplaced"]["parts"]
 
 
 def test_the_tool_a_langchain_model_was_forced_to_call_is_the_requests_tool_choice() -> None:
