@@ -77,3 +77,13 @@ class ReplayFields:
     @property
     def as_typed(self) -> bool:
         return self.model_as_typed == "1"
+
+
+@dataclass
+class ManyCallsFields(ReplayFields):
+    """A replay form's fields and those of a run of many calls (a step run, a suite run), as text."""
+
+    max_cost: str = ""
+    """The run's cost cap in USD (blank: none)."""
+    compare: str = ""
+    """How a replayed answer is compared with the recorded one (``core.replay.answers``; blank: the default)."""

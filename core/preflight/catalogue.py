@@ -14,7 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from core.preflight import limits, media, sampling, strict_json, tools
 from core.preflight.check import SDK_RULE
-from core.preflight.findings import Rule, Severity
+from core.preflight.findings import Rule
+
+UNCATALOGUED = "not in the catalogue"
+"""The source a fix names when its rule id is in no catalogue."""
 
 if TYPE_CHECKING:
     from core.providers import Degradation, Dialect
@@ -36,31 +39,29 @@ def catalogue(dialect: Dialect) -> tuple[Rule, ...]:
 class Fix:
     """A change the builder made so the provider takes the body: the rule it answers and what was done."""
 
-    rule: str
-    severity: Severity
-    source: str
+    rule: Rule
     done: str
     msg_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The fix as ``payload --report --json`` prints it."""
-        return {"rule": self.rule, "severity": self.severity, "source": self.source, "fix": self.done,
+        rule = self.rule
+        return {"rule": rule.id, "severity": rule.severity, "source": rule.authority, "fix": self.done,
                 "msg_id": self.msg_id}  # fmt: skip
 
     def __str__(self) -> str:
         where = f" at {self.msg_id}" if self.msg_id else ""
-        return f"fixed: {self.rule}{where}: {self.done} ({self.source})"
+        return f"fixed: {self.rule.id}{where}: {self.done} ({self.rule.authority})"
 
 
 def fixes(dialect: Dialect, warnings: list[Degradation]) -> tuple[Fix, ...]:
-    """The warnings of a build that are fixes, each with its rule's severity and source from the catalogue."""
+    """The warnings of a build that are fixes, each with its rule from the catalogue (an error of no known source
+    where the catalogue lacks it)."""
     rules = {rule.id: rule for rule in reversed(catalogue(dialect))}
     out: list[Fix] = []
     for warning in warnings:
         if warning.rule is None:
             continue
-        rule = rules.get(warning.rule)
-        severity: Severity = rule.severity if rule else "error"
-        source = rule.authority if rule else "not in the catalogue"
-        out.append(Fix(warning.rule, severity, source, warning.reason, warning.msg_id))
+        rule = rules.get(warning.rule) or Rule(warning.rule, "error", warning.reason, UNCATALOGUED)
+        out.append(Fix(rule, warning.reason, warning.msg_id))
     return tuple(out)

@@ -9,6 +9,7 @@ top-level fields the neutral form has no place for (kept, never dropped).
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from core.llm.messages import (
@@ -16,11 +17,12 @@ from core.llm.messages import (
     LLMFilePart,
     LLMImagePart,
     LLMMediaPart,
+    LLMMessage,
     LLMTextPart,
     LLMUserPart,
     LLMVideoPart,
 )
-from core.providers.base import JSON, GenerationParams, ToolChoice, ToolSpec
+from core.providers.base import JSON, GenerationParams, ReadBody, ToolChoice, ToolSpec
 from core.request_context.shapes import RequestFieldError, read_tool_choice, read_tools
 
 _MEDIA: dict[str, type[LLMMediaPart]] = {
@@ -115,24 +117,48 @@ def stop_of(value: Any, at: str) -> tuple[str, ...]:
     return tuple(as_text(s, f"{at}[{i}]") for i, s in enumerate(as_list(value, at)))
 
 
-def params_of(
-    body: Mapping[str, Any],
-    *,
-    max_tokens: Iterable[str],
-    temperature: str,
-    top_p: str,
-    stop: str | None,
-    thinking: bool | None,
-    at: str = "",
-) -> GenerationParams:
-    """The generation parameters under the keys this provider names them (the first ``max_tokens`` key present)."""
-    limit = next((whole(body[k], at + k) for k in max_tokens if body.get(k) is not None), None)
+@dataclass(frozen=True, slots=True)
+class ParamKeys:
+    """Where a provider's body names the generation parameters: the first ``max_tokens`` key present counts, ``stop``
+    is None where the body has no stop sequences, and ``at`` prefixes the keys in error paths."""
+
+    max_tokens: tuple[str, ...]
+    stop: str | None
+    temperature: str = "temperature"
+    top_p: str = "top_p"
+    at: str = ""
+
+
+def params_of(body: Mapping[str, Any], keys: ParamKeys, thinking: bool | None) -> GenerationParams:
+    """The generation parameters under the keys this provider names them."""
+    at = keys.at
+    limit = next((whole(body[k], at + k) for k in keys.max_tokens if body.get(k) is not None), None)
     return GenerationParams(
         max_tokens=limit,
-        temperature=number(body.get(temperature), at + temperature),
-        top_p=number(body.get(top_p), at + top_p),
-        stop=stop_of(body.get(stop), at + stop) if stop else (),
+        temperature=number(body.get(keys.temperature), at + keys.temperature),
+        top_p=number(body.get(keys.top_p), at + keys.top_p),
+        stop=stop_of(body.get(keys.stop), at + keys.stop) if keys.stop else (),
         thinking=thinking,
+    )
+
+
+def request_read(
+    body: Mapping[str, Any],
+    messages: tuple[LLMMessage, ...],
+    tools: tuple[ToolSpec, ...],
+    extra: JSON,
+    keys: ParamKeys,
+    thinking: bool | None,
+) -> ReadBody:
+    """A request read back, where the model, the tool choice and the parameters are top-level keys (every
+    dialect's request but Gemini's)."""
+    return ReadBody(
+        messages=messages,
+        model=model_of(body),
+        tools=tools,
+        tool_choice=choice_of(body.get("tool_choice"), "tool_choice"),
+        params=params_of(body, keys, thinking),
+        extra=extra,
     )
 
 

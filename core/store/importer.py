@@ -22,6 +22,7 @@ from sqlalchemy import Connection, Engine, delete, select
 from core.messages.door import gc_paused
 from core.reader import BadMessages
 from core.store.backend import backend_of
+from core.store.backend.base import MessageBatch
 from core.store.batch_writer import BatchWriter
 from core.store.engine import write_transaction
 from core.store.import_figures import Delta, apply_deltas, deltas, new_conversation
@@ -310,5 +311,5 @@ def _executemany_messages(
         (row["id"], search) for row, (_, search, _) in zip(rows, beside, strict=True) if search and len(search) > 1
     ]
     chunked = {row["id"]: chunks for row, (_, _, chunks) in zip(rows, beside, strict=True) if chunks is not None}
-    backend_of(conn).write_messages(conn, rows, outline_rows, pieced, chunked)
+    backend_of(conn).write_messages(conn, MessageBatch(rows, outline_rows, pieced, chunked))
     return ids[0]

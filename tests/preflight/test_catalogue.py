@@ -11,7 +11,7 @@ import pytest
 
 from core import BaseMessage, TextMessage
 from core.preflight import capability_report
-from core.preflight.catalogue import catalogue
+from core.preflight.catalogue import UNCATALOGUED, catalogue
 from core.providers import all_providers, provider_named
 from tests.providers.builders import reply, run, user
 from web.cli import main
@@ -38,8 +38,8 @@ def test_every_fix_names_a_rule_of_its_providers_catalogue(
     assert fixed
     assert set(fixed) <= ids
     report = capability_report(result)
-    assert [fix.rule for fix in report.fixes] == fixed
-    assert all(fix.source != "not in the catalogue" for fix in report.fixes)
+    assert [fix.rule.id for fix in report.fixes] == fixed
+    assert all(fix.rule.authority != UNCATALOGUED for fix in report.fixes)
 
 
 @pytest.mark.parametrize("dialect", all_providers(), ids=lambda d: d.name)

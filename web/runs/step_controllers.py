@@ -32,7 +32,7 @@ from core.store.step_runs import StepRunView
 from web import masking, urls
 from web.auth.access import PageController, needs
 from web.auth.principals import started_by
-from web.deps import FORM, ReplayFields, RunsDep, SourceDep
+from web.deps import FORM, ManyCallsFields, RunsDep, SourceDep
 from web.request_options import posted_options, posted_tools
 from web.runs.starts import answer_start
 from web.runs.step_compare import StepComparePage, step_compare_page
@@ -42,13 +42,11 @@ StepAt = Annotated[int | None, QueryParameter(ge=1, le=10_000)]
 
 
 @dataclass
-class StepRunData(ReplayFields):
+class StepRunData(ManyCallsFields):
     """The Replay steps form's fields: a replay form's, its turn and its limits (optional, so they come as text)."""
 
     turn: str = ""
     max_steps: str = ""
-    max_cost: str = ""
-    compare: str = ""
 
 
 def _limits(data: StepRunData) -> tuple[int | None, float | None]:

@@ -27,7 +27,7 @@ from core.suites import OUTCOMES
 from web import masking, urls
 from web.auth.access import PageController, needs
 from web.auth.principals import started_by
-from web.deps import FORM, ReplayFields
+from web.deps import FORM, ManyCallsFields
 from web.list_query import ListQuery
 from web.suites.deps import SUITES_PROVIDER, SuitesDep
 from web.suites.pages import (
@@ -61,14 +61,12 @@ class SaveData:
 
 
 @dataclass
-class RunData(ReplayFields):
+class RunData(ManyCallsFields):
     """The Run form's fields: a replay form's and the run's settings, as text (parsed by ``parse_run_request``)."""
 
     mode: str = "final"
     concurrency: str = ""
-    max_cost: str = ""
     baseline: str = ""
-    compare: str = ""
 
 
 class SuitesController(PageController):

@@ -35,6 +35,7 @@ REQUEST_KEYS = (
     "thinking",
 )  # fmt: skip
 RESPONSE_KEYS = ("content", "model", "role")
+PARAM_KEYS = reading.ParamKeys(max_tokens=("max_tokens",), stop="stop_sequences")
 # Where a request's blocks of no neutral kind (server tool use and results) are kept, by JSON path.
 UNREAD_BLOCKS = "unread_blocks"
 
@@ -62,21 +63,7 @@ def read_request(body: Mapping[str, Any]) -> ReadBody:
     tools = reading.function_tools(body.get("tools"), extra)
     if skipped:
         extra[UNREAD_BLOCKS] = skipped
-    return ReadBody(
-        messages=tuple(out),
-        model=reading.model_of(body),
-        tools=tools,
-        tool_choice=reading.choice_of(body.get("tool_choice"), "tool_choice"),
-        params=reading.params_of(
-            body,
-            max_tokens=("max_tokens",),
-            temperature="temperature",
-            top_p="top_p",
-            stop="stop_sequences",
-            thinking=_thinking(body.get("thinking")),
-        ),
-        extra=extra,
-    )
+    return reading.request_read(body, tuple(out), tools, extra, PARAM_KEYS, _thinking(body.get("thinking")))
 
 
 def _thinking(value: Any) -> bool | None:

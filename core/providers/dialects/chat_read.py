@@ -46,6 +46,8 @@ REQUEST_KEYS = (
     "stop", "reasoning_effort", "thinking",
 )  # fmt: skip
 RESPONSE_KEYS = ("choices", "model")
+# OpenAI's max_completion_tokens first, then the older max_tokens.
+PARAM_KEYS = reading.ParamKeys(max_tokens=("max_completion_tokens", "max_tokens"), stop="stop")
 # OpenRouter's name for an assistant message's reasoning text (DeepSeek's is reasoning_content)
 # [https://openrouter.ai/docs/use-cases/reasoning-tokens]; both read as the neutral reasoning_content.
 OPENROUTER_REASONING = "reasoning"
@@ -65,21 +67,8 @@ def read_request(body: Mapping[str, Any], *, effort_sent: bool = True, switch_se
     extra = reading.unread(body, [k for k in REQUEST_KEYS if k not in unread_keys])
     if fields:
         extra[UNREAD_FIELDS] = fields
-    return ReadBody(
-        messages=messages,
-        model=reading.model_of(body),
-        tools=reading.function_tools(body.get("tools"), extra),
-        tool_choice=reading.choice_of(body.get("tool_choice"), "tool_choice"),
-        params=reading.params_of(
-            body,
-            max_tokens=("max_completion_tokens", "max_tokens"),
-            temperature="temperature",
-            top_p="top_p",
-            stop="stop",
-            thinking=thinking,
-        ),
-        extra=extra,
-    )
+    tools = reading.function_tools(body.get("tools"), extra)
+    return reading.request_read(body, messages, tools, extra, PARAM_KEYS, thinking)
 
 
 def _thinking(body: Mapping[str, Any], effort_sent: bool, switch_sent: bool) -> tuple[bool | None, tuple[str, ...]]:

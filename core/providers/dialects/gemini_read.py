@@ -42,6 +42,9 @@ THOUGHT_SIGNATURE_KEY = "thought_signature"
 OUTPUT_KEY, ERROR_KEY = "output", "error"
 REQUEST_KEYS = ("contents", "systemInstruction", "tools", "toolConfig", "generationConfig", "model")
 CONFIG_KEYS = ("maxOutputTokens", "temperature", "topP", "stopSequences", "thinkingConfig")
+PARAM_KEYS = reading.ParamKeys(
+    max_tokens=("maxOutputTokens",), stop="stopSequences", top_p="topP", at="generationConfig."
+)
 # functionCallingConfig modes the neutral tool choice says [SDK: FunctionCallingConfigMode].
 CHOICE_MODES = frozenset({"AUTO", "ANY", "NONE"})
 RESPONSE_KEYS = ("candidates", "modelVersion")
@@ -126,15 +129,7 @@ def read_request(body: Mapping[str, Any], model: str | None = None) -> ReadBody:
         model=model or reading.model_of(body),
         tools=tools,
         tool_choice=reading.choice_of(function_config, "toolConfig.functionCallingConfig"),
-        params=reading.params_of(
-            config,
-            max_tokens=("maxOutputTokens",),
-            temperature="temperature",
-            top_p="topP",
-            stop="stopSequences",
-            thinking=thinking,
-            at="generationConfig.",
-        ),
+        params=reading.params_of(config, PARAM_KEYS, thinking),
         extra=extra,
     )
 

@@ -39,6 +39,7 @@ REQUEST_KEYS = (
     "model", "input", "instructions", "tools", "tool_choice", "max_output_tokens", "temperature", "top_p", "reasoning",
 )  # fmt: skip
 RESPONSE_KEYS = ("output", "model")
+PARAM_KEYS = reading.ParamKeys(max_tokens=("max_output_tokens",), stop=None)  # the Responses API takes no stop
 # Where the items of no neutral kind (built-in tool calls, encrypted reasoning) are kept, by JSON path.
 UNREAD_ITEMS = "unread_items"
 
@@ -146,21 +147,8 @@ def read_request(body: Mapping[str, Any]) -> ReadBody:
     if isinstance(reasoning, Mapping) and set(reasoning) - {"effort"}:
         extra["reasoning"] = {k: v for k, v in reasoning.items() if k != "effort"}
     effort = reasoning.get("effort") if isinstance(reasoning, Mapping) else None
-    return ReadBody(
-        messages=tuple(reader.out),
-        model=reading.model_of(body),
-        tools=tools,
-        tool_choice=reading.choice_of(body.get("tool_choice"), "tool_choice"),
-        params=reading.params_of(
-            body,
-            max_tokens=("max_output_tokens",),
-            temperature="temperature",
-            top_p="top_p",
-            stop=None,
-            thinking=effort not in LOW_EFFORTS if isinstance(effort, str) else None,
-        ),
-        extra=extra,
-    )
+    thinking = effort not in LOW_EFFORTS if isinstance(effort, str) else None
+    return reading.request_read(body, tuple(reader.out), tools, extra, PARAM_KEYS, thinking)
 
 
 def _text(value: Any, at: str) -> str:

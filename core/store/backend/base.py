@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -24,6 +25,20 @@ ColumnTypes = Mapping[str, TypeEngine[Any] | type[TypeEngine[Any]]]
 Rows = Sequence[Mapping[str, Any]]
 WRITE_OPTION = "traceloupe_write"
 """The execution option that marks a connection as a writer's (SQLite begins its transactions IMMEDIATE)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MessageBatch:
+    """Message rows an import inserts (with their ids given), and what goes in beside them."""
+
+    rows: list[dict[str, Any]]
+    """A row's body is its text, or a ``SpilledBody`` (a long line's, ``core.store.spilled_body``) written a piece
+    at a time."""
+    outlines: list[dict[str, Any]]
+    pieced: Sequence[tuple[int, SearchPieces]] = ()
+    """The searchable text's later pieces of the messages it names by id (``core.store.search_pieces``)."""
+    chunked: Mapping[int, Sequence[Chunk]] = field(default_factory=dict)
+    """PostgreSQL's search chunks of messages by id, made as they were read (other backends keep none)."""
 
 
 class Backend(Protocol):
@@ -122,19 +137,8 @@ class Backend(Protocol):
     def message_ids(self, conn: Connection, n: int) -> list[int]:
         """``n`` unused message row ids (taken under the import lock)."""
 
-    def write_messages(
-        self,
-        conn: Connection,
-        rows: list[dict[str, Any]],
-        outlines: list[dict[str, Any]],
-        pieced: Sequence[tuple[int, SearchPieces]] = (),
-        chunked: Mapping[int, Sequence[Chunk]] | None = None,
-    ) -> None:
-        """Insert message rows (with their ids), their outlines, the searchable text's later pieces of the messages
-        ``pieced`` names by id (``core.store.search_pieces``), and what the backend keeps beside them. A row's body is
-        its text, or a ``SpilledBody`` (a long line's, ``core.store.spilled_body``) written a piece at a time.
-        ``chunked``: PostgreSQL's search chunks of messages by id, made as they were read (other backends keep
-        none)."""
+    def write_messages(self, conn: Connection, batch: MessageBatch) -> None:
+        """Insert a batch of message rows, what it holds beside them, and what the backend keeps beside them."""
 
     def forget_messages(self, conn: Connection, rows: Sequence[int]) -> None:
         """Take out of the search indexes the backend keeps by hand what these message rows, about to be

@@ -6,7 +6,7 @@ one statement and a few parameters where SQLite runs the driver's executemany.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -41,7 +41,7 @@ from sqlalchemy.engine import URL
 
 from core.errors import UnknownNameError
 from core.jsonio import loads
-from core.store.backend.base import BackendName, ColumnTypes, Rows
+from core.store.backend.base import BackendName, ColumnTypes, MessageBatch, Rows
 from core.store.bulk import copy_bytes, copy_rows
 from core.store.grams import MAX_GRAM
 from core.store.jsonio import dumps_text
@@ -49,14 +49,13 @@ from core.store.pg_search import (
     CONVERSATION_GRAMS,
     SEARCH_CHUNKS,
     STRIDE,
-    Chunk,
     fold,
     insert_conversations,
     like_pattern,
     write_chunks,
 )
 from core.store.pool import ping_when_idle
-from core.store.search_pieces import PIECE_STRIDE, SearchPieces
+from core.store.search_pieces import PIECE_STRIDE
 from core.store.settings import EngineSettings
 from core.store.spilled_body import SpilledBody
 from core.store.tables import CONVERSATIONS, MESSAGE_OUTLINES, MESSAGE_SEARCH_PIECES, MESSAGE_TEXTS, MESSAGES
@@ -168,16 +167,10 @@ class PostgresBackend:
     def message_ids(self, conn: Connection, n: int) -> list[int]:
         return list(conn.execute(_NEXT_MESSAGE_IDS, {"n": n}).scalars())
 
-    def write_messages(
-        self,
-        conn: Connection,
-        rows: list[dict[str, Any]],
-        outlines: list[dict[str, Any]],
-        pieced: Sequence[tuple[int, SearchPieces]] = (),
-        chunked: Mapping[int, Sequence[Chunk]] | None = None,
-    ) -> None:
+    def write_messages(self, conn: Connection, batch: MessageBatch) -> None:
         from psycopg.types.json import Jsonb  # the driver, imported where it is used (a SQLite store never loads it)
 
+        rows = batch.rows
         # The bodies are the import's UTF-8 text (``core.store.import_prepare``): COPY hands them to jsonb's parser.
         # A text spilled to a file (``core.store.spilled_body``) is sent to ``message_texts`` a piece at a time and
         # parsed from there by the server: its row holds JSON null until then.
@@ -187,8 +180,8 @@ class PostgresBackend:
         ]
         copy_rows(conn, MESSAGES, bodies)
         del bodies
-        if outlines:
-            copy_rows(conn, MESSAGE_OUTLINES, outlines)
+        if batch.outlines:
+            copy_rows(conn, MESSAGE_OUTLINES, batch.outlines)
         # Every text, outlined or not: an export writes these, byte for byte, not JSONB's rendering.
         held = [_text_row(row) for row in rows if row["id"] not in spilled]
         if held:
@@ -198,11 +191,11 @@ class PostgresBackend:
         if spilled:
             parsed = cast(func.convert_from(_T.text, "UTF8"), pg_dialect.JSONB)
             conn.execute(update(MESSAGES).where(_M.id == _T.message_pk, _M.id.in_(spilled)).values(body=parsed))
-        for pk, pieces in pieced:  # a piece at a time, read back from its file
+        for pk, pieces in batch.pieced:  # a piece at a time, read back from its file
             for seq, piece in enumerate(pieces.later(), start=1):
                 copy_rows(conn, MESSAGE_SEARCH_PIECES, [{"message_pk": pk, "seq": seq, "text": piece}])
-        later = dict(pieced)
-        made = chunked or {}
+        later = dict(batch.pieced)
+        made = batch.chunked
         searched = [
             (row["id"], row["conversation_pk"], later[row["id"]].after(row["search_text"]))
             if row["id"] in later

@@ -14,7 +14,7 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -50,7 +50,7 @@ from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.engine import URL
 
 from core.jsonio import loads
-from core.store.backend.base import WRITE_OPTION, BackendName, ColumnTypes, Rows
+from core.store.backend.base import WRITE_OPTION, BackendName, ColumnTypes, MessageBatch, Rows
 from core.store.bulk import executemany, executemany_rows
 from core.store.casefold import caseless, fold
 from core.store.errors import StoreError
@@ -65,7 +65,7 @@ from core.store.grams import (
     write_grams,
 )
 from core.store.jsonio import dumps_text
-from core.store.pg_search import Chunk, contains_pattern
+from core.store.pg_search import contains_pattern
 from core.store.search_pieces import PIECE_STRIDE, SearchPieces, stored_pieces
 from core.store.settings import EngineSettings
 from core.store.spilled_body import SpilledBody
@@ -216,14 +216,8 @@ class SqliteBackend:
         first = conn.execute(select(func.coalesce(func.max(_M.id), 0))).scalar_one() + 1
         return list(range(first, first + n))
 
-    def write_messages(
-        self,
-        conn: Connection,
-        rows: list[dict[str, Any]],
-        outlines: list[dict[str, Any]],
-        pieced: Sequence[tuple[int, SearchPieces]] = (),
-        chunked: Mapping[int, Sequence[Chunk]] | None = None,
-    ) -> None:
+    def write_messages(self, conn: Connection, batch: MessageBatch) -> None:
+        rows, pieced = batch.rows, batch.pieced
         held = [row for row in rows if not isinstance(row["body"], SpilledBody)]
         if held:
             executemany_rows(conn, MESSAGES, held)
@@ -232,8 +226,8 @@ class SqliteBackend:
                 _write_spilled(conn, row, row["body"])
         later = dict(pieced)
         write_grams(conn, [(row["id"], _searched(row, later)) for row in rows])
-        if outlines:
-            executemany_rows(conn, MESSAGE_OUTLINES, outlines)
+        if batch.outlines:
+            executemany_rows(conn, MESSAGE_OUTLINES, batch.outlines)
         span = {"first": min(row["id"] for row in rows), "last": max(row["id"] for row in rows)}
         # The batch's terms in one statement: a row at a time, FTS5 flushes its pending terms at every statement.
         conn.execute(_INDEX_MESSAGES, span)

@@ -41,8 +41,8 @@ def _uris(result: RequestResult) -> list[str]:
 
 
 def _fixed(result: RequestResult, rule: str = "file-uri-fetched") -> bool:
-    found = [f for f in fixes(provider_named("gemini"), result.warnings) if f.rule == rule]
-    return bool(found) and all(f.source != "not in the catalogue" for f in found)
+    found = [f for f in fixes(provider_named("gemini"), result.warnings) if f.rule.id == rule]
+    return bool(found) and all(f.rule.authority != "not in the catalogue" for f in found)
 
 
 def _body(uri: str, mime: str = "image/jpeg") -> dict[str, Any]:

@@ -25,8 +25,8 @@ def _errors(provider: str, body: dict[str, Any], model: str) -> list[str]:
 
 def _fixed(result: RequestResult, rule: str) -> bool:
     """Whether the build fixed ``rule`` and the catalogue gives that fix a source."""
-    found = [f for f in fixes(provider_named(result.dialect), result.warnings) if f.rule == rule]
-    return bool(found) and all(f.source != "not in the catalogue" for f in found)
+    found = [f for f in fixes(provider_named(result.dialect), result.warnings) if f.rule.id == rule]
+    return bool(found) and all(f.rule.authority != "not in the catalogue" for f in found)
 
 
 # -- max_tokens above the model's output limit ---------------------------------------------------------------

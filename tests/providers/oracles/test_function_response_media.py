@@ -105,9 +105,9 @@ def test_a_pdf_stays_in_the_function_response() -> None:
 
 def test_the_move_is_reported_as_a_fix_with_the_docs_as_its_source() -> None:
     result = run("gemini", _tool_result_with(AudioPart(data=WAV_B64, media_type="audio/wav")), model=GEMINI_3[0])
-    found = [f for f in fixes(provider_named("gemini"), result.warnings) if f.rule == "function-response-mime-type"]
+    found = [f for f in fixes(provider_named("gemini"), result.warnings) if f.rule.id == "function-response-mime-type"]
     assert len(found) == 1
-    assert "ai.google.dev/gemini-api/docs/function-calling" in found[0].source
+    assert "ai.google.dev/gemini-api/docs/function-calling" in found[0].rule.authority
 
 
 @pytest.mark.parametrize(

@@ -18,8 +18,8 @@ HELLO = [user("hello", 1)]
 
 
 def _fixed(result: RequestResult, rule: str) -> bool:
-    found = [f for f in fixes(provider_named(result.dialect), result.warnings) if f.rule == rule]
-    return bool(found) and all(f.source != "not in the catalogue" for f in found)
+    found = [f for f in fixes(provider_named(result.dialect), result.warnings) if f.rule.id == rule]
+    return bool(found) and all(f.rule.authority != "not in the catalogue" for f in found)
 
 
 def _errors(provider: str, body: dict[str, Any], model: str) -> list[str]:

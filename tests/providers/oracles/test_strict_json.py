@@ -95,8 +95,8 @@ def test_no_body_holds_a_non_finite_number(value: Any, dialect: str) -> None:
 @pytest.mark.parametrize("dialect", dialect_names())
 def test_the_non_finite_fix_names_its_rule(dialect: str) -> None:
     result = run(dialect, _history('{"x": NaN}'))
-    found = [f for f in fixes(provider_named(dialect), result.warnings) if f.rule == "strict-json"]
-    assert found and all(f.source != "not in the catalogue" for f in found)
+    found = [f for f in fixes(provider_named(dialect), result.warnings) if f.rule.id == "strict-json"]
+    assert found and all(f.rule.authority != "not in the catalogue" for f in found)
 
 
 @pytest.mark.parametrize(

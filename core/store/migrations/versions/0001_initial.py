@@ -21,6 +21,7 @@ from core.store.migrations.columns import (
     message_columns,
     run_keys,
 )
+from core.store.migrations.fts import create_trigram_index
 
 revision = "0001"
 down_revision = None
@@ -67,12 +68,7 @@ def upgrade() -> None:
     op.create_index("ix_runs_conversation", "runs", ["conversation_pk", "started_at", "id"])
 
     if op.get_bind().dialect.name == "sqlite":
-        op.execute(
-            "CREATE VIRTUAL TABLE message_fts USING fts5("
-            "search_text, content='messages', content_rowid='id', tokenize='trigram')"
-        )
-        for trigger in FTS_TRIGGERS:
-            op.execute(trigger)
+        create_trigram_index("message_fts", "search_text", "messages", FTS_TRIGGERS)
     else:
         op.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
         op.execute("CREATE INDEX ix_messages_search_trgm ON messages USING gin (search_text gin_trgm_ops)")

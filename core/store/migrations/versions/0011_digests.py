@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
+from core.store.migrations.columns import columns, conversation_key
+
 revision = "0011"
 down_revision = "0010"
 
@@ -13,11 +15,8 @@ def upgrade() -> None:
     op.create_table(
         "digests",
         sa.Column("key", sa.String(), primary_key=True),
-        sa.Column(
-            "conversation_pk", sa.Integer(), sa.ForeignKey("conversations.id", ondelete="CASCADE"), nullable=False
-        ),
-        sa.Column("kind", sa.String(), nullable=False),
-        sa.Column("basis", sa.String(), nullable=False),
+        conversation_key(),
+        *columns(sa.String(), "kind", "basis"),
         sa.Column("created_at", sa.BigInteger(), nullable=False),
         sa.Column("head", sa.LargeBinary(), nullable=False),
     )

@@ -25,6 +25,7 @@ from core.store.grams import (
     write_grams,
 )
 from core.store.migrations.columns import CONVERSATION_FTS_TRIGGERS, CONVERSATION_GRAMS_TRIGGERS
+from core.store.migrations.fts import create_trigram_index
 
 revision = "0020"
 down_revision = "0019"
@@ -56,12 +57,7 @@ def _fill_grams() -> None:
 
 def upgrade() -> None:
     if op.get_bind().dialect.name == "sqlite":
-        op.execute(
-            "CREATE VIRTUAL TABLE conversation_fts USING fts5("
-            "conversation_id, title, content='conversations', content_rowid='id', tokenize='trigram')"
-        )
-        for trigger in CONVERSATION_FTS_TRIGGERS:
-            op.execute(trigger)
+        create_trigram_index("conversation_fts", "conversation_id, title", "conversations", CONVERSATION_FTS_TRIGGERS)
         op.execute("INSERT INTO conversation_fts(conversation_fts) VALUES ('rebuild')")
         for table in (GRAMS_TABLE, CONVERSATION_GRAMS_TABLE):
             op.execute(f"CREATE VIRTUAL TABLE {table} USING fts5(grams, content='', detail=none, tokenize='ascii')")

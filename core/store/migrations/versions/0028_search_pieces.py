@@ -15,6 +15,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
+from core.store.migrations.fts import create_trigram_index
+
 revision = "0028"
 down_revision = "0027"
 
@@ -24,6 +26,10 @@ OVERLAP = 255
 
 _MESSAGES = sa.table("messages", sa.column("id"), sa.column("search_text"))
 _PIECES = sa.table("message_search_pieces", sa.column("message_pk"), sa.column("seq"), sa.column("text"))
+_DELETE_TRIGGER = (
+    "CREATE TRIGGER search_pieces_fts_delete AFTER DELETE ON message_search_pieces BEGIN "
+    "INSERT INTO search_piece_fts(search_piece_fts, rowid, text) VALUES ('delete', old.id, old.text); END"
+)
 
 
 def upgrade() -> None:
@@ -38,14 +44,7 @@ def upgrade() -> None:
     )
     sqlite = conn.dialect.name == "sqlite"
     if sqlite:
-        op.execute(
-            "CREATE VIRTUAL TABLE search_piece_fts USING fts5("
-            "text, content='message_search_pieces', content_rowid='id', tokenize='trigram')"
-        )
-        op.execute(
-            "CREATE TRIGGER search_pieces_fts_delete AFTER DELETE ON message_search_pieces BEGIN "
-            "INSERT INTO search_piece_fts(search_piece_fts, rowid, text) VALUES ('delete', old.id, old.text); END"
-        )
+        create_trigram_index("search_piece_fts", "text", "message_search_pieces", [_DELETE_TRIGGER])
     else:
         op.execute("SET LOCAL statement_timeout = 0")  # long texts rewritten: the engine's timeout is for requests
     m = _MESSAGES.c
