@@ -106,6 +106,27 @@ def test_a_common_word_fills_its_page_from_the_walk_alone(store: Store) -> None:
     assert store.count_conversations(ConversationQuery(search="today 3"), cap=5) == 1
 
 
+def _walks(store: Store) -> list[int]:
+    """How many conversations each walk of the searches run from now on tests (the LIMIT of the list it takes)."""
+    reaches: list[int] = []
+
+    def seen(conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: bool) -> None:
+        if "IN (SELECT conversations.id" in statement:
+            reaches.append(context.compiled_parameters[0]["param_1"])
+
+    event.listen(store.engine, "before_cursor_execute", seen)
+    return reaches
+
+
+def test_a_word_missing_from_a_short_first_walk_goes_to_the_indexes(store: Store) -> None:
+    _import(store, [_text("old", "a rare word", 1)])
+    _import(store, [_text(f"filler-{n}", "nothing to see", 100 + n) for n in range(300)])
+    walks = _walks(store)
+    assert _found(store, "RARE word") == ["old"]
+    assert walks[0] < 300  # a few pages, not every conversation: the rest is the indexes' work, which follows the hits
+    assert len(walks) == 1
+
+
 @pytest.mark.postgres
 def test_fifty_searches_on_one_connection_keep_custom_plans(pg_session_url: str) -> None:
     with Store.open(pg_session_url, settings=EngineSettings(pool_size=1)) as store:
