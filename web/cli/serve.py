@@ -18,6 +18,7 @@ import ipaddress
 import shlex
 import socket
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +38,22 @@ if TYPE_CHECKING:
 
     from core.store import Store
     from web.settings import Settings
+
+
+LIMIT_OPTIONS: tuple[tuple[str, Callable[[str], object], object, str, str], ...] = (
+    ("--import-max-mib", flags.MIB, DEFAULT_IMPORT_MIB, "N",
+     "largest upload the import page accepts, in MiB (default: %(default)s; every other request: 16 MiB)"),
+    ("--ingest-max-mib", flags.MIB, DEFAULT_INGEST_MIB, "N",
+     "largest OTLP export POST /v1/traces accepts, in MiB, decompressed too (default: %(default)s)"),
+    ("--build-seconds", flags.SECONDS, DEFAULT_HEAVY_BUDGET_SECONDS, "S",
+     "stop a payload, phases, diff or compare build after S seconds; the page then gives the CLI command "
+     "(default: %(default)s)"),
+    ("--build-concurrency", flags.CONCURRENCY, DEFAULT_HEAVY_CONCURRENCY, "N",
+     "at most N builds and imports at once; more get 503 (default: %(default)s)"),
+    ("--max-connections", flags.COUNT, DEFAULT_MAX_CONNECTIONS, "N",
+     "at most N open connections; more get 503 (default: %(default)s)"),
+)  # fmt: skip
+"""The dashboard's limits (``settings_from`` reads each into ``Settings``): flag, parser, default, metavar, help."""
 
 
 def add_server_arguments(parser: argparse.ArgumentParser, *, port: int = 8000) -> None:
@@ -60,27 +77,8 @@ def add_server_arguments(parser: argparse.ArgumentParser, *, port: int = 8000) -
         "--attachments-root", type=Path, metavar="DIR", default=None,
         help="the only directory Path attachments are read from (payloads) and served from (downloads)",
     )  # fmt: skip
-    parser.add_argument(
-        "--import-max-mib", type=flags.MIB, default=DEFAULT_IMPORT_MIB, metavar="N",
-        help="largest upload the import page accepts, in MiB (default: %(default)s; every other request: 16 MiB)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--ingest-max-mib", type=flags.MIB, default=DEFAULT_INGEST_MIB, metavar="N",
-        help="largest OTLP export POST /v1/traces accepts, in MiB, decompressed too (default: %(default)s)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--build-seconds", type=flags.SECONDS, default=DEFAULT_HEAVY_BUDGET_SECONDS, metavar="S",
-        help="stop a payload, phases, diff or compare build after S seconds; the page then gives the CLI command "
-        "(default: %(default)s)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--build-concurrency", type=flags.CONCURRENCY, default=DEFAULT_HEAVY_CONCURRENCY, metavar="N",
-        help="at most N builds and imports at once; more get 503 (default: %(default)s)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--max-connections", type=flags.COUNT, default=DEFAULT_MAX_CONNECTIONS, metavar="N",
-        help="at most N open connections; more get 503 (default: %(default)s)",
-    )  # fmt: skip
+    for flag, parse, default, metavar, text in LIMIT_OPTIONS:
+        parser.add_argument(flag, type=parse, default=default, metavar=metavar, help=text)
 
 
 def register(parser: argparse.ArgumentParser) -> None:

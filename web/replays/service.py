@@ -60,6 +60,20 @@ class ProviderChoice:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class ReplayAsk:
+    """What every replay form asks for: a conversation replayed with a provider and model (``model_as_typed``: the
+    reader typed it on purpose), the press's idempotency key, tools sent instead of the stored ones, and who asked."""
+
+    conversation_id: str
+    provider: str
+    model: str
+    idempotency_key: str
+    model_as_typed: bool = False
+    tools: GivenTools | None = None
+    started_by: str | None = None
+
+
 class RunService:
     """Starts replays for the dashboard and runs them off the request thread, through the job queue.
 
@@ -111,89 +125,69 @@ class RunService:
             for a in availability(self._environ())
         ]
 
-    def submit(
-        self,
-        conversation_id: str,
-        provider: str,
-        model: str,
-        *,
-        upto: str | None,
-        idempotency_key: str,
-        model_as_typed: bool = False,
-        tools: GivenTools | None = None,
-        started_by: str | None = None,
-    ) -> RunView:
+    def submit(self, ask: ReplayAsk, *, upto: str | None) -> RunView:
         """Record a run and queue its send; the recorded run when the key was used already.
 
-        ``model_as_typed``: the reader typed the model on purpose, so a name outside the provider's
+        ``ask.model_as_typed``: the reader typed the model on purpose, so a name outside the provider's
         families is sent (the run shows a warning) instead of refused.
 
         Raises (nothing recorded): UnknownNameError, ProviderUnavailable, ReplayBusy, KeyConflict,
         UnknownModel, MisuseError for a malformed key.
         """
-        _check_form(provider, model, idempotency_key, model_as_typed, upto)
+        _check_form(ask, upto)
+        environ = self._environ()
         prepared = prepare(
-            self.store, conversation_id, provider, model, upto=upto, environ=self._environ(), tools=tools
+            self.store, ask.conversation_id, ask.provider, ask.model, upto=upto, environ=environ, tools=ask.tools
         )
         self._check_room()
-        run, created = start(self.store, prepared, idempotency_key=idempotency_key, started_by=started_by)
+        run, created = start(self.store, prepared, idempotency_key=ask.idempotency_key, started_by=ask.started_by)
 
         def unqueued(run_id: str) -> RunView:
             return self.store.finish_run(run_id, status="error", error="the replay could not be queued")
 
-        return self._queue_new(conversation_id, run, created and prepared.refusal is None, RUN_TASK, provider, unqueued)
+        return self._queue_new(ask, run, created and prepared.refusal is None, RUN_TASK, unqueued)
 
     def submit_steps(
         self,
-        conversation_id: str,
-        provider: str,
-        model: str,
+        ask: ReplayAsk,
         *,
         turn: str | None,
-        idempotency_key: str,
         max_steps: int | None = None,
         max_cost: float | None = None,
-        model_as_typed: bool = False,
         compare: str = "",
-        tools: GivenTools | None = None,
-        started_by: str | None = None,
     ) -> StepRunView:
         """Record a step replay of one turn (the last with a trace when ``turn`` is None) and queue it.
 
         The same rules as :meth:`submit`: the recorded run when the key was used already, nothing
         recorded when it raises (the same errors, and MisuseError for a turn that cannot be replayed).
         """
-        _check_form(provider, model, idempotency_key, model_as_typed, turn)
+        _check_form(ask, turn)
         comparison = parse_comparison(compare) if compare.strip() else DEFAULT_COMPARISON
         plan = plan_steps(
-            self.store, conversation_id, provider, model,
+            self.store, ask.conversation_id, ask.provider, ask.model,
             turn=turn, max_steps=max_steps, max_cost=max_cost, environ=self._environ(), comparison=comparison,
-            tools=tools,
+            tools=ask.tools,
         )  # fmt: skip
         self._check_room()
-        run, created = start_steps(self.store, plan, idempotency_key=idempotency_key, started_by=started_by)
+        run, created = start_steps(self.store, plan, idempotency_key=ask.idempotency_key, started_by=ask.started_by)
 
         def unqueued(run_id: str) -> StepRunView:
             error = "the step replay could not be queued"
             return self.store.finish_step_run(run_id, status="failed", reason="not_attempted", error=error)
 
-        return self._queue_new(
-            conversation_id, run, created and plan.refusal is None, STEP_RUN_TASK, provider, unqueued
-        )
+        return self._queue_new(ask, run, created and plan.refusal is None, STEP_RUN_TASK, unqueued)
 
-    def _queue_new(
-        self, conversation_id: str, run: R, send: bool, task: str, provider: str, unqueued: Callable[[str], R]
-    ) -> R:
+    def _queue_new(self, ask: ReplayAsk, run: R, send: bool, task: str, unqueued: Callable[[str], R]) -> R:
         """Queue the run ``start`` recorded when it is new and may be sent (``send``); the run as it stands.
 
         KeyConflict when the key named a run of another conversation. A run whose job could not be
         stored is finished by ``unqueued``: it must not show as running forever.
         """
-        if run.conversation_id != conversation_id:
+        if run.conversation_id != ask.conversation_id:
             raise KeyConflict("this idempotency key belongs to a run of another conversation")
         if send:
             try:
-                self._enqueue(task, run.run_id, provider)
+                self._enqueue(task, run.run_id, ask.provider)
             except Exception:
                 log.exception("could not queue %s %s", task, run.run_id)
                 return unqueued(run.run_id)
@@ -220,20 +214,18 @@ class RunService:
             self.queue.stop(wait=True)
 
 
-def _check_form(
-    provider: str, model: str, idempotency_key: str, model_as_typed: bool, msg_id: str | None = None
-) -> None:
+def _check_form(ask: ReplayAsk, msg_id: str | None = None) -> None:
     """What every replay form must carry before anything is built: a well-formed key, a known provider and model
     (``msg_id``: the message or turn it names), each within its length and character rule (``core.fields``)."""
-    fields.PROVIDER.check(provider)
-    fields.MODEL.check(model)
+    fields.PROVIDER.check(ask.provider)
+    fields.MODEL.check(ask.model)
     if msg_id is not None:
         fields.ID.check(msg_id)
-    if not IDEMPOTENCY_KEY.fullmatch(idempotency_key):
+    if not IDEMPOTENCY_KEY.fullmatch(ask.idempotency_key):
         raise MisuseError("the form's idempotency key is missing or malformed; reload the page and try again")
     try:
-        known = provider_named(provider)
+        known = provider_named(ask.provider)
     except UnknownNameError as exc:
         raise MisuseError(str(exc)) from None
-    if not model_as_typed and not known_model(known, model):
-        raise UnknownModel(unknown_model_message(known, model))
+    if not ask.model_as_typed and not known_model(known, ask.model):
+        raise UnknownModel(unknown_model_message(known, ask.model))

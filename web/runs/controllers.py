@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from litestar import Controller, MediaType, get, post
-from litestar.di import NamedDependency, Provide
 from litestar.exceptions import NotFoundException
 from litestar.params import QueryParameter
 from litestar.plugins.htmx import HTMXRequest
@@ -32,12 +31,10 @@ from core.replay.run import reply_message
 from core.store import RunSummary, RunView, Store
 from web import masking, urls
 from web.auth.access import PageController, needs
-from web.auth.principals import started_by
 from web.deps import FORM, ReplayFields, RunsDep, SourceDep, WorkDep
 from web.heavy import shell_command
 from web.replays.forms import rerun_form
-from web.request_options import posted_options, posted_tools
-from web.runs.starts import answer_start
+from web.runs.starts import STARTER, StarterDep
 from web.runs.step_compare import StepComparePage
 from web.runs.step_controllers import step_compare
 from web.runs.step_views import step_run_panel
@@ -106,34 +103,19 @@ class RunsController(PageController):
         status_code=200,
         opt=needs(Role.REVIEWER, audited_as="replay.start"),
         sync_to_thread=True,
-        dependencies={"posted": Provide(posted_options)},
+        dependencies={"starter": STARTER},
     )
     def start(
-        self,
-        request: HTMXRequest,
-        conversation_id: urls.PathId,
-        run_service: RunsDep,
-        source: SourceDep,
-        data: Annotated[RerunData, FORM],
-        posted: NamedDependency[dict[str, str]],
+        self, conversation_id: urls.PathId, data: Annotated[RerunData, FORM], starter: StarterDep
     ) -> Template | Redirect:
         """Record a run and send it off the request thread; answer at once with its live status. The request
         options (``web.request_options``) go over the recorded request, checked against the model's limits."""
         conversation_id = urls.from_segment(conversation_id)
 
         def submit() -> RunView:
-            return run_service.submit(
-                conversation_id,
-                data.provider,
-                data.model,
-                upto=data.upto or None,
-                idempotency_key=data.idempotency_key,
-                model_as_typed=data.as_typed,
-                tools=posted_tools(data.provider, data.model, data.tools, data.tool_choice, posted),
-                started_by=started_by(request),
-            )
+            return starter.runs.submit(starter.ask(conversation_id, data), upto=data.upto or None)
 
-        return answer_start(request, submit, urls.run, ("runs/_run.html", lambda run: _panel(source, run)), source)
+        return starter.answer(submit, urls.run, ("runs/_run.html", lambda run: _panel(starter.source, run)))
 
     @get("/runs/{run_id:str}", name="run", sync_to_thread=True)
     def run(self, request: HTMXRequest, run_id: urls.PathId, run_service: RunsDep, source: SourceDep) -> Template:

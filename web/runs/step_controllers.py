@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from litestar import Controller, MediaType, get, post
-from litestar.di import NamedDependency, Provide
 from litestar.exceptions import HTTPException, NotFoundException
 from litestar.params import FromQuery, QueryParameter
 from litestar.plugins.htmx import HTMXRequest
@@ -31,10 +30,8 @@ from core.store import Store
 from core.store.step_runs import StepRunView
 from web import masking, urls
 from web.auth.access import PageController, needs
-from web.auth.principals import started_by
-from web.deps import FORM, ManyCallsFields, RunsDep, SourceDep
-from web.request_options import posted_options, posted_tools
-from web.runs.starts import answer_start
+from web.deps import FORM, ManyCallsFields, RunsDep
+from web.runs.starts import STARTER, StarterDep
 from web.runs.step_compare import StepComparePage, step_compare_page
 from web.runs.step_views import StepRunPanel, step_run_panel
 
@@ -96,16 +93,10 @@ class StepRunsController(PageController):
         status_code=200,
         sync_to_thread=True,
         opt=needs(Role.REVIEWER, audited_as="replay.steps"),
-        dependencies={"posted": Provide(posted_options)},
+        dependencies={"starter": STARTER},
     )
     def start(
-        self,
-        request: HTMXRequest,
-        conversation_id: urls.PathId,
-        run_service: RunsDep,
-        source: SourceDep,
-        data: Annotated[StepRunData, FORM],
-        posted: NamedDependency[dict[str, str]],
+        self, conversation_id: urls.PathId, data: Annotated[StepRunData, FORM], starter: StarterDep
     ) -> Template | Redirect:
         """Record a step run and send it off the request thread; answer at once with its live region. The request
         options (``web.request_options``) go over the turn's stored request in every step, checked against the model
@@ -114,23 +105,17 @@ class StepRunsController(PageController):
 
         def submit() -> StepRunView:
             max_steps, max_cost = _limits(data)
-            return run_service.submit_steps(
-                conversation_id,
-                data.provider,
-                data.model,
+            return starter.runs.submit_steps(
+                starter.ask(conversation_id, data),
                 turn=data.turn or None,
-                idempotency_key=data.idempotency_key,
                 max_steps=max_steps,
                 max_cost=max_cost,
-                model_as_typed=data.as_typed,
                 compare=data.compare,
-                tools=posted_tools(data.provider, data.model, data.tools, data.tool_choice, posted),
-                started_by=started_by(request),
             )
 
         # Answered with the compact region: it appears on the timeline.
-        region = ("runs/_step_run.html", lambda run: step_panel(run_service.store, run, compact=True))
-        return answer_start(request, submit, urls.step_run, region, source)
+        region = ("runs/_step_run.html", lambda run: step_panel(starter.runs.store, run, compact=True))
+        return starter.answer(submit, urls.step_run, region)
 
     @get("/step-runs/{run_id:str}", name="step-run", sync_to_thread=True)
     def step_run(

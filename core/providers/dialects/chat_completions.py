@@ -203,6 +203,8 @@ class ChatCompletionsDialect(base.Dialect):
     # What the vendor adds to OpenAI's Chat types; None: the body is OpenAI's Chat as it is.
     EXTENSIONS: ClassVar[Extensions | None] = None
     sampling_ranges = OPENAI_SAMPLING
+    # What the vendor's ``thinking`` switch carries besides ``type`` when thinking is on (Extensions.thinking_keys).
+    THINKING_ON: ClassVar[Mapping[str, object]] = {}
     # Hosts besides the default base URL's that serve this vendor (how a recorded exchange's URL names it).
     LOG_HOSTS: ClassVar[frozenset[str | None]] = frozenset()
     # The neutral tool choices the endpoint takes; another is sent as the default, "auto", with a warning.
@@ -237,8 +239,13 @@ class ChatCompletionsDialect(base.Dialect):
     normalisations = chat_read.NORMALISATIONS
     fold_stream = staticmethod(chat_stream.fold)
 
+    @property
+    def sends_thinking_switch(self) -> bool:
+        """Does the vendor take its own ``thinking`` object (``{"type": "enabled" | "disabled"}``)?"""
+        return self.EXTENSIONS is not None and "thinking" in self.EXTENSIONS.params
+
     def read_request(self, body: JSON) -> ReadBody:
-        switch = self.EXTENSIONS is not None and "thinking" in self.EXTENSIONS.params
+        switch = self.sends_thinking_switch
         return chat_read.read_request(body, effort_sent=self.SENDS_REASONING_EFFORT, switch_sent=switch)
 
     def read_response(self, body: JSON) -> ReadBody:
@@ -252,6 +259,9 @@ class ChatCompletionsDialect(base.Dialect):
         params: JSON = {"model": options.model or self.default_model}
         if options.max_tokens is not None:
             params["max_tokens"] = options.max_tokens
+        thinking = options.thinking_asked  # --effort none is "disabled", any other level "enabled"
+        if thinking is not None and self.sends_thinking_switch:
+            params["thinking"] = {"type": "enabled", **self.THINKING_ON} if thinking else {"type": "disabled"}
         return params
 
     def format_tools(self, tools: Sequence[ToolSpec]) -> list[JSON]:

@@ -7,7 +7,7 @@ OpenAI-compatible (the Ark SDK's types are a modified copy of OpenAI's); the sha
 from __future__ import annotations
 
 from core.llm.messages import LLMMediaPart
-from core.providers.base import JSON, RequestContext, RequestOptions
+from core.providers.base import JSON, RequestContext
 from core.providers.dialects.chat_completions import (
     ChatCompletionsDialect,
     Extensions,
@@ -60,7 +60,7 @@ class DoubaoDialect(ChatCompletionsDialect):
     base_url_var = "DOUBAO_BASE_URL"
     default_base_url = "https://ark.cn-beijing.volces.com/api/v3"
     price_id = None  # genai-prices has no Volcengine table
-    # Doubao switches reasoning with its own ``thinking`` parameter (configure_api_params).
+    # Doubao switches reasoning with its own ``thinking`` parameter (EXTENSIONS.params: the base class sends it).
     profiles = ((r"doubao-", openai_profile("doubao", "doubao", "Volcengine Ark chat (docs/providers.md section 6)")),)
     conservative = openai_profile("doubao", "doubao-conservative", "OpenAI-compatible, for an unknown model")
     suggested_models = ("doubao-seed-1-6",)
@@ -74,13 +74,6 @@ class DoubaoDialect(ChatCompletionsDialect):
     EXTENSIONS = Extensions(
         params=frozenset({"thinking"}), parts={"video_url": frozenset({"url", "fps"})}, audio_url=True
     )
-
-    def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
-        params = super().configure_api_params(options, ctx)
-        thinking = options.thinking_asked  # --effort none is "disabled", any other level "enabled"
-        if thinking is not None:
-            params["thinking"] = {"type": "enabled" if thinking else "disabled"}
-        return params
 
     def media_part(self, part: LLMMediaPart, msg_id: str | None, ctx: RequestContext) -> JSON | str:
         kind = part.kind

@@ -5,10 +5,11 @@ OpenAI-compatible with GLM's own rules; the shared shape is in :mod:`core.provid
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar
 
 from core.llm.messages import LLMMediaPart
-from core.providers.base import JSON, RequestContext, RequestOptions
+from core.providers.base import JSON, RequestContext
 from core.providers.dialects.chat_completions import ChatCompletionsDialect, Extensions, data_url_part, openai_profile
 from core.providers.sampling import SamplingRanges
 
@@ -55,7 +56,7 @@ class ZhipuDialect(ChatCompletionsDialect):
     base_url_var = "ZHIPU_BASE_URL"
     default_base_url = "https://open.bigmodel.cn/api/paas/v4/"
     price_id = "zhipuai"
-    # GLM switches reasoning with its own ``thinking`` parameter (configure_api_params).
+    # GLM switches reasoning with its own ``thinking`` parameter (EXTENSIONS.params: the base class sends it).
     profiles = ((r"glm-", openai_profile("zhipu", "glm", "Zhipu GLM v4 chat (docs/providers.md section 5)")),)
     conservative = openai_profile("zhipu", "glm-conservative", "OpenAI-compatible, for an unknown model")
     suggested_models = ("glm-4.6v",)
@@ -83,18 +84,10 @@ class ZhipuDialect(ChatCompletionsDialect):
     TOOL_CHOICES: ClassVar[frozenset[str]] = frozenset({"auto"})
     # Z.ai, the international endpoint of the same GLM API (pydantic-ai ZaiProvider: https://api.z.ai/api/paas/v4).
     LOG_HOSTS: ClassVar[frozenset[str | None]] = frozenset({"api.z.ai"})
-
-    def configure_api_params(self, options: RequestOptions, ctx: RequestContext) -> JSON:
-        params = super().configure_api_params(options, ctx)
-        thinking = options.thinking_asked  # --effort none is "disabled", any other level "enabled"
-        if thinking is not None:
-            params["thinking"] = {"type": "enabled" if thinking else "disabled"}
-            if thinking:
-                # Preserved thinking: we return the complete reasoning_content sequence. The switch is a field of
-                # ``thinking`` (zai-rs ThinkingType {mode, clear_thinking}; docs.z.ai thinking-mode "Preserved
-                # thinking"); at the top level GLM ignores it and clears the reasoning anyway.
-                params["thinking"]["clear_thinking"] = False
-        return params
+    # Preserved thinking: we return the complete reasoning_content sequence. The switch is a field of ``thinking``
+    # (zai-rs ThinkingType {mode, clear_thinking}; docs.z.ai thinking-mode "Preserved thinking"); at the top level
+    # GLM ignores it and clears the reasoning anyway.
+    THINKING_ON: ClassVar[Mapping[str, object]] = {"clear_thinking": False}
 
     def media_part(self, part: LLMMediaPart, msg_id: str | None, ctx: RequestContext) -> JSON | str:
         media = ctx.resolve(part, msg_id)
