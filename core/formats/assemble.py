@@ -19,11 +19,13 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from operator import is_
 from typing import Any
 
 import msgspec
 
 from core.formats.events import Event, ModelCall, SourceRef, ToolExecution
+from core.formats.resent import Resent
 from core.formats.transcript import common_prefix, continues
 from core.llm.messages import LLMAssistantMessage, LLMMessage, LLMTextPart, LLMToolMessage, LLMUserMessage
 
@@ -308,6 +310,7 @@ class Interned:
         """Each object met (kept, so that its ``id`` names no other) and its instance: a reader hands a message
         resent unchanged over as the same object, which need not be encoded again."""
         self.encoder = msgspec.msgpack.Encoder()
+        self.resent: Resent[LLMMessage, LLMMessage] = Resent()
 
     def message(self, message: LLMMessage) -> LLMMessage:
         known = self.objects.get(id(message))
@@ -319,10 +322,12 @@ class Interned:
         return instance
 
     def call(self, call: ModelCall) -> ModelCall:
-        if not call.input:
-            return call
-        interned = tuple(self.message(m) for m in call.input)
-        if all(a is b for a, b in zip(interned, call.input, strict=True)):
+        """The call with its input's instances: the history it resends as the last call of its trace had it."""
+        sent, answered = call.input or (), call.output or ()
+        shared, known = self.resent.start(call.source.trace, sent)
+        interned = known + tuple(self.message(m) for m in sent[shared:])
+        self.resent.remember(call.source.trace, sent, answered, interned + answered)
+        if not sent or all(map(is_, interned, sent)):
             return call  # a spill's part reads each message once: its calls hold their instances already
         return replace(call, input=interned)
 
