@@ -216,12 +216,13 @@ def _merge(key: str | None, calls: list[ModelCall], keyless: Branches, notes: li
     return [joined]
 
 
-def _answered(transcript: Transcript) -> set[str]:
-    return {
-        e.message.tool_call_id
-        for e in transcript.entries
-        if isinstance(e.message, LLMToolMessage) and e.message.tool_call_id
-    }
+def _results(transcript: Transcript) -> dict[str, Entry]:
+    """The first result of each call id in the transcript."""
+    found: dict[str, Entry] = {}
+    for entry in transcript.entries:
+        if isinstance(entry.message, LLMToolMessage) and entry.message.tool_call_id:
+            found.setdefault(entry.message.tool_call_id, entry)
+    return found
 
 
 class _ToolIndex:
@@ -229,7 +230,8 @@ class _ToolIndex:
 
     def __init__(self, transcripts: list[Transcript]) -> None:
         self.calls: dict[str, tuple[Transcript, Entry]] = {}
-        self.answered: dict[int, set[str]] = {id(t): _answered(t) for t in transcripts}
+        self.answered: dict[int, dict[str, Entry]] = {id(t): _results(t) for t in transcripts}
+        """Per transcript, the first result of each call id: the one a tool run completes."""
         for transcript in transcripts:
             for entry in transcript.entries:
                 if isinstance(entry.message, LLMAssistantMessage):
@@ -250,12 +252,11 @@ class _ToolIndex:
     def complete(self, transcript: Transcript, run: ToolExecution, call_id: str) -> None:
         """The result a later call resent for ``run``'s call, with what only the tool span knew: that the run
         failed (the agent sent the error as text: OpenAI's tool messages have no error flag) and the tool's name."""
-        for entry in transcript.entries:
-            message = entry.message
-            if isinstance(message, LLMToolMessage) and message.tool_call_id == call_id:
-                failed = message.is_error or run.is_error
-                entry.message = msgspec.structs.replace(message, name=message.name or run.name, is_error=failed)
-                return
+        entry = self.answered[id(transcript)][call_id]
+        message = entry.message
+        assert isinstance(message, LLMToolMessage)
+        failed = message.is_error or run.is_error
+        entry.message = msgspec.structs.replace(message, name=message.name or run.name, is_error=failed)
 
     def answer(self, transcript: Transcript, after: Entry, run: ToolExecution, call_id: str) -> None:
         """The run's result right after its call and the results already there."""
@@ -265,8 +266,9 @@ class _ToolIndex:
             position += 1
         result = LLMToolMessage(run.result or "", call_id, run.name, run.is_error)
         ts = ms(run.ended_at) or ms(run.started_at) or after.ts
-        entries.insert(position, Entry(result, run.source, ts, None, dict(run.extra), incomplete=run.incomplete))
-        self.answered[id(transcript)].add(call_id)
+        entry = Entry(result, run.source, ts, None, dict(run.extra), incomplete=run.incomplete)
+        entries.insert(position, entry)
+        self.answered[id(transcript)][call_id] = entry
 
 
 def _place_tool_runs(runs: list[ToolExecution], transcripts: list[Transcript], notes: list[ImportNote]) -> None:
