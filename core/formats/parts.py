@@ -63,8 +63,8 @@ def _named_calls(messages: Iterable[LLMMessage]) -> Iterator[str]:
 
 
 def _spill(events: Iterable[Event], kept: KeptEvents, index: PartIndex) -> None:
-    """Each event kept and indexed, each call tied to its call ids and trace; then each run to
-    what it answers."""
+    """Each event kept and indexed, each call tied to its call ids and trace, each run to the call it names when
+    that came first; then each other run to what it answers."""
     tied: Resent[LLMMessage, None] = Resent()
     """Per trace and node, the last call's messages: the call ids of the history a call resends are tied to its
     node already."""
@@ -81,9 +81,12 @@ def _spill(events: Iterable[Event], kept: KeptEvents, index: PartIndex) -> None:
                 index.join("t:" + event.source.trace, node)
         else:
             start, node = None, f"a:{index.count}"
-            key = event.key.conversation or event.key.thread
-            ties = (_prefixed("c:", event.call_id), _prefixed("k:", key), _prefixed("t:", event.source.trace))
-            index.add_run(node, ties)
+            call = _prefixed("c:", event.call_id)
+            if call is not None and index.known(call):  # its call came first: tied now as it would be at the end
+                index.join(call, node)
+            else:
+                key = event.key.conversation or event.key.thread
+                index.add_run(node, (call, _prefixed("k:", key), _prefixed("t:", event.source.trace)))
         index.add_event(*kept.write(event), node, start)
     index.join_open_firsts()
     for run in index.runs():
