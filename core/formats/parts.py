@@ -44,7 +44,7 @@ def _call_node(call: ModelCall, index: PartIndex) -> Node:
     sent = call.input or ()
     first, user = call_opening(sent) if sent else (None, None)
     open_to_all = False
-    if user is None:  # no user message sent: the call opens as its input and output do, and any branch may continue
+    if user is None:  # no user message sent: it opens as its messages do, and may continue any branch of its first
         messages = (*sent, *(call.output or ()))
         if not messages:
             return f"a:{index.count}"
