@@ -19,11 +19,13 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from operator import is_
 from typing import Any
 
 import msgspec
 
 from core.formats.events import Event, ModelCall, SourceRef, ToolExecution
+from core.formats.resent import Resent
 from core.formats.transcript import common_prefix, continues
 from core.llm.messages import LLMAssistantMessage, LLMMessage, LLMTextPart, LLMToolMessage, LLMUserMessage
 
@@ -225,12 +227,13 @@ def _merge(key: str | None, calls: list[ModelCall], keyless: Branches, notes: li
     return [joined]
 
 
-def _answered(transcript: Transcript) -> set[str]:
-    return {
-        e.message.tool_call_id
-        for e in transcript.entries
-        if isinstance(e.message, LLMToolMessage) and e.message.tool_call_id
-    }
+def _results(transcript: Transcript) -> dict[str, Entry]:
+    """The first result of each call id in the transcript."""
+    found: dict[str, Entry] = {}
+    for entry in transcript.entries:
+        if isinstance(entry.message, LLMToolMessage) and entry.message.tool_call_id:
+            found.setdefault(entry.message.tool_call_id, entry)
+    return found
 
 
 class _ToolIndex:
@@ -238,7 +241,8 @@ class _ToolIndex:
 
     def __init__(self, transcripts: list[Transcript]) -> None:
         self.calls: dict[str, tuple[Transcript, Entry]] = {}
-        self.answered: dict[int, set[str]] = {id(t): _answered(t) for t in transcripts}
+        self.answered: dict[int, dict[str, Entry]] = {id(t): _results(t) for t in transcripts}
+        """Per transcript, the first result of each call id: the one a tool run completes."""
         for transcript in transcripts:
             for entry in transcript.entries:
                 if isinstance(entry.message, LLMAssistantMessage):
@@ -259,12 +263,11 @@ class _ToolIndex:
     def complete(self, transcript: Transcript, run: ToolExecution, call_id: str) -> None:
         """The result a later call resent for ``run``'s call, with what only the tool span knew: that the run
         failed (the agent sent the error as text: OpenAI's tool messages have no error flag) and the tool's name."""
-        for entry in transcript.entries:
-            message = entry.message
-            if isinstance(message, LLMToolMessage) and message.tool_call_id == call_id:
-                failed = message.is_error or run.is_error
-                entry.message = msgspec.structs.replace(message, name=message.name or run.name, is_error=failed)
-                return
+        entry = self.answered[id(transcript)][call_id]
+        message = entry.message
+        assert isinstance(message, LLMToolMessage)
+        failed = message.is_error or run.is_error
+        entry.message = msgspec.structs.replace(message, name=message.name or run.name, is_error=failed)
 
     def answer(self, transcript: Transcript, after: Entry, run: ToolExecution, call_id: str) -> None:
         """The run's result right after its call and the results already there."""
@@ -274,8 +277,9 @@ class _ToolIndex:
             position += 1
         result = LLMToolMessage(run.result or "", call_id, run.name, run.is_error)
         ts = ms(run.ended_at) or ms(run.started_at) or after.ts
-        entries.insert(position, Entry(result, run.source, ts, None, dict(run.extra), incomplete=run.incomplete))
-        self.answered[id(transcript)].add(call_id)
+        entry = Entry(result, run.source, ts, None, dict(run.extra), incomplete=run.incomplete)
+        entries.insert(position, entry)
+        self.answered[id(transcript)][call_id] = entry
 
 
 def _place_tool_runs(runs: list[ToolExecution], transcripts: list[Transcript], notes: list[ImportNote]) -> None:
@@ -319,6 +323,7 @@ class Interned:
         """Each object met (kept, so that its ``id`` names no other) and its instance: a reader hands a message
         resent unchanged over as the same object, which need not be encoded again."""
         self.encoder = msgspec.msgpack.Encoder()
+        self.resent: Resent[LLMMessage, LLMMessage] = Resent()
 
     def message(self, message: LLMMessage) -> LLMMessage:
         known = self.objects.get(id(message))
@@ -330,10 +335,12 @@ class Interned:
         return instance
 
     def call(self, call: ModelCall) -> ModelCall:
-        if not call.input:
-            return call
-        interned = tuple(self.message(m) for m in call.input)
-        if all(a is b for a, b in zip(interned, call.input, strict=True)):
+        """The call with its input's instances: the history it resends as the last call of its trace had it."""
+        sent, answered = call.input or (), call.output or ()
+        shared, known = self.resent.start(call.source.trace, sent)
+        interned = known + tuple(self.message(m) for m in sent[shared:])
+        self.resent.remember(call.source.trace, sent, answered, interned + answered)
+        if not sent or all(map(is_, interned, sent)):
             return call  # a spill's part reads each message once: its calls hold their instances already
         return replace(call, input=interned)
 

@@ -12,17 +12,21 @@ from __future__ import annotations
 import io
 import pickle
 from collections.abc import Callable
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass, field, fields, is_dataclass
 from datetime import UTC, datetime, timedelta
 from operator import attrgetter
 from typing import IO, Any
 
 from core.formats.events import ConversationKey, Event, ModelCall, SourceRef, ToolExecution
+from core.formats.resent import Resent
 from core.llm.messages import LLMMessage
 from core.request_context.stored import StoredRequest
 
 RECENT_MESSAGES = 5_000
 """Messages a spill remembers as written (then it starts again): those of the conversations being read."""
+
+BUFFER_BYTES = 1 << 20
+"""Pickles gathered in memory before they are written to the spill."""
 
 Place = tuple[int, int]
 """Where a pickle sits in the spill: its offset and length."""
@@ -114,12 +118,17 @@ class SpilledEvents:
 
     def __init__(self, file: IO[bytes]) -> None:
         self.file = file
-        self.pickler = _FieldsPickler(file)
+        self.buffer = io.BytesIO()
+        """Pickles not yet in ``file``: where each ends is known without asking the file (a system call)."""
+        self.flushed = file.tell()
+        self.pickler = _FieldsPickler(self.buffer)
         self.classes: dict[tuple[str, str], Any] = {}
         self.recent: dict[int, tuple[LLMMessage, Place]] = {}
         """Messages written lately by ``id``, each kept (so that its ``id`` names no other) with where it sits."""
         self.last_request: tuple[StoredRequest, Place] | None = None
         """The request written last and where it sits: an agent's calls carry the same one."""
+        self.resent: Resent[LLMMessage, Place] = Resent()
+        """Per trace, the last call's messages and their places: a call's resent history is placed already."""
 
     def write(self, event: Event) -> Place:
         kind = 0 if isinstance(event, ModelCall) else 1
@@ -129,17 +138,19 @@ class SpilledEvents:
         for at in layout.times:
             values[at] = _instant(values[at])
         if isinstance(event, ModelCall):  # its messages and request as their places
-            values[_INPUT], values[_OUTPUT] = self._places(event.input), self._places(event.output)
+            values[_INPUT], values[_OUTPUT] = self._call_places(event)
             values[_REQUEST] = self._request_place(event.request)
         return self._dump((kind, tuple(values)))
 
     def written(self) -> None:
-        """Every event is written: what was kept to write them is let go."""
+        """Every event is written: what was kept to write them is let go, and the file holds them all."""
+        self._flush()
         self.recent.clear()
         self.last_request = None
+        self.resent.clear()
 
-    def read(self, offset: int, length: int, messages: dict[Place, Any]) -> Event:
-        """The event written at ``offset``, its messages and request read once per ``messages`` (one part's)."""
+    def read(self, offset: int, length: int, part: PartReads) -> Event:
+        """The event written at ``offset``, its messages and request read once per ``part``."""
         kind, written = self._load(offset, length)
         layout = _LAYOUTS[kind]
         values = list(written)
@@ -147,24 +158,44 @@ class SpilledEvents:
         for at in layout.times:
             values[at] = _time(values[at])
         if layout.cls is ModelCall:
-            values[_INPUT] = self._messages(values[_INPUT], messages)
-            values[_OUTPUT] = self._messages(values[_OUTPUT], messages)
-            values[_REQUEST] = None if values[_REQUEST] is None else self._read_once(values[_REQUEST], messages)
+            trace = values[0].trace
+            values[_INPUT], values[_OUTPUT] = self._call_messages(trace, values[_INPUT], values[_OUTPUT], part)
+            values[_REQUEST] = None if values[_REQUEST] is None else self._read_once(values[_REQUEST], part.read)
         return layout.cls(*values)
 
     def _dump(self, value: object) -> Place:
-        offset = self.file.tell()
+        start = self.buffer.tell()
         self.pickler.clear_memo()  # each pickle read alone
         self.pickler.dump(value)
-        return offset, self.file.tell() - offset
+        end = self.buffer.tell()
+        place = self.flushed + start, end - start
+        if end >= BUFFER_BYTES:
+            self._flush()
+        return place
+
+    def _flush(self) -> None:
+        self.file.write(self.buffer.getvalue())
+        self.flushed += self.buffer.tell()
+        self.buffer.seek(0)
+        self.buffer.truncate()
 
     def _load(self, offset: int, length: int) -> Any:
+        if self.buffer.tell():
+            self._flush()
         self.file.seek(offset)
         return _Unpickler(self.file.read(length), self.classes).load()  # our own temporary file
 
-    def _places(self, messages: tuple[LLMMessage, ...] | None) -> tuple[Place, ...] | None:
-        if messages is None:
-            return None
+    def _call_places(self, call: ModelCall) -> tuple[tuple[Place, ...] | None, tuple[Place, ...] | None]:
+        """Where a call's input and output messages sit: the history it resends where the last call of its trace
+        placed it, each new message where it is written (or was, lately)."""
+        sent, answered = call.input or (), call.output or ()
+        shared, placed = self.resent.start(call.source.trace, sent)
+        input_places = placed + self._places(sent[shared:])
+        output_places = self._places(answered)
+        self.resent.remember(call.source.trace, sent, answered, input_places + output_places)
+        return (None if call.input is None else input_places), (None if call.output is None else output_places)
+
+    def _places(self, messages: tuple[LLMMessage, ...]) -> tuple[Place, ...]:
         places = []
         for message in messages:
             known = self.recent.get(id(message))
@@ -182,8 +213,16 @@ class SpilledEvents:
             self.last_request = request, self._dump(request)
         return self.last_request[1]
 
-    def _messages(self, places: tuple[Place, ...] | None, read: dict[Place, Any]) -> tuple[LLMMessage, ...] | None:
-        return None if places is None else tuple(self._read_once(place, read) for place in places)
+    def _call_messages(
+        self, trace: str | None, sent: tuple[Place, ...] | None, answered: tuple[Place, ...] | None, part: PartReads
+    ) -> tuple[tuple[LLMMessage, ...] | None, tuple[LLMMessage, ...] | None]:
+        """A call's input and output read back: the history it resends as the last call of its trace read it."""
+        read = part.read
+        shared, messages = part.resent.start(trace, sent or ())
+        input_messages = messages + tuple(self._read_once(place, read) for place in (sent or ())[shared:])
+        output_messages = tuple(self._read_once(place, read) for place in answered or ())
+        part.resent.remember(trace, sent or (), answered or (), input_messages + output_messages)
+        return (None if sent is None else input_messages), (None if answered is None else output_messages)
 
     def _read_once(self, place: Place, read: dict[Place, Any]) -> Any:
         """What sits at ``place``, read once per ``read`` (one part's messages and requests)."""
@@ -191,6 +230,15 @@ class SpilledEvents:
         if found is None:
             found = read[place] = self._load(*place)
         return found
+
+
+@dataclass(slots=True)
+class PartReads:
+    """What the reads of one part share: each message and request read once (by its place), and per trace the
+    last call's places and messages."""
+
+    read: dict[Place, Any] = field(default_factory=dict)
+    resent: Resent[Place, LLMMessage] = field(default_factory=Resent)
 
 
 class HeldEvents:
@@ -206,7 +254,7 @@ class HeldEvents:
     def written(self) -> None:
         """Nothing to let go: the events are the caller's."""
 
-    def read(self, offset: int, length: int, messages: dict[Place, Any]) -> Event:
+    def read(self, offset: int, length: int, part: PartReads) -> Event:
         return self.events[offset]
 
 

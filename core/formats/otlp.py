@@ -31,6 +31,7 @@ LINE_LIMIT = 64 << 20
 """The longest JSON line read whole; a longer one (a whole export on one line) is cut by the scanner."""
 
 _HEX_ID = re.compile(rb"[0-9a-fA-F]{16}|[0-9a-fA-F]{32}")
+_LOWER_HEX_ID = re.compile(r"[0-9a-f]{16}|[0-9a-f]{32}")
 _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]|"')
 _BATCH_KEYS = (b'"resourceSpans"', b'"resource_spans"')
 
@@ -83,6 +84,8 @@ def hex_id(value: Any) -> str:
         return value.hex()
     if not isinstance(value, str) or not value:
         return ""
+    if _LOWER_HEX_ID.fullmatch(value):  # as OTLP/JSON writes them
+        return value
     raw = value.encode()
     if _HEX_ID.fullmatch(raw):
         return value.lower()
@@ -101,12 +104,15 @@ def _time(value: Any) -> datetime | None:
     return datetime.fromtimestamp(nanos / 1e9, tz=UTC) if nanos > 0 else None
 
 
+_SCALAR_VALUES = frozenset(("stringValue", "string_value", "boolValue", "bool_value", "doubleValue", "double_value"))
+
+
 def any_value(value: Any) -> Any:
     """An OTLP ``AnyValue`` (JSON, camelCase or snake_case) as a Python value."""
     if not isinstance(value, dict):
         return value
     for key, item in value.items():
-        if key in ("stringValue", "string_value", "boolValue", "bool_value", "doubleValue", "double_value"):
+        if key in _SCALAR_VALUES:
             return item
         if key in ("intValue", "int_value"):
             try:

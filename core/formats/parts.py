@@ -27,8 +27,9 @@ from contextlib import nullcontext
 
 from core.formats.assemble import ImportNote, Interned, Transcript, assemble_calls, call_opening, order_key
 from core.formats.events import Event, ModelCall, ToolExecution
-from core.formats.kept_events import HeldEvents, KeptEvents, Place, SpilledEvents
+from core.formats.kept_events import HeldEvents, KeptEvents, PartReads, SpilledEvents
 from core.formats.part_index import LAST, Node, OrderKey, PartIndex, sortable
+from core.formats.resent import Resent
 from core.llm.messages import LLMAssistantMessage, LLMMessage
 
 
@@ -40,13 +41,18 @@ def _call_node(call: ModelCall, index: PartIndex) -> Node:
     key = call.key.conversation or call.key.thread
     if key is not None:
         return "k:" + key
-    messages = (*(call.input or ()), *(call.output or ()))
-    if not messages:
-        return f"a:{index.count}"
-    first, user = call_opening(messages)
+    sent = call.input or ()
+    first, user = call_opening(sent) if sent else (None, None)
+    open_to_all = False
+    if user is None:  # no user message sent: it opens as its messages do, and may continue any branch of its first
+        messages = (*sent, *(call.output or ()))
+        if not messages:
+            return f"a:{index.count}"
+        first, user = call_opening(messages)
+        open_to_all = user is None or bool(sent)
     first_id = _digest(first)
     node = f"o:{first_id}:{_digest(user) if user is not None else ''}"
-    index.add_opening(first_id, node, user is None or bool(call.input and call_opening(call.input)[1] is None))
+    index.add_opening(first_id, node, open_to_all)
     return node
 
 
@@ -57,21 +63,30 @@ def _named_calls(messages: Iterable[LLMMessage]) -> Iterator[str]:
 
 
 def _spill(events: Iterable[Event], kept: KeptEvents, index: PartIndex) -> None:
-    """Each event kept and indexed, each call tied to its call ids and trace; then each run to
-    what it answers."""
+    """Each event kept and indexed, each call tied to its call ids and trace, each run to the call it names when
+    that came first; then each other run to what it answers."""
+    tied: Resent[LLMMessage, None] = Resent()
+    """Per trace and node, the last call's messages: the call ids of the history a call resends are tied to its
+    node already."""
     for event in events:
         if isinstance(event, ModelCall):
             start: OrderKey | None = sortable(order_key(event, index.count))
             node = _call_node(event, index)
-            for call_id in dict.fromkeys(_named_calls((*(event.input or ()), *(event.output or ())))):
+            sent, answered = event.input or (), event.output or ()
+            shared, _ = tied.start((event.source.trace, node), sent)
+            for call_id in dict.fromkeys(_named_calls((*sent[shared:], *answered))):
                 index.join("c:" + call_id, node)
+            tied.remember((event.source.trace, node), sent, answered)
             if event.source.trace:
                 index.join("t:" + event.source.trace, node)
         else:
             start, node = None, f"a:{index.count}"
-            key = event.key.conversation or event.key.thread
-            ties = (_prefixed("c:", event.call_id), _prefixed("k:", key), _prefixed("t:", event.source.trace))
-            index.add_run(node, ties)
+            call = _prefixed("c:", event.call_id)
+            if call is not None and index.known(call):  # its call came first: tied now as it would be at the end
+                index.join(call, node)
+            else:
+                key = event.key.conversation or event.key.thread
+                index.add_run(node, (call, _prefixed("k:", key), _prefixed("t:", event.source.trace)))
         index.add_event(*kept.write(event), node, start)
     index.join_open_firsts()
     for run in index.runs():
@@ -100,9 +115,9 @@ def _part_transcripts(
     calls: list[ModelCall] = []
     runs: list[ToolExecution] = []
     start_of: dict[int, OrderKey] = {}
-    messages: dict[Place, object] = {}
+    reads = PartReads()
     for offset, length, start in members:
-        event = kept.read(offset, length, messages)
+        event = kept.read(offset, length, reads)
         if isinstance(event, ModelCall):
             call = interned.call(event)
             start_of[id(call)] = start or LAST

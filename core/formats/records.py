@@ -193,7 +193,8 @@ def _records(
             notes.append(ImportNote(entry.source, entry.incomplete))
         if kwargs:
             record["additional_kwargs"] = kwargs
-            unplaced.update(entry.extra.keys())
+            if entry.extra:
+                unplaced.update(entry.extra.keys())
         if isinstance(message, LLMUserMessage):
             record["intermediate_trace"] = {"records": []}
             top.append(record)

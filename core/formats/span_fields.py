@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
+from itertools import pairwise
 from typing import Any, TypeVar
 
 import orjson
@@ -156,12 +157,17 @@ def _joinable(turn: LLMAssistantMessage, item: LLMAssistantMessage) -> bool:
     return not (turn.content and item.content) and not (turn.reasoning_content and item.reasoning_content)
 
 
+_TWO_TURNS = (LLMAssistantMessage, LLMAssistantMessage)
+
+
 def one_turn_each(messages: tuple[LLMMessage, ...] | None) -> tuple[LLMMessage, ...] | None:
     """Consecutive assistant messages as the one turn they are: the Responses API lists a turn's reasoning, text
     and each function call as items of their own, which instrumentations resend as messages of their own
     (opentelemetry-instrumentation-genai-openai, openinference-instrumentation-openai), while the call that
     answered recorded one message."""
     if not messages:
+        return messages
+    if _TWO_TURNS not in pairwise(map(type, messages)):  # no assistant message follows another: checked in C
         return messages
     out: list[LLMMessage] = []
     for message in messages:

@@ -72,6 +72,9 @@ def same_message(a: LLMMessage, b: LLMMessage) -> bool:
 
 def common_prefix(a: Sequence[LLMMessage], b: Sequence[LLMMessage]) -> int:
     """How many leading messages ``a`` and ``b`` share."""
+    n = min(len(a), len(b))
+    if tuple(a[:n]) == tuple(b[:n]):  # equal messages are the same message; a resent history is, compared in C
+        return n
     n = 0
     for x, y in zip(a, b, strict=False):
         if not same_message(x, y):

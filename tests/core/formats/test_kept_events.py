@@ -6,7 +6,7 @@ import tempfile
 from datetime import UTC, datetime, timedelta, timezone
 
 from core.formats.events import ConversationKey, ModelCall, SourceRef, ToolExecution
-from core.formats.kept_events import SpilledEvents
+from core.formats.kept_events import PartReads, SpilledEvents
 from core.llm.messages import LLMAssistantMessage, LLMSystemMessage, LLMTextPart, LLMToolCall, LLMUserMessage
 from core.providers.request import GenerationParams, ToolSpec
 from core.request_context.stored import StoredRequest
@@ -38,8 +38,8 @@ def test_spilled_events_read_back_equal_and_share_one_object_per_message() -> No
         spilled = SpilledEvents(file)
         places = [spilled.write(event) for event in events]
         spilled.written()
-        messages: dict[tuple[int, int], object] = {}
-        back = [spilled.read(offset, length, messages) for offset, length in places]  # type: ignore[arg-type]
+        reads = PartReads()
+        back = [spilled.read(offset, length, reads) for offset, length in places]
     assert back == events
     assert back[0].started_at is not None and back[0].started_at.utcoffset() == timedelta(hours=2)
     assert [e.started_at.tzinfo for e in back[2:] if e.started_at is not None] == [UTC, UTC]
@@ -47,15 +47,18 @@ def test_spilled_events_read_back_equal_and_share_one_object_per_message() -> No
     assert isinstance(first, ModelCall) and isinstance(second, ModelCall)
     assert first.input is not None and second.input is not None and first.output is not None
     assert second.input[0] is first.input[0] and second.input[2] is first.output[0]
-    assert len(messages) == 4  # the system prompt, the question, the call and the request, each read once
+    assert len(reads.read) == 4  # the system prompt, the question, the call and the request, each read once
 
 
 def test_a_resent_history_and_request_are_written_once() -> None:
     history = (LLMSystemMessage("You book trips. " * 100), USER, CALL)
     call = ModelCall(SourceRef("x.json"), ConversationKey(), history, None, REQUEST)
     with tempfile.TemporaryFile() as once, tempfile.TemporaryFile() as resent:
-        SpilledEvents(once).write(call)
+        one = SpilledEvents(once)
+        one.write(call)
+        one.written()
         many = SpilledEvents(resent)
         for _ in range(20):
             many.write(call)
+        many.written()
         assert resent.tell() < 3 * once.tell(), (once.tell(), resent.tell())
