@@ -46,3 +46,21 @@ def test_the_analyze_after_an_import_runs_without_the_engines_statement_timeout(
         event.listen(store.engine, "before_cursor_execute", timeout_at_analyze)
         import_texts(store, {f"bulk-{n}": f"text {n}" for n in range(MIN_ROWS)})
     assert seen == ["0"]
+
+
+_PENDING = text(
+    "SELECT c.relname, gin_clean_pending_list(i.indexrelid) FROM pg_index i"
+    " JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam WHERE a.amname = 'gin'"
+)
+
+
+@pytest.mark.postgres
+def test_a_bulk_import_leaves_no_gin_entries_pending() -> None:
+    """Every search reads a GIN index's pending list whole: a bulk import merges what it added into the index."""
+    with pg_database() as url, Store.open(url) as store:
+        import_texts(store, {f"bulk-{n}": f"text {n}" for n in range(MIN_ROWS)})
+        with store.engine.begin() as conn:
+            # The pages merged now: none left by the import.
+            pending = {name: pages for name, pages in conn.execute(_PENDING)}
+        assert len(pending) >= 5  # the chunks' trigrams and grams, the conversations' grams, ids and titles
+        assert pending == dict.fromkeys(pending, 0)
