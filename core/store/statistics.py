@@ -1,10 +1,16 @@
-"""PostgreSQL's planner statistics, refreshed after a bulk import.
+"""PostgreSQL's planner statistics and GIN pending lists, settled after a bulk import.
 
 The planner picks its plans from each table's statistics. A bulk import changes them at once, and
 autovacuum (when it runs at all) catches up only later: until then a list page can hash-join every
 outline in the store to read three (``bench/PERFORMANCE.md``), and a search builds every match before
 sorting. PostgreSQL's manual says to run ``ANALYZE`` after loading data; an import that grew the
 messages by a tenth or more does, on the tables it wrote.
+
+A GIN index (the search's trigrams and grams) takes new entries into a pending list, merged into the index only
+once the list passes ``gin_pending_list_limit`` or by a vacuum; every search reads the list whole until then
+(https://www.postgresql.org/docs/current/gin-implementation.html#GIN-FAST-UPDATE). An import of ``MIN_ROWS``
+messages or more merges it at once (``gin_clean_pending_list``), on the indexes the store's user owns (the
+function's rule, as ``ANALYZE``'s).
 """
 
 from __future__ import annotations
@@ -27,14 +33,23 @@ IMPORTED_TABLES = (
     "conversation_kinds",
     "runs",
 )
+GIN_TABLES = ("search_chunks", "conversation_grams")
+"""The imported tables with GIN indexes (``core.store.pg_search``)."""
+_MERGE_PENDING = text(
+    "SELECT gin_clean_pending_list(i.indexrelid) FROM pg_index i"
+    " JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam"
+    " WHERE a.amname = 'gin' AND i.indrelid = ANY(CAST(:tables AS regclass[])) AND pg_has_role(c.relowner, 'USAGE')"
+)
 
 
 def analyze_after_import(engine: Engine, new_messages: int) -> bool:
-    """``ANALYZE`` the imported tables when ``new_messages`` is a large share of the store; True when it did."""
+    """Merge the GIN pending lists after an import of ``MIN_ROWS`` messages or more, and ``ANALYZE`` the imported
+    tables when ``new_messages`` is a large share of the store; True when it analyzed."""
     if not backend_of(engine).analyzes_after_import or new_messages < MIN_ROWS:
         return False
     with write_transaction(engine, label="the statistics after an import") as conn:
         backend_of(engine).unbounded_statements(conn)  # part of the import: the engine's timeout is for requests
+        conn.execute(_MERGE_PENDING, {"tables": list(GIN_TABLES)})
         counted = conn.execute(text("SELECT reltuples FROM pg_class WHERE oid = 'messages'::regclass")).scalar_one()
         if new_messages < SHARE * max(counted, 0):
             return False

@@ -5,9 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from alembic import command
 from sqlalchemy import event, text
 
 from core.store import Store
+from core.store.engine import write_transaction
+from core.store.schema import _config, upgrade
 from core.store.settings import EngineSettings
 from core.store.statistics import MIN_ROWS
 from tests.store.store_factory import import_texts
@@ -46,3 +49,44 @@ def test_the_analyze_after_an_import_runs_without_the_engines_statement_timeout(
         event.listen(store.engine, "before_cursor_execute", timeout_at_analyze)
         import_texts(store, {f"bulk-{n}": f"text {n}" for n in range(MIN_ROWS)})
     assert seen == ["0"]
+
+
+_PENDING = text(
+    "SELECT c.relname, gin_clean_pending_list(i.indexrelid) FROM pg_index i"
+    " JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam WHERE a.amname = 'gin'"
+)
+
+
+@pytest.mark.postgres
+def test_a_bulk_import_leaves_no_gin_entries_pending() -> None:
+    """Every search reads a GIN index's pending list whole: a bulk import merges what it added into the index."""
+    with pg_database() as url, Store.open(url) as store:
+        import_texts(store, {f"bulk-{n}": f"text {n}" for n in range(MIN_ROWS)})
+        with store.engine.begin() as conn:
+            # The pages merged now: none left by the import.
+            pending = {name: pages for name, pages in conn.execute(_PENDING)}
+        assert len(pending) >= 5  # the chunks' trigrams and grams, the conversations' grams, ids and titles
+        assert pending == dict.fromkeys(pending, 0)
+
+
+def _stated(store: Store) -> set[tuple[str, str]]:
+    with store.engine.connect() as conn:
+        rows = conn.execute(text("SELECT tablename, attname FROM pg_stats WHERE schemaname = 'public'"))
+        return {(table, column) for table, column in rows}
+
+
+@pytest.mark.postgres
+def test_the_analyze_after_an_import_leaves_out_the_columns_only_read_and_a_downgrade_brings_them_back() -> None:
+    """Revision 0033: no plan reads statistics of the bodies, texts and outlines, each read by row id."""
+    read_only = {("messages", "body"), ("messages", "search_text"), ("message_texts", "text")}
+    read_only.add(("message_outlines", "outline"))
+    with pg_database() as url, Store.open(url) as store:
+        import_texts(store, {f"bulk-{n}": f"text {n}" for n in range(MIN_ROWS)})
+        stated = _stated(store)
+        assert {("messages", "conversation_pk"), ("search_chunks", "folded")} <= stated
+        assert not stated & read_only
+        with write_transaction(store.engine) as conn:
+            command.downgrade(_config(conn), "0032")
+            conn.execute(text("ANALYZE messages, message_texts, message_outlines"))
+        assert read_only <= _stated(store)
+        assert upgrade(store.engine).before == "0032"
