@@ -86,16 +86,25 @@ def _content(value: Any, drop_calls: bool) -> Any:
     return out
 
 
+def _parsed(item: Any) -> tuple[str, str, dict[str, Any]] | None:
+    """A LangChain message's class (or type word), chat role and fields; None for a chat message or any other
+    value."""
+    if not isinstance(item, dict) or "role" in item:
+        return None
+    found = _class_and_fields(item)
+    if found is None:
+        return None
+    kind, fields = found
+    return kind, _ROLES.get(kind) or str(fields.get("role") or "user"), fields
+
+
 def chat_message(item: Any) -> Any:
     """A LangChain message as a chat message (``role``, ``content``, ``tool_calls``, ``tool_call_id``); any
     other value as it is."""
-    if not isinstance(item, dict) or "role" in item:
-        return item
-    found = _class_and_fields(item)
+    found = _parsed(item)
     if found is None:
         return item
-    kind, fields = found
-    role = _ROLES.get(kind) or str(fields.get("role") or "user")
+    _, role, fields = found
     calls = _tool_calls(fields) if role == "assistant" else []
     message: dict[str, Any] = {"role": role, "content": _content(fields.get("content"), bool(calls))}
     if calls:
@@ -116,13 +125,10 @@ def _holds_nothing(value: Any) -> bool:
 def unplaced_fields(item: Any) -> dict[str, Any] | None:
     """The fields of a LangChain message that ``chat_message`` has no place for, with the message's class;
     None when it holds none (or is not a LangChain message)."""
-    if not isinstance(item, dict) or "role" in item:
-        return None
-    found = _class_and_fields(item)
+    found = _parsed(item)
     if found is None:
         return None
-    kind, fields = found
-    role = _ROLES.get(kind) or str(fields.get("role") or "user")
+    kind, role, fields = found
     out: dict[str, Any] = {}
     for key, value in fields.items():
         if key in _PLACED or _holds_nothing(value) or (key == "name" and role in ("tool", "function")):
