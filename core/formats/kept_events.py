@@ -10,6 +10,7 @@ message, as the reader made them.
 from __future__ import annotations
 
 import io
+import os
 import pickle
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, is_dataclass
@@ -118,6 +119,9 @@ class SpilledEvents:
 
     def __init__(self, file: IO[bytes]) -> None:
         self.file = file
+        self.fd = file.fileno()
+        self.unsynced = False
+        """Pickles written to ``file`` that it may still buffer: read back by ``os.pread``, past its buffer."""
         self.buffer = io.BytesIO()
         """Pickles not yet in ``file``: where each ends is known without asking the file (a system call)."""
         self.flushed = file.tell()
@@ -175,6 +179,7 @@ class SpilledEvents:
 
     def _flush(self) -> None:
         self.file.write(self.buffer.getvalue())
+        self.unsynced = True
         self.flushed += self.buffer.tell()
         self.buffer.seek(0)
         self.buffer.truncate()
@@ -182,8 +187,11 @@ class SpilledEvents:
     def _load(self, offset: int, length: int) -> Any:
         if self.buffer.tell():
             self._flush()
-        self.file.seek(offset)
-        return _Unpickler(self.file.read(length), self.classes).load()  # our own temporary file
+        if self.unsynced:
+            self.file.flush()
+            self.unsynced = False
+        # One system call: a seek would drop the file's buffer, then read (our own temporary file).
+        return _Unpickler(os.pread(self.fd, length, offset), self.classes).load()
 
     def _call_places(self, call: ModelCall) -> tuple[tuple[Place, ...] | None, tuple[Place, ...] | None]:
         """Where a call's input and output messages sit: the history it resends where the last call of its trace
