@@ -99,21 +99,6 @@ class _FieldsPickler(pickle.Pickler):
         return NotImplemented if values is None else (cls, values(obj))
 
 
-class _Unpickler(pickle.Unpickler):
-    """Reads one pickle of the spill, each class it names looked up once per spill (in ``classes``), not imported
-    again by every pickle that names it."""
-
-    def __init__(self, data: bytes, classes: dict[tuple[str, str], Any]) -> None:
-        super().__init__(io.BytesIO(data))
-        self.classes = classes
-
-    def find_class(self, module: str, name: str) -> Any:
-        found = self.classes.get((module, name))
-        if found is None:
-            found = self.classes[module, name] = super().find_class(module, name)
-        return found
-
-
 class SpilledEvents:
     """Events pickled to a temporary file as they come, read back one part at a time."""
 
@@ -126,7 +111,6 @@ class SpilledEvents:
         """Pickles not yet in ``file``: where each ends is known without asking the file (a system call)."""
         self.flushed = file.tell()
         self.pickler = _FieldsPickler(self.buffer)
-        self.classes: dict[tuple[str, str], Any] = {}
         self.recent: dict[int, tuple[LLMMessage, Place]] = {}
         """Messages written lately by ``id``, each kept (so that its ``id`` names no other) with where it sits."""
         self.last_request: tuple[StoredRequest, Place] | None = None
@@ -190,8 +174,8 @@ class SpilledEvents:
         if self.unsynced:
             self.file.flush()
             self.unsynced = False
-        # One system call: a seek would drop the file's buffer, then read (our own temporary file).
-        return _Unpickler(os.pread(self.fd, length, offset), self.classes).load()
+        # One system call: a seek would drop the file's buffer, then read.
+        return pickle.loads(os.pread(self.fd, length, offset))  # noqa: S301 - our own temporary file
 
     def _call_places(self, call: ModelCall) -> tuple[tuple[Place, ...] | None, tuple[Place, ...] | None]:
         """Where a call's input and output messages sit: the history it resends where the last call of its trace
