@@ -10,6 +10,7 @@ message, as the reader made them.
 from __future__ import annotations
 
 import io
+import os
 import pickle
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, is_dataclass
@@ -98,31 +99,18 @@ class _FieldsPickler(pickle.Pickler):
         return NotImplemented if values is None else (cls, values(obj))
 
 
-class _Unpickler(pickle.Unpickler):
-    """Reads one pickle of the spill, each class it names looked up once per spill (in ``classes``), not imported
-    again by every pickle that names it."""
-
-    def __init__(self, data: bytes, classes: dict[tuple[str, str], Any]) -> None:
-        super().__init__(io.BytesIO(data))
-        self.classes = classes
-
-    def find_class(self, module: str, name: str) -> Any:
-        found = self.classes.get((module, name))
-        if found is None:
-            found = self.classes[module, name] = super().find_class(module, name)
-        return found
-
-
 class SpilledEvents:
     """Events pickled to a temporary file as they come, read back one part at a time."""
 
     def __init__(self, file: IO[bytes]) -> None:
         self.file = file
+        self.fd = file.fileno()
+        self.unsynced = False
+        """Pickles written to ``file`` that it may still buffer: read back by ``os.pread``, past its buffer."""
         self.buffer = io.BytesIO()
         """Pickles not yet in ``file``: where each ends is known without asking the file (a system call)."""
         self.flushed = file.tell()
         self.pickler = _FieldsPickler(self.buffer)
-        self.classes: dict[tuple[str, str], Any] = {}
         self.recent: dict[int, tuple[LLMMessage, Place]] = {}
         """Messages written lately by ``id``, each kept (so that its ``id`` names no other) with where it sits."""
         self.last_request: tuple[StoredRequest, Place] | None = None
@@ -175,6 +163,7 @@ class SpilledEvents:
 
     def _flush(self) -> None:
         self.file.write(self.buffer.getvalue())
+        self.unsynced = True
         self.flushed += self.buffer.tell()
         self.buffer.seek(0)
         self.buffer.truncate()
@@ -182,8 +171,11 @@ class SpilledEvents:
     def _load(self, offset: int, length: int) -> Any:
         if self.buffer.tell():
             self._flush()
-        self.file.seek(offset)
-        return _Unpickler(self.file.read(length), self.classes).load()  # our own temporary file
+        if self.unsynced:
+            self.file.flush()
+            self.unsynced = False
+        # One system call: a seek would drop the file's buffer, then read.
+        return pickle.loads(os.pread(self.fd, length, offset))  # noqa: S301 - our own temporary file
 
     def _call_places(self, call: ModelCall) -> tuple[tuple[Place, ...] | None, tuple[Place, ...] | None]:
         """Where a call's input and output messages sit: the history it resends where the last call of its trace

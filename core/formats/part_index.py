@@ -4,7 +4,7 @@ transcript may tie together (a union-find of their nodes), so that memory does n
 Everything ``core.formats.parts`` would otherwise hold per event or per conversation (the events' places, the
 call ids and traces seen, the parts' members) lives in a private temporary SQLite database, deleted when the
 index is closed; SQLite's page cache and the latest links of the union-find (``PARENTS_HELD``) are the only
-memory it takes.
+memory it takes, with a fixed filter of the nodes written there (``FLUSHED_SLOTS``).
 """
 
 from __future__ import annotations
@@ -27,6 +27,9 @@ _CACHE_KIB = 2048
 PARENTS_HELD = 20_000
 """Union-find links kept in memory before they are written to the database: the nodes of the conversations
 being read, which nearly every tie touches (a few MB, however large the file)."""
+FLUSHED_SLOTS = 1 << 20
+"""Slots (bytes) of the filter of nodes whose links were written to the database: a node that hashes to an
+empty slot was never written, and is looked up there no more (most lookups are of new nodes: call ids, traces)."""
 JOINS_HELD = 5_000
 """Ties and openings remembered as added (then it starts again): those of the conversations being read."""
 _EVENTS_HELD = 1000
@@ -80,6 +83,8 @@ class PartIndex:
         self.count = 0
         self.parents: dict[bytes, bytes] = {}
         """Links written or read lately: newer than the database's, written there when there are too many."""
+        self.flushed: bytearray | None = None
+        """A slot set for each node whose link was written to the database (by its hash); None until one is."""
         self.events: list[tuple[int, int, int, bytes, OrderKey | None]] = []
         self.openings: list[tuple[bytes, bytes, bool]] = []
         self.runs_held: list[tuple[int, bytes, bytes | None, bytes | None, bytes | None]] = []
@@ -125,6 +130,8 @@ class PartIndex:
     def _up(self, node: bytes) -> bytes | None:
         up = self.parents.get(node)
         if up is None:
+            if self.flushed is None or not self.flushed[hash(node) % FLUSHED_SLOTS]:
+                return None
             row = self.db.execute("SELECT up FROM parent WHERE node = ?", (node,)).fetchone()
             if row is None:
                 return None
@@ -139,6 +146,11 @@ class PartIndex:
 
     def _write_parents(self) -> None:
         self.db.executemany("INSERT OR REPLACE INTO parent VALUES (?, ?)", self.parents.items())
+        if self.flushed is None:
+            self.flushed = bytearray(FLUSHED_SLOTS)
+        flushed = self.flushed
+        for node in self.parents:
+            flushed[hash(node) % FLUSHED_SLOTS] = 1
         self.parents.clear()
 
     def _write_events(self) -> None:

@@ -32,12 +32,26 @@ from core.formats.part_index import LAST, Node, OrderKey, PartIndex, sortable
 from core.formats.resent import Resent
 from core.llm.messages import LLMAssistantMessage, LLMMessage
 
+DIGESTS_HELD = 5_000
+"""Openings' digests remembered (then it starts again): those of the conversations being read."""
+
 
 def _digest(value: object) -> str:
     return hashlib.blake2b(repr(value).encode(), digest_size=16).hexdigest()
 
 
-def _call_node(call: ModelCall, index: PartIndex) -> Node:
+class _Digests(dict[object, str]):
+    """Each opening's digest by the opening, made once: every call of a conversation opens alike, and the digest
+    reads the whole text (an agent's system prompt)."""
+
+    def __missing__(self, opening: object) -> str:
+        if len(self) >= DIGESTS_HELD:
+            self.clear()
+        digest = self[opening] = _digest(opening)
+        return digest
+
+
+def _call_node(call: ModelCall, index: PartIndex, digests: _Digests) -> Node:
     key = call.key.conversation or call.key.thread
     if key is not None:
         return "k:" + key
@@ -50,8 +64,8 @@ def _call_node(call: ModelCall, index: PartIndex) -> Node:
             return f"a:{index.count}"
         first, user = call_opening(messages)
         open_to_all = user is None or bool(sent)
-    first_id = _digest(first)
-    node = f"o:{first_id}:{_digest(user) if user is not None else ''}"
+    first_id = digests[first]
+    node = f"o:{first_id}:{digests[user] if user is not None else ''}"
     index.add_opening(first_id, node, open_to_all)
     return node
 
@@ -68,10 +82,11 @@ def _spill(events: Iterable[Event], kept: KeptEvents, index: PartIndex) -> None:
     tied: Resent[LLMMessage, None] = Resent()
     """Per trace and node, the last call's messages: the call ids of the history a call resends are tied to its
     node already."""
+    digests = _Digests()
     for event in events:
         if isinstance(event, ModelCall):
             start: OrderKey | None = sortable(order_key(event, index.count))
-            node = _call_node(event, index)
+            node = _call_node(event, index, digests)
             sent, answered = event.input or (), event.output or ()
             shared, _ = tied.start((event.source.trace, node), sent)
             for call_id in dict.fromkeys(_named_calls((*sent[shared:], *answered))):

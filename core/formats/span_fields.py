@@ -92,10 +92,10 @@ def _number(value: Any) -> Any:
 
 def provider_of(system: Any) -> str | None:
     """The Traceloupe provider a span's system or provider name means (``gcp.gemini``: its last part), or None."""
-    from core.providers.registry import provider_called
-
     if not isinstance(system, str) or not system:
         return None
+    from core.providers.registry import provider_called  # imported only once a span names a system
+
     for name in (system, system.rsplit(".", 1)[-1], system.split(".", 1)[0]):
         dialect = provider_called(name)
         if dialect is not None:

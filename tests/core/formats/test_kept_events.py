@@ -62,3 +62,16 @@ def test_a_resent_history_and_request_are_written_once() -> None:
             many.write(call)
         many.written()
         assert resent.tell() < 3 * once.tell(), (once.tell(), resent.tell())
+
+
+def test_events_read_back_while_others_are_written_stay_whole() -> None:
+    # A read between writes must not move where the next pickles are written (over those already there).
+    first, second, third = _calls()
+    with tempfile.TemporaryFile() as file:
+        spilled = SpilledEvents(file)
+        places = [spilled.write(first)]
+        assert spilled.read(*places[0], PartReads()) == first
+        places += [spilled.write(second), spilled.write(third)]
+        spilled.written()
+        reads = PartReads()
+        assert [spilled.read(offset, length, reads) for offset, length in places] == [first, second, third]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from core.formats import parts
+from core.formats import part_index, parts
 from core.formats.assemble import ImportNote, assemble_transcripts
 from core.formats.events import ConversationKey, Event, ModelCall, SourceRef, ToolExecution
 from core.formats.registry import SNIFF_BYTES, sniff
@@ -127,3 +127,25 @@ def test_ids_that_are_not_valid_unicode_still_tie_their_events() -> None:
     transcripts = list(parts.transcripts_by_part(keyed, []))
     assert [t.key for t in transcripts] == ["session-\ud800"]
     assert len(transcripts[0].entries) == 5
+
+
+def test_links_written_to_the_index_database_are_still_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A few links held: most are written to the database, and found there again (the filter of written nodes must
+    # not hide them); the parts are those of an index that holds every link in memory.
+    events = [e for n in range(40) for e in _conversation(n)]
+    whole = list(parts.transcripts_by_part(events, []))
+    monkeypatch.setattr(part_index, "PARENTS_HELD", 3)
+    monkeypatch.setattr(part_index, "FLUSHED_SLOTS", 64)  # collisions: some new nodes are looked up anyway
+    assert _picture(list(parts.transcripts_by_part(events, []))) == _picture(whole)
+    index = part_index.PartIndex()
+    try:
+        for n in range(50):
+            index.join(f"c:{n}", f"k:{n % 7}")
+        assert index.flushed is not None
+        assert all(index.known(f"c:{n}") for n in range(50))
+        assert not any(index.known(f"c:new{n}") for n in range(50))
+        roots = [index._find(f"c:{n}".encode()) for n in range(50)]
+        assert len(set(roots)) == 7
+        assert all(roots[n] == roots[n % 7] for n in range(50))
+    finally:
+        index.close()
