@@ -3,6 +3,10 @@ up to a bound after the oldest waiting one, and not at all when nothing waits or
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable
+
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
@@ -28,16 +32,29 @@ def _received(store: Store) -> int:
 
 
 class Clock:
-    """``now_ms`` and ``time.sleep`` of the assembly module: sleeping moves the clock, and is recorded."""
+    """``now_ms`` and ``time.sleep`` of the assembly module: sleeping moves the clock, and is recorded.
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch, start: int) -> None:
+    ``time.sleep`` is the process's: another thread's sleep (a pool's, an earlier test's server) passes through
+    unrecorded, or it would be counted as the assembly's."""
+
+    def __init__(
+        self, monkeypatch: pytest.MonkeyPatch, start: int, after_sleep: Callable[[], None] | None = None
+    ) -> None:
         self.now, self.slept = start, []
+        self._thread = threading.current_thread()
+        self._real_sleep = time.sleep
+        self._after_sleep = after_sleep
         monkeypatch.setattr(assembly, "now_ms", lambda: self.now)
         monkeypatch.setattr(assembly.time, "sleep", self.sleep)
 
     def sleep(self, seconds: float) -> None:
+        if threading.current_thread() is not self._thread:
+            self._real_sleep(seconds)
+            return
         self.slept.append(round(seconds * 1000))
         self.now += round(seconds * 1000)
+        if self._after_sleep is not None:
+            self._after_sleep()
 
 
 def test_nothing_waiting_means_no_wait(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -62,13 +79,10 @@ def test_batches_that_keep_arriving_are_waited_for_no_longer_than_the_bound_afte
 ) -> None:
     store_batch(store, _body(), "application/x-protobuf", key_pk=None)
     oldest = _received(store)
-    clock = Clock(monkeypatch, oldest)
-    original = clock.sleep
 
-    def another_batch_each_sleep(seconds: float) -> None:
-        original(seconds)
+    def another_batch_each_sleep() -> None:
         monkeypatch.setattr(assembly.tables, "pending_received", lambda conn: (oldest, clock.now))
 
-    monkeypatch.setattr(assembly.time, "sleep", another_batch_each_sleep)
+    clock = Clock(monkeypatch, oldest, after_sleep=another_batch_each_sleep)
     assembly.settle(store, quiet_ms=300, max_wait_ms=1_000)
     assert sum(clock.slept) == 1_000
