@@ -11,6 +11,12 @@ once the list passes ``gin_pending_list_limit`` or by a vacuum; every search rea
 (https://www.postgresql.org/docs/current/gin-implementation.html#GIN-FAST-UPDATE). An import of ``MIN_ROWS``
 messages or more merges it at once (``gin_clean_pending_list``), on the indexes the store's user owns (the
 function's rule, as ``ANALYZE``'s).
+
+The same import then vacuums the tables it wrote (outside its transaction, as ``VACUUM`` must run): a fresh row's
+visibility is otherwise settled by the first query that reads it, which then writes the page back, and an
+index-only scan (the list's walk in its order) reads the heap row by row until the visibility map is set
+(https://www.postgresql.org/docs/current/routine-vacuuming.html#VACUUM-FOR-VISIBILITY-MAP). Autovacuum would do it
+later, when it runs at all: a server may have it off.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ IMPORTED_TABLES = (
     "message_texts",
     "search_chunks",
     "conversation_kinds",
+    "conversation_grams",
     "runs",
 )
 GIN_TABLES = ("search_chunks", "conversation_grams")
@@ -43,8 +50,8 @@ _MERGE_PENDING = text(
 
 
 def analyze_after_import(engine: Engine, new_messages: int) -> bool:
-    """Merge the GIN pending lists after an import of ``MIN_ROWS`` messages or more, and ``ANALYZE`` the imported
-    tables when ``new_messages`` is a large share of the store; True when it analyzed."""
+    """Merge the GIN pending lists after an import of ``MIN_ROWS`` messages or more, and ``ANALYZE`` and vacuum the
+    imported tables when ``new_messages`` is a large share of the store; True when it analyzed."""
     if not backend_of(engine).analyzes_after_import or new_messages < MIN_ROWS:
         return False
     with write_transaction(engine, label="the statistics after an import") as conn:
@@ -54,4 +61,15 @@ def analyze_after_import(engine: Engine, new_messages: int) -> bool:
         if new_messages < SHARE * max(counted, 0):
             return False
         conn.execute(text(f"ANALYZE {', '.join(IMPORTED_TABLES)}"))  # table names are constants above
+    _vacuum(engine)
     return True
+
+
+def _vacuum(engine: Engine) -> None:
+    # Index cleanup off: nothing was deleted, and the GIN pending lists were merged above.
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        conn.execute(text("SET statement_timeout = 0"))  # part of the import, as above
+        try:
+            conn.execute(text(f"VACUUM (INDEX_CLEANUP OFF) {', '.join(IMPORTED_TABLES)}"))
+        finally:
+            conn.execute(text("RESET statement_timeout"))

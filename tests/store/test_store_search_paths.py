@@ -153,3 +153,26 @@ def test_postgresql_grams_are_the_characters_and_pairs_the_sqlite_index_holds(st
             pairs = {folded[i : i + 2] for i in range(len(folded) - 1)}
             assert set(grams) == set(folded) | pairs
             assert len(grams) == len(folded) + max(len(folded) - 1, 0)
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+def test_a_walk_tests_each_conversation_it_walks_and_never_scans_a_whole_table(store: Store) -> None:
+    """The walk's test is a lookup per walked conversation. Left to itself the planner may instead run it once over
+    every chunk, hashed (here, a store whose chunks cost less to scan than 200 lookups), and a search past the
+    walk would then cost the whole store, which at a million conversations is seconds."""
+    _import(store, [_text(f"c{n}", f"filler text {n}", n) for n in range(300)])
+    walked: list[tuple[str, Any]] = []
+
+    def seen(conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: bool) -> None:
+        if "IN (SELECT conversations.id" in statement and not statement.startswith("EXPLAIN"):
+            walked.append((statement, params))
+
+    event.listen(store.engine, "before_cursor_execute", seen)
+    assert _found(store, "qj") == []
+    assert walked
+    with store.engine.connect() as conn:
+        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+        for statement, params in walked:
+            cursor.execute("EXPLAIN " + statement, params)
+            plan = "\n".join(row[0] for row in cursor.fetchall())
+            assert "hashed SubPlan" not in plan and "Seq Scan on search_chunks" not in plan, plan

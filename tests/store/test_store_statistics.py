@@ -37,18 +37,36 @@ def test_a_bulk_import_analyzes_the_tables_it_wrote_and_a_small_one_does_not() -
 
 
 @pytest.mark.postgres
-def test_the_analyze_after_an_import_runs_without_the_engines_statement_timeout() -> None:
-    """Part of the import: a large store's ANALYZE must not be cancelled by the timeout meant for requests."""
-    seen: list[str] = []
+def test_the_analyze_and_vacuum_after_an_import_run_without_the_engines_statement_timeout() -> None:
+    """Part of the import: a large store's ANALYZE or VACUUM must not be cancelled by the timeout meant for requests,
+    and the pooled connection gets that timeout back afterwards."""
+    seen: list[tuple[str, str]] = []
 
-    def timeout_at_analyze(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        if statement.startswith("ANALYZE"):
-            seen.append(cursor.connection.execute("SHOW statement_timeout").fetchone()[0])
+    def timeout_at_maintenance(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if statement.startswith(("ANALYZE", "VACUUM")):
+            seen.append((statement.split()[0], cursor.connection.execute("SHOW statement_timeout").fetchone()[0]))
 
-    with pg_database() as url, Store.open(url, settings=EngineSettings(statement_timeout_ms=30_000)) as store:
-        event.listen(store.engine, "before_cursor_execute", timeout_at_analyze)
+    settings = EngineSettings(statement_timeout_ms=30_000, pool_size=1)
+    with pg_database() as url, Store.open(url, settings=settings) as store:
+        event.listen(store.engine, "before_cursor_execute", timeout_at_maintenance)
         import_texts(store, {f"bulk-{n}": f"text {n}" for n in range(MIN_ROWS)})
-    assert seen == ["0"]
+        with store.engine.connect() as conn:
+            assert conn.execute(text("SHOW statement_timeout")).scalar_one() == "30s"
+    assert seen == [("ANALYZE", "0"), ("VACUUM", "0")]
+
+
+@pytest.mark.postgres
+def test_a_bulk_import_leaves_its_tables_vacuumed_so_no_reader_rewrites_a_page() -> None:
+    """Without a vacuum, every page of a fresh import is dirtied by the first query to read it (hint bits), and an
+    index-only scan reads the heap row by row until the visibility map is set; autovacuum may be off."""
+    with pg_database() as url, Store.open(url) as store:
+        import_texts(store, {f"bulk-{n}": f"text {n}" for n in range(MIN_ROWS)})
+        with store.engine.connect() as conn:
+            tables = ("conversations", "messages", "search_chunks", "conversation_grams")
+            pages = text("SELECT relname, relpages, relallvisible FROM pg_class WHERE relname = ANY(:t)")
+            rows = conn.execute(pages, {"t": list(tables)}).all()
+        assert {name for name, *_ in rows} == set(tables)
+        assert all(pages > 0 and visible == pages for _, pages, visible in rows), rows
 
 
 _PENDING = text(
