@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 import orjson
 from sqlalchemy import ColumnElement, Connection, Select, exists, func, select, tuple_
+from sqlalchemy.sql.base import ReadOnlyColumnCollection
 from sqlalchemy.sql.elements import UnaryExpression
 
 from core.errors import UnknownNameError
@@ -172,35 +173,46 @@ def _filtered(stmt: Select[Any], query: ConversationQuery) -> Select[Any]:
     return stmt
 
 
+def _order(rows: ReadOnlyColumnCollection[str, Any], sort: _Sort | None) -> list[UnaryExpression[Any]]:
+    """The list's order over ``rows`` (the conversations table's columns, or a selection of them): ``sort``'s
+    column then the id; none for a count."""
+    if sort is None:
+        return []
+    keys = (rows[sort.column.key], rows["id"])
+    return [key.desc() for key in keys] if sort.descending else [key.asc() for key in keys]
+
+
 def _searched(
     conn: Connection,
     stmt: Select[Any],
     needle: str,
-    order: list[UnaryExpression[Any]],
+    sort: _Sort | None,
     n: int,
     run: Callable[[Select[Any]], Sequence[Any]],
 ) -> Sequence[Any]:
-    """``run`` of the first ``n`` rows of ``stmt`` in ``order`` whose conversation contains ``needle``.
+    """``run`` of the first ``n`` rows of ``stmt`` in ``sort``'s order (any, for None) whose conversation contains
+    ``needle``.
 
-    First a walk: the next ``WALK`` conversations in order, tested one by one (enough for a common word).
-    When it finds some but fewer than ``n``, a second walk as far as their share says ``n`` lie, up to
-    ``MAX_WALK``; when that is not enough either, the indexes give every match, sorted (quick for a rare
-    word). The cost follows the matches read, not the conversations stored.
+    First a walk: the next ``WALK`` conversations in order, tested one by one as they come, until ``n`` are found
+    (enough for a common word). When it finds some but fewer than ``n``, a second walk as far as their share says
+    ``n`` lie, up to ``MAX_WALK``; when that is not enough either, the indexes give every match, sorted (quick for a
+    rare word). The cost follows the matches read, not the conversations stored.
     """
     backend = backend_of(conn)
     backend.custom_plans(conn)
-    test = backend.conversation_contains(needle)
 
     def walk(reach: int) -> Sequence[Any]:
-        walked = stmt.with_only_columns(_C.id).order_by(*order).limit(reach)
-        return run(stmt.where(_C.id.in_(walked), test).order_by(*order).limit(n))
+        # The walked rows a subquery in order, so that the test runs on each as it comes and stops at the n-th match.
+        walked = stmt.order_by(*_order(_C, sort)).limit(reach).subquery("walked")
+        test = backend.conversation_contains(needle, walked)
+        return run(select(walked).where(test).order_by(*_order(walked.c, sort)).limit(n))
 
     found = walk(WALK)
     if 0 < len(found) < n:
         found = walk(min(MAX_WALK, 2 * WALK * n // len(found)))
     if len(found) == n:
         return found
-    return run(stmt.where(search_condition(conn, needle)).order_by(*order).limit(n))
+    return run(stmt.where(search_condition(conn, needle)).order_by(*_order(_C, sort)).limit(n))
 
 
 def list_conversations(conn: Connection, query: ConversationQuery) -> ConversationPage:
@@ -218,13 +230,10 @@ def list_conversations(conn: Connection, query: ConversationQuery) -> Conversati
         value, pk = decode_cursor(query.cursor, query.sort)
         boundary = tuple_(sort.column, _C.id)
         stmt = stmt.where(boundary < tuple_(value, pk) if sort.descending else boundary > tuple_(value, pk))
-    order: list[UnaryExpression[Any]] = (
-        [sort.column.desc(), _C.id.desc()] if sort.descending else [sort.column.asc(), _C.id.asc()]
-    )
     if not needle:
-        rows = conn.execute(stmt.order_by(*order).limit(query.limit + 1)).all()
+        rows = conn.execute(stmt.order_by(*_order(_C, sort)).limit(query.limit + 1)).all()
     else:
-        rows = _searched(conn, stmt, needle, order, query.limit + 1, lambda s: conn.execute(s).all())
+        rows = _searched(conn, stmt, needle, sort, query.limit + 1, lambda s: conn.execute(s).all())
     items = tuple(_summary(r) for r in rows[: query.limit])
     more = len(rows) > query.limit
     last = rows[query.limit - 1] if more else None
@@ -238,11 +247,11 @@ def count_conversations(conn: Connection, query: ConversationQuery, cap: int) ->
     needle = _needle(query)
     if needle is None:
         return 0
-    stmt = _filtered(select(_C.id), query)
+    stmt = _filtered(select(_C.id, _C.conversation_id, _C.title), query)  # what a walk's test reads
     if not needle:
         return _count(conn, stmt.limit(cap))
     # No order: a count needs any matches, and the indexes' way then stops at the cap instead of sorting them all.
-    return len(_searched(conn, stmt, needle, [], cap, lambda s: range(_count(conn, s))))
+    return len(_searched(conn, stmt, needle, None, cap, lambda s: range(_count(conn, s))))
 
 
 def _count(conn: Connection, stmt: Select[Any]) -> int:

@@ -111,7 +111,7 @@ def _walks(store: Store) -> list[int]:
     reaches: list[int] = []
 
     def seen(conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: bool) -> None:
-        if "IN (SELECT conversations.id" in statement:
+        if ") AS walked" in statement:
             reaches.append(context.compiled_parameters[0]["param_1"])
 
     event.listen(store.engine, "before_cursor_execute", seen)
@@ -164,7 +164,7 @@ def test_a_walk_tests_each_conversation_it_walks_and_never_scans_a_whole_table(s
     walked: list[tuple[str, Any]] = []
 
     def seen(conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: bool) -> None:
-        if "IN (SELECT conversations.id" in statement and not statement.startswith("EXPLAIN"):
+        if ") AS walked" in statement and not statement.startswith("EXPLAIN"):
             walked.append((statement, params))
 
     event.listen(store.engine, "before_cursor_execute", seen)
@@ -176,3 +176,31 @@ def test_a_walk_tests_each_conversation_it_walks_and_never_scans_a_whole_table(s
             cursor.execute("EXPLAIN " + statement, params)
             plan = "\n".join(row[0] for row in cursor.fetchall())
             assert "hashed SubPlan" not in plan and "Seq Scan on search_chunks" not in plan, plan
+
+
+def _plan_nodes(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    return [plan, *(node for child in plan.get("Plans", []) for node in _plan_nodes(child))]
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+def test_a_walk_stops_at_the_page_it_was_asked_for(store: Store) -> None:
+    """The walk's rows are tested in the list's order as they come: finding a page of a word in every tenth
+    conversation tests about ten conversations per row of the page, not every conversation the walk may reach."""
+    _import(store, [_text(f"c{n}", "the word" if n % 10 == 0 else "filler", n) for n in range(400)])
+    walked: list[tuple[str, Any]] = []
+
+    def seen(conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: bool) -> None:
+        if ") AS walked" in statement and not statement.startswith("EXPLAIN"):
+            walked.append((statement, params))
+
+    event.listen(store.engine, "before_cursor_execute", seen)
+    page = store.list_conversations(ConversationQuery(search="word", limit=3))
+    assert [c.conversation_id for c in page.items] == ["c390", "c380", "c370"]
+    with store.engine.connect() as conn:
+        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + walked[0][0], walked[0][1])
+        nodes = _plan_nodes(cursor.fetchone()[0][0]["Plan"])
+    tested = [
+        node["Actual Rows"] + node.get("Rows Removed by Filter", 0) for node in nodes if node.get("Alias") == "walked"
+    ]
+    assert tested and max(tested) <= 40, tested  # 4 matches (the page and one more) lie in the first 31

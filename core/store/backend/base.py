@@ -156,9 +156,10 @@ class Backend(Protocol):
         """The row ids of conversations whose id, title or a message contains ``needle`` (case-insensitive,
         literal), found through the search indexes where the needle is long enough for them."""
 
-    def conversation_contains(self, needle: str) -> ColumnElement[bool]:
-        """The ``conversations`` row at hand (correlated) has ``needle`` in its id, title or a message: a test of
-        one row at a time, for a walk of the list in its order."""
+    def conversation_contains(self, needle: str, rows: FromClause) -> ColumnElement[bool]:
+        """The row at hand of ``rows`` (conversations with their ``id``, ``conversation_id`` and ``title``,
+        correlated) has ``needle`` in its id, title or a message: a test of one row at a time, for a walk of the list
+        in its order."""
 
     def custom_plans(self, conn: Connection) -> None:
         """Plan this transaction's statements for their parameters: a search's plan depends on how common its

@@ -248,15 +248,15 @@ class PostgresBackend:
         in_own = (select(_G.conversation_pk).where(column.like(pattern, escape="\\")) for column in _OWN_TEXT)
         return union(in_chunks, *in_own)
 
-    def conversation_contains(self, needle: str) -> ColumnElement[bool]:
+    def conversation_contains(self, needle: str, rows: FromClause) -> ColumnElement[bool]:
         pattern = like_pattern(needle)
         in_own = or_(*(column.like(pattern, escape="\\") for column in _OWN_TEXT))
         # OFFSET 0 keeps each test a lookup of the one conversation: the planner may otherwise run it once, hashed,
         # over every row of the table, which for a needle no index serves is a scan of the whole store (PostgreSQL's
         # src/backend/optimizer/plan/subselect.c, ``simplify_EXISTS_query``, leaves a query with an OFFSET as it is).
         return or_(
-            exists(select(1).where(_G.conversation_pk == _C.id, in_own).offset(0)),
-            exists(select(1).where(_S.conversation_pk == _C.id, _S.folded.like(pattern, escape="\\")).offset(0)),
+            exists(select(1).where(_G.conversation_pk == rows.c.id, in_own).offset(0)),
+            exists(select(1).where(_S.conversation_pk == rows.c.id, _S.folded.like(pattern, escape="\\")).offset(0)),
         )
 
     def custom_plans(self, conn: Connection) -> None:

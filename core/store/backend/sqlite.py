@@ -281,13 +281,14 @@ class SqliteBackend:
         in_messages = select(_M.conversation_pk).where(_M.id.in_(_fts_rows(GRAMS_TABLE, gram, "gram")))
         return union(in_messages, _fts_rows(CONVERSATION_GRAMS_TABLE, gram, "own_gram"))
 
-    def conversation_contains(self, needle: str) -> ColumnElement[bool]:
+    def conversation_contains(self, needle: str, rows: FromClause) -> ColumnElement[bool]:
         # The text itself, not FTS5: a MATCH limited to one rowid still reads its trigrams' whole doclists.
-        in_messages = exists().where(_M.conversation_pk == _C.id, _message_contains(_M.search_text, needle))
+        in_messages = exists().where(_M.conversation_pk == rows.c.id, _message_contains(_M.search_text, needle))
         in_pieces = exists().where(
-            _M.conversation_pk == _C.id, _P.message_pk == _M.id, _message_contains(_P.text, needle)
+            _M.conversation_pk == rows.c.id, _P.message_pk == _M.id, _message_contains(_P.text, needle)
         )
-        return or_(_own_contains(_C.conversation_id, needle), _own_contains(_C.title, needle), in_messages, in_pieces)
+        own = (_own_contains(rows.c.conversation_id, needle), _own_contains(rows.c.title, needle))
+        return or_(*own, in_messages, in_pieces)
 
     def custom_plans(self, conn: Connection) -> None:
         """Nothing to set: SQLite plans every statement it runs for its values."""
