@@ -202,10 +202,13 @@ def _searched(
     backend.custom_plans(conn)
 
     def walk(reach: int) -> Sequence[Any]:
-        # The walked rows a subquery in order, so that the test runs on each as it comes and stops at the n-th match.
-        walked = stmt.order_by(*_order(_C, sort)).limit(reach).subquery("walked")
-        test = backend.conversation_contains(needle, walked)
-        return run(select(walked).where(test).order_by(*_order(walked.c, sort)).limit(n))
+        if backend.walks_a_subquery:
+            walked = stmt.order_by(*_order(_C, sort)).limit(reach).subquery("walked")
+            test = backend.conversation_contains(needle, walked)
+            return run(select(walked).where(test).order_by(*_order(walked.c, sort)).limit(n))
+        walked_ids = stmt.with_only_columns(_C.id).order_by(*_order(_C, sort)).limit(reach)
+        test = backend.conversation_contains(needle, CONVERSATIONS)
+        return run(stmt.where(_C.id.in_(walked_ids), test).order_by(*_order(_C, sort)).limit(n))
 
     found = walk(WALK)
     if 0 < len(found) < n:

@@ -111,7 +111,7 @@ def _walks(store: Store) -> list[int]:
     reaches: list[int] = []
 
     def seen(conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: bool) -> None:
-        if ") AS walked" in statement:
+        if ") AS walked" in statement or "IN (SELECT conversations.id" in statement:  # PostgreSQL's form, SQLite's
             reaches.append(context.compiled_parameters[0]["param_1"])
 
     event.listen(store.engine, "before_cursor_execute", seen)

@@ -78,6 +78,11 @@ class Backend(Protocol):
         """Its planner reads statistics that a bulk import makes stale until they are refreshed."""
 
     @property
+    def walks_a_subquery(self) -> bool:
+        """A search's walk is best given as a subquery of the walked rows in the list's order, tested as they come
+        and stopped at the page's last match; otherwise as the walked ids, each row then looked up and tested."""
+
+    @property
     def writes_out_of_process(self) -> bool:
         """Its writes are done by a server while this process waits: an import prepares its next batch meanwhile,
         on another thread (``core.store.batch_writer``)."""

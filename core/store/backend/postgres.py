@@ -89,6 +89,7 @@ class PostgresBackend:
     keeps_texts = True  # JSONB reorders keys; an export gives back the text imported
     writes_in_ctes = True
     analyzes_after_import = True
+    walks_a_subquery = True  # given the walked ids, the planner may hash them and test every one before sorting
     writes_out_of_process = True
 
     # -- connecting ----------------------------------------------------------

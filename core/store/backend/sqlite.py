@@ -124,6 +124,7 @@ class SqliteBackend:
     keeps_texts = False  # the body column holds the text as imported
     writes_in_ctes = False
     analyzes_after_import = False
+    walks_a_subquery = False  # a subquery of whole rows tested twice as slowly as ids from the covering index
     writes_out_of_process = False  # the library's work holds the GIL but for short steps: a thread only adds switches
 
     # -- connecting ----------------------------------------------------------
