@@ -18,14 +18,14 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import chain, islice
 from typing import Any
 
-from sqlalchemy import ARRAY, Column, Connection, ForeignKey, Integer, MetaData, Table, Text
+from sqlalchemy import ARRAY, Column, Connection, Integer, MetaData, Table, Text
 from sqlalchemy import text as sql
 
 from core.store.bulk import copy_rows, text_array
 from core.store.casefold import fold as fold  # re-exported: the chunks and their readers fold alike
 from core.store.casefold import fold_table
 from core.store.grams import grams_of
-from core.store.tables import CONVERSATIONS, MESSAGES
+from core.store.tables import CONVERSATIONS
 
 STRIDE = 4096
 """Characters between the starts of two chunks of one text."""
@@ -37,17 +37,17 @@ CHUNK_BATCH = 256
 SEARCH_CHUNKS = Table(
     "search_chunks",
     MetaData(),  # PostgreSQL only, like SQLite's FTS5 table: not among the models both backends share
-    Column("message_pk", Integer, ForeignKey(MESSAGES.c.id, ondelete="CASCADE"), primary_key=True),
+    Column("message_pk", Integer, primary_key=True),  # no foreign key: deleted with its message (revision 0034)
     Column("seq", Integer, primary_key=True),
     Column("conversation_pk", Integer, nullable=False),
     Column("folded", Text, nullable=False),
-    Column("grams", ARRAY(Text), nullable=False),  # revision 0025
+    Column("grams", ARRAY(Text(collation="C")), nullable=False),  # revisions 0025, 0034
 )
 
 CONVERSATION_GRAMS = Table(
     "conversation_grams",  # revision 0031
     MetaData(),
-    Column("conversation_pk", Integer, ForeignKey(CONVERSATIONS.c.id, ondelete="CASCADE"), primary_key=True),
+    Column("conversation_pk", Integer, primary_key=True),  # deleted with its conversation (revision 0034)
     Column("grams", ARRAY(Text(collation="C")), nullable=False),
     Column("folded_id", Text, nullable=False),  # revision 0032
     Column("folded_title", Text, nullable=False),
