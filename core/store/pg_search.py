@@ -14,7 +14,7 @@ conversation's id and title are folded and cut into grams likewise, in ``convers
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from itertools import chain, islice
 from typing import Any
 
@@ -89,10 +89,16 @@ def _ranges(points: Iterable[int]) -> str:
     return "".join(chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in runs)
 
 
+def gram_array(grams: Collection[str]) -> str:
+    """``grams`` as COPY's ``text[]`` literal, in the ``C`` collation's order (code points, as Python sorts): a GIN
+    index sorts each array's entries before it stores them, and PostgreSQL's sort returns at once from a sorted one."""
+    return text_array(sorted(grams))
+
+
 def conversation_search_row(conversation_pk: int, conversation_id: str, title: str) -> dict[str, Any]:
     """A conversation's ``conversation_grams`` row, as COPY takes it."""
     folded_id, folded_title = fold(conversation_id), fold(title)
-    grams = text_array(grams_of(folded_id) | grams_of(folded_title))
+    grams = gram_array(grams_of(folded_id) | grams_of(folded_title))
     return {"conversation_pk": conversation_pk, "grams": grams, "folded_id": folded_id, "folded_title": folded_title}
 
 
@@ -125,7 +131,7 @@ Chunk = tuple[str, str]
 def text_chunks(text: str) -> list[Chunk]:
     """The chunks of a searchable text in one piece with their grams, made as its message is read
     (``core.store.import_prepare``): the import's writer then only numbers them (``write_chunks``)."""
-    return [(row["folded"], text_array(grams_of(row["folded"]))) for row in chunk_rows(0, 0, text)]
+    return [(row["folded"], gram_array(grams_of(row["folded"]))) for row in chunk_rows(0, 0, text)]
 
 
 def with_grams(row: dict[str, Any]) -> dict[str, Any]:
@@ -167,7 +173,7 @@ def write_chunks(
     grams, ``CHUNK_BATCH`` at a time: a long text's grams, as Python strings, weigh many times the text. ``made``:
     messages whose chunks were made as they were read (``text_chunks``), as (row id, conversation row id, chunks)."""
     cut = (
-        {**row, "grams": text_array(grams_of(row["folded"]))}
+        {**row, "grams": gram_array(grams_of(row["folded"]))}
         for pk, conversation_pk, pieces in messages
         for row in piece_chunk_rows(pk, conversation_pk, pieces, piece_stride)
     )
