@@ -19,9 +19,8 @@ from itertools import chain, islice
 from typing import Any
 
 from sqlalchemy import ARRAY, Column, Connection, Integer, MetaData, Table, Text
-from sqlalchemy import text as sql
 
-from core.store.bulk import copy_rows, text_array
+from core.store.bulk import copy_rows, next_ids, text_array
 from core.store.casefold import fold as fold  # re-exported: the chunks and their readers fold alike
 from core.store.casefold import fold_table
 from core.store.grams import grams_of
@@ -57,9 +56,7 @@ trigram. Written by the import; a trigger rewrites them when a writer changes an
 FOLD_FUNCTION = "traceloupe_fold"
 """Search's case fold (``core.store.casefold``) as an SQL function (revision 0032), for the trigger: the server's own
 ``lower`` leaves "ς" as it is and folds by the database's locale (ASCII letters only under ``C``)."""
-_NEXT_CONVERSATION_IDS = sql(
-    "SELECT nextval(pg_get_serial_sequence('conversations', 'id')) FROM generate_series(1, :n)"
-)
+_NEXT_CONVERSATION_IDS = next_ids(CONVERSATIONS)
 
 
 def fold_function_sql() -> str:
