@@ -33,7 +33,9 @@ def backfill_outlines(conn: Connection) -> int:
         chunk = missing[start : start + CHUNK]
         outlines = []
         texts = []
-        for pk, body in conn.execute(select(m.id, cast(m.body, Text)).where(m.id.in_(chunk))):
+        # Locked as a foreign key's check would: PostgreSQL's outlines and texts have none (revision 0034).
+        read = select(m.id, cast(m.body, Text)).where(m.id.in_(chunk)).with_for_update(read=True, key_share=True)
+        for pk, body in conn.execute(read):
             made = _outline_of(body)
             if made is None:
                 continue

@@ -6,7 +6,7 @@ import struct
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import ClauseElement, Connection, Table, insert
+from sqlalchemy import ClauseElement, Connection, Table, TextClause, insert, text
 from sqlalchemy.sql.compiler import SQLCompiler
 
 
@@ -95,3 +95,16 @@ def text_array(values: Collection[str]) -> str:
     if joined.count('"') != 2 * (len(values) - 1) or "\\" in joined:
         joined = '","'.join(value.replace("\\", "\\\\").replace('"', '\\"') for value in values)
     return '{"' + joined + '"}'
+
+
+def next_ids(table: Table) -> TextClause:
+    """PostgreSQL: ``n`` (the parameter) new ids from the sequence of ``table``'s serial ``id``, for rows sent by COPY.
+
+    The sequence is named once, by a subquery the server runs once (an init plan): as ``nextval``'s argument itself,
+    ``pg_get_serial_sequence`` read the catalog again for every id."""
+    return _NEXT_IDS.bindparams(table=table.name)
+
+
+_NEXT_IDS = text(
+    "SELECT nextval(CAST((SELECT pg_get_serial_sequence(:table, 'id')) AS regclass)) FROM generate_series(1, :n)"
+)

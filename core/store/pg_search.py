@@ -14,18 +14,17 @@ conversation's id and title are folded and cut into grams likewise, in ``convers
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from itertools import chain, islice
 from typing import Any
 
-from sqlalchemy import ARRAY, Column, Connection, ForeignKey, Integer, MetaData, Table, Text
-from sqlalchemy import text as sql
+from sqlalchemy import ARRAY, Column, Connection, Integer, MetaData, Table, Text
 
-from core.store.bulk import copy_rows, text_array
+from core.store.bulk import copy_rows, next_ids, text_array
 from core.store.casefold import fold as fold  # re-exported: the chunks and their readers fold alike
 from core.store.casefold import fold_table
 from core.store.grams import grams_of
-from core.store.tables import CONVERSATIONS, MESSAGES
+from core.store.tables import CONVERSATIONS
 
 STRIDE = 4096
 """Characters between the starts of two chunks of one text."""
@@ -37,17 +36,17 @@ CHUNK_BATCH = 256
 SEARCH_CHUNKS = Table(
     "search_chunks",
     MetaData(),  # PostgreSQL only, like SQLite's FTS5 table: not among the models both backends share
-    Column("message_pk", Integer, ForeignKey(MESSAGES.c.id, ondelete="CASCADE"), primary_key=True),
+    Column("message_pk", Integer, primary_key=True),  # no foreign key: deleted with its message (revision 0034)
     Column("seq", Integer, primary_key=True),
     Column("conversation_pk", Integer, nullable=False),
     Column("folded", Text, nullable=False),
-    Column("grams", ARRAY(Text), nullable=False),  # revision 0025
+    Column("grams", ARRAY(Text(collation="C")), nullable=False),  # revisions 0025, 0034
 )
 
 CONVERSATION_GRAMS = Table(
     "conversation_grams",  # revision 0031
     MetaData(),
-    Column("conversation_pk", Integer, ForeignKey(CONVERSATIONS.c.id, ondelete="CASCADE"), primary_key=True),
+    Column("conversation_pk", Integer, primary_key=True),  # deleted with its conversation (revision 0034)
     Column("grams", ARRAY(Text(collation="C")), nullable=False),
     Column("folded_id", Text, nullable=False),  # revision 0032
     Column("folded_title", Text, nullable=False),
@@ -57,9 +56,7 @@ trigram. Written by the import; a trigger rewrites them when a writer changes an
 FOLD_FUNCTION = "traceloupe_fold"
 """Search's case fold (``core.store.casefold``) as an SQL function (revision 0032), for the trigger: the server's own
 ``lower`` leaves "ς" as it is and folds by the database's locale (ASCII letters only under ``C``)."""
-_NEXT_CONVERSATION_IDS = sql(
-    "SELECT nextval(pg_get_serial_sequence('conversations', 'id')) FROM generate_series(1, :n)"
-)
+_NEXT_CONVERSATION_IDS = next_ids(CONVERSATIONS)
 
 
 def fold_function_sql() -> str:
@@ -89,10 +86,16 @@ def _ranges(points: Iterable[int]) -> str:
     return "".join(chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in runs)
 
 
+def gram_array(grams: Collection[str]) -> str:
+    """``grams`` as COPY's ``text[]`` literal, in the ``C`` collation's order (code points, as Python sorts): a GIN
+    index sorts each array's entries before it stores them, and PostgreSQL's sort returns at once from a sorted one."""
+    return text_array(sorted(grams))
+
+
 def conversation_search_row(conversation_pk: int, conversation_id: str, title: str) -> dict[str, Any]:
     """A conversation's ``conversation_grams`` row, as COPY takes it."""
     folded_id, folded_title = fold(conversation_id), fold(title)
-    grams = text_array(grams_of(folded_id) | grams_of(folded_title))
+    grams = gram_array(grams_of(folded_id) | grams_of(folded_title))
     return {"conversation_pk": conversation_pk, "grams": grams, "folded_id": folded_id, "folded_title": folded_title}
 
 
@@ -125,7 +128,7 @@ Chunk = tuple[str, str]
 def text_chunks(text: str) -> list[Chunk]:
     """The chunks of a searchable text in one piece with their grams, made as its message is read
     (``core.store.import_prepare``): the import's writer then only numbers them (``write_chunks``)."""
-    return [(row["folded"], text_array(grams_of(row["folded"]))) for row in chunk_rows(0, 0, text)]
+    return [(row["folded"], gram_array(grams_of(row["folded"]))) for row in chunk_rows(0, 0, text)]
 
 
 def with_grams(row: dict[str, Any]) -> dict[str, Any]:
@@ -167,7 +170,7 @@ def write_chunks(
     grams, ``CHUNK_BATCH`` at a time: a long text's grams, as Python strings, weigh many times the text. ``made``:
     messages whose chunks were made as they were read (``text_chunks``), as (row id, conversation row id, chunks)."""
     cut = (
-        {**row, "grams": text_array(grams_of(row["folded"]))}
+        {**row, "grams": gram_array(grams_of(row["folded"]))}
         for pk, conversation_pk, pieces in messages
         for row in piece_chunk_rows(pk, conversation_pk, pieces, piece_stride)
     )

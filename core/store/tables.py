@@ -3,7 +3,9 @@
 Times are integers in milliseconds since the epoch, the unit of ``create_ts``, so
 every timestamp in the store compares with every other without time zones.
 Bodies are JSON (JSONB on PostgreSQL). ``tests/store/test_store_schema.py`` checks
-that the migrations and these classes agree.
+that the migrations and these classes agree. On PostgreSQL the rows derived from a message or a conversation
+(outlines, texts, search pieces, kinds) have no foreign key: a trigger per statement deletes them with their
+message or conversation (revision 0034).
 """
 
 from __future__ import annotations

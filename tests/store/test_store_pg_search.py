@@ -14,7 +14,7 @@ from core.reader import read_bytes
 from core.store import ConversationQuery, Store
 from core.store.bulk import copy_rows, text_array
 from core.store.engine import make_engine, read_transaction, write_transaction
-from core.store.pg_search import MAX_NEEDLE, SEARCH_CHUNKS, STRIDE, chunk_rows, fold, with_grams
+from core.store.pg_search import MAX_NEEDLE, SEARCH_CHUNKS, STRIDE, chunk_rows, fold, gram_array, with_grams
 from core.store.query import search_condition
 from core.store.schema import _config, upgrade
 from core.store.tables import CONVERSATIONS
@@ -159,6 +159,20 @@ def test_a_text_array_written_by_copy_reads_back_as_its_values(pg_session_url: s
             conn.execute(text("CREATE TEMPORARY TABLE arrays (id integer, a text[]) ON COMMIT DROP"))
             copy_rows(conn, table, [{"id": 1, "a": text_array(values)}])
             assert conn.execute(select(table.c.a)).scalar_one() == values
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.postgres
+def test_gram_arrays_are_written_in_the_order_their_index_sorts_them(pg_session_url: str) -> None:
+    """The grams' literal is sorted as the ``C`` collation sorts (the GIN index then finds it sorted)."""
+    grams = ["북", "é", "b", "ab", "a", "😀", "z"]
+    engine = make_engine(pg_session_url)
+    try:
+        with engine.connect() as conn:
+            ordered = text('SELECT array_agg(g ORDER BY g COLLATE "C") FROM unnest(CAST(:a AS text[])) g')
+            server = conn.execute(ordered, {"a": grams})
+            assert gram_array(grams) == text_array(server.scalar_one()) == '{"a","ab","b","z","é","북","😀"}'
     finally:
         engine.dispose()
 

@@ -42,7 +42,7 @@ from sqlalchemy.engine import URL
 from core.errors import UnknownNameError
 from core.jsonio import loads
 from core.store.backend.base import BackendName, ColumnTypes, MessageBatch, Rows
-from core.store.bulk import copy_bytes, copy_rows
+from core.store.bulk import copy_bytes, copy_rows, next_ids
 from core.store.grams import MAX_GRAM
 from core.store.jsonio import dumps_text
 from core.store.pg_search import (
@@ -70,7 +70,7 @@ _G = CONVERSATION_GRAMS.c
 _OWN_TEXT = (_G.folded_id, _G.folded_title)
 """A conversation's own texts searched besides its messages, folded (revision 0032)."""
 
-_NEXT_MESSAGE_IDS = text("SELECT nextval(pg_get_serial_sequence('messages', 'id')) FROM generate_series(1, :n)")
+_NEXT_MESSAGE_IDS = next_ids(MESSAGES)
 
 
 def _has_gram(grams: ColumnElement[list[str]], needle: str) -> ColumnElement[bool]:
