@@ -66,7 +66,8 @@ def analyze_after_import(engine: Engine, new_messages: int) -> bool:
 
 
 def _vacuum(engine: Engine) -> None:
-    # Index cleanup off: nothing was deleted, and the GIN pending lists were merged above.
+    # Index cleanup off: an import mostly adds rows (what a replace left dead is a later vacuum's), and the GIN
+    # pending lists were merged above.
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         conn.execute(text("SET statement_timeout = 0"))  # part of the import, as above
         try:
