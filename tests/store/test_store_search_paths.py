@@ -204,3 +204,29 @@ def test_a_walk_stops_at_the_page_it_was_asked_for(store: Store) -> None:
         node["Actual Rows"] + node.get("Rows Removed by Filter", 0) for node in nodes if node.get("Alias") == "walked"
     ]
     assert tested and max(tested) <= 40, tested  # 4 matches (the page and one more) lie in the first 31
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+def test_a_walk_reads_each_conversations_id_and_title_from_the_row_it_walks(store: Store) -> None:
+    """A walked conversation costs one lookup (its chunks), not a second one of its folded id and title: at a million
+    conversations each lookup is a random page or two. The row's own id and title are folded by the server, as the
+    search folds them (a non-ASCII capital included)."""
+    _import(store, [_text(f"c{n}", f"filler {n}", n) for n in range(30)])
+    _import(store, [_text("Ticket-ΣΟΦΊΑ-9", "Ärger mit der Rechnung", 100)])
+    walked: list[tuple[str, Any]] = []
+
+    def seen(conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: bool) -> None:
+        if ") AS walked" in statement and not statement.startswith("EXPLAIN"):
+            walked.append((statement, params))
+
+    event.listen(store.engine, "before_cursor_execute", seen)
+    assert _found(store, "σοφία-9") == ["Ticket-ΣΟΦΊΑ-9"]  # the id, folded
+    assert _found(store, "ärger MIT") == ["Ticket-ΣΟΦΊΑ-9"]  # the title (its first message), folded
+    assert _found(store, "filler 7") == ["c7"]  # a message's text
+    assert walked
+    with store.engine.connect() as conn:
+        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+        for statement, params in walked:
+            cursor.execute("EXPLAIN " + statement, params)
+            plan = "\n".join(row[0] for row in cursor.fetchall())
+            assert "conversation_grams" not in plan, plan
