@@ -234,10 +234,10 @@ def _read_line(stream: IO[bytes], limit: int) -> bytes:
     a seekable stream (a file) is measured first, then read in one piece of its size."""
     if limit <= MiB or not stream.seekable():
         return stream.readline(limit)
-    start = stream.tell()
     line = stream.readline(MiB)
     if len(line) < MiB or line.endswith(b"\n"):
         return line
+    start = stream.tell() - len(line)
     size = len(line)
     del line
     while size < limit:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from itertools import chain
 from typing import Any
 
 from sqlalchemy import ClauseElement, Connection, Table, TextClause, insert, text
@@ -31,9 +32,11 @@ def executemany(conn: Connection, statement: ClauseElement, rows: Sequence[Mappi
 
 
 def copy_rows(
-    conn: Connection, table: Table, rows: list[dict[str, Any]], *, binary_types: Sequence[str] | None = None
+    conn: Connection, table: Table, rows: Iterable[Mapping[str, Any]], *, binary_types: Sequence[str] | None = None
 ) -> None:
-    """PostgreSQL: stream rows (all with the keys of the first) with COPY, several times faster than INSERT.
+    """PostgreSQL: stream rows (all with the keys of the first) with COPY, several times faster than INSERT; none
+    is nothing to do. Rows given by a generator are made as they are sent, one COPY for all of them: memory holds one
+    at a time, and the statement's two round trips to the server are paid once.
 
     The column list comes from the Table (quoted by the dialect), never from input; the values
     travel in COPY's data stream, not in SQL text. JSON columns already hold JSON text (a str, or RawJSON: what
@@ -43,7 +46,11 @@ def copy_rows(
     ``binary_types`` (the server's type of each column, in order) chooses COPY's binary format: a bytea
     value travels as its bytes, where the text format writes each byte as two hexadecimal digits.
     """
-    columns = list(rows[0])
+    remaining = iter(rows)
+    first = next(remaining, None)
+    if first is None:
+        return
+    columns = list(first)
     quote = conn.dialect.identifier_preparer.quote
     statement = f"COPY {quote(table.name)} ({', '.join(quote(c) for c in columns)}) FROM STDIN"
     if binary_types is not None:
@@ -53,7 +60,7 @@ def copy_rows(
     with driver.cursor() as cursor, cursor.copy(statement) as copy:
         if binary_types is not None:
             copy.set_types(list(binary_types))
-        for row in rows:
+        for row in chain((first,), remaining):
             copy.write_row(tuple(row[c] for c in columns))
 
 

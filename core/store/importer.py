@@ -211,8 +211,7 @@ def _conversation_pks(conn: Connection, figures: dict[str, Delta]) -> tuple[dict
         pks.update(_pks_of(conn, chunk))
         missing = [cid for cid in chunk if cid not in pks]
         if missing:
-            backend.insert_conversations(conn, [new_conversation(cid, figures[cid]) for cid in missing])
-            made = _pks_of(conn, missing)
+            made = backend.insert_conversations(conn, [new_conversation(cid, figures[cid]) for cid in missing])
             pks.update(made)
             created.update(made.values())
     return pks, created

@@ -15,7 +15,7 @@ conversation's id and title are folded and cut into grams likewise, in ``convers
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from itertools import chain, islice
+from itertools import chain
 from typing import Any
 
 from sqlalchemy import ARRAY, Column, Connection, Integer, MetaData, Table, Text
@@ -30,8 +30,6 @@ STRIDE = 4096
 """Characters between the starts of two chunks of one text."""
 MAX_NEEDLE = 256
 """The longest search text (after trimming), in characters; the overlap between chunks is one less."""
-CHUNK_BATCH = 256
-"""Chunks written by one COPY: the memory of their grams stays bounded whatever a text's length."""
 
 SEARCH_CHUNKS = Table(
     "search_chunks",
@@ -99,10 +97,11 @@ def conversation_search_row(conversation_pk: int, conversation_id: str, title: s
     return {"conversation_pk": conversation_pk, "grams": grams, "folded_id": folded_id, "folded_title": folded_title}
 
 
-def insert_conversations(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
-    """COPY new conversations (the import looked them up under its lock: none is stored), and their search rows."""
+def insert_conversations(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """COPY new conversations (the import looked them up under its lock: none is stored), and their search rows; their
+    row ids, by conversation id (taken from the sequence first, so not read back)."""
     if not rows:
-        return
+        return {}
     ids = list(conn.execute(_NEXT_CONVERSATION_IDS, {"n": len(rows)}).scalars())
     copy_rows(conn, CONVERSATIONS, [{"id": pk, **row} for pk, row in zip(ids, rows, strict=True)])
     copy_rows(
@@ -110,6 +109,7 @@ def insert_conversations(conn: Connection, rows: Sequence[Mapping[str, Any]]) ->
         CONVERSATION_GRAMS,
         [conversation_search_row(pk, row["conversation_id"], row["title"]) for pk, row in zip(ids, rows, strict=True)],
     )
+    return {row["conversation_id"]: pk for pk, row in zip(ids, rows, strict=True)}
 
 
 def chunk_rows(message_pk: int, conversation_pk: int, text: str) -> Iterator[dict[str, Any]]:
@@ -167,8 +167,9 @@ def write_chunks(
     made: Iterable[tuple[int, int, Sequence[Chunk]]] = (),
 ) -> None:
     """Store the chunks of messages given as (row id, conversation row id, searchable text's pieces), with their
-    grams, ``CHUNK_BATCH`` at a time: a long text's grams, as Python strings, weigh many times the text. ``made``:
-    messages whose chunks were made as they were read (``text_chunks``), as (row id, conversation row id, chunks)."""
+    grams, in one COPY that cuts each chunk as it is sent: a long text's grams, as Python strings, weigh many times the
+    text, so memory holds one chunk's at a time. ``made``: messages whose chunks were made as they were read
+    (``text_chunks``), as (row id, conversation row id, chunks)."""
     cut = (
         {**row, "grams": gram_array(grams_of(row["folded"]))}
         for pk, conversation_pk, pieces in messages
@@ -179,9 +180,7 @@ def write_chunks(
         for pk, conversation_pk, chunks in made
         for seq, (folded, grams) in enumerate(chunks)
     )
-    rows = chain(numbered, cut)
-    while batch := list(islice(rows, CHUNK_BATCH)):
-        copy_rows(conn, SEARCH_CHUNKS, batch)
+    copy_rows(conn, SEARCH_CHUNKS, chain(numbered, cut))
 
 
 def contains_pattern(text: str) -> str:

@@ -160,9 +160,12 @@ def _chunks_without_grams(
         copy_rows(conn, SEARCH_CHUNKS, rows)
 
 
-def _conversations_without_grams(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
-    """PostgreSQL's new conversations as Traceloupe wrote them before revision 0031 added their grams."""
+def _conversations_without_grams(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """PostgreSQL's new conversations as Traceloupe wrote them before revision 0031 added their grams; their ids."""
     postgres.PostgresBackend().insert_new(conn, CONVERSATIONS, rows)
+    c = CONVERSATIONS.c
+    ids = [row["conversation_id"] for row in rows]
+    return {cid: pk for cid, pk in conn.execute(select(c.conversation_id, c.id).where(c.conversation_id.in_(ids)))}
 
 
 _STEP_RUN = {

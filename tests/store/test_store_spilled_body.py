@@ -172,6 +172,9 @@ def test_revision_0030_moves_the_body_last_on_sqlite_and_keeps_every_text_both_w
         engine.dispose()
 
 
-def _conversations_without_grams(conn: Any, rows: Any) -> None:
-    """PostgreSQL's new conversations as Traceloupe wrote them before revision 0031 added their grams."""
+def _conversations_without_grams(conn: Any, rows: Any) -> dict[str, int]:
+    """PostgreSQL's new conversations as Traceloupe wrote them before revision 0031 added their grams; their ids."""
     postgres.PostgresBackend().insert_new(conn, CONVERSATIONS, rows)
+    c = CONVERSATIONS.c
+    ids = [row["conversation_id"] for row in rows]
+    return {cid: pk for cid, pk in conn.execute(select(c.conversation_id, c.id).where(c.conversation_id.in_(ids)))}

@@ -133,9 +133,9 @@ class Backend(Protocol):
     def insert_new(self, conn: Connection, table: Table, rows: Rows) -> None:
         """INSERT ``rows`` into ``table``, each one that conflicts with a stored row left out."""
 
-    def insert_conversations(self, conn: Connection, rows: Rows) -> None:
+    def insert_conversations(self, conn: Connection, rows: Rows) -> dict[str, int]:
         """INSERT new conversations (none of them stored: the import looked them up under its lock), and what the
-        backend indexes beside them by hand."""
+        backend indexes beside them by hand; their row ids, by conversation id."""
 
     # -- messages --------------------------------------------------------------
 

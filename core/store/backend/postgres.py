@@ -160,8 +160,8 @@ class PostgresBackend:
         chosen = select(*(source.c[key] for key in names))
         conn.execute(pg_dialect.insert(table).from_select(names, chosen).on_conflict_do_nothing())
 
-    def insert_conversations(self, conn: Connection, rows: Rows) -> None:
-        insert_conversations(conn, rows)
+    def insert_conversations(self, conn: Connection, rows: Rows) -> dict[str, int]:
+        return insert_conversations(conn, rows)
 
     # -- messages --------------------------------------------------------------
 

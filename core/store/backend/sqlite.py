@@ -203,13 +203,14 @@ class SqliteBackend:
         if rows:
             executemany(conn, sqlite_dialect.insert(table).on_conflict_do_nothing(), rows)
 
-    def insert_conversations(self, conn: Connection, rows: Rows) -> None:
+    def insert_conversations(self, conn: Connection, rows: Rows) -> dict[str, int]:
         # Under the write lock the new rows take the ids above the largest: indexed in a statement per table, as
         # a row at a time FTS5 flushes its pending terms at every statement (see write_messages).
         after = conn.execute(select(func.coalesce(func.max(_C.id), 0))).scalar_one()
         self.insert_new(conn, CONVERSATIONS, rows)
         for statement in _INDEX_CONVERSATIONS:
             conn.execute(statement, {"after": after})
+        return {cid: pk for cid, pk in conn.execute(select(_C.conversation_id, _C.id).where(_C.id > after))}
 
     # -- messages --------------------------------------------------------------
 
