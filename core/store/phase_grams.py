@@ -58,7 +58,7 @@ def sampled_grams(folded: str) -> set[str]:
 def search_grams(folded: str) -> set[str]:
     """Every gram PostgreSQL stores for a folded text: its characters, its pairs and its sampled 5-grams."""
     found = grams_of(folded)
-    found.update(folded[at : at + WIDTH] for at in range(0, len(folded) - WIDTH + 1, STEP))
+    found.update([folded[at : at + WIDTH] for at in range(0, len(folded) - WIDTH + 1, STEP)])  # a list: no generator
     return found
 
 

@@ -94,9 +94,10 @@ def _has_phase(grams: ColumnElement[list[str]], folded_needle: str) -> ColumnEle
 
 def _sampled_then_like(table: Table, folded_needle: str, tested: Sequence[str]) -> Select[Any]:
     """The conversations of ``table``'s rows whose grams hold one of the needle's phases and one of whose ``tested``
-    columns holds the needle. The phases' rows come from a subquery with ``OFFSET 0``, which the planner keeps as it
-    is (PostgreSQL's src/backend/optimizer/path/allpaths.c, ``subquery_is_pushdown_safe`` refuses a LIMIT or OFFSET):
-    the ``LIKE`` outside it cannot reach the trigram index, whose scan of common trigrams grows with the store."""
+    columns holds the needle. The phases' rows come from a subquery with ``OFFSET 0``, which the planner neither
+    merges into the query nor pushes a condition into (PostgreSQL's src/backend/optimizer: prep/prepjointree.c,
+    ``is_simple_subquery``; path/allpaths.c, ``subquery_is_pushdown_safe``): the ``LIKE`` outside it cannot reach the
+    trigram index, whose scan of a needle's common trigrams grows with the store."""
     pattern = contains_pattern(folded_needle)
     sampled = (
         select(table.c.conversation_pk, *(table.c[name] for name in tested))
