@@ -5,14 +5,16 @@ A long needle made of common trigrams ("zx0500001") made the trigram GIN indexes
 the store. Its sampled 5-grams (``core.store.phase_grams``) are rare: the search now asks the grams' GIN indexes for
 the rows holding one of its four phases, and tests those with ``LIKE``. The import writes the new grams itself; here
 ``traceloupe_grams`` (the trigger's, through ``traceloupe_conversation_grams``) gives them too, and the rows stored
-before get theirs from ``traceloupe_sampled_grams``, the indexes dropped and built again (faster than updating them
-row by row). The downgrade keeps the grams of one or two characters and brings back revision 0020's function.
+before get theirs from ``traceloupe_sampled_grams``, each table's GIN indexes (its grams' and its trigrams', which
+every rewritten row would enter again) dropped and built again: faster than updating them row by row. The downgrade
+keeps the grams of one or two characters and brings back revision 0020's function.
 SQLite: nothing changes (its index answers needles of one or two characters only).
 """
 
 from __future__ import annotations
 
 from alembic import op
+from sqlalchemy import text
 
 from core.store.grams import GRAMS_FUNCTION, MAX_GRAM
 from core.store.grams import GRAMS_FUNCTION_SQL as PAIRS_FUNCTION_SQL
@@ -21,8 +23,6 @@ from core.store.phase_grams import GRAMS_FUNCTION_SQL, SAMPLED_FUNCTION, SAMPLED
 revision = "0035"
 down_revision = "0034"
 
-INDEXES = {"ix_search_chunks_grams_column": "search_chunks", "ix_search_conversation_grams": "conversation_grams"}
-"""The GIN indexes of the grams, each with its table."""
 BACKFILL = {
     "search_chunks": f"grams || ARRAY(SELECT DISTINCT unnest({SAMPLED_FUNCTION}(folded)))",
     "conversation_grams": (
@@ -37,12 +37,23 @@ LONG_ENOUGH = {
 """The rows that have a 5-gram: the others are left as they are."""
 
 
+GIN_INDEXES = text(
+    "SELECT indexname, indexdef FROM pg_indexes "
+    "WHERE schemaname = current_schema() AND tablename = :t AND indexdef LIKE '% USING gin %'"
+)
+"""A table's GIN indexes and the statements that made them."""
+
+
 def _rebuilt(statements: dict[str, str]) -> None:
-    """Run each table's statement with the table's grams index dropped, and build the index again."""
-    for name, table in INDEXES.items():
-        op.execute(f"DROP INDEX {name}")
-        op.execute(statements[table])
-        op.execute(f"CREATE INDEX {name} ON {table} USING gin (grams)")
+    """Run each table's statement with the table's GIN indexes dropped, and build them again as they were."""
+    bind = op.get_bind()
+    for table, statement in statements.items():
+        indexes = bind.execute(GIN_INDEXES, {"t": table}).all()
+        for name, _ in indexes:
+            op.execute(f"DROP INDEX {name}")
+        op.execute(statement)
+        for _, definition in indexes:
+            op.execute(definition)
         op.execute(f"ANALYZE {table}")
 
 
