@@ -182,7 +182,12 @@ def test_long_searches_find_the_same_across_revision_0035(fresh_url: str) -> Non
         assert found == _scanned(store, texts, needles)
     postgres = fresh_url.startswith("postgresql")
     engine = make_engine(fresh_url)
+    tables = "('search_chunks', 'conversation_grams')"
+    indexes = text(f"SELECT indexname, indexdef FROM pg_indexes WHERE tablename IN {tables}")
     try:
+        if postgres:  # the migration drops and builds again the GIN indexes of the tables it rewrites
+            with engine.connect() as conn:
+                built = set(map(tuple, conn.execute(indexes)))
         with write_transaction(engine) as conn:
             command.downgrade(_config(conn), "0034")
         if postgres:
@@ -193,6 +198,9 @@ def test_long_searches_find_the_same_across_revision_0035(fresh_url: str) -> Non
                     "abcdefgh"
                 ) | {"ab", "bc", "cd", "de", "ef", "fg", "gh"}
         assert upgrade(engine).before == "0034"
+        if postgres:
+            with engine.connect() as conn:
+                assert set(map(tuple, conn.execute(indexes))) == built and len(built) >= 7
     finally:
         engine.dispose()
     with Store.open(fresh_url) as store:
