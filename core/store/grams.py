@@ -33,6 +33,7 @@ GRAMS_FUNCTION = "traceloupe_grams"
 """The SQL function giving a text's grams: on PostgreSQL an array of a folded text's (SQL, revision 0020; gives
 the conversations' grams, revision 0031), on SQLite the FTS5 document of ``tokens``
 (Python, registered on every connection, as the triggers need it)."""
+# Revision 0020's PostgreSQL function (revision 0035's adds sampled 5-grams: ``core.store.phase_grams``).
 # Pairs come from the characters zipped with themselves shifted by one: ``substr`` walks a multibyte text from its
 # start, so a pair per ``substr`` made a chunk cost its length squared.
 GRAMS_FUNCTION_SQL = """

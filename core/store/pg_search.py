@@ -8,8 +8,9 @@ needle of at most ``MAX_NEEDLE`` characters that occurs in a text lies whole ins
 one holding its first character), so a plain ``LIKE`` on the chunks, under a trigram index, finds
 exactly the texts that hold it. The fold keeps every character's place, so a match's position in a
 chunk gives its position in ``messages.search_text``, where the snippet around it is read. Each chunk
-carries its grams (``core.store.grams``), made here as SQLite's are, for needles too short for a trigram; each
-conversation's id and title are folded and cut into grams likewise, in ``conversation_grams`` (revisions 0031, 0032).
+carries its grams (``core.store.grams``), made here as SQLite's are, for needles too short for a trigram, and its
+sampled 5-grams (``core.store.phase_grams``) for long ones; each conversation's id and title are folded and cut into
+grams likewise, in ``conversation_grams`` (revisions 0031, 0032, 0035).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from sqlalchemy import ARRAY, Column, Connection, Integer, MetaData, Table, Text
 from core.store.bulk import copy_rows, next_ids, text_array
 from core.store.casefold import fold as fold  # re-exported: the chunks and their readers fold alike
 from core.store.casefold import fold_table
-from core.store.grams import grams_of
+from core.store.phase_grams import search_grams
 from core.store.tables import CONVERSATIONS
 
 STRIDE = 4096
@@ -93,7 +94,7 @@ def gram_array(grams: Collection[str]) -> str:
 def conversation_search_row(conversation_pk: int, conversation_id: str, title: str) -> dict[str, Any]:
     """A conversation's ``conversation_grams`` row, as COPY takes it."""
     folded_id, folded_title = fold(conversation_id), fold(title)
-    grams = gram_array(grams_of(folded_id) | grams_of(folded_title))
+    grams = gram_array(search_grams(folded_id) | search_grams(folded_title))
     return {"conversation_pk": conversation_pk, "grams": grams, "folded_id": folded_id, "folded_title": folded_title}
 
 
@@ -128,12 +129,12 @@ Chunk = tuple[str, str]
 def text_chunks(text: str) -> list[Chunk]:
     """The chunks of a searchable text in one piece with their grams, made as its message is read
     (``core.store.import_prepare``): the import's writer then only numbers them (``write_chunks``)."""
-    return [(row["folded"], gram_array(grams_of(row["folded"]))) for row in chunk_rows(0, 0, text)]
+    return [(row["folded"], gram_array(search_grams(row["folded"]))) for row in chunk_rows(0, 0, text)]
 
 
 def with_grams(row: dict[str, Any]) -> dict[str, Any]:
     """A chunk row with its distinct grams, computed here rather than by the server's ``traceloupe_grams``."""
-    return {**row, "grams": list(grams_of(row["folded"]))}
+    return {**row, "grams": list(search_grams(row["folded"]))}
 
 
 def piece_chunk_rows(
@@ -171,7 +172,7 @@ def write_chunks(
     text, so memory holds one chunk's at a time. ``made``: messages whose chunks were made as they were read
     (``text_chunks``), as (row id, conversation row id, chunks)."""
     cut = (
-        {**row, "grams": gram_array(grams_of(row["folded"]))}
+        {**row, "grams": gram_array(search_grams(row["folded"]))}
         for pk, conversation_pk, pieces in messages
         for row in piece_chunk_rows(pk, conversation_pk, pieces, piece_stride)
     )

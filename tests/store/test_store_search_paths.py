@@ -12,7 +12,7 @@ from sqlalchemy import event, select, text
 from core.reader import read_bytes
 from core.store import ConversationQuery, Store, query
 from core.store.engine import read_transaction
-from core.store.grams import token
+from core.store.grams import MAX_GRAM, token
 from core.store.query import search_condition
 from core.store.settings import EngineSettings
 from core.store.tables import CONVERSATIONS
@@ -146,13 +146,29 @@ def test_fifty_searches_on_one_connection_keep_custom_plans(pg_session_url: str)
 
 @pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
 def test_postgresql_grams_are_the_characters_and_pairs_the_sqlite_index_holds(store: Store) -> None:
+    """Besides them, the sampled 5-grams of long needles (``test_store_phase_grams``)."""
     texts = ["héllo wörld 日本語のテキスト", "", "a", "ab", "xyz" * 2000, "é" * 5000]
     with read_transaction(store.engine) as conn:
         for folded in texts:
-            grams = conn.execute(text("SELECT traceloupe_grams(:t)"), {"t": folded}).scalar_one()
+            grams = [g for g in conn.execute(text("SELECT traceloupe_grams(:t)"), {"t": folded}).scalar_one()
+                     if len(g) <= MAX_GRAM]  # fmt: skip
             pairs = {folded[i : i + 2] for i in range(len(folded) - 1)}
             assert set(grams) == set(folded) | pairs
             assert len(grams) == len(folded) + max(len(folded) - 1, 0)
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+@pytest.mark.parametrize("needle", ["zx0500001", "Ticket ZX0500001 closed"])
+def test_a_long_needle_is_answered_by_the_sampled_grams_not_the_trigrams(store: Store, needle: str) -> None:
+    """Its trigrams may all be common ("zx0", "000"): the trigram index would read posting lists as long as the
+    store. One GIN scan per phase of its sampled 5-grams on each table's grams, OR-ed, then ``LIKE`` on those rows."""
+    _import(store, [_text("zx-1", "ticket zx0500001 closed", 1), _text("zx-2", "ticket zx0500002 open", 2)])
+    assert _found(store, needle) == ["zx-1"]
+    plan = _explained(store, needle)
+    assert plan.count("BitmapOr") == 2, plan
+    assert "Bitmap Index Scan on ix_search_chunks_grams_column" in plan, plan
+    assert "Bitmap Index Scan on ix_search_conversation_grams\n" in plan + "\n", plan
+    assert "ix_search_chunks_trgm" not in plan and "ix_search_conversation_grams_" not in plan, plan
 
 
 @pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)

@@ -49,11 +49,13 @@ from core.store.pg_search import (
     CONVERSATION_GRAMS,
     SEARCH_CHUNKS,
     STRIDE,
+    contains_pattern,
     fold,
     insert_conversations,
     like_pattern,
     write_chunks,
 )
+from core.store.phase_grams import MIN_NEEDLE, phase_grams
 from core.store.pool import ping_when_idle
 from core.store.search_pieces import PIECE_STRIDE
 from core.store.settings import EngineSettings
@@ -77,6 +79,35 @@ def _has_gram(grams: ColumnElement[list[str]], needle: str) -> ColumnElement[boo
     """Stored grams (``core.store.grams``) hold ``needle``, one or two characters, as their GIN index answers."""
     gram = bindparam("gram", [fold(needle)], type_=pg_dialect.ARRAY(Text), unique=True)
     return grams.op("@>")(gram)  # "contains", spelled out: the tables declare the generic ARRAY type
+
+
+def _has_phase(grams: ColumnElement[list[str]], folded_needle: str) -> ColumnElement[bool]:
+    """Stored grams hold every sampled 5-gram of one of the needle's phases (``core.store.phase_grams``): a
+    BitmapOr of one GIN scan per phase, each the intersection of a few rare keys."""
+    return or_(
+        *(
+            grams.op("@>")(bindparam("phase", phase, type_=pg_dialect.ARRAY(Text), unique=True))
+            for phase in phase_grams(folded_needle)
+        )
+    )
+
+
+def _sampled_then_like(table: Table, folded_needle: str, tested: Sequence[str]) -> Select[Any]:
+    """The conversations of ``table``'s rows whose grams hold one of the needle's phases and one of whose ``tested``
+    columns holds the needle. The phases' rows come from a subquery with ``OFFSET 0``, which the planner neither
+    merges into the query nor pushes a condition into (PostgreSQL's src/backend/optimizer: prep/prepjointree.c,
+    ``is_simple_subquery``; path/allpaths.c, ``subquery_is_pushdown_safe``): the ``LIKE`` outside it cannot reach the
+    trigram index, whose scan of a needle's common trigrams grows with the store."""
+    pattern = contains_pattern(folded_needle)
+    sampled = (
+        select(table.c.conversation_pk, *(table.c[name] for name in tested))
+        .where(_has_phase(table.c.grams, folded_needle))
+        .offset(0)
+        .subquery("sampled")
+    )
+    return select(sampled.c.conversation_pk).where(
+        or_(*(sampled.c[name].like(pattern, escape="\\") for name in tested))
+    )
 
 
 class PostgresBackend:
@@ -244,6 +275,13 @@ class PostgresBackend:
         if len(needle) <= MAX_GRAM:  # the id's and the title's grams are one row (revision 0031)
             in_chunks = select(_S.conversation_pk).where(_has_gram(_S.grams, needle))
             return union(in_chunks, select(_G.conversation_pk).where(_has_gram(_G.grams, needle)))
+        folded = fold(needle)
+        if len(folded) >= MIN_NEEDLE:  # one scan of the sampled 5-grams each, in place of the trigrams' three
+            own = [column.name for column in _OWN_TEXT]
+            return union(
+                _sampled_then_like(SEARCH_CHUNKS, folded, ["folded"]),
+                _sampled_then_like(CONVERSATION_GRAMS, folded, own),
+            )
         pattern = like_pattern(needle)
         in_chunks = select(_S.conversation_pk).where(_S.folded.like(pattern, escape="\\"))
         in_own = (select(_G.conversation_pk).where(column.like(pattern, escape="\\")) for column in _OWN_TEXT)
