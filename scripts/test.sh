@@ -12,6 +12,9 @@ if [ ! -x /usr/bin/chromium ]; then
 fi
 # A CJK font so the screenshots in tests/artifacts show the seed's Chinese error messages, not boxes.
 bash scripts/cjk-font.sh
+# Compile the bytecode once, here: with PYTHONDONTWRITEBYTECODE set nothing else writes it, and each of the
+# ~100 CLI processes and servers the tests start would compile core and web again (a fifth of a `serve` start).
+.venv/bin/python -m compileall -q core web tests
 echo "== ruff"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .

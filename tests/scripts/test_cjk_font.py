@@ -35,7 +35,7 @@ def _run(tmp_path: Path, script: str, *, font_present: bool) -> list[str]:
     for name in (script, "cjk-font.sh"):
         _write(repo / "scripts" / name, (ROOT / "scripts" / name).read_text())
     _write(repo / "scripts" / "setup.sh", "#!/bin/sh\n")
-    for tool in ("traceloupe", "ruff", "mypy", "pytest"):
+    for tool in ("traceloupe", "ruff", "mypy", "pytest", "python"):
         _write(repo / ".venv" / "bin" / tool, LOGGER)
     _write(tmp_path / "bin" / "apt-get", STALE_APT)
     font_dir = tmp_path / "fonts" / "wqy"
