@@ -171,12 +171,8 @@ def test_a_long_needle_is_answered_by_the_sampled_grams_not_the_trigrams(store: 
     assert "ix_search_chunks_trgm" not in plan and "ix_search_conversation_grams_" not in plan, plan
 
 
-@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
-def test_a_walk_tests_each_conversation_it_walks_and_never_scans_a_whole_table(store: Store) -> None:
-    """The walk's test is a lookup per walked conversation. Left to itself the planner may instead run it once over
-    every chunk, hashed (here, a store whose chunks cost less to scan than 200 lookups), and a search past the
-    walk would then cost the whole store, which at a million conversations is seconds."""
-    _import(store, [_text(f"c{n}", f"filler text {n}", n) for n in range(300)])
+def _walk_statements(store: Store) -> list[tuple[str, Any]]:
+    """The statements (and their parameters) of the walks the searches run from now on, PostgreSQL's form."""
     walked: list[tuple[str, Any]] = []
 
     def seen(conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: bool) -> None:
@@ -184,14 +180,31 @@ def test_a_walk_tests_each_conversation_it_walks_and_never_scans_a_whole_table(s
             walked.append((statement, params))
 
     event.listen(store.engine, "before_cursor_execute", seen)
-    assert _found(store, "qj") == []
-    assert walked
+    return walked
+
+
+def _plans(store: Store, statements: list[tuple[str, Any]]) -> list[str]:
+    """Each statement's plan, as EXPLAIN prints it."""
     with store.engine.connect() as conn:
         cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-        for statement, params in walked:
+        plans = []
+        for statement, params in statements:
             cursor.execute("EXPLAIN " + statement, params)
-            plan = "\n".join(row[0] for row in cursor.fetchall())
-            assert "hashed SubPlan" not in plan and "Seq Scan on search_chunks" not in plan, plan
+            plans.append("\n".join(row[0] for row in cursor.fetchall()))
+    return plans
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+def test_a_walk_tests_each_conversation_it_walks_and_never_scans_a_whole_table(store: Store) -> None:
+    """The walk's test is a lookup per walked conversation. Left to itself the planner may instead run it once over
+    every chunk, hashed (here, a store whose chunks cost less to scan than 200 lookups), and a search past the
+    walk would then cost the whole store, which at a million conversations is seconds."""
+    _import(store, [_text(f"c{n}", f"filler text {n}", n) for n in range(300)])
+    walked = _walk_statements(store)
+    assert _found(store, "qj") == []
+    assert walked
+    for plan in _plans(store, walked):
+        assert "hashed SubPlan" not in plan and "Seq Scan on search_chunks" not in plan, plan
 
 
 def _plan_nodes(plan: dict[str, Any]) -> list[dict[str, Any]]:
@@ -203,13 +216,7 @@ def test_a_walk_stops_at_the_page_it_was_asked_for(store: Store) -> None:
     """The walk's rows are tested in the list's order as they come: finding a page of a word in every tenth
     conversation tests about ten conversations per row of the page, not every conversation the walk may reach."""
     _import(store, [_text(f"c{n}", "the word" if n % 10 == 0 else "filler", n) for n in range(400)])
-    walked: list[tuple[str, Any]] = []
-
-    def seen(conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: bool) -> None:
-        if ") AS walked" in statement and not statement.startswith("EXPLAIN"):
-            walked.append((statement, params))
-
-    event.listen(store.engine, "before_cursor_execute", seen)
+    walked = _walk_statements(store)
     page = store.list_conversations(ConversationQuery(search="word", limit=3))
     assert [c.conversation_id for c in page.items] == ["c390", "c380", "c370"]
     with store.engine.connect() as conn:
@@ -229,20 +236,10 @@ def test_a_walk_reads_each_conversations_id_and_title_from_the_row_it_walks(stor
     search folds them (a non-ASCII capital included)."""
     _import(store, [_text(f"c{n}", f"filler {n}", n) for n in range(30)])
     _import(store, [_text("Ticket-ΣΟΦΊΑ-9", "Ärger mit der Rechnung", 100)])
-    walked: list[tuple[str, Any]] = []
-
-    def seen(conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: bool) -> None:
-        if ") AS walked" in statement and not statement.startswith("EXPLAIN"):
-            walked.append((statement, params))
-
-    event.listen(store.engine, "before_cursor_execute", seen)
+    walked = _walk_statements(store)
     assert _found(store, "σοφία-9") == ["Ticket-ΣΟΦΊΑ-9"]  # the id, folded
     assert _found(store, "ärger MIT") == ["Ticket-ΣΟΦΊΑ-9"]  # the title (its first message), folded
     assert _found(store, "filler 7") == ["c7"]  # a message's text
     assert walked
-    with store.engine.connect() as conn:
-        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-        for statement, params in walked:
-            cursor.execute("EXPLAIN " + statement, params)
-            plan = "\n".join(row[0] for row in cursor.fetchall())
-            assert "conversation_grams" not in plan, plan
+    for plan in _plans(store, walked):
+        assert "conversation_grams" not in plan, plan
