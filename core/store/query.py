@@ -8,7 +8,8 @@ conversation's id, its title or its messages' text,
 the same on both backends. In the text: an FTS5 ``trigram`` phrase on SQLite (the text
 quoted as one FTS5 string, so FTS5 syntax in it is literal), ``LIKE`` with
 ``%``/``_``/``\\`` escaped over folded chunks of the text under a ``pg_trgm`` index on
-PostgreSQL (``core.store.pg_search``); the id and title have trigram indexes too (revision 0020).
+PostgreSQL (``core.store.pg_search``; a needle of 8 characters or more through sampled 5-grams instead,
+``core.store.phase_grams``); the id and title have trigram indexes too (revision 0020).
 A search first walks the list in its order, testing ``WALK`` conversations one by one (a common
 word fills its page there), and only then asks the indexes (a rarer one), so neither reads the
 whole store. Text shorter than three characters cannot use a trigram index: past the walk it is
