@@ -46,8 +46,30 @@ $$
 
 def grams_of(folded: str) -> set[str]:
     """Every character and every pair of adjacent characters of a folded text, once each."""
+    if len(folded) >= LONG_TEXT:
+        return _grams_by_word(folded)
     found = set(map(operator.add, folded, folded[1:]))  # the pairs: each character joined to the next
     found.update(folded)
+    return found
+
+
+LONG_TEXT = 1 << 16
+"""The length from which a text's grams are made word by word (``_grams_by_word``)."""
+
+
+def _grams_by_word(folded: str) -> set[str]:
+    """``grams_of`` made from each distinct word (the text split at spaces) once, and the pairs across each space: a
+    long text repeats its words, and a string made for each of its pairs was most of a long trace's SQLite import. A
+    short text repeats too few for the split to pay."""
+    words = folded.split(" ")
+    found = {" "} if len(words) > 1 else set()
+    for word in set(words):
+        found.update(word)
+        found.update(map(operator.add, word, word[1:]))
+    found.update(word[-1] + " " for word in set(words[:-1]) if word)  # a word and the space after it
+    found.update(" " + word[0] for word in set(words[1:]) if word)  # a space and the word after it
+    if "  " in folded:
+        found.add("  ")
     return found
 
 
