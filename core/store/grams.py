@@ -46,15 +46,19 @@ $$
 
 def grams_of(folded: str) -> set[str]:
     """Every character and every pair of adjacent characters of a folded text, once each."""
-    if len(folded) >= LONG_TEXT:
-        return _grams_by_word(folded)
-    found = set(map(operator.add, folded, folded[1:]))  # the pairs: each character joined to the next
-    found.update(folded)
+    if len(folded) < LONG_TEXT:
+        found = set(map(operator.add, folded, folded[1:]))  # the pairs: each character joined to the next
+        found.update(folded)
+        return found
+    found = set()
+    for start in range(0, len(folded) - 1, LONG_TEXT):  # blocks overlapping by a character: each pair whole in one
+        found |= _grams_by_word(folded[start : start + LONG_TEXT + 1])
     return found
 
 
 LONG_TEXT = 1 << 16
-"""The length from which a text's grams are made word by word (``_grams_by_word``)."""
+"""The length from which a text's grams are made word by word (``_grams_by_word``), a block of it at a time (memory
+holds one block's words)."""
 
 
 def _grams_by_word(folded: str) -> set[str]:

@@ -42,3 +42,10 @@ def test_a_long_text_is_made_word_by_word_with_the_same_grams() -> None:
     text = " ".join(words) + "  tail"
     assert len(text) >= grams.LONG_TEXT
     assert grams_of(text) == _by_definition(text)
+
+
+def test_a_pair_across_the_blocks_of_a_long_text_is_found() -> None:
+    long = grams.LONG_TEXT
+    text = "a" * (long - 1) + "xy" + "a" * long + "zw"  # "xy" straddles the first blocks' boundary, "zw" ends the text
+    assert {"xy", "ya", "az", "zw"} <= grams_of(text)
+    assert grams_of(text) == _by_definition(text)
