@@ -10,10 +10,12 @@ import's own CPU, with the load average: the machine may be shared). A store is 
 ``<dir>/store-<N>.db``; PostgreSQL: the database ``<prefix>_<N>``) so reruns only measure; ``--drop``
 removes them at the end.
 
-Measured on one store connection (a pool of one), after 50 searches on it, as a server's pooled connection
-would be: list page 1 and page 1,000 (50 per page, keyset cursor), and a search (list page 1 plus the capped
-"save these N" count the list page shows) for a rare word (one conversation), a common word (every
-conversation), a 2-character CJK word (one conversation in 100) and a 2-character ASCII word (one in 100).
+Measured on one store connection (a pool of one) per store, after 50 searches on it, as a server's pooled
+connection would be: list page 1 and page 1,000 (50 per page, keyset cursor), and a search (list page 1 plus the
+capped "save these N" count the list page shows) for a rare word (one conversation), a common word (every
+conversation), a 2-character CJK word (one conversation in 100) and a 2-character ASCII word (one in 100). The stores
+of every size are open at once and timed in rounds, each round timing every size once (a burst of load hits a round,
+not a size); each figure is the median of ``--repeat`` rounds.
 The last column is the ratio of the largest size to the smallest: the target is at most 2.
 """
 
@@ -27,6 +29,8 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -115,15 +119,6 @@ def stored(store: Store) -> int:
         return int(conn.execute(select(func.count()).select_from(CONVERSATIONS)).scalar_one())
 
 
-def median_ms(fn: Callable[[], Any], repeat: int) -> float:
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples) * 1000
-
-
 def list_page(store: Store, q: ConversationQuery) -> None:
     """What the list page asks the store: the page, and the capped count when the list is narrowed."""
     page = store.list_conversations(q)
@@ -135,23 +130,35 @@ def searches(n: int) -> dict[str, str]:
     return {"rare": f"zx{n // 2 + 1:07d}", "common": "weather", "CJK 2-char": "天气", "ASCII 2-char": "qj"}
 
 
-def measure(store: Store, n: int, repeat: int) -> dict[str, float]:
+def timed_calls(store: Store, n: int) -> dict[str, Callable[[], None]]:
+    """What is timed on one store, by name, once its pool's one connection has run 50 searches."""
     needles = searches(n)
     warm = [needles["rare"], needles["common"]]  # the short ones are scans past the walk: too slow to repeat
-    for k in range(WARM_SEARCHES):  # the pool's one connection has run 50 searches before anything is timed
+    for k in range(WARM_SEARCHES):
         list_page(store, ConversationQuery(search=warm[k % len(warm)]))
     cursor = None
     for _ in range(999):
         cursor = store.list_conversations(ConversationQuery(cursor=cursor)).next_cursor
-    found = {
-        "list page 1": median_ms(lambda: list_page(store, ConversationQuery()), repeat),
-        "list page 1,000": median_ms(lambda: list_page(store, ConversationQuery(cursor=cursor)), repeat),
+    calls: dict[str, Callable[[], None]] = {
+        "list page 1": partial(list_page, store, ConversationQuery()),
+        "list page 1,000": partial(list_page, store, ConversationQuery(cursor=cursor)),
     }
     for name, needle in needles.items():
-        found[f"search {name}"] = median_ms(
-            lambda needle=needle: list_page(store, ConversationQuery(search=needle)), repeat
-        )
-    return found
+        calls[f"search {name}"] = partial(list_page, store, ConversationQuery(search=needle))
+    return calls
+
+
+def medians_in_rounds(calls: dict[int, dict[str, Callable[[], None]]], repeat: int) -> dict[int, dict[str, float]]:
+    """The median ms of each call of each size over ``repeat`` rounds, each round timing every size once: a burst of
+    load on the shared machine hits a round, not a size."""
+    samples: dict[int, dict[str, list[float]]] = {n: {} for n in calls}
+    for name in next(iter(calls.values())):
+        for _ in range(repeat):
+            for n, by_name in calls.items():
+                start = time.perf_counter()
+                by_name[name]()
+                samples[n].setdefault(name, []).append((time.perf_counter() - start) * 1000)
+    return {n: {name: statistics.median(ms) for name, ms in by_name.items()} for n, by_name in samples.items()}
 
 
 def stores(args: argparse.Namespace) -> Iterator[tuple[str, int, str]]:
@@ -194,7 +201,7 @@ def main() -> int:
     parser.add_argument("--drop", action="store_true", help="remove the stores at the end")
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    results: dict[str, dict[int, dict[str, float]]] = {}
+    urls: dict[str, dict[int, str]] = {}
     for backend, n, url in stores(args):
         with Store.open(url, settings=SETTINGS) as store:
             have = stored(store)
@@ -204,12 +211,19 @@ def main() -> int:
             print(f"[{backend}] importing {n:,} conversations", flush=True)
             args.dir.mkdir(parents=True, exist_ok=True)
             load(url, n, args.dir)
-        with Store.open(url, settings=SETTINGS) as store:
-            if not args.load_only:
-                results.setdefault(backend, {})[n] = measure(store, n, args.repeat)
+        urls.setdefault(backend, {})[n] = url
+    results: dict[str, dict[int, dict[str, float]]] = {}
+    for backend, url_of in urls.items():
+        if args.load_only:
+            break
+        with ExitStack() as opened:
+            calls = {
+                n: timed_calls(opened.enter_context(Store.open(url, settings=SETTINGS)), n) for n, url in url_of.items()
+            }
+            results[backend] = medians_in_rounds(calls, args.repeat)
     for backend, by_size in results.items():
         sizes = sorted(by_size)
-        print(f"\n[{backend}] ms, median of {args.repeat}, after {WARM_SEARCHES} searches on one connection")
+        print(f"\n[{backend}] ms, median of {args.repeat} rounds, after {WARM_SEARCHES} searches on each connection")
         print(f"{'':<32}" + "".join(f"{n:>12,}" for n in sizes) + "   ratio")
         for name in by_size[sizes[0]]:
             cells = [by_size[n][name] for n in sizes]
