@@ -14,7 +14,8 @@ database).
    the import must set its own. Printed: seconds, peak RSS (target < 400 MB) and the ratio of the
    import's time to the floor's (target <= 2).
 2. Bulk: ``--conversations`` small conversations (a question and its answer each) in one file:
-   messages per second, against the floor's.
+   messages per second (target 4,500, as ``bench_million.py``'s loads), the floor's for context: the floor writes
+   rows already made, where the import reads, validates and derives them.
 """
 
 from __future__ import annotations
@@ -112,12 +113,18 @@ def bench(label: str, new_url: Callable[[], str], path: Path, messages: int) -> 
     del stored
     seconds, floor_seconds = result["seconds"], messages / floor
     mb = path.stat().st_size / 1e6
+    # The floor bounds the trace's import; many small conversations are held to a rate instead (bench_million.py).
+    target = "(target <= 2)" if messages == 1 else f"(target: {BULK_TARGET:,} msg/s)"
     print(
         f"[{backend}] {label}: {messages:,} messages in {seconds:.2f} s ({messages / seconds:,.0f} msg/s, "
         f"{mb / seconds:.1f} MB/s), peak RSS {result['peak_mb']:.0f} MB (target < 400); "
-        f"floor {floor_seconds:.2f} s ({floor:,.0f} msg/s); import/floor time {seconds / floor_seconds:.2f} "
-        "(target <= 2)"
+        f"floor {floor_seconds:.2f} s ({floor:,.0f} msg/s); import/floor time {seconds / floor_seconds:.2f} {target}"
     )
+
+
+BULK_TARGET = 4_500
+"""Messages per second of a bulk import of small conversations: five times the 0.9 thousand of the streamed import's
+predecessor."""
 
 
 def main() -> int:
