@@ -14,10 +14,15 @@ fi
 bash scripts/cjk-font.sh
 # Compile the bytecode once, here: with PYTHONDONTWRITEBYTECODE set nothing else writes it, and each of the
 # ~100 CLI processes and servers the tests start would compile core and web again (a fifth of a `serve` start).
+# pytest keeps no cache of its assert-rewritten test modules either: write it once, beside the compiling and
+# linting, instead of each worker rewriting every test file at its collection.
+.venv/bin/python scripts/rewrite_tests.py tests &
+rewrite_pid=$!
 .venv/bin/python -m compileall -q core web tests
 echo "== ruff"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
+wait "$rewrite_pid"
 # mypy runs beside pytest (it is mostly a cold start, and pytest's workers often wait on servers and
 # subprocesses); its report is printed after pytest's and its failure fails the command all the same.
 # It runs niced: it takes the CPU the workers leave idle rather than a share of a core from each.
