@@ -55,7 +55,7 @@ def _run(tmp_path: Path, script: str, *, font_present: bool) -> list[str]:
     return log.read_text().splitlines() if log.exists() else []
 
 
-@pytest.mark.parametrize(("script", "then"), [("run.sh", "traceloupe demo"), ("test.sh", "pytest -n 2")])
+@pytest.mark.parametrize(("script", "then"), [("run.sh", "traceloupe demo"), ("test.sh", "pytest -n 3")])
 def test_entry_script_installs_the_cjk_font_after_updating_stale_package_lists(
     tmp_path: Path, script: str, then: str
 ) -> None:
